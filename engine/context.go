@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// execution is one run of a step. The loop creates it and reads its outputs
+// only after the run has reported back, so the step goroutine owns the
+// output fields while it runs.
+type execution struct {
+	h         *Handler
+	id        uint64
+	step      int
+	worker    int
+	item      item
+	startedAt time.Time
+	cancel    context.CancelFunc
+	// finished is loop-owned: set when the loop has taken the run's result
+	// (or its timeout), so a late report is ignored.
+	finished bool
+
+	// Written by the step goroutine.
+	sent     []Event
+	written  []Event
+	wait     *waiter
+	waits    int
+	collects int
+	usedOnce bool
+	reply    chan reply
+	sc       StepContext
+}
+
+// StepContext is what step code uses to talk to its handler. It is valid
+// only during the run it was passed to, and only from that run's goroutine.
+type StepContext struct {
+	x *execution
+}
+
+// HandlerID returns the id of the handler the run belongs to.
+func (sc *StepContext) HandlerID() string { return sc.x.h.id }
+
+// Step returns the name of the running step.
+func (sc *StepContext) Step() string { return sc.x.h.st.wf.def.Steps[sc.x.step].Name }
+
+// Attempt returns the attempt number of this run, 1 for the first.
+func (sc *StepContext) Attempt() int { return sc.x.item.attempt }
+
+// Send emits an event. Events are delivered when the run finishes (or parks
+// in a wait); a run that fails sends nothing. The step must declare the type
+// in Emits.
+func (sc *StepContext) Send(typ string, data *structpb.Struct) error {
+	x := sc.x
+	if !x.h.st.wf.emits[x.step][typ] {
+		return fmt.Errorf("step %q sends %q: %w", sc.Step(), typ, ErrUndeclaredEvent)
+	}
+	x.sent = append(x.sent, Event{Type: typ, Data: data})
+	return nil
+}
+
+// Write puts an event on the handler's stream for clients (progress, a
+// question to a person). Like Send it takes effect when the run finishes or
+// parks, and not at all if it fails.
+func (sc *StepContext) Write(typ string, data *structpb.Struct) {
+	sc.x.written = append(sc.x.written, Event{Type: typ, Data: data})
+}
+
+// WaitOptions narrow a wait.
+type WaitOptions struct {
+	// Match lists fields the event's data must hold with these values.
+	Match *structpb.Struct
+	// Timeout is how long to wait from the first time the run reaches this
+	// wait; 0 means no limit. When it passes, the wait returns ErrTimeout.
+	Timeout time.Duration
+}
+
+// WaitFor returns the first event of type typ (matching opts.Match) that
+// arrives after the run reached this wait. If none has arrived yet it
+// returns ErrWaiting: the step must return that error, the run parks, and
+// when the event arrives the step runs again from the start with the same
+// input; this time WaitFor returns the event. Waits are told apart by their
+// order within the run, so a step must reach its waits in the same order
+// every time.
+func (sc *StepContext) WaitFor(typ string, opts WaitOptions) (Event, error) {
+	if typ == "" || typ == StartEvent || typ == StopEvent {
+		return Event{}, fmt.Errorf("%w: cannot wait for event type %q", ErrInvalidEvent, typ)
+	}
+	r, ok, err := sc.wait(typ, opts.Match, opts.Timeout)
+	switch {
+	case err != nil:
+		return Event{}, err
+	case !ok:
+		return Event{}, ErrWaiting
+	case r.timedOut:
+		return Event{}, fmt.Errorf("waiting for %q: %w", typ, ErrTimeout)
+	}
+	return r.ev, nil
+}
+
+// Sleep parks the run for d on a durable timer: it returns ErrWaiting, which
+// the step must return, and nil when the step runs again after d.
+func (sc *StepContext) Sleep(d time.Duration) error {
+	_, ok, err := sc.wait("", nil, max(d, time.Nanosecond))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrWaiting
+	}
+	return nil
+}
+
+func (sc *StepContext) wait(typ string, match *structpb.Struct, timeout time.Duration) (waitResult, bool, error) {
+	x := sc.x
+	if x.wait != nil {
+		// The step ignored an earlier ErrWaiting; it parks at the first wait.
+		return waitResult{}, false, nil
+	}
+	id := x.item.ev.ID + "/" + sc.Step() + "/" + strconv.Itoa(x.waits)
+	x.waits++
+	if r, ok := x.item.resolved[id]; ok {
+		return r, true, nil
+	}
+	w := &waiter{id: id, step: x.step, eventType: typ, match: match}
+	if timeout > 0 {
+		w.deadline = x.h.e.opts.Now().Add(timeout)
+	}
+	x.wait = w
+	return waitResult{}, false, nil
+}
+
+// roundTrip asks the handler's loop for something and waits for the answer.
+func (sc *StepContext) roundTrip(m msg) (reply, error) {
+	x := sc.x
+	if x.reply == nil {
+		x.reply = make(chan reply, 1)
+	}
+	m.exec = x
+	m.reply = x.reply
+	select {
+	case x.h.inbox <- m:
+	case <-x.h.done:
+		return reply{}, ErrClosed
+	}
+	select {
+	case r := <-x.reply:
+		return r, r.err
+	case <-x.h.done:
+		return reply{}, ErrClosed
+	}
+}
+
+// Collect gathers events for fan-in. Each call adds ev (once, by id) to the
+// step's buffer; when the buffer holds one event for each entry of types
+// (repeat a type to want several), Collect removes them and returns them in
+// the order of types. Until then it returns nil, and the step returns nil
+// to wait for the rest.
+//
+// A run that completes a set keeps it: when the run starts again (after a
+// wait, a retry or a restore), the same call returns the same events.
+func (sc *StepContext) Collect(ev Event, types ...string) ([]Event, error) {
+	x := sc.x
+	x.usedOnce = true
+	key := sc.oncePrefix() + "\x00collect/" + strconv.Itoa(x.collects)
+	x.collects++
+	r, err := sc.roundTrip(msg{kind: msgCollect, ev: ev, key: key, types: types})
+	return r.events, err
+}
+
+// Get reads a value of the handler's key/value store.
+func (sc *StepContext) Get(key string) (*structpb.Value, bool) {
+	r, err := sc.roundTrip(msg{kind: msgGet, key: key})
+	return r.val, err == nil && r.ok
+}
+
+// Set writes a value of the handler's key/value store; nil deletes the key.
+// The store is part of the handler's state and its snapshots.
+func (sc *StepContext) Set(key string, v *structpb.Value) error {
+	if v != nil {
+		v = proto.Clone(v).(*structpb.Value)
+	}
+	_, err := sc.roundTrip(msg{kind: msgSet, key: key, val: v})
+	return err
+}
+
+// Once runs fn the first time a run of this step for this input event
+// reaches it, and returns the recorded value on later re-runs (after a wait,
+// a retry, or a restore), so side effects before a wait happen once. If fn
+// fails, nothing is recorded. Records are dropped when the run finishes.
+func (sc *StepContext) Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error) {
+	sc.x.usedOnce = true
+	k := sc.oncePrefix() + key
+	if v, ok := sc.Get(k); ok {
+		return v, nil
+	}
+	v, err := fn()
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = structpb.NewNullValue()
+	}
+	if err := sc.Set(k, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (sc *StepContext) oncePrefix() string {
+	return onceKeyPrefix(sc.Step(), sc.x.item.ev.ID)
+}
+
+func onceKeyPrefix(step, eventID string) string {
+	return "\x00once/" + step + "/" + eventID + "/"
+}

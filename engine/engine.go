@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// Journal receives every handler change; nil keeps nothing.
+	Journal Journal
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Engine holds the registered workflows and the live handlers.
+type Engine struct {
+	opts Options
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	workflows map[string]*compiled
+	live      map[string]*Handler
+	closed    bool
+}
+
+// New returns an engine with no workflows.
+func New(opts Options) *Engine {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Engine{opts: opts, log: opts.Logger, workflows: map[string]*compiled{}, live: map[string]*Handler{}}
+}
+
+// Register validates a workflow and makes it available to Start.
+func (e *Engine) Register(w Workflow) error {
+	c, err := compile(w)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.workflows[w.Name]; ok {
+		return fmt.Errorf("%w: %q", ErrWorkflowExists, w.Name)
+	}
+	e.workflows[w.Name] = c
+	return nil
+}
+
+// Workflow returns the registered workflow of that name.
+func (e *Engine) Workflow(name string) (Workflow, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.workflows[name]
+	if !ok {
+		return Workflow{}, false
+	}
+	return c.def, true
+}
+
+// Workflows returns the registered workflows sorted by name.
+func (e *Engine) Workflows() []Workflow {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Workflow, 0, len(e.workflows))
+	for _, c := range e.workflows {
+		out = append(out, c.def)
+	}
+	slices.SortFunc(out, func(a, b Workflow) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (e *Engine) lookup(name string) (*compiled, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.workflows[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownWorkflow, name)
+	}
+	return c, nil
+}
+
+// StartOptions tune Start.
+type StartOptions struct {
+	// HandlerID names the handler; empty generates a UUIDv7, so ids sort by
+	// creation time.
+	HandlerID string
+}
+
+// Start runs a new handler of the named workflow with input as the data of
+// its start event. It returns once the journal has acknowledged the
+// handler's creation.
+func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Struct, opts StartOptions) (*Handler, error) {
+	c, err := e.lookup(workflow)
+	if err != nil {
+		return nil, err
+	}
+	id := opts.HandlerID
+	if id == "" {
+		id = uuid.Must(uuid.NewV7()).String()
+	}
+	if input == nil {
+		input = &structpb.Struct{}
+	}
+	s := newState(c, id, e.opts.Now())
+	h, err := e.launch(s)
+	if err != nil {
+		return nil, err
+	}
+	ack := make(chan error, 1)
+	h.inbox <- msg{kind: msgStart, ev: Event{Type: StartEvent, Data: input}, ack: ack}
+	select {
+	case err := <-ack:
+		if err != nil {
+			return h, err
+		}
+		return h, nil
+	case <-ctx.Done():
+		return h, ctx.Err()
+	}
+}
+
+// Restore continues a handler from a snapshot. Runs that were in progress
+// when it was taken run again.
+func (e *Engine) Restore(ctx context.Context, snap *wfdv1.HandlerState) (*Handler, error) {
+	c, err := e.lookup(snap.GetWorkflow())
+	if err != nil {
+		return nil, err
+	}
+	s, err := stateFromProto(c, snap)
+	if err != nil {
+		return nil, err
+	}
+	if s.status.Terminal() {
+		return nil, fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)
+	}
+	h, err := e.launch(s)
+	if err != nil {
+		return nil, err
+	}
+	// A restore changes nothing by itself; wait until the loop has settled
+	// it so that Info and Snapshot are consistent on return.
+	if _, err := h.Info(ctx); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+func (e *Engine) launch(s *state) (*Handler, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	if _, ok := e.live[s.id]; ok {
+		return nil, fmt.Errorf("%w: %s", ErrHandlerExists, s.id)
+	}
+	h := newHandler(e, s)
+	e.live[s.id] = h
+	go h.loop()
+	return h, nil
+}
+
+func (e *Engine) forget(h *Handler) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.live[h.id] == h {
+		delete(e.live, h.id)
+	}
+}
+
+// Handler returns the live handler with that id.
+func (e *Engine) Handler(id string) (*Handler, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h, ok := e.live[id]
+	return h, ok
+}
+
+// Live returns the number of handlers in memory.
+func (e *Engine) Live() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.live)
+}
+
+// Close stops every handler's control loop without changing its status:
+// new runs stop starting, runs in progress get until ctx is done to finish,
+// then they are cancelled (and will run again when the handler is
+// restored). Their last changes are handed to the journal first.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	hs := make([]*Handler, 0, len(e.live))
+	for _, h := range e.live {
+		hs = append(hs, h)
+	}
+	e.mu.Unlock()
+	for _, h := range hs {
+		select {
+		case h.inbox <- msg{kind: msgStop}:
+		case <-h.done:
+		}
+	}
+	for _, h := range hs {
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			for _, h := range hs {
+				h.abort()
+			}
+			for _, h := range hs {
+				<-h.done
+			}
+			return ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package engine
+
+import "errors"
+
+// Errors returned by the engine. Callers test them with errors.Is; the
+// service edge maps them to status codes.
+var (
+	// ErrInvalidWorkflow: a workflow definition failed validation.
+	ErrInvalidWorkflow = errors.New("invalid workflow")
+	// ErrWorkflowExists: a workflow of that name is already registered.
+	ErrWorkflowExists = errors.New("workflow already registered")
+	// ErrUnknownWorkflow: no workflow of that name is registered.
+	ErrUnknownWorkflow = errors.New("unknown workflow")
+	// ErrHandlerExists: a live handler already has that id.
+	ErrHandlerExists = errors.New("handler already exists")
+	// ErrHandlerDone: the handler has reached a terminal status.
+	ErrHandlerDone = errors.New("handler is finished")
+	// ErrInvalidEvent: the event's type is reserved, or the workflow does not
+	// accept it from outside and no waiter waits for it.
+	ErrInvalidEvent = errors.New("invalid event")
+	// ErrNotIdle: the operation needs an idle handler.
+	ErrNotIdle = errors.New("handler is not idle")
+	// ErrClosed: the engine, or this handler's control loop, has stopped.
+	ErrClosed = errors.New("engine closed")
+	// ErrInvalidState: a snapshot cannot be restored.
+	ErrInvalidState = errors.New("invalid handler state")
+
+	// ErrWaiting is returned by StepContext.WaitFor and Sleep when the run
+	// must park. The step returns it (wrapped or not); the run ends, and the
+	// step runs again from the start once the wait resolves.
+	ErrWaiting = errors.New("step is waiting")
+	// ErrTimeout: a wait's deadline passed before a matching event arrived.
+	ErrTimeout = errors.New("wait timed out")
+	// ErrStalled: the handler is quiescent and nothing can ever wake it.
+	ErrStalled = errors.New("handler stalled: no work queued or running and nothing can wake it")
+	// ErrWorkflowTimeout: the whole-workflow timeout passed.
+	ErrWorkflowTimeout = errors.New("workflow timed out")
+	// ErrUndeclaredEvent: a step sent an event type it does not declare in Emits.
+	ErrUndeclaredEvent = errors.New("event type not declared in the step's Emits")
+)

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// Handler is a live run of a workflow. Its methods send messages to the
+// handler's control loop, which owns the state; they are safe for
+// concurrent use.
+type Handler struct {
+	e        *Engine
+	id       string
+	workflow string
+	inbox    chan msg
+	// done is closed when the control loop has exited; st is then frozen
+	// and may be read by anyone.
+	done chan struct{}
+	st   *state
+	exit exitReason
+
+	// ctx is the parent of every step run's context.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// aborted is closed to make a stopping loop give up on running steps.
+	aborted   chan struct{}
+	abortOnce sync.Once
+}
+
+type exitReason uint8
+
+const (
+	exitTerminal exitReason = iota + 1
+	exitReleased
+	exitStopped
+)
+
+// Info is a handler's status at one moment.
+type Info struct {
+	ID          string
+	Workflow    string
+	Status      Status
+	CreatedAt   time.Time
+	CompletedAt time.Time
+	// Idle is nil while the handler is busy or finished.
+	Idle   *Idle
+	Result *structpb.Struct
+	Error  string
+	// Seq is the sequence number of the handler's latest stream record.
+	Seq uint64
+}
+
+type msgKind uint8
+
+const (
+	msgStart msgKind = iota + 1
+	msgDone
+	msgSend
+	msgCancel
+	msgSnapshot
+	msgRelease
+	msgInfo
+	msgStop
+	msgGet
+	msgSet
+	msgCollect
+)
+
+// msg is the one type the control loop receives. It travels by value, so
+// sending it allocates nothing.
+type msg struct {
+	kind  msgKind
+	exec  *execution
+	err   error
+	ev    Event
+	key   string
+	val   *structpb.Value
+	types []string
+	ack   chan<- error
+	reply chan<- reply
+}
+
+type reply struct {
+	err    error
+	val    *structpb.Value
+	ok     bool
+	events []Event
+	state  *wfdv1.HandlerState
+	info   Info
+}
+
+func newHandler(e *Engine, s *state) *Handler {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Handler{
+		e: e, id: s.id, workflow: s.wf.def.Name, st: s,
+		inbox: make(chan msg, 64), done: make(chan struct{}), aborted: make(chan struct{}),
+		ctx: ctx, cancel: cancel,
+	}
+}
+
+// ID returns the handler's id.
+func (h *Handler) ID() string { return h.id }
+
+// Workflow returns the name of the handler's workflow.
+func (h *Handler) Workflow() string { return h.workflow }
+
+// Done is closed when the handler has left memory: it finished, was
+// released, or the engine closed.
+func (h *Handler) Done() <-chan struct{} { return h.done }
+
+func (h *Handler) abort() { h.abortOnce.Do(func() { close(h.aborted) }) }
+
+// afterExit is the answer of a handler whose loop has gone.
+func (h *Handler) afterExit() error {
+	switch h.exit {
+	case exitTerminal:
+		return fmt.Errorf("%w: %s is %v", ErrHandlerDone, h.id, h.st.status)
+	case exitReleased:
+		return fmt.Errorf("%w: handler %s was released", ErrClosed, h.id)
+	}
+	return ErrClosed
+}
+
+// call sends m to the loop and waits for its reply.
+func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
+	ch := make(chan reply, 1)
+	m.reply = ch
+	select {
+	case h.inbox <- m:
+	case <-h.done:
+		return reply{}, h.afterExit()
+	case <-ctx.Done():
+		return reply{}, ctx.Err()
+	}
+	select {
+	case r := <-ch:
+		return r, r.err
+	case <-h.done:
+		// The loop answers every message it takes before it exits.
+		select {
+		case r := <-ch:
+			return r, r.err
+		default:
+			return reply{}, h.afterExit()
+		}
+	case <-ctx.Done():
+		return reply{}, ctx.Err()
+	}
+}
+
+// SendEvent delivers an event from outside. The workflow must accept its
+// type from outside, or a waiter of the handler must wait for it; otherwise
+// the error is ErrInvalidEvent. It returns once the journal has
+// acknowledged the change that holds the event.
+func (h *Handler) SendEvent(ctx context.Context, ev Event) error {
+	ack := make(chan error, 1)
+	if _, err := h.call(ctx, msg{kind: msgSend, ev: ev, ack: ack}); err != nil {
+		return err
+	}
+	select {
+	case err := <-ack:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Cancel ends the handler as cancelled; runs in progress see their context
+// cancelled and their results are dropped.
+func (h *Handler) Cancel(ctx context.Context) error {
+	ack := make(chan error, 1)
+	if _, err := h.call(ctx, msg{kind: msgCancel, ack: ack}); err != nil {
+		return err
+	}
+	select {
+	case err := <-ack:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Snapshot returns the handler's state. After the handler has left memory it
+// returns the state it left with.
+func (h *Handler) Snapshot(ctx context.Context) (*wfdv1.HandlerState, error) {
+	r, err := h.call(ctx, msg{kind: msgSnapshot})
+	if err != nil {
+		select {
+		case <-h.done:
+			return h.st.toProto(), nil
+		default:
+			return nil, err
+		}
+	}
+	return r.state, nil
+}
+
+// Release takes an idle handler out of memory and returns its snapshot; the
+// journal sees a last change marked Released. A handler that is not idle is
+// ErrNotIdle.
+func (h *Handler) Release(ctx context.Context) (*wfdv1.HandlerState, error) {
+	r, err := h.call(ctx, msg{kind: msgRelease})
+	if err != nil {
+		return nil, err
+	}
+	return r.state, nil
+}
+
+// Info returns the handler's status.
+func (h *Handler) Info(ctx context.Context) (Info, error) {
+	r, err := h.call(ctx, msg{kind: msgInfo})
+	if err != nil {
+		select {
+		case <-h.done:
+			return h.st.info(), nil
+		default:
+			return Info{}, err
+		}
+	}
+	return r.info, nil
+}
+
+// Wait blocks until the handler leaves memory and returns its final Info.
+func (h *Handler) Wait(ctx context.Context) (Info, error) {
+	select {
+	case <-h.done:
+		return h.st.info(), nil
+	case <-ctx.Done():
+		return Info{}, ctx.Err()
+	}
+}

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// Journal receives every change of every handler. The engine calls Append on
+// the handler's owner goroutine, once per batch of changes, in order; a
+// journal that persists changes typically encodes the snapshot there and
+// commits asynchronously, sharing commits between handlers.
+//
+// A journal must call Change.Done exactly once per change, from any
+// goroutine, when the change is durable (or failed to be): callers of
+// Engine.Start and Handler.SendEvent are acknowledged only then.
+type Journal interface {
+	Append(c *Change)
+}
+
+// Change is one batch of a handler's changes: the records it produced and
+// where the handler stands afterwards.
+type Change struct {
+	HandlerID string
+	Workflow  string
+	// Created is set on the first change of a handler made by Engine.Start.
+	Created bool
+	// Released is set on the last change of a handler that Handler.Release
+	// took out of memory; the snapshot is the one to keep.
+	Released    bool
+	Status      Status
+	Idle        *Idle // nil when busy
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	CompletedAt time.Time
+	Result      *structpb.Struct
+	Error       string
+	// Records are new since the previous change, in sequence order.
+	Records []Record
+
+	st   *state // valid only during Append
+	acks []chan<- error
+}
+
+// Snapshot returns the handler's state as of this change. It may only be
+// called during Journal.Append, which runs on the handler's owner goroutine.
+func (c *Change) Snapshot() *wfdv1.HandlerState {
+	if c.st == nil {
+		panic("engine: Change.Snapshot called outside Journal.Append")
+	}
+	return c.st.toProto()
+}
+
+// Done acknowledges the change: err is nil when it is durable.
+func (c *Change) Done(err error) {
+	for _, a := range c.acks {
+		a <- err
+	}
+	c.acks = nil
+}

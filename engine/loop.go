@@ -1,0 +1,635 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// runner holds what only the control loop needs besides the state.
+type runner struct {
+	h       *Handler
+	s       *state
+	wf      *compiled
+	journal Journal
+	now     time.Time // the loop's clock for the current iteration
+
+	records []Record
+	acks    []chan<- error
+	created bool
+
+	timer   *time.Timer
+	timerAt time.Time
+	// timed is set when a waiter deadline or a retry backoff may be pending,
+	// so the loop only scans for the next due time when there can be one.
+	timed bool
+
+	stopping bool
+	released bool
+	exit     exitReason
+	nextExec uint64
+}
+
+// loop is the handler's owner goroutine.
+func (h *Handler) loop() {
+	r := &runner{h: h, s: h.st, wf: h.st.wf, journal: h.e.opts.Journal, timed: true}
+	r.now = h.e.opts.Now()
+	if !r.s.idleSince.IsZero() {
+		r.s.idle = r.s.buildIdle()
+	}
+	defer func() {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		h.exit = r.exit
+		h.cancel()
+		h.e.forget(h)
+		close(h.done)
+	}()
+	for r.exit == 0 {
+		var timerC <-chan time.Time
+		if r.timer != nil && !r.timerAt.IsZero() {
+			timerC = r.timer.C
+		}
+		var aborted <-chan struct{}
+		if r.stopping {
+			aborted = h.aborted
+		}
+		select {
+		case m := <-h.inbox:
+			r.now = h.e.opts.Now()
+			r.handle(m)
+			// Take what else is waiting before settling, so that one
+			// journal change covers a burst of messages.
+			for i := 0; i < 63 && r.exit == 0; i++ {
+				select {
+				case m := <-h.inbox:
+					r.handle(m)
+					continue
+				default:
+				}
+				break
+			}
+		case <-timerC:
+			r.now = h.e.opts.Now()
+			r.timerAt = time.Time{}
+			r.fireTimers()
+		case <-aborted:
+			r.exit = exitStopped
+		}
+		r.settle()
+	}
+}
+
+func (r *runner) handle(m msg) {
+	s := r.s
+	switch m.kind {
+	case msgStart:
+		r.created = true
+		ev := m.ev
+		ev.ID = r.newID()
+		s.start = ev
+		r.deliver(ev)
+		r.acks = append(r.acks, m.ack)
+	case msgDone:
+		r.finish(m.exec, m.err)
+	case msgSend:
+		if err := r.checkExternal(m.ev); err != nil {
+			m.reply <- reply{err: err}
+			return
+		}
+		r.deliver(m.ev)
+		r.acks = append(r.acks, m.ack)
+		m.reply <- reply{}
+	case msgCancel:
+		if s.status.Terminal() {
+			m.reply <- reply{err: fmt.Errorf("%w: %s is %v", ErrHandlerDone, s.id, s.status)}
+			return
+		}
+		r.terminate(StatusCancelled, nil, "cancelled")
+		r.acks = append(r.acks, m.ack)
+		m.reply <- reply{}
+	case msgSnapshot:
+		r.update()
+		m.reply <- reply{state: s.toProto()}
+	case msgInfo:
+		r.update()
+		m.reply <- reply{info: s.info()}
+	case msgRelease:
+		r.update()
+		switch {
+		case s.status.Terminal():
+			m.reply <- reply{err: fmt.Errorf("%w: %s is %v", ErrHandlerDone, s.id, s.status)}
+		case s.idleSince.IsZero():
+			m.reply <- reply{err: fmt.Errorf("%w: %s", ErrNotIdle, s.id)}
+		default:
+			r.released = true
+			r.exit = exitReleased
+			m.reply <- reply{state: s.toProto()}
+		}
+	case msgStop:
+		r.stopping = true
+	case msgGet:
+		v, ok := s.kv[m.key]
+		m.reply <- reply{val: v, ok: ok}
+	case msgSet:
+		if m.val == nil {
+			delete(s.kv, m.key)
+		} else {
+			if s.kv == nil {
+				s.kv = map[string]*structpb.Value{}
+			}
+			s.kv[m.key] = m.val
+		}
+		m.reply <- reply{}
+	case msgCollect:
+		if m.exec.finished {
+			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}
+			return
+		}
+		m.reply <- reply{events: r.collect(m.exec.step, m.ev, m.key, m.types)}
+	}
+}
+
+// checkExternal decides whether an event from outside may enter.
+func (r *runner) checkExternal(ev Event) error {
+	s := r.s
+	if s.status.Terminal() {
+		return fmt.Errorf("%w: %s is %v", ErrHandlerDone, s.id, s.status)
+	}
+	switch ev.Type {
+	case "":
+		return fmt.Errorf("%w: event has no type", ErrInvalidEvent)
+	case StartEvent, StopEvent:
+		return fmt.Errorf("%w: %q is reserved", ErrInvalidEvent, ev.Type)
+	}
+	if r.wf.external[ev.Type] {
+		return nil
+	}
+	for i := range s.steps {
+		for _, w := range s.steps[i].waiters {
+			if w.eventType == ev.Type {
+				return nil
+			}
+		}
+	}
+	accepted := slices.Sorted(maps.Keys(r.wf.external))
+	return fmt.Errorf("%w: workflow %q does not accept %q from outside (it accepts %v) and no step of handler %s waits for it",
+		ErrInvalidEvent, r.wf.def.Name, ev.Type, accepted, s.id)
+}
+
+func (r *runner) newID() string {
+	r.s.nextID++
+	return strconv.FormatUint(r.s.nextID, 10)
+}
+
+// deliver routes an event: to every step that accepts its type and to every
+// waiter it matches. The stop event ends the handler instead.
+func (r *runner) deliver(ev Event) {
+	s := r.s
+	if ev.ID == "" {
+		ev.ID = r.newID()
+	}
+	if ev.Type == StopEvent {
+		r.terminate(StatusCompleted, ev.Data, "")
+		return
+	}
+	for _, i := range r.wf.accepting[ev.Type] {
+		s.steps[i].queue = append(s.steps[i].queue, item{ev: ev, attempt: 1})
+	}
+	for i := range s.steps {
+		ss := &s.steps[i]
+		for j := 0; j < len(ss.waiters); {
+			w := ss.waiters[j]
+			if w.eventType == ev.Type && ev.Matches(w.match) {
+				ss.waiters = slices.Delete(ss.waiters, j, j+1)
+				r.resume(w, waitResult{ev: ev})
+				continue
+			}
+			j++
+		}
+	}
+}
+
+// resume queues the parked run again with the wait's result.
+func (r *runner) resume(w *waiter, res waitResult) {
+	it := w.resume
+	if it.resolved == nil {
+		it.resolved = map[string]waitResult{}
+	}
+	it.resolved[w.id] = res
+	it.notBefore = time.Time{}
+	r.s.steps[w.step].queue = append(r.s.steps[w.step].queue, it)
+}
+
+func (r *runner) collect(step int, ev Event, key string, types []string) []Event {
+	if v, ok := r.s.kv[key]; ok {
+		return eventsFromValue(v)
+	}
+	ss := &r.s.steps[step]
+	if !slices.ContainsFunc(ss.collected, func(e Event) bool { return e.ID == ev.ID }) {
+		ss.collected = append(ss.collected, ev)
+	}
+	used := make([]bool, len(ss.collected))
+	picked := make([]int, 0, len(types))
+	for _, t := range types {
+		found := -1
+		for i, e := range ss.collected {
+			if !used[i] && e.Type == t {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			return nil
+		}
+		used[found] = true
+		picked = append(picked, found)
+	}
+	out := make([]Event, len(picked))
+	for k, i := range picked {
+		out[k] = ss.collected[i]
+	}
+	ss.collected = slices.DeleteFunc(ss.collected, func(e Event) bool {
+		return slices.ContainsFunc(out, func(o Event) bool { return o.ID == e.ID })
+	})
+	if r.s.kv == nil {
+		r.s.kv = map[string]*structpb.Value{}
+	}
+	r.s.kv[key] = eventsToValue(out)
+	return out
+}
+
+// eventsToValue encodes events for the key/value store, where a completed
+// collection is remembered until its run finishes.
+func eventsToValue(evs []Event) *structpb.Value {
+	l := &structpb.ListValue{Values: make([]*structpb.Value, len(evs))}
+	for i, e := range evs {
+		f := map[string]*structpb.Value{"id": structpb.NewStringValue(e.ID), "type": structpb.NewStringValue(e.Type)}
+		if e.Data != nil {
+			f["data"] = structpb.NewStructValue(e.Data)
+		}
+		l.Values[i] = structpb.NewStructValue(&structpb.Struct{Fields: f})
+	}
+	return structpb.NewListValue(l)
+}
+
+func eventsFromValue(v *structpb.Value) []Event {
+	vals := v.GetListValue().GetValues()
+	out := make([]Event, len(vals))
+	for i, ev := range vals {
+		f := ev.GetStructValue().GetFields()
+		out[i] = Event{ID: f["id"].GetStringValue(), Type: f["type"].GetStringValue(), Data: f["data"].GetStructValue()}
+	}
+	return out
+}
+
+// dispatch starts every queued run that has a free worker and is due.
+func (r *runner) dispatch() {
+	s := r.s
+	for i := range s.steps {
+		ss := &s.steps[i]
+		def := &r.wf.def.Steps[i]
+		for len(ss.running) < def.Workers && len(ss.queue) > 0 {
+			k := 0
+			for k < len(ss.queue) && !ss.queue[k].notBefore.IsZero() && ss.queue[k].notBefore.After(r.now) {
+				k++
+			}
+			if k == len(ss.queue) {
+				break
+			}
+			it := ss.queue[k]
+			copy(ss.queue[k:], ss.queue[k+1:])
+			ss.queue[len(ss.queue)-1] = item{}
+			ss.queue = ss.queue[:len(ss.queue)-1]
+			r.start(i, it)
+		}
+	}
+}
+
+func (r *runner) start(step int, it item) {
+	ss := &r.s.steps[step]
+	def := &r.wf.def.Steps[step]
+	worker := slices.Index(ss.busy, false)
+	ss.busy[worker] = true
+	r.nextExec++
+	x := &execution{h: r.h, id: r.nextExec, step: step, worker: worker, item: it, startedAt: r.now}
+	x.sc.x = x
+	ctx := r.h.ctx
+	if def.Timeout > 0 {
+		ctx, x.cancel = context.WithTimeout(ctx, def.Timeout)
+	}
+	ss.running = append(ss.running, x)
+	r.record(Record{Kind: RecordStepState, Step: StepChange{
+		Step: def.Name, Worker: worker, Running: true, InputType: it.ev.Type, Attempt: it.attempt,
+	}})
+	go r.h.run(ctx, x, def)
+}
+
+// run executes one step run on its own goroutine and reports to the loop.
+func (h *Handler) run(ctx context.Context, x *execution, def *Step) {
+	report := func(err error) {
+		select {
+		case h.inbox <- msg{kind: msgDone, exec: x, err: err}:
+		case <-h.done:
+		}
+	}
+	if def.Timeout > 0 {
+		// A step that ignores its context still loses its worker at the
+		// deadline; its late report is ignored.
+		stop := context.AfterFunc(ctx, func() {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				report(errTimedOut{def.Timeout})
+			}
+		})
+		defer stop()
+	}
+	report(h.call1(ctx, x, def))
+}
+
+type errTimedOut struct{ d time.Duration }
+
+func (e errTimedOut) Error() string { return fmt.Sprintf("step timed out after %v", e.d) }
+
+func (h *Handler) call1(ctx context.Context, x *execution, def *Step) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("step %q panicked: %v\n%s", def.Name, p, debug.Stack())
+		}
+	}()
+	return def.Run(ctx, &x.sc, x.item.ev)
+}
+
+// finish applies the end of a run.
+func (r *runner) finish(x *execution, err error) {
+	if x.finished {
+		return
+	}
+	x.finished = true
+	s := r.s
+	ss := &s.steps[x.step]
+	if i := slices.Index(ss.running, x); i >= 0 {
+		ss.running = slices.Delete(ss.running, i, i+1)
+		ss.busy[x.worker] = false
+	}
+	if x.cancel != nil {
+		x.cancel()
+	}
+	if s.status.Terminal() {
+		return
+	}
+	def := &r.wf.def.Steps[x.step]
+	ch := StepChange{Step: def.Name, Worker: x.worker, InputType: x.item.ev.Type, Attempt: x.item.attempt}
+	// A timeout is reported while the step may still be running: its
+	// outputs must not be read.
+	var timedOut errTimedOut
+	isTimeout := errors.As(err, &timedOut)
+	parked := !isTimeout && x.wait != nil && (err == nil || errors.Is(err, ErrWaiting))
+	switch {
+	case parked:
+		ch.Waiting = true
+		r.commit(x, &ch)
+		w := x.wait
+		w.resume = x.item
+		if !w.deadline.IsZero() {
+			r.timed = true
+		}
+		ss.waiters = append(ss.waiters, w)
+	case err == nil:
+		if x.usedOnce {
+			r.dropOnce(def.Name, x.item.ev.ID)
+		}
+		r.commit(x, &ch)
+	default:
+		if errors.Is(err, ErrWaiting) {
+			err = fmt.Errorf("step returned ErrWaiting without waiting: %w", err)
+		}
+		ch.Error = err.Error()
+		r.record(Record{Kind: RecordStepState, Step: ch})
+		if x.item.attempt < def.Retry.MaxAttempts {
+			it := x.item
+			it.attempt++
+			it.notBefore = r.now.Add(def.Retry.Backoff(it.attempt))
+			r.timed = true
+			ss.queue = append(ss.queue, it)
+			return
+		}
+		r.terminate(StatusFailed, nil, fmt.Sprintf("step %q failed after %d attempt(s): %v", def.Name, x.item.attempt, err))
+	}
+}
+
+// commit applies what a finished or parked run wrote and sent.
+func (r *runner) commit(x *execution, ch *StepChange) {
+	for _, ev := range x.written {
+		ev.ID = r.newID()
+		r.record(Record{Kind: RecordEvent, Event: ev})
+	}
+	if len(x.sent) > 0 {
+		ch.Emitted = make([]string, len(x.sent))
+		for i, ev := range x.sent {
+			ch.Emitted[i] = ev.Type
+		}
+	}
+	r.record(Record{Kind: RecordStepState, Step: *ch})
+	for _, ev := range x.sent {
+		if r.s.status.Terminal() {
+			return
+		}
+		r.deliver(ev)
+	}
+}
+
+func (r *runner) dropOnce(step, eventID string) {
+	prefix := onceKeyPrefix(step, eventID)
+	for k := range r.s.kv {
+		if strings.HasPrefix(k, prefix) {
+			delete(r.s.kv, k)
+		}
+	}
+}
+
+func (r *runner) fireTimers() {
+	s := r.s
+	if !s.deadline.IsZero() && !s.deadline.After(r.now) {
+		r.terminate(StatusFailed, nil, fmt.Sprintf("%v after %v", ErrWorkflowTimeout, r.wf.def.Timeout))
+		return
+	}
+	for i := range s.steps {
+		ss := &s.steps[i]
+		for j := 0; j < len(ss.waiters); {
+			w := ss.waiters[j]
+			if !w.deadline.IsZero() && !w.deadline.After(r.now) {
+				ss.waiters = slices.Delete(ss.waiters, j, j+1)
+				r.resume(w, waitResult{timedOut: true})
+				continue
+			}
+			j++
+		}
+	}
+}
+
+func (r *runner) terminate(status Status, result *structpb.Struct, errMsg string) {
+	s := r.s
+	s.status = status
+	s.result = result
+	s.err = errMsg
+	s.completedAt = r.now
+	s.idleSince = time.Time{}
+	s.idle = nil
+	for i := range s.steps {
+		s.steps[i].running = nil
+	}
+	r.record(Record{Kind: RecordTerminal, Status: status, Result: result, Error: errMsg})
+	r.exit = exitTerminal
+}
+
+// update starts due work and recomputes idleness; it runs after every batch
+// of messages, so idle is detected on the change that causes it.
+func (r *runner) update() {
+	s := r.s
+	if s.status != StatusRunning || r.exit != 0 {
+		return
+	}
+	// Leaving idle is recorded before the runs it starts.
+	if !s.idleSince.IsZero() && !r.quiescent() {
+		s.idleSince = time.Time{}
+		s.idle = nil
+		r.record(Record{Kind: RecordIdle})
+	}
+	if !r.stopping {
+		r.dispatch()
+	}
+	if !s.idleSince.IsZero() || !r.quiescent() {
+		return
+	}
+	waiters := 0
+	for i := range s.steps {
+		waiters += len(s.steps[i].waiters)
+	}
+	if waiters == 0 && !r.wf.wakeable {
+		r.terminate(StatusFailed, nil, ErrStalled.Error())
+		return
+	}
+	s.idleSince = r.now
+	s.idle = s.buildIdle()
+	r.record(Record{Kind: RecordIdle, Idle: s.idle})
+}
+
+// quiescent: nothing queued and nothing running.
+func (r *runner) quiescent() bool {
+	for i := range r.s.steps {
+		ss := &r.s.steps[i]
+		if len(ss.queue) > 0 || len(ss.running) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *runner) record(rec Record) {
+	r.s.seq++
+	rec.Seq = r.s.seq
+	rec.Time = r.now
+	r.records = append(r.records, rec)
+}
+
+func (r *runner) settle() {
+	r.update()
+	if r.stopping && r.exit == 0 && r.runningCount() == 0 {
+		r.exit = exitStopped
+	}
+	r.flush()
+	r.resetTimer()
+}
+
+func (r *runner) runningCount() int {
+	n := 0
+	for i := range r.s.steps {
+		n += len(r.s.steps[i].running)
+	}
+	return n
+}
+
+// flush hands the batch of changes to the journal.
+func (r *runner) flush() {
+	if len(r.records) == 0 && len(r.acks) == 0 && !r.created && !r.released {
+		return
+	}
+	s := r.s
+	if r.journal == nil {
+		for _, a := range r.acks {
+			a <- nil
+		}
+		clear(r.acks)
+		r.acks = r.acks[:0]
+		clear(r.records)
+		r.records = r.records[:0]
+		r.created = false
+		return
+	}
+	c := &Change{
+		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
+		Status: s.status, Idle: s.idle, CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt,
+		Result: s.result, Error: s.err, Records: r.records, st: s, acks: r.acks,
+	}
+	r.records, r.acks, r.created = nil, nil, false
+	r.journal.Append(c)
+	c.st = nil
+}
+
+func (r *runner) resetTimer() {
+	next := time.Time{}
+	if r.exit == 0 {
+		next = r.s.deadline
+		if r.timed {
+			r.timed = false
+			for i := range r.s.steps {
+				ss := &r.s.steps[i]
+				for _, w := range ss.waiters {
+					if !w.deadline.IsZero() {
+						r.timed = true
+						next = earliest(next, w.deadline)
+					}
+				}
+				for _, it := range ss.queue {
+					if !it.notBefore.IsZero() {
+						r.timed = true
+						next = earliest(next, it.notBefore)
+					}
+				}
+			}
+		}
+	}
+	if next.IsZero() {
+		if r.timer != nil && !r.timerAt.IsZero() {
+			r.timer.Stop()
+		}
+		r.timerAt = time.Time{}
+		return
+	}
+	if next.Equal(r.timerAt) {
+		return
+	}
+	d := max(next.Sub(r.h.e.opts.Now()), 0)
+	if r.timer == nil {
+		r.timer = time.NewTimer(d)
+	} else {
+		r.timer.Reset(d)
+	}
+	r.timerAt = next
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}

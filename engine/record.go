@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Status is where a handler is in its life.
+type Status int
+
+// Handler statuses. The values match wfdv1.HandlerStatus.
+const (
+	StatusRunning Status = iota + 1
+	StatusCompleted
+	StatusFailed
+	StatusCancelled
+)
+
+// Terminal reports whether the status is final.
+func (s Status) Terminal() bool { return s >= StatusCompleted }
+
+func (s Status) String() string {
+	switch s {
+	case StatusRunning:
+		return "running"
+	case StatusCompleted:
+		return "completed"
+	case StatusFailed:
+		return "failed"
+	case StatusCancelled:
+		return "cancelled"
+	}
+	return "unspecified"
+}
+
+// RecordKind says which part of a Record is set.
+type RecordKind uint8
+
+// Kinds of stream records.
+const (
+	// RecordStepState: a step run started or ended (Record.Step).
+	RecordStepState RecordKind = iota + 1
+	// RecordEvent: a step wrote an event to the stream (Record.Event).
+	RecordEvent
+	// RecordIdle: the handler became idle (Record.Idle set) or busy (nil).
+	RecordIdle
+	// RecordTerminal: the handler ended (Record.Status, Result, Error).
+	RecordTerminal
+)
+
+// Record is one entry of a handler's stream. Records are values with few
+// pointers so that producing them costs no allocations on the hot path.
+type Record struct {
+	// Seq numbers the handler's records from 1 without gaps.
+	Seq  uint64
+	Time time.Time
+	Kind RecordKind
+
+	Step  StepChange // RecordStepState
+	Event Event      // RecordEvent
+	Idle  *Idle      // RecordIdle; nil when the handler became busy
+
+	Status Status           // RecordTerminal
+	Result *structpb.Struct // RecordTerminal, completed
+	Error  string           // RecordTerminal, failed or cancelled
+}
+
+// StepChange is a step run starting (Running) or ending.
+type StepChange struct {
+	Step    string
+	Worker  int
+	Running bool
+	// InputType is the type of the event the run was started for.
+	InputType string
+	// Emitted lists the types the run sent (set when it ended).
+	Emitted []string
+	Attempt int
+	// Outcome of an ended run: "" for finished, "waiting", or the error.
+	Waiting bool
+	Error   string
+}
+
+// Idle is what an idle handler waits for.
+type Idle struct {
+	Since   time.Time
+	Waiters []WaiterInfo
+	// External lists the event types the handler's steps accept from outside.
+	External []string
+}
+
+// WaiterInfo describes one parked step run.
+type WaiterInfo struct {
+	ID   string
+	Step string
+	// EventType is empty for a durable sleep.
+	EventType string
+	Match     *structpb.Struct
+	Deadline  time.Time // zero: none
+}

@@ -1,0 +1,219 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/workflows"
+)
+
+func TestReleaseAndRestore(t *testing.T) {
+	e1, rec1 := newEngine(t, workflows.Approval())
+	h := start(t, e1, "approval", map[string]any{"n": 1.0})
+	rec1.awaitIdle(t, h.ID(), 1)
+
+	snap, err := h.Release(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-h.Done()
+	if _, ok := e1.Handler(h.ID()); ok || e1.Live() != 0 {
+		t.Fatal("released handler still live")
+	}
+	changes := rec1.changesOf(h.ID())
+	if last := changes[len(changes)-1]; !last.Released || last.Idle == nil {
+		t.Fatalf("last change Released=%v Idle=%v", last.Released, last.Idle)
+	}
+	if err := h.SendEvent(context.Background(), engine.Event{Type: "approval"}); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("SendEvent to released handle = %v, want ErrClosed", err)
+	}
+	// The snapshot survives a trip through its wire format.
+	raw, err := proto.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back wfdv1.HandlerState
+	if err := proto.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+
+	e2, rec2 := newEngine(t, workflows.Approval())
+	h2, err := e2.Restore(context.Background(), &back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h2.Info(context.Background())
+	if err != nil || info.Idle == nil || info.Seq != snap.Seq {
+		t.Fatalf("restored Info = %+v, %v; want idle at seq %d", info, err, snap.Seq)
+	}
+	send(t, h2, "approval", map[string]any{"approved": false})
+	if info := wait(t, h2); info.Status != engine.StatusCompleted || info.Result.Fields["approved"].GetBoolValue() {
+		t.Fatalf("got %+v", info)
+	}
+	if first := rec2.of(h2.ID())[0]; first.Seq != snap.Seq+1 || first.Kind != engine.RecordIdle || first.Idle != nil {
+		t.Fatalf("first record after restore: %s, want busy at seq %d", describe(first), snap.Seq+1)
+	}
+}
+
+func TestReleaseNeedsIdle(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	w := engine.Workflow{Name: "busy", Steps: []engine.Step{step("b", engine.StartEvent, []string{engine.StopEvent},
+		func(context.Context, *engine.StepContext, engine.Event) error { <-hold; return nil })}}
+	e, rec := newEngine(t, w, workflows.Echo())
+	h := start(t, e, "busy", nil)
+	rec.await(t, h.ID(), 1, func(r engine.Record) bool { return r.Kind == engine.RecordStepState })
+	if _, err := h.Release(context.Background()); !errors.Is(err, engine.ErrNotIdle) {
+		t.Fatalf("Release of a busy handler = %v, want ErrNotIdle", err)
+	}
+	done := start(t, e, "echo", nil)
+	wait(t, done)
+	if _, err := done.Release(context.Background()); !errors.Is(err, engine.ErrHandlerDone) {
+		t.Fatalf("Release of a finished handler = %v, want ErrHandlerDone", err)
+	}
+}
+
+// TestRestoreRerunsInProgress: a snapshot taken while a step runs restores
+// with that run queued again (at-least-once).
+func TestRestoreRerunsInProgress(t *testing.T) {
+	hold := make(chan struct{})
+	runs := make(chan string, 4)
+	mk := func() engine.Workflow {
+		return engine.Workflow{Name: "slow", Steps: []engine.Step{step("s", engine.StartEvent, []string{engine.StopEvent},
+			func(ctx context.Context, sc *engine.StepContext, in engine.Event) error {
+				runs <- in.ID
+				select {
+				case <-hold:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				return sc.Send(engine.StopEvent, in.Data)
+			})}}
+	}
+	e1, _ := newEngine(t, mk())
+	h := start(t, e1, "slow", map[string]any{"k": "v"})
+	first := <-runs
+	snap, err := h.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(snap.Steps[0].InProgress); n != 1 {
+		t.Fatalf("%d runs in progress in the snapshot", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := e1.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close with a step that will not finish = %v", err)
+	}
+
+	e2, _ := newEngine(t, mk())
+	h2, err := e2.Restore(context.Background(), snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := <-runs; again != first {
+		t.Fatalf("re-run got event %s, first run %s", again, first)
+	}
+	close(hold)
+	if info := wait(t, h2); info.Status != engine.StatusCompleted || info.Result.Fields["k"].GetStringValue() != "v" {
+		t.Fatalf("got %+v", info)
+	}
+}
+
+func TestRestoreRejectsBadState(t *testing.T) {
+	e, rec := newEngine(t, workflows.Approval(), workflows.Echo())
+	h := start(t, e, "approval", nil)
+	rec.awaitIdle(t, h.ID(), 1)
+	good, err := h.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := start(t, e, "echo", nil)
+	wait(t, finished)
+	done, _ := finished.Snapshot(context.Background())
+
+	tests := []struct {
+		name   string
+		mutate func(*wfdv1.HandlerState) *wfdv1.HandlerState
+		want   error
+		msg    string
+	}{
+		{"version", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Version = 99; return s }, engine.ErrInvalidState, "format version 99"},
+		{"unknown workflow", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Workflow = "gone"; return s }, engine.ErrUnknownWorkflow, `"gone"`},
+		{"unknown step", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Steps[0].Name = "gone"; return s }, engine.ErrInvalidState, `no step "gone"`},
+		{"no id", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.HandlerId = ""; return s }, engine.ErrInvalidState, "no handler id"},
+		{"bad status", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Status = 0; return s }, engine.ErrInvalidState, "status"},
+		{"finished", func(*wfdv1.HandlerState) *wfdv1.HandlerState { return done }, engine.ErrHandlerDone, "completed"},
+		{"live id", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { return s }, engine.ErrHandlerExists, h.ID()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.mutate(proto.Clone(good).(*wfdv1.HandlerState))
+			_, err := e.Restore(context.Background(), s)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Restore = %v, want %v mentioning %q", err, tt.want, tt.msg)
+			}
+		})
+	}
+}
+
+// TestWorkflowTimeoutSurvivesRestore: the deadline is absolute, so a restored
+// handler fails when the original run would have.
+func TestWorkflowTimeoutSurvivesRestore(t *testing.T) {
+	w := workflows.Approval()
+	w.Timeout = 300 * time.Millisecond
+	e1, rec := newEngine(t, w)
+	h := start(t, e1, "approval", nil)
+	rec.awaitIdle(t, h.ID(), 1)
+	snap, err := h.Release(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	e2, _ := newEngine(t, w)
+	h2, err := e2.Restore(context.Background(), snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := wait(t, h2)
+	if info.Status != engine.StatusFailed || !strings.Contains(info.Error, "workflow timed out") {
+		t.Fatalf("got %v %q", info.Status, info.Error)
+	}
+	// A restarted timer would end 300ms after the restore, not 300ms after the start.
+	if elapsed := info.CompletedAt.Sub(snap.CreatedAt.AsTime()); elapsed > 450*time.Millisecond {
+		t.Fatalf("timed out %v after creation; the deadline was restarted", elapsed)
+	}
+}
+
+func TestCloseIsGraceful(t *testing.T) {
+	hold := make(chan struct{})
+	w := engine.Workflow{Name: "g", Steps: []engine.Step{step("g", engine.StartEvent, []string{engine.StopEvent},
+		func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+			<-hold
+			return sc.Send(engine.StopEvent, nil)
+		})}}
+	e, rec := newEngine(t, w)
+	h := start(t, e, "g", nil)
+	rec.await(t, h.ID(), 1, func(r engine.Record) bool { return r.Kind == engine.RecordStepState })
+	closed := make(chan error)
+	go func() { closed <- e.Close(context.Background()) }()
+	time.Sleep(10 * time.Millisecond)
+	close(hold)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if info := wait(t, h); info.Status != engine.StatusCompleted {
+		t.Fatalf("run in progress at Close ended %v", info.Status)
+	}
+	if _, err := e.Start(context.Background(), "g", nil, engine.StartOptions{}); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("Start after Close = %v", err)
+	}
+}

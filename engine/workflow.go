@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// StepFunc is the code of a step. It runs in a goroutine of its own with the
+// event it was started for. Returning nil finishes the run and commits what
+// it sent and wrote; returning an error fails this attempt (and retries it,
+// if the step's policy allows). A step that waits returns [ErrWaiting].
+//
+// ctx is cancelled when the step's timeout passes or the handler ends.
+type StepFunc func(ctx context.Context, sc *StepContext, in Event) error
+
+// Step is one event-driven unit of a workflow.
+type Step struct {
+	Name string
+	// Accepts lists the event types that start a run of this step.
+	Accepts []string
+	// Emits lists the event types this step may send. Sending any other type
+	// is an error: the declaration lets Register check that every accepted
+	// type has a producer.
+	Emits []string
+	// Workers limits how many runs of this step execute at once (default 1).
+	Workers int
+	// Retry says how often, and after what pause, a failed run is tried again.
+	Retry RetryPolicy
+	// Timeout bounds one run; 0 means no limit. A run that times out fails
+	// its attempt.
+	Timeout time.Duration
+	Run     StepFunc
+}
+
+// RetryPolicy is exponential backoff with a cap.
+type RetryPolicy struct {
+	// MaxAttempts counts the first attempt: 0 and 1 both mean no retry.
+	MaxAttempts int
+	// InitialBackoff is the pause before the second attempt (default 100ms).
+	InitialBackoff time.Duration
+	// MaxBackoff caps the pause (default 10s).
+	MaxBackoff time.Duration
+	// Multiplier grows the pause after each attempt (default 2).
+	Multiplier float64
+}
+
+// Backoff returns the pause before attempt (2 for the first retry).
+func (p RetryPolicy) Backoff(attempt int) time.Duration {
+	d := p.InitialBackoff
+	if d <= 0 {
+		d = 100 * time.Millisecond
+	}
+	maxd := p.MaxBackoff
+	if maxd <= 0 {
+		maxd = 10 * time.Second
+	}
+	m := p.Multiplier
+	if m < 1 {
+		m = 2
+	}
+	for i := 2; i < attempt && d < maxd; i++ {
+		d = time.Duration(float64(d) * m)
+	}
+	return min(d, maxd)
+}
+
+// Workflow is a named set of steps.
+type Workflow struct {
+	Name        string
+	Description string
+	Steps       []Step
+	// External lists the event types that clients may send to a running
+	// handler (SendEvent) for the steps that accept them. An event of another
+	// type is accepted only while a waiter of the handler waits for it.
+	External []string
+	// Timeout bounds the whole run from its start; 0 means no limit. It is
+	// kept as an absolute deadline, so restoring a snapshot does not restart it.
+	Timeout time.Duration
+}
+
+// Validate checks the definition and reports every problem it finds.
+func (w *Workflow) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if w.Name == "" {
+		bad("workflow has no name")
+	}
+	if len(w.Steps) == 0 {
+		bad("workflow %q has no steps", w.Name)
+	}
+	if w.Timeout < 0 {
+		bad("workflow %q: negative timeout %v", w.Name, w.Timeout)
+	}
+	produced := map[string]bool{StartEvent: true}
+	for _, t := range w.External {
+		switch t {
+		case "":
+			bad("workflow %q: empty external event type", w.Name)
+		case StartEvent, StopEvent:
+			bad("workflow %q: %q cannot be an external event type", w.Name, t)
+		}
+		produced[t] = true
+	}
+	names := map[string]bool{}
+	acceptsStart, emitsStop := false, false
+	for i, s := range w.Steps {
+		if s.Name == "" {
+			bad("workflow %q: step %d has no name", w.Name, i)
+		} else if names[s.Name] {
+			bad("workflow %q: duplicate step name %q", w.Name, s.Name)
+		}
+		names[s.Name] = true
+		if s.Run == nil {
+			bad("step %q has no Run function", s.Name)
+		}
+		if len(s.Accepts) == 0 {
+			bad("step %q accepts no event type", s.Name)
+		}
+		if s.Workers < 0 {
+			bad("step %q: negative worker limit %d", s.Name, s.Workers)
+		}
+		if s.Timeout < 0 {
+			bad("step %q: negative timeout %v", s.Name, s.Timeout)
+		}
+		if s.Retry.MaxAttempts < 0 || s.Retry.InitialBackoff < 0 || s.Retry.MaxBackoff < 0 {
+			bad("step %q: negative retry setting", s.Name)
+		}
+		for _, t := range s.Accepts {
+			switch t {
+			case "":
+				bad("step %q accepts an empty event type", s.Name)
+			case StopEvent:
+				bad("step %q accepts %q, which ends the handler and is never delivered", s.Name, StopEvent)
+			case StartEvent:
+				acceptsStart = true
+			}
+		}
+		for _, t := range s.Emits {
+			switch t {
+			case "":
+				bad("step %q emits an empty event type", s.Name)
+			case StartEvent:
+				bad("step %q emits %q, which only the engine sends", s.Name, StartEvent)
+			case StopEvent:
+				emitsStop = true
+			}
+			produced[t] = true
+		}
+	}
+	if len(w.Steps) > 0 && !acceptsStart {
+		bad("workflow %q: no step accepts the %q event", w.Name, StartEvent)
+	}
+	if len(w.Steps) > 0 && !emitsStop {
+		bad("workflow %q: no step emits the %q event, so it can never complete", w.Name, StopEvent)
+	}
+	for _, s := range w.Steps {
+		for _, t := range s.Accepts {
+			if t != "" && t != StopEvent && !produced[t] {
+				bad("step %q accepts %q, which no step emits and the workflow does not accept from outside", s.Name, t)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidWorkflow, errors.Join(errs...))
+	}
+	return nil
+}
+
+// compiled is a validated workflow with the lookups the control loop needs.
+type compiled struct {
+	def       Workflow
+	accepting map[string][]int // event type → indexes of steps that accept it
+	external  map[string]bool
+	emits     []map[string]bool // per step
+	// wakeable: some step accepts an external type, so the handler can always
+	// be woken from outside.
+	wakeable bool
+}
+
+func compile(w Workflow) (*compiled, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	w.Steps = slices.Clone(w.Steps)
+	w.External = slices.Clone(w.External)
+	c := &compiled{
+		def:       w,
+		accepting: map[string][]int{},
+		external:  map[string]bool{},
+		emits:     make([]map[string]bool, len(w.Steps)),
+	}
+	for _, t := range w.External {
+		c.external[t] = true
+	}
+	for i := range c.def.Steps {
+		s := &c.def.Steps[i]
+		if s.Workers == 0 {
+			s.Workers = 1
+		}
+		if s.Retry.MaxAttempts == 0 {
+			s.Retry.MaxAttempts = 1
+		}
+		for _, t := range s.Accepts {
+			if !slices.Contains(c.accepting[t], i) {
+				c.accepting[t] = append(c.accepting[t], i)
+			}
+			if c.external[t] {
+				c.wakeable = true
+			}
+		}
+		c.emits[i] = map[string]bool{}
+		for _, t := range s.Emits {
+			c.emits[i][t] = true
+		}
+	}
+	return c, nil
+}

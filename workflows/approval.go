@@ -1,0 +1,63 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// ApprovalEvent is the event type that answers an approval handler. Its data
+// must hold "approved" (bool); "comment" (string) is optional.
+const ApprovalEvent = "approval"
+
+// Approval asks a person whether to approve its input and completes with
+// the decision: {"approved": bool, "comment": string, "request": input}.
+//
+// The step waits inside (StepContext.WaitFor), so the handler is idle until
+// the answer arrives. It writes a "question" event to the stream when it
+// parks, and an "invalid_answer" event (then waits again) for an answer
+// whose "approved" is not a bool.
+func Approval() engine.Workflow {
+	return engine.Workflow{
+		Name:        "approval",
+		Description: `Waits for an "approval" event whose data holds "approved" (bool) and completes with the decision.`,
+		Steps: []engine.Step{{
+			Name:    "decide",
+			Accepts: []string{engine.StartEvent},
+			Emits:   []string{engine.StopEvent},
+			Run:     decide,
+		}},
+	}
+}
+
+func decide(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+	for {
+		ev, err := sc.WaitFor(ApprovalEvent, engine.WaitOptions{})
+		if errors.Is(err, engine.ErrWaiting) {
+			sc.Write("question", &structpb.Struct{Fields: map[string]*structpb.Value{
+				"question": structpb.NewStringValue("approve this request?"),
+				"request":  structpb.NewStructValue(in.Data),
+				"answer":   structpb.NewStringValue(`send an "approval" event with {"approved": true|false, "comment": "..."}`),
+			}})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		approved, ok := ev.Data.GetFields()["approved"].GetKind().(*structpb.Value_BoolValue)
+		if !ok {
+			sc.Write("invalid_answer", &structpb.Struct{Fields: map[string]*structpb.Value{
+				"reason": structpb.NewStringValue(`"approved" must be a bool`),
+			}})
+			continue
+		}
+		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+			"approved": structpb.NewBoolValue(approved.BoolValue),
+			"comment":  structpb.NewStringValue(ev.Data.GetFields()["comment"].GetStringValue()),
+			"request":  structpb.NewStructValue(in.Data),
+		}})
+	}
+}

@@ -1,0 +1,11 @@
+// Package workflows holds the example workflows that wfd serves out of the
+// box: echo, approval and fanin. They double as documentation of the step
+// API and as fixtures for the engine, server and client tests.
+package workflows
+
+import "github.com/wfd-dev/wfd/engine"
+
+// All returns every example workflow.
+func All() []engine.Workflow {
+	return []engine.Workflow{Echo(), Approval(), FanIn()}
+}
