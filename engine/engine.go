@@ -125,7 +125,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 		input = &structpb.Struct{}
 	}
 	s := newState(c, id, e.opts.Now())
-	h, err := e.launch(s)
+	h, err := e.launch(s, false)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 }
 
 // Restore continues a handler from a snapshot. Runs that were in progress
-// when it was taken run again.
+// when it was taken run again. The handler's stream gets a RecordRestored.
 func (e *Engine) Restore(ctx context.Context, snap *wfdv1.HandlerState) (*Handler, error) {
 	c, err := e.lookup(snap.GetWorkflow())
 	if err != nil {
@@ -156,7 +156,7 @@ func (e *Engine) Restore(ctx context.Context, snap *wfdv1.HandlerState) (*Handle
 	if s.status.Terminal() {
 		return nil, fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)
 	}
-	h, err := e.launch(s)
+	h, err := e.launch(s, true)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) Restore(ctx context.Context, snap *wfdv1.HandlerState) (*Handle
 	return h, nil
 }
 
-func (e *Engine) launch(s *state) (*Handler, error) {
+func (e *Engine) launch(s *state, restored bool) (*Handler, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -178,6 +178,7 @@ func (e *Engine) launch(s *state) (*Handler, error) {
 		return nil, fmt.Errorf("%w: %s", ErrHandlerExists, s.id)
 	}
 	h := newHandler(e, s)
+	h.restored = restored
 	e.live[s.id] = h
 	go h.loop()
 	return h, nil

@@ -22,6 +22,8 @@ var (
 	ErrNotIdle = errors.New("handler is not idle")
 	// ErrClosed: the engine, or this handler's control loop, has stopped.
 	ErrClosed = errors.New("engine closed")
+	// ErrReleased: the handler was released; restore it to go on.
+	ErrReleased = errors.New("handler was released from memory")
 	// ErrInvalidState: a snapshot cannot be restored.
 	ErrInvalidState = errors.New("invalid handler state")
 

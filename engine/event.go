@@ -17,7 +17,8 @@ const (
 // handler and the outside world.
 type Event struct {
 	// ID is unique within a handler. The engine assigns it when the event
-	// enters the handler; an ID given from outside is kept.
+	// enters the handler (an ID set by the sender is replaced), so re-runs,
+	// memos and fan-in can rely on it.
 	ID   string
 	Type string
 	Data *structpb.Struct

@@ -24,6 +24,8 @@ type Handler struct {
 	done chan struct{}
 	st   *state
 	exit exitReason
+	// restored: the loop starts by recording RecordRestored.
+	restored bool
 
 	// ctx is the parent of every step run's context.
 	ctx    context.Context
@@ -122,7 +124,7 @@ func (h *Handler) afterExit() error {
 	case exitTerminal:
 		return fmt.Errorf("%w: %s is %v", ErrHandlerDone, h.id, h.st.status)
 	case exitReleased:
-		return fmt.Errorf("%w: handler %s was released", ErrClosed, h.id)
+		return fmt.Errorf("%w: %s", ErrReleased, h.id)
 	}
 	return ErrClosed
 }
@@ -202,14 +204,24 @@ func (h *Handler) Snapshot(ctx context.Context) (*wfdv1.HandlerState, error) {
 }
 
 // Release takes an idle handler out of memory and returns its snapshot; the
-// journal sees a last change marked Released. A handler that is not idle is
-// ErrNotIdle.
+// stream gets a RecordReleased and the journal a last change marked Released.
+// It returns once the journal has acknowledged that change. A handler that is
+// not idle is ErrNotIdle.
 func (h *Handler) Release(ctx context.Context) (*wfdv1.HandlerState, error) {
-	r, err := h.call(ctx, msg{kind: msgRelease})
+	ack := make(chan error, 1)
+	r, err := h.call(ctx, msg{kind: msgRelease, ack: ack})
 	if err != nil {
 		return nil, err
 	}
-	return r.state, nil
+	select {
+	case err := <-ack:
+		if err != nil {
+			return nil, err
+		}
+		return r.state, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Info returns the handler's status.

@@ -109,6 +109,10 @@ func describe(r engine.Record) string {
 		return s
 	case engine.RecordTerminal:
 		return fmt.Sprintf("%d %v result=%v error=%q", r.Seq, r.Status, r.Result.AsMap(), r.Error)
+	case engine.RecordReleased:
+		return fmt.Sprintf("%d released", r.Seq)
+	case engine.RecordRestored:
+		return fmt.Sprintf("%d restored", r.Seq)
 	}
 	return fmt.Sprintf("%d kind %d", r.Seq, r.Kind)
 }

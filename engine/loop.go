@@ -45,6 +45,9 @@ func (h *Handler) loop() {
 	if !r.s.idleSince.IsZero() {
 		r.s.idle = r.s.buildIdle()
 	}
+	if h.restored {
+		r.record(Record{Kind: RecordRestored})
+	}
 	defer func() {
 		if r.timer != nil {
 			r.timer.Stop()
@@ -106,7 +109,9 @@ func (r *runner) handle(m msg) {
 			m.reply <- reply{err: err}
 			return
 		}
-		r.deliver(m.ev)
+		ev := m.ev
+		ev.ID = ""
+		r.deliver(ev)
 		r.acks = append(r.acks, m.ack)
 		m.reply <- reply{}
 	case msgCancel:
@@ -131,6 +136,8 @@ func (r *runner) handle(m msg) {
 		case s.idleSince.IsZero():
 			m.reply <- reply{err: fmt.Errorf("%w: %s", ErrNotIdle, s.id)}
 		default:
+			r.record(Record{Kind: RecordReleased})
+			r.acks = append(r.acks, m.ack)
 			r.released = true
 			r.exit = exitReleased
 			m.reply <- reply{state: s.toProto()}

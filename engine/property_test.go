@@ -143,6 +143,10 @@ func (g *genWorkflow) drive(t *testing.T, restore bool) ([]string, engine.Info) 
 			if err != nil {
 				t.Fatal(err)
 			}
+			<-h.Done()
+			for _, r := range rec.of("h")[seen:] {
+				stream = append(stream, describe(r))
+			}
 			raw, _ := proto.Marshal(snap)
 			snap = new(wfdv1.HandlerState)
 			if err := proto.Unmarshal(raw, snap); err != nil {
@@ -172,6 +176,7 @@ func TestPropertySnapshotAtEveryIdlePoint(t *testing.T) {
 			want, wantInfo := g.drive(t, false)
 			wantOnce := g.onceCalls.Swap(0)
 			got, gotInfo := g.drive(t, true)
+			got = withoutLifecycle(t, got)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Fatalf("stream with restores:\n%s\nwithout:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
@@ -183,4 +188,29 @@ func TestPropertySnapshotAtEveryIdlePoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withoutLifecycle drops the released and restored records, which only the
+// run with restores has, and renumbers the rest; it checks that each
+// release is followed by a restore.
+func withoutLifecycle(t *testing.T, stream []string) []string {
+	t.Helper()
+	var out []string
+	pending := false
+	for _, line := range stream {
+		_, rest, _ := strings.Cut(line, " ")
+		switch rest {
+		case "released":
+			pending = true
+			continue
+		case "restored":
+			if !pending {
+				t.Fatalf("restored without a release in\n%s", strings.Join(stream, "\n"))
+			}
+			pending = false
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d %s", len(out)+1, rest))
+	}
+	return out
 }

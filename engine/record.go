@@ -47,6 +47,10 @@ const (
 	RecordIdle
 	// RecordTerminal: the handler ended (Record.Status, Result, Error).
 	RecordTerminal
+	// RecordReleased: the idle handler left memory (Handler.Release).
+	RecordReleased
+	// RecordRestored: the handler was rebuilt from a snapshot (Engine.Restore).
+	RecordRestored
 )
 
 // Record is one entry of a handler's stream. Records are values with few

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -51,15 +52,19 @@ func TestReleaseAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := h2.Info(context.Background())
-	if err != nil || info.Idle == nil || info.Seq != snap.Seq {
-		t.Fatalf("restored Info = %+v, %v; want idle at seq %d", info, err, snap.Seq)
+	if err != nil || info.Idle == nil || info.Seq != snap.Seq+1 {
+		t.Fatalf("restored Info = %+v, %v; want idle at seq %d", info, err, snap.Seq+1)
 	}
 	send(t, h2, "approval", map[string]any{"approved": false})
 	if info := wait(t, h2); info.Status != engine.StatusCompleted || info.Result.Fields["approved"].GetBoolValue() {
 		t.Fatalf("got %+v", info)
 	}
-	if first := rec2.of(h2.ID())[0]; first.Seq != snap.Seq+1 || first.Kind != engine.RecordIdle || first.Idle != nil {
-		t.Fatalf("first record after restore: %s, want busy at seq %d", describe(first), snap.Seq+1)
+	after := rec2.of(h2.ID())
+	if describe(after[0]) != fmt.Sprintf("%d restored", snap.Seq+1) || describe(after[1]) != fmt.Sprintf("%d busy", snap.Seq+2) {
+		t.Fatalf("records after restore:\n%s", dump(after))
+	}
+	if before := rec1.of(h.ID()); describe(before[len(before)-1]) != fmt.Sprintf("%d released", snap.Seq) {
+		t.Fatalf("records before release:\n%s", dump(before))
 	}
 }
 

@@ -1,0 +1,182 @@
+package bolt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// entry is one index entry derived from a handler's metadata.
+type entry struct {
+	bucket string
+	key    []byte
+	value  []byte // empty (not nil) when the key says it all
+}
+
+func (e entry) same(o entry) bool {
+	return e.bucket == o.bucket && bytes.Equal(e.key, o.key) && bytes.Equal(e.value, o.value)
+}
+
+// entriesOf returns every index entry of h.
+func entriesOf(h *persistence.Handler) []entry {
+	es := make([]entry, 0, 5+2*len(h.Waiters))
+	es = append(es,
+		entry{bucketStatus, statusKey(byte(h.Status), h.ID), []byte{}},
+		entry{bucketWorkflow, workflowKey(h.Workflow, h.ID), []byte{}},
+		entry{bucketResidency, residencyKey(byte(h.Residency), h.ID), []byte{}},
+	)
+	if !h.IdleSince.IsZero() {
+		es = append(es,
+			entry{bucketIdle, []byte(h.ID), appendTime(nil, h.IdleSince)},
+			entry{bucketIdleTime, idleTimeKey(h.IdleSince, h.ID), []byte{}},
+		)
+	}
+	for i := range h.Waiters {
+		w := &h.Waiters[i]
+		if !w.Deadline.IsZero() {
+			es = append(es, entry{bucketTimers, timerKey(w.Deadline, h.ID, w.ID), []byte{}})
+		}
+		if w.Key != "" {
+			es = append(es, entry{bucketWaitKeys, waitKey(w.Key, h.ID, w.ID), []byte{}})
+		}
+	}
+	return es
+}
+
+// scanEntries finds the index entries of handler id without its metadata,
+// which could not be decoded. It is the slow path that lets a write repair
+// or delete a corrupt handler without leaving stale entries: the id-keyed
+// entries are point lookups, the others need a scan of their index.
+func scanEntries(tx *bolt.Tx, id string) []entry {
+	var es []entry
+	for _, s := range persistence.Statuses() {
+		if k := statusKey(byte(s), id); has(bucket(tx, bucketStatus), k) {
+			es = append(es, entry{bucketStatus, k, []byte{}})
+		}
+	}
+	for _, r := range persistence.Residencies() {
+		if k := residencyKey(byte(r), id); has(bucket(tx, bucketResidency), k) {
+			es = append(es, entry{bucketResidency, k, []byte{}})
+		}
+	}
+	if k, v := bucket(tx, bucketIdle).Cursor().Seek([]byte(id)); k != nil && string(k) == id {
+		es = append(es, entry{bucketIdle, []byte(id), bytes.Clone(v)})
+		if len(v) == timeLen {
+			es = append(es, entry{bucketIdleTime, append(bytes.Clone(v), id...), []byte{}})
+		}
+	}
+	// The handler id is the last part of workflow keys, the middle part of
+	// timer and wait keys.
+	suffix := append([]byte{0}, id...)
+	c := bucket(tx, bucketWorkflow).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if bytes.HasSuffix(k, suffix) {
+			es = append(es, entry{bucketWorkflow, bytes.Clone(k), []byte{}})
+		}
+	}
+	c = bucket(tx, bucketTimers).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if _, h, _, ok := parseTimerKey(k); ok && h == id {
+			es = append(es, entry{bucketTimers, bytes.Clone(k), []byte{}})
+		}
+	}
+	c = bucket(tx, bucketWaitKeys).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if parts := bytes.SplitN(k, []byte{0}, 3); len(parts) == 3 && string(parts[1]) == id {
+			es = append(es, entry{bucketWaitKeys, bytes.Clone(k), []byte{}})
+		}
+	}
+	return es
+}
+
+// has reports whether b holds key. It uses a cursor rather than Get != nil,
+// because a key with an empty value may read back as a nil slice.
+func has(b *bolt.Bucket, key []byte) bool {
+	k, _ := b.Cursor().Seek(key)
+	return k != nil && bytes.Equal(k, key)
+}
+
+// updateEntries replaces the entries old by the entries next, touching only
+// those that differ (so an update that changes nothing indexed dirties no
+// index page), and records the counter changes in d.
+func updateEntries(tx *bolt.Tx, old, next []entry, d counters) error {
+	for _, o := range old {
+		if contains(next, o) {
+			continue
+		}
+		if err := bucket(tx, o.bucket).Delete(o.key); err != nil {
+			return fmt.Errorf("delete %s entry: %w", o.bucket, err)
+		}
+		d.entry(o, -1)
+	}
+	for _, n := range next {
+		if contains(old, n) {
+			continue
+		}
+		if err := bucket(tx, n.bucket).Put(n.key, n.value); err != nil {
+			return fmt.Errorf("put %s entry: %w", n.bucket, err)
+		}
+		d.entry(n, +1)
+	}
+	return nil
+}
+
+func contains(es []entry, e entry) bool {
+	for _, x := range es {
+		if x.same(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Counter keys in the meta bucket.
+const (
+	counterHandlers        = "count/handlers"
+	counterIdle            = "count/idle"
+	counterStatusPrefix    = "count/status/"
+	counterResidencyPrefix = "count/residency/"
+)
+
+// counters accumulates counter changes during one transaction; they are
+// written once at its end.
+type counters map[string]int64
+
+func (d counters) entry(e entry, delta int64) {
+	switch e.bucket {
+	case bucketStatus:
+		d[counterStatusPrefix+string(e.key[:1])] += delta
+	case bucketResidency:
+		d[counterResidencyPrefix+string(e.key[:1])] += delta
+	case bucketIdle:
+		d[counterIdle] += delta
+	}
+}
+
+// flush adds the accumulated changes to the stored counters.
+func (d counters) flush(tx *bolt.Tx) error {
+	meta := bucket(tx, bucketMeta)
+	for k, delta := range d {
+		if delta == 0 {
+			continue
+		}
+		// A malformed counter restarts from zero rather than failing every
+		// write: counters are a convenience, the indexes are the truth.
+		n, _ := counterValue(meta.Get([]byte(k)))
+		if err := meta.Put([]byte(k), binary.BigEndian.AppendUint64(nil, uint64(n+delta))); err != nil {
+			return fmt.Errorf("update counter %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+func counterValue(v []byte) (int64, bool) {
+	if len(v) != 8 {
+		return 0, v == nil
+	}
+	return int64(binary.BigEndian.Uint64(v)), true
+}

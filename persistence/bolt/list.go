@@ -1,0 +1,207 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// ListHandlers returns handlers matching q, newest first.
+//
+// Each filter is a stream of handler ids in descending order, read
+// backwards from an index (a prefix of it, for workflow, status and
+// residency). The streams are intersected with a leapfrog join: the
+// candidate is the first stream's id, every other stream seeks to the
+// greatest id not above it, and a stream that lands lower proposes a new,
+// lower candidate, until all agree. Only index keys are read to decide what
+// matches; metadata is decoded only for the handlers returned.
+func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persistence.Handler, string, error) {
+	if err := q.Validate(); err != nil {
+		return nil, "", fmt.Errorf("bolt: list handlers: %w", err)
+	}
+	after, err := decodeToken(&q)
+	if err != nil {
+		return nil, "", fmt.Errorf("bolt: list handlers: %w", err)
+	}
+	limit := q.Limit()
+
+	var (
+		handlers []persistence.Handler
+		next     string
+		corrupt  []error
+	)
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		streams := planQuery(tx, &q)
+		// One more than a page, to know whether there is a next page.
+		ids := make([]string, 0, limit+1)
+		var upper []byte
+		inclusive := false
+		if after != "" {
+			upper = []byte(after)
+		}
+		for len(ids) <= limit {
+			id := intersect(streams, upper, inclusive)
+			if id == nil {
+				break
+			}
+			ids = append(ids, string(id))
+			upper = []byte(ids[len(ids)-1])
+		}
+		if len(ids) > limit {
+			ids = ids[:limit]
+			next = encodeToken(&q, ids[limit-1])
+		}
+		handlers = make([]persistence.Handler, 0, len(ids))
+		for _, id := range ids {
+			h, err := getHandler(tx, id)
+			switch {
+			case errors.Is(err, persistence.ErrCorrupt):
+				corrupt = append(corrupt, err)
+			case errors.Is(err, persistence.ErrNotFound):
+				// An index names a handler that does not exist.
+				corrupt = append(corrupt, fmt.Errorf("%w: index entry for missing handler %q", persistence.ErrCorrupt, id))
+			case err != nil:
+				return err
+			default:
+				handlers = append(handlers, h)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("bolt: list handlers: %w", err)
+	}
+	if len(corrupt) > 0 {
+		return handlers, next, fmt.Errorf("bolt: list handlers: %d handlers skipped: %w", len(corrupt), errors.Join(corrupt...))
+	}
+	return handlers, next, nil
+}
+
+// planQuery returns one id stream per filter of q, the likely most
+// selective first (the join is correct in any order; a selective first
+// stream proposes fewer candidates).
+func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
+	var streams []idStream
+	if q.Workflow != "" {
+		streams = append(streams, &prefixStream{c: bucket(tx, bucketWorkflow).Cursor(), prefix: workflowPrefix(q.Workflow)})
+	}
+	if q.Residency != 0 {
+		streams = append(streams, &prefixStream{c: bucket(tx, bucketResidency).Cursor(), prefix: []byte{byte(q.Residency)}})
+	}
+	if cutoff, idle := q.IdleCutoff(); idle {
+		st := &prefixStream{c: bucket(tx, bucketIdle).Cursor()}
+		if !cutoff.IsZero() {
+			latest := appendTime(nil, cutoff)
+			st.keep = func(since []byte) bool { return bytes.Compare(since, latest) <= 0 }
+		}
+		streams = append(streams, st)
+	}
+	if len(q.Statuses) > 0 {
+		statuses := slices.Clone(q.Statuses)
+		slices.Sort(statuses)
+		var union unionStream
+		for _, st := range slices.Compact(statuses) {
+			union = append(union, &prefixStream{c: bucket(tx, bucketStatus).Cursor(), prefix: []byte{byte(st)}})
+		}
+		if len(union) == 1 {
+			streams = append(streams, union[0])
+		} else {
+			streams = append(streams, union)
+		}
+	}
+	if len(streams) == 0 {
+		// No filter: every handler, straight from the metadata bucket's keys.
+		streams = append(streams, &prefixStream{c: bucket(tx, bucketHandlers).Cursor()})
+	}
+	return streams
+}
+
+// idStream yields handler ids in descending order.
+type idStream interface {
+	// seek returns the greatest id below upper (or equal to it, if
+	// inclusive); a nil upper means no bound. It returns nil if there is
+	// none. The result is valid until the transaction ends.
+	seek(upper []byte, inclusive bool) []byte
+}
+
+// intersect returns the greatest id below (or at) upper present in every
+// stream.
+func intersect(streams []idStream, upper []byte, inclusive bool) []byte {
+	cand := streams[0].seek(upper, inclusive)
+	for cand != nil {
+		agreed := true
+		for _, st := range streams[1:] {
+			id := st.seek(cand, true)
+			if id == nil {
+				return nil
+			}
+			if !bytes.Equal(id, cand) {
+				// Lower: no id in (id, cand] is in st, so none matches.
+				cand, agreed = id, false
+				break
+			}
+		}
+		if agreed {
+			return cand
+		}
+		cand = streams[0].seek(cand, true)
+	}
+	return nil
+}
+
+// prefixStream yields the ids of the keys of one bucket that start with
+// prefix (the id is the rest of the key), optionally keeping only those
+// whose value passes keep.
+type prefixStream struct {
+	c      *bolt.Cursor
+	prefix []byte
+	keep   func(value []byte) bool
+}
+
+func (s *prefixStream) seek(upper []byte, inclusive bool) []byte {
+	var k, v []byte
+	if upper == nil {
+		if end := prefixEnd(s.prefix); end == nil {
+			k, v = s.c.Last()
+		} else if k, v = s.c.Seek(end); k == nil {
+			k, v = s.c.Last()
+		} else {
+			k, v = s.c.Prev()
+		}
+	} else {
+		target := append(slices.Clip(s.prefix), upper...)
+		k, v = s.c.Seek(target)
+		switch {
+		case k == nil:
+			k, v = s.c.Last()
+		case inclusive && bytes.Equal(k, target):
+		default:
+			k, v = s.c.Prev()
+		}
+	}
+	for ; k != nil && bytes.HasPrefix(k, s.prefix); k, v = s.c.Prev() {
+		if s.keep == nil || s.keep(v) {
+			return k[len(s.prefix):]
+		}
+	}
+	return nil
+}
+
+// unionStream yields the ids present in any of its streams.
+type unionStream []idStream
+
+func (u unionStream) seek(upper []byte, inclusive bool) []byte {
+	var best []byte
+	for _, st := range u {
+		if id := st.seek(upper, inclusive); id != nil && bytes.Compare(id, best) > 0 {
+			best = id
+		}
+	}
+	return best
+}

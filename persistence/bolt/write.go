@@ -1,0 +1,209 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/codec"
+)
+
+// Write applies changes in one atomic, durable commit.
+//
+// Concurrent Writes share commits: one fsync then covers many writers,
+// which is what makes checkpointing after every step affordable. By default
+// they go through the store's group commit (see committer); with
+// Options.BoltBatch, through bbolt's DB.Batch. Both may run the transaction
+// function more than once (when a shared transaction is retried without a
+// failing member), so the function below derives everything from the
+// transaction and the immutable changes and keeps no state between runs.
+// When a change fails (a precondition, a conflict), the shared transaction
+// is rolled back, the other callers' changes commit without it, and the
+// failing one runs again alone, where it fails again and rolls back: one
+// caller's conflict never fails another caller's changes.
+func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	for i := range changes {
+		if err := changes[i].Validate(); err != nil {
+			return fmt.Errorf("bolt: write: change %d: %w", i, err)
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	fn := func(tx *bolt.Tx) error { return applyChanges(tx, changes) }
+	var err error
+	switch {
+	case s.group != nil:
+		err = s.group.do(fn)
+	case s.writers.Add(1) == 1:
+		// DB.Batch delays a commit up to MaxBatchDelay to collect
+		// writers; the only Write in flight has nobody to wait for.
+		err = s.db.Update(fn)
+		s.writers.Add(-1)
+	default:
+		err = s.db.Batch(fn)
+		s.writers.Add(-1)
+	}
+	if err != nil {
+		return fmt.Errorf("bolt: write: %w", storageError(err))
+	}
+	return nil
+}
+
+// applyChanges applies changes in order, so a later change sees an earlier
+// one's effect on the same handler.
+func applyChanges(tx *bolt.Tx, changes []persistence.Change) error {
+	d := counters{}
+	for i := range changes {
+		if err := applyChange(tx, &changes[i], d); err != nil {
+			return fmt.Errorf("change %d: %w", i, err)
+		}
+	}
+	return d.flush(tx)
+}
+
+func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
+	id := c.Handler.ID
+	key := []byte(id)
+	handlers := bucket(tx, bucketHandlers)
+
+	exists := has(handlers, key)
+	var (
+		old    persistence.Handler
+		oldErr error // why the stored metadata cannot be decoded
+	)
+	if exists {
+		old, oldErr = decodeStored(id, handlers.Get(key))
+	}
+	switch {
+	case c.Create && exists:
+		return fmt.Errorf("handler %q: %w", id, persistence.ErrExists)
+	case !exists && (c.Delete || c.IfOwner != nil):
+		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
+	}
+	if c.IfOwner != nil {
+		if oldErr != nil {
+			return oldErr
+		}
+		if old.Owner != *c.IfOwner {
+			return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, old.Owner, *c.IfOwner, persistence.ErrConflict)
+		}
+	}
+
+	// The previous index entries and last sequence number, from the
+	// metadata, or, if it is corrupt, from the indexes and records
+	// themselves, so that overwriting or deleting repairs the handler.
+	var (
+		oldEntries []entry
+		lastSeq    uint64
+	)
+	switch {
+	case exists && oldErr == nil:
+		oldEntries, lastSeq = entriesOf(&old), old.LastSeq
+	case exists:
+		oldEntries, lastSeq = scanEntries(tx, id), lastRecordSeq(tx, id)
+	}
+
+	if c.Delete {
+		return deleteHandler(tx, id, oldEntries, d)
+	}
+
+	if len(c.Records) > 0 {
+		if first := c.Records[0].Seq; first <= lastSeq {
+			return fmt.Errorf("handler %q: record seq %d is not after last seq %d: %w", id, first, lastSeq, persistence.ErrConflict)
+		}
+		records := bucket(tx, bucketRecords)
+		for _, r := range c.Records {
+			data := r.Data
+			if data == nil {
+				data = []byte{}
+			}
+			if err := records.Put(recordKey(id, r.Seq), data); err != nil {
+				return fmt.Errorf("handler %q: put record %d: %w", id, r.Seq, err)
+			}
+		}
+		lastSeq = c.Records[len(c.Records)-1].Seq
+	}
+
+	h := c.Handler
+	h.LastSeq = lastSeq
+	enc, err := codec.EncodeHandler(&h)
+	if err != nil {
+		return err
+	}
+	if err := handlers.Put(key, enc); err != nil {
+		return fmt.Errorf("handler %q: put metadata: %w", id, err)
+	}
+	if c.Snapshot != nil {
+		if err := bucket(tx, bucketSnapshots).Put(key, c.Snapshot); err != nil {
+			return fmt.Errorf("handler %q: put snapshot: %w", id, err)
+		}
+	}
+	if err := updateEntries(tx, oldEntries, entriesOf(&h), d); err != nil {
+		return fmt.Errorf("handler %q: %w", id, err)
+	}
+	if !exists {
+		d[counterHandlers]++
+	}
+	return nil
+}
+
+func deleteHandler(tx *bolt.Tx, id string, entries []entry, d counters) error {
+	key := []byte(id)
+	if err := bucket(tx, bucketHandlers).Delete(key); err != nil {
+		return fmt.Errorf("handler %q: delete metadata: %w", id, err)
+	}
+	if err := bucket(tx, bucketSnapshots).Delete(key); err != nil {
+		return fmt.Errorf("handler %q: delete snapshot: %w", id, err)
+	}
+	// Seek again after each delete: advancing a bbolt cursor after
+	// Cursor.Delete can skip a key.
+	prefix := recordPrefix(id)
+	c := bucket(tx, bucketRecords).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return fmt.Errorf("handler %q: delete records: %w", id, err)
+		}
+	}
+	if err := updateEntries(tx, entries, nil, d); err != nil {
+		return fmt.Errorf("handler %q: %w", id, err)
+	}
+	d[counterHandlers]--
+	return nil
+}
+
+// lastRecordSeq returns the sequence number of the handler's last record,
+// 0 if it has none.
+func lastRecordSeq(tx *bolt.Tx, id string) uint64 {
+	prefix := recordPrefix(id)
+	c := bucket(tx, bucketRecords).Cursor()
+	k, _ := c.Seek(prefixEnd(prefix))
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k[len(prefix):])
+}
+
+// decodeStored decodes the metadata stored under id.
+func decodeStored(id string, raw []byte) (persistence.Handler, error) {
+	h, err := codec.DecodeHandler(raw)
+	if err != nil {
+		return persistence.Handler{}, fmt.Errorf("handler %q: %w", id, err)
+	}
+	if h.ID != id {
+		return persistence.Handler{}, fmt.Errorf("handler %q: %w: metadata names handler %q", id, persistence.ErrCorrupt, h.ID)
+	}
+	return h, nil
+}

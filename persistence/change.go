@@ -1,0 +1,59 @@
+package persistence
+
+import "fmt"
+
+// Change is one handler's part of a Store.Write: new metadata plus,
+// optionally, a new snapshot and records to append. All changes of one Write
+// are applied together or not at all.
+//
+// The store does not keep the slices a Change refers to after Write returns.
+type Change struct {
+	// Handler is the new metadata, replacing the stored one (it is created
+	// if absent, unless Create or IfOwner says otherwise). Index entries of
+	// the previous metadata are replaced by those of the new one.
+	Handler Handler
+	// Snapshot replaces the stored snapshot; nil keeps the previous one.
+	// An empty non-nil slice stores an empty snapshot.
+	Snapshot []byte
+	// Records are appended to the handler's stream. Their sequence numbers
+	// must increase and the first must be greater than the stored LastSeq
+	// (else ErrConflict). Handler.LastSeq becomes the last one's.
+	Records []Record
+	// IfOwner, if not nil, makes the change conditional: the stored
+	// handler's Owner must equal *IfOwner, else the Write fails with
+	// ErrConflict (or ErrNotFound if there is no stored handler).
+	IfOwner *string
+	// Create requires that the handler does not exist yet, else the Write
+	// fails with ErrExists.
+	Create bool
+	// Delete removes the handler: metadata, snapshot, records and index
+	// entries. Only Handler.ID (and IfOwner) are used. Deleting a handler
+	// that does not exist fails with ErrNotFound.
+	Delete bool
+}
+
+// Validate reports whether c is well formed, without looking at stored
+// state. The error wraps ErrInvalid.
+func (c *Change) Validate() error {
+	if c.Delete {
+		if c.Create || c.Snapshot != nil || len(c.Records) > 0 {
+			return fmt.Errorf("%w: handler %q: Delete cannot be combined with Create, Snapshot or Records", ErrInvalid, c.Handler.ID)
+		}
+		return checkName("handler id", c.Handler.ID, MaxIDLen, true)
+	}
+	if err := c.Handler.Validate(); err != nil {
+		return err
+	}
+	if c.Create && c.IfOwner != nil {
+		// A handler that must not exist has no owner to compare with.
+		return fmt.Errorf("%w: handler %q: Create cannot be combined with IfOwner", ErrInvalid, c.Handler.ID)
+	}
+	var prev uint64
+	for i, r := range c.Records {
+		if r.Seq <= prev {
+			return fmt.Errorf("%w: handler %q: record %d has seq %d, not greater than %d", ErrInvalid, c.Handler.ID, i, r.Seq, prev)
+		}
+		prev = r.Seq
+	}
+	return nil
+}

@@ -1,0 +1,33 @@
+package persistence
+
+import "errors"
+
+// Errors returned by every Store. Backends wrap them with context (the
+// handler id, the cause), so compare with errors.Is, never with ==.
+var (
+	// ErrNotFound is returned when a handler does not exist.
+	ErrNotFound = errors.New("persistence: not found")
+
+	// ErrExists is returned by a Change with Create set when the handler
+	// already exists.
+	ErrExists = errors.New("persistence: already exists")
+
+	// ErrConflict is returned when a write's precondition does not hold: the
+	// stored Owner differs from Change.IfOwner, or an appended record's
+	// sequence number is not greater than the handler's LastSeq. It usually
+	// means another writer (or replica) changed the handler first.
+	ErrConflict = errors.New("persistence: conflict")
+
+	// ErrInvalid is returned for bad input: a Change, Query or page token
+	// that breaks the rules documented on it. Retrying does not help.
+	ErrInvalid = errors.New("persistence: invalid argument")
+
+	// ErrUnavailable is returned when the store cannot serve the request: it
+	// is closed, or the underlying storage failed (I/O error, file lock). The
+	// cause is wrapped. Retrying later, or on another replica, may succeed.
+	ErrUnavailable = errors.New("persistence: unavailable")
+
+	// ErrCorrupt is returned when a stored value cannot be decoded. It
+	// concerns that value only: other handlers stay readable.
+	ErrCorrupt = errors.New("persistence: corrupt data")
+)

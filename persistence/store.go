@@ -1,0 +1,70 @@
+package persistence
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps handlers durable. Implementations are safe for concurrent use.
+//
+// Every method checks ctx before it starts; a Write that has been handed to
+// the storage engine completes (or fails) regardless of ctx, because the
+// caller could not tell a cancelled write from a committed one otherwise.
+//
+// Errors wrap the sentinels of this package: ErrNotFound, ErrExists,
+// ErrConflict, ErrInvalid, ErrUnavailable (closed store, I/O failure) and
+// ErrCorrupt (a stored value that cannot be decoded), or ctx's error.
+type Store interface {
+	// Write applies all changes in one atomic commit, durable when Write
+	// returns nil. If any change fails (a precondition, invalid input),
+	// none is applied. Concurrent Writes share commits, and one caller's
+	// failing precondition does not fail the others.
+	Write(ctx context.Context, changes ...Change) error
+
+	// GetHandler returns a handler's metadata.
+	GetHandler(ctx context.Context, id string) (Handler, error)
+
+	// LoadSnapshot returns a handler's latest snapshot. It returns
+	// ErrNotFound if the handler does not exist, and nil with no error if
+	// the handler exists but no snapshot was ever written.
+	LoadSnapshot(ctx context.Context, id string) ([]byte, error)
+
+	// ListHandlers returns handlers matching q, newest first, and a token
+	// for the next page ("" when there is none). Filters are answered from
+	// indexes. If some listed handlers cannot be decoded, it returns the
+	// others, the next page token, and an error wrapping ErrCorrupt that
+	// names them.
+	ListHandlers(ctx context.Context, q Query) (handlers []Handler, nextPageToken string, err error)
+
+	// ReadRecords returns up to limit records of a handler's stream with
+	// Seq > afterSeq, in order. limit <= 0 means DefaultRecordLimit.
+	ReadRecords(ctx context.Context, id string, afterSeq uint64, limit int) ([]Record, error)
+
+	// DueTimers returns up to limit waiter deadlines due at or before
+	// before, earliest first (ties by handler id, then waiter id).
+	// limit <= 0 means DefaultScanLimit.
+	DueTimers(ctx context.Context, before time.Time, limit int) ([]Timer, error)
+
+	// WaitingFor returns up to limit ids of handlers with a waiter whose
+	// Key is key, in id order, each once. limit <= 0 means
+	// DefaultScanLimit.
+	WaitingFor(ctx context.Context, key string, limit int) ([]string, error)
+
+	// LongestIdle returns up to limit idle handlers whose IdleSince is at
+	// or before before, longest idle first: the candidates for release
+	// after an idle timeout. limit <= 0 means DefaultScanLimit.
+	LongestIdle(ctx context.Context, before time.Time, limit int) ([]Idle, error)
+
+	// Count returns how many handlers there are, by status and residency.
+	Count(ctx context.Context) (Counts, error)
+
+	// Close releases the store. Calls after Close fail with
+	// ErrUnavailable; closing twice is a no-op.
+	Close() error
+}
+
+// Default limits for Store methods that take a limit.
+const (
+	DefaultRecordLimit = 1000
+	DefaultScanLimit   = 1000
+)

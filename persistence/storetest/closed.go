@@ -1,0 +1,81 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// storeCalls calls every Store method except Close, for tests that expect
+// all of them to fail the same way.
+func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Context) error {
+	return map[string]func(ctx context.Context) error{
+		"Write": func(ctx context.Context) error {
+			return s.Write(ctx, persistence.Change{Handler: newHandler(id, "wf")})
+		},
+		"GetHandler": func(ctx context.Context) error {
+			_, err := s.GetHandler(ctx, id)
+			return err
+		},
+		"LoadSnapshot": func(ctx context.Context) error {
+			_, err := s.LoadSnapshot(ctx, id)
+			return err
+		},
+		"ListHandlers": func(ctx context.Context) error {
+			_, _, err := s.ListHandlers(ctx, persistence.Query{})
+			return err
+		},
+		"ReadRecords": func(ctx context.Context) error {
+			_, err := s.ReadRecords(ctx, id, 0, 0)
+			return err
+		},
+		"DueTimers": func(ctx context.Context) error {
+			_, err := s.DueTimers(ctx, time.Now(), 0)
+			return err
+		},
+		"WaitingFor": func(ctx context.Context) error {
+			_, err := s.WaitingFor(ctx, "k", 0)
+			return err
+		},
+		"LongestIdle": func(ctx context.Context) error {
+			_, err := s.LongestIdle(ctx, time.Now(), 0)
+			return err
+		},
+		"Count": func(ctx context.Context) error {
+			_, err := s.Count(ctx)
+			return err
+		},
+	}
+}
+
+func testClosed(t *testing.T, open OpenFunc) {
+	s := open(t)
+	id := newIDs(t, 1)[0]
+	write(t, s, persistence.Change{Handler: newHandler(id, "wf")})
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	for name, call := range storeCalls(s, id) {
+		t.Run(name, func(t *testing.T) {
+			wantErr(t, name+" after Close", call(t.Context()), persistence.ErrUnavailable)
+		})
+	}
+}
+
+func testCanceledContext(t *testing.T, open OpenFunc) {
+	s := openStore(t, open)
+	id := newIDs(t, 1)[0]
+	write(t, s, persistence.Change{Handler: newHandler(id, "wf")})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for name, call := range storeCalls(s, id) {
+		t.Run(name, func(t *testing.T) {
+			wantErr(t, name+" with a canceled context", call(ctx), context.Canceled)
+		})
+	}
+}

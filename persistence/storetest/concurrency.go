@@ -1,0 +1,185 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// testConcurrentWriters has many goroutines checkpoint their own handlers
+// at once, as the engine's per-handler loops do, while readers list and
+// read. Every acknowledged write must be visible afterwards.
+func testConcurrentWriters(t *testing.T, open OpenFunc) {
+	const (
+		writers = 32
+		writes  = 8
+	)
+	s := openStore(t, open)
+	now := baseTime()
+	ids := newIDs(t, writers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	final := make([]persistence.Handler, writers)
+	for g := range writers {
+		wg.Go(func() {
+			<-start
+			h := newHandler(ids[g], fmt.Sprintf("wf-%d", g%3))
+			for i := range writes {
+				if i%2 == 1 {
+					h.IdleSince = now.Add(-time.Duration(g) * time.Minute)
+					h.Waiters = []persistence.Waiter{{ID: fmt.Sprint("w", i), Key: fmt.Sprint("key-", g%4), Deadline: now.Add(time.Duration(i) * time.Second)}}
+				} else {
+					h.IdleSince, h.Waiters = time.Time{}, nil
+				}
+				if i == writes-1 {
+					h.Status = persistence.StatusCompleted
+				}
+				c := persistence.Change{
+					Handler:  h,
+					Snapshot: fmt.Appendf(nil, "snapshot %d/%d", g, i),
+					Records:  records(uint64(2*i+1), uint64(2*i+2)),
+					Create:   i == 0,
+				}
+				if i > 0 {
+					c.IfOwner = ptr(h.Owner)
+				}
+				if err := s.Write(t.Context(), c); err != nil {
+					t.Errorf("writer %d, write %d: %v", g, i, err)
+					return
+				}
+			}
+			h.LastSeq = 2 * writes
+			final[g] = h
+		})
+	}
+	// Readers run alongside; they only need to not fail.
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, _, err := s.ListHandlers(t.Context(), persistence.Query{IdleOnly: true, PageSize: 5}); err != nil {
+					t.Errorf("ListHandlers during writes: %v", err)
+					return
+				}
+				if _, err := s.Count(t.Context()); err != nil {
+					t.Errorf("Count during writes: %v", err)
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	m := model{}
+	for g, h := range final {
+		m[h.ID] = h
+		checkSnapshot(t, s, h.ID, fmt.Appendf(nil, "snapshot %d/%d", g, writes-1))
+		recs, err := s.ReadRecords(t.Context(), h.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs []uint64
+		for i := range 2 * writes {
+			seqs = append(seqs, uint64(i+1))
+		}
+		checkRecords(t, "records of "+h.ID, recs, records(seqs...))
+	}
+	checkModel(t, s, m, now, "key-0", "key-1", "key-2", "key-3")
+}
+
+// testConcurrentCreate races many Creates of one handler: exactly one wins.
+func testConcurrentCreate(t *testing.T, open OpenFunc) {
+	const racers = 16
+	s := openStore(t, open)
+	id := newIDs(t, 1)[0]
+	start := make(chan struct{})
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() {
+			<-start
+			h := newHandler(id, "wf")
+			h.Owner = fmt.Sprint("replica-", i)
+			errs[i] = s.Write(t.Context(), persistence.Change{Handler: h, Create: true, Records: records(1)})
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("racers %d and %d both created the handler", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, persistence.ErrExists):
+			t.Fatalf("racer %d: %v, want ErrExists", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no racer created the handler")
+	}
+	if got := getHandler(t, s, id); got.Owner != fmt.Sprint("replica-", winner) || got.LastSeq != 1 {
+		t.Fatalf("stored handler = owner %q, LastSeq %d; want the winner's", got.Owner, got.LastSeq)
+	}
+}
+
+// testConcurrentConflicts mixes writes whose precondition fails with good
+// writes at the same moment, so they likely share a commit: the failures
+// must not fail, delay forever or partially apply the good ones.
+func testConcurrentConflicts(t *testing.T, open OpenFunc) {
+	const pairs = 16
+	s := openStore(t, open)
+	ids := newIDs(t, pairs+1)
+	contested := newHandler(ids[pairs], "wf")
+	write(t, s, persistence.Change{Handler: contested, Snapshot: []byte("original")})
+
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range pairs {
+		wg.Go(func() {
+			<-start
+			if err := s.Write(t.Context(), persistence.Change{Handler: newHandler(ids[i], "wf"), Create: true, Records: records(1)}); err != nil {
+				t.Errorf("good write %d: %v", i, err)
+			}
+		})
+		wg.Go(func() {
+			<-start
+			stolen := contested
+			stolen.Owner = "thief"
+			err := s.Write(t.Context(), persistence.Change{Handler: stolen, Snapshot: []byte("stolen"), IfOwner: ptr("thief")})
+			if !errors.Is(err, persistence.ErrConflict) {
+				t.Errorf("conflicting write %d: %v, want ErrConflict", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	m := model{contested.ID: contested}
+	for _, id := range ids[:pairs] {
+		h := newHandler(id, "wf")
+		h.LastSeq = 1
+		m[id] = h
+	}
+	checkModel(t, s, m, baseTime())
+	checkSnapshot(t, s, contested.ID, []byte("original"))
+}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+
+// recordToProto turns an engine record into its wire form.
+func recordToProto(r *engine.Record) *wfdv1.Record {
+	p := &wfdv1.Record{Seq: r.Seq, Time: timestamppb.New(r.Time)}
+	switch r.Kind {
+	case engine.RecordStepState:
+		c := &r.Step
+		p.Kind = &wfdv1.Record_StepStateChanged{StepStateChanged: &wfdv1.StepStateChanged{
+			Step: c.Step, Worker: uint32(c.Worker), Running: c.Running, InputEventType: c.InputType,
+			EmittedEventTypes: c.Emitted, Attempt: uint32(c.Attempt), Waiting: c.Waiting, Error: c.Error,
+		}}
+	case engine.RecordEvent:
+		p.Kind = &wfdv1.Record_EventWritten{EventWritten: &wfdv1.Event{Id: r.Event.ID, Type: r.Event.Type, Data: r.Event.Data}}
+	case engine.RecordIdle:
+		p.Kind = &wfdv1.Record_IdleChanged{IdleChanged: &wfdv1.IdleChanged{Idle: r.Idle != nil, Info: idleToProto(r.Idle)}}
+	case engine.RecordTerminal:
+		p.Kind = &wfdv1.Record_HandlerFinished{HandlerFinished: &wfdv1.HandlerFinished{
+			Status: wfdv1.HandlerStatus(r.Status), Result: r.Result, Error: r.Error,
+		}}
+	case engine.RecordReleased:
+		p.Kind = &wfdv1.Record_HandlerReleased{HandlerReleased: &wfdv1.HandlerReleased{}}
+	case engine.RecordRestored:
+		p.Kind = &wfdv1.Record_HandlerRestored{HandlerRestored: &wfdv1.HandlerRestored{}}
+	}
+	return p
+}
+
+func idleToProto(i *engine.Idle) *wfdv1.IdleInfo {
+	if i == nil {
+		return nil
+	}
+	p := &wfdv1.IdleInfo{Since: timestamppb.New(i.Since), ExternalEventTypes: i.External}
+	for _, w := range i.Waiters {
+		wi := &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType, Match: w.Match}
+		if !w.Deadline.IsZero() {
+			wi.Deadline = timestamppb.New(w.Deadline)
+		}
+		p.Waiters = append(p.Waiters, wi)
+	}
+	return p
+}
+
+// externalPrefix marks the pseudo-waiters that record, in the store, which
+// external event types an idle handler accepts (engine waiter ids start
+// with an event id, a number, so they never clash).
+const externalPrefix = "external/"
+
+// metaFromChange is the store's metadata for a handler after an engine change.
+func metaFromChange(c *engine.Change, residency persistence.Residency) (persistence.Handler, error) {
+	h := persistence.Handler{
+		ID: c.HandlerID, Workflow: c.Workflow, Status: persistence.Status(c.Status), Residency: residency,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt, Error: c.Error,
+	}
+	if c.Result != nil {
+		b, err := proto.Marshal(c.Result)
+		if err != nil {
+			return h, err
+		}
+		h.Result = b
+	}
+	if c.Idle != nil {
+		h.IdleSince = c.Idle.Since
+		for _, w := range c.Idle.Waiters {
+			pw := persistence.Waiter{ID: w.ID, Step: w.Step, EventType: w.EventType, Deadline: w.Deadline}
+			if w.Match != nil {
+				b, err := proto.Marshal(w.Match)
+				if err != nil {
+					return h, err
+				}
+				pw.Match = b
+			}
+			h.Waiters = append(h.Waiters, pw)
+		}
+		for _, t := range c.Idle.External {
+			h.Waiters = append(h.Waiters, persistence.Waiter{ID: externalPrefix + t, EventType: t})
+		}
+	}
+	return h, nil
+}
+
+// handlerToProto is the API view of stored metadata.
+func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
+	p := &wfdv1.Handler{
+		HandlerId: h.ID, Workflow: h.Workflow, Status: wfdv1.HandlerStatus(h.Status),
+		Residency: wfdv1.Residency(h.Residency), Error: h.Error, LastSeq: h.LastSeq,
+		CreatedAt: timestamppb.New(h.CreatedAt), UpdatedAt: timestamppb.New(h.UpdatedAt),
+	}
+	if !h.CompletedAt.IsZero() {
+		p.CompletedAt = timestamppb.New(h.CompletedAt)
+	}
+	if len(h.Result) > 0 {
+		var s structpb.Struct
+		if proto.Unmarshal(h.Result, &s) == nil {
+			p.Result = &s
+		}
+	}
+	if !h.IdleSince.IsZero() {
+		p.Idle = &wfdv1.IdleInfo{Since: timestamppb.New(h.IdleSince)}
+		for _, w := range h.Waiters {
+			if strings.HasPrefix(w.ID, externalPrefix) {
+				p.Idle.ExternalEventTypes = append(p.Idle.ExternalEventTypes, w.EventType)
+				continue
+			}
+			wi := &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
+			if len(w.Match) > 0 {
+				var m structpb.Struct
+				if proto.Unmarshal(w.Match, &m) == nil {
+					wi.Match = &m
+				}
+			}
+			if !w.Deadline.IsZero() {
+				wi.Deadline = timestamppb.New(w.Deadline)
+			}
+			p.Idle.Waiters = append(p.Idle.Waiters, wi)
+		}
+	}
+	return p
+}
+
+func workflowToProto(w *engine.Workflow) *wfdv1.Workflow {
+	p := &wfdv1.Workflow{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External}
+	for _, s := range w.Steps {
+		p.Steps = append(p.Steps, s.Name)
+	}
+	return p
+}

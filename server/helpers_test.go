@@ -1,0 +1,183 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence/bolt"
+	"github.com/wfd-dev/wfd/server"
+	"github.com/wfd-dev/wfd/workflows"
+)
+
+// testServer is a real wfd server on a loopback port over a real bbolt file.
+type testServer struct {
+	t      *testing.T
+	dir    string
+	addr   string
+	srv    *server.Server
+	store  *bolt.Store
+	cancel context.CancelFunc
+	done   chan error
+	// http is shared by the test's clients, so stop can close its idle
+	// connections (HTTP/2 shutdown otherwise waits a second for them).
+	http *http.Client
+}
+
+type serverConfig struct {
+	dir       string
+	heartbeat time.Duration
+	workflows []engine.Workflow
+	maxBytes  int
+}
+
+func startServer(t *testing.T, cfg serverConfig) *testServer {
+	t.Helper()
+	if cfg.dir == "" {
+		cfg.dir = t.TempDir()
+	}
+	if cfg.workflows == nil {
+		cfg.workflows = workflows.All()
+	}
+	store, err := bolt.Open(filepath.Join(cfg.dir, "wfd.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(context.Background(), server.Options{
+		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
+	})
+	if err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ts := &testServer{t: t, dir: cfg.dir, addr: l.Addr().String(), srv: srv, store: store, cancel: cancel, done: make(chan error, 1), http: h2cClient()}
+	go func() { ts.done <- srv.Serve(ctx, l, 5*time.Second) }()
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+// stop shuts the server down gracefully and closes its store.
+func (ts *testServer) stop() {
+	if ts.cancel == nil {
+		return
+	}
+	ts.http.CloseIdleConnections()
+	ts.cancel()
+	ts.cancel = nil
+	if err := <-ts.done; err != nil {
+		ts.t.Errorf("Serve: %v", err)
+	}
+	if err := ts.store.Close(); err != nil {
+		ts.t.Errorf("store Close: %v", err)
+	}
+}
+
+// protocols are the wire protocols every service test runs over.
+var protocols = []struct {
+	name string
+	opts []connect.ClientOption
+}{
+	{"connect", nil},
+	{"grpc", []connect.ClientOption{connect.WithGRPC()}},
+	{"grpcweb", []connect.ClientOption{connect.WithGRPCWeb()}},
+}
+
+func (ts *testServer) client(opts ...connect.ClientOption) wfdv1connect.WorkflowServiceClient {
+	return wfdv1connect.NewWorkflowServiceClient(ts.http, "http://"+ts.addr, opts...)
+}
+
+// h2cClient speaks plaintext HTTP/2, which gRPC needs.
+func h2cClient() *http.Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: &p}}
+}
+
+func st(t testing.TB, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func wantCode(t *testing.T, err error, code connect.Code, contains string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %v", code)
+	}
+	if got := connect.CodeOf(err); got != code {
+		t.Fatalf("code %v (%v), want %v", got, err, code)
+	}
+	var ce *connect.Error
+	if contains != "" && (!errors.As(err, &ce) || !strings.Contains(ce.Message(), contains)) {
+		t.Fatalf("message %q does not contain %q", err, contains)
+	}
+}
+
+
+
+// collect reads a stream until it ends, returning its records.
+func collect(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, after uint64) []*wfdv1.Record {
+	t.Helper()
+	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id, AfterSeq: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out []*wfdv1.Record
+	for s.Receive() {
+		if r := s.Msg().GetRecord(); r != nil {
+			out = append(out, r)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return out
+}
+
+// waitIdle polls until the handler is idle.
+func waitIdle(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) *wfdv1.Handler {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Handler.GetIdle() != nil {
+			return res.Handler
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("handler %s never became idle: %v", id, res.Handler)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func errorsAs(err error, target **connect.Error) bool { return errors.As(err, target) }

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"sync"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// subBuffer is how many committed batches a subscriber may lag behind
+// before it is cut loose and must catch up from the store.
+const subBuffer = 256
+
+// hub fans committed records out to the streams that follow a handler. It
+// holds no history: a stream replays from the store and uses the hub only
+// for what is committed after it subscribed.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string]map[*subscription]struct{}
+}
+
+type subscription struct {
+	// ch carries batches of records; it is closed when the subscriber
+	// lagged too far (it then re-reads from the store) or unsubscribed.
+	ch chan []*wfdv1.Record
+}
+
+func newHub() *hub { return &hub{subs: map[string]map[*subscription]struct{}{}} }
+
+func (h *hub) subscribe(id string) *subscription {
+	s := &subscription{ch: make(chan []*wfdv1.Record, subBuffer)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[id] == nil {
+		h.subs[id] = map[*subscription]struct{}{}
+	}
+	h.subs[id][s] = struct{}{}
+	return s
+}
+
+func (h *hub) unsubscribe(id string, s *subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.subs[id][s]; ok {
+		delete(h.subs[id], s)
+		if len(h.subs[id]) == 0 {
+			delete(h.subs, id)
+		}
+		close(s.ch)
+	}
+}
+
+func (h *hub) publish(id string, recs []*wfdv1.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[id] {
+		select {
+		case s.ch <- recs:
+		default:
+			// Too slow: drop it; the stream notices the closed channel
+			// and catches up from the store.
+			delete(h.subs[id], s)
+			close(s.ch)
+		}
+	}
+	if len(h.subs[id]) == 0 {
+		delete(h.subs, id)
+	}
+}
+
+// count returns the number of live subscriptions (for stats).
+func (h *hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.subs {
+		n += len(m)
+	}
+	return n
+}

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// maxCommit caps how many handler changes one commit takes.
+const maxCommit = 1024
+
+// journal is the engine.Journal that makes handler changes durable. Append
+// encodes a change on the handler's goroutine (so encoding runs in
+// parallel across handlers) and queues it; one committer goroutine writes
+// whatever has queued in one store commit, acknowledges the changes, and
+// only then publishes their records to live streams. While one commit
+// fsyncs the next batch gathers, so commits are shared by as many handlers
+// as are busy and no change waits for more than one commit ahead of it.
+type journal struct {
+	store persistence.Store
+	hub   *hub
+	log   *slog.Logger
+	// onCommit is told about every committed change (residency tracking).
+	onCommit func(*engine.Change)
+
+	mu      sync.Mutex
+	queue   []*pending
+	wake    chan struct{}
+	closing bool
+	done    chan struct{}
+}
+
+type pending struct {
+	ec      *engine.Change
+	change  persistence.Change
+	records []*wfdv1.Record
+	err     error // encoding failed
+}
+
+var _ engine.Journal = (*journal)(nil)
+
+func newJournal(store persistence.Store, h *hub, log *slog.Logger, onCommit func(*engine.Change)) *journal {
+	j := &journal{store: store, hub: h, log: log, onCommit: onCommit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go j.commitLoop()
+	return j
+}
+
+// Append implements engine.Journal.
+func (j *journal) Append(c *engine.Change) {
+	p := &pending{ec: c}
+	p.err = j.encode(c, p)
+	j.mu.Lock()
+	if j.closing {
+		j.mu.Unlock()
+		c.Done(fmt.Errorf("%w: server is shutting down", persistence.ErrUnavailable))
+		return
+	}
+	j.queue = append(j.queue, p)
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (j *journal) encode(c *engine.Change, p *pending) error {
+	residency := persistence.ResidencyActive
+	if c.Released {
+		residency = persistence.ResidencyReleased
+	}
+	meta, err := metaFromChange(c, residency)
+	if err != nil {
+		return err
+	}
+	p.change.Handler = meta
+	snap, err := proto.Marshal(c.Snapshot())
+	if err != nil {
+		return err
+	}
+	p.change.Snapshot = snap
+	p.records = make([]*wfdv1.Record, len(c.Records))
+	p.change.Records = make([]persistence.Record, len(c.Records))
+	for i := range c.Records {
+		r := recordToProto(&c.Records[i])
+		b, err := proto.Marshal(r)
+		if err != nil {
+			return err
+		}
+		p.records[i] = r
+		p.change.Records[i] = persistence.Record{Seq: r.Seq, Data: b}
+	}
+	return nil
+}
+
+func (j *journal) commitLoop() {
+	defer close(j.done)
+	for {
+		j.mu.Lock()
+		for len(j.queue) == 0 {
+			if j.closing {
+				j.mu.Unlock()
+				return
+			}
+			j.mu.Unlock()
+			<-j.wake
+			j.mu.Lock()
+		}
+		n := min(len(j.queue), maxCommit)
+		batch := j.queue[:n:n]
+		j.queue = j.queue[n:]
+		j.mu.Unlock()
+		j.commit(batch)
+	}
+}
+
+func (j *journal) commit(batch []*pending) {
+	changes := make([]persistence.Change, 0, len(batch))
+	for _, p := range batch {
+		if p.err == nil {
+			changes = append(changes, p.change)
+		}
+	}
+	err := j.store.Write(context.Background(), changes...)
+	if err != nil && !errors.Is(err, persistence.ErrUnavailable) && len(changes) > 1 {
+		// One bad change must not fail the others: write them one by one.
+		for _, p := range batch {
+			if p.err == nil {
+				p.err = j.store.Write(context.Background(), p.change)
+			}
+		}
+		err = nil
+	}
+	for _, p := range batch {
+		e := p.err
+		if e == nil {
+			e = err
+		}
+		if e != nil {
+			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e)
+			p.ec.Done(e)
+			continue
+		}
+		p.ec.Done(nil)
+		if j.onCommit != nil {
+			j.onCommit(p.ec)
+		}
+		j.hub.publish(p.ec.HandlerID, p.records)
+	}
+}
+
+// close stops taking changes once the queue is empty and waits for the
+// last commit.
+func (j *journal) close(ctx context.Context) error {
+	j.mu.Lock()
+	j.closing = true
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case <-j.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

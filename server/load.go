@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// loadCall is one load of a handler into memory that concurrent callers share.
+type loadCall struct {
+	done chan struct{}
+	h    *engine.Handler
+	err  error
+}
+
+// live returns the in-memory handler, loading it from its last checkpoint
+// if it is not in memory. However many callers ask at once, the handler is
+// loaded once; they all wait for that load.
+func (s *Server) live(ctx context.Context, id string) (*engine.Handler, error) {
+	if h, ok := s.engine.Handler(id); ok {
+		return h, nil
+	}
+	s.loadMu.Lock()
+	if h, ok := s.engine.Handler(id); ok {
+		s.loadMu.Unlock()
+		return h, nil
+	}
+	c, ok := s.loading[id]
+	if !ok {
+		c = &loadCall{done: make(chan struct{})}
+		s.loading[id] = c
+		s.loadMu.Unlock()
+		// The load must not fail because the caller that started it went
+		// away: others may be waiting for it.
+		c.h, c.err = s.load(context.WithoutCancel(ctx), id)
+		s.loadMu.Lock()
+		delete(s.loading, id)
+		s.loadMu.Unlock()
+		close(c.done)
+		return c.h, c.err
+	}
+	s.loadMu.Unlock()
+	select {
+	case <-c.done:
+		return c.h, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// load restores a running handler from the store.
+func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
+	meta, err := s.store.GetHandler(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Status != persistence.StatusRunning {
+		return nil, fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, meta.Status)
+	}
+	raw, err := s.store.LoadSnapshot(ctx, id)
+	if err != nil && !errors.Is(err, persistence.ErrCorrupt) && !errors.Is(err, persistence.ErrNotFound) {
+		return nil, err
+	}
+	var st wfdv1.HandlerState
+	if err == nil {
+		err = proto.Unmarshal(raw, &st)
+	}
+	if err != nil {
+		return nil, s.failHandler(ctx, meta, fmt.Errorf("cannot decode its checkpoint: %w", err))
+	}
+	h, err := s.engine.Restore(ctx, &st)
+	switch {
+	case err == nil:
+		return h, nil
+	case errors.Is(err, engine.ErrHandlerExists):
+		if h, ok := s.engine.Handler(id); ok {
+			return h, nil
+		}
+		return nil, err
+	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, engine.ErrInvalidState), errors.Is(err, engine.ErrHandlerDone):
+		return nil, s.failHandler(ctx, meta, fmt.Errorf("cannot restore its checkpoint: %w", err))
+	}
+	return nil, err
+}
+
+// failHandler ends a handler that cannot be restored: it is marked failed
+// with the reason and its stream gets a terminal record. The server goes on.
+func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, cause error) error {
+	s.log.Error("handler cannot be restored; marking it failed", "handler", meta.ID, "err", cause)
+	now := s.opts.Now()
+	meta.Status = persistence.StatusFailed
+	meta.Error = cause.Error()
+	meta.CompletedAt, meta.UpdatedAt = now, now
+	meta.IdleSince = time.Time{}
+	meta.Waiters = nil
+	meta.Residency = persistence.ResidencyReleased
+	rec := &wfdv1.Record{Seq: meta.LastSeq + 1, Time: timestamppb.New(now), Kind: &wfdv1.Record_HandlerFinished{
+		HandlerFinished: &wfdv1.HandlerFinished{Status: wfdv1.HandlerStatus_HANDLER_STATUS_FAILED, Error: meta.Error},
+	}}
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Write(ctx, persistence.Change{Handler: meta, Records: []persistence.Record{{Seq: rec.Seq, Data: b}}}); err != nil {
+		return err
+	}
+	s.hub.publish(meta.ID, []*wfdv1.Record{rec})
+	return fmt.Errorf("%w: handler %s failed: %w", engine.ErrHandlerDone, meta.ID, cause)
+}
+
+// recover resumes every handler that was running in memory when the
+// process stopped. Released handlers stay in the store until something
+// wakes them. A handler that cannot be restored is marked failed.
+func (s *Server) recover(ctx context.Context) error {
+	start := time.Now()
+	n, failed := 0, 0
+	token := ""
+	for {
+		hs, next, err := s.store.ListHandlers(ctx, persistence.Query{
+			Statuses: []persistence.Status{persistence.StatusRunning}, Residency: persistence.ResidencyActive,
+			PageSize: persistence.MaxPageSize, PageToken: token,
+		})
+		if err != nil {
+			return fmt.Errorf("server: recover: %w", err)
+		}
+		for _, h := range hs {
+			if _, err := s.live(ctx, h.ID); err != nil {
+				if !errors.Is(err, engine.ErrHandlerDone) {
+					return fmt.Errorf("server: recover %s: %w", h.ID, err)
+				}
+				failed++
+				continue
+			}
+			n++
+		}
+		if next == "" {
+			break
+		}
+		token = next
+	}
+	if n+failed > 0 {
+		s.log.Info("recovered handlers", "resumed", n, "failed", failed, "took", time.Since(start))
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Store keeps handlers durable. Required; the server does not close it.
+	Store persistence.Store
+	// Workflows to serve.
+	Workflows []engine.Workflow
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Heartbeat is how often a quiet stream gets a heartbeat (default 15s,
+	// well inside the 60 s that proxies such as nginx allow a silent stream).
+	Heartbeat time.Duration
+	// MaxMessageBytes bounds a request message (default 4 MiB).
+	MaxMessageBytes int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Server is wfd's API on top of an engine and a store.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	store   persistence.Store
+	engine  *engine.Engine
+	journal *journal
+	hub     *hub
+
+	loadMu  sync.Mutex
+	loading map[string]*loadCall
+	// starting serialises RunWorkflow calls that name the same handler id.
+	starting keyedMutex
+
+	// streams is cancelled when the server shuts down, ending every stream.
+	streams      context.Context
+	stopStreams  context.CancelFunc
+	shutdownOnce sync.Once
+}
+
+// New builds a server and resumes the handlers that were running in the
+// store (their in-progress step runs run again).
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("server: Options.Store is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = 4 << 20
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}}
+	s.streams, s.stopStreams = context.WithCancel(context.Background())
+	s.journal = newJournal(opts.Store, s.hub, opts.Logger, nil)
+	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now})
+	for _, w := range opts.Workflows {
+		if err := s.engine.Register(w); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
+	if err := s.recover(ctx); err != nil {
+		_ = s.Close(ctx)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Engine returns the server's engine (for embedding and tests).
+func (s *Server) Engine() *engine.Engine { return s.engine }
+
+// Handler returns the HTTP handler that serves the API, health checks and
+// reflection.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	opts := []connect.HandlerOption{
+		connect.WithReadMaxBytes(s.opts.MaxMessageBytes),
+		connect.WithSendMaxBytes(64 << 20),
+	}
+	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, opts...))
+	checker := grpchealth.NewStaticChecker(wfdv1connect.WorkflowServiceName)
+	mux.Handle(grpchealth.NewHandler(checker))
+	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, grpchealth.HealthV1ServiceName)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	return mux
+}
+
+// HTTPServer returns an http.Server for Handler that speaks HTTP/1.1 and
+// plaintext HTTP/2 (needed by gRPC) on one port.
+func (s *Server) HTTPServer() *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           s.Handler(),
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return s.streams },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Serve serves l until ctx is done, then shuts down gracefully: it stops
+// accepting calls, ends streams, lets step runs in progress finish (until
+// the grace period passes), checkpoints every handler and waits for the
+// last commit.
+func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
+	hs := s.HTTPServer()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		_ = s.Close(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	s.stopStreams()
+	herr := hs.Shutdown(sctx)
+	if cerr := s.Close(sctx); cerr != nil {
+		return cerr
+	}
+	if herr != nil && !errors.Is(herr, context.DeadlineExceeded) {
+		return herr
+	}
+	return nil
+}
+
+// Close stops the engine (letting runs in progress finish until ctx is
+// done) and waits for the journal's last commit. The store stays open.
+func (s *Server) Close(ctx context.Context) error {
+	var err error
+	s.shutdownOnce.Do(func() {
+		s.stopStreams()
+		eerr := s.engine.Close(ctx)
+		jerr := s.journal.close(context.Background())
+		err = errors.Join(eerr, jerr)
+	})
+	return err
+}

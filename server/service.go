@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// service implements the RPCs. Every method returns errors through
+// toConnect, the one place that picks status codes.
+type service struct {
+	s *Server
+}
+
+var _ wfdv1connect.WorkflowServiceHandler = (*service)(nil)
+
+func (v *service) ListWorkflows(context.Context, *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
+	out := &wfdv1.ListWorkflowsResponse{}
+	for _, w := range v.s.engine.Workflows() {
+		out.Workflows = append(out.Workflows, workflowToProto(&w))
+	}
+	return out, nil
+}
+
+func (v *service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.RunWorkflowResponse, error) {
+	h, err := v.s.run(ctx, req)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.RunWorkflowResponse{Handler: h}, nil
+}
+
+func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.Handler, error) {
+	if err := validateRun(req); err != nil {
+		return nil, err
+	}
+	if _, ok := s.engine.Workflow(req.GetWorkflow()); !ok {
+		return nil, fmt.Errorf("%w: %q", engine.ErrUnknownWorkflow, req.GetWorkflow())
+	}
+	id := req.GetHandlerId()
+	if id != "" {
+		// Calls with the same id take turns, so a repeat sees the first
+		// call's handler once it is durable.
+		unlock := s.starting.lock(id)
+		defer unlock()
+		if h, err := s.existing(ctx, id, req.GetWorkflow()); h != nil || err != nil {
+			return h, err
+		}
+	}
+	input := req.GetInput()
+	if input == nil {
+		input = &structpb.Struct{}
+	}
+	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
+	if err != nil {
+		return nil, err
+	}
+	return s.get(ctx, h.ID())
+}
+
+// existing returns the stored handler with that id if it runs the same
+// workflow, ALREADY_EXISTS if it runs another, and nothing if there is none.
+func (s *Server) existing(ctx context.Context, id, workflow string) (*wfdv1.Handler, error) {
+	meta, err := s.store.GetHandler(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if meta.Workflow != workflow {
+		return nil, fmt.Errorf("%w: handler %s runs workflow %q, not %q", errAlreadyExists, id, meta.Workflow, workflow)
+	}
+	return handlerToProto(&meta), nil
+}
+
+func (s *Server) get(ctx context.Context, id string) (*wfdv1.Handler, error) {
+	meta, err := s.store.GetHandler(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return handlerToProto(&meta), nil
+}
+
+func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) (*wfdv1.GetHandlerResponse, error) {
+	if err := checkHandlerID(req.GetHandlerId()); err != nil {
+		return nil, toConnect(err)
+	}
+	h, err := v.s.get(ctx, req.GetHandlerId())
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.GetHandlerResponse{Handler: h}, nil
+}
+
+func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersRequest) (*wfdv1.ListHandlersResponse, error) {
+	if err := validateList(req); err != nil {
+		return nil, toConnect(err)
+	}
+	q := persistence.Query{
+		Workflow: req.GetWorkflow(), IdleOnly: req.GetIdleOnly(), Residency: persistence.Residency(req.GetResidency()),
+		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken(), Now: v.s.opts.Now(),
+	}
+	for _, st := range req.GetStatuses() {
+		q.Statuses = append(q.Statuses, persistence.Status(st))
+	}
+	if d := req.GetIdleFor(); d != nil {
+		q.IdleFor = d.AsDuration()
+	}
+	hs, next, err := v.s.store.ListHandlers(ctx, q)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	out := &wfdv1.ListHandlersResponse{NextPageToken: next, Handlers: make([]*wfdv1.Handler, len(hs))}
+	for i := range hs {
+		out.Handlers[i] = handlerToProto(&hs[i])
+	}
+	return out, nil
+}
+
+func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*wfdv1.SendEventResponse, error) {
+	if err := validateSend(req); err != nil {
+		return nil, toConnect(err)
+	}
+	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
+	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { return h.SendEvent(ctx, ev) })
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	h, err := v.s.get(ctx, req.GetHandlerId())
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.SendEventResponse{Handler: h}, nil
+}
+
+// withLive runs fn on the in-memory handler, loading it if needed. If the
+// handler leaves memory between the lookup and fn (a release racing with
+// the call), it is loaded again and fn retried, so nothing is lost.
+func (s *Server) withLive(ctx context.Context, id string, fn func(*engine.Handler) error) error {
+	for range 3 {
+		h, err := s.live(ctx, id)
+		if err != nil {
+			return err
+		}
+		err = fn(h)
+		if errors.Is(err, engine.ErrReleased) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("%w: handler %s keeps leaving memory; try again", engine.ErrClosed, id)
+}
+
+func (v *service) CancelHandler(ctx context.Context, req *wfdv1.CancelHandlerRequest) (*wfdv1.CancelHandlerResponse, error) {
+	if err := checkHandlerID(req.GetHandlerId()); err != nil {
+		return nil, toConnect(err)
+	}
+	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { return h.Cancel(ctx) })
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	h, err := v.s.get(ctx, req.GetHandlerId())
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.CancelHandlerResponse{Handler: h}, nil
+}
+
+func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerRequest) (*wfdv1.ReleaseHandlerResponse, error) {
+	if err := checkHandlerID(req.GetHandlerId()); err != nil {
+		return nil, toConnect(err)
+	}
+	id := req.GetHandlerId()
+	if h, ok := v.s.engine.Handler(id); ok {
+		if _, err := h.Release(ctx); err != nil && !errors.Is(err, engine.ErrReleased) {
+			return nil, toConnect(err)
+		}
+	}
+	meta, err := v.s.store.GetHandler(ctx, id)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	if meta.Status != persistence.StatusRunning {
+		return nil, toConnect(fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, meta.Status))
+	}
+	return &wfdv1.ReleaseHandlerResponse{Handler: handlerToProto(&meta)}, nil
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// replayPage is how many records one store read returns during replay.
+const replayPage = 500
+
+func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsRequest, out *connect.ServerStream[wfdv1.StreamEventsResponse]) error {
+	if err := checkHandlerID(req.GetHandlerId()); err != nil {
+		return toConnect(err)
+	}
+	return toConnect(v.s.stream(ctx, req.GetHandlerId(), req.GetAfterSeq(), func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) }))
+}
+
+// stream sends the handler's records after `after`: first from the store,
+// then live from the hub, and returns after the terminal record. It never
+// loads the handler: a stream follows a released handler without waking it.
+//
+// It subscribes before it reads the store, so a record committed meanwhile
+// is either read or received (or both: sequence numbers drop duplicates).
+// A subscriber that falls behind is cut loose by the hub and catches up
+// from the store again.
+func (s *Server) stream(ctx context.Context, id string, after uint64, send func(*wfdv1.StreamEventsResponse) error) error {
+	meta, err := s.store.GetHandler(ctx, id)
+	if err != nil {
+		return err
+	}
+	// A finished handler's stream is complete in the store: replay it and
+	// end, even when the caller resumes after the terminal record.
+	finished := meta.Status != persistence.StatusRunning
+	last := after
+	heartbeat := time.NewTicker(s.opts.Heartbeat)
+	defer heartbeat.Stop()
+	emit := func(r *wfdv1.Record) (done bool, err error) {
+		if r.GetSeq() <= last {
+			return false, nil
+		}
+		if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: r}}); err != nil {
+			return false, err
+		}
+		last = r.GetSeq()
+		heartbeat.Reset(s.opts.Heartbeat)
+		return r.GetHandlerFinished() != nil, nil
+	}
+	for {
+		sub := s.hub.subscribe(id)
+		done, err := s.replay(ctx, id, &last, emit)
+		if done || err != nil || finished {
+			s.hub.unsubscribe(id, sub)
+			return err
+		}
+	follow:
+		for {
+			select {
+			case recs, ok := <-sub.ch:
+				if !ok {
+					break follow // lagged: catch up from the store
+				}
+				if len(recs) > 0 && recs[0].GetSeq() > last+1 {
+					s.hub.unsubscribe(id, sub)
+					break follow // a gap: the store has what is missing
+				}
+				for _, r := range recs {
+					done, err := emit(r)
+					if done || err != nil {
+						s.hub.unsubscribe(id, sub)
+						return err
+					}
+				}
+			case <-heartbeat.C:
+				if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: last}}}); err != nil {
+					s.hub.unsubscribe(id, sub)
+					return err
+				}
+			case <-ctx.Done():
+				s.hub.unsubscribe(id, sub)
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+// replay sends stored records after *last.
+func (s *Server) replay(ctx context.Context, id string, last *uint64, emit func(*wfdv1.Record) (bool, error)) (bool, error) {
+	for {
+		recs, err := s.store.ReadRecords(ctx, id, *last, replayPage)
+		if err != nil {
+			return false, err
+		}
+		for _, raw := range recs {
+			var r wfdv1.Record
+			if err := proto.Unmarshal(raw.Data, &r); err != nil {
+				return false, fmt.Errorf("%w: record %d of handler %s: %w", persistence.ErrCorrupt, raw.Seq, id, err)
+			}
+			done, err := emit(&r)
+			if done || err != nil {
+				return done, err
+			}
+		}
+		if len(recs) < replayPage {
+			return false, nil
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// Limits on request fields.
+const (
+	maxHandlerIDLen = 128
+	maxNameLen      = 256
+	maxPageSize     = 1000
+)
+
+// checkHandlerID accepts [A-Za-z0-9._:-]{1,128}.
+func checkHandlerID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: handler_id is required", errInvalid)
+	}
+	if len(id) > maxHandlerIDLen {
+		return fmt.Errorf("%w: handler_id is longer than %d characters", errInvalid, maxHandlerIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return fmt.Errorf("%w: handler_id %q: character %q not allowed (use A-Z a-z 0-9 . _ : -)", errInvalid, id, c)
+		}
+	}
+	return nil
+}
+
+// checkName accepts a non-empty printable UTF-8 name of bounded length.
+func checkName(field, s string) error {
+	if s == "" {
+		return fmt.Errorf("%w: %s is required", errInvalid, field)
+	}
+	if len(s) > maxNameLen {
+		return fmt.Errorf("%w: %s is longer than %d bytes", errInvalid, field, maxNameLen)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: %s is not valid UTF-8", errInvalid, field)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%w: %s %q contains a control character", errInvalid, field, s)
+		}
+	}
+	return nil
+}
+
+func validateRun(r *wfdv1.RunWorkflowRequest) error {
+	if err := checkName("workflow", r.GetWorkflow()); err != nil {
+		return err
+	}
+	if r.GetHandlerId() != "" {
+		return checkHandlerID(r.GetHandlerId())
+	}
+	return nil
+}
+
+func validateSend(r *wfdv1.SendEventRequest) error {
+	if err := checkHandlerID(r.GetHandlerId()); err != nil {
+		return err
+	}
+	if r.GetEvent() == nil {
+		return fmt.Errorf("%w: event is required", errInvalid)
+	}
+	return checkName("event.type", r.GetEvent().GetType())
+}
+
+func validateList(r *wfdv1.ListHandlersRequest) error {
+	if r.GetWorkflow() != "" {
+		if err := checkName("workflow", r.GetWorkflow()); err != nil {
+			return err
+		}
+	}
+	for _, s := range r.GetStatuses() {
+		if _, ok := wfdv1.HandlerStatus_name[int32(s)]; !ok || s == wfdv1.HandlerStatus_HANDLER_STATUS_UNSPECIFIED {
+			return fmt.Errorf("%w: statuses: unknown status %d", errInvalid, s)
+		}
+	}
+	if _, ok := wfdv1.Residency_name[int32(r.GetResidency())]; !ok {
+		return fmt.Errorf("%w: residency: unknown value %d", errInvalid, r.GetResidency())
+	}
+	if r.GetPageSize() < 0 || r.GetPageSize() > maxPageSize {
+		return fmt.Errorf("%w: page_size %d is outside 0..%d", errInvalid, r.GetPageSize(), maxPageSize)
+	}
+	if d := r.GetIdleFor(); d != nil {
+		if err := d.CheckValid(); err != nil {
+			return fmt.Errorf("%w: idle_for: %w", errInvalid, err)
+		}
+		if d.AsDuration() < 0 {
+			return fmt.Errorf("%w: idle_for is negative", errInvalid)
+		}
+	}
+	return nil
+}
