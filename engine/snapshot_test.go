@@ -33,8 +33,8 @@ func TestReleaseAndRestore(t *testing.T) {
 	if last := changes[len(changes)-1]; !last.Released || last.Idle == nil {
 		t.Fatalf("last change Released=%v Idle=%v", last.Released, last.Idle)
 	}
-	if err := h.SendEvent(context.Background(), engine.Event{Type: "approval"}); !errors.Is(err, engine.ErrClosed) {
-		t.Fatalf("SendEvent to released handle = %v, want ErrClosed", err)
+	if err := h.SendEvent(context.Background(), engine.Event{Type: "approval"}); !errors.Is(err, engine.ErrReleased) {
+		t.Fatalf("SendEvent to released handle = %v, want ErrReleased", err)
 	}
 	// The snapshot survives a trip through its wire format.
 	raw, err := proto.Marshal(snap)
