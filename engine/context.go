@@ -172,10 +172,14 @@ func (sc *StepContext) Collect(ev Event, types ...string) ([]Event, error) {
 	return r.events, err
 }
 
-// Get reads a value of the handler's key/value store.
+// Get reads a value of the handler's key/value store. The value is a copy
+// the step may change; Set stores it.
 func (sc *StepContext) Get(key string) (*structpb.Value, bool) {
 	r, err := sc.roundTrip(msg{kind: msgGet, key: key})
-	return r.val, err == nil && r.ok
+	if err != nil || !r.ok {
+		return nil, false
+	}
+	return proto.Clone(r.val).(*structpb.Value), true
 }
 
 // Set writes a value of the handler's key/value store; nil deletes the key.

@@ -35,8 +35,10 @@ type Change struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	CompletedAt time.Time
-	Result      *structpb.Struct
-	Error       string
+	// Deadline is the end of the whole-workflow timeout (zero: none).
+	Deadline time.Time
+	Result   *structpb.Struct
+	Error    string
 	// Records are new since the previous change, in sequence order.
 	Records []Record
 

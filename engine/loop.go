@@ -584,7 +584,7 @@ func (r *runner) flush() {
 	}
 	c := &Change{
 		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
-		Status: s.status, Idle: s.idle, CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt,
+		Status: s.status, Idle: s.idle, CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt, Deadline: s.deadline,
 		Result: s.result, Error: s.err, Records: r.records, st: s, acks: r.acks,
 	}
 	r.records, r.acks, r.created = nil, nil, false

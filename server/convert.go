@@ -13,7 +13,6 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-
 // recordToProto turns an engine record into its wire form.
 func recordToProto(r *engine.Record) *wfdv1.Record {
 	p := &wfdv1.Record{Seq: r.Seq, Time: timestamppb.New(r.Time)}
@@ -55,10 +54,15 @@ func idleToProto(i *engine.Idle) *wfdv1.IdleInfo {
 	return p
 }
 
-// externalPrefix marks the pseudo-waiters that record, in the store, which
-// external event types an idle handler accepts (engine waiter ids start
-// with an event id, a number, so they never clash).
-const externalPrefix = "external/"
+// The store's waiter list also holds two kinds of pseudo-waiters, which
+// engine waiter ids (they start with an event id, a number) never clash
+// with: the external event types an idle handler accepts, and the end of
+// its whole-workflow timeout, so that the store's timer index wakes a
+// released handler when it passes.
+const (
+	externalPrefix = "~external/"
+	timeoutWaiter  = "~timeout"
+)
 
 // metaFromChange is the store's metadata for a handler after an engine change.
 func metaFromChange(c *engine.Change, residency persistence.Residency) (persistence.Handler, error) {
@@ -89,6 +93,9 @@ func metaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 		for _, t := range c.Idle.External {
 			h.Waiters = append(h.Waiters, persistence.Waiter{ID: externalPrefix + t, EventType: t})
 		}
+		if !c.Deadline.IsZero() {
+			h.Waiters = append(h.Waiters, persistence.Waiter{ID: timeoutWaiter, Deadline: c.Deadline})
+		}
 	}
 	return h, nil
 }
@@ -114,6 +121,9 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 		for _, w := range h.Waiters {
 			if strings.HasPrefix(w.ID, externalPrefix) {
 				p.Idle.ExternalEventTypes = append(p.Idle.ExternalEventTypes, w.EventType)
+				continue
+			}
+			if w.ID == timeoutWaiter {
 				continue
 			}
 			wi := &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}

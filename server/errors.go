@@ -33,14 +33,16 @@ func toConnect(err error) error {
 		code = connect.CodeCanceled
 	case errors.Is(err, context.DeadlineExceeded):
 		code = connect.CodeDeadlineExceeded
-	case errors.Is(err, errInvalid), errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, persistence.ErrInvalid):
-		code = connect.CodeInvalidArgument
-	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, persistence.ErrNotFound):
-		code = connect.CodeNotFound
-	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists):
-		code = connect.CodeAlreadyExists
+	// A finished handler's error may also name its cause (an unknown
+	// workflow, say): the handler's state decides the code.
 	case errors.Is(err, engine.ErrHandlerDone), errors.Is(err, engine.ErrNotIdle), errors.Is(err, errFailedPrecondition):
 		code = connect.CodeFailedPrecondition
+	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, persistence.ErrNotFound):
+		code = connect.CodeNotFound
+	case errors.Is(err, errInvalid), errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, persistence.ErrInvalid):
+		code = connect.CodeInvalidArgument
+	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists):
+		code = connect.CodeAlreadyExists
 	case errors.Is(err, persistence.ErrUnavailable), errors.Is(err, engine.ErrClosed), errors.Is(err, engine.ErrReleased):
 		code = connect.CodeUnavailable
 	case errors.Is(err, persistence.ErrCorrupt):

@@ -41,6 +41,9 @@ type serverConfig struct {
 	heartbeat time.Duration
 	workflows []engine.Workflow
 	maxBytes  int
+	// idleTimeout and maxIdle set the release triggers.
+	idleTimeout time.Duration
+	maxIdle     int
 }
 
 func startServer(t *testing.T, cfg serverConfig) *testServer {
@@ -57,6 +60,7 @@ func startServer(t *testing.T, cfg serverConfig) *testServer {
 	}
 	srv, err := server.New(context.Background(), server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
+		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle,
 	})
 	if err != nil {
 		store.Close()
@@ -138,8 +142,6 @@ func wantCode(t *testing.T, err error, code connect.Code, contains string) {
 		t.Fatalf("message %q does not contain %q", err, contains)
 	}
 }
-
-
 
 // collect reads a stream until it ends, returning its records.
 func collect(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, after uint64) []*wfdv1.Record {

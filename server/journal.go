@@ -29,6 +29,7 @@ type journal struct {
 	store persistence.Store
 	hub   *hub
 	log   *slog.Logger
+	stats *stats
 	// onCommit is told about every committed change (residency tracking).
 	onCommit func(*engine.Change)
 
@@ -48,8 +49,8 @@ type pending struct {
 
 var _ engine.Journal = (*journal)(nil)
 
-func newJournal(store persistence.Store, h *hub, log *slog.Logger, onCommit func(*engine.Change)) *journal {
-	j := &journal{store: store, hub: h, log: log, onCommit: onCommit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change)) *journal {
+	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go j.commitLoop()
 	return j
 }
@@ -130,6 +131,8 @@ func (j *journal) commit(batch []*pending) {
 		}
 	}
 	err := j.store.Write(context.Background(), changes...)
+	j.stats.commits.Add(1)
+	j.stats.changes.Add(int64(len(changes)))
 	if err != nil && !errors.Is(err, persistence.ErrUnavailable) && len(changes) > 1 {
 		// One bad change must not fail the others: write them one by one.
 		for _, p := range batch {

@@ -59,6 +59,7 @@ func (s *Server) live(ctx context.Context, id string) (*engine.Handler, error) {
 
 // load restores a running handler from the store.
 func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
+	start := time.Now()
 	meta, err := s.store.GetHandler(ctx, id)
 	if err != nil {
 		return nil, err
@@ -80,6 +81,7 @@ func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
 	h, err := s.engine.Restore(ctx, &st)
 	switch {
 	case err == nil:
+		s.stats.rehydrated(time.Since(start))
 		return h, nil
 	case errors.Is(err, engine.ErrHandlerExists):
 		if h, ok := s.engine.Handler(id); ok {
@@ -117,12 +119,14 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 	return fmt.Errorf("%w: handler %s failed: %w", engine.ErrHandlerDone, meta.ID, cause)
 }
 
-// recover resumes every handler that was running in memory when the
-// process stopped. Released handlers stay in the store until something
-// wakes them. A handler that cannot be restored is marked failed.
+// recover resumes every handler that was busy in memory when the process
+// stopped. Released handlers stay in the store until something wakes them
+// (an event, a due timer), and so do handlers that were idle in memory:
+// they are marked released, so start-up time does not grow with them. A
+// handler that cannot be restored is marked failed.
 func (s *Server) recover(ctx context.Context) error {
 	start := time.Now()
-	n, failed := 0, 0
+	n, failed, released := 0, 0, 0
 	token := ""
 	for {
 		hs, next, err := s.store.ListHandlers(ctx, persistence.Query{
@@ -132,7 +136,15 @@ func (s *Server) recover(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("server: recover: %w", err)
 		}
+		var toRelease []persistence.Change
 		for _, h := range hs {
+			if !h.IdleSince.IsZero() {
+				// It was idle in memory when the process stopped: it stays
+				// in the store, like a released handler, until woken.
+				h.Residency = persistence.ResidencyReleased
+				toRelease = append(toRelease, persistence.Change{Handler: h})
+				continue
+			}
 			if _, err := s.live(ctx, h.ID); err != nil {
 				if !errors.Is(err, engine.ErrHandlerDone) {
 					return fmt.Errorf("server: recover %s: %w", h.ID, err)
@@ -142,13 +154,19 @@ func (s *Server) recover(ctx context.Context) error {
 			}
 			n++
 		}
+		if len(toRelease) > 0 {
+			if err := s.store.Write(ctx, toRelease...); err != nil {
+				return fmt.Errorf("server: recover: marking idle handlers released: %w", err)
+			}
+			released += len(toRelease)
+		}
 		if next == "" {
 			break
 		}
 		token = next
 	}
-	if n+failed > 0 {
-		s.log.Info("recovered handlers", "resumed", n, "failed", failed, "took", time.Since(start))
+	if n+failed+released > 0 {
+		s.log.Info("recovered handlers", "resumed", n, "released", released, "failed", failed, "took", time.Since(start))
 	}
 	return nil
 }

@@ -74,6 +74,10 @@ func TestCorruptSnapshotFailsOnlyThatHandler(t *testing.T) {
 
 	ts = startServer(t, serverConfig{dir: dir})
 	c = ts.client()
+	// Idle handlers stay in the store after a restart; waking this one
+	// finds the corrupt snapshot.
+	_, err = sendEv(t, c, bad.HandlerId, "approval", nil)
+	wantCode(t, err, connect.CodeFailedPrecondition, "cannot decode its checkpoint")
 	res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: bad.HandlerId})
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +104,8 @@ func TestUnregisteredWorkflowFailsHandler(t *testing.T) {
 	ts.stop()
 
 	ts = startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{workflows.Echo()}})
+	_, err := sendEv(t, ts.client(), h.HandlerId, "approval", nil)
+	wantCode(t, err, connect.CodeFailedPrecondition, "unknown workflow")
 	res, err := ts.client().GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: h.HandlerId})
 	if err != nil {
 		t.Fatal(err)

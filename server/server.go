@@ -35,6 +35,12 @@ type Options struct {
 	MaxMessageBytes int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// IdleTimeout releases a handler that has been idle in memory this
+	// long; 0 disables the timeout (the command line's default is 30s).
+	IdleTimeout time.Duration
+	// MaxIdleInMemory caps the idle handlers kept in memory; past it the
+	// least recently active are released. 0 means no cap.
+	MaxIdleInMemory int
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -50,6 +56,15 @@ type Server struct {
 	loading map[string]*loadCall
 	// starting serialises RunWorkflow calls that name the same handler id.
 	starting keyedMutex
+
+	idle   *idleSet
+	reaper *reaper
+	timers *scheduler
+	stats  stats
+	// background runs the reaper and the timer scheduler.
+	background     context.Context
+	stopBackground context.CancelFunc
+	backgroundDone sync.WaitGroup
 
 	// streams is cancelled when the server shuts down, ending every stream.
 	streams      context.Context
@@ -75,9 +90,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}}
+	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet()}
 	s.streams, s.stopStreams = context.WithCancel(context.Background())
-	s.journal = newJournal(opts.Store, s.hub, opts.Logger, nil)
+	s.background, s.stopBackground = context.WithCancel(context.Background())
+	keep := -1
+	if opts.MaxIdleInMemory > 0 {
+		keep = opts.MaxIdleInMemory
+	}
+	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
+	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
+	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed)
 	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now})
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
@@ -88,7 +110,32 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		_ = s.Close(ctx)
 		return nil, err
 	}
+	s.backgroundDone.Go(func() { s.timers.run(s.background) })
+	if opts.IdleTimeout > 0 || keep >= 0 {
+		s.backgroundDone.Go(func() { s.reaper.run(s.background) })
+	}
 	return s, nil
+}
+
+// committed is told about every change the journal has made durable.
+func (s *Server) committed(c *engine.Change) {
+	if s.idle.observe(c, s.opts.Now()) && s.reaper.keep >= 0 && s.idle.len() > s.reaper.keep {
+		s.reaper.poke()
+	}
+	if c.Released {
+		s.stats.releases.Add(1)
+		due := c.Deadline
+		if c.Idle != nil {
+			for _, w := range c.Idle.Waiters {
+				if !w.Deadline.IsZero() && (due.IsZero() || w.Deadline.Before(due)) {
+					due = w.Deadline
+				}
+			}
+		}
+		if !due.IsZero() {
+			s.timers.notify(due)
+		}
+	}
 }
 
 // Engine returns the server's engine (for embedding and tests).
@@ -162,6 +209,8 @@ func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.shutdownOnce.Do(func() {
 		s.stopStreams()
+		s.stopBackground()
+		s.backgroundDone.Wait()
 		eerr := s.engine.Close(ctx)
 		jerr := s.journal.close(context.Background())
 		err = errors.Join(eerr, jerr)

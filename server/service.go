@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -131,6 +133,9 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 		return nil, toConnect(err)
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
+	if err := v.s.refuseWithoutLoading(ctx, req.GetHandlerId(), ev.Type); err != nil {
+		return nil, toConnect(err)
+	}
 	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { return h.SendEvent(ctx, ev) })
 	if err != nil {
 		return nil, toConnect(err)
@@ -140,6 +145,37 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 		return nil, toConnect(err)
 	}
 	return &wfdv1.SendEventResponse{Handler: h}, nil
+}
+
+// refuseWithoutLoading rejects, from the stored metadata alone, an event
+// for a handler that is not in memory when loading it could not help: the
+// handler is finished, or idle with no waiter for the type and the workflow
+// does not accept it from outside. A handler in memory is left to the engine.
+func (s *Server) refuseWithoutLoading(ctx context.Context, id, typ string) error {
+	if _, ok := s.engine.Handler(id); ok {
+		return nil
+	}
+	meta, err := s.store.GetHandler(ctx, id)
+	if err != nil {
+		return err
+	}
+	if meta.Status != persistence.StatusRunning {
+		return fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, meta.Status)
+	}
+	if meta.IdleSince.IsZero() {
+		return nil
+	}
+	wf, ok := s.engine.Workflow(meta.Workflow)
+	if !ok || slices.Contains(wf.External, typ) {
+		return nil
+	}
+	for _, w := range meta.Waiters {
+		if w.EventType == typ && !strings.HasPrefix(w.ID, externalPrefix) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: workflow %q does not accept %q from outside (it accepts %v) and no step of handler %s waits for it",
+		engine.ErrInvalidEvent, meta.Workflow, typ, wf.External, id)
 }
 
 // withLive runs fn on the in-memory handler, loading it if needed. If the

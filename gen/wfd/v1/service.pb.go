@@ -974,6 +974,175 @@ func (x *ReleaseHandlerResponse) GetHandler() *Handler {
 	return nil
 }
 
+type GetStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStatsRequest) Reset() {
+	*x = GetStatsRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStatsRequest) ProtoMessage() {}
+
+func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
+func (*GetStatsRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
+}
+
+type GetStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Running handlers in memory (busy or idle).
+	HandlersActive int64 `protobuf:"varint,1,opt,name=handlers_active,json=handlersActive,proto3" json:"handlers_active,omitempty"`
+	// Of those, the idle ones.
+	HandlersIdleInMemory int64 `protobuf:"varint,2,opt,name=handlers_idle_in_memory,json=handlersIdleInMemory,proto3" json:"handlers_idle_in_memory,omitempty"`
+	// Running handlers written to the store and dropped from memory.
+	HandlersReleased int64 `protobuf:"varint,3,opt,name=handlers_released,json=handlersReleased,proto3" json:"handlers_released,omitempty"`
+	// Stored handlers by status name (running, completed, failed, cancelled).
+	HandlersByStatus map[string]int64 `protobuf:"bytes,4,rep,name=handlers_by_status,json=handlersByStatus,proto3" json:"handlers_by_status,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Releases since the server started (any trigger).
+	ReleasesTotal int64 `protobuf:"varint,5,opt,name=releases_total,json=releasesTotal,proto3" json:"releases_total,omitempty"`
+	// Handlers loaded back into memory since the server started.
+	RehydrationsTotal int64 `protobuf:"varint,6,opt,name=rehydrations_total,json=rehydrationsTotal,proto3" json:"rehydrations_total,omitempty"`
+	// Latency of recent rehydrations (load, decode, restore).
+	RehydrateLatencyP50 *durationpb.Duration `protobuf:"bytes,7,opt,name=rehydrate_latency_p50,json=rehydrateLatencyP50,proto3" json:"rehydrate_latency_p50,omitempty"`
+	RehydrateLatencyP99 *durationpb.Duration `protobuf:"bytes,8,opt,name=rehydrate_latency_p99,json=rehydrateLatencyP99,proto3" json:"rehydrate_latency_p99,omitempty"`
+	// Live StreamEvents subscriptions.
+	Streams int64 `protobuf:"varint,9,opt,name=streams,proto3" json:"streams,omitempty"`
+	// Store commits, and the handler changes they carried.
+	CommitsTotal  int64 `protobuf:"varint,10,opt,name=commits_total,json=commitsTotal,proto3" json:"commits_total,omitempty"`
+	ChangesTotal  int64 `protobuf:"varint,11,opt,name=changes_total,json=changesTotal,proto3" json:"changes_total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStatsResponse) Reset() {
+	*x = GetStatsResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStatsResponse) ProtoMessage() {}
+
+func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
+func (*GetStatsResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetStatsResponse) GetHandlersActive() int64 {
+	if x != nil {
+		return x.HandlersActive
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetHandlersIdleInMemory() int64 {
+	if x != nil {
+		return x.HandlersIdleInMemory
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetHandlersReleased() int64 {
+	if x != nil {
+		return x.HandlersReleased
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetHandlersByStatus() map[string]int64 {
+	if x != nil {
+		return x.HandlersByStatus
+	}
+	return nil
+}
+
+func (x *GetStatsResponse) GetReleasesTotal() int64 {
+	if x != nil {
+		return x.ReleasesTotal
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetRehydrationsTotal() int64 {
+	if x != nil {
+		return x.RehydrationsTotal
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetRehydrateLatencyP50() *durationpb.Duration {
+	if x != nil {
+		return x.RehydrateLatencyP50
+	}
+	return nil
+}
+
+func (x *GetStatsResponse) GetRehydrateLatencyP99() *durationpb.Duration {
+	if x != nil {
+		return x.RehydrateLatencyP99
+	}
+	return nil
+}
+
+func (x *GetStatsResponse) GetStreams() int64 {
+	if x != nil {
+		return x.Streams
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetCommitsTotal() int64 {
+	if x != nil {
+		return x.CommitsTotal
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetChangesTotal() int64 {
+	if x != nil {
+		return x.ChangesTotal
+	}
+	return 0
+}
+
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
@@ -1036,7 +1205,24 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\"C\n" +
 	"\x16ReleaseHandlerResponse\x12)\n" +
-	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler2\xf9\x04\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\x11\n" +
+	"\x0fGetStatsRequest\"\x9a\x05\n" +
+	"\x10GetStatsResponse\x12'\n" +
+	"\x0fhandlers_active\x18\x01 \x01(\x03R\x0ehandlersActive\x125\n" +
+	"\x17handlers_idle_in_memory\x18\x02 \x01(\x03R\x14handlersIdleInMemory\x12+\n" +
+	"\x11handlers_released\x18\x03 \x01(\x03R\x10handlersReleased\x12\\\n" +
+	"\x12handlers_by_status\x18\x04 \x03(\v2..wfd.v1.GetStatsResponse.HandlersByStatusEntryR\x10handlersByStatus\x12%\n" +
+	"\x0ereleases_total\x18\x05 \x01(\x03R\rreleasesTotal\x12-\n" +
+	"\x12rehydrations_total\x18\x06 \x01(\x03R\x11rehydrationsTotal\x12M\n" +
+	"\x15rehydrate_latency_p50\x18\a \x01(\v2\x19.google.protobuf.DurationR\x13rehydrateLatencyP50\x12M\n" +
+	"\x15rehydrate_latency_p99\x18\b \x01(\v2\x19.google.protobuf.DurationR\x13rehydrateLatencyP99\x12\x18\n" +
+	"\astreams\x18\t \x01(\x03R\astreams\x12#\n" +
+	"\rcommits_total\x18\n" +
+	" \x01(\x03R\fcommitsTotal\x12#\n" +
+	"\rchanges_total\x18\v \x01(\x03R\fchangesTotal\x1aC\n" +
+	"\x15HandlersByStatusEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x012\xbd\x05\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -1046,7 +1232,8 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\tSendEvent\x12\x18.wfd.v1.SendEventRequest\x1a\x19.wfd.v1.SendEventResponse\x12P\n" +
 	"\fStreamEvents\x12\x1b.wfd.v1.StreamEventsRequest\x1a\x1c.wfd.v1.StreamEventsResponse\"\x03\x90\x02\x010\x01\x12L\n" +
 	"\rCancelHandler\x12\x1c.wfd.v1.CancelHandlerRequest\x1a\x1d.wfd.v1.CancelHandlerResponse\x12O\n" +
-	"\x0eReleaseHandler\x12\x1d.wfd.v1.ReleaseHandlerRequest\x1a\x1e.wfd.v1.ReleaseHandlerResponseB)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
+	"\x0eReleaseHandler\x12\x1d.wfd.v1.ReleaseHandlerRequest\x1a\x1e.wfd.v1.ReleaseHandlerResponse\x12B\n" +
+	"\bGetStats\x12\x17.wfd.v1.GetStatsRequest\x1a\x18.wfd.v1.GetStatsResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
 	file_wfd_v1_service_proto_rawDescOnce sync.Once
@@ -1060,7 +1247,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_service_proto_rawDescData
 }
 
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(*Workflow)(nil),               // 0: wfd.v1.Workflow
 	(*ListWorkflowsRequest)(nil),   // 1: wfd.v1.ListWorkflowsRequest
@@ -1080,50 +1267,58 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*CancelHandlerResponse)(nil),  // 15: wfd.v1.CancelHandlerResponse
 	(*ReleaseHandlerRequest)(nil),  // 16: wfd.v1.ReleaseHandlerRequest
 	(*ReleaseHandlerResponse)(nil), // 17: wfd.v1.ReleaseHandlerResponse
-	(*structpb.Struct)(nil),        // 18: google.protobuf.Struct
-	(*Handler)(nil),                // 19: wfd.v1.Handler
-	(HandlerStatus)(0),             // 20: wfd.v1.HandlerStatus
-	(*durationpb.Duration)(nil),    // 21: google.protobuf.Duration
-	(Residency)(0),                 // 22: wfd.v1.Residency
-	(*Event)(nil),                  // 23: wfd.v1.Event
-	(*Record)(nil),                 // 24: wfd.v1.Record
+	(*GetStatsRequest)(nil),        // 18: wfd.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),       // 19: wfd.v1.GetStatsResponse
+	nil,                            // 20: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),        // 21: google.protobuf.Struct
+	(*Handler)(nil),                // 22: wfd.v1.Handler
+	(HandlerStatus)(0),             // 23: wfd.v1.HandlerStatus
+	(*durationpb.Duration)(nil),    // 24: google.protobuf.Duration
+	(Residency)(0),                 // 25: wfd.v1.Residency
+	(*Event)(nil),                  // 26: wfd.v1.Event
+	(*Record)(nil),                 // 27: wfd.v1.Record
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
 	0,  // 0: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	18, // 1: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	19, // 2: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	19, // 3: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	20, // 4: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	21, // 5: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	22, // 6: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	19, // 7: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	23, // 8: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	19, // 9: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	24, // 10: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	21, // 1: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	22, // 2: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	22, // 3: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	23, // 4: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	24, // 5: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	25, // 6: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	22, // 7: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	26, // 8: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	22, // 9: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	27, // 10: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
 	13, // 11: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	19, // 12: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	19, // 13: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	1,  // 14: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	3,  // 15: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	5,  // 16: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	7,  // 17: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	9,  // 18: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	11, // 19: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	14, // 20: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	16, // 21: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	2,  // 22: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	4,  // 23: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	6,  // 24: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	8,  // 25: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	10, // 26: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	12, // 27: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	15, // 28: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	17, // 29: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	22, // [22:30] is the sub-list for method output_type
-	14, // [14:22] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	22, // 12: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	22, // 13: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	20, // 14: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	24, // 15: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	24, // 16: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	1,  // 17: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	3,  // 18: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	5,  // 19: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	7,  // 20: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	9,  // 21: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	11, // 22: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	14, // 23: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	16, // 24: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	18, // 25: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	2,  // 26: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	4,  // 27: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	6,  // 28: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	8,  // 29: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	10, // 30: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	12, // 31: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	15, // 32: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	17, // 33: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	19, // 34: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	26, // [26:35] is the sub-list for method output_type
+	17, // [17:26] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -1143,7 +1338,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	WorkflowService_StreamEvents_FullMethodName   = "/wfd.v1.WorkflowService/StreamEvents"
 	WorkflowService_CancelHandler_FullMethodName  = "/wfd.v1.WorkflowService/CancelHandler"
 	WorkflowService_ReleaseHandler_FullMethodName = "/wfd.v1.WorkflowService/ReleaseHandler"
+	WorkflowService_GetStats_FullMethodName       = "/wfd.v1.WorkflowService/GetStats"
 )
 
 // WorkflowServiceClient is the client API for WorkflowService service.
@@ -60,6 +61,9 @@ type WorkflowServiceClient interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(ctx context.Context, in *ReleaseHandlerRequest, opts ...grpc.CallOption) (*ReleaseHandlerResponse, error)
+	// GetStats reports how many handlers are in memory, idle or released, and
+	// how releases and rehydrations have gone since the server started.
+	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
 }
 
 type workflowServiceClient struct {
@@ -159,6 +163,16 @@ func (c *workflowServiceClient) ReleaseHandler(ctx context.Context, in *ReleaseH
 	return out, nil
 }
 
+func (c *workflowServiceClient) GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStatsResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_GetStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkflowServiceServer is the server API for WorkflowService service.
 // All implementations must embed UnimplementedWorkflowServiceServer
 // for forward compatibility.
@@ -190,6 +204,9 @@ type WorkflowServiceServer interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(context.Context, *ReleaseHandlerRequest) (*ReleaseHandlerResponse, error)
+	// GetStats reports how many handlers are in memory, idle or released, and
+	// how releases and rehydrations have gone since the server started.
+	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
 	mustEmbedUnimplementedWorkflowServiceServer()
 }
 
@@ -223,6 +240,9 @@ func (UnimplementedWorkflowServiceServer) CancelHandler(context.Context, *Cancel
 }
 func (UnimplementedWorkflowServiceServer) ReleaseHandler(context.Context, *ReleaseHandlerRequest) (*ReleaseHandlerResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReleaseHandler not implemented")
+}
+func (UnimplementedWorkflowServiceServer) GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetStats not implemented")
 }
 func (UnimplementedWorkflowServiceServer) mustEmbedUnimplementedWorkflowServiceServer() {}
 func (UnimplementedWorkflowServiceServer) testEmbeddedByValue()                         {}
@@ -382,6 +402,24 @@ func _WorkflowService_ReleaseHandler_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_GetStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).GetStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_GetStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).GetStats(ctx, req.(*GetStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkflowService_ServiceDesc is the grpc.ServiceDesc for WorkflowService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -416,6 +454,10 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReleaseHandler",
 			Handler:    _WorkflowService_ReleaseHandler_Handler,
+		},
+		{
+			MethodName: "GetStats",
+			Handler:    _WorkflowService_GetStats_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -57,6 +57,9 @@ const (
 	// WorkflowServiceReleaseHandlerProcedure is the fully-qualified name of the WorkflowService's
 	// ReleaseHandler RPC.
 	WorkflowServiceReleaseHandlerProcedure = "/wfd.v1.WorkflowService/ReleaseHandler"
+	// WorkflowServiceGetStatsProcedure is the fully-qualified name of the WorkflowService's GetStats
+	// RPC.
+	WorkflowServiceGetStatsProcedure = "/wfd.v1.WorkflowService/GetStats"
 )
 
 // WorkflowServiceClient is a client for the wfd.v1.WorkflowService service.
@@ -85,6 +88,9 @@ type WorkflowServiceClient interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error)
+	// GetStats reports how many handlers are in memory, idle or released, and
+	// how releases and rehydrations have gone since the server started.
+	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
 }
 
 // NewWorkflowServiceClient constructs a client for the wfd.v1.WorkflowService service. By default,
@@ -150,6 +156,13 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(workflowServiceMethods.ByName("ReleaseHandler")),
 			connect.WithClientOptions(opts...),
 		),
+		getStats: connect.NewClient[v1.GetStatsRequest, v1.GetStatsResponse](
+			httpClient,
+			baseURL+WorkflowServiceGetStatsProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("GetStats")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -163,6 +176,7 @@ type workflowServiceClient struct {
 	streamEvents   *connect.Client[v1.StreamEventsRequest, v1.StreamEventsResponse]
 	cancelHandler  *connect.Client[v1.CancelHandlerRequest, v1.CancelHandlerResponse]
 	releaseHandler *connect.Client[v1.ReleaseHandlerRequest, v1.ReleaseHandlerResponse]
+	getStats       *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
 }
 
 // ListWorkflows calls wfd.v1.WorkflowService.ListWorkflows.
@@ -233,6 +247,15 @@ func (c *workflowServiceClient) ReleaseHandler(ctx context.Context, req *v1.Rele
 	return nil, err
 }
 
+// GetStats calls wfd.v1.WorkflowService.GetStats.
+func (c *workflowServiceClient) GetStats(ctx context.Context, req *v1.GetStatsRequest) (*v1.GetStatsResponse, error) {
+	response, err := c.getStats.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkflowServiceHandler is an implementation of the wfd.v1.WorkflowService service.
 type WorkflowServiceHandler interface {
 	// ListWorkflows returns the registered workflows.
@@ -259,6 +282,9 @@ type WorkflowServiceHandler interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error)
+	// GetStats reports how many handlers are in memory, idle or released, and
+	// how releases and rehydrations have gone since the server started.
+	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
 }
 
 // NewWorkflowServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -320,6 +346,13 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithSchema(workflowServiceMethods.ByName("ReleaseHandler")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceGetStatsHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceGetStatsProcedure,
+		svc.GetStats,
+		connect.WithSchema(workflowServiceMethods.ByName("GetStats")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wfd.v1.WorkflowService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkflowServiceListWorkflowsProcedure:
@@ -338,6 +371,8 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceCancelHandlerHandler.ServeHTTP(w, r)
 		case WorkflowServiceReleaseHandlerProcedure:
 			workflowServiceReleaseHandlerHandler.ServeHTTP(w, r)
+		case WorkflowServiceGetStatsProcedure:
+			workflowServiceGetStatsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -377,4 +412,8 @@ func (UnimplementedWorkflowServiceHandler) CancelHandler(context.Context, *v1.Ca
 
 func (UnimplementedWorkflowServiceHandler) ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ReleaseHandler is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.GetStats is not implemented"))
 }

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// stats are the server's counters since it started.
+type stats struct {
+	releases     atomic.Int64
+	rehydrations atomic.Int64
+	commits      atomic.Int64
+	changes      atomic.Int64
+
+	mu     sync.Mutex
+	recent []time.Duration // ring of the latest rehydrate latencies
+	next   int
+}
+
+const latencyWindow = 1024
+
+func (s *stats) rehydrated(d time.Duration) {
+	s.rehydrations.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.recent) < latencyWindow {
+		s.recent = append(s.recent, d)
+		return
+	}
+	s.recent[s.next] = d
+	s.next = (s.next + 1) % latencyWindow
+}
+
+// quantiles returns the p50 and p99 of the recent rehydrations.
+func (s *stats) quantiles() (p50, p99 time.Duration) {
+	s.mu.Lock()
+	ds := slices.Clone(s.recent)
+	s.mu.Unlock()
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)*50/100], ds[min(len(ds)*99/100, len(ds)-1)]
+}
+
+func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv1.GetStatsResponse, error) {
+	s := v.s
+	counts, err := s.store.Count(ctx)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	p50, p99 := s.stats.quantiles()
+	out := &wfdv1.GetStatsResponse{
+		HandlersActive:       int64(s.engine.Live()),
+		HandlersIdleInMemory: int64(s.idle.len()),
+		HandlersReleased:     counts.ByResidency[persistence.ResidencyReleased],
+		HandlersByStatus:     map[string]int64{},
+		ReleasesTotal:        s.stats.releases.Load(),
+		RehydrationsTotal:    s.stats.rehydrations.Load(),
+		RehydrateLatencyP50:  durationpb.New(p50),
+		RehydrateLatencyP99:  durationpb.New(p99),
+		Streams:              int64(s.hub.count()),
+		CommitsTotal:         s.stats.commits.Load(),
+		ChangesTotal:         s.stats.changes.Load(),
+	}
+	for st, n := range counts.ByStatus {
+		out.HandlersByStatus[st.String()] = n
+	}
+	return out, nil
+}
