@@ -142,9 +142,7 @@ func (sc *StepContext) roundTrip(m msg) (reply, error) {
 	}
 	m.exec = x
 	m.reply = x.reply
-	select {
-	case x.h.inbox <- m:
-	case <-x.h.done:
+	if err := x.h.post(context.Background(), m); err != nil {
 		return reply{}, ErrClosed
 	}
 	select {

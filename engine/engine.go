@@ -130,7 +130,9 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 		return nil, err
 	}
 	ack := make(chan error, 1)
-	h.inbox <- msg{kind: msgStart, ev: Event{Type: StartEvent, Data: input}, ack: ack}
+	if err := h.post(ctx, msg{kind: msgStart, ev: Event{Type: StartEvent, Data: input}, ack: ack}); err != nil {
+		return nil, err
+	}
 	select {
 	case err := <-ack:
 		if err != nil {
@@ -179,8 +181,8 @@ func (e *Engine) launch(s *state, restored bool) (*Handler, error) {
 	}
 	h := newHandler(e, s)
 	h.restored = restored
+	h.r = newRunner(h)
 	e.live[s.id] = h
-	go h.loop()
 	return h, nil
 }
 
@@ -220,10 +222,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.mu.Unlock()
 	for _, h := range hs {
-		select {
-		case h.inbox <- msg{kind: msgStop}:
-		case <-h.done:
-		}
+		_ = h.post(context.Background(), msg{kind: msgStop})
 	}
 	for _, h := range hs {
 		select {

@@ -22,10 +22,17 @@ type Handler struct {
 	// done is closed when the control loop has exited; st is then frozen
 	// and may be read by anyone.
 	done chan struct{}
-	st   *state
-	exit exitReason
+	st *state
+	// r is the loop's own state; only the goroutine running loop uses it.
+	r *runner
 	// restored: the loop starts by recording RecordRestored.
 	restored bool
+
+	// mu guards running and exit: whether a loop goroutine runs (it parks
+	// when the handler has nothing in progress), and why it ended for good.
+	mu      sync.Mutex
+	running bool
+	exit    exitReason
 
 	// ctx is the parent of every step run's context.
 	ctx    context.Context
@@ -72,6 +79,7 @@ const (
 	msgGet
 	msgSet
 	msgCollect
+	msgTimer
 )
 
 // msg is the one type the control loop receives. It travels by value, so
@@ -101,7 +109,7 @@ func newHandler(e *Engine, s *state) *Handler {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Handler{
 		e: e, id: s.id, workflow: s.wf.def.Name, st: s,
-		inbox: make(chan msg, 64), done: make(chan struct{}), aborted: make(chan struct{}),
+		inbox: make(chan msg, 4), done: make(chan struct{}), aborted: make(chan struct{}),
 		ctx: ctx, cancel: cancel,
 	}
 }
@@ -120,7 +128,10 @@ func (h *Handler) abort() { h.abortOnce.Do(func() { close(h.aborted) }) }
 
 // afterExit is the answer of a handler whose loop has gone.
 func (h *Handler) afterExit() error {
-	switch h.exit {
+	h.mu.Lock()
+	exit := h.exit
+	h.mu.Unlock()
+	switch exit {
 	case exitTerminal:
 		return fmt.Errorf("%w: %s is %v", ErrHandlerDone, h.id, h.st.status)
 	case exitReleased:
@@ -133,12 +144,8 @@ func (h *Handler) afterExit() error {
 func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
 	ch := make(chan reply, 1)
 	m.reply = ch
-	select {
-	case h.inbox <- m:
-	case <-h.done:
-		return reply{}, h.afterExit()
-	case <-ctx.Done():
-		return reply{}, ctx.Err()
+	if err := h.post(ctx, m); err != nil {
+		return reply{}, err
 	}
 	select {
 	case r := <-ch:

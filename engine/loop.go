@@ -38,8 +38,7 @@ type runner struct {
 	nextExec uint64
 }
 
-// loop is the handler's owner goroutine.
-func (h *Handler) loop() {
+func newRunner(h *Handler) *runner {
 	r := &runner{h: h, s: h.st, wf: h.st.wf, journal: h.e.opts.Journal, timed: true}
 	r.now = h.e.opts.Now()
 	if !r.s.idleSince.IsZero() {
@@ -48,20 +47,17 @@ func (h *Handler) loop() {
 	if h.restored {
 		r.record(Record{Kind: RecordRestored})
 	}
-	defer func() {
-		if r.timer != nil {
-			r.timer.Stop()
-		}
-		h.exit = r.exit
-		h.cancel()
-		h.e.forget(h)
-		close(h.done)
-	}()
+	return r
+}
+
+// loop is the handler's owner goroutine while it has work. It parks (the
+// goroutine exits, the state stays) when no step run is in progress and
+// the inbox is empty; the next message starts it again (Handler.post), and
+// timers post messages too. An idle handler in memory therefore costs no
+// goroutine, and still only one goroutine at a time owns the state.
+func (h *Handler) loop() {
+	r := h.r
 	for r.exit == 0 {
-		var timerC <-chan time.Time
-		if r.timer != nil && !r.timerAt.IsZero() {
-			timerC = r.timer.C
-		}
 		var aborted <-chan struct{}
 		if r.stopping {
 			aborted = h.aborted
@@ -81,15 +77,61 @@ func (h *Handler) loop() {
 				}
 				break
 			}
-		case <-timerC:
-			r.now = h.e.opts.Now()
-			r.timerAt = time.Time{}
-			r.fireTimers()
 		case <-aborted:
 			r.exit = exitStopped
 		}
 		r.settle()
+		if r.exit == 0 && !r.stopping && r.runningCount() == 0 && h.park() {
+			return
+		}
 	}
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	h.mu.Lock()
+	h.exit = r.exit
+	h.running = false
+	h.mu.Unlock()
+	h.cancel()
+	h.e.forget(h)
+	close(h.done)
+}
+
+// park ends the loop goroutine if nothing is waiting in the inbox. A sender
+// puts its message in the inbox before it wakes the loop, so a message is
+// either seen here or followed by a wake.
+func (h *Handler) park() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.inbox) > 0 {
+		return false
+	}
+	h.running = false
+	return true
+}
+
+// wake starts the loop goroutine if it is parked.
+func (h *Handler) wake() {
+	h.mu.Lock()
+	if !h.running && h.exit == 0 {
+		h.running = true
+		go h.loop()
+	}
+	h.mu.Unlock()
+}
+
+// post delivers m to the loop: it waits for room in the inbox, then makes
+// sure the loop runs. It fails when the loop has exited or ctx is done.
+func (h *Handler) post(ctx context.Context, m msg) error {
+	select {
+	case h.inbox <- m:
+	case <-h.done:
+		return h.afterExit()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	h.wake()
+	return nil
 }
 
 func (r *runner) handle(m msg) {
@@ -144,6 +186,9 @@ func (r *runner) handle(m msg) {
 		}
 	case msgStop:
 		r.stopping = true
+	case msgTimer:
+		r.timerAt = time.Time{}
+		r.fireTimers()
 	case msgGet:
 		v, ok := s.kv[m.key]
 		m.reply <- reply{val: v, ok: ok}
@@ -344,10 +389,7 @@ func (r *runner) start(step int, it item) {
 // run executes one step run on its own goroutine and reports to the loop.
 func (h *Handler) run(ctx context.Context, x *execution, def *Step) {
 	report := func(err error) {
-		select {
-		case h.inbox <- msg{kind: msgDone, exec: x, err: err}:
-		case <-h.done:
-		}
+		_ = h.post(context.Background(), msg{kind: msgDone, exec: x, err: err})
 	}
 	if def.Timeout > 0 {
 		// A step that ignores its context still loses its worker at the
@@ -627,11 +669,17 @@ func (r *runner) resetTimer() {
 	}
 	d := max(next.Sub(r.h.e.opts.Now()), 0)
 	if r.timer == nil {
-		r.timer = time.NewTimer(d)
+		r.timer = time.AfterFunc(d, r.h.timerFired)
 	} else {
 		r.timer.Reset(d)
 	}
 	r.timerAt = next
+}
+
+// timerFired runs on the timer's goroutine: it only posts a message. A
+// late or stale firing is harmless, fireTimers acts on what is due.
+func (h *Handler) timerFired() {
+	_ = h.post(context.Background(), msg{kind: msgTimer})
 }
 
 func earliest(a, b time.Time) time.Time {
