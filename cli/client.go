@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"time"
+
+	client "github.com/wfd-dev/wfd/clients/go"
+)
+
+// defaultAddr is where the server listens and the client connects unless
+// told otherwise.
+const defaultAddr = "127.0.0.1:7233"
+
+// clientFlags are the flags every client command takes.
+type clientFlags struct {
+	addr    string
+	timeout time.Duration
+	tls     bool
+	json    bool
+}
+
+func addClientFlags(fs *flagSet) *clientFlags {
+	f := &clientFlags{}
+	fs.StringVar(&f.addr, "addr", defaultAddr, "the server's `host:port`")
+	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "time limit of the command's calls, retries included (0: none; streams have none)")
+	fs.BoolVar(&f.tls, "tls", false, "connect with TLS, verifying the server against the system's roots")
+	fs.BoolVar(&f.json, "json", false, "print protojson, one object per line")
+	fs.fromEnv("addr", "timeout", "tls")
+	return f
+}
+
+// dial returns a client; the caller closes it.
+func (f *clientFlags) dial() (*client.Client, error) {
+	if f.addr == "" {
+		return nil, usageErrorf("--addr is empty")
+	}
+	// The command bounds its calls itself (see bound), whether or not the
+	// context it runs in has a deadline.
+	opts := []client.Option{client.WithTimeout(0)}
+	if f.tls {
+		opts = append(opts, client.WithTLS(&tls.Config{MinVersion: tls.VersionTLS12}))
+	}
+	c, err := client.Dial(f.addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", f.addr, err)
+	}
+	return c, nil
+}
+
+// bound returns ctx limited by --timeout, for the command's unary calls.
+func (f *clientFlags) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, f.timeout)
+}
+
+// printer returns the output for the --json choice.
+func (f *clientFlags) printer(e *env) *printer {
+	return &printer{w: e.stdout, json: f.json}
+}

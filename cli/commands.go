@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // the positional arguments and main flags, as usage shows them
+	summary string
+	detail  string
+	minArgs int
+	maxArgs int
+	// define adds the command's flags to fs and returns the action, which
+	// runs once they are parsed.
+	define func(fs *flagSet) action
+}
+
+// action runs a command with its positional arguments.
+type action func(ctx context.Context, e *env, args []string) error
+
+// commands lists the subcommands in the order help shows them.
+func commands() []*command {
+	return []*command{
+		serveCommand(),
+		workflowsCommand(),
+		runCommand(),
+		getCommand(),
+		handlersCommand(),
+		sendCommand(),
+		streamCommand(),
+		cancelCommand(),
+		releaseCommand(),
+	}
+}
+
+func lookup(name string) (*command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+func (c *command) newFlags() *flagSet {
+	fs := newFlagSet(c.name)
+	fs.action = c.define(fs)
+	return fs
+}
+
+func (c *command) synopsis() string {
+	return strings.TrimSpace("wfd " + c.name + " " + c.args)
+}
+
+func (c *command) writeHelp(w io.Writer, fs *flagSet) {
+	fmt.Fprintf(w, "Usage: %s [flags]\n\n%s\n", c.synopsis(), c.summary)
+	if c.detail != "" {
+		fmt.Fprintf(w, "\n%s\n", c.detail)
+	}
+	fs.writeDefaults(w)
+}
+
+func writeUsage(w io.Writer) {
+	fmt.Fprint(w, `wfd runs durable workflows: a server, and a client of it.
+
+Usage: wfd <command> [arguments] [flags]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %s\n        %s\n", strings.TrimPrefix(c.synopsis(), "wfd "), c.summary)
+	}
+	fmt.Fprint(w, `
+Client commands take --addr HOST:PORT (env WFD_ADDR, default 127.0.0.1:7233),
+--timeout, --tls and --json (protojson, one object per line).
+Flags may come before or after arguments; WFD_* variables give defaults.
+Exit status: 0 ok, 1 error or a followed handler failed, 2 usage error.
+
+Run 'wfd help <command>' for a command's flags.
+`)
+}

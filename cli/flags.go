@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// flagSet is a flag.FlagSet whose flags may come after the arguments and
+// may take their defaults from the environment.
+type flagSet struct {
+	*flag.FlagSet
+	env    map[string]string // flag name → environment variable
+	action action
+}
+
+func newFlagSet(name string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &flagSet{FlagSet: fs, env: map[string]string{}}
+}
+
+// fromEnv makes WFD_<NAME> the default of the flag name.
+func (fs *flagSet) fromEnv(names ...string) {
+	for _, n := range names {
+		fs.env[n] = "WFD_" + strings.ToUpper(strings.ReplaceAll(n, "-", "_"))
+	}
+}
+
+// parse applies the environment, then the arguments, and returns the
+// positional arguments. Flags and arguments may be mixed; "--" ends the
+// flags.
+func (fs *flagSet) parse(args []string) ([]string, error) {
+	for name, v := range fs.env {
+		if val, ok := os.LookupEnv(v); ok {
+			if err := fs.Set(name, val); err != nil {
+				return nil, usageErrorf("%s=%q: %v", v, val, err)
+			}
+		}
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageErrorf("%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// writeDefaults lists the flags, with their environment variables.
+func (fs *flagSet) writeDefaults(w io.Writer) {
+	var lines [][2]string
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		left := "--" + f.Name
+		if name != "" {
+			left += " " + name
+		}
+		var notes []string
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
+			notes = append(notes, "default "+f.DefValue)
+		}
+		if v, ok := fs.env[f.Name]; ok {
+			notes = append(notes, "env "+v)
+		}
+		if len(notes) > 0 {
+			usage += " (" + strings.Join(notes, ", ") + ")"
+		}
+		lines = append(lines, [2]string{left, usage})
+	})
+	if len(lines) == 0 {
+		return
+	}
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l[0]))
+	}
+	fmt.Fprint(w, "\nFlags:\n")
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
+	}
+}
+
+// choice is a flag that takes one of a fixed set of values.
+type choice struct {
+	value   string
+	choices []string
+}
+
+func (c *choice) String() string { return c.value }
+
+func (c *choice) Set(s string) error {
+	if !slices.Contains(c.choices, s) {
+		return fmt.Errorf("%q is not one of %s", s, strings.Join(c.choices, ", "))
+	}
+	c.value = s
+	return nil
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	client "github.com/wfd-dev/wfd/clients/go"
+)
+
+// maxPageSize is the largest page the server returns.
+const maxPageSize = 1000
+
+func getCommand() *command {
+	return &command{
+		name:    "get",
+		args:    "HANDLER",
+		summary: "show a handler",
+		minArgs: 1, maxArgs: 1,
+		define: func(fs *flagSet) action {
+			cf := addClientFlags(fs)
+			return func(ctx context.Context, e *env, args []string) error {
+				c, err := cf.dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				cctx, cancel := cf.bound(ctx)
+				defer cancel()
+				h, err := c.Get(cctx, args[0])
+				if err != nil {
+					return err
+				}
+				return cf.printer(e).handlerDetails(h)
+			}
+		},
+	}
+}
+
+func handlersCommand() *command {
+	return &command{
+		name:    "handlers",
+		args:    "[--workflow W] [--status S,...] [--idle] [--idle-for D] [--residency active|released] [--limit N]",
+		summary: "list handlers, newest first",
+		define: func(fs *flagSet) action {
+			cf := addClientFlags(fs)
+			var o client.ListOptions
+			fs.StringVar(&o.Workflow, "workflow", "", "only handlers of this `workflow`")
+			fs.Func("status", "only handlers with one of these `statuses`: running, completed, failed, cancelled (comma-separated)", func(s string) error {
+				st, err := parseStatuses(s)
+				o.Statuses = st
+				return err
+			})
+			fs.BoolVar(&o.IdleOnly, "idle", false, "only idle handlers")
+			fs.DurationVar(&o.IdleFor, "idle-for", 0, "only handlers idle for at least this `duration` (implies --idle)")
+			residency := choice{choices: []string{"", "active", "released"}}
+			fs.Var(&residency, "residency", "only handlers with this `residency`: active (in memory) or released")
+			limit := fs.Int("limit", 100, "print at most `N` handlers (0: all)")
+			return func(ctx context.Context, e *env, _ []string) error {
+				if *limit < 0 || o.IdleFor < 0 {
+					return usageErrorf("--limit and --idle-for must not be negative")
+				}
+				switch residency.value {
+				case "active":
+					o.Residency = wfdv1.Residency_RESIDENCY_ACTIVE
+				case "released":
+					o.Residency = wfdv1.Residency_RESIDENCY_RELEASED
+				}
+				if *limit > 0 {
+					o.PageSize = min(*limit, maxPageSize)
+				}
+				c, err := cf.dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				cctx, cancel := cf.bound(ctx)
+				defer cancel()
+				var hs []*wfdv1.Handler
+				for h, err := range c.ListAll(cctx, o) {
+					if err != nil {
+						return err
+					}
+					hs = append(hs, h)
+					if len(hs) == *limit {
+						break
+					}
+				}
+				return cf.printer(e).handlers(hs)
+			}
+		},
+	}
+}
+
+// parseStatuses parses "running,completed".
+func parseStatuses(s string) ([]wfdv1.HandlerStatus, error) {
+	var out []wfdv1.HandlerStatus
+	for name := range strings.SplitSeq(s, ",") {
+		v, ok := wfdv1.HandlerStatus_value["HANDLER_STATUS_"+strings.ToUpper(strings.TrimSpace(name))]
+		if !ok || v == int32(wfdv1.HandlerStatus_HANDLER_STATUS_UNSPECIFIED) {
+			return nil, fmt.Errorf("unknown status %q (want running, completed, failed or cancelled)", name)
+		}
+		out = append(out, wfdv1.HandlerStatus(v))
+	}
+	return out, nil
+}

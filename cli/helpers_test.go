@@ -1,0 +1,117 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wfd-dev/wfd/cli"
+)
+
+// syncBuffer is a bytes.Buffer that a command may write while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serve runs "wfd serve" on a loopback port and a fresh data directory
+// until the test ends, and returns the address it logged.
+func serve(t *testing.T, extra ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done := make(chan int, 1)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json", "--grace", "2s"}, extra...)
+	go func() { done <- cli.Main(ctx, args, io.Discard, logs) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited with %d; logs:\n%s", code, logs)
+		}
+		if !strings.Contains(logs.String(), `"msg":"stopped"`) {
+			t.Errorf("serve did not log its stop; logs:\n%s", logs)
+		}
+	})
+	var addr string
+	eventually(t, "serve logs listening", func() bool {
+		for line := range strings.Lines(logs.String()) {
+			var entry struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "listening" {
+				addr = entry.Addr
+				return true
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d; logs:\n%s", code, logs)
+		default:
+		}
+		return false
+	})
+	return addr
+}
+
+// result is what one run of the command line printed and returned.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// wfd runs the command line in-process.
+func wfd(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(ctx, args, &stdout, &stderr)
+	return result{stdout.String(), stderr.String(), code}
+}
+
+// ok runs the command line and fails the test unless it succeeds.
+func ok(t *testing.T, args ...string) string {
+	t.Helper()
+	r := wfd(t, args...)
+	if r.code != 0 {
+		t.Fatalf("wfd %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// eventually polls cond for up to ten seconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// field returns the first whitespace-separated field of s.
+func field(s string) string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}

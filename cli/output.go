@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// printer writes results for people, or as protojson lines with --json.
+type printer struct {
+	w    io.Writer
+	json bool
+}
+
+func (p *printer) message(m proto.Message) error {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %T: %w", m, err)
+	}
+	b = append(b, '\n')
+	if _, err := p.w.Write(b); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+func (p *printer) line(s string) error {
+	if _, err := fmt.Fprintln(p.w, s); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// handler prints one handler as one line.
+func (p *printer) handler(h *wfdv1.Handler) error {
+	if p.json {
+		return p.message(h)
+	}
+	return p.line(handlerLine(h))
+}
+
+// handlers prints handlers as a table.
+func (p *printer) handlers(hs []*wfdv1.Handler) error {
+	if p.json {
+		for _, h := range hs {
+			if err := p.message(h); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(hs) == 0 {
+		return p.line("no handlers")
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tWORKFLOW\tSTATUS\tDETAIL")
+	for _, h := range hs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.GetHandlerId(), h.GetWorkflow(), handlerState(h), handlerDetail(h))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// handlerDetails prints everything about one handler.
+func (p *printer) handlerDetails(h *wfdv1.Handler) error {
+	if p.json {
+		return p.message(h)
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, 1, ' ', 0)
+	for _, f := range handlerFields(h) {
+		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+func (p *printer) record(r *wfdv1.Record) error {
+	if p.json {
+		return p.message(r)
+	}
+	return p.line(recordLine(r))
+}
+
+func (p *printer) workflows(ws []*wfdv1.Workflow) error {
+	if p.json {
+		for _, w := range ws {
+			if err := p.message(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTEPS\tEXTERNAL EVENTS\tDESCRIPTION")
+	for _, w := range ws {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.GetName(), list(w.GetSteps()), list(w.GetExternalEventTypes()), w.GetDescription())
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}

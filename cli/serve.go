@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/wfd-dev/wfd/persistence/bolt"
+	"github.com/wfd-dev/wfd/server"
+	"github.com/wfd-dev/wfd/workflows"
+)
+
+func serveCommand() *command {
+	return &command{
+		name:    "serve",
+		args:    "[--addr HOST:PORT] [--data DIR] [--grace D] [--log-level L] [--log-format text|json]",
+		summary: "run the server until interrupted",
+		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
+with gRPC health checks and reflection) for the example workflows, keeping
+handlers in DATA/wfd.db. It logs "listening" with the address once it
+accepts connections, and on SIGINT or SIGTERM stops accepting calls, lets
+step runs finish for up to the grace period and checkpoints every handler.`,
+		define: func(fs *flagSet) action {
+			var o serveOptions
+			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
+			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
+			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for step runs in progress")
+			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+			o.format = choice{value: "text", choices: []string{"text", "json"}}
+			fs.Var(&o.format, "log-format", "log `format`: text or json")
+			fs.fromEnv("addr", "data", "grace", "log-level", "log-format")
+			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
+		},
+	}
+}
+
+type serveOptions struct {
+	addr   string
+	data   string
+	grace  time.Duration
+	level  slog.Level
+	format choice
+}
+
+func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs the server until ctx is done and logs to logs.
+func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
+	if o.grace < 0 {
+		return usageErrorf("--grace must not be negative")
+	}
+	log := newLogger(logs, o.level, o.format.value)
+	path := filepath.Join(o.data, "wfd.db")
+	store, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer func() {
+		if cerr := store.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close store: %w", cerr)
+		}
+	}()
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	wfs := workflows.All()
+	srv, err := server.New(ctx, server.Options{Store: store, Workflows: wfs, Logger: log})
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("start server: %w", err)
+	}
+	names := make([]string, len(wfs))
+	for i, w := range wfs {
+		names[i] = w.Name
+	}
+	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names)
+	if err := srv.Serve(ctx, l, o.grace); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,69 @@
+package cli_test
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"no command", nil, 2, "", "Usage: wfd <command>"},
+		{"help", []string{"help"}, 0, "Usage: wfd <command>", ""},
+		{"-h", []string{"-h"}, 0, "run WORKFLOW [--input JSON] [--id ID] [--follow]", ""},
+		{"--help", []string{"--help"}, 0, "handlers [--workflow W]", ""},
+		{"help run", []string{"help", "run"}, 0, "--follow", ""},
+		{"run -h", []string{"run", "-h"}, 0, "Usage: wfd run WORKFLOW", ""},
+		{"serve --help", []string{"serve", "--help"}, 0, "env WFD_DATA", ""},
+		{"help unknown", []string{"help", "nope"}, 2, "", `unknown command "nope"`},
+		{"unknown command", []string{"nope"}, 2, "", "Run 'wfd help' for usage."},
+		{"unknown flag", []string{"get", "x", "--nope"}, 2, "", "flag provided but not defined: -nope"},
+		{"missing argument", []string{"run"}, 2, "", "Usage: wfd run WORKFLOW"},
+		{"extra argument", []string{"get", "a", "b"}, 2, "", "wrong number of arguments"},
+		{"send without type", []string{"send", "h"}, 2, "", "Usage: wfd send HANDLER TYPE [JSON]"},
+		{"bad input", []string{"run", "echo", "--input", "[1]"}, 2, "", "--input is not a JSON object"},
+		{"bad event data", []string{"send", "h", "t", "{"}, 2, "", "JSON is not a JSON object"},
+		{"bad status", []string{"handlers", "--status", "running,done"}, 2, "", `unknown status "done"`},
+		{"bad residency", []string{"handlers", "--residency", "away"}, 2, "", `"away" is not one of`},
+		{"bad duration", []string{"handlers", "--idle-for", "soon"}, 2, "", "invalid value"},
+		{"negative limit", []string{"handlers", "--limit", "-1"}, 2, "", "must not be negative"},
+		{"bad after", []string{"stream", "h", "--after", "-1"}, 2, "", "invalid value"},
+		{"empty addr", []string{"workflows", "--addr", ""}, 2, "", "--addr is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := wfd(t, tt.args...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout %q, stderr %q", r.code, tt.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tt.stdout) || !strings.Contains(r.stderr, tt.stderr) {
+				t.Fatalf("stdout %q, stderr %q; want %q and %q", r.stdout, r.stderr, tt.stdout, tt.stderr)
+			}
+			if tt.code == 2 && !strings.HasPrefix(r.stderr, "wfd: ") && tt.args != nil {
+				t.Errorf("usage error %q does not start with wfd:", r.stderr)
+			}
+		})
+	}
+}
+
+// TestEnv: the environment gives defaults and flags override them.
+func TestEnv(t *testing.T) {
+	addr := serve(t)
+	t.Setenv("WFD_ADDR", addr)
+	if out := ok(t, "workflows"); !strings.Contains(out, "approval") {
+		t.Errorf("workflows via WFD_ADDR:\n%s", out)
+	}
+	t.Setenv("WFD_ADDR", "127.0.0.1:1")
+	if out := ok(t, "workflows", "--addr", addr); !strings.Contains(out, "approval") {
+		t.Errorf("--addr over WFD_ADDR:\n%s", out)
+	}
+	t.Setenv("WFD_TIMEOUT", "soon")
+	if r := wfd(t, "workflows", "--addr", addr); r.code != 2 || !strings.Contains(r.stderr, `WFD_TIMEOUT="soon"`) {
+		t.Errorf("bad WFD_TIMEOUT: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

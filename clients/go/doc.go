@@ -1,0 +1,60 @@
+// Package client is the Go client of wfd's WorkflowService: start handlers,
+// follow their streams, send them events, list, cancel and release them.
+//
+//	c, err := client.Dial("127.0.0.1:7233")
+//	if err != nil { ... }
+//	defer c.Close()
+//	h, err := c.Run(ctx, "approval", map[string]any{"amount": 42})
+//	for rec, err := range c.Stream(ctx, h.GetHandlerId(), 0) {
+//		if err != nil { ... }
+//		fmt.Println(rec.GetSeq())
+//	}
+//
+// # Why grpc-go
+//
+// The server speaks Connect, gRPC and gRPC-Web on one port, so a Go client
+// could use connect-go or grpc-go. This package uses grpc-go, the reference
+// gRPC implementation, because the behaviour a long-lived client needs
+// comes with it: connection management (reconnect with backoff, keepalive
+// pings that notice a dead peer under a quiet stream, name resolution) and
+// the interceptors of github.com/grpc-ecosystem/go-grpc-middleware/v2, whose
+// retry and timeout interceptors are grpc-go types and do not attach to
+// connect-go. What it gives up, the Connect protocol's HTTP/1.1 and JSON, a
+// Go program does not need; browsers and curl still have them.
+//
+// # Timeouts and retries
+//
+// Unary calls get a default timeout (10 s, see [WithTimeout]) when their
+// context has no deadline; a deadline of the caller's own is left alone. The
+// timeout bounds the call with all its retries. A unary call that fails with
+// codes.Unavailable (no connection, a dropped connection, a server shutting
+// down or a store that is unavailable) is tried again with exponential
+// backoff and jitter (see [WithRetry]). No other code is retried.
+//
+// Retrying is safe for every call but one: [Client.Run] sends a handler id
+// (a new UUIDv7 unless [WithHandlerID] gives one) so that a repeated
+// RunWorkflow returns the handler the first one started; [Client.Get],
+// [Client.List] and [Client.Workflows] read; a repeated Cancel or Release
+// leaves the handler as the first one left it (the repeat may report
+// codes.FailedPrecondition). [Client.Send] is at least once: if a connection
+// drops after the server took the event but before its answer arrived, the
+// retry delivers the event again (the API has no idempotency key for
+// events yet). Disable retries with WithRetry(RetryPolicy{MaxAttempts: 1})
+// where that matters.
+//
+// Streams are not retried by the middleware (its stream retry would replay
+// from the first request); [Client.Stream] resumes them itself after the
+// last sequence number it yielded.
+//
+// # Errors
+//
+// An error returned by a call is the gRPC status error the call ended with,
+// unwrapped: status.Code(err) is the server's code (codes.NotFound for an
+// unknown handler or workflow, codes.InvalidArgument for a bad request or an
+// event type the handler does not accept, codes.FailedPrecondition for an
+// event to a finished handler or a release of a busy one,
+// codes.AlreadyExists for a handler id used by another workflow), and
+// status.FromError(err) gives the message and details such as
+// errdetails.RetryInfo. Input the client rejects before calling (a map that
+// is not valid as a protobuf Struct) is codes.InvalidArgument too.
+package client

@@ -1,0 +1,134 @@
+package client
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// Workflows returns the workflows the server runs.
+func (c *Client) Workflows(ctx context.Context) ([]*wfdv1.Workflow, error) {
+	res, err := c.svc.ListWorkflows(ctx, &wfdv1.ListWorkflowsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return res.GetWorkflows(), nil
+}
+
+// RunOption configures Run.
+type RunOption func(*wfdv1.RunWorkflowRequest)
+
+// WithHandlerID names the handler (at most 128 of [A-Za-z0-9._:-]). Running
+// again with the same id and workflow returns the existing handler; with
+// another workflow it fails with codes.AlreadyExists.
+func WithHandlerID(id string) RunOption {
+	return func(r *wfdv1.RunWorkflowRequest) { r.HandlerId = id }
+}
+
+// WithInputStruct sets the input as a Struct, in place of Run's map.
+func WithInputStruct(s *structpb.Struct) RunOption {
+	return func(r *wfdv1.RunWorkflowRequest) { r.Input = s }
+}
+
+// Run starts a handler of workflow with input as its start event's data
+// and returns it as the server first recorded it.
+//
+// Without [WithHandlerID] the client makes up a UUIDv7 id, so that a retry
+// after a lost answer returns the handler rather than starting another.
+func (c *Client) Run(ctx context.Context, workflow string, input map[string]any, opts ...RunOption) (*wfdv1.Handler, error) {
+	in, err := toStruct("input", input)
+	if err != nil {
+		return nil, err
+	}
+	req := &wfdv1.RunWorkflowRequest{Workflow: workflow, Input: in}
+	for _, opt := range opts {
+		opt(req)
+	}
+	if req.HandlerId == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "client: handler id: %v", err)
+		}
+		req.HandlerId = id.String()
+	}
+	res, err := c.svc.RunWorkflow(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return res.GetHandler(), nil
+}
+
+// Get returns the handler with that id.
+func (c *Client) Get(ctx context.Context, id string) (*wfdv1.Handler, error) {
+	res, err := c.svc.GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: id})
+	if err != nil {
+		return nil, err
+	}
+	return res.GetHandler(), nil
+}
+
+// SendOption configures Send.
+type SendOption func(*wfdv1.Event)
+
+// WithDataStruct sets the event's data as a Struct, in place of Send's map.
+func WithDataStruct(s *structpb.Struct) SendOption {
+	return func(e *wfdv1.Event) { e.Data = s }
+}
+
+// Send delivers an event of eventType with data to the handler and returns
+// the handler once the event is durable. The type must be one the workflow
+// accepts from outside or one a waiter of the handler waits for
+// (codes.InvalidArgument otherwise); a finished handler is
+// codes.FailedPrecondition. A released handler is loaded again.
+func (c *Client) Send(ctx context.Context, id, eventType string, data map[string]any, opts ...SendOption) (*wfdv1.Handler, error) {
+	d, err := toStruct("data", data)
+	if err != nil {
+		return nil, err
+	}
+	ev := &wfdv1.Event{Type: eventType, Data: d}
+	for _, opt := range opts {
+		opt(ev)
+	}
+	res, err := c.svc.SendEvent(ctx, &wfdv1.SendEventRequest{HandlerId: id, Event: ev})
+	if err != nil {
+		return nil, err
+	}
+	return res.GetHandler(), nil
+}
+
+// Cancel ends a running handler as cancelled and returns it.
+func (c *Client) Cancel(ctx context.Context, id string) (*wfdv1.Handler, error) {
+	res, err := c.svc.CancelHandler(ctx, &wfdv1.CancelHandlerRequest{HandlerId: id})
+	if err != nil {
+		return nil, err
+	}
+	return res.GetHandler(), nil
+}
+
+// Release writes an idle handler to the server's store and drops it from
+// memory; the next event wakes it. A busy or finished handler is
+// codes.FailedPrecondition.
+func (c *Client) Release(ctx context.Context, id string) (*wfdv1.Handler, error) {
+	res, err := c.svc.ReleaseHandler(ctx, &wfdv1.ReleaseHandlerRequest{HandlerId: id})
+	if err != nil {
+		return nil, err
+	}
+	return res.GetHandler(), nil
+}
+
+// toStruct converts a map for the wire; nil is an empty Struct.
+func toStruct(what string, m map[string]any) (*structpb.Struct, error) {
+	if m == nil {
+		return &structpb.Struct{}, nil
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "client: %s: %v", what, err)
+	}
+	return s, nil
+}

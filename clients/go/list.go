@@ -1,0 +1,84 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"math"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// ListOptions filter and page List. The zero value lists every handler,
+// newest first, in pages of the server's default size (100).
+type ListOptions struct {
+	// Workflow keeps the handlers of this workflow.
+	Workflow string
+	// Statuses keeps the handlers with one of these statuses.
+	Statuses []wfdv1.HandlerStatus
+	// IdleOnly keeps idle handlers.
+	IdleOnly bool
+	// IdleFor keeps handlers idle for at least this long (implies IdleOnly).
+	IdleFor time.Duration
+	// Residency keeps handlers in memory (active) or released.
+	Residency wfdv1.Residency
+	// PageSize is the most handlers per page (at most 1000).
+	PageSize int
+	// PageToken continues from an earlier page.
+	PageToken string
+}
+
+func (o *ListOptions) request() (*wfdv1.ListHandlersRequest, error) {
+	if o.PageSize < 0 || o.PageSize > math.MaxInt32 {
+		return nil, status.Errorf(codes.InvalidArgument, "client: page size %d out of range", o.PageSize)
+	}
+	req := &wfdv1.ListHandlersRequest{
+		Workflow: o.Workflow, Statuses: o.Statuses, IdleOnly: o.IdleOnly,
+		Residency: o.Residency, PageSize: int32(o.PageSize), PageToken: o.PageToken,
+	}
+	if o.IdleFor != 0 {
+		req.IdleFor = durationpb.New(o.IdleFor)
+	}
+	return req, nil
+}
+
+// List returns one page of handlers, newest first, and the token of the
+// next page ("" after the last).
+func (c *Client) List(ctx context.Context, opts ListOptions) ([]*wfdv1.Handler, string, error) {
+	req, err := opts.request()
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := c.svc.ListHandlers(ctx, req)
+	if err != nil {
+		return nil, "", err
+	}
+	return res.GetHandlers(), res.GetNextPageToken(), nil
+}
+
+// ListAll yields every handler that opts select, page after page, from
+// opts.PageToken on. It stops after the first error, which it yields.
+func (c *Client) ListAll(ctx context.Context, opts ListOptions) iter.Seq2[*wfdv1.Handler, error] {
+	return func(yield func(*wfdv1.Handler, error) bool) {
+		for {
+			page, next, err := c.List(ctx, opts)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, h := range page {
+				if !yield(h, nil) {
+					return
+				}
+			}
+			if next == "" {
+				return
+			}
+			opts.PageToken = next
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// errEndedEarly is a stream that the server or a proxy ended cleanly
+// before the terminal record.
+var errEndedEarly = status.Error(codes.Unavailable, "client: stream ended before the handler finished")
+
+// Stream yields the handler's records with a sequence number greater than
+// after, first those already recorded and then new ones as they happen,
+// and ends after the terminal record (rec.GetHandlerFinished() != nil).
+// Heartbeats are not yielded. Breaking out of the loop ends the stream.
+//
+// A dropped connection (codes.Unavailable, or the server or a proxy
+// cancelling the stream) does not end the iteration: Stream reconnects with
+// the client's backoff and asks for the records after the last sequence
+// number it yielded, so each record is yielded once, in order. It gives up
+// after RetryPolicy.MaxAttempts reconnects in a row that received nothing.
+// Any other error (codes.NotFound for an unknown handler, the context's
+// end) is yielded as (nil, err) and ends the iteration.
+func (c *Client) Stream(ctx context.Context, id string, after uint64) iter.Seq2[*wfdv1.Record, error] {
+	return func(yield func(*wfdv1.Record, error) bool) {
+		s := stream{c: c, id: id, last: after, yield: yield}
+		s.run(ctx)
+	}
+}
+
+// stream is the state of one Stream iteration.
+type stream struct {
+	c     *Client
+	id    string
+	last  uint64 // sequence number of the last record yielded
+	yield func(*wfdv1.Record, error) bool
+}
+
+func (s *stream) run(ctx context.Context) {
+	backoff := s.c.opts.retry.backoffFunc()
+	failures := 0
+	for {
+		progressed, stop, err := s.attempt(ctx)
+		if stop {
+			return
+		}
+		if progressed {
+			failures = 0
+		}
+		failures++
+		if !resumable(ctx, err) || failures >= s.c.opts.retry.MaxAttempts {
+			s.yield(nil, err)
+			return
+		}
+		t := time.NewTimer(backoff(ctx, uint(failures)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.yield(nil, status.FromContextError(ctx.Err()).Err())
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// attempt runs one StreamEvents call. It reports whether anything arrived,
+// whether the iteration is over (terminal record, or the consumer broke
+// off), and otherwise the error that ended the call.
+func (s *stream) attempt(ctx context.Context) (progressed, stop bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := s.c.svc.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: s.id, AfterSeq: s.last})
+	if err != nil {
+		return false, false, err
+	}
+	for {
+		msg, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return progressed, false, errEndedEarly
+		}
+		if err != nil {
+			return progressed, false, err
+		}
+		progressed = true
+		rec := msg.GetRecord()
+		if rec == nil || rec.GetSeq() <= s.last {
+			continue // a heartbeat, or a record already yielded
+		}
+		s.last = rec.GetSeq()
+		if !s.yield(rec, nil) || rec.GetHandlerFinished() != nil {
+			return true, true, nil
+		}
+	}
+}
+
+// resumable says whether a stream that ended with err should be opened
+// again: the connection dropped, or the peer (not our context) ended it.
+func resumable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.Canceled:
+		return true
+	}
+	return false
+}
