@@ -503,3 +503,53 @@ func TestHandlerIDs(t *testing.T) {
 	}
 	rec.awaitIdle(t, "mine", 1)
 }
+
+func TestIdempotencyKey(t *testing.T) {
+	w := engine.Workflow{Name: "count", External: []string{"inc"}, Steps: []engine.Step{
+		step("init", engine.StartEvent, nil, nop),
+		step("count", "inc", []string{engine.StopEvent}, func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+			sc.Write("got", in.Data)
+			return nil
+		}),
+	}}
+	e, rec := newEngine(t, w)
+	h := start(t, e, "count", nil)
+	rec.awaitIdle(t, h.ID(), 1)
+	ctx := context.Background()
+	for _, key := range []string{"a", "b", "a", "a", "b", "c"} {
+		if err := h.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": key})}, engine.WithIdempotencyKey(key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Keys survive a restore.
+	rec.await(t, h.ID(), 3, func(r engine.Record) bool { return r.Kind == engine.RecordEvent })
+	snap, err := h.Release(ctx)
+	for errors.Is(err, engine.ErrNotIdle) {
+		time.Sleep(time.Millisecond)
+		snap, err = h.Release(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, rec2 := newEngine(t, w)
+	h2, err := e2.Restore(ctx, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": "b"})}, engine.WithIdempotencyKey("b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": "d"})}, engine.WithIdempotencyKey("d")); err != nil {
+		t.Fatal(err)
+	}
+	rec2.await(t, h2.ID(), 1, func(r engine.Record) bool { return r.Kind == engine.RecordEvent })
+	var keys []string
+	for _, r := range append(rec.of(h.ID()), rec2.of(h2.ID())...) {
+		if r.Kind == engine.RecordEvent {
+			keys = append(keys, r.Event.Data.Fields["k"].GetStringValue())
+		}
+	}
+	if fmt.Sprint(keys) != "[a b c d]" {
+		t.Fatalf("delivered %v, want each key once", keys)
+	}
+}

@@ -22,7 +22,7 @@ type Handler struct {
 	// done is closed when the control loop has exited; st is then frozen
 	// and may be read by anyone.
 	done chan struct{}
-	st *state
+	st   *state
 	// r is the loop's own state; only the goroutine running loop uses it.
 	r *runner
 	// restored: the loop starts by recording RecordRestored.
@@ -167,9 +167,13 @@ func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
 // type from outside, or a waiter of the handler must wait for it; otherwise
 // the error is ErrInvalidEvent. It returns once the journal has
 // acknowledged the change that holds the event.
-func (h *Handler) SendEvent(ctx context.Context, ev Event) error {
+func (h *Handler) SendEvent(ctx context.Context, ev Event, opts ...SendOption) error {
+	var o sendOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ack := make(chan error, 1)
-	if _, err := h.call(ctx, msg{kind: msgSend, ev: ev, ack: ack}); err != nil {
+	if _, err := h.call(ctx, msg{kind: msgSend, ev: ev, key: o.key, ack: ack}); err != nil {
 		return err
 	}
 	select {
@@ -178,6 +182,18 @@ func (h *Handler) SendEvent(ctx context.Context, ev Event) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// SendOption tunes SendEvent.
+type SendOption func(*sendOptions)
+
+type sendOptions struct{ key string }
+
+// WithIdempotencyKey makes a send safe to retry: an event whose key the
+// handler has seen among its latest 1,024 is acknowledged and not
+// delivered again. The keys are part of the handler's state.
+func WithIdempotencyKey(key string) SendOption {
+	return func(o *sendOptions) { o.key = key }
 }
 
 // Cancel ends the handler as cancelled; runs in progress see their context

@@ -151,6 +151,13 @@ func (r *runner) handle(m msg) {
 			m.reply <- reply{err: err}
 			return
 		}
+		if m.key != "" && s.seenKey(m.key) {
+			// A retry of an event already taken: acknowledge it with
+			// this batch, deliver nothing.
+			r.acks = append(r.acks, m.ack)
+			m.reply <- reply{}
+			return
+		}
 		ev := m.ev
 		ev.ID = ""
 		r.deliver(ev)
@@ -233,9 +240,8 @@ func (r *runner) checkExternal(ev Event) error {
 			}
 		}
 	}
-	accepted := slices.Sorted(maps.Keys(r.wf.external))
-	return fmt.Errorf("%w: workflow %q does not accept %q from outside (it accepts %v) and no step of handler %s waits for it",
-		ErrInvalidEvent, r.wf.def.Name, ev.Type, accepted, s.id)
+	return fmt.Errorf("%w: workflow %q does not accept %q from outside (%s) and no step of handler %s waits for it",
+		ErrInvalidEvent, r.wf.def.Name, ev.Type, AcceptedList(slices.Sorted(maps.Keys(r.wf.external))), s.id)
 }
 
 func (r *runner) newID() string {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -33,6 +34,30 @@ type state struct {
 	err         string
 	// idle caches what an idle handler waits for; derived, not serialised.
 	idle *Idle
+	// eventKeys are the idempotency keys of recent events from outside,
+	// oldest first; keySet indexes them.
+	eventKeys []string
+	keySet    map[string]struct{}
+}
+
+// maxEventKeys bounds the idempotency keys a handler remembers.
+const maxEventKeys = 1024
+
+// seenKey records key and reports whether it was already there.
+func (s *state) seenKey(key string) bool {
+	if _, ok := s.keySet[key]; ok {
+		return true
+	}
+	if s.keySet == nil {
+		s.keySet = map[string]struct{}{}
+	}
+	if len(s.eventKeys) == maxEventKeys {
+		delete(s.keySet, s.eventKeys[0])
+		s.eventKeys = append(s.eventKeys[:0], s.eventKeys[1:]...)
+	}
+	s.eventKeys = append(s.eventKeys, key)
+	s.keySet[key] = struct{}{}
+	return false
 }
 
 type stepState struct {
@@ -152,6 +177,7 @@ func (s *state) toProto() *wfdv1.HandlerState {
 		Result:      s.result,
 		Error:       s.err,
 		CompletedAt: ts(s.completedAt),
+		EventKeys:   slices.Clone(s.eventKeys),
 	}
 	if len(s.kv) > 0 {
 		p.Store = maps.Clone(s.kv)
@@ -201,6 +227,9 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 	s.err = p.GetError()
 	if len(p.GetStore()) > 0 {
 		s.kv = maps.Clone(p.GetStore())
+	}
+	for _, k := range p.GetEventKeys() {
+		s.seenKey(k)
 	}
 	byName := make(map[string]int, len(wf.def.Steps))
 	for i, st := range wf.def.Steps {

@@ -110,7 +110,8 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 	if !h.CompletedAt.IsZero() {
 		p.CompletedAt = timestamppb.New(h.CompletedAt)
 	}
-	if len(h.Result) > 0 {
+	if h.Status == persistence.StatusCompleted {
+		// An empty result is an empty object, as on the stream.
 		var s structpb.Struct
 		if proto.Unmarshal(h.Result, &s) == nil {
 			p.Result = &s

@@ -43,7 +43,7 @@ func toConnect(err error) error {
 		code = connect.CodeInvalidArgument
 	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists):
 		code = connect.CodeAlreadyExists
-	case errors.Is(err, persistence.ErrUnavailable), errors.Is(err, engine.ErrClosed), errors.Is(err, engine.ErrReleased):
+	case errors.Is(err, persistence.ErrUnavailable), errors.Is(err, engine.ErrClosed), errors.Is(err, engine.ErrReleased), errors.Is(err, errUnavailable):
 		code = connect.CodeUnavailable
 	case errors.Is(err, persistence.ErrCorrupt):
 		code = connect.CodeDataLoss
@@ -62,4 +62,5 @@ var (
 	errInvalid            = errors.New("invalid argument")
 	errAlreadyExists      = errors.New("already exists")
 	errFailedPrecondition = errors.New("failed precondition")
+	errUnavailable        = errors.New("unavailable")
 )

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ type testServer struct {
 	// http is shared by the test's clients, so stop can close its idle
 	// connections (HTTP/2 shutdown otherwise waits a second for them).
 	http *http.Client
+	once sync.Once
 }
 
 type serverConfig struct {
@@ -77,20 +79,19 @@ func startServer(t *testing.T, cfg serverConfig) *testServer {
 	return ts
 }
 
-// stop shuts the server down gracefully and closes its store.
+// stop shuts the server down gracefully and closes its store; it may be
+// called more than once, from any goroutine.
 func (ts *testServer) stop() {
-	if ts.cancel == nil {
-		return
-	}
-	ts.http.CloseIdleConnections()
-	ts.cancel()
-	ts.cancel = nil
-	if err := <-ts.done; err != nil {
-		ts.t.Errorf("Serve: %v", err)
-	}
-	if err := ts.store.Close(); err != nil {
-		ts.t.Errorf("store Close: %v", err)
-	}
+	ts.once.Do(func() {
+		ts.http.CloseIdleConnections()
+		ts.cancel()
+		if err := <-ts.done; err != nil {
+			ts.t.Errorf("Serve: %v", err)
+		}
+		if err := ts.store.Close(); err != nil {
+			ts.t.Errorf("store Close: %v", err)
+		}
+	})
 }
 
 // protocols are the wire protocols every service test runs over.

@@ -136,7 +136,11 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err := v.s.refuseWithoutLoading(ctx, req.GetHandlerId(), ev.Type); err != nil {
 		return nil, toConnect(err)
 	}
-	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { return h.SendEvent(ctx, ev) })
+	var opts []engine.SendOption
+	if k := req.GetIdempotencyKey(); k != "" {
+		opts = append(opts, engine.WithIdempotencyKey(k))
+	}
+	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { return h.SendEvent(ctx, ev, opts...) })
 	if err != nil {
 		return nil, toConnect(err)
 	}
@@ -174,8 +178,8 @@ func (s *Server) refuseWithoutLoading(ctx context.Context, id, typ string) error
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: workflow %q does not accept %q from outside (it accepts %v) and no step of handler %s waits for it",
-		engine.ErrInvalidEvent, meta.Workflow, typ, wf.External, id)
+	return fmt.Errorf("%w: workflow %q does not accept %q from outside (%s) and no step of handler %s waits for it",
+		engine.ErrInvalidEvent, meta.Workflow, typ, engine.AcceptedList(slices.Sorted(slices.Values(wf.External))), id)
 }
 
 // withLive runs fn on the in-memory handler, loading it if needed. If the

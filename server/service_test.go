@@ -405,3 +405,59 @@ func TestUnavailableCarriesRetryHint(t *testing.T) {
 		t.Fatalf("Unavailable without a RetryInfo detail: %v", err)
 	}
 }
+
+func TestSendEventIdempotencyKey(t *testing.T) {
+	ts := startServer(t, serverConfig{workflows: testWorkflows()})
+	c := ts.client()
+	h := run(t, c, "counter", map[string]any{"want": 2.0})
+	waitIdle(t, c, h.HandlerId)
+	for i, key := range []string{"k1", "k1", "k2"} {
+		_, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: h.HandlerId, IdempotencyKey: key,
+			Event: &wfdv1.Event{Type: "inc", Data: st(t, map[string]any{"n": float64(i)})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			release(t, c, h.HandlerId) // the key survives a release
+		}
+	}
+	recs := collect(t, c, h.HandlerId, 0)
+	if g := got(recs); fmt.Sprint(g) != "[0 2]" {
+		t.Fatalf("delivered %v", g)
+	}
+	_, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: h.HandlerId, IdempotencyKey: strings.Repeat("k", 200), Event: &wfdv1.Event{Type: "inc"}})
+	wantCode(t, err, connect.CodeInvalidArgument, "idempotency_key")
+}
+
+func TestStreamEdges(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client(connect.WithGRPC())
+	done := run(t, c, "echo", nil)
+	collect(t, c, done.HandlerId, 0)
+	res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: done.HandlerId})
+	if err != nil || res.Handler.Result == nil {
+		t.Fatalf("an empty result must be an empty object: %v %v", res, err)
+	}
+	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: done.HandlerId, AfterSeq: 99})
+	if err == nil {
+		for s.Receive() {
+		}
+		err = s.Err()
+	}
+	wantCode(t, err, connect.CodeInvalidArgument, "beyond the last record")
+
+	// A server shutting down tells its followers to come back, not that
+	// they were cancelled.
+	h := run(t, c, "approval", nil)
+	waitIdle(t, c, h.HandlerId)
+	s, err = c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4 && s.Receive(); i++ {
+	}
+	go ts.stop()
+	for s.Receive() {
+	}
+	wantCode(t, s.Err(), connect.CodeUnavailable, "shutting down")
+}

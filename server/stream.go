@@ -36,6 +36,9 @@ func (s *Server) stream(ctx context.Context, id string, after uint64, send func(
 	if err != nil {
 		return err
 	}
+	if after > meta.LastSeq {
+		return fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", errInvalid, after, id, meta.LastSeq)
+	}
 	// A finished handler's stream is complete in the store: replay it and
 	// end, even when the caller resumes after the terminal record.
 	finished := meta.Status != persistence.StatusRunning
@@ -85,6 +88,11 @@ func (s *Server) stream(ctx context.Context, id string, after uint64, send func(
 				}
 			case <-ctx.Done():
 				s.hub.unsubscribe(id, sub)
+				if s.streams.Err() != nil {
+					// The server is shutting down, not the caller: tell it
+					// to reconnect (to this server once it is back).
+					return fmt.Errorf("%w: server is shutting down; resume after seq %d", errUnavailable, last)
+				}
 				return ctx.Err()
 			}
 		}

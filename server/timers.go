@@ -38,7 +38,7 @@ func (t *scheduler) run(ctx context.Context) {
 		now := t.s.opts.Now()
 		next := now.Add(maxSchedulerSleep)
 		timers, err := t.s.store.DueTimers(ctx, next, scanTimers)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			t.s.log.Warn("scanning timers", "err", err)
 		}
 		for _, tm := range timers {

@@ -67,7 +67,16 @@ func validateSend(r *wfdv1.SendEventRequest) error {
 	if r.GetEvent() == nil {
 		return fmt.Errorf("%w: event is required", errInvalid)
 	}
-	return checkName("event.type", r.GetEvent().GetType())
+	if err := checkName("event.type", r.GetEvent().GetType()); err != nil {
+		return err
+	}
+	if k := r.GetIdempotencyKey(); k != "" {
+		if len(k) > maxHandlerIDLen {
+			return fmt.Errorf("%w: idempotency_key is longer than %d characters", errInvalid, maxHandlerIDLen)
+		}
+		return checkName("idempotency_key", k)
+	}
+	return nil
 }
 
 func validateList(r *wfdv1.ListHandlersRequest) error {

@@ -36,11 +36,10 @@
 // RunWorkflow returns the handler the first one started; [Client.Get],
 // [Client.List] and [Client.Workflows] read; a repeated Cancel or Release
 // leaves the handler as the first one left it (the repeat may report
-// codes.FailedPrecondition). [Client.Send] is at least once: if a connection
-// drops after the server took the event but before its answer arrived, the
-// retry delivers the event again (the API has no idempotency key for
-// events yet). Disable retries with WithRetry(RetryPolicy{MaxAttempts: 1})
-// where that matters.
+// codes.FailedPrecondition). [Client.Send] gives every event an idempotency
+// key (a UUIDv7, or [WithIdempotencyKey]), so a retry after a dropped answer
+// is acknowledged without delivering the event twice; the server remembers
+// a handler's latest 1,024 keys.
 //
 // Streams are not retried by the middleware (its stream retry would replay
 // from the first request); [Client.Stream] resumes them itself after the

@@ -73,28 +73,43 @@ func (c *Client) Get(ctx context.Context, id string) (*wfdv1.Handler, error) {
 }
 
 // SendOption configures Send.
-type SendOption func(*wfdv1.Event)
+type SendOption func(*wfdv1.SendEventRequest)
 
 // WithDataStruct sets the event's data as a Struct, in place of Send's map.
 func WithDataStruct(s *structpb.Struct) SendOption {
-	return func(e *wfdv1.Event) { e.Data = s }
+	return func(r *wfdv1.SendEventRequest) { r.Event.Data = s }
+}
+
+// WithIdempotencyKey sets the key that makes a repeated send (by this
+// client's retries, or by the caller after an error) a no-op on the
+// server. Send makes up a UUIDv7 key when none is given.
+func WithIdempotencyKey(key string) SendOption {
+	return func(r *wfdv1.SendEventRequest) { r.IdempotencyKey = key }
 }
 
 // Send delivers an event of eventType with data to the handler and returns
 // the handler once the event is durable. The type must be one the workflow
 // accepts from outside or one a waiter of the handler waits for
 // (codes.InvalidArgument otherwise); a finished handler is
-// codes.FailedPrecondition. A released handler is loaded again.
+// codes.FailedPrecondition. A released handler is loaded again. Every call
+// carries an idempotency key, so retries deliver the event once.
 func (c *Client) Send(ctx context.Context, id, eventType string, data map[string]any, opts ...SendOption) (*wfdv1.Handler, error) {
 	d, err := toStruct("data", data)
 	if err != nil {
 		return nil, err
 	}
-	ev := &wfdv1.Event{Type: eventType, Data: d}
+	req := &wfdv1.SendEventRequest{HandlerId: id, Event: &wfdv1.Event{Type: eventType, Data: d}}
 	for _, opt := range opts {
-		opt(ev)
+		opt(req)
 	}
-	res, err := c.svc.SendEvent(ctx, &wfdv1.SendEventRequest{HandlerId: id, Event: ev})
+	if req.IdempotencyKey == "" {
+		key, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		req.IdempotencyKey = key.String()
+	}
+	res, err := c.svc.SendEvent(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -524,9 +524,13 @@ type SendEventRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	HandlerId string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
 	// The event's type and data; its id is assigned by the server.
-	Event         *Event `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Event *Event `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// Optional. A retried call with the same key is acknowledged without
+	// delivering the event again (the handler remembers its latest 1,024
+	// keys). At most 128 characters.
+	IdempotencyKey string `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SendEventRequest) Reset() {
@@ -571,6 +575,13 @@ func (x *SendEventRequest) GetEvent() *Event {
 		return x.Event
 	}
 	return nil
+}
+
+func (x *SendEventRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
 }
 
 type SendEventResponse struct {
@@ -1179,11 +1190,12 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"page_token\x18\a \x01(\tR\tpageToken\"k\n" +
 	"\x14ListHandlersResponse\x12+\n" +
 	"\bhandlers\x18\x01 \x03(\v2\x0f.wfd.v1.HandlerR\bhandlers\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"V\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x7f\n" +
 	"\x10SendEventRequest\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12#\n" +
-	"\x05event\x18\x02 \x01(\v2\r.wfd.v1.EventR\x05event\">\n" +
+	"\x05event\x18\x02 \x01(\v2\r.wfd.v1.EventR\x05event\x12'\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\">\n" +
 	"\x11SendEventResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"Q\n" +
 	"\x13StreamEventsRequest\x12\x1d\n" +

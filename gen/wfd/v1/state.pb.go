@@ -164,10 +164,13 @@ type HandlerState struct {
 	// Absolute end of the whole-workflow timeout; restoring does not restart it.
 	Deadline *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	// Set while the handler is idle.
-	IdleSince     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=idle_since,json=idleSince,proto3" json:"idle_since,omitempty"`
-	Result        *structpb.Struct       `protobuf:"bytes,13,opt,name=result,proto3" json:"result,omitempty"`
-	Error         string                 `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
-	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	IdleSince   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=idle_since,json=idleSince,proto3" json:"idle_since,omitempty"`
+	Result      *structpb.Struct       `protobuf:"bytes,13,opt,name=result,proto3" json:"result,omitempty"`
+	Error       string                 `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
+	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	// Idempotency keys of the latest events from outside, oldest first, so a
+	// retried SendEvent is not delivered twice.
+	EventKeys     []string `protobuf:"bytes,16,rep,name=event_keys,json=eventKeys,proto3" json:"event_keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -303,6 +306,13 @@ func (x *HandlerState) GetError() string {
 func (x *HandlerState) GetCompletedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CompletedAt
+	}
+	return nil
+}
+
+func (x *HandlerState) GetEventKeys() []string {
+	if x != nil {
+		return x.EventKeys
 	}
 	return nil
 }
@@ -704,7 +714,7 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xc8\x05\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xe7\x05\n" +
 	"\fHandlerState\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x1d\n" +
 	"\n" +
@@ -724,7 +734,9 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"idle_since\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tidleSince\x12/\n" +
 	"\x06result\x18\r \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x0e \x01(\tR\x05error\x12=\n" +
-	"\fcompleted_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x1aP\n" +
+	"\fcompleted_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12\x1d\n" +
+	"\n" +
+	"event_keys\x18\x10 \x03(\tR\teventKeys\x1aP\n" +
 	"\n" +
 	"StoreEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
