@@ -17,22 +17,29 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--grace D] [--log-level L] [--log-format text|json]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--log-level L] [--log-format text|json]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
 handlers in DATA/wfd.db. It logs "listening" with the address once it
 accepts connections, and on SIGINT or SIGTERM stops accepting calls, lets
-step runs finish for up to the grace period and checkpoints every handler.`,
+step runs finish for up to the grace period and checkpoints every handler.
+
+A handler idle in memory for --idle-timeout (0 disables) is written to the
+store and dropped from memory; so are the least recently active ones when
+more than --max-idle-in-memory (0: no cap) are idle in memory. An event, a
+due timer or a restart brings them back.`,
 		define: func(fs *flagSet) action {
 			var o serveOptions
 			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
 			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for step runs in progress")
+			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
+			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
-			fs.fromEnv("addr", "data", "grace", "log-level", "log-format")
+			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "log-level", "log-format")
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}
@@ -44,6 +51,9 @@ type serveOptions struct {
 	grace  time.Duration
 	level  slog.Level
 	format choice
+
+	idleTimeout time.Duration
+	maxIdle     int
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -58,6 +68,9 @@ func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if o.grace < 0 {
 		return usageErrorf("--grace must not be negative")
+	}
+	if o.idleTimeout < 0 || o.maxIdle < 0 {
+		return usageErrorf("--idle-timeout and --max-idle-in-memory must not be negative")
 	}
 	log := newLogger(logs, o.level, o.format.value)
 	path := filepath.Join(o.data, "wfd.db")
@@ -76,7 +89,9 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		return fmt.Errorf("listen: %w", err)
 	}
 	wfs := workflows.All()
-	srv, err := server.New(ctx, server.Options{Store: store, Workflows: wfs, Logger: log})
+	srv, err := server.New(ctx, server.Options{
+		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle,
+	})
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("start server: %w", err)

@@ -1,0 +1,138 @@
+import datetime
+
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from wfd.v1 import state_pb2 as _state_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Residency(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RESIDENCY_UNSPECIFIED: _ClassVar[Residency]
+    RESIDENCY_ACTIVE: _ClassVar[Residency]
+    RESIDENCY_RELEASED: _ClassVar[Residency]
+RESIDENCY_UNSPECIFIED: Residency
+RESIDENCY_ACTIVE: Residency
+RESIDENCY_RELEASED: Residency
+
+class Handler(_message.Message):
+    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq")
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESIDENCY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_AT_FIELD_NUMBER: _ClassVar[int]
+    IDLE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    workflow: str
+    status: _state_pb2.HandlerStatus
+    residency: Residency
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    completed_at: _timestamp_pb2.Timestamp
+    idle: IdleInfo
+    result: _struct_pb2.Struct
+    error: str
+    last_seq: int
+    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ...) -> None: ...
+
+class IdleInfo(_message.Message):
+    __slots__ = ("since", "waiters", "external_event_types")
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    WAITERS_FIELD_NUMBER: _ClassVar[int]
+    EXTERNAL_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    since: _timestamp_pb2.Timestamp
+    waiters: _containers.RepeatedCompositeFieldContainer[WaiterInfo]
+    external_event_types: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., waiters: _Optional[_Iterable[_Union[WaiterInfo, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class WaiterInfo(_message.Message):
+    __slots__ = ("waiter_id", "step", "event_type", "match", "deadline")
+    WAITER_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    waiter_id: str
+    step: str
+    event_type: str
+    match: _struct_pb2.Struct
+    deadline: _timestamp_pb2.Timestamp
+    def __init__(self, waiter_id: _Optional[str] = ..., step: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class Record(_message.Message):
+    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    STEP_STATE_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    EVENT_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    IDLE_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_FINISHED_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_RELEASED_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_RESTORED_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    time: _timestamp_pb2.Timestamp
+    step_state_changed: StepStateChanged
+    event_written: _state_pb2.Event
+    idle_changed: IdleChanged
+    handler_finished: HandlerFinished
+    handler_released: HandlerReleased
+    handler_restored: HandlerRestored
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[_state_pb2.Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ...) -> None: ...
+
+class StepStateChanged(_message.Message):
+    __slots__ = ("step", "worker", "running", "input_event_type", "emitted_event_types", "attempt", "waiting", "error")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    INPUT_EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    EMITTED_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    step: str
+    worker: int
+    running: bool
+    input_event_type: str
+    emitted_event_types: _containers.RepeatedScalarFieldContainer[str]
+    attempt: int
+    waiting: bool
+    error: str
+    def __init__(self, step: _Optional[str] = ..., worker: _Optional[int] = ..., running: _Optional[bool] = ..., input_event_type: _Optional[str] = ..., emitted_event_types: _Optional[_Iterable[str]] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+
+class IdleChanged(_message.Message):
+    __slots__ = ("idle", "info")
+    IDLE_FIELD_NUMBER: _ClassVar[int]
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    idle: bool
+    info: IdleInfo
+    def __init__(self, idle: _Optional[bool] = ..., info: _Optional[_Union[IdleInfo, _Mapping]] = ...) -> None: ...
+
+class HandlerFinished(_message.Message):
+    __slots__ = ("status", "result", "error")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    status: _state_pb2.HandlerStatus
+    result: _struct_pb2.Struct
+    error: str
+    def __init__(self, status: _Optional[_Union[_state_pb2.HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class HandlerReleased(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class HandlerRestored(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -1,0 +1,188 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from wfd.v1 import handler_pb2 as _handler_pb2
+from wfd.v1 import state_pb2 as _state_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Workflow(_message.Message):
+    __slots__ = ("name", "description", "external_event_types", "steps")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    EXTERNAL_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    external_event_types: _containers.RepeatedScalarFieldContainer[str]
+    steps: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListWorkflowsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListWorkflowsResponse(_message.Message):
+    __slots__ = ("workflows",)
+    WORKFLOWS_FIELD_NUMBER: _ClassVar[int]
+    workflows: _containers.RepeatedCompositeFieldContainer[Workflow]
+    def __init__(self, workflows: _Optional[_Iterable[_Union[Workflow, _Mapping]]] = ...) -> None: ...
+
+class RunWorkflowRequest(_message.Message):
+    __slots__ = ("workflow", "input", "handler_id")
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    workflow: str
+    input: _struct_pb2.Struct
+    handler_id: str
+    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ...) -> None: ...
+
+class RunWorkflowResponse(_message.Message):
+    __slots__ = ("handler",)
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    handler: _handler_pb2.Handler
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+
+class GetHandlerRequest(_message.Message):
+    __slots__ = ("handler_id",)
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    def __init__(self, handler_id: _Optional[str] = ...) -> None: ...
+
+class GetHandlerResponse(_message.Message):
+    __slots__ = ("handler",)
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    handler: _handler_pb2.Handler
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+
+class ListHandlersRequest(_message.Message):
+    __slots__ = ("workflow", "statuses", "idle_only", "idle_for", "residency", "page_size", "page_token")
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    IDLE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    IDLE_FOR_FIELD_NUMBER: _ClassVar[int]
+    RESIDENCY_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    workflow: str
+    statuses: _containers.RepeatedScalarFieldContainer[_state_pb2.HandlerStatus]
+    idle_only: bool
+    idle_for: _duration_pb2.Duration
+    residency: _handler_pb2.Residency
+    page_size: int
+    page_token: str
+    def __init__(self, workflow: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_state_pb2.HandlerStatus, str]]] = ..., idle_only: _Optional[bool] = ..., idle_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., residency: _Optional[_Union[_handler_pb2.Residency, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListHandlersResponse(_message.Message):
+    __slots__ = ("handlers", "next_page_token")
+    HANDLERS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    handlers: _containers.RepeatedCompositeFieldContainer[_handler_pb2.Handler]
+    next_page_token: str
+    def __init__(self, handlers: _Optional[_Iterable[_Union[_handler_pb2.Handler, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class SendEventRequest(_message.Message):
+    __slots__ = ("handler_id", "event", "idempotency_key")
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    event: _state_pb2.Event
+    idempotency_key: str
+    def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_state_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class SendEventResponse(_message.Message):
+    __slots__ = ("handler",)
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    handler: _handler_pb2.Handler
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+
+class StreamEventsRequest(_message.Message):
+    __slots__ = ("handler_id", "after_seq")
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    after_seq: int
+    def __init__(self, handler_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
+
+class StreamEventsResponse(_message.Message):
+    __slots__ = ("record", "heartbeat")
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
+    record: _handler_pb2.Record
+    heartbeat: Heartbeat
+    def __init__(self, record: _Optional[_Union[_handler_pb2.Record, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ...) -> None: ...
+
+class Heartbeat(_message.Message):
+    __slots__ = ("last_seq",)
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    last_seq: int
+    def __init__(self, last_seq: _Optional[int] = ...) -> None: ...
+
+class CancelHandlerRequest(_message.Message):
+    __slots__ = ("handler_id",)
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    def __init__(self, handler_id: _Optional[str] = ...) -> None: ...
+
+class CancelHandlerResponse(_message.Message):
+    __slots__ = ("handler",)
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    handler: _handler_pb2.Handler
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+
+class ReleaseHandlerRequest(_message.Message):
+    __slots__ = ("handler_id",)
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    def __init__(self, handler_id: _Optional[str] = ...) -> None: ...
+
+class ReleaseHandlerResponse(_message.Message):
+    __slots__ = ("handler",)
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    handler: _handler_pb2.Handler
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+
+class GetStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetStatsResponse(_message.Message):
+    __slots__ = ("handlers_active", "handlers_idle_in_memory", "handlers_released", "handlers_by_status", "releases_total", "rehydrations_total", "rehydrate_latency_p50", "rehydrate_latency_p99", "streams", "commits_total", "changes_total")
+    class HandlersByStatusEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    HANDLERS_ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    HANDLERS_IDLE_IN_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    HANDLERS_RELEASED_FIELD_NUMBER: _ClassVar[int]
+    HANDLERS_BY_STATUS_FIELD_NUMBER: _ClassVar[int]
+    RELEASES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    REHYDRATIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    REHYDRATE_LATENCY_P50_FIELD_NUMBER: _ClassVar[int]
+    REHYDRATE_LATENCY_P99_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_FIELD_NUMBER: _ClassVar[int]
+    COMMITS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    handlers_active: int
+    handlers_idle_in_memory: int
+    handlers_released: int
+    handlers_by_status: _containers.ScalarMap[str, int]
+    releases_total: int
+    rehydrations_total: int
+    rehydrate_latency_p50: _duration_pb2.Duration
+    rehydrate_latency_p99: _duration_pb2.Duration
+    streams: int
+    commits_total: int
+    changes_total: int
+    def __init__(self, handlers_active: _Optional[int] = ..., handlers_idle_in_memory: _Optional[int] = ..., handlers_released: _Optional[int] = ..., handlers_by_status: _Optional[_Mapping[str, int]] = ..., releases_total: _Optional[int] = ..., rehydrations_total: _Optional[int] = ..., rehydrate_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rehydrate_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., streams: _Optional[int] = ..., commits_total: _Optional[int] = ..., changes_total: _Optional[int] = ...) -> None: ...
