@@ -75,7 +75,9 @@ Commands:
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %s\n        %s\n", strings.TrimPrefix(c.synopsis(), "wfd "), c.summary)
 	}
-	fmt.Fprint(w, `
+	fmt.Fprint(w, `  bench [-n N] [-c C] [--echo N] [--json] [--addr HOST:PORT]
+        measure a server over loopback (starts one unless --addr); 'wfd bench -h'
+
 Client commands take --addr HOST:PORT (env WFD_ADDR, default 127.0.0.1:7233),
 --timeout, --tls and --json (protojson, one object per line).
 Flags may come before or after arguments; WFD_* variables give defaults.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"github.com/wfd-dev/wfd/bench"
 	"io"
 )
 
@@ -36,6 +37,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		cmd.writeHelp(stdout, cmd.newFlags())
 		return exitOK
+	}
+	if args[0] == "bench" {
+		// The benchmark has its own flags and report (package bench).
+		return bench.Main(ctx, args[1:], stdout, stderr)
 	}
 	cmd, ok := lookup(args[0])
 	if !ok {

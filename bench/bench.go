@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"time"
+)
+
+// Exit statuses, as the rest of the command line uses them.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// config is what the flags set.
+type config struct {
+	N         int           // approval handlers parked and resumed
+	C         int           // concurrent clients in park and resume
+	Echo      int           // sequential echo runs
+	JSON      bool          // print one JSON object instead of the table
+	Wfd       string        // the wfd binary to start (default: this executable)
+	Addr      string        // a running server instead of a child
+	ServerPID int           // the running server's pid, for its memory
+	Data      string        // the child's data directory (default: a temp dir, removed)
+	Conns     int           // HTTP/2 connections the clients share
+	Protocol  string        // grpc or connect
+	Gzip      bool          // accept gzipped responses (connect-go's default)
+	Warmup    int           // echo runs before measuring
+	Timeout   time.Duration // the whole run
+	Grace     time.Duration // SIGTERM to SIGKILL for the child
+	CPUProf   string        // write this process's CPU profile here
+}
+
+const usageText = `Usage: wfd bench [flags]
+
+Starts a wfd server as a child process (or uses --addr), drives it over
+loopback and prints: echo start-to-complete latency (sequential), approval
+handlers parked per second with -c clients, resume latency and rate, and
+the server's resident memory per parked handler. fsync stays on.
+`
+
+// Main runs `wfd bench` with args (without the command name) and returns
+// the exit status: 0 on success, 1 if the benchmark failed, 2 on a usage
+// error.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wfd bench: %v\nRun 'wfd bench -h' for the flags.\n", err)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	if cfg.CPUProf != "" {
+		f, err := os.Create(cfg.CPUProf)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "wfd bench: --cpuprofile: %v\n", err)
+			return exitError
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
+	res, err := run(ctx, cfg, stderr)
+	if res != nil {
+		if cfg.JSON {
+			if werr := writeJSON(stdout, res); werr != nil && err == nil {
+				err = werr
+			}
+		} else {
+			writeTable(stdout, res)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wfd bench: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+func parseFlags(args []string, stdout io.Writer) (config, error) {
+	cfg := config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&cfg.N, "n", 2000, "approval `handlers` to park and resume")
+	fs.IntVar(&cfg.C, "c", 32, "concurrent `clients` in the park and resume phases")
+	fs.IntVar(&cfg.Echo, "echo", 1000, "sequential echo `runs` (0 skips the phase)")
+	fs.BoolVar(&cfg.JSON, "json", false, "print the results as one JSON object")
+	fs.StringVar(&cfg.Wfd, "wfd", "", "wfd `binary` to start as the server (default: this executable)")
+	fs.StringVar(&cfg.Addr, "addr", "", "`host:port` of a running server to use instead of starting one")
+	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "`pid` of the --addr server, to report its memory and CPU")
+	fs.StringVar(&cfg.Data, "data", "", "data `dir` of the started server (default: a new temporary directory, removed afterwards)")
+	fs.IntVar(&cfg.Conns, "conns", 1, "HTTP/2 `connections` the clients share")
+	fs.StringVar(&cfg.Protocol, "protocol", "grpc", "wire `protocol`: grpc or connect")
+	fs.BoolVar(&cfg.Gzip, "gzip", false, "accept gzip-compressed responses (connect-go clients do by default)")
+	fs.IntVar(&cfg.Warmup, "warmup", 20, "echo `runs` before the measured phases (not reported)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up after this `duration`")
+	fs.StringVar(&cfg.CPUProf, "cpuprofile", "", "write the benchmark's own (the client's) CPU profile to `file`")
+	fs.DurationVar(&cfg.Grace, "grace", 15*time.Second, "how long the started server may take to stop after SIGTERM before it is killed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			writeDefaults(stdout, fs)
+		}
+		return cfg, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case cfg.N < 1:
+		return cfg, errors.New("-n must be at least 1")
+	case cfg.C < 1:
+		return cfg, errors.New("-c must be at least 1")
+	case cfg.Echo < 0, cfg.Warmup < 0:
+		return cfg, errors.New("--echo and --warmup must not be negative")
+	case cfg.Conns < 1:
+		return cfg, errors.New("--conns must be at least 1")
+	case cfg.Protocol != "grpc" && cfg.Protocol != "connect":
+		return cfg, fmt.Errorf("--protocol %q is not one of grpc, connect", cfg.Protocol)
+	case cfg.Timeout <= 0:
+		return cfg, errors.New("--timeout must be positive")
+	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != ""):
+		return cfg, errors.New("--addr uses a running server: --wfd and --data start one")
+	case cfg.ServerPID != 0 && cfg.Addr == "":
+		return cfg, errors.New("--server-pid needs --addr (a started server's pid is known)")
+	}
+	cfg.C = min(cfg.C, cfg.N)
+	return cfg, nil
+}
+
+func writeDefaults(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, "\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		left := "--" + f.Name
+		if len(f.Name) == 1 {
+			left = "-" + f.Name
+		}
+		if name != "" {
+			left += " " + name
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "  %-24s %s\n", left, usage)
+	})
+}
+
+// run starts (or finds) the server, runs the phases and stops the server.
+// It returns what it measured so far even when it fails.
+func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error) {
+	res = &Result{Config: resultConfig{
+		N: cfg.N, C: cfg.C, Echo: cfg.Echo, Conns: cfg.Conns, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
+		Fsync: "on (the server's default)",
+	}}
+	addr, pid := cfg.Addr, cfg.ServerPID
+	var srv *child
+	if addr == "" {
+		srv, err = startChild(cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		addr, pid = srv.addr, srv.pid()
+		res.Config.Server = "started: " + strings.Join(srv.args, " ")
+		defer func() {
+			if serr := srv.stop(cfg.Grace); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}()
+	} else {
+		res.Config.Server = "running at " + addr
+		res.Config.Fsync = "the running server's setting"
+	}
+	res.Config.ServerPID = pid
+	cl := newClients(addr, cfg)
+	defer cl.close()
+	if err := waitHealthy(ctx, cl, srv); err != nil {
+		return nil, err
+	}
+	b := &runner{cfg: cfg, cl: cl, pid: pid, res: res}
+	return res, b.phases(ctx)
+}

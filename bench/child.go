@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"connectrpc.com/connect"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+)
+
+// child is a wfd server the benchmark started.
+type child struct {
+	cmd     *exec.Cmd
+	args    []string
+	addr    string
+	data    string
+	tmpData bool
+	out     *tailBuffer
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // set before exited is closed
+}
+
+// startChild starts `wfd serve` on a free loopback port.
+func startChild(cfg config, log io.Writer) (*child, error) {
+	bin := cfg.Wfd
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding this executable to start the server (use --wfd): %w", err)
+		}
+		bin = exe
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	c := &child{addr: fmt.Sprintf("127.0.0.1:%d", port), data: cfg.Data, out: &tailBuffer{max: 64 << 10}, exited: make(chan struct{})}
+	if c.data == "" {
+		if c.data, err = os.MkdirTemp("", "wfd-bench-"); err != nil {
+			return nil, err
+		}
+		c.tmpData = true
+	}
+	c.args = []string{bin, "serve", "--addr", c.addr, "--data", c.data}
+	c.cmd = exec.Command(bin, c.args[1:]...)
+	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
+	c.cmd.SysProcAttr = childAttrs()
+	if err := c.cmd.Start(); err != nil {
+		c.removeData()
+		return nil, fmt.Errorf("starting the server: %w", err)
+	}
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+func (c *child) pid() int { return c.cmd.Process.Pid }
+
+// stop sends SIGTERM, waits up to grace, then kills. It reports an
+// unclean exit with the end of the server's output.
+func (c *child) stop(grace time.Duration) error {
+	defer c.removeData()
+	select {
+	case <-c.exited:
+		return c.exitError("server exited early")
+	default:
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+		return c.exitError("server shutdown")
+	case <-time.After(grace):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		return fmt.Errorf("server did not stop within %v of SIGTERM; killed it\n%s", grace, c.out.String())
+	}
+}
+
+func (c *child) exitError(what string) error {
+	if c.waitErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %v\n%s", what, c.waitErr, c.out.String())
+}
+
+func (c *child) removeData() {
+	if c.tmpData {
+		_ = os.RemoveAll(c.data)
+	}
+}
+
+// freePort asks the kernel for a free loopback port. Another process may
+// take it before the server binds it; the server then fails to start and
+// says so.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitHealthy polls grpc.health.v1.Health/Check until the server says
+// SERVING. With a started server it gives up as soon as the process exits.
+func waitHealthy(ctx context.Context, cl *clients, c *child) error {
+	health := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
+		cl.conns[0].http, cl.base+"/grpc.health.v1.Health/Check", connect.WithGRPC())
+	req := connect.NewRequest(&healthpb.HealthCheckRequest{Service: wfdv1connect.WorkflowServiceName})
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var last error
+	for {
+		cctx, ccancel := context.WithTimeout(ctx, time.Second)
+		res, err := health.CallUnary(cctx, req)
+		ccancel()
+		if err == nil && res.Msg.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("status %v", res.Msg.GetStatus())
+		}
+		last = err
+		var exited <-chan struct{}
+		if c != nil {
+			exited = c.exited
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("server exited before it was healthy: %v\n%s", c.waitErr, c.out.String())
+		case <-ctx.Done():
+			return fmt.Errorf("server at %s not healthy: %w (last check: %v)", cl.base, ctx.Err(), last)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.max; over > 0 {
+		t.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.buf.Len() == 0 {
+		return "(the server wrote nothing)"
+	}
+	return "server output (last part):\n" + t.buf.String()
+}
+
+var errNoProc = errors.New("process statistics need Linux /proc")

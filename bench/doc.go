@@ -1,0 +1,28 @@
+// Package bench is the logic of `wfd bench`: a load generator that drives a
+// real wfd server over loopback from a separate process and reports
+// latency, throughput and the server's memory.
+//
+// By default it starts the server itself (this executable, or --wfd, with
+// `serve --addr 127.0.0.1:<free port> --data <temp dir>`), waits for the
+// gRPC health check, runs the phases and stops the server with SIGTERM
+// (SIGKILL after a grace period). With --addr it targets a running server
+// instead; its memory is then reported only when --server-pid names it.
+//
+// The phases, all over one set of HTTP/2 connections:
+//
+//   - echo: sequential runs of the echo workflow; the latency of one is the
+//     time from calling RunWorkflow to receiving its HandlerFinished record
+//     on StreamEvents (or a RunWorkflow response that already says
+//     completed).
+//   - park: -n approval handlers started by -c concurrent clients; a
+//     handler is parked when its client sees the IdleChanged{idle: true}
+//     record (or a RunWorkflow response that already shows it idle).
+//   - resume: for each parked handler, a client opens StreamEvents after
+//     the idle record, sends {"approved": true} as an "approval" event, and
+//     waits for HandlerFinished; the latency is SendEvent call to
+//     HandlerFinished received.
+//   - memory: the server's VmRSS (/proc/<pid>/status) before park, after
+//     park (-n handlers parked in memory) and after resume.
+//
+// See docs/PERFORMANCE.md for what the numbers mean and results.
+package bench

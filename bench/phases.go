@@ -1,0 +1,428 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+)
+
+// The example workflows the phases run (package workflows).
+const (
+	echoWorkflow     = "echo"
+	approvalWorkflow = "approval"
+	approvalEvent    = "approval"
+)
+
+// runner runs the phases against one server.
+type runner struct {
+	cfg config
+	cl  *clients
+	pid int // the server's pid, 0 if unknown
+	res *Result
+	// parked holds the handlers of the park phase for the resume phase.
+	parked []parkedHandler
+	// noStats is set once GetStats failed; it is not asked again.
+	noStats bool
+}
+
+type parkedHandler struct {
+	id  string
+	seq uint64 // the sequence number of its IdleChanged{idle: true} record
+}
+
+func (r *runner) phases(ctx context.Context) error {
+	if err := r.warmup(ctx); err != nil {
+		return err
+	}
+	if r.cfg.Echo > 0 {
+		p, err := r.echo(ctx)
+		if err != nil {
+			return err
+		}
+		r.res.Echo = p
+	}
+	mem := &memoryResult{}
+	measured := r.pid != 0
+	if measured {
+		var err error
+		if mem.BeforePark, err = rss(r.pid); err != nil {
+			measured = false // e.g. not Linux, or another host's pid
+		}
+	}
+	p, err := r.park(ctx)
+	if err != nil {
+		return err
+	}
+	r.res.Park = p
+	if measured {
+		mem.AfterPark, _ = rss(r.pid)
+		mem.PerParkedHandler = (mem.AfterPark.RSS - mem.BeforePark.RSS) / int64(r.cfg.N)
+		mem.AnonPerParkedHandler = (mem.AfterPark.Anon - mem.BeforePark.Anon) / int64(r.cfg.N)
+		r.res.Memory = mem
+	}
+	p, err = r.resume(ctx)
+	if err != nil {
+		return err
+	}
+	r.res.Resume = p
+	if measured {
+		mem.AfterResume, _ = rss(r.pid)
+	}
+	return nil
+}
+
+// warmup runs a few echo handlers on every connection, so the measured
+// phases do not pay for dialling and the first calls' setup.
+func (r *runner) warmup(ctx context.Context) error {
+	n := max(r.cfg.Warmup, len(r.cl.conns))
+	if r.cfg.Warmup == 0 {
+		n = len(r.cl.conns) // still dial every connection
+	}
+	req := &wfdv1.RunWorkflowRequest{Workflow: echoWorkflow, Input: benchInput("warmup")}
+	sreq := &wfdv1.StreamEventsRequest{}
+	for i := range n {
+		api := r.cl.api(i)
+		if _, err := runToEnd(ctx, api, req, sreq); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	return nil
+}
+
+// echo runs the echo workflow cfg.Echo times, one after another.
+func (r *runner) echo(ctx context.Context) (*phaseResult, error) {
+	n := r.cfg.Echo
+	lat := make([]time.Duration, n)
+	ack := make([]time.Duration, n)
+	api := r.cl.api(0)
+	req := &wfdv1.RunWorkflowRequest{Workflow: echoWorkflow, Input: benchInput("echo")}
+	sreq := &wfdv1.StreamEventsRequest{}
+	inResponse := 0
+	m := r.startMeter()
+	for i := range n {
+		t0 := time.Now()
+		acked, err := runToEnd(ctx, api, req, sreq)
+		if err != nil {
+			return nil, fmt.Errorf("echo run %d: %w", i+1, err)
+		}
+		lat[i] = time.Since(t0)
+		if acked == 0 {
+			inResponse++
+			acked = lat[i]
+		}
+		ack[i] = acked
+	}
+	p := m.stop(n)
+	p.Latency, p.Ack = summarize(lat), summarize(ack)
+	p.DoneInResponse = inResponse
+	return p, nil
+}
+
+// runToEnd starts a handler and follows its stream until it completes. It
+// returns how long RunWorkflow took, or 0 when its response already said
+// completed.
+func runToEnd(ctx context.Context, api wfdv1connect.WorkflowServiceClient, req *wfdv1.RunWorkflowRequest, sreq *wfdv1.StreamEventsRequest) (time.Duration, error) {
+	t0 := time.Now()
+	res, err := api.RunWorkflow(ctx, req)
+	if err != nil {
+		return 0, fmt.Errorf("RunWorkflow: %w", err)
+	}
+	acked := time.Since(t0)
+	h := res.GetHandler()
+	if h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+		if h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
+			return 0, fmt.Errorf("handler %s ended %v: %s", h.GetHandlerId(), h.GetStatus(), h.GetError())
+		}
+		return 0, nil
+	}
+	sreq.HandlerId, sreq.AfterSeq = h.GetHandlerId(), h.GetLastSeq()
+	s, err := openStream(ctx, api, sreq)
+	if err != nil {
+		return 0, err
+	}
+	defer s.close()
+	if _, err := s.until(isFinished); err != nil {
+		return 0, err
+	}
+	return acked, nil
+}
+
+// park starts cfg.N approval handlers from cfg.C workers and waits, for
+// each, until it is idle.
+func (r *runner) park(ctx context.Context) (*phaseResult, error) {
+	n := r.cfg.N
+	lat := make([]time.Duration, n)
+	ack := make([]time.Duration, n)
+	r.parked = make([]parkedHandler, n)
+	var next atomic.Int64
+	inResponse := atomic.Int64{}
+	m := r.startMeter()
+	err := r.workers(ctx, func(ctx context.Context, w int) error {
+		api := r.cl.api(w)
+		req := &wfdv1.RunWorkflowRequest{Workflow: approvalWorkflow, Input: benchInput("park")}
+		sreq := &wfdv1.StreamEventsRequest{}
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return nil
+			}
+			t0 := time.Now()
+			res, err := api.RunWorkflow(ctx, req)
+			if err != nil {
+				return fmt.Errorf("park: RunWorkflow: %w", err)
+			}
+			ack[i] = time.Since(t0)
+			h := res.GetHandler()
+			if h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+				return fmt.Errorf("park: handler %s is %v, not running: %s", h.GetHandlerId(), h.GetStatus(), h.GetError())
+			}
+			seq := h.GetLastSeq()
+			if h.GetIdle() != nil {
+				inResponse.Add(1)
+			} else {
+				sreq.HandlerId, sreq.AfterSeq = h.GetHandlerId(), seq
+				s, err := openStream(ctx, api, sreq)
+				if err != nil {
+					return fmt.Errorf("park: %w", err)
+				}
+				rec, err := s.until(isIdle)
+				s.close()
+				if err != nil {
+					return fmt.Errorf("park: %w", err)
+				}
+				seq = rec.GetSeq()
+			}
+			lat[i] = time.Since(t0)
+			r.parked[i] = parkedHandler{id: h.GetHandlerId(), seq: seq}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := m.stop(n)
+	p.Latency, p.Ack = summarize(lat), summarize(ack)
+	p.DoneInResponse = int(inResponse.Load())
+	return p, nil
+}
+
+// resume answers every parked handler from cfg.C workers and waits, for
+// each, until it completes. A worker subscribes to the handler's stream
+// (after its idle record) as it sends, from another goroutine, so the
+// latency is from the SendEvent call to the HandlerFinished record without
+// the stream's setup in series. (A connect-go StreamEvents call returns
+// only once the server sends the response headers, which a connect-go
+// server does with the first record; so the subscription cannot be made
+// first and the answer sent after it returns.)
+func (r *runner) resume(ctx context.Context) (*phaseResult, error) {
+	n := len(r.parked)
+	lat := make([]time.Duration, n)
+	ack := make([]time.Duration, n)
+	answer := &wfdv1.Event{Type: approvalEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
+		"approved": structpb.NewBoolValue(true),
+	}}}
+	var next atomic.Int64
+	m := r.startMeter()
+	err := r.workers(ctx, func(ctx context.Context, w int) error {
+		api := r.cl.api(w)
+		req := &wfdv1.SendEventRequest{Event: answer}
+		sreq := &wfdv1.StreamEventsRequest{}
+		finished := make(chan error, 1)
+		var at time.Time // when the HandlerFinished record arrived; written before finished
+		follow := func() {
+			s, err := openStream(ctx, api, sreq)
+			if err == nil {
+				_, err = s.until(isFinished)
+				at = time.Now()
+				s.close()
+			}
+			finished <- err
+		}
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return nil
+			}
+			p := r.parked[i]
+			sreq.HandlerId, sreq.AfterSeq = p.id, p.seq
+			req.HandlerId = p.id
+			t0 := time.Now()
+			go follow()
+			_, err := api.SendEvent(ctx, req)
+			if err != nil {
+				return fmt.Errorf("resume: SendEvent: %w", err)
+			}
+			ack[i] = time.Since(t0)
+			if err := <-finished; err != nil {
+				return fmt.Errorf("resume: %w", err)
+			}
+			lat[i] = at.Sub(t0)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := m.stop(n)
+	p.Latency, p.Ack = summarize(lat), summarize(ack)
+	return p, nil
+}
+
+// workers runs fn on cfg.C goroutines and returns the first error; the
+// first error cancels the others.
+func (r *runner) workers(ctx context.Context, fn func(ctx context.Context, w int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for w := range r.cfg.C {
+		wg.Go(func() {
+			if err := fn(ctx, w); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// stream follows one handler's StreamEvents.
+type stream struct {
+	s      *connect.ServerStreamForClient[wfdv1.StreamEventsResponse]
+	id     string
+	cancel context.CancelFunc
+}
+
+// openStream sends the StreamEvents request; records are read by until.
+func openStream(ctx context.Context, api wfdv1connect.WorkflowServiceClient, req *wfdv1.StreamEventsRequest) (*stream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s, err := api.StreamEvents(ctx, req)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("StreamEvents %s: %w", req.GetHandlerId(), err)
+	}
+	return &stream{s: s, id: req.GetHandlerId(), cancel: cancel}, nil
+}
+
+// until reads records until want(record) holds and returns that record.
+// A handler that finishes otherwise, or a stream that ends first, is an
+// error.
+func (s *stream) until(want func(*wfdv1.Record) bool) (*wfdv1.Record, error) {
+	for s.s.Receive() {
+		rec := s.s.Msg().GetRecord()
+		if rec == nil {
+			continue // a heartbeat
+		}
+		if want(rec) {
+			if f := rec.GetHandlerFinished(); f != nil && f.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
+				return nil, fmt.Errorf("handler %s ended %v: %s", s.id, f.GetStatus(), f.GetError())
+			}
+			return rec, nil
+		}
+		if f := rec.GetHandlerFinished(); f != nil {
+			return nil, fmt.Errorf("handler %s ended %v before the awaited record: %s", s.id, f.GetStatus(), f.GetError())
+		}
+	}
+	err := s.s.Err()
+	if err == nil || errors.Is(err, io.EOF) {
+		err = errors.New("stream ended early")
+	}
+	return nil, fmt.Errorf("StreamEvents %s: %w", s.id, err)
+}
+
+// close ends the stream without reading the rest: cancelling first keeps
+// Close from draining a stream that would never end.
+func (s *stream) close() {
+	s.cancel()
+	_ = s.s.Close()
+}
+
+func isFinished(r *wfdv1.Record) bool { return r.GetHandlerFinished() != nil }
+
+func isIdle(r *wfdv1.Record) bool { return r.GetIdleChanged().GetIdle() }
+
+func benchInput(phase string) *structpb.Struct {
+	return &structpb.Struct{Fields: map[string]*structpb.Value{"bench": structpb.NewStringValue(phase)}}
+}
+
+// meter measures a phase's wall time, the CPU time the server and this
+// process spend in it, and the server's commit counters (GetStats).
+type meter struct {
+	r         *runner
+	start     time.Time
+	srv, self time.Duration
+	srvOK, ok bool
+	stats     *wfdv1.GetStatsResponse
+}
+
+func (r *runner) startMeter() meter {
+	m := meter{r: r, stats: r.stats()}
+	if r.pid != 0 {
+		var err error
+		m.srv, err = cpuTime(r.pid)
+		m.srvOK = err == nil
+	}
+	var err error
+	m.self, err = selfCPU()
+	m.ok = err == nil
+	m.start = time.Now()
+	return m
+}
+
+// stop returns the phase's result for n operations, without latencies.
+func (m meter) stop(n int) *phaseResult {
+	wall := time.Since(m.start)
+	p := &phaseResult{Count: n, WallSeconds: wall.Seconds(), PerSecond: float64(n) / wall.Seconds()}
+	if m.srvOK {
+		if t, err := cpuTime(m.r.pid); err == nil {
+			p.ServerCPUSeconds = (t - m.srv).Seconds()
+			p.ServerCPUPerOp = float64((t - m.srv).Microseconds()) / float64(n)
+		}
+	}
+	if m.ok {
+		if t, err := selfCPU(); err == nil {
+			p.BenchCPUSeconds = (t - m.self).Seconds()
+			p.BenchCPUPerOp = float64((t - m.self).Microseconds()) / float64(n)
+		}
+	}
+	if m.stats != nil {
+		if st := m.r.stats(); st != nil {
+			p.Server = &serverStats{
+				Commits:      st.GetCommitsTotal() - m.stats.GetCommitsTotal(),
+				Changes:      st.GetChangesTotal() - m.stats.GetChangesTotal(),
+				Rehydrations: st.GetRehydrationsTotal() - m.stats.GetRehydrationsTotal(),
+				Releases:     st.GetReleasesTotal() - m.stats.GetReleasesTotal(),
+				Active:       st.GetHandlersActive(),
+				IdleInMemory: st.GetHandlersIdleInMemory(),
+			}
+		}
+	}
+	return p
+}
+
+// stats asks the server for its counters; nil if it cannot say (an older
+// server without GetStats).
+func (r *runner) stats() *wfdv1.GetStatsResponse {
+	if r.noStats {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := r.cl.api(0).GetStats(ctx, &wfdv1.GetStatsRequest{})
+	if err != nil {
+		r.noStats = true
+		return nil
+	}
+	return res
+}

@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// childAttrs kills the server if the benchmark dies first, so a crashed or
+// killed benchmark leaves no server behind.
+func childAttrs() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// rss returns the resident memory of pid in bytes: VmRSS, and of it
+// RssAnon (heap, stacks: the process's own memory) and RssFile (mapped
+// files: for wfd mostly the bbolt file, which bbolt mmaps).
+func rss(pid int) (memSample, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memSample{}, err
+	}
+	var m memSample
+	for line := range bytes.Lines(b) {
+		var dst *int64
+		switch {
+		case bytes.HasPrefix(line, []byte("VmRSS:")):
+			dst = &m.RSS
+		case bytes.HasPrefix(line, []byte("RssAnon:")):
+			dst = &m.Anon
+		case bytes.HasPrefix(line, []byte("RssFile:")):
+			dst = &m.File
+		default:
+			continue
+		}
+		f := bytes.Fields(line) // "VmRSS:", "12345", "kB"
+		if len(f) != 3 || string(f[2]) != "kB" {
+			return memSample{}, fmt.Errorf("cannot parse %q in /proc/%d/status", line, pid)
+		}
+		kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+		if err != nil {
+			return memSample{}, fmt.Errorf("cannot parse %q in /proc/%d/status", line, pid)
+		}
+		*dst = kb << 10
+	}
+	if m.RSS == 0 {
+		return memSample{}, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	}
+	return m, nil
+}
+
+// userHZ is the unit of the times in /proc/<pid>/stat (USER_HZ, 100 on
+// every Linux architecture Go supports).
+const userHZ = 100
+
+// cpuTime returns the user+system CPU time pid has used.
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after it start
+	// with the state (field 3); utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(string(f[11]), 10, 64)
+	st, err2 := strconv.ParseInt(string(f[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
+	}
+	return time.Duration(ut+st) * time.Second / userHZ, nil
+}
+
+// selfCPU returns the CPU time this process has used.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package bench
+
+import (
+	"syscall"
+	"time"
+)
+
+func childAttrs() *syscall.SysProcAttr { return nil }
+
+func rss(int) (memSample, error) { return memSample{}, errNoProc }
+
+func cpuTime(int) (time.Duration, error) { return 0, errNoProc }
+
+func selfCPU() (time.Duration, error) { return 0, errNoProc }

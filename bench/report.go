@@ -1,0 +1,178 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Result is what a benchmark run measured; --json prints it.
+type Result struct {
+	Config resultConfig  `json:"config"`
+	Echo   *phaseResult  `json:"echo,omitempty"`
+	Park   *phaseResult  `json:"park,omitempty"`
+	Resume *phaseResult  `json:"resume,omitempty"`
+	Memory *memoryResult `json:"memory,omitempty"`
+}
+
+type resultConfig struct {
+	N         int    `json:"n"`
+	C         int    `json:"c"`
+	Echo      int    `json:"echo"`
+	Conns     int    `json:"conns"`
+	Protocol  string `json:"protocol"`
+	Gzip      bool   `json:"gzip"`
+	Fsync     string `json:"fsync"`
+	Server    string `json:"server"`
+	ServerPID int    `json:"server_pid,omitempty"`
+}
+
+// phaseResult is one phase. Latency is the phase's end-to-end latency per
+// handler (see the package documentation); Ack is the latency of its RPC
+// alone (RunWorkflow or SendEvent, which return once the change is
+// durable).
+type phaseResult struct {
+	Count       int     `json:"count"`
+	WallSeconds float64 `json:"wall_seconds"`
+	PerSecond   float64 `json:"per_second"`
+	Latency     summary `json:"latency"`
+	Ack         summary `json:"ack"`
+	// DoneInResponse counts handlers whose RunWorkflow response already
+	// showed the awaited state (completed, or idle), so no stream was
+	// needed.
+	DoneInResponse int `json:"done_in_response"`
+	// CPU time used during the phase (the server's from /proc/<pid>/stat,
+	// 10 ms resolution), in total and in microseconds per operation.
+	ServerCPUSeconds float64 `json:"server_cpu_seconds,omitempty"`
+	ServerCPUPerOp   float64 `json:"server_cpu_us_per_op,omitempty"`
+	BenchCPUSeconds  float64 `json:"bench_cpu_seconds,omitempty"`
+	BenchCPUPerOp    float64 `json:"bench_cpu_us_per_op,omitempty"`
+	// Server is what the server's GetStats counters say about the phase.
+	Server *serverStats `json:"server,omitempty"`
+}
+
+// serverStats: store commits (one fsync'd transaction each) and the
+// handler changes they carried during a phase, rehydrations and releases
+// during it, and the handlers in memory at its end.
+type serverStats struct {
+	Commits      int64 `json:"commits"`
+	Changes      int64 `json:"changes"`
+	Rehydrations int64 `json:"rehydrations"`
+	Releases     int64 `json:"releases"`
+	Active       int64 `json:"handlers_in_memory"`
+	IdleInMemory int64 `json:"idle_in_memory"`
+}
+
+// memoryResult is the server's resident memory around the park phase.
+// PerParkedHandler is (AfterPark - BeforePark) / n for VmRSS, and
+// AnonPerParkedHandler the same for RssAnon alone.
+type memoryResult struct {
+	BeforePark           memSample `json:"before_park"`
+	AfterPark            memSample `json:"after_park"`
+	AfterResume          memSample `json:"after_resume"`
+	PerParkedHandler     int64     `json:"rss_bytes_per_parked_handler"`
+	AnonPerParkedHandler int64     `json:"anon_bytes_per_parked_handler"`
+}
+
+// memSample is one reading of /proc/<pid>/status, in bytes: VmRSS and its
+// parts RssAnon (the process's own memory: heap, stacks) and RssFile
+// (mapped files; for wfd mostly the bbolt file, which bbolt mmaps).
+type memSample struct {
+	RSS  int64 `json:"vm_rss_bytes"`
+	Anon int64 `json:"rss_anon_bytes"`
+	File int64 `json:"rss_file_bytes"`
+}
+
+func writeJSON(w io.Writer, res *Result) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func writeTable(w io.Writer, res *Result) {
+	c := res.Config
+	fmt.Fprintf(w, "wfd bench: n=%d c=%d echo=%d conns=%d protocol=%s gzip=%v fsync=%s\n",
+		c.N, c.C, c.Echo, c.Conns, c.Protocol, c.Gzip, c.Fsync)
+	fmt.Fprintf(w, "server: %s", c.Server)
+	if c.ServerPID != 0 {
+		fmt.Fprintf(w, " (pid %d)", c.ServerPID)
+	}
+	fmt.Fprint(w, "\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tbench CPU µs/op\t\n")
+	row := func(name, what string, p *phaseResult) {
+		if p == nil {
+			return
+		}
+		s := p.Latency
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t\n",
+			name, what, p.Count, p.WallSeconds, p.PerSecond, s.P50, s.P90, s.P99, s.Max,
+			cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp))
+		a := p.Ack
+		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\n", ackName(name), a.P50, a.P90, a.P99, a.Max)
+	}
+	row("echo", "RunWorkflow → HandlerFinished", res.Echo)
+	row("park", "RunWorkflow → IdleChanged{idle}", res.Park)
+	row("resume", "SendEvent → HandlerFinished", res.Resume)
+	_ = tw.Flush()
+	if res.Echo != nil && res.Echo.DoneInResponse > 0 {
+		fmt.Fprintf(w, "(echo: %d of %d RunWorkflow responses already said completed)\n", res.Echo.DoneInResponse, res.Echo.Count)
+	}
+	if res.Park != nil && res.Park.DoneInResponse > 0 {
+		fmt.Fprintf(w, "(park: %d of %d RunWorkflow responses already showed the handler idle)\n", res.Park.DoneInResponse, res.Park.Count)
+	}
+	for _, ph := range []struct {
+		name string
+		p    *phaseResult
+	}{{"echo", res.Echo}, {"park", res.Park}, {"resume", res.Resume}} {
+		if ph.p == nil || ph.p.Server == nil {
+			continue
+		}
+		s := ph.p.Server
+		fmt.Fprintf(w, "server during %-6s %d commits (%.1f/s), %d handler changes (%.2f per commit), %d rehydrations, %d releases; then %d handlers in memory, %d idle\n",
+			ph.name, s.Commits, float64(s.Commits)/ph.p.WallSeconds, s.Changes, ratio(s.Changes, s.Commits), s.Rehydrations, s.Releases, s.Active, s.IdleInMemory)
+	}
+	fmt.Fprintln(w)
+	if m := res.Memory; m != nil {
+		fmt.Fprintf(w, "server memory   %22s  %22s  %22s\n", "VmRSS", "RssAnon", "RssFile")
+		for _, r := range []struct {
+			name string
+			s    memSample
+		}{{"before park", m.BeforePark}, {"after park", m.AfterPark}, {"after resume", m.AfterResume}} {
+			fmt.Fprintf(w, "  %-12s  %22s  %22s  %22s\n", r.name, mib(r.s.RSS), mib(r.s.Anon), mib(r.s.File))
+		}
+		fmt.Fprintf(w, "per parked handler: %d bytes VmRSS, %d bytes RssAnon ((after park - before park) / n)\n",
+			m.PerParkedHandler, m.AnonPerParkedHandler)
+	} else {
+		fmt.Fprintln(w, "server memory: not measured (give --server-pid with --addr)")
+	}
+}
+
+func ackName(phase string) string {
+	if phase == "resume" {
+		return "SendEvent acknowledged"
+	}
+	return "RunWorkflow acknowledged"
+}
+
+func cpu(total, perOp float64) string {
+	if total == 0 && perOp == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", perOp)
+}
+
+func mib(b int64) string {
+	return fmt.Sprintf("%d (%.1f MiB)", b, float64(b)/(1<<20))
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
