@@ -36,10 +36,11 @@ due timer or a restart brings them back.`,
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for step runs in progress")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
+			fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
-			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "log-level", "log-format")
+			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "debug-addr", "log-level", "log-format")
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}
@@ -54,6 +55,7 @@ type serveOptions struct {
 
 	idleTimeout time.Duration
 	maxIdle     int
+	debugAddr   string
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -99,6 +101,14 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	names := make([]string, len(wfs))
 	for i, w := range wfs {
 		names[i] = w.Name
+	}
+	if o.debugAddr != "" {
+		stopDebug, err := serveDebug(o.debugAddr, log)
+		if err != nil {
+			l.Close()
+			return err
+		}
+		defer stopDebug()
 	}
 	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names)
 	if err := srv.Serve(ctx, l, o.grace); err != nil {

@@ -22,6 +22,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Linger lets a handler hold its changes back while step runs are in
+	// progress, for at most this long, so that they reach the journal (and
+	// callers their acknowledgements) together. 0 hands every batch over at
+	// once.
+	Linger time.Duration
 }
 
 // Engine holds the registered workflows and the live handlers.

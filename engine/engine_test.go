@@ -553,3 +553,37 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("delivered %v, want each key once", keys)
 	}
 }
+
+func TestLingerGathersQuickSteps(t *testing.T) {
+	hold := make(chan struct{})
+	slow := engine.Workflow{Name: "slow", Steps: []engine.Step{step("s", engine.StartEvent, []string{engine.StopEvent},
+		func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+			<-hold
+			return sc.Send(engine.StopEvent, nil)
+		})}}
+	rec := newRecorder()
+	e := engine.New(engine.Options{Journal: rec, Linger: 50 * time.Millisecond})
+	for _, w := range []engine.Workflow{workflows.Echo(), slow} {
+		if err := e.Register(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { close(hold); _ = e.Close(context.Background()) })
+
+	// A quick step: creation, start, end and completion in one change.
+	h := start(t, e, "echo", nil)
+	wait(t, h)
+	if ch := rec.changesOf(h.ID()); len(ch) != 1 || len(ch[0].Records) != 3 || !ch[0].Created {
+		t.Fatalf("%d changes for a quick handler, want 1 with 3 records", len(ch))
+	}
+	// A slow step: the start is held back at most the linger, then
+	// handed over (and Start acknowledged) while the step still runs.
+	began := time.Now()
+	h = start(t, e, "slow", nil)
+	if took := time.Since(began); took < 40*time.Millisecond {
+		t.Fatalf("Start returned after %v, before the linger ended", took)
+	}
+	if ch := rec.changesOf(h.ID()); len(ch) != 1 || len(ch[0].Records) != 1 {
+		t.Fatalf("changes of a running slow step: %d", len(ch))
+	}
+}

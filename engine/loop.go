@@ -32,6 +32,10 @@ type runner struct {
 	// so the loop only scans for the next due time when there can be one.
 	timed bool
 
+	// lingerSince is when the loop began holding back a batch (Linger).
+	lingerSince time.Time
+	lingerTimer *time.Timer
+
 	stopping bool
 	released bool
 	exit     exitReason
@@ -87,6 +91,9 @@ func (h *Handler) loop() {
 	}
 	if r.timer != nil {
 		r.timer.Stop()
+	}
+	if r.lingerTimer != nil {
+		r.lingerTimer.Stop()
 	}
 	h.mu.Lock()
 	h.exit = r.exit
@@ -601,8 +608,38 @@ func (r *runner) settle() {
 	if r.stopping && r.exit == 0 && r.runningCount() == 0 {
 		r.exit = exitStopped
 	}
-	r.flush()
+	if !r.linger() {
+		r.flush()
+	}
 	r.resetTimer()
+}
+
+// linger reports whether to hold this batch back: with Options.Linger set,
+// while step runs are in progress and for at most that long, changes gather
+// into one journal change, so a quick step's start and end (and the
+// acknowledgement of the call that started it) share one commit.
+func (r *runner) linger() bool {
+	d := r.h.e.opts.Linger
+	if d <= 0 || r.journal == nil || r.exit != 0 || r.stopping || r.runningCount() == 0 {
+		return false
+	}
+	if len(r.records) == 0 && len(r.acks) == 0 && !r.created {
+		return false
+	}
+	if r.lingerSince.IsZero() {
+		r.lingerSince = r.now
+		if r.lingerTimer == nil {
+			r.lingerTimer = time.AfterFunc(d, r.h.lingerOver)
+		} else {
+			r.lingerTimer.Reset(d)
+		}
+	}
+	return r.now.Sub(r.lingerSince) < d
+}
+
+// lingerOver runs on the timer's goroutine and wakes the loop to flush.
+func (h *Handler) lingerOver() {
+	_ = h.post(context.Background(), msg{kind: msgTimer})
 }
 
 func (r *runner) runningCount() int {
@@ -619,6 +656,7 @@ func (r *runner) flush() {
 		return
 	}
 	s := r.s
+	r.lingerSince = time.Time{}
 	if r.journal == nil {
 		for _, a := range r.acks {
 			a <- nil

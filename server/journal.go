@@ -21,8 +21,9 @@ const maxCommit = 1024
 // journal is the engine.Journal that makes handler changes durable. Append
 // encodes a change on the handler's goroutine (so encoding runs in
 // parallel across handlers) and queues it; one committer goroutine writes
-// whatever has queued in one store commit, acknowledges the changes, and
-// only then publishes their records to live streams. While one commit
+// whatever has queued in one store commit, then updates the server's
+// bookkeeping, publishes the records to live streams and acknowledges the
+// changes, in that order. While one commit
 // fsyncs the next batch gathers, so commits are shared by as many handlers
 // as are busy and no change waits for more than one commit ahead of it.
 type journal struct {
@@ -152,11 +153,13 @@ func (j *journal) commit(batch []*pending) {
 			p.ec.Done(e)
 			continue
 		}
-		p.ec.Done(nil)
+		// Bookkeeping and streams first, so a caller that gets the
+		// acknowledgement finds them up to date.
 		if j.onCommit != nil {
 			j.onCommit(p.ec)
 		}
 		j.hub.publish(p.ec.HandlerID, p.records)
+		p.ec.Done(nil)
 	}
 }
 

@@ -41,6 +41,10 @@ type Options struct {
 	// MaxIdleInMemory caps the idle handlers kept in memory; past it the
 	// least recently active are released. 0 means no cap.
 	MaxIdleInMemory int
+	// Linger is how long a handler may hold its changes back while step runs
+	// are in progress, so that a quick step's start and end share a commit
+	// (engine.Options.Linger). Default 2ms; negative disables it.
+	Linger time.Duration
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -90,6 +94,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Linger == 0 {
+		opts.Linger = 2 * time.Millisecond
+	}
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet()}
 	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
@@ -100,7 +107,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed)
-	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now})
+	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0)})
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
@@ -148,6 +155,9 @@ func (s *Server) Handler() http.Handler {
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(s.opts.MaxMessageBytes),
 		connect.WithSendMaxBytes(64 << 20),
+		// Most messages are small; compressing them costs more CPU than
+		// the bytes it saves on loopback or a LAN.
+		connect.WithCompressMinBytes(4 << 10),
 	}
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, opts...))
 	checker := grpchealth.NewStaticChecker(wfdv1connect.WorkflowServiceName)

@@ -56,8 +56,17 @@ func (s *Server) stream(ctx context.Context, id string, after uint64, send func(
 		heartbeat.Reset(s.opts.Heartbeat)
 		return r.GetHandlerFinished() != nil, nil
 	}
-	for {
+	for first := true; ; first = false {
 		sub := s.hub.subscribe(id)
+		if first {
+			// The first message says the stream is subscribed: a client
+			// that sends an event after receiving it will see its effects.
+			// (It also flushes the response headers.)
+			if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: meta.LastSeq}}}); err != nil {
+				s.hub.unsubscribe(id, sub)
+				return err
+			}
+		}
 		done, err := s.replay(ctx, id, &last, emit)
 		if done || err != nil || finished {
 			s.hub.unsubscribe(id, sub)

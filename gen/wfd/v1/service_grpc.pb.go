@@ -53,8 +53,9 @@ type WorkflowServiceClient interface {
 	// handler is FAILED_PRECONDITION.
 	SendEvent(ctx context.Context, in *SendEventRequest, opts ...grpc.CallOption) (*SendEventResponse, error)
 	// StreamEvents replays the handler's records after after_seq, then follows
-	// new ones as they happen, and ends after the terminal record. A quiet
-	// stream carries heartbeats.
+	// new ones as they happen, and ends after the terminal record. The first
+	// message is a heartbeat sent once the stream is subscribed: whatever
+	// happens after it reaches the stream. A quiet stream carries heartbeats.
 	StreamEvents(ctx context.Context, in *StreamEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamEventsResponse], error)
 	// CancelHandler ends a running handler as cancelled.
 	CancelHandler(ctx context.Context, in *CancelHandlerRequest, opts ...grpc.CallOption) (*CancelHandlerResponse, error)
@@ -196,8 +197,9 @@ type WorkflowServiceServer interface {
 	// handler is FAILED_PRECONDITION.
 	SendEvent(context.Context, *SendEventRequest) (*SendEventResponse, error)
 	// StreamEvents replays the handler's records after after_seq, then follows
-	// new ones as they happen, and ends after the terminal record. A quiet
-	// stream carries heartbeats.
+	// new ones as they happen, and ends after the terminal record. The first
+	// message is a heartbeat sent once the stream is subscribed: whatever
+	// happens after it reaches the stream. A quiet stream carries heartbeats.
 	StreamEvents(*StreamEventsRequest, grpc.ServerStreamingServer[StreamEventsResponse]) error
 	// CancelHandler ends a running handler as cancelled.
 	CancelHandler(context.Context, *CancelHandlerRequest) (*CancelHandlerResponse, error)

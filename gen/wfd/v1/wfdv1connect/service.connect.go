@@ -80,8 +80,9 @@ type WorkflowServiceClient interface {
 	// handler is FAILED_PRECONDITION.
 	SendEvent(context.Context, *v1.SendEventRequest) (*v1.SendEventResponse, error)
 	// StreamEvents replays the handler's records after after_seq, then follows
-	// new ones as they happen, and ends after the terminal record. A quiet
-	// stream carries heartbeats.
+	// new ones as they happen, and ends after the terminal record. The first
+	// message is a heartbeat sent once the stream is subscribed: whatever
+	// happens after it reaches the stream. A quiet stream carries heartbeats.
 	StreamEvents(context.Context, *v1.StreamEventsRequest) (*connect.ServerStreamForClient[v1.StreamEventsResponse], error)
 	// CancelHandler ends a running handler as cancelled.
 	CancelHandler(context.Context, *v1.CancelHandlerRequest) (*v1.CancelHandlerResponse, error)
@@ -274,8 +275,9 @@ type WorkflowServiceHandler interface {
 	// handler is FAILED_PRECONDITION.
 	SendEvent(context.Context, *v1.SendEventRequest) (*v1.SendEventResponse, error)
 	// StreamEvents replays the handler's records after after_seq, then follows
-	// new ones as they happen, and ends after the terminal record. A quiet
-	// stream carries heartbeats.
+	// new ones as they happen, and ends after the terminal record. The first
+	// message is a heartbeat sent once the stream is subscribed: whatever
+	// happens after it reaches the stream. A quiet stream carries heartbeats.
 	StreamEvents(context.Context, *v1.StreamEventsRequest, *connect.ServerStream[v1.StreamEventsResponse]) error
 	// CancelHandler ends a running handler as cancelled.
 	CancelHandler(context.Context, *v1.CancelHandlerRequest) (*v1.CancelHandlerResponse, error)
