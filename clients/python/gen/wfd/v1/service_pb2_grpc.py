@@ -130,8 +130,9 @@ class WorkflowServiceServicer:
 
     def StreamEvents(self, request, context):
         """StreamEvents replays the handler's records after after_seq, then follows
-        new ones as they happen, and ends after the terminal record. A quiet
-        stream carries heartbeats.
+        new ones as they happen, and ends after the terminal record. The first
+        message is a heartbeat sent once the stream is subscribed: whatever
+        happens after it reaches the stream. A quiet stream carries heartbeats.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

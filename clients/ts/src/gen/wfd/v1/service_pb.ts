@@ -606,8 +606,9 @@ export const WorkflowService: GenService<{
   },
   /**
    * StreamEvents replays the handler's records after after_seq, then follows
-   * new ones as they happen, and ends after the terminal record. A quiet
-   * stream carries heartbeats.
+   * new ones as they happen, and ends after the terminal record. The first
+   * message is a heartbeat sent once the stream is subscribed: whatever
+   * happens after it reaches the stream. A quiet stream carries heartbeats.
    *
    * @generated from rpc wfd.v1.WorkflowService.StreamEvents
    */
