@@ -133,7 +133,7 @@ func (h *Handler) afterExit() error {
 	h.mu.Unlock()
 	switch exit {
 	case exitTerminal:
-		return fmt.Errorf("%w: %s is %v", ErrHandlerDone, h.id, h.st.status)
+		return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, h.id, h.st.status)
 	case exitReleased:
 		return fmt.Errorf("%w: %s", ErrReleased, h.id)
 	}

@@ -172,7 +172,7 @@ func (r *runner) handle(m msg) {
 		m.reply <- reply{}
 	case msgCancel:
 		if s.status.Terminal() {
-			m.reply <- reply{err: fmt.Errorf("%w: %s is %v", ErrHandlerDone, s.id, s.status)}
+			m.reply <- reply{err: fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)}
 			return
 		}
 		r.terminate(StatusCancelled, nil, "cancelled")
@@ -188,7 +188,7 @@ func (r *runner) handle(m msg) {
 		r.update()
 		switch {
 		case s.status.Terminal():
-			m.reply <- reply{err: fmt.Errorf("%w: %s is %v", ErrHandlerDone, s.id, s.status)}
+			m.reply <- reply{err: fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)}
 		case s.idleSince.IsZero():
 			m.reply <- reply{err: fmt.Errorf("%w: %s", ErrNotIdle, s.id)}
 		default:
@@ -229,7 +229,7 @@ func (r *runner) handle(m msg) {
 func (r *runner) checkExternal(ev Event) error {
 	s := r.s
 	if s.status.Terminal() {
-		return fmt.Errorf("%w: %s is %v", ErrHandlerDone, s.id, s.status)
+		return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)
 	}
 	switch ev.Type {
 	case "":

@@ -37,7 +37,7 @@ func toConnect(err error) error {
 	// workflow, say): the handler's state decides the code.
 	case errors.Is(err, engine.ErrHandlerDone), errors.Is(err, engine.ErrNotIdle), errors.Is(err, errFailedPrecondition):
 		code = connect.CodeFailedPrecondition
-	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, persistence.ErrNotFound):
+	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, errNotFound), errors.Is(err, persistence.ErrNotFound):
 		code = connect.CodeNotFound
 	case errors.Is(err, errInvalid), errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, persistence.ErrInvalid):
 		code = connect.CodeInvalidArgument
@@ -63,4 +63,5 @@ var (
 	errAlreadyExists      = errors.New("already exists")
 	errFailedPrecondition = errors.New("failed precondition")
 	errUnavailable        = errors.New("unavailable")
+	errNotFound           = errors.New("not found")
 )

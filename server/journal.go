@@ -39,6 +39,14 @@ type journal struct {
 	wake    chan struct{}
 	closing bool
 	done    chan struct{}
+	// inflight counts each handler's changes not yet committed; drained
+	// is closed when a handler's count drops to zero.
+	inflight map[string]*inflight
+}
+
+type inflight struct {
+	n       int
+	drained chan struct{}
 }
 
 type pending struct {
@@ -51,7 +59,8 @@ type pending struct {
 var _ engine.Journal = (*journal)(nil)
 
 func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change)) *journal {
-	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		inflight: map[string]*inflight{}}
 	go j.commitLoop()
 	return j
 }
@@ -67,6 +76,12 @@ func (j *journal) Append(c *engine.Change) {
 		return
 	}
 	j.queue = append(j.queue, p)
+	f := j.inflight[c.HandlerID]
+	if f == nil {
+		f = &inflight{drained: make(chan struct{})}
+		j.inflight[c.HandlerID] = f
+	}
+	f.n++
 	j.mu.Unlock()
 	select {
 	case j.wake <- struct{}{}:
@@ -160,6 +175,33 @@ func (j *journal) commit(batch []*pending) {
 		}
 		j.hub.publish(p.ec.HandlerID, p.records)
 		p.ec.Done(nil)
+	}
+	j.mu.Lock()
+	for _, p := range batch {
+		if f := j.inflight[p.ec.HandlerID]; f != nil {
+			if f.n--; f.n == 0 {
+				delete(j.inflight, p.ec.HandlerID)
+				close(f.drained)
+			}
+		}
+	}
+	j.mu.Unlock()
+}
+
+// settled waits until every change of the handler handed to the journal so
+// far is committed (or failed), so that what the store holds is its latest.
+func (j *journal) settled(ctx context.Context, id string) error {
+	j.mu.Lock()
+	f := j.inflight[id]
+	j.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	select {
+	case <-f.drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

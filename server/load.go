@@ -60,12 +60,17 @@ func (s *Server) live(ctx context.Context, id string) (*engine.Handler, error) {
 // load restores a running handler from the store.
 func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
 	start := time.Now()
-	meta, err := s.store.GetHandler(ctx, id)
+	// A handler that just left memory may still have its last changes on
+	// their way to the store: load what they leave, not what was before.
+	if err := s.journal.settled(ctx, id); err != nil {
+		return nil, err
+	}
+	meta, err := s.meta(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if meta.Status != persistence.StatusRunning {
-		return nil, fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, meta.Status)
+		return nil, errDone(id, meta.Status)
 	}
 	raw, err := s.store.LoadSnapshot(ctx, id)
 	if err != nil && !errors.Is(err, persistence.ErrCorrupt) && !errors.Is(err, persistence.ErrNotFound) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -71,8 +72,8 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 // existing returns the stored handler with that id if it runs the same
 // workflow, ALREADY_EXISTS if it runs another, and nothing if there is none.
 func (s *Server) existing(ctx context.Context, id, workflow string) (*wfdv1.Handler, error) {
-	meta, err := s.store.GetHandler(ctx, id)
-	if errors.Is(err, persistence.ErrNotFound) {
+	meta, err := s.meta(ctx, id)
+	if errors.Is(err, errNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -85,7 +86,7 @@ func (s *Server) existing(ctx context.Context, id, workflow string) (*wfdv1.Hand
 }
 
 func (s *Server) get(ctx context.Context, id string) (*wfdv1.Handler, error) {
-	meta, err := s.store.GetHandler(ctx, id)
+	meta, err := s.meta(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -133,18 +134,23 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 		return nil, toConnect(err)
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
-	if err := v.s.refuseWithoutLoading(ctx, req.GetHandlerId(), ev.Type); err != nil {
-		return nil, toConnect(err)
-	}
+	id, key := req.GetHandlerId(), req.GetIdempotencyKey()
 	var opts []engine.SendOption
-	if k := req.GetIdempotencyKey(); k != "" {
-		opts = append(opts, engine.WithIdempotencyKey(k))
+	if key != "" {
+		opts = append(opts, engine.WithIdempotencyKey(key))
 	}
-	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { return h.SendEvent(ctx, ev, opts...) })
+	err := v.s.refuseWithoutLoading(ctx, id, ev.Type)
+	if err == nil {
+		err = v.s.withLive(ctx, id, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, opts...) })
+	}
+	if errors.Is(err, engine.ErrHandlerDone) && key != "" && v.s.tookKey(ctx, id, key) {
+		// A retry of the event that finished the handler: it was taken.
+		err = nil
+	}
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	h, err := v.s.get(ctx, req.GetHandlerId())
+	h, err := v.s.get(ctx, id)
 	if err != nil {
 		return nil, toConnect(err)
 	}
@@ -159,12 +165,12 @@ func (s *Server) refuseWithoutLoading(ctx context.Context, id, typ string) error
 	if _, ok := s.engine.Handler(id); ok {
 		return nil
 	}
-	meta, err := s.store.GetHandler(ctx, id)
+	meta, err := s.meta(ctx, id)
 	if err != nil {
 		return err
 	}
 	if meta.Status != persistence.StatusRunning {
-		return fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, meta.Status)
+		return errDone(id, meta.Status)
 	}
 	if meta.IdleSince.IsZero() {
 		return nil
@@ -225,12 +231,43 @@ func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerR
 			return nil, toConnect(err)
 		}
 	}
-	meta, err := v.s.store.GetHandler(ctx, id)
+	meta, err := v.s.meta(ctx, id)
 	if err != nil {
 		return nil, toConnect(err)
 	}
 	if meta.Status != persistence.StatusRunning {
-		return nil, toConnect(fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, meta.Status))
+		return nil, toConnect(errDone(id, meta.Status))
 	}
 	return &wfdv1.ReleaseHandlerResponse{Handler: handlerToProto(&meta)}, nil
+}
+
+// meta reads a handler's stored metadata; an unknown id is errNotFound.
+func (s *Server) meta(ctx context.Context, id string) (persistence.Handler, error) {
+	h, err := s.store.GetHandler(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return h, fmt.Errorf("%w: handler %q", errNotFound, id)
+	}
+	return h, err
+}
+
+// errDone is the error for a call that needs a running handler.
+func errDone(id string, st fmt.Stringer) error {
+	return fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, st)
+}
+
+// tookKey reports whether a finished handler's last checkpoint lists the
+// idempotency key among the events it took.
+func (s *Server) tookKey(ctx context.Context, id, key string) bool {
+	if s.journal.settled(ctx, id) != nil {
+		return false
+	}
+	raw, err := s.store.LoadSnapshot(ctx, id)
+	if err != nil {
+		return false
+	}
+	var st wfdv1.HandlerState
+	if proto.Unmarshal(raw, &st) != nil {
+		return false
+	}
+	return slices.Contains(st.GetEventKeys(), key)
 }

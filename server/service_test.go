@@ -461,3 +461,27 @@ func TestStreamEdges(t *testing.T) {
 	}
 	wantCode(t, s.Err(), connect.CodeUnavailable, "shutting down")
 }
+
+// TestRetryOfTheFinishingEvent: the answer that finished a handler, sent
+// again with its key (a retry after a lost response), is acknowledged.
+func TestRetryOfTheFinishingEvent(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client()
+	h := run(t, c, "approval", nil)
+	waitIdle(t, c, h.HandlerId)
+	req := &wfdv1.SendEventRequest{HandlerId: h.HandlerId, IdempotencyKey: "answer-1",
+		Event: &wfdv1.Event{Type: "approval", Data: st(t, map[string]any{"approved": true})}}
+	if _, err := c.SendEvent(ctxT(t), req); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, c, h.HandlerId, 0)
+	res, err := c.SendEvent(ctxT(t), req)
+	if err != nil || res.Handler.Status != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
+		t.Fatalf("retry of the finishing event: %v %v", res, err)
+	}
+	req.IdempotencyKey = "answer-2"
+	_, err = c.SendEvent(ctxT(t), req)
+	wantCode(t, err, connect.CodeFailedPrecondition, "is completed")
+	_, err = c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: "nope"})
+	wantCode(t, err, connect.CodeNotFound, `not found: handler "nope"`)
+}

@@ -32,7 +32,7 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 // A subscriber that falls behind is cut loose by the hub and catches up
 // from the store again.
 func (s *Server) stream(ctx context.Context, id string, after uint64, send func(*wfdv1.StreamEventsResponse) error) error {
-	meta, err := s.store.GetHandler(ctx, id)
+	meta, err := s.meta(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -18,8 +18,8 @@ const ApprovalEvent = "approval"
 //
 // The step waits inside (StepContext.WaitFor), so the handler is idle until
 // the answer arrives. It writes a "question" event to the stream when it
-// parks, and an "invalid_answer" event (then waits again) for an answer
-// whose "approved" is not a bool.
+// parks; an answer whose "approved" is not a bool gets an "invalid_answer"
+// event instead, and the step waits again. Each park writes one event.
 func Approval() engine.Workflow {
 	return engine.Workflow{
 		Name:        "approval",
@@ -34,14 +34,17 @@ func Approval() engine.Workflow {
 }
 
 func decide(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+	// Whatever is written happens when the run parks, so that each park
+	// writes once: a re-run passes the earlier waits again without writing.
+	notice := &engine.Event{Type: "question", Data: &structpb.Struct{Fields: map[string]*structpb.Value{
+		"question": structpb.NewStringValue("approve this request?"),
+		"request":  structpb.NewStructValue(in.Data),
+		"answer":   structpb.NewStringValue(`send an "approval" event with {"approved": true|false, "comment": "..."}`),
+	}}}
 	for {
 		ev, err := sc.WaitFor(ApprovalEvent, engine.WaitOptions{})
 		if errors.Is(err, engine.ErrWaiting) {
-			sc.Write("question", &structpb.Struct{Fields: map[string]*structpb.Value{
-				"question": structpb.NewStringValue("approve this request?"),
-				"request":  structpb.NewStructValue(in.Data),
-				"answer":   structpb.NewStringValue(`send an "approval" event with {"approved": true|false, "comment": "..."}`),
-			}})
+			sc.Write(notice.Type, notice.Data)
 			return err
 		}
 		if err != nil {
@@ -49,9 +52,9 @@ func decide(_ context.Context, sc *engine.StepContext, in engine.Event) error {
 		}
 		approved, ok := ev.Data.GetFields()["approved"].GetKind().(*structpb.Value_BoolValue)
 		if !ok {
-			sc.Write("invalid_answer", &structpb.Struct{Fields: map[string]*structpb.Value{
+			notice = &engine.Event{Type: "invalid_answer", Data: &structpb.Struct{Fields: map[string]*structpb.Value{
 				"reason": structpb.NewStringValue(`"approved" must be a bool`),
-			}})
+			}}}
 			continue
 		}
 		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{

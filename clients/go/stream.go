@@ -26,7 +26,9 @@ var errEndedEarly = status.Error(codes.Unavailable, "client: stream ended before
 // cancelling the stream) does not end the iteration: Stream reconnects with
 // the client's backoff and asks for the records after the last sequence
 // number it yielded, so each record is yielded once, in order. It gives up
-// after RetryPolicy.MaxAttempts reconnects in a row that received nothing.
+// after RetryPolicy.MaxAttempts reconnects in a row that yielded no record
+// (heartbeats do not count). Resuming after the last record of a finished
+// handler yields nothing and ends.
 // Any other error (codes.NotFound for an unknown handler, the context's
 // end) is yielded as (nil, err) and ends the iteration.
 func (c *Client) Stream(ctx context.Context, id string, after uint64) iter.Seq2[*wfdv1.Record, error] {
@@ -84,16 +86,22 @@ func (s *stream) attempt(ctx context.Context) (progressed, stop bool, err error)
 	for {
 		msg, err := st.Recv()
 		if errors.Is(err, io.EOF) {
+			// The server ends a stream without a terminal record only when
+			// the handler finished before the records asked for (a resume
+			// after the end): then there is nothing more to wait for.
+			if h, gerr := s.c.Get(ctx, s.id); gerr == nil && finished(h) && s.last >= h.GetLastSeq() {
+				return progressed, true, nil
+			}
 			return progressed, false, errEndedEarly
 		}
 		if err != nil {
 			return progressed, false, err
 		}
-		progressed = true
 		rec := msg.GetRecord()
 		if rec == nil || rec.GetSeq() <= s.last {
-			continue // a heartbeat, or a record already yielded
+			continue // a heartbeat (not progress), or a record already yielded
 		}
+		progressed = true
 		s.last = rec.GetSeq()
 		if !s.yield(rec, nil) || rec.GetHandlerFinished() != nil {
 			return true, true, nil
@@ -109,6 +117,14 @@ func resumable(ctx context.Context, err error) bool {
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled:
+		return true
+	}
+	return false
+}
+
+func finished(h *wfdv1.Handler) bool {
+	switch h.GetStatus() {
+	case wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED, wfdv1.HandlerStatus_HANDLER_STATUS_FAILED, wfdv1.HandlerStatus_HANDLER_STATUS_CANCELLED:
 		return true
 	}
 	return false

@@ -163,3 +163,29 @@ func sameRecords(t *testing.T, got, want []*wfdv1.Record) {
 		}
 	}
 }
+
+func TestStreamAfterTheEnd(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	h, err := c.Run(ctxT(t), "echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rec.GetSeq()
+	}
+	n := 0
+	for _, err := range c.Stream(ctxT(t), h.GetHandlerId(), last) {
+		if err != nil {
+			t.Fatalf("resuming after the terminal record: %v", err)
+		}
+		n++
+	}
+	if n != 0 {
+		t.Fatalf("%d records after the terminal one", n)
+	}
+}
