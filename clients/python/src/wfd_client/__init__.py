@@ -1,0 +1,165 @@
+"""The Python client of wfd's WorkflowService: start handlers, follow their
+streams, send them events, list, cancel and release them.
+
+Synchronous::
+
+    from wfd_client import Client, is_terminal, struct_to_dict
+
+    with Client("127.0.0.1:7233") as c:
+        h = c.run("approval", {"amount": 42})
+        for rec in c.stream(h.handler_id):
+            print(rec.seq, rec.WhichOneof("kind"))
+            if rec.WhichOneof("kind") == "idle_changed" and rec.idle_changed.idle:
+                c.send(h.handler_id, "approval", {"approved": True})
+        print(struct_to_dict(c.get(h.handler_id).result))
+
+asyncio: :class:`AsyncClient` has the same methods as coroutines, and
+``stream``/``list_all`` return async iterators::
+
+    async with AsyncClient("127.0.0.1:7233") as c:
+        h = await c.run("echo", {"x": 1})
+        async for rec in c.stream(h.handler_id):
+            ...
+
+The messages returned are the generated ones (``wfd.v1.handler_pb2.Handler``,
+``Record``, ...); :func:`struct_to_dict` and :func:`message_to_dict` turn
+them into plain dicts, and every Struct argument accepts a plain dict.
+
+Why grpcio
+----------
+The server speaks Connect, gRPC and gRPC-Web on one port, so a Python client
+could use grpcio or the Connect Python runtime (``connectrpc``). This package
+uses grpcio: it is the reference gRPC implementation, it has both a
+synchronous API and ``grpc.aio`` for asyncio on one channel implementation,
+it manages connections the way a long-lived client needs (reconnect with
+backoff, keepalive pings that notice a dead peer under a quiet stream), and
+the server speaks gRPC natively, so nothing is lost. The Connect runtime
+would need a second code generator (``protoc-gen-connectrpc``) beside the
+grpcio-tools stubs the repository already generates
+(``wfd.v1.service_pb2_grpc``), and what it adds, the Connect protocol's
+HTTP/1.1 and JSON, a Python program talking to wfd does not need (browsers
+and curl still have them).
+
+Timeouts and retries
+--------------------
+Unary calls get a default timeout (10 s, ``timeout=``) that covers their
+retries. A call that fails with UNAVAILABLE (no connection, a dropped
+connection, a server shutting down, an unavailable store) is tried again
+with exponential backoff and jitter (:class:`RetryPolicy`; a server's
+RetryInfo hint lengthens the pause up to its ``max_backoff``); no other code
+is retried. The retry loop is the client's own rather than grpc's service-config
+``retryPolicy``: grpc core caps that at 5 attempts and retries only before
+any response, while this loop shares one policy with the stream reconnects
+and keeps the timeout over all attempts.
+
+Retrying is safe for every call: :meth:`Client.run` sends a handler id (a new
+UUIDv7 unless ``handler_id=`` gives one) so a repeated RunWorkflow returns the
+handler the first one started; :meth:`Client.send` gives every event an
+idempotency key (a UUIDv7 unless ``idempotency_key=`` gives one) so a retry
+is acknowledged without delivering the event twice (except a retry of the
+event that finished the handler: the server answers FailedPrecondition, as
+it checks the handler's status before the key); reads are reads; a
+repeated cancel or release leaves the handler as the first left it (the
+repeat may raise FailedPrecondition). UUIDv7s come from a small built-in
+generator (:func:`uuid7`, the layout of Go's ``uuid.NewV7``): Python 3.11's
+uuid module has none.
+
+:meth:`Client.stream` is not retried as a call: it resumes itself after the
+last sequence number it yielded, so each record arrives exactly once.
+
+Errors
+------
+Every failed call raises a :class:`WfdError` subclass named after its gRPC
+code (:class:`NotFound` for an unknown handler or workflow,
+:class:`InvalidArgument` for a bad request or an event type the handler does
+not accept, :class:`FailedPrecondition` for an event to a finished handler or
+a release of a busy one, :class:`AlreadyExists` for a handler id used by
+another workflow, :class:`Unavailable` once retries are spent), with
+``err.code`` (a ``grpc.StatusCode``), ``err.message`` (the server's) and
+``err.retry_delay`` (the server's RetryInfo hint, if any). Input the client
+refuses before calling (data that is not JSON-like) is InvalidArgument too.
+"""
+
+from __future__ import annotations
+
+from ._aio import AsyncClient, AsyncRecordStream
+from ._common import (
+    DEFAULT_TARGET,
+    DEFAULT_TIMEOUT,
+    Event,
+    Handler,
+    HandlerStatus,
+    Record,
+    Residency,
+    RetryPolicy,
+    Stats,
+    Workflow,
+    is_finished,
+    is_terminal,
+    message_to_dict,
+    struct_to_dict,
+    to_struct,
+)
+from ._sync import Client, RecordStream
+from ._uuid import uuid7
+from .errors import (
+    Aborted,
+    AlreadyExists,
+    Cancelled,
+    DataLoss,
+    DeadlineExceeded,
+    FailedPrecondition,
+    Internal,
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+    Unimplemented,
+    Unknown,
+    WfdError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Client",
+    "AsyncClient",
+    "RecordStream",
+    "AsyncRecordStream",
+    "RetryPolicy",
+    "DEFAULT_TARGET",
+    "DEFAULT_TIMEOUT",
+    "Handler",
+    "Record",
+    "Workflow",
+    "Stats",
+    "Event",
+    "HandlerStatus",
+    "Residency",
+    "is_terminal",
+    "is_finished",
+    "struct_to_dict",
+    "message_to_dict",
+    "to_struct",
+    "uuid7",
+    "WfdError",
+    "Cancelled",
+    "Unknown",
+    "InvalidArgument",
+    "DeadlineExceeded",
+    "NotFound",
+    "AlreadyExists",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "FailedPrecondition",
+    "Aborted",
+    "OutOfRange",
+    "Unimplemented",
+    "Internal",
+    "Unavailable",
+    "DataLoss",
+    "Unauthenticated",
+]

@@ -1,0 +1,361 @@
+"""The asyncio client (grpc.aio)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import grpc
+import grpc.aio
+
+from wfd.v1 import service_pb2, service_pb2_grpc
+
+from . import _common as c
+from .errors import Cancelled, Unavailable, WfdError, from_rpc_error
+
+__all__ = ["AsyncClient", "AsyncRecordStream"]
+
+_Res = TypeVar("_Res")
+_DEFAULT: Any = object()
+
+# See _sync._RESUMABLE.
+_RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
+
+
+class AsyncClient:
+    """An asyncio client of one wfd server, with the methods of
+    :class:`wfd_client.Client` as coroutines (``stream`` and ``list_all``
+    return async iterators). Make it inside the event loop that uses it;
+    ``async with AsyncClient(...) as c`` closes it.
+
+    The arguments are those of :class:`wfd_client.Client`.
+    """
+
+    def __init__(
+        self,
+        target: str = c.DEFAULT_TARGET,
+        *,
+        timeout: float | None = c.DEFAULT_TIMEOUT,
+        retry: c.RetryPolicy | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        self.retry = retry or c.RetryPolicy()
+        self._metadata = tuple(metadata or ())
+        opts = c.channel_options(self.retry, options)
+        if credentials is None:
+            self._channel = grpc.aio.insecure_channel(target, options=opts)
+        else:
+            self._channel = grpc.aio.secure_channel(target, credentials, options=opts)
+        self._stub = service_pb2_grpc.WorkflowServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self._closed = asyncio.Event()
+
+    # --- lifecycle -----------------------------------------------------------
+
+    async def close(self) -> None:
+        """Closes the channel; calls and streams in progress fail with Cancelled."""
+        self._closed.set()
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncClient({self.target!r})"
+
+    @property
+    def stub(self) -> service_pb2_grpc.WorkflowServiceStub:
+        """The generated stub on the client's channel (without the client's
+        timeout and retries)."""
+        return self._stub
+
+    @property
+    def channel(self) -> grpc.aio.Channel:
+        return self._channel
+
+    # --- calls ---------------------------------------------------------------
+
+    async def workflows(self, *, timeout: float | None = _DEFAULT) -> list[c.Workflow]:
+        """Returns the workflows the server runs."""
+        res = await self._unary(self._stub.ListWorkflows, service_pb2.ListWorkflowsRequest(), timeout)
+        return list(res.workflows)
+
+    async def run(
+        self,
+        workflow: str,
+        input: c.StructLike = None,
+        *,
+        handler_id: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Handler:
+        """Starts a handler; see :meth:`wfd_client.Client.run`."""
+        req = c.run_request(workflow, input, handler_id)
+        res: service_pb2.RunWorkflowResponse = await self._unary(self._stub.RunWorkflow, req, timeout)
+        return res.handler
+
+    async def get(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Returns the handler with that id (NotFound if there is none)."""
+        req = service_pb2.GetHandlerRequest(handler_id=id)
+        res: service_pb2.GetHandlerResponse = await self._unary(self._stub.GetHandler, req, timeout)
+        return res.handler
+
+    async def list(
+        self,
+        *,
+        workflow: str | None = None,
+        statuses: Iterable[c.StatusLike] | None = None,
+        idle_only: bool = False,
+        idle_for: c.DurationLike | None = None,
+        residency: c.ResidencyLike | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> tuple[list[c.Handler], str]:
+        """One page of handlers and the next page's token; see :meth:`wfd_client.Client.list`."""
+        req = c.list_request(
+            workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
+            residency=residency, page_size=page_size, page_token=page_token,
+        )
+        res = await self._unary(self._stub.ListHandlers, req, timeout)
+        return list(res.handlers), res.next_page_token
+
+    def list_all(
+        self,
+        *,
+        workflow: str | None = None,
+        statuses: Iterable[c.StatusLike] | None = None,
+        idle_only: bool = False,
+        idle_for: c.DurationLike | None = None,
+        residency: c.ResidencyLike | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> AsyncIterator[c.Handler]:
+        """Yields every handler the filters select, page after page
+        (``async for h in client.list_all(...)``)."""
+        req = c.list_request(
+            workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
+            residency=residency, page_size=page_size, page_token=page_token,
+        )
+        return self._list_all(req, timeout)
+
+    async def _list_all(
+        self, req: service_pb2.ListHandlersRequest, timeout: float | None
+    ) -> AsyncIterator[c.Handler]:
+        while True:
+            res = await self._unary(self._stub.ListHandlers, req, timeout)
+            for h in res.handlers:
+                yield h
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
+
+    async def send(
+        self,
+        id: str,
+        type: str,
+        data: c.StructLike = None,
+        *,
+        idempotency_key: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Handler:
+        """Delivers an event once it is durable; see :meth:`wfd_client.Client.send`."""
+        req = c.send_request(id, type, data, idempotency_key)
+        res: service_pb2.SendEventResponse = await self._unary(self._stub.SendEvent, req, timeout)
+        return res.handler
+
+    async def cancel(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Ends a running handler as cancelled and returns it."""
+        req = service_pb2.CancelHandlerRequest(handler_id=id)
+        res: service_pb2.CancelHandlerResponse = await self._unary(self._stub.CancelHandler, req, timeout)
+        return res.handler
+
+    async def release(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Drops an idle handler from the server's memory; see :meth:`wfd_client.Client.release`."""
+        req = service_pb2.ReleaseHandlerRequest(handler_id=id)
+        res: service_pb2.ReleaseHandlerResponse = await self._unary(self._stub.ReleaseHandler, req, timeout)
+        return res.handler
+
+    async def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
+        """Returns the server's counters."""
+        req = service_pb2.GetStatsRequest()
+        res: service_pb2.GetStatsResponse = await self._unary(self._stub.GetStats, req, timeout)
+        return res
+
+    def stream(self, id: str, after: int = 0) -> AsyncRecordStream:
+        """An async iterator of the handler's records after ``after``, resumed
+        across dropped connections; see :meth:`wfd_client.Client.stream`.
+        ``async with client.stream(id) as s: async for rec in s: ...`` ends
+        the call as soon as the block is left; ``await s.aclose()`` from
+        another task ends the iteration there as if the stream were over."""
+        return AsyncRecordStream(self, id, after)
+
+    # --- plumbing ------------------------------------------------------------
+
+    def _closed_under(self, task: asyncio.Task[Any] | None) -> bool:
+        """Whether a CancelledError came from closing the client rather than
+        from cancelling the task that awaited the call."""
+        return self._closed.is_set() and not (task is not None and task.cancelling())
+
+    async def _sleep_or_closed(self, pause: float) -> bool:
+        """Sleeps for pause seconds; returns True early if the client closes."""
+        try:
+            await asyncio.wait_for(self._closed.wait(), pause)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _unary(self, method: Callable[..., Awaitable[_Res]], request: Any, timeout: float | None) -> _Res:
+        if timeout is _DEFAULT:
+            timeout = self.timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
+        attempt = 0
+        while True:
+            attempt += 1
+            if self._closed.is_set():
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed")
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                return await method(request, timeout=remaining, metadata=self._metadata)
+            except grpc.RpcError as e:
+                err = from_rpc_error(e)
+                cause: BaseException = e
+            except asyncio.CancelledError as e:
+                if not self._closed_under(asyncio.current_task()):
+                    raise
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from e
+            if self._closed.is_set():
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from cause
+            if not isinstance(err, Unavailable) or attempt >= self.retry.max_attempts:
+                raise err from cause
+            pause = self.retry.pause(attempt, err.retry_delay)
+            if deadline is not None and time.monotonic() + pause >= deadline:
+                raise err from cause
+            if await self._sleep_or_closed(pause):
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from cause
+
+
+class AsyncRecordStream(AsyncIterator[c.Record]):
+    """The records of one handler; see :meth:`AsyncClient.stream`.
+
+    ``last_seq`` is the sequence number of the last record yielded.
+    """
+
+    def __init__(self, client: AsyncClient, handler_id: str, after: int) -> None:
+        self._client = client
+        self.handler_id = handler_id
+        self.last_seq = after
+        self._stopped = False
+        self._call: Any = None
+        self._gen = self._run()
+
+    def __aiter__(self) -> AsyncRecordStream:
+        return self
+
+    async def __anext__(self) -> c.Record:
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        """Ends the stream and its call, also from another task."""
+        self._stopped = True
+        call = self._call
+        if call is not None:
+            call.cancel()
+        try:
+            await self._gen.aclose()
+        except RuntimeError:
+            pass  # running in another task: the cancelled call ends it there
+
+    async def __aenter__(self) -> AsyncRecordStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def _finished_earlier(self) -> bool:
+        """Whether the handler finished with a record at or before last_seq:
+        a stream asked for the records after the terminal one ends cleanly
+        with nothing, and is over rather than cut."""
+        try:
+            h = await self._client.get(self.handler_id)
+        except WfdError:
+            return False
+        return c.is_finished(h) and h.last_seq <= self.last_seq
+
+    async def _run(self) -> AsyncGenerator[c.Record, None]:
+        client = self._client
+        failures = 0
+        while True:
+            if client._closed.is_set():
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed")
+            progressed = False
+            ended = False  # the server ended the call cleanly
+            err: WfdError
+            req = service_pb2.StreamEventsRequest(handler_id=self.handler_id, after_seq=self.last_seq)
+            call = self._call = client._stub.StreamEvents(req, metadata=client._metadata)
+            try:
+                if self._stopped:
+                    return
+                first = True
+                async for msg in call:
+                    if msg.WhichOneof("kind") != "record":
+                        # A heartbeat. The server may send one as soon as the
+                        # stream is subscribed; only a later one shows the
+                        # connection carries the stream.
+                        progressed = progressed or not first
+                        first = False
+                        continue
+                    first = False
+                    progressed = True
+                    rec = msg.record
+                    if rec.seq <= self.last_seq:
+                        continue  # already yielded
+                    self.last_seq = rec.seq
+                    yield rec
+                    if c.is_terminal(rec):
+                        return
+                err = Unavailable(grpc.StatusCode.UNAVAILABLE, c.END_OF_STREAM)
+                ended = True
+            except grpc.RpcError as e:
+                if self._stopped:
+                    return
+                err = from_rpc_error(e)
+            except asyncio.CancelledError:
+                # grpc.aio ends locally cancelled calls this way (aclose from
+                # another task, a closed channel); a cancellation of the task
+                # itself goes on up.
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                if self._stopped:
+                    return
+                if not client._closed.is_set():
+                    raise
+                err = Cancelled(grpc.StatusCode.CANCELLED, "client: closed")
+            finally:
+                call.cancel()
+                self._call = None
+            if ended and await self._finished_earlier():
+                return
+            # Count the attempts in a row without progress; one that
+            # made progress before it broke starts a new count.
+            failures = 0 if progressed else failures + 1
+            if client._closed.is_set():
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from err
+            if err.code not in _RESUMABLE or failures >= client.retry.max_attempts:
+                raise err
+            if await client._sleep_or_closed(client.retry.backoff(max(1, failures))):
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from err

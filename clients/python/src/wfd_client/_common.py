@@ -1,0 +1,265 @@
+"""What the sync and the asyncio client share: options, requests, conversions."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+import grpc
+from google.protobuf import duration_pb2, json_format, struct_pb2
+
+from wfd.v1 import handler_pb2, service_pb2, state_pb2
+
+from ._uuid import uuid7
+from .errors import InvalidArgument
+
+# Messages the client returns, under short names.
+Handler: TypeAlias = handler_pb2.Handler
+Record: TypeAlias = handler_pb2.Record
+Workflow: TypeAlias = service_pb2.Workflow
+Stats: TypeAlias = service_pb2.GetStatsResponse
+Event: TypeAlias = state_pb2.Event
+HandlerStatus = state_pb2.HandlerStatus
+Residency = handler_pb2.Residency
+
+#: Struct data as the client accepts it: a JSON-like mapping, a Struct, or None (empty).
+StructLike: TypeAlias = Mapping[str, Any] | struct_pb2.Struct | None
+#: A status by enum value (HandlerStatus.Value("HANDLER_STATUS_RUNNING")) or
+#: by name ("running", "HANDLER_STATUS_RUNNING").
+StatusLike: TypeAlias = int | str
+ResidencyLike: TypeAlias = int | str
+#: A duration in seconds, or a timedelta.
+DurationLike: TypeAlias = float | int | datetime.timedelta
+
+DEFAULT_TARGET = "127.0.0.1:7233"
+DEFAULT_TIMEOUT = 10.0
+MAX_RECEIVE_BYTES = 64 << 20  # the largest response the server sends
+KEEPALIVE_TIME_MS = 30_000
+KEEPALIVE_TIMEOUT_MS = 10_000
+BACKOFF_JITTER = 0.2
+
+
+@dataclasses.dataclass(frozen=True)
+class RetryPolicy:
+    """How often and after what pauses a unary call that failed with
+    UNAVAILABLE is tried again, and how many stream reconnects in a row
+    without progress a stream makes before it gives up.
+
+    The pause doubles from ``initial_backoff`` up to ``max_backoff``
+    (seconds), with 20% jitter either way. The defaults ride out about seven
+    seconds without a server. ``max_attempts`` counts the first attempt: 1
+    disables retries. A server's RetryInfo hint (wfd sends one second with
+    UNAVAILABLE from its store) lengthens a unary call's pause up to
+    ``max_backoff``.
+    """
+
+    max_attempts: int = 8
+    initial_backoff: float = 0.1
+    max_backoff: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("RetryPolicy.max_attempts must be at least 1")
+        if self.initial_backoff <= 0 or self.max_backoff <= 0:
+            raise ValueError("RetryPolicy backoffs must be positive")
+
+    def backoff(self, retry: int) -> float:
+        """The pause in seconds before retry number ``retry`` (1 for the first)."""
+        base = min(self.initial_backoff * 2.0 ** min(retry - 1, 32), max(self.max_backoff, self.initial_backoff))
+        return base * (1 + BACKOFF_JITTER * (2 * random.random() - 1))
+
+    def pause(self, retry: int, hint: float | None) -> float:
+        """The pause before retry number ``retry`` of a unary call: the
+        backoff, or the server's hint if longer, capped at max_backoff."""
+        b = self.backoff(retry)
+        if hint is None or hint <= b:
+            return b
+        return min(hint, max(self.max_backoff, b))
+
+
+def channel_options(retry: RetryPolicy, extra: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """grpc channel arguments: reconnect at the pace of the retries (grpc's
+    own default starts at one second and lets retries fail fast meanwhile),
+    keepalive pings that notice a dead peer under a quiet stream, and the
+    server's largest message."""
+    initial_ms = max(1, int(retry.initial_backoff * 1000))
+    return [
+        ("grpc.initial_reconnect_backoff_ms", initial_ms),
+        ("grpc.min_reconnect_backoff_ms", initial_ms),
+        ("grpc.max_reconnect_backoff_ms", max(initial_ms, int(retry.max_backoff * 1000))),
+        ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+        # Retries are the client's own (see RetryPolicy), not grpc's.
+        ("grpc.enable_retries", 0),
+        *extra,
+    ]
+
+
+# --- conversions -------------------------------------------------------------
+
+
+def to_struct(data: StructLike, what: str = "data") -> struct_pb2.Struct:
+    """Converts a JSON-like mapping to a protobuf Struct (None: empty).
+
+    Numbers become doubles, as in JSON. A value that JSON cannot hold is
+    InvalidArgument, raised before any call.
+    """
+    if data is None:
+        return struct_pb2.Struct()
+    if isinstance(data, struct_pb2.Struct):
+        return data
+    if not isinstance(data, Mapping):
+        raise InvalidArgument(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"client: {what}: want a mapping or a Struct, got {type(data).__name__}",
+        )
+    s = struct_pb2.Struct()
+    try:
+        s.update(data)
+    except (ValueError, TypeError, AttributeError) as e:
+        raise InvalidArgument(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"client: {what} is not JSON-like (string keys; str, number, bool, None, list, dict values): {e}",
+        ) from e
+    return s
+
+
+def struct_to_dict(s: struct_pb2.Struct | None) -> dict[str, Any]:
+    """Converts a Struct (a handler's result, an event's data) to a dict.
+
+    Numbers come back as they went in where JSON allows: whole numbers as
+    int, others as float. None or an unset Struct is {}.
+    """
+    if s is None:
+        return {}
+    return {k: _value(v) for k, v in s.fields.items()}
+
+
+def _value(v: struct_pb2.Value) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "number_value":
+        n = v.number_value
+        return int(n) if n.is_integer() and abs(n) <= 2**53 else n
+    if kind == "string_value":
+        return v.string_value
+    if kind == "bool_value":
+        return v.bool_value
+    if kind == "struct_value":
+        return struct_to_dict(v.struct_value)
+    if kind == "list_value":
+        return [_value(x) for x in v.list_value.values]
+    return None
+
+
+def message_to_dict(m: Any) -> dict[str, Any]:
+    """Converts any message the client returns (a Handler, a Record, Stats)
+    to a JSON-like dict with the proto field names."""
+    out: dict[str, Any] = json_format.MessageToDict(m, preserving_proto_field_name=True)
+    return out
+
+
+def _status(v: StatusLike) -> int:
+    if isinstance(v, str):
+        name = v.upper()
+        if not name.startswith("HANDLER_STATUS_"):
+            name = "HANDLER_STATUS_" + name
+        try:
+            return int(state_pb2.HandlerStatus.Value(name))
+        except ValueError:
+            raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: unknown status {v!r}") from None
+    return int(v)
+
+
+def _residency(v: ResidencyLike) -> int:
+    if isinstance(v, str):
+        name = v.upper()
+        if not name.startswith("RESIDENCY_"):
+            name = "RESIDENCY_" + name
+        try:
+            return int(handler_pb2.Residency.Value(name))
+        except ValueError:
+            raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: unknown residency {v!r}") from None
+    return int(v)
+
+
+def _duration(v: DurationLike) -> duration_pb2.Duration:
+    d = duration_pb2.Duration()
+    if isinstance(v, datetime.timedelta):
+        d.FromTimedelta(v)
+    else:
+        if v < 0:
+            raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: idle_for {v} is negative")
+        d.FromNanoseconds(int(v * 1e9))
+    return d
+
+
+# --- requests ----------------------------------------------------------------
+
+
+def run_request(workflow: str, input: StructLike, handler_id: str | None) -> service_pb2.RunWorkflowRequest:
+    return service_pb2.RunWorkflowRequest(
+        workflow=workflow,
+        input=to_struct(input, "input"),
+        handler_id=handler_id or str(uuid7()),
+    )
+
+
+def send_request(
+    handler_id: str, type: str, data: StructLike, idempotency_key: str | None
+) -> service_pb2.SendEventRequest:
+    return service_pb2.SendEventRequest(
+        handler_id=handler_id,
+        event=state_pb2.Event(type=type, data=to_struct(data, "data")),
+        idempotency_key=idempotency_key or str(uuid7()),
+    )
+
+
+def list_request(
+    *,
+    workflow: str | None,
+    statuses: Iterable[StatusLike] | None,
+    idle_only: bool,
+    idle_for: DurationLike | None,
+    residency: ResidencyLike | None,
+    page_size: int | None,
+    page_token: str | None,
+) -> service_pb2.ListHandlersRequest:
+    if page_size is not None and not 0 <= page_size <= 2**31 - 1:
+        raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: page size {page_size} out of range")
+    if isinstance(statuses, (str, int)):
+        statuses = [statuses]
+    req = service_pb2.ListHandlersRequest(
+        workflow=workflow or "",
+        statuses=[_status(s) for s in statuses or ()],  # type: ignore[misc]
+        idle_only=idle_only,
+        residency=_residency(residency) if residency is not None else 0,  # type: ignore[arg-type]
+        page_size=page_size or 0,
+        page_token=page_token or "",
+    )
+    if idle_for is not None:
+        req.idle_for.CopyFrom(_duration(idle_for))
+    return req
+
+
+def is_terminal(rec: Record) -> bool:
+    """Whether rec is a handler's last record (handler_finished)."""
+    return bool(rec.WhichOneof("kind") == "handler_finished")
+
+
+_TERMINAL = frozenset(
+    int(state_pb2.HandlerStatus.Value(n))
+    for n in ("HANDLER_STATUS_COMPLETED", "HANDLER_STATUS_FAILED", "HANDLER_STATUS_CANCELLED")
+)
+
+
+def is_finished(h: Handler) -> bool:
+    """Whether the handler has reached a terminal status (completed, failed, cancelled)."""
+    return h.status in _TERMINAL
+
+
+END_OF_STREAM = "client: stream ended before the handler finished"

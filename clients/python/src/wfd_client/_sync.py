@@ -1,0 +1,375 @@
+"""The synchronous client."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import grpc
+
+from wfd.v1 import service_pb2, service_pb2_grpc
+
+from . import _common as c
+from .errors import Cancelled, Unavailable, WfdError, from_rpc_error
+
+__all__ = ["Client", "RecordStream"]
+
+_Res = TypeVar("_Res")
+_DEFAULT: Any = object()
+
+
+class Client:
+    """A synchronous client of one wfd server. Thread-safe: make one and share it.
+
+    ``target`` is a gRPC target such as ``"127.0.0.1:7233"`` or
+    ``"dns:///wfd.internal:7233"``. Making the client does not connect: the
+    first call does, and a lost connection is made again on the next call.
+
+    Unary calls time out after ``timeout`` seconds (None: never) unless a
+    call passes its own ``timeout=``; the timeout covers the retries. A call
+    that fails with UNAVAILABLE is tried again according to ``retry``; no
+    other code is retried. ``credentials`` (e.g. ``grpc.ssl_channel_credentials()``)
+    make the channel secure; the default is plaintext, which wfd serves.
+    ``metadata`` is sent with every call; ``options`` are extra grpc channel
+    arguments, applied after the client's own.
+    """
+
+    def __init__(
+        self,
+        target: str = c.DEFAULT_TARGET,
+        *,
+        timeout: float | None = c.DEFAULT_TIMEOUT,
+        retry: c.RetryPolicy | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        self.retry = retry or c.RetryPolicy()
+        self._metadata = tuple(metadata or ())
+        opts = c.channel_options(self.retry, options)
+        if credentials is None:
+            self._channel = grpc.insecure_channel(target, options=opts)
+        else:
+            self._channel = grpc.secure_channel(target, credentials, options=opts)
+        self._stub = service_pb2_grpc.WorkflowServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self._closed = threading.Event()
+
+    # --- lifecycle -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the channel; calls and streams in progress fail with Cancelled."""
+        self._closed.set()
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.target!r})"
+
+    @property
+    def stub(self) -> service_pb2_grpc.WorkflowServiceStub:
+        """The generated stub on the client's channel, for calls this class
+        does not wrap (without the client's timeout and retries)."""
+        return self._stub
+
+    @property
+    def channel(self) -> grpc.Channel:
+        return self._channel
+
+    # --- calls ---------------------------------------------------------------
+
+    def workflows(self, *, timeout: float | None = _DEFAULT) -> list[c.Workflow]:
+        """Returns the workflows the server runs."""
+        res = self._unary(self._stub.ListWorkflows, service_pb2.ListWorkflowsRequest(), timeout)
+        return list(res.workflows)
+
+    def run(
+        self,
+        workflow: str,
+        input: c.StructLike = None,
+        *,
+        handler_id: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Handler:
+        """Starts a handler of ``workflow`` with ``input`` as its start event's
+        data and returns it as the server first recorded it.
+
+        Without ``handler_id`` the client makes up a UUIDv7 id, so that a
+        retry after a lost answer returns the handler rather than starting
+        another. Running again with the same id and workflow returns the
+        existing handler; with another workflow it raises AlreadyExists.
+        """
+        req = c.run_request(workflow, input, handler_id)
+        res: service_pb2.RunWorkflowResponse = self._unary(self._stub.RunWorkflow, req, timeout)
+        return res.handler
+
+    def get(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Returns the handler with that id (NotFound if there is none)."""
+        req = service_pb2.GetHandlerRequest(handler_id=id)
+        res: service_pb2.GetHandlerResponse = self._unary(self._stub.GetHandler, req, timeout)
+        return res.handler
+
+    def list(
+        self,
+        *,
+        workflow: str | None = None,
+        statuses: Iterable[c.StatusLike] | None = None,
+        idle_only: bool = False,
+        idle_for: c.DurationLike | None = None,
+        residency: c.ResidencyLike | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> tuple[list[c.Handler], str]:
+        """Returns one page of handlers, newest first, and the token of the
+        next page ("" after the last).
+
+        Filters: ``workflow``; ``statuses`` (names such as "running" or
+        HandlerStatus values); ``idle_only``; ``idle_for`` (seconds or a
+        timedelta; implies idle_only); ``residency`` ("active", "released",
+        or a Residency value). ``page_size`` defaults to the server's (100).
+        """
+        req = c.list_request(
+            workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
+            residency=residency, page_size=page_size, page_token=page_token,
+        )
+        res = self._unary(self._stub.ListHandlers, req, timeout)
+        return list(res.handlers), res.next_page_token
+
+    def list_all(
+        self,
+        *,
+        workflow: str | None = None,
+        statuses: Iterable[c.StatusLike] | None = None,
+        idle_only: bool = False,
+        idle_for: c.DurationLike | None = None,
+        residency: c.ResidencyLike | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> Iterator[c.Handler]:
+        """Yields every handler the filters select, page after page, from
+        ``page_token`` on. Each page is one call (with its own timeout)."""
+        req = c.list_request(
+            workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
+            residency=residency, page_size=page_size, page_token=page_token,
+        )
+        return self._list_all(req, timeout)
+
+    def _list_all(self, req: service_pb2.ListHandlersRequest, timeout: float | None) -> Iterator[c.Handler]:
+        while True:
+            res = self._unary(self._stub.ListHandlers, req, timeout)
+            yield from res.handlers
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
+
+    def send(
+        self,
+        id: str,
+        type: str,
+        data: c.StructLike = None,
+        *,
+        idempotency_key: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Handler:
+        """Delivers an event of ``type`` with ``data`` to the handler and
+        returns the handler once the event is durable.
+
+        The type must be one the workflow accepts from outside or one a
+        waiter of the handler waits for (InvalidArgument otherwise); a
+        finished handler is FailedPrecondition. A released handler is loaded
+        again. Every call carries an idempotency key (a UUIDv7 unless
+        ``idempotency_key`` is given), so retries deliver the event once.
+        """
+        req = c.send_request(id, type, data, idempotency_key)
+        res: service_pb2.SendEventResponse = self._unary(self._stub.SendEvent, req, timeout)
+        return res.handler
+
+    def cancel(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Ends a running handler as cancelled and returns it."""
+        req = service_pb2.CancelHandlerRequest(handler_id=id)
+        res: service_pb2.CancelHandlerResponse = self._unary(self._stub.CancelHandler, req, timeout)
+        return res.handler
+
+    def release(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Writes an idle handler to the server's store and drops it from
+        memory; the next event wakes it. A busy or finished handler is
+        FailedPrecondition."""
+        req = service_pb2.ReleaseHandlerRequest(handler_id=id)
+        res: service_pb2.ReleaseHandlerResponse = self._unary(self._stub.ReleaseHandler, req, timeout)
+        return res.handler
+
+    def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
+        """Returns the server's counters (handlers in memory, idle, released...)."""
+        res: service_pb2.GetStatsResponse = self._unary(self._stub.GetStats, service_pb2.GetStatsRequest(), timeout)
+        return res
+
+    def stream(self, id: str, after: int = 0) -> RecordStream:
+        """Returns an iterator of the handler's records with a sequence number
+        greater than ``after``: first those already recorded, then new ones
+        as they happen. It ends after the terminal record
+        (``is_terminal(rec)``). Heartbeats are not yielded.
+
+        A dropped connection (UNAVAILABLE, or the server or a proxy ending
+        the stream before the terminal record) does not end it: the stream
+        reconnects with the client's backoff and asks for the records after
+        the last one it yielded, so each record arrives once, in order. It
+        gives up, raising the last error, after ``retry.max_attempts``
+        attempts in a row that made no progress (no new record, and no
+        heartbeat but the one a server may send first). Any other error (NotFound
+        for an unknown handler, InvalidArgument for an ``after`` past the
+        handler's last record) is raised at once. A stream of a finished
+        handler from its terminal record on (``after=h.last_seq``) is empty. Close it (or leave a
+        ``with`` block, or drop it) to end the call early.
+        """
+        return RecordStream(self, id, after)
+
+    # --- plumbing ------------------------------------------------------------
+
+    def _unary(self, method: Callable[..., _Res], request: Any, timeout: float | None) -> _Res:
+        if timeout is _DEFAULT:
+            timeout = self.timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
+        attempt = 0
+        while True:
+            attempt += 1
+            if self._closed.is_set():
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed")
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                return method(request, timeout=remaining, metadata=self._metadata)
+            except grpc.RpcError as e:
+                err = from_rpc_error(e)
+                cause: BaseException = e
+            except ValueError as e:  # grpcio: "Cannot invoke RPC on closed channel!"
+                if not self._closed.is_set():
+                    raise
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from e
+            if not isinstance(err, Unavailable) or attempt >= self.retry.max_attempts:
+                raise err from cause
+            pause = self.retry.pause(attempt, err.retry_delay)
+            if deadline is not None and time.monotonic() + pause >= deadline:
+                raise err from cause
+            if self._closed.wait(pause):
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from cause
+
+
+class RecordStream(Iterator[c.Record]):
+    """The records of one handler; see :meth:`Client.stream`.
+
+    ``last_seq`` is the sequence number of the last record yielded (the
+    ``after`` to resume from in a later stream).
+    """
+
+    def __init__(self, client: Client, handler_id: str, after: int) -> None:
+        self._client = client
+        self.handler_id = handler_id
+        self.last_seq = after
+        self._stopped = False
+        self._call: Any = None
+        self._gen = self._run()
+
+    def __iter__(self) -> RecordStream:
+        return self
+
+    def __next__(self) -> c.Record:
+        return next(self._gen)
+
+    def close(self) -> None:
+        """Ends the stream and its call. Safe to call from another thread."""
+        self._stopped = True
+        call = self._call
+        if call is not None:
+            call.cancel()
+        try:
+            self._gen.close()
+        except ValueError:
+            pass  # running in another thread: the cancelled call ends it there
+
+    def __enter__(self) -> RecordStream:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _finished_earlier(self) -> bool:
+        """Whether the handler finished with a record at or before last_seq:
+        a stream asked for the records after the terminal one ends cleanly
+        with nothing, and is over rather than cut."""
+        try:
+            h = self._client.get(self.handler_id)
+        except WfdError:
+            return False
+        return c.is_finished(h) and h.last_seq <= self.last_seq
+
+    def _run(self) -> Generator[c.Record, None, None]:
+        client = self._client
+        failures = 0
+        while True:
+            if client._closed.is_set():
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed")
+            progressed = False
+            ended = False  # the server ended the call cleanly
+            err: WfdError
+            req = service_pb2.StreamEventsRequest(handler_id=self.handler_id, after_seq=self.last_seq)
+            call = self._call = client._stub.StreamEvents(req, metadata=client._metadata)
+            try:
+                if self._stopped:
+                    return
+                first = True
+                for msg in call:
+                    if msg.WhichOneof("kind") != "record":
+                        # A heartbeat. The server may send one as soon as the
+                        # stream is subscribed; only a later one shows the
+                        # connection carries the stream.
+                        progressed = progressed or not first
+                        first = False
+                        continue
+                    first = False
+                    progressed = True
+                    rec = msg.record
+                    if rec.seq <= self.last_seq:
+                        continue  # already yielded
+                    self.last_seq = rec.seq
+                    yield rec
+                    if c.is_terminal(rec):
+                        return
+                err = Unavailable(grpc.StatusCode.UNAVAILABLE, c.END_OF_STREAM)
+                ended = True
+            except grpc.RpcError as e:
+                if self._stopped:
+                    return
+                err = from_rpc_error(e)
+            finally:
+                call.cancel()
+                self._call = None
+            if ended and self._finished_earlier():
+                return
+            # Count the attempts in a row without progress; one that
+            # made progress before it broke starts a new count.
+            failures = 0 if progressed else failures + 1
+            if client._closed.is_set():
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from err
+            if err.code not in _RESUMABLE or failures >= client.retry.max_attempts:
+                raise err
+            if client._closed.wait(client.retry.backoff(max(1, failures))):
+                raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed") from err
+
+
+# A stream the peer (or a proxy) ended is resumed; our own cancellation is
+# told apart by the client's closed flag (a closed RecordStream never gets here).
+_RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
