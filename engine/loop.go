@@ -154,16 +154,19 @@ func (r *runner) handle(m msg) {
 	case msgDone:
 		r.finish(m.exec, m.err)
 	case msgSend:
+		if m.key != "" && s.hasKey(m.key) {
+			// A retry of an event already taken: acknowledge it with this
+			// batch and deliver nothing, whatever the handler waits for now.
+			r.acks = append(r.acks, m.ack)
+			m.reply <- reply{}
+			return
+		}
 		if err := r.checkExternal(m.ev); err != nil {
 			m.reply <- reply{err: err}
 			return
 		}
-		if m.key != "" && s.seenKey(m.key) {
-			// A retry of an event already taken: acknowledge it with
-			// this batch, deliver nothing.
-			r.acks = append(r.acks, m.ack)
-			m.reply <- reply{}
-			return
+		if m.key != "" {
+			s.seenKey(m.key)
 		}
 		ev := m.ev
 		ev.ID = ""

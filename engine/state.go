@@ -43,6 +43,12 @@ type state struct {
 // maxEventKeys bounds the idempotency keys a handler remembers.
 const maxEventKeys = 1024
 
+// hasKey reports whether an event with this idempotency key was taken.
+func (s *state) hasKey(key string) bool {
+	_, ok := s.keySet[key]
+	return ok
+}
+
 // seenKey records key and reports whether it was already there.
 func (s *state) seenKey(key string) bool {
 	if _, ok := s.keySet[key]; ok {

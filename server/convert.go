@@ -104,8 +104,12 @@ func metaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 	p := &wfdv1.Handler{
 		HandlerId: h.ID, Workflow: h.Workflow, Status: wfdv1.HandlerStatus(h.Status),
-		Residency: wfdv1.Residency(h.Residency), Error: h.Error, LastSeq: h.LastSeq,
+		Error: h.Error, LastSeq: h.LastSeq,
 		CreatedAt: timestamppb.New(h.CreatedAt), UpdatedAt: timestamppb.New(h.UpdatedAt),
+	}
+	if h.Status == persistence.StatusRunning {
+		// Residency is about running handlers; a finished one has none.
+		p.Residency = wfdv1.Residency(h.Residency)
 	}
 	if !h.CompletedAt.IsZero() {
 		p.CompletedAt = timestamppb.New(h.CompletedAt)

@@ -181,7 +181,9 @@ func (s *Server) HTTPServer() *http.Server {
 		IdleTimeout:       5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return s.streams },
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// net/http reports every client that hangs up (GOAWAY, resets)
+		// here: useful when debugging, noise otherwise.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 }
 

@@ -143,8 +143,9 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err == nil {
 		err = v.s.withLive(ctx, id, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, opts...) })
 	}
-	if errors.Is(err, engine.ErrHandlerDone) && key != "" && v.s.tookKey(ctx, id, key) {
-		// A retry of the event that finished the handler: it was taken.
+	if key != "" && (errors.Is(err, engine.ErrHandlerDone) || errors.Is(err, engine.ErrInvalidEvent)) && v.s.tookKey(ctx, id, key) {
+		// A retry of an event the handler took (one that finished it, or
+		// one it no longer waits for): acknowledge it, deliver nothing.
 		err = nil
 	}
 	if err != nil {
@@ -255,7 +256,7 @@ func errDone(id string, st fmt.Stringer) error {
 	return fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, st)
 }
 
-// tookKey reports whether a finished handler's last checkpoint lists the
+// tookKey reports whether the handler's last checkpoint lists the
 // idempotency key among the events it took.
 func (s *Server) tookKey(ctx context.Context, id, key string) bool {
 	if s.journal.settled(ctx, id) != nil {

@@ -96,7 +96,7 @@ func TestService(t *testing.T) {
 				}
 				g := res.Handler
 				if g.Status != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED || g.Result.Fields["x"].GetStringValue() != "y" ||
-					g.CompletedAt == nil || g.LastSeq != 3 || g.Residency != wfdv1.Residency_RESIDENCY_ACTIVE || g.Workflow != "echo" {
+					g.CompletedAt == nil || g.LastSeq != 3 || g.Residency != wfdv1.Residency_RESIDENCY_UNSPECIFIED || g.Workflow != "echo" {
 					t.Fatalf("GetHandler %v", g)
 				}
 				_, err = sendEv(t, c, h.HandlerId, "anything", nil)
@@ -484,4 +484,21 @@ func TestRetryOfTheFinishingEvent(t *testing.T) {
 	wantCode(t, err, connect.CodeFailedPrecondition, "is completed")
 	_, err = c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: "nope"})
 	wantCode(t, err, connect.CodeNotFound, `not found: handler "nope"`)
+}
+
+// TestRetryWhileBusy: a retried event (same key) that the handler took is
+// acknowledged even when the handler no longer accepts its type.
+func TestRetryWhileBusy(t *testing.T) {
+	ts := startServer(t, serverConfig{workflows: testWorkflows()})
+	c := ts.client()
+	h := run(t, c, "waiting", map[string]any{"ms": 0.0})
+	waitIdle(t, c, h.HandlerId)
+	req := &wfdv1.SendEventRequest{HandlerId: h.HandlerId, IdempotencyKey: "go-1", Event: &wfdv1.Event{Type: "go"}}
+	if _, err := c.SendEvent(ctxT(t), req); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, c, h.HandlerId, 0)
+	if _, err := c.SendEvent(ctxT(t), req); err != nil {
+		t.Fatalf("retry after the handler finished: %v", err)
+	}
 }

@@ -23,7 +23,8 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Residency says whether a running handler is in the server's memory.
+// Residency says whether a running handler is in the server's memory
+// (unspecified for a finished handler).
 type Residency int32
 
 const (

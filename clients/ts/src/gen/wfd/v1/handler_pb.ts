@@ -387,7 +387,8 @@ export const HandlerRestoredSchema: GenMessage<HandlerRestored> = /*@__PURE__*/
   messageDesc(file_wfd_v1_handler, 8);
 
 /**
- * Residency says whether a running handler is in the server's memory.
+ * Residency says whether a running handler is in the server's memory
+ * (unspecified for a finished handler).
  *
  * @generated from enum wfd.v1.Residency
  */

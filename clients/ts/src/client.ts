@@ -1,0 +1,503 @@
+import { create } from "@bufbuild/protobuf";
+import { durationFromMs, type Duration } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import { v7 as uuidv7 } from "uuid";
+
+import { Residency, type Handler, type Record } from "./gen/wfd/v1/handler_pb.js";
+import {
+  ListHandlersRequestSchema,
+  WorkflowService,
+  type GetStatsResponse,
+  type ListHandlersRequest,
+  type Workflow,
+} from "./gen/wfd/v1/service_pb.js";
+import { HandlerStatus } from "./gen/wfd/v1/state_pb.js";
+import { toJsonObject } from "./json.js";
+import {
+  backoffMs,
+  canceled,
+  DEFAULT_TIMEOUT_MS,
+  retryPolicyWithDefaults,
+  sleep,
+  type FullRetryPolicy,
+  type RetryPolicy,
+} from "./retry.js";
+
+/** The generated Connect client of `wfd.v1.WorkflowService`. */
+export type WorkflowServiceClient = Client<typeof WorkflowService>;
+
+/** Options of a {@link WfdClient}. */
+export interface WfdClientOptions {
+  /**
+   * Timeout of a unary call that does not set its own `timeoutMs`, in
+   * milliseconds; it covers the call with all its retries and is sent to
+   * the server as the call's deadline. Default 10 s; 0 disables it.
+   * Streams never get one.
+   */
+  timeoutMs?: number;
+  /** Retries of unary calls, and reconnects of {@link WfdClient.stream}. */
+  retry?: RetryPolicy;
+  /** Called by {@link WfdClient.close} (the Node helpers close their HTTP/2 connection here). */
+  onClose?: () => void;
+}
+
+/** Per-call options of every unary method. */
+export interface CallOptions {
+  /** Aborting it ends the call (and its retries) with `Code.Canceled`. */
+  signal?: AbortSignal;
+  /** Overrides the client's timeout for this call (ms; 0: none). */
+  timeoutMs?: number;
+  /** Extra request headers (for instance authorization). */
+  headers?: HeadersInit;
+}
+
+/** Options of {@link WfdClient.run}. */
+export interface RunOptions extends CallOptions {
+  /**
+   * Names the handler (at most 128 of `[A-Za-z0-9._:-]`). Running again
+   * with the same id and workflow returns the existing handler; with
+   * another workflow it fails with `Code.AlreadyExists`. Without it the
+   * client makes up a UUIDv7.
+   */
+  handlerId?: string;
+}
+
+/** Options of {@link WfdClient.send}. */
+export interface SendOptions extends CallOptions {
+  /**
+   * The key that makes a repeated send a no-op on the server (at most 128
+   * characters); a UUIDv7 when not given. The server remembers a handler's
+   * latest 1,024 keys.
+   */
+  idempotencyKey?: string;
+}
+
+/** Options of {@link WfdClient.stream}. */
+export interface StreamOptions {
+  /** Yield the records with a sequence number greater than this (default 0: all). */
+  after?: bigint | number;
+  /** Aborting it ends the iteration with a `ConnectError` of `Code.Canceled`. */
+  signal?: AbortSignal;
+  /** Extra request headers. */
+  headers?: HeadersInit;
+}
+
+/** Status names accepted wherever a {@link HandlerStatus} is. */
+export type HandlerStatusName = "running" | "completed" | "failed" | "cancelled";
+/** Residency names accepted wherever a {@link Residency} is. */
+export type ResidencyName = "active" | "released";
+
+/**
+ * Filters and paging of {@link WfdClient.list}. The empty object lists every
+ * handler, newest first, in pages of the server's default size (100).
+ */
+export interface ListOptions {
+  /** Only handlers of this workflow. */
+  workflow?: string;
+  /** Only handlers with one of these statuses. */
+  statuses?: ReadonlyArray<HandlerStatus | HandlerStatusName>;
+  /** Only idle handlers. */
+  idleOnly?: boolean;
+  /** Only handlers idle for at least this long: milliseconds, or a Duration (implies idleOnly). */
+  idleFor?: number | Duration;
+  /** Only handlers in memory (`"active"`) or written to the store (`"released"`). */
+  residency?: Residency | ResidencyName;
+  /** At most this many per page (the server allows up to 1000). */
+  pageSize?: number;
+  /** Continue from an earlier page's `nextPageToken`. */
+  pageToken?: string;
+}
+
+/** One page of {@link WfdClient.list}. */
+export interface HandlerPage {
+  handlers: Handler[];
+  /** Empty after the last page. */
+  nextPageToken: string;
+}
+
+const statusByName: { [K in HandlerStatusName]: HandlerStatus } = {
+  running: HandlerStatus.RUNNING,
+  completed: HandlerStatus.COMPLETED,
+  failed: HandlerStatus.FAILED,
+  cancelled: HandlerStatus.CANCELLED,
+};
+
+const residencyByName: { [K in ResidencyName]: Residency } = {
+  active: Residency.ACTIVE,
+  released: Residency.RELEASED,
+};
+
+/**
+ * A client of one wfd server over any Connect transport (gRPC, Connect or
+ * gRPC-Web; Node or browser). Make one and share it.
+ *
+ * Unary calls get a default timeout and are retried with exponential
+ * backoff when they fail with `Code.Unavailable`; no other code is retried.
+ * That is safe for every call: {@link run} sends a handler id (a new UUIDv7
+ * unless given) so a repeated RunWorkflow returns the handler the first one
+ * started, {@link send} sends an idempotency key so a retried event is
+ * delivered once, the reads are reads, and a repeated cancel or release
+ * leaves the handler as the first left it (the repeat may report
+ * `Code.FailedPrecondition`).
+ *
+ * Errors are `ConnectError`s: `err.code` is the server's code
+ * (`Code.NotFound` for an unknown handler or workflow,
+ * `Code.InvalidArgument` for a bad request or an event type the handler
+ * does not accept, `Code.FailedPrecondition` for an event to a finished
+ * handler or a release of a busy one, `Code.AlreadyExists` for a handler id
+ * used by another workflow) and `err.rawMessage` the server's message.
+ * Input the client rejects before calling (data that is not JSON) is
+ * `Code.InvalidArgument` too.
+ */
+export class WfdClient {
+  /**
+   * The generated client behind this one, for calls it does not wrap. It
+   * has neither the default timeout nor the retries.
+   */
+  readonly service: WorkflowServiceClient;
+  /** The retry policy in force, with defaults filled in. */
+  readonly retry: FullRetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly onClose?: () => void;
+
+  constructor(transport: Transport, options: WfdClientOptions = {}) {
+    this.service = createClient(WorkflowService, transport);
+    this.retry = retryPolicyWithDefaults(options.retry);
+    this.timeoutMs = Math.max(0, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.onClose = options.onClose;
+  }
+
+  /**
+   * Releases what the transport holds (the Node helpers' HTTP/2
+   * connection); calls in progress fail. A client over a transport of your
+   * own has nothing to close unless you gave `onClose`.
+   */
+  close(): void {
+    this.onClose?.();
+  }
+
+  /** The workflows the server runs. */
+  async workflows(call?: CallOptions): Promise<Workflow[]> {
+    const res = await this.unary((o) => this.service.listWorkflows({}, o), call);
+    return res.workflows;
+  }
+
+  /**
+   * Starts a handler of `workflow` with `input` as its start event's data
+   * and returns it as the server first recorded it. Without a `handlerId`
+   * the client makes up a UUIDv7, so a retry after a lost answer returns
+   * the handler rather than starting another.
+   */
+  async run(workflow: string, input?: { readonly [k: string]: unknown } | null, opts: RunOptions = {}): Promise<Handler> {
+    const req = { workflow, input: toJsonObject("input", input), handlerId: opts.handlerId || uuidv7() };
+    const res = await this.unary((o) => this.service.runWorkflow(req, o), opts);
+    return mustHandler(res.handler);
+  }
+
+  /** The handler with that id (`Code.NotFound` if there is none). */
+  async get(id: string, call?: CallOptions): Promise<Handler> {
+    const res = await this.unary((o) => this.service.getHandler({ handlerId: id }, o), call);
+    return mustHandler(res.handler);
+  }
+
+  /** One page of handlers, newest first, and the token of the next page. */
+  async list(opts: ListOptions = {}, call?: CallOptions): Promise<HandlerPage> {
+    const req = listRequest(opts);
+    const res = await this.unary((o) => this.service.listHandlers(req, o), call);
+    return { handlers: res.handlers, nextPageToken: res.nextPageToken };
+  }
+
+  /**
+   * Every handler that `opts` select, page after page from
+   * `opts.pageToken` on. A failed page ends the iteration with its error.
+   */
+  async *listAll(opts: ListOptions = {}, call?: CallOptions): AsyncGenerator<Handler, void, undefined> {
+    let pageToken = opts.pageToken ?? "";
+    for (;;) {
+      const page = await this.list({ ...opts, pageToken }, call);
+      yield* page.handlers;
+      if (page.nextPageToken === "") {
+        return;
+      }
+      pageToken = page.nextPageToken;
+    }
+  }
+
+  /**
+   * Delivers an event of `type` with `data` to the handler and returns the
+   * handler once the event is durable. The type must be one the workflow
+   * accepts from outside or one a waiter of the handler waits for
+   * (`Code.InvalidArgument` otherwise); a finished handler is
+   * `Code.FailedPrecondition`. A released handler is loaded again. Every
+   * call carries an idempotency key, so retries deliver the event once.
+   */
+  async send(
+    id: string,
+    type: string,
+    data?: { readonly [k: string]: unknown } | null,
+    opts: SendOptions = {},
+  ): Promise<Handler> {
+    const req = {
+      handlerId: id,
+      event: { type, data: toJsonObject("data", data) },
+      idempotencyKey: opts.idempotencyKey || uuidv7(),
+    };
+    const res = await this.unary((o) => this.service.sendEvent(req, o), opts);
+    return mustHandler(res.handler);
+  }
+
+  /** Ends a running handler as cancelled and returns it. */
+  async cancel(id: string, call?: CallOptions): Promise<Handler> {
+    const res = await this.unary((o) => this.service.cancelHandler({ handlerId: id }, o), call);
+    return mustHandler(res.handler);
+  }
+
+  /**
+   * Writes an idle handler to the server's store and drops it from memory;
+   * the next event wakes it. A busy or finished handler is
+   * `Code.FailedPrecondition`.
+   */
+  async release(id: string, call?: CallOptions): Promise<Handler> {
+    const res = await this.unary((o) => this.service.releaseHandler({ handlerId: id }, o), call);
+    return mustHandler(res.handler);
+  }
+
+  /** How many handlers are in memory, idle or released, and how releases and rehydrations went. */
+  async stats(call?: CallOptions): Promise<GetStatsResponse> {
+    return this.unary((o) => this.service.getStats({}, o), call);
+  }
+
+  /**
+   * Yields the handler's records with a sequence number greater than
+   * `after`, first those already recorded and then new ones as they happen,
+   * and ends after the terminal record (`rec.kind.case ===
+   * "handlerFinished"`). Heartbeats are not yielded. Breaking out of the
+   * loop ends the call.
+   *
+   * A dropped connection (`Code.Unavailable`, a connection the transport
+   * reports as reset, aborted or cancelled without `signal` having
+   * aborted, or a clean end before the terminal record) does not end the
+   * iteration: it reconnects with the client's backoff and asks for the
+   * records after the last sequence number it yielded, so each record is
+   * yielded once, in order. It gives up, throwing the last error, after
+   * `retry.maxAttempts` attempts in a row that made no progress (no record,
+   * nor a heartbeat past the one a stream opens with). Resuming after a
+   * finished handler's terminal record yields nothing and ends. Any other
+   * error (`Code.NotFound` for an unknown handler, `Code.Canceled` when
+   * `signal` aborts) is thrown at once.
+   */
+  async *stream(id: string, opts: StreamOptions = {}): AsyncGenerator<Record, void, undefined> {
+    const { signal, headers } = opts;
+    const after = opts.after ?? 0;
+    if (typeof after === "number" ? !Number.isSafeInteger(after) || after < 0 : after < 0n || after >= 2n ** 64n) {
+      throw new ConnectError(`client: after ${after} is not a sequence number`, Code.InvalidArgument);
+    }
+    let last = BigInt(after);
+    let failures = 0;
+    for (;;) {
+      let progressed = false;
+      let err: ConnectError;
+      const ac = new AbortController();
+      const onAbort = () => ac.abort(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        if (signal?.aborted) {
+          throw canceled(signal);
+        }
+        const res = this.service.streamEvents({ handlerId: id, afterSeq: last }, { signal: ac.signal, headers });
+        let received = 0;
+        for await (const msg of res) {
+          // Progress is a record, or a heartbeat after the first message
+          // (the server opens a stream with one): a connection that
+          // delivers only that first heartbeat and drops again is a failure.
+          received++;
+          progressed ||= msg.kind.case === "record" || received > 1;
+          if (msg.kind.case !== "record" || msg.kind.value.seq <= last) {
+            continue; // a heartbeat, or a record already yielded
+          }
+          const rec = msg.kind.value;
+          last = rec.seq;
+          yield rec;
+          if (rec.kind.case === "handlerFinished") {
+            return;
+          }
+        }
+        // A clean end before the terminal record: a proxy or the server
+        // closed the stream, or the caller asked for the records after the
+        // terminal one, of which there are none.
+        if (await this.finishedBy(id, last, signal, headers)) {
+          return;
+        }
+        err = new ConnectError("client: stream ended before the handler finished", Code.Unavailable);
+      } catch (e) {
+        err = connectionError(e, signal);
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+        ac.abort();
+      }
+      if (progressed) {
+        failures = 0;
+      }
+      failures++;
+      if (signal?.aborted) {
+        throw err.code === Code.Canceled ? err : canceled(signal);
+      }
+      if (!resumable(err) || failures >= this.retry.maxAttempts) {
+        throw err;
+      }
+      await sleep(backoffMs(this.retry, failures), signal);
+    }
+  }
+
+  /** Whether the handler has finished and its terminal record is at or before seq. */
+  private async finishedBy(id: string, seq: bigint, signal?: AbortSignal, headers?: HeadersInit): Promise<boolean> {
+    try {
+      const h = await this.get(id, { signal, headers });
+      return h.status !== HandlerStatus.RUNNING && h.status !== HandlerStatus.UNSPECIFIED && h.lastSeq <= seq;
+    } catch {
+      return false; // the stream's own retry decides
+    }
+  }
+
+  /**
+   * Runs one unary call with the client's timeout (for the call and all its
+   * retries) and retries of `Code.Unavailable`. It gives up with the last
+   * error when the attempts run out or the next pause would pass the
+   * deadline.
+   */
+  private async unary<T>(
+    fn: (o: { signal?: AbortSignal; timeoutMs?: number; headers?: HeadersInit }) => Promise<T>,
+    call: CallOptions = {},
+  ): Promise<T> {
+    const timeoutMs = Math.max(0, call.timeoutMs ?? this.timeoutMs);
+    const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : undefined;
+    for (let attempt = 1; ; attempt++) {
+      const remaining = deadline === undefined ? undefined : Math.max(1, Math.ceil(deadline - Date.now()));
+      try {
+        return await fn({ signal: call.signal, headers: call.headers, timeoutMs: remaining });
+      } catch (e) {
+        const err = connectionError(e, call.signal);
+        if (err.code !== Code.Unavailable || attempt >= this.retry.maxAttempts || call.signal?.aborted) {
+          throw err;
+        }
+        const pause = backoffMs(this.retry, attempt);
+        if (deadline !== undefined && Date.now() + pause >= deadline) {
+          throw err;
+        }
+        await sleep(pause, call.signal);
+      }
+    }
+  }
+}
+
+/** Whether a stream that ended with err should be opened again. */
+function resumable(err: ConnectError): boolean {
+  return err.code === Code.Unavailable;
+}
+
+/**
+ * Messages of the TypeError that fetch throws when the network fails
+ * (Chromium, Firefox, Safari, Node's undici), which connect-web passes on
+ * as `Code.Unknown`.
+ */
+const fetchNetworkErrors = new Set([
+  "Failed to fetch",
+  "NetworkError when attempting to fetch resource.",
+  "Load failed",
+  "The network connection was lost.",
+  "network error",
+  "fetch failed",
+  "terminated",
+]);
+
+/**
+ * Turns what a call threw into a ConnectError, and a lost connection into
+ * `Code.Unavailable` — the code a gRPC client reports for it, and the only
+ * one retried — keeping the original as `cause`. The transports report it
+ * otherwise: connect-node as `Code.Canceled` (the HTTP/2 stream closed with
+ * CANCEL when the connection ends) or `Code.Aborted` (ECONNRESET),
+ * connect-web as `Code.Unknown` with fetch's TypeError. A Canceled while the
+ * caller's `signal` has aborted is the caller's and stays as it is.
+ */
+export function connectionError(e: unknown, signal?: AbortSignal): ConnectError {
+  const err = ConnectError.from(e);
+  let lost = false;
+  switch (err.code) {
+    case Code.Canceled:
+    case Code.Aborted:
+      lost = !signal?.aborted;
+      break;
+    case Code.Unknown:
+      lost = err.cause instanceof TypeError && fetchNetworkErrors.has(err.cause.message);
+      break;
+  }
+  if (!lost) {
+    return err;
+  }
+  const out = new ConnectError(`connection lost: ${err.rawMessage}`, Code.Unavailable, err.metadata, undefined, err);
+  out.details.push(...err.details);
+  return out;
+}
+
+function mustHandler(h: Handler | undefined): Handler {
+  if (h === undefined) {
+    throw new ConnectError("client: the server's answer holds no handler", Code.Internal);
+  }
+  return h;
+}
+
+function listRequest(o: ListOptions): ListHandlersRequest {
+  const pageSize = o.pageSize ?? 0;
+  if (!Number.isInteger(pageSize) || pageSize < 0 || pageSize > 0x7fffffff) {
+    throw new ConnectError(`client: page size ${pageSize} out of range`, Code.InvalidArgument);
+  }
+  let idleFor: Duration | undefined;
+  if (typeof o.idleFor === "number") {
+    if (!Number.isFinite(o.idleFor) || o.idleFor < 0) {
+      throw new ConnectError(`client: idleFor ${o.idleFor} must be a duration in milliseconds`, Code.InvalidArgument);
+    }
+    idleFor = o.idleFor > 0 ? durationFromMs(o.idleFor) : undefined;
+  } else {
+    idleFor = o.idleFor;
+  }
+  return create(ListHandlersRequestSchema, {
+    workflow: o.workflow ?? "",
+    statuses: (o.statuses ?? []).map(toStatus),
+    idleOnly: o.idleOnly ?? false,
+    idleFor,
+    residency: toResidency(o.residency),
+    pageSize,
+    pageToken: o.pageToken ?? "",
+  });
+}
+
+function toStatus(s: HandlerStatus | HandlerStatusName): HandlerStatus {
+  if (typeof s === "number") {
+    return s;
+  }
+  const v = statusByName[s];
+  if (v === undefined) {
+    throw new ConnectError(
+      `client: unknown status ${JSON.stringify(s)} (want ${Object.keys(statusByName).join(", ")})`,
+      Code.InvalidArgument,
+    );
+  }
+  return v;
+}
+
+function toResidency(r: Residency | ResidencyName | undefined): Residency {
+  if (r === undefined) {
+    return Residency.UNSPECIFIED;
+  }
+  if (typeof r === "number") {
+    return r;
+  }
+  const v = residencyByName[r];
+  if (v === undefined) {
+    throw new ConnectError(
+      `client: unknown residency ${JSON.stringify(r)} (want ${Object.keys(residencyByName).join(", ")})`,
+      Code.InvalidArgument,
+    );
+  }
+  return v;
+}

@@ -1,0 +1,113 @@
+import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { HandlerSchema, RecordSchema, type Handler, type Record } from "./gen/wfd/v1/handler_pb.js";
+import { GetStatsResponseSchema, type GetStatsResponse } from "./gen/wfd/v1/service_pb.js";
+
+export type { JsonObject, JsonValue };
+
+/**
+ * Checks that `value` is a JSON object as a google.protobuf.Struct can hold
+ * it, and returns a copy. Properties whose value is `undefined` are left
+ * out (as `JSON.stringify` does) and objects with a `toJSON` method (a
+ * `Date`, say) are replaced by its result; anything else that is not JSON —
+ * a function, a symbol, a bigint, `NaN` or an infinite number, an
+ * `undefined` array element, a cycle — is a `ConnectError` with
+ * `Code.InvalidArgument` naming the path, thrown before any call is made.
+ * (protobuf-es itself would quietly turn such values into `null`.)
+ *
+ * `undefined` or `null` for the whole value is an empty object.
+ */
+export function toJsonObject(what: string, value: unknown): JsonObject {
+  if (value === undefined || value === null) {
+    return {};
+  }
+  const v = toJsonValueAt(value, what, new Set());
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw invalid(`${what} must be a JSON object, not ${describe(value)}`);
+  }
+  return v;
+}
+
+function toJsonValueAt(value: unknown, path: string, seen: Set<object>): JsonValue {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) {
+        throw invalid(`${path}: ${value} is not a JSON number`);
+      }
+      return value;
+    case "object":
+      break;
+    default:
+      throw invalid(`${path}: a ${typeof value} is not a JSON value`);
+  }
+  if (value === null) {
+    return null;
+  }
+  if (seen.has(value)) {
+    throw invalid(`${path}: cyclic value`);
+  }
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") {
+    return toJsonValueAt(toJSON.call(value), path, seen);
+  }
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) {
+      return value.map((el, i) => {
+        if (el === undefined) {
+          throw invalid(`${path}[${i}]: undefined is not a JSON value`);
+        }
+        return toJsonValueAt(el, `${path}[${i}]`, seen);
+      });
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      throw invalid(`${path}: ${describe(value)} is not a plain object`);
+    }
+    const out: JsonObject = {};
+    for (const [k, el] of Object.entries(value)) {
+      if (el !== undefined) {
+        out[k] = toJsonValueAt(el, `${path}.${k}`, seen);
+      }
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" && value !== null) {
+    return `a ${value.constructor?.name ?? "object"}`;
+  }
+  return `a ${typeof value}`;
+}
+
+function invalid(msg: string): ConnectError {
+  return new ConnectError(`client: ${msg}`, Code.InvalidArgument);
+}
+
+const jsonOpts = { alwaysEmitImplicit: false, enumAsInteger: false } as const;
+
+/**
+ * A handler in the protobuf JSON form (what `wfd get` prints and the
+ * Connect protocol's JSON carries): camelCase fields, enum names such as
+ * `"HANDLER_STATUS_COMPLETED"`, RFC 3339 timestamps, uint64 as strings.
+ */
+export function handlerToJson(h: Handler): JsonObject {
+  return toJson(HandlerSchema, h, jsonOpts) as JsonObject;
+}
+
+/** A stream record in the protobuf JSON form (see {@link handlerToJson}). */
+export function recordToJson(r: Record): JsonObject {
+  return toJson(RecordSchema, r, jsonOpts) as JsonObject;
+}
+
+/** Server statistics in the protobuf JSON form (durations as `"0.002s"`). */
+export function statsToJson(s: GetStatsResponse): JsonObject {
+  return toJson(GetStatsResponseSchema, s, jsonOpts) as JsonObject;
+}
