@@ -31,9 +31,12 @@ type execution struct {
 	wait     *waiter
 	waits    int
 	collects int
+	childN   int
 	usedOnce bool
-	reply    chan reply
-	sc       StepContext
+	// ctx is the run's context, for the lookups step operations make.
+	ctx   context.Context
+	reply chan reply
+	sc    StepContext
 }
 
 // StepContext is what step code uses to talk to its handler. It is valid
@@ -116,17 +119,32 @@ func (sc *StepContext) Sleep(d time.Duration) error {
 }
 
 func (sc *StepContext) wait(typ string, match *structpb.Struct, timeout time.Duration) (waitResult, bool, error) {
+	id := sc.nextWaitID()
+	return sc.park(&waiter{eventType: typ, match: match}, id, timeout)
+}
+
+// nextWaitID names the run's next wait: the input event, the step and the
+// wait's position, so a re-run reaches the same ids in the same order.
+func (sc *StepContext) nextWaitID() string {
 	x := sc.x
+	id := x.item.ev.ID + "/" + sc.Step() + "/" + strconv.Itoa(x.waits)
+	x.waits++
+	return id
+}
+
+// park returns the result of wait id if an earlier run resolved it;
+// otherwise it records w as the run's waiter (the step must then return
+// ErrWaiting) and reports false.
+func (sc *StepContext) park(w *waiter, id string, timeout time.Duration) (waitResult, bool, error) {
+	x := sc.x
+	if r, ok := x.item.resolved[id]; ok {
+		return r, true, nil
+	}
 	if x.wait != nil {
 		// The step ignored an earlier ErrWaiting; it parks at the first wait.
 		return waitResult{}, false, nil
 	}
-	id := x.item.ev.ID + "/" + sc.Step() + "/" + strconv.Itoa(x.waits)
-	x.waits++
-	if r, ok := x.item.resolved[id]; ok {
-		return r, true, nil
-	}
-	w := &waiter{id: id, step: x.step, eventType: typ, match: match}
+	w.id, w.step = id, x.step
 	if timeout > 0 {
 		w.deadline = x.h.e.opts.Now().Add(timeout)
 	}

@@ -27,6 +27,11 @@ type Options struct {
 	// callers their acknowledgements) together. 0 hands every batch over at
 	// once.
 	Linger time.Duration
+	// EventLog looks up published events for WaitForKey (nil: a keyed wait
+	// sees only publications that arrive while it waits).
+	EventLog EventLog
+	// Starter starts child handlers (nil: the engine starts them itself).
+	Starter Starter
 }
 
 // Engine holds the registered workflows and the live handlers.
@@ -112,6 +117,8 @@ type StartOptions struct {
 	// HandlerID names the handler; empty generates a UUIDv7, so ids sort by
 	// creation time.
 	HandlerID string
+	// Parent is the handler that starts this one as a child.
+	Parent string
 }
 
 // Start runs a new handler of the named workflow with input as the data of
@@ -130,6 +137,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 		input = &structpb.Struct{}
 	}
 	s := newState(c, id, e.opts.Now())
+	s.parent = opts.Parent
 	h, err := e.launch(s, false)
 	if err != nil {
 		return nil, err

@@ -80,6 +80,8 @@ const (
 	msgSet
 	msgCollect
 	msgTimer
+	msgAddChild
+	msgChildren
 )
 
 // msg is the one type the control loop receives. It travels by value, so
@@ -97,12 +99,13 @@ type msg struct {
 }
 
 type reply struct {
-	err    error
-	val    *structpb.Value
-	ok     bool
-	events []Event
-	state  *wfdv1.HandlerState
-	info   Info
+	err      error
+	val      *structpb.Value
+	ok       bool
+	events   []Event
+	state    *wfdv1.HandlerState
+	info     Info
+	children map[string]ChildResult
 }
 
 func newHandler(e *Engine, s *state) *Handler {

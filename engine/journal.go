@@ -41,6 +41,17 @@ type Change struct {
 	Error    string
 	// Records are new since the previous change, in sequence order.
 	Records []Record
+	// NewWaiters were added, Resolved were resolved (by an event or their
+	// deadline) and Dropped were discarded (the handler ended) since the
+	// previous change.
+	NewWaiters []WaiterInfo
+	Resolved   []Resolution
+	Dropped    []WaiterInfo
+	// Parent started this handler ("" for none). Children lists the
+	// handlers it started; it is set on the first and last change and
+	// whenever it grew, nil otherwise.
+	Parent   string
+	Children []string
 
 	st   *state // valid only during Append
 	acks []chan<- error

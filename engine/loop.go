@@ -25,6 +25,13 @@ type runner struct {
 	records []Record
 	acks    []chan<- error
 	created bool
+	// Waiters added, resolved and dropped since the last change, and
+	// whether the list of children grew: the journal keeps task and
+	// wake-up indexes from them.
+	newWaiters      []WaiterInfo
+	resolved        []Resolution
+	dropped         []WaiterInfo
+	childrenChanged bool
 
 	timer   *time.Timer
 	timerAt time.Time
@@ -102,6 +109,16 @@ func (h *Handler) loop() {
 	h.cancel()
 	h.e.forget(h)
 	close(h.done)
+	if r.exit == exitTerminal && h.st.parent != "" && h.e.opts.Starter == nil {
+		// Without a Starter the engine runs children itself and tells a
+		// parent in memory (a server does this durably instead).
+		if p, ok := h.e.Handler(h.st.parent); ok {
+			go func() {
+				_ = p.SendEvent(context.Background(), ChildDoneEvent(h.id, ChildResult{Status: h.st.status, Result: h.st.result, Error: h.st.err}),
+					WithIdempotencyKey("child:"+h.id))
+			}()
+		}
+	}
 }
 
 // park ends the loop goroutine if nothing is waiting in the inbox. A sender
@@ -219,6 +236,14 @@ func (r *runner) handle(m msg) {
 			s.kv[m.key] = m.val
 		}
 		m.reply <- reply{}
+	case msgAddChild:
+		if !slices.Contains(s.children, m.key) {
+			s.children = append(s.children, m.key)
+			r.childrenChanged = true
+		}
+		m.reply <- reply{}
+	case msgChildren:
+		m.reply <- reply{children: maps.Clone(s.childResults)}
 	case msgCollect:
 		if m.exec.finished {
 			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}
@@ -240,7 +265,7 @@ func (r *runner) checkExternal(ev Event) error {
 	case StartEvent, StopEvent:
 		return fmt.Errorf("%w: %q is reserved", ErrInvalidEvent, ev.Type)
 	}
-	if r.wf.external[ev.Type] {
+	if r.wf.external[ev.Type] || ev.Type == ChildEvent {
 		return nil
 	}
 	for i := range s.steps {
@@ -270,6 +295,14 @@ func (r *runner) deliver(ev Event) {
 		r.terminate(StatusCompleted, ev.Data, "")
 		return
 	}
+	if ev.Type == ChildEvent {
+		// Kept whether or not a step waits yet: WaitForChildren reads it.
+		id, res := childDone(ev)
+		if s.childResults == nil {
+			s.childResults = map[string]ChildResult{}
+		}
+		s.childResults[id] = res
+	}
 	for _, i := range r.wf.accepting[ev.Type] {
 		s.steps[i].queue = append(s.steps[i].queue, item{ev: ev, attempt: 1})
 	}
@@ -277,7 +310,7 @@ func (r *runner) deliver(ev Event) {
 		ss := &s.steps[i]
 		for j := 0; j < len(ss.waiters); {
 			w := ss.waiters[j]
-			if w.eventType == ev.Type && ev.Matches(w.match) {
+			if w.eventType == ev.Type && r.satisfies(w, ev) {
 				ss.waiters = slices.Delete(ss.waiters, j, j+1)
 				r.resume(w, waitResult{ev: ev})
 				continue
@@ -287,8 +320,23 @@ func (r *runner) deliver(ev Event) {
 	}
 }
 
+// satisfies reports whether ev (of the waiter's type) resolves w: it
+// matches, or, for a wait on children, every child has ended.
+func (r *runner) satisfies(w *waiter, ev Event) bool {
+	if w.children == nil {
+		return ev.Matches(w.match)
+	}
+	for _, c := range w.children {
+		if _, ok := r.s.childResults[c]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // resume queues the parked run again with the wait's result.
 func (r *runner) resume(w *waiter, res waitResult) {
+	r.resolved = append(r.resolved, Resolution{Waiter: w.info(r.wf.def.Steps), TimedOut: res.timedOut, Event: res.ev})
 	it := w.resume
 	if it.resolved == nil {
 		it.resolved = map[string]waitResult{}
@@ -395,6 +443,7 @@ func (r *runner) start(step int, it item) {
 	if def.Timeout > 0 {
 		ctx, x.cancel = context.WithTimeout(ctx, def.Timeout)
 	}
+	x.ctx = ctx
 	ss.running = append(ss.running, x)
 	r.record(Record{Kind: RecordStepState, Step: StepChange{
 		Step: def.Name, Worker: worker, Running: true, InputType: it.ev.Type, Attempt: it.attempt,
@@ -468,6 +517,7 @@ func (r *runner) finish(x *execution, err error) {
 			r.timed = true
 		}
 		ss.waiters = append(ss.waiters, w)
+		r.newWaiters = append(r.newWaiters, w.info(r.wf.def.Steps))
 	case err == nil:
 		if x.usedOnce {
 			r.dropOnce(def.Name, x.item.ev.ID)
@@ -551,6 +601,9 @@ func (r *runner) terminate(status Status, result *structpb.Struct, errMsg string
 	s.idle = nil
 	for i := range s.steps {
 		s.steps[i].running = nil
+		for _, w := range s.steps[i].waiters {
+			r.dropped = append(r.dropped, w.info(r.wf.def.Steps))
+		}
 	}
 	r.record(Record{Kind: RecordTerminal, Status: status, Result: result, Error: errMsg})
 	r.exit = exitTerminal
@@ -655,7 +708,7 @@ func (r *runner) runningCount() int {
 
 // flush hands the batch of changes to the journal.
 func (r *runner) flush() {
-	if len(r.records) == 0 && len(r.acks) == 0 && !r.created && !r.released {
+	if len(r.records) == 0 && len(r.acks) == 0 && !r.created && !r.released && len(r.resolved) == 0 && !r.childrenChanged {
 		return
 	}
 	s := r.s
@@ -669,14 +722,20 @@ func (r *runner) flush() {
 		clear(r.records)
 		r.records = r.records[:0]
 		r.created = false
+		r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
 		return
 	}
 	c := &Change{
 		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
 		Status: s.status, Idle: s.idle, CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt, Deadline: s.deadline,
 		Result: s.result, Error: s.err, Records: r.records, st: s, acks: r.acks,
+		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: s.parent,
+	}
+	if r.childrenChanged || r.created || s.status.Terminal() || r.released {
+		c.Children = slices.Clone(s.children)
 	}
 	r.records, r.acks, r.created = nil, nil, false
+	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
 	r.journal.Append(c)
 	c.st = nil
 }

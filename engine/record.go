@@ -101,4 +101,19 @@ type WaiterInfo struct {
 	EventType string
 	Match     *structpb.Struct
 	Deadline  time.Time // zero: none
+	// Task is set for a human task (AskHuman).
+	Task *Task
+	// Key is set for a wait on a published key (WaitForKey); Since is the
+	// earliest publication it takes.
+	Key   string
+	Since time.Time
+	// Children is set for a wait on children (WaitForChildren).
+	Children []string
+}
+
+// Resolution is a waiter that was resolved: by an event, or by its deadline.
+type Resolution struct {
+	Waiter   WaiterInfo
+	TimedOut bool
+	Event    Event
 }

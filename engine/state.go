@@ -38,6 +38,12 @@ type state struct {
 	// oldest first; keySet indexes them.
 	eventKeys []string
 	keySet    map[string]struct{}
+
+	// parent started this handler as a child; children are the handlers
+	// this one started, and childResults how the finished ones ended.
+	parent       string
+	children     []string
+	childResults map[string]ChildResult
 }
 
 // maxEventKeys bounds the idempotency keys a handler remembers.
@@ -94,10 +100,15 @@ type waiter struct {
 	match     *structpb.Struct
 	deadline  time.Time
 	resume    item
+	task      *Task
+	key       string
+	since     time.Time
+	children  []string
 }
 
 func (w *waiter) info(steps []Step) WaiterInfo {
-	return WaiterInfo{ID: w.id, Step: steps[w.step].Name, EventType: w.eventType, Match: w.match, Deadline: w.deadline}
+	return WaiterInfo{ID: w.id, Step: steps[w.step].Name, EventType: w.eventType, Match: w.match, Deadline: w.deadline,
+		Task: w.task, Key: w.key, Since: w.since, Children: w.children}
 }
 
 func newState(wf *compiled, id string, now time.Time) *state {
@@ -184,6 +195,14 @@ func (s *state) toProto() *wfdv1.HandlerState {
 		Error:       s.err,
 		CompletedAt: ts(s.completedAt),
 		EventKeys:   slices.Clone(s.eventKeys),
+		Parent:      s.parent,
+		Children:    slices.Clone(s.children),
+	}
+	if len(s.childResults) > 0 {
+		p.ChildResults = make(map[string]*wfdv1.ChildResult, len(s.childResults))
+		for id, c := range s.childResults {
+			p.ChildResults[id] = &wfdv1.ChildResult{Status: wfdv1.HandlerStatus(c.Status), Result: c.Result, Error: c.Error}
+		}
 	}
 	if len(s.kv) > 0 {
 		p.Store = maps.Clone(s.kv)
@@ -202,7 +221,8 @@ func (s *state) toProto() *wfdv1.HandlerState {
 			ps.Collected = append(ps.Collected, eventToProto(e))
 		}
 		for _, w := range ss.waiters {
-			ps.Waiters = append(ps.Waiters, &wfdv1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline), Resume: w.resume.toProto()})
+			ps.Waiters = append(ps.Waiters, &wfdv1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
+				Resume: w.resume.toProto(), Task: w.task.toProto(), Key: w.key, Since: ts(w.since), Children: w.children})
 		}
 		p.Steps[i] = ps
 	}
@@ -237,6 +257,14 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 	for _, k := range p.GetEventKeys() {
 		s.seenKey(k)
 	}
+	s.parent = p.GetParent()
+	s.children = p.GetChildren()
+	for id, c := range p.GetChildResults() {
+		if s.childResults == nil {
+			s.childResults = map[string]ChildResult{}
+		}
+		s.childResults[id] = ChildResult{Status: Status(c.GetStatus()), Result: c.GetResult(), Error: c.GetError()}
+	}
 	byName := make(map[string]int, len(wf.def.Steps))
 	for i, st := range wf.def.Steps {
 		byName[st.Name] = i
@@ -260,6 +288,7 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 			ss.waiters = append(ss.waiters, &waiter{
 				id: w.GetId(), step: i, eventType: w.GetEventType(), match: w.GetMatch(),
 				deadline: fromTS(w.GetDeadline()), resume: itemFromProto(w.GetResume()),
+				task: taskFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren(),
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -96,10 +97,10 @@ func (w *Workflow) Validate() error {
 	}
 	produced := map[string]bool{StartEvent: true}
 	for _, t := range w.External {
-		switch t {
-		case "":
+		switch {
+		case t == "":
 			bad("workflow %q: empty external event type", w.Name)
-		case StartEvent, StopEvent:
+		case t == StartEvent, t == StopEvent, reserved(t):
 			bad("workflow %q: %q cannot be an external event type", w.Name, t)
 		}
 		produced[t] = true
@@ -129,6 +130,9 @@ func (w *Workflow) Validate() error {
 			bad("step %q: negative retry setting", s.Name)
 		}
 		for _, t := range s.Accepts {
+			if reserved(t) {
+				bad("step %q accepts %q: types starting with %q are the engine's", s.Name, t, reservedPrefix)
+			}
 			switch t {
 			case "":
 				bad("step %q accepts an empty event type", s.Name)
@@ -139,6 +143,9 @@ func (w *Workflow) Validate() error {
 			}
 		}
 		for _, t := range s.Emits {
+			if reserved(t) {
+				bad("step %q emits %q: types starting with %q are the engine's", s.Name, t, reservedPrefix)
+			}
 			switch t {
 			case "":
 				bad("step %q emits an empty event type", s.Name)
@@ -218,3 +225,12 @@ func compile(w Workflow) (*compiled, error) {
 	}
 	return c, nil
 }
+
+// reservedPrefix starts the event types the engine and server use among
+// themselves (TaskEvent, KeyEvent, ChildEvent).
+const reservedPrefix = "wfd."
+
+func reserved(t string) bool { return strings.HasPrefix(t, reservedPrefix) }
+
+// Reserved reports whether t is an event type only wfd itself may send.
+func Reserved(t string) bool { return reserved(t) }

@@ -77,6 +77,64 @@ func (Residency) EnumDescriptor() ([]byte, []int) {
 	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{0}
 }
 
+// TaskStatus is where a human task is.
+type TaskStatus int32
+
+const (
+	TaskStatus_TASK_STATUS_UNSPECIFIED TaskStatus = 0
+	TaskStatus_TASK_STATUS_PENDING     TaskStatus = 1
+	TaskStatus_TASK_STATUS_COMPLETED   TaskStatus = 2
+	// Its deadline passed first; the step saw a timeout.
+	TaskStatus_TASK_STATUS_EXPIRED TaskStatus = 3
+	// Its handler ended first.
+	TaskStatus_TASK_STATUS_CANCELLED TaskStatus = 4
+)
+
+// Enum value maps for TaskStatus.
+var (
+	TaskStatus_name = map[int32]string{
+		0: "TASK_STATUS_UNSPECIFIED",
+		1: "TASK_STATUS_PENDING",
+		2: "TASK_STATUS_COMPLETED",
+		3: "TASK_STATUS_EXPIRED",
+		4: "TASK_STATUS_CANCELLED",
+	}
+	TaskStatus_value = map[string]int32{
+		"TASK_STATUS_UNSPECIFIED": 0,
+		"TASK_STATUS_PENDING":     1,
+		"TASK_STATUS_COMPLETED":   2,
+		"TASK_STATUS_EXPIRED":     3,
+		"TASK_STATUS_CANCELLED":   4,
+	}
+)
+
+func (x TaskStatus) Enum() *TaskStatus {
+	p := new(TaskStatus)
+	*p = x
+	return p
+}
+
+func (x TaskStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_wfd_v1_handler_proto_enumTypes[1].Descriptor()
+}
+
+func (TaskStatus) Type() protoreflect.EnumType {
+	return &file_wfd_v1_handler_proto_enumTypes[1]
+}
+
+func (x TaskStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskStatus.Descriptor instead.
+func (TaskStatus) EnumDescriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{1}
+}
+
 // Handler is one run of a workflow.
 type Handler struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -95,7 +153,11 @@ type Handler struct {
 	// Why a failed or cancelled handler ended.
 	Error string `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
 	// Sequence number of the handler's latest stream record.
-	LastSeq       uint64 `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	LastSeq uint64 `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// The handler that started this one ("" for a top-level handler).
+	ParentId string `protobuf:"bytes,12,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
+	// The handlers this one started, in order.
+	Children      []string `protobuf:"bytes,13,rep,name=children,proto3" json:"children,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,6 +269,20 @@ func (x *Handler) GetLastSeq() uint64 {
 	return 0
 }
 
+func (x *Handler) GetParentId() string {
+	if x != nil {
+		return x.ParentId
+	}
+	return ""
+}
+
+func (x *Handler) GetChildren() []string {
+	if x != nil {
+		return x.Children
+	}
+	return nil
+}
+
 // IdleInfo is what an idle handler waits for.
 type IdleInfo struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -277,8 +353,14 @@ type WaiterInfo struct {
 	// The event type waited for; empty for a durable sleep.
 	EventType string `protobuf:"bytes,3,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
 	// Fields the event's data must hold, with these values.
-	Match         *structpb.Struct       `protobuf:"bytes,4,opt,name=match,proto3" json:"match,omitempty"`
-	Deadline      *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	Match    *structpb.Struct       `protobuf:"bytes,4,opt,name=match,proto3" json:"match,omitempty"`
+	Deadline *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// Set when a person is asked (a human task).
+	Task *HumanTask `protobuf:"bytes,6,opt,name=task,proto3" json:"task,omitempty"`
+	// Set when the waiter waits for an event published with this key.
+	Key string `protobuf:"bytes,7,opt,name=key,proto3" json:"key,omitempty"`
+	// Set when the waiter waits for all of these children to finish.
+	Children      []string `protobuf:"bytes,8,rep,name=children,proto3" json:"children,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -344,6 +426,27 @@ func (x *WaiterInfo) GetMatch() *structpb.Struct {
 func (x *WaiterInfo) GetDeadline() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Deadline
+	}
+	return nil
+}
+
+func (x *WaiterInfo) GetTask() *HumanTask {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *WaiterInfo) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *WaiterInfo) GetChildren() []string {
+	if x != nil {
+		return x.Children
 	}
 	return nil
 }
@@ -809,11 +912,161 @@ func (*HandlerRestored) Descriptor() ([]byte, []int) {
 	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
 }
 
+// Task is a human task in the inbox.
+type Task struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	TaskId      string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	HandlerId   string                 `protobuf:"bytes,2,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	Workflow    string                 `protobuf:"bytes,3,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	Step        string                 `protobuf:"bytes,4,opt,name=step,proto3" json:"step,omitempty"`
+	Title       string                 `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
+	Description string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	// JSON Schema the answer must satisfy.
+	AnswerSchema  *structpb.Struct       `protobuf:"bytes,7,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
+	Assignee      string                 `protobuf:"bytes,8,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Status        TaskStatus             `protobuf:"varint,9,opt,name=status,proto3,enum=wfd.v1.TaskStatus" json:"status,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	Deadline      *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	CompletedBy   string                 `protobuf:"bytes,13,opt,name=completed_by,json=completedBy,proto3" json:"completed_by,omitempty"`
+	Answer        *structpb.Struct       `protobuf:"bytes,14,opt,name=answer,proto3" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Task) Reset() {
+	*x = Task{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Task) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Task) ProtoMessage() {}
+
+func (x *Task) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Task.ProtoReflect.Descriptor instead.
+func (*Task) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Task) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *Task) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *Task) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *Task) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *Task) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Task) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Task) GetAnswerSchema() *structpb.Struct {
+	if x != nil {
+		return x.AnswerSchema
+	}
+	return nil
+}
+
+func (x *Task) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
+func (x *Task) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+func (x *Task) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Task) GetDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Deadline
+	}
+	return nil
+}
+
+func (x *Task) GetCompletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletedAt
+	}
+	return nil
+}
+
+func (x *Task) GetCompletedBy() string {
+	if x != nil {
+		return x.CompletedBy
+	}
+	return ""
+}
+
+func (x *Task) GetAnswer() *structpb.Struct {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
 var File_wfd_v1_handler_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/handler.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12wfd/v1/state.proto\"\xe1\x03\n" +
+	"\x14wfd/v1/handler.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12wfd/v1/state.proto\"\x9a\x04\n" +
 	"\aHandler\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n" +
@@ -829,11 +1082,13 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x06result\x18\t \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\n" +
 	" \x01(\tR\x05error\x12\x19\n" +
-	"\blast_seq\x18\v \x01(\x04R\alastSeq\"\x9c\x01\n" +
+	"\blast_seq\x18\v \x01(\x04R\alastSeq\x12\x1b\n" +
+	"\tparent_id\x18\f \x01(\tR\bparentId\x12\x1a\n" +
+	"\bchildren\x18\r \x03(\tR\bchildren\"\x9c\x01\n" +
 	"\bIdleInfo\x120\n" +
 	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12,\n" +
 	"\awaiters\x18\x02 \x03(\v2\x12.wfd.v1.WaiterInfoR\awaiters\x120\n" +
-	"\x14external_event_types\x18\x03 \x03(\tR\x12externalEventTypes\"\xc3\x01\n" +
+	"\x14external_event_types\x18\x03 \x03(\tR\x12externalEventTypes\"\x98\x02\n" +
 	"\n" +
 	"WaiterInfo\x12\x1b\n" +
 	"\twaiter_id\x18\x01 \x01(\tR\bwaiterId\x12\x12\n" +
@@ -841,7 +1096,10 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\n" +
 	"event_type\x18\x03 \x01(\tR\teventType\x12-\n" +
 	"\x05match\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05match\x126\n" +
-	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xde\x03\n" +
+	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12%\n" +
+	"\x04task\x18\x06 \x01(\v2\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n" +
+	"\x03key\x18\a \x01(\tR\x03key\x12\x1a\n" +
+	"\bchildren\x18\b \x03(\tR\bchildren\"\xde\x03\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -869,11 +1127,36 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\"\x11\n" +
 	"\x0fHandlerReleased\"\x11\n" +
-	"\x0fHandlerRestored*T\n" +
+	"\x0fHandlerRestored\"\xb2\x04\n" +
+	"\x04Task\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x02 \x01(\tR\thandlerId\x12\x1a\n" +
+	"\bworkflow\x18\x03 \x01(\tR\bworkflow\x12\x12\n" +
+	"\x04step\x18\x04 \x01(\tR\x04step\x12\x14\n" +
+	"\x05title\x18\x05 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x12<\n" +
+	"\ranswer_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
+	"\bassignee\x18\b \x01(\tR\bassignee\x12*\n" +
+	"\x06status\x18\t \x01(\x0e2\x12.wfd.v1.TaskStatusR\x06status\x129\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x126\n" +
+	"\bdeadline\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12=\n" +
+	"\fcompleted_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12!\n" +
+	"\fcompleted_by\x18\r \x01(\tR\vcompletedBy\x12/\n" +
+	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer*T\n" +
 	"\tResidency\x12\x19\n" +
 	"\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n" +
-	"\x12RESIDENCY_RELEASED\x10\x02B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
+	"\x12RESIDENCY_RELEASED\x10\x02*\x91\x01\n" +
+	"\n" +
+	"TaskStatus\x12\x1b\n" +
+	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13TASK_STATUS_PENDING\x10\x01\x12\x19\n" +
+	"\x15TASK_STATUS_COMPLETED\x10\x02\x12\x17\n" +
+	"\x13TASK_STATUS_EXPIRED\x10\x03\x12\x19\n" +
+	"\x15TASK_STATUS_CANCELLED\x10\x04B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
 	file_wfd_v1_handler_proto_rawDescOnce sync.Once
@@ -887,51 +1170,61 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_handler_proto_rawDescData
 }
 
-var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(Residency)(0),                // 0: wfd.v1.Residency
-	(*Handler)(nil),               // 1: wfd.v1.Handler
-	(*IdleInfo)(nil),              // 2: wfd.v1.IdleInfo
-	(*WaiterInfo)(nil),            // 3: wfd.v1.WaiterInfo
-	(*Record)(nil),                // 4: wfd.v1.Record
-	(*StepStateChanged)(nil),      // 5: wfd.v1.StepStateChanged
-	(*IdleChanged)(nil),           // 6: wfd.v1.IdleChanged
-	(*HandlerFinished)(nil),       // 7: wfd.v1.HandlerFinished
-	(*HandlerReleased)(nil),       // 8: wfd.v1.HandlerReleased
-	(*HandlerRestored)(nil),       // 9: wfd.v1.HandlerRestored
-	(HandlerStatus)(0),            // 10: wfd.v1.HandlerStatus
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 12: google.protobuf.Struct
-	(*Event)(nil),                 // 13: wfd.v1.Event
+	(TaskStatus)(0),               // 1: wfd.v1.TaskStatus
+	(*Handler)(nil),               // 2: wfd.v1.Handler
+	(*IdleInfo)(nil),              // 3: wfd.v1.IdleInfo
+	(*WaiterInfo)(nil),            // 4: wfd.v1.WaiterInfo
+	(*Record)(nil),                // 5: wfd.v1.Record
+	(*StepStateChanged)(nil),      // 6: wfd.v1.StepStateChanged
+	(*IdleChanged)(nil),           // 7: wfd.v1.IdleChanged
+	(*HandlerFinished)(nil),       // 8: wfd.v1.HandlerFinished
+	(*HandlerReleased)(nil),       // 9: wfd.v1.HandlerReleased
+	(*HandlerRestored)(nil),       // 10: wfd.v1.HandlerRestored
+	(*Task)(nil),                  // 11: wfd.v1.Task
+	(HandlerStatus)(0),            // 12: wfd.v1.HandlerStatus
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
+	(*HumanTask)(nil),             // 15: wfd.v1.HumanTask
+	(*Event)(nil),                 // 16: wfd.v1.Event
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	10, // 0: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
+	12, // 0: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	0,  // 1: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	11, // 2: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	11, // 3: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	11, // 4: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
-	2,  // 5: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	12, // 6: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
-	11, // 7: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
-	3,  // 8: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	12, // 9: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	11, // 10: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
-	11, // 11: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	5,  // 12: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
-	13, // 13: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	6,  // 14: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	7,  // 15: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	8,  // 16: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	9,  // 17: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	2,  // 18: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	10, // 19: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	12, // 20: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	13, // 2: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	13, // 3: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	13, // 4: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	3,  // 5: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
+	14, // 6: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	13, // 7: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	4,  // 8: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
+	14, // 9: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	13, // 10: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	15, // 11: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
+	13, // 12: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	6,  // 13: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	16, // 14: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
+	7,  // 15: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	8,  // 16: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	9,  // 17: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	10, // 18: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	3,  // 19: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	12, // 20: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	14, // 21: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	14, // 22: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	1,  // 23: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	13, // 24: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	13, // 25: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	13, // 26: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	14, // 27: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -953,8 +1246,8 @@ func file_wfd_v1_handler_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   9,
+			NumEnums:      2,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

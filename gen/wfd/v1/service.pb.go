@@ -1154,6 +1154,471 @@ func (x *GetStatsResponse) GetChangesTotal() int64 {
 	return 0
 }
 
+type ListTasksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only tasks with one of these statuses.
+	Statuses []TaskStatus `protobuf:"varint,1,rep,packed,name=statuses,proto3,enum=wfd.v1.TaskStatus" json:"statuses,omitempty"`
+	// Only tasks assigned to this person.
+	Assignee  string `protobuf:"bytes,2,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Workflow  string `protobuf:"bytes,3,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	HandlerId string `protobuf:"bytes,4,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	// At most this many (default 100, at most 1000).
+	PageSize      int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTasksRequest) Reset() {
+	*x = ListTasksRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTasksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTasksRequest) ProtoMessage() {}
+
+func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
+func (*ListTasksRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListTasksRequest) GetStatuses() []TaskStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+func (x *ListTasksRequest) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListTasksRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type ListTasksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tasks         []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTasksResponse) Reset() {
+	*x = ListTasksResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTasksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTasksResponse) ProtoMessage() {}
+
+func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
+func (*ListTasksResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListTasksResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *ListTasksResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+type GetTaskRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskRequest) Reset() {
+	*x = GetTaskRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskRequest) ProtoMessage() {}
+
+func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
+func (*GetTaskRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+type GetTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskResponse) Reset() {
+	*x = GetTaskResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskResponse) ProtoMessage() {}
+
+func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
+func (*GetTaskResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+type CompleteTaskRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The answer; it must satisfy the task's answer_schema.
+	Answer *structpb.Struct `protobuf:"bytes,2,opt,name=answer,proto3" json:"answer,omitempty"`
+	// Who answered.
+	CompletedBy   string `protobuf:"bytes,3,opt,name=completed_by,json=completedBy,proto3" json:"completed_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteTaskRequest) Reset() {
+	*x = CompleteTaskRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteTaskRequest) ProtoMessage() {}
+
+func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteTaskRequest.ProtoReflect.Descriptor instead.
+func (*CompleteTaskRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *CompleteTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CompleteTaskRequest) GetAnswer() *structpb.Struct {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *CompleteTaskRequest) GetCompletedBy() string {
+	if x != nil {
+		return x.CompletedBy
+	}
+	return ""
+}
+
+type CompleteTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteTaskResponse) Reset() {
+	*x = CompleteTaskResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteTaskResponse) ProtoMessage() {}
+
+func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteTaskResponse.ProtoReflect.Descriptor instead.
+func (*CompleteTaskResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *CompleteTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+type PublishEventRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Data  *structpb.Struct       `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// Optional: only this handler sees the event.
+	HandlerId string `protobuf:"bytes,3,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	// Optional: makes the call idempotent (a UUIDv7 is made up otherwise).
+	EventId       string `protobuf:"bytes,4,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishEventRequest) Reset() {
+	*x = PublishEventRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishEventRequest) ProtoMessage() {}
+
+func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
+func (*PublishEventRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *PublishEventRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *PublishEventRequest) GetData() *structpb.Struct {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *PublishEventRequest) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *PublishEventRequest) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+type PublishEventResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	EventId string                 `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// Position in the event log.
+	Seq uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Handlers that were waiting for the key and were woken.
+	Woken         int32 `protobuf:"varint,3,opt,name=woken,proto3" json:"woken,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishEventResponse) Reset() {
+	*x = PublishEventResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishEventResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishEventResponse) ProtoMessage() {}
+
+func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
+func (*PublishEventResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *PublishEventResponse) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *PublishEventResponse) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *PublishEventResponse) GetWoken() int32 {
+	if x != nil {
+		return x.Woken
+	}
+	return 0
+}
+
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
@@ -1234,7 +1699,39 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\rchanges_total\x18\v \x01(\x03R\fchangesTotal\x1aC\n" +
 	"\x15HandlersByStatusEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x012\xbd\x05\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xd5\x01\n" +
+	"\x10ListTasksRequest\x12.\n" +
+	"\bstatuses\x18\x01 \x03(\x0e2\x12.wfd.v1.TaskStatusR\bstatuses\x12\x1a\n" +
+	"\bassignee\x18\x02 \x01(\tR\bassignee\x12\x1a\n" +
+	"\bworkflow\x18\x03 \x01(\tR\bworkflow\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x04 \x01(\tR\thandlerId\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\"_\n" +
+	"\x11ListTasksResponse\x12\"\n" +
+	"\x05tasks\x18\x01 \x03(\v2\f.wfd.v1.TaskR\x05tasks\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\")\n" +
+	"\x0eGetTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\"3\n" +
+	"\x0fGetTaskResponse\x12 \n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"\x82\x01\n" +
+	"\x13CompleteTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12/\n" +
+	"\x06answer\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06answer\x12!\n" +
+	"\fcompleted_by\x18\x03 \x01(\tR\vcompletedBy\"8\n" +
+	"\x14CompleteTaskResponse\x12 \n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"\x8e\x01\n" +
+	"\x13PublishEventRequest\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
+	"\x04data\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x04data\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x03 \x01(\tR\thandlerId\x12\x19\n" +
+	"\bevent_id\x18\x04 \x01(\tR\aeventId\"Y\n" +
+	"\x14PublishEventResponse\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05woken\x18\x03 \x01(\x05R\x05woken2\xdb\a\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -1244,7 +1741,11 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\tSendEvent\x12\x18.wfd.v1.SendEventRequest\x1a\x19.wfd.v1.SendEventResponse\x12P\n" +
 	"\fStreamEvents\x12\x1b.wfd.v1.StreamEventsRequest\x1a\x1c.wfd.v1.StreamEventsResponse\"\x03\x90\x02\x010\x01\x12L\n" +
 	"\rCancelHandler\x12\x1c.wfd.v1.CancelHandlerRequest\x1a\x1d.wfd.v1.CancelHandlerResponse\x12O\n" +
-	"\x0eReleaseHandler\x12\x1d.wfd.v1.ReleaseHandlerRequest\x1a\x1e.wfd.v1.ReleaseHandlerResponse\x12B\n" +
+	"\x0eReleaseHandler\x12\x1d.wfd.v1.ReleaseHandlerRequest\x1a\x1e.wfd.v1.ReleaseHandlerResponse\x12E\n" +
+	"\tListTasks\x12\x18.wfd.v1.ListTasksRequest\x1a\x19.wfd.v1.ListTasksResponse\"\x03\x90\x02\x01\x12?\n" +
+	"\aGetTask\x12\x16.wfd.v1.GetTaskRequest\x1a\x17.wfd.v1.GetTaskResponse\"\x03\x90\x02\x01\x12I\n" +
+	"\fCompleteTask\x12\x1b.wfd.v1.CompleteTaskRequest\x1a\x1c.wfd.v1.CompleteTaskResponse\x12I\n" +
+	"\fPublishEvent\x12\x1b.wfd.v1.PublishEventRequest\x1a\x1c.wfd.v1.PublishEventResponse\x12B\n" +
 	"\bGetStats\x12\x17.wfd.v1.GetStatsRequest\x1a\x18.wfd.v1.GetStatsResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
@@ -1259,7 +1760,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_service_proto_rawDescData
 }
 
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(*Workflow)(nil),               // 0: wfd.v1.Workflow
 	(*ListWorkflowsRequest)(nil),   // 1: wfd.v1.ListWorkflowsRequest
@@ -1281,56 +1782,80 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*ReleaseHandlerResponse)(nil), // 17: wfd.v1.ReleaseHandlerResponse
 	(*GetStatsRequest)(nil),        // 18: wfd.v1.GetStatsRequest
 	(*GetStatsResponse)(nil),       // 19: wfd.v1.GetStatsResponse
-	nil,                            // 20: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),        // 21: google.protobuf.Struct
-	(*Handler)(nil),                // 22: wfd.v1.Handler
-	(HandlerStatus)(0),             // 23: wfd.v1.HandlerStatus
-	(*durationpb.Duration)(nil),    // 24: google.protobuf.Duration
-	(Residency)(0),                 // 25: wfd.v1.Residency
-	(*Event)(nil),                  // 26: wfd.v1.Event
-	(*Record)(nil),                 // 27: wfd.v1.Record
+	(*ListTasksRequest)(nil),       // 20: wfd.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),      // 21: wfd.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),         // 22: wfd.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),        // 23: wfd.v1.GetTaskResponse
+	(*CompleteTaskRequest)(nil),    // 24: wfd.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),   // 25: wfd.v1.CompleteTaskResponse
+	(*PublishEventRequest)(nil),    // 26: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),   // 27: wfd.v1.PublishEventResponse
+	nil,                            // 28: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),        // 29: google.protobuf.Struct
+	(*Handler)(nil),                // 30: wfd.v1.Handler
+	(HandlerStatus)(0),             // 31: wfd.v1.HandlerStatus
+	(*durationpb.Duration)(nil),    // 32: google.protobuf.Duration
+	(Residency)(0),                 // 33: wfd.v1.Residency
+	(*Event)(nil),                  // 34: wfd.v1.Event
+	(*Record)(nil),                 // 35: wfd.v1.Record
+	(TaskStatus)(0),                // 36: wfd.v1.TaskStatus
+	(*Task)(nil),                   // 37: wfd.v1.Task
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
 	0,  // 0: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	21, // 1: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	22, // 2: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	22, // 3: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	23, // 4: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	24, // 5: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	25, // 6: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	22, // 7: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	26, // 8: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	22, // 9: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	27, // 10: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	29, // 1: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	30, // 2: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	30, // 3: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	31, // 4: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	32, // 5: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	33, // 6: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	30, // 7: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	34, // 8: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	30, // 9: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	35, // 10: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
 	13, // 11: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	22, // 12: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	22, // 13: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	20, // 14: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	24, // 15: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	24, // 16: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	1,  // 17: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	3,  // 18: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	5,  // 19: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	7,  // 20: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	9,  // 21: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	11, // 22: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	14, // 23: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	16, // 24: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	18, // 25: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	2,  // 26: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	4,  // 27: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	6,  // 28: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	8,  // 29: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	10, // 30: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	12, // 31: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	15, // 32: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	17, // 33: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	19, // 34: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	26, // [26:35] is the sub-list for method output_type
-	17, // [17:26] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	30, // 12: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	30, // 13: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	28, // 14: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	32, // 15: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	32, // 16: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	36, // 17: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	37, // 18: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	37, // 19: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	29, // 20: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	37, // 21: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	29, // 22: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	1,  // 23: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	3,  // 24: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	5,  // 25: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	7,  // 26: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	9,  // 27: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	11, // 28: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	14, // 29: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	16, // 30: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	20, // 31: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	22, // 32: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	24, // 33: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	26, // 34: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	18, // 35: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	2,  // 36: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	4,  // 37: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	6,  // 38: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	8,  // 39: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	10, // 40: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	12, // 41: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	15, // 42: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	17, // 43: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	21, // 44: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	23, // 45: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	25, // 46: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	27, // 47: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	19, // 48: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	36, // [36:49] is the sub-list for method output_type
+	23, // [23:36] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -1350,7 +1875,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,10 @@ const (
 	WorkflowService_StreamEvents_FullMethodName   = "/wfd.v1.WorkflowService/StreamEvents"
 	WorkflowService_CancelHandler_FullMethodName  = "/wfd.v1.WorkflowService/CancelHandler"
 	WorkflowService_ReleaseHandler_FullMethodName = "/wfd.v1.WorkflowService/ReleaseHandler"
+	WorkflowService_ListTasks_FullMethodName      = "/wfd.v1.WorkflowService/ListTasks"
+	WorkflowService_GetTask_FullMethodName        = "/wfd.v1.WorkflowService/GetTask"
+	WorkflowService_CompleteTask_FullMethodName   = "/wfd.v1.WorkflowService/CompleteTask"
+	WorkflowService_PublishEvent_FullMethodName   = "/wfd.v1.WorkflowService/PublishEvent"
 	WorkflowService_GetStats_FullMethodName       = "/wfd.v1.WorkflowService/GetStats"
 )
 
@@ -62,6 +66,20 @@ type WorkflowServiceClient interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(ctx context.Context, in *ReleaseHandlerRequest, opts ...grpc.CallOption) (*ReleaseHandlerResponse, error)
+	// ListTasks lists human tasks, newest first: the inbox, across handlers
+	// in memory and released.
+	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
+	// GetTask returns one human task.
+	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
+	// CompleteTask answers a pending task and wakes its handler. An answer
+	// that fails the task's schema is INVALID_ARGUMENT naming the failing
+	// fields, and changes nothing; a task that is no longer pending is
+	// FAILED_PRECONDITION.
+	CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error)
+	// PublishEvent appends an event to the immutable event log under a key,
+	// for every handler (or only handler_id), and wakes the handlers that
+	// wait for that key, in memory or released.
+	PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error)
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
@@ -164,6 +182,46 @@ func (c *workflowServiceClient) ReleaseHandler(ctx context.Context, in *ReleaseH
 	return out, nil
 }
 
+func (c *workflowServiceClient) ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTasksResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_ListTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTaskResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_GetTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteTaskResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_CompleteTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PublishEventResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_PublishEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workflowServiceClient) GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetStatsResponse)
@@ -206,6 +264,20 @@ type WorkflowServiceServer interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(context.Context, *ReleaseHandlerRequest) (*ReleaseHandlerResponse, error)
+	// ListTasks lists human tasks, newest first: the inbox, across handlers
+	// in memory and released.
+	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
+	// GetTask returns one human task.
+	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
+	// CompleteTask answers a pending task and wakes its handler. An answer
+	// that fails the task's schema is INVALID_ARGUMENT naming the failing
+	// fields, and changes nothing; a task that is no longer pending is
+	// FAILED_PRECONDITION.
+	CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error)
+	// PublishEvent appends an event to the immutable event log under a key,
+	// for every handler (or only handler_id), and wakes the handlers that
+	// wait for that key, in memory or released.
+	PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error)
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
@@ -242,6 +314,18 @@ func (UnimplementedWorkflowServiceServer) CancelHandler(context.Context, *Cancel
 }
 func (UnimplementedWorkflowServiceServer) ReleaseHandler(context.Context, *ReleaseHandlerRequest) (*ReleaseHandlerResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReleaseHandler not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListTasks not implemented")
+}
+func (UnimplementedWorkflowServiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetTask not implemented")
+}
+func (UnimplementedWorkflowServiceServer) CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CompleteTask not implemented")
+}
+func (UnimplementedWorkflowServiceServer) PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PublishEvent not implemented")
 }
 func (UnimplementedWorkflowServiceServer) GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetStats not implemented")
@@ -404,6 +488,78 @@ func _WorkflowService_ReleaseHandler_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ListTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ListTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ListTasks(ctx, req.(*ListTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).GetTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_GetTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).GetTask(ctx, req.(*GetTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_CompleteTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).CompleteTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_CompleteTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).CompleteTask(ctx, req.(*CompleteTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_PublishEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).PublishEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_PublishEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).PublishEvent(ctx, req.(*PublishEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkflowService_GetStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetStatsRequest)
 	if err := dec(in); err != nil {
@@ -456,6 +612,22 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReleaseHandler",
 			Handler:    _WorkflowService_ReleaseHandler_Handler,
+		},
+		{
+			MethodName: "ListTasks",
+			Handler:    _WorkflowService_ListTasks_Handler,
+		},
+		{
+			MethodName: "GetTask",
+			Handler:    _WorkflowService_GetTask_Handler,
+		},
+		{
+			MethodName: "CompleteTask",
+			Handler:    _WorkflowService_CompleteTask_Handler,
+		},
+		{
+			MethodName: "PublishEvent",
+			Handler:    _WorkflowService_PublishEvent_Handler,
 		},
 		{
 			MethodName: "GetStats",

@@ -170,7 +170,13 @@ type HandlerState struct {
 	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	// Idempotency keys of the latest events from outside, oldest first, so a
 	// retried SendEvent is not delivered twice.
-	EventKeys     []string `protobuf:"bytes,16,rep,name=event_keys,json=eventKeys,proto3" json:"event_keys,omitempty"`
+	EventKeys []string `protobuf:"bytes,16,rep,name=event_keys,json=eventKeys,proto3" json:"event_keys,omitempty"`
+	// The handler that started this one as a child ("" for none).
+	Parent string `protobuf:"bytes,17,opt,name=parent,proto3" json:"parent,omitempty"`
+	// Children this handler started, in order.
+	Children []string `protobuf:"bytes,18,rep,name=children,proto3" json:"children,omitempty"`
+	// How finished children ended, by child id.
+	ChildResults  map[string]*ChildResult `protobuf:"bytes,19,rep,name=child_results,json=childResults,proto3" json:"child_results,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -317,6 +323,168 @@ func (x *HandlerState) GetEventKeys() []string {
 	return nil
 }
 
+func (x *HandlerState) GetParent() string {
+	if x != nil {
+		return x.Parent
+	}
+	return ""
+}
+
+func (x *HandlerState) GetChildren() []string {
+	if x != nil {
+		return x.Children
+	}
+	return nil
+}
+
+func (x *HandlerState) GetChildResults() map[string]*ChildResult {
+	if x != nil {
+		return x.ChildResults
+	}
+	return nil
+}
+
+// ChildResult is how a child handler ended.
+type ChildResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        HandlerStatus          `protobuf:"varint,1,opt,name=status,proto3,enum=wfd.v1.HandlerStatus" json:"status,omitempty"`
+	Result        *structpb.Struct       `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChildResult) Reset() {
+	*x = ChildResult{}
+	mi := &file_wfd_v1_state_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChildResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChildResult) ProtoMessage() {}
+
+func (x *ChildResult) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_state_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChildResult.ProtoReflect.Descriptor instead.
+func (*ChildResult) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_state_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ChildResult) GetStatus() HandlerStatus {
+	if x != nil {
+		return x.Status
+	}
+	return HandlerStatus_HANDLER_STATUS_UNSPECIFIED
+}
+
+func (x *ChildResult) GetResult() *structpb.Struct {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *ChildResult) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// HumanTask is what a person is asked: the step waits for the answer.
+type HumanTask struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique across handlers: "<handler id>:<waiter id>".
+	TaskId      string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Title       string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// JSON Schema the answer must satisfy.
+	AnswerSchema *structpb.Struct `protobuf:"bytes,4,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
+	// Who should answer ("" for anyone).
+	Assignee      string `protobuf:"bytes,5,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HumanTask) Reset() {
+	*x = HumanTask{}
+	mi := &file_wfd_v1_state_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HumanTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HumanTask) ProtoMessage() {}
+
+func (x *HumanTask) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_state_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HumanTask.ProtoReflect.Descriptor instead.
+func (*HumanTask) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_state_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *HumanTask) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *HumanTask) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *HumanTask) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *HumanTask) GetAnswerSchema() *structpb.Struct {
+	if x != nil {
+		return x.AnswerSchema
+	}
+	return nil
+}
+
+func (x *HumanTask) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
 // StepState is one step's part of a handler's state.
 type StepState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -335,7 +503,7 @@ type StepState struct {
 
 func (x *StepState) Reset() {
 	*x = StepState{}
-	mi := &file_wfd_v1_state_proto_msgTypes[2]
+	mi := &file_wfd_v1_state_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -347,7 +515,7 @@ func (x *StepState) String() string {
 func (*StepState) ProtoMessage() {}
 
 func (x *StepState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[2]
+	mi := &file_wfd_v1_state_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -360,7 +528,7 @@ func (x *StepState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepState.ProtoReflect.Descriptor instead.
 func (*StepState) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{2}
+	return file_wfd_v1_state_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StepState) GetName() string {
@@ -415,7 +583,7 @@ type WorkItem struct {
 
 func (x *WorkItem) Reset() {
 	*x = WorkItem{}
-	mi := &file_wfd_v1_state_proto_msgTypes[3]
+	mi := &file_wfd_v1_state_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +595,7 @@ func (x *WorkItem) String() string {
 func (*WorkItem) ProtoMessage() {}
 
 func (x *WorkItem) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[3]
+	mi := &file_wfd_v1_state_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +608,7 @@ func (x *WorkItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkItem.ProtoReflect.Descriptor instead.
 func (*WorkItem) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{3}
+	return file_wfd_v1_state_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WorkItem) GetEvent() *Event {
@@ -484,7 +652,7 @@ type Execution struct {
 
 func (x *Execution) Reset() {
 	*x = Execution{}
-	mi := &file_wfd_v1_state_proto_msgTypes[4]
+	mi := &file_wfd_v1_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +664,7 @@ func (x *Execution) String() string {
 func (*Execution) ProtoMessage() {}
 
 func (x *Execution) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[4]
+	mi := &file_wfd_v1_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +677,7 @@ func (x *Execution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Execution.ProtoReflect.Descriptor instead.
 func (*Execution) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{4}
+	return file_wfd_v1_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Execution) GetId() uint64 {
@@ -551,14 +719,22 @@ type Waiter struct {
 	Match    *structpb.Struct       `protobuf:"bytes,3,opt,name=match,proto3" json:"match,omitempty"`
 	Deadline *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	// The run to resume when the waiter resolves.
-	Resume        *WorkItem `protobuf:"bytes,5,opt,name=resume,proto3" json:"resume,omitempty"`
+	Resume *WorkItem `protobuf:"bytes,5,opt,name=resume,proto3" json:"resume,omitempty"`
+	// Set when the waiter is a human task.
+	Task *HumanTask `protobuf:"bytes,6,opt,name=task,proto3" json:"task,omitempty"`
+	// Set when the waiter waits for an event published with this key.
+	Key string `protobuf:"bytes,7,opt,name=key,proto3" json:"key,omitempty"`
+	// A keyed wait takes events published at or after this time.
+	Since *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=since,proto3" json:"since,omitempty"`
+	// Set when the waiter waits for all of these children to finish.
+	Children      []string `protobuf:"bytes,9,rep,name=children,proto3" json:"children,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Waiter) Reset() {
 	*x = Waiter{}
-	mi := &file_wfd_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_v1_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -570,7 +746,7 @@ func (x *Waiter) String() string {
 func (*Waiter) ProtoMessage() {}
 
 func (x *Waiter) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_v1_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -583,7 +759,7 @@ func (x *Waiter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waiter.ProtoReflect.Descriptor instead.
 func (*Waiter) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{5}
+	return file_wfd_v1_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Waiter) GetId() string {
@@ -621,6 +797,34 @@ func (x *Waiter) GetResume() *WorkItem {
 	return nil
 }
 
+func (x *Waiter) GetTask() *HumanTask {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *Waiter) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Waiter) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *Waiter) GetChildren() []string {
+	if x != nil {
+		return x.Children
+	}
+	return nil
+}
+
 // WaitResult is how a wait ended.
 type WaitResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -635,7 +839,7 @@ type WaitResult struct {
 
 func (x *WaitResult) Reset() {
 	*x = WaitResult{}
-	mi := &file_wfd_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_v1_state_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +851,7 @@ func (x *WaitResult) String() string {
 func (*WaitResult) ProtoMessage() {}
 
 func (x *WaitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_v1_state_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +864,7 @@ func (x *WaitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResult.ProtoReflect.Descriptor instead.
 func (*WaitResult) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_state_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WaitResult) GetResult() isWaitResult_Result {
@@ -714,7 +918,7 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xe7\x05\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xbe\a\n" +
 	"\fHandlerState\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x1d\n" +
 	"\n" +
@@ -736,11 +940,27 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x05error\x18\x0e \x01(\tR\x05error\x12=\n" +
 	"\fcompleted_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12\x1d\n" +
 	"\n" +
-	"event_keys\x18\x10 \x03(\tR\teventKeys\x1aP\n" +
+	"event_keys\x18\x10 \x03(\tR\teventKeys\x12\x16\n" +
+	"\x06parent\x18\x11 \x01(\tR\x06parent\x12\x1a\n" +
+	"\bchildren\x18\x12 \x03(\tR\bchildren\x12K\n" +
+	"\rchild_results\x18\x13 \x03(\v2&.wfd.v1.HandlerState.ChildResultsEntryR\fchildResults\x1aP\n" +
 	"\n" +
 	"StoreEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
-	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\"\xd2\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\x1aT\n" +
+	"\x11ChildResultsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.wfd.v1.ChildResultR\x05value:\x028\x01\"\x83\x01\n" +
+	"\vChildResult\x12-\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x15.wfd.v1.HandlerStatusR\x06status\x12/\n" +
+	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\xb6\x01\n" +
+	"\tHumanTask\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
+	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
+	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xd2\x01\n" +
 	"\tStepState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x05queue\x18\x02 \x03(\v2\x10.wfd.v1.WorkItemR\x05queue\x122\n" +
@@ -762,14 +982,18 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x06worker\x18\x02 \x01(\rR\x06worker\x12$\n" +
 	"\x04item\x18\x03 \x01(\v2\x10.wfd.v1.WorkItemR\x04item\x129\n" +
 	"\n" +
-	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"\xc8\x01\n" +
+	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"\xcf\x02\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
 	"event_type\x18\x02 \x01(\tR\teventType\x12-\n" +
 	"\x05match\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x05match\x126\n" +
 	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12(\n" +
-	"\x06resume\x18\x05 \x01(\v2\x10.wfd.v1.WorkItemR\x06resume\"\\\n" +
+	"\x06resume\x18\x05 \x01(\v2\x10.wfd.v1.WorkItemR\x06resume\x12%\n" +
+	"\x04task\x18\x06 \x01(\v2\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n" +
+	"\x03key\x18\a \x01(\tR\x03key\x120\n" +
+	"\x05since\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x1a\n" +
+	"\bchildren\x18\t \x03(\tR\bchildren\"\\\n" +
 	"\n" +
 	"WaitResult\x12%\n" +
 	"\x05event\x18\x01 \x01(\v2\r.wfd.v1.EventH\x00R\x05event\x12\x1d\n" +
@@ -795,53 +1019,63 @@ func file_wfd_v1_state_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_wfd_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_wfd_v1_state_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(*Event)(nil),                 // 1: wfd.v1.Event
 	(*HandlerState)(nil),          // 2: wfd.v1.HandlerState
-	(*StepState)(nil),             // 3: wfd.v1.StepState
-	(*WorkItem)(nil),              // 4: wfd.v1.WorkItem
-	(*Execution)(nil),             // 5: wfd.v1.Execution
-	(*Waiter)(nil),                // 6: wfd.v1.Waiter
-	(*WaitResult)(nil),            // 7: wfd.v1.WaitResult
-	nil,                           // 8: wfd.v1.HandlerState.StoreEntry
-	nil,                           // 9: wfd.v1.WorkItem.ResolvedEntry
-	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 12: google.protobuf.Value
+	(*ChildResult)(nil),           // 3: wfd.v1.ChildResult
+	(*HumanTask)(nil),             // 4: wfd.v1.HumanTask
+	(*StepState)(nil),             // 5: wfd.v1.StepState
+	(*WorkItem)(nil),              // 6: wfd.v1.WorkItem
+	(*Execution)(nil),             // 7: wfd.v1.Execution
+	(*Waiter)(nil),                // 8: wfd.v1.Waiter
+	(*WaitResult)(nil),            // 9: wfd.v1.WaitResult
+	nil,                           // 10: wfd.v1.HandlerState.StoreEntry
+	nil,                           // 11: wfd.v1.HandlerState.ChildResultsEntry
+	nil,                           // 12: wfd.v1.WorkItem.ResolvedEntry
+	(*structpb.Struct)(nil),       // 13: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 15: google.protobuf.Value
 }
 var file_wfd_v1_state_proto_depIdxs = []int32{
-	10, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	13, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.HandlerState.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.HandlerState.start:type_name -> wfd.v1.Event
-	3,  // 3: wfd.v1.HandlerState.steps:type_name -> wfd.v1.StepState
-	8,  // 4: wfd.v1.HandlerState.store:type_name -> wfd.v1.HandlerState.StoreEntry
-	11, // 5: wfd.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
-	11, // 6: wfd.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
-	11, // 7: wfd.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
-	10, // 8: wfd.v1.HandlerState.result:type_name -> google.protobuf.Struct
-	11, // 9: wfd.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
-	4,  // 10: wfd.v1.StepState.queue:type_name -> wfd.v1.WorkItem
-	5,  // 11: wfd.v1.StepState.in_progress:type_name -> wfd.v1.Execution
-	1,  // 12: wfd.v1.StepState.collected:type_name -> wfd.v1.Event
-	6,  // 13: wfd.v1.StepState.waiters:type_name -> wfd.v1.Waiter
-	1,  // 14: wfd.v1.WorkItem.event:type_name -> wfd.v1.Event
-	11, // 15: wfd.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
-	9,  // 16: wfd.v1.WorkItem.resolved:type_name -> wfd.v1.WorkItem.ResolvedEntry
-	4,  // 17: wfd.v1.Execution.item:type_name -> wfd.v1.WorkItem
-	11, // 18: wfd.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
-	10, // 19: wfd.v1.Waiter.match:type_name -> google.protobuf.Struct
-	11, // 20: wfd.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	4,  // 21: wfd.v1.Waiter.resume:type_name -> wfd.v1.WorkItem
-	1,  // 22: wfd.v1.WaitResult.event:type_name -> wfd.v1.Event
-	12, // 23: wfd.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
-	7,  // 24: wfd.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.v1.WaitResult
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	5,  // 3: wfd.v1.HandlerState.steps:type_name -> wfd.v1.StepState
+	10, // 4: wfd.v1.HandlerState.store:type_name -> wfd.v1.HandlerState.StoreEntry
+	14, // 5: wfd.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
+	14, // 6: wfd.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
+	14, // 7: wfd.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
+	13, // 8: wfd.v1.HandlerState.result:type_name -> google.protobuf.Struct
+	14, // 9: wfd.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
+	11, // 10: wfd.v1.HandlerState.child_results:type_name -> wfd.v1.HandlerState.ChildResultsEntry
+	0,  // 11: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
+	13, // 12: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	13, // 13: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	6,  // 14: wfd.v1.StepState.queue:type_name -> wfd.v1.WorkItem
+	7,  // 15: wfd.v1.StepState.in_progress:type_name -> wfd.v1.Execution
+	1,  // 16: wfd.v1.StepState.collected:type_name -> wfd.v1.Event
+	8,  // 17: wfd.v1.StepState.waiters:type_name -> wfd.v1.Waiter
+	1,  // 18: wfd.v1.WorkItem.event:type_name -> wfd.v1.Event
+	14, // 19: wfd.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
+	12, // 20: wfd.v1.WorkItem.resolved:type_name -> wfd.v1.WorkItem.ResolvedEntry
+	6,  // 21: wfd.v1.Execution.item:type_name -> wfd.v1.WorkItem
+	14, // 22: wfd.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
+	13, // 23: wfd.v1.Waiter.match:type_name -> google.protobuf.Struct
+	14, // 24: wfd.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	6,  // 25: wfd.v1.Waiter.resume:type_name -> wfd.v1.WorkItem
+	4,  // 26: wfd.v1.Waiter.task:type_name -> wfd.v1.HumanTask
+	14, // 27: wfd.v1.Waiter.since:type_name -> google.protobuf.Timestamp
+	1,  // 28: wfd.v1.WaitResult.event:type_name -> wfd.v1.Event
+	15, // 29: wfd.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
+	3,  // 30: wfd.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.v1.ChildResult
+	9,  // 31: wfd.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.v1.WaitResult
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_state_proto_init() }
@@ -849,7 +1083,7 @@ func file_wfd_v1_state_proto_init() {
 	if File_wfd_v1_state_proto != nil {
 		return
 	}
-	file_wfd_v1_state_proto_msgTypes[6].OneofWrappers = []any{
+	file_wfd_v1_state_proto_msgTypes[8].OneofWrappers = []any{
 		(*WaitResult_Event)(nil),
 		(*WaitResult_TimedOut)(nil),
 	}
@@ -859,7 +1093,7 @@ func file_wfd_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_state_proto_rawDesc), len(file_wfd_v1_state_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -57,6 +57,17 @@ const (
 	// WorkflowServiceReleaseHandlerProcedure is the fully-qualified name of the WorkflowService's
 	// ReleaseHandler RPC.
 	WorkflowServiceReleaseHandlerProcedure = "/wfd.v1.WorkflowService/ReleaseHandler"
+	// WorkflowServiceListTasksProcedure is the fully-qualified name of the WorkflowService's ListTasks
+	// RPC.
+	WorkflowServiceListTasksProcedure = "/wfd.v1.WorkflowService/ListTasks"
+	// WorkflowServiceGetTaskProcedure is the fully-qualified name of the WorkflowService's GetTask RPC.
+	WorkflowServiceGetTaskProcedure = "/wfd.v1.WorkflowService/GetTask"
+	// WorkflowServiceCompleteTaskProcedure is the fully-qualified name of the WorkflowService's
+	// CompleteTask RPC.
+	WorkflowServiceCompleteTaskProcedure = "/wfd.v1.WorkflowService/CompleteTask"
+	// WorkflowServicePublishEventProcedure is the fully-qualified name of the WorkflowService's
+	// PublishEvent RPC.
+	WorkflowServicePublishEventProcedure = "/wfd.v1.WorkflowService/PublishEvent"
 	// WorkflowServiceGetStatsProcedure is the fully-qualified name of the WorkflowService's GetStats
 	// RPC.
 	WorkflowServiceGetStatsProcedure = "/wfd.v1.WorkflowService/GetStats"
@@ -89,6 +100,20 @@ type WorkflowServiceClient interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error)
+	// ListTasks lists human tasks, newest first: the inbox, across handlers
+	// in memory and released.
+	ListTasks(context.Context, *v1.ListTasksRequest) (*v1.ListTasksResponse, error)
+	// GetTask returns one human task.
+	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
+	// CompleteTask answers a pending task and wakes its handler. An answer
+	// that fails the task's schema is INVALID_ARGUMENT naming the failing
+	// fields, and changes nothing; a task that is no longer pending is
+	// FAILED_PRECONDITION.
+	CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error)
+	// PublishEvent appends an event to the immutable event log under a key,
+	// for every handler (or only handler_id), and wakes the handlers that
+	// wait for that key, in memory or released.
+	PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error)
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
@@ -157,6 +182,32 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(workflowServiceMethods.ByName("ReleaseHandler")),
 			connect.WithClientOptions(opts...),
 		),
+		listTasks: connect.NewClient[v1.ListTasksRequest, v1.ListTasksResponse](
+			httpClient,
+			baseURL+WorkflowServiceListTasksProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("ListTasks")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		getTask: connect.NewClient[v1.GetTaskRequest, v1.GetTaskResponse](
+			httpClient,
+			baseURL+WorkflowServiceGetTaskProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("GetTask")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		completeTask: connect.NewClient[v1.CompleteTaskRequest, v1.CompleteTaskResponse](
+			httpClient,
+			baseURL+WorkflowServiceCompleteTaskProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("CompleteTask")),
+			connect.WithClientOptions(opts...),
+		),
+		publishEvent: connect.NewClient[v1.PublishEventRequest, v1.PublishEventResponse](
+			httpClient,
+			baseURL+WorkflowServicePublishEventProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("PublishEvent")),
+			connect.WithClientOptions(opts...),
+		),
 		getStats: connect.NewClient[v1.GetStatsRequest, v1.GetStatsResponse](
 			httpClient,
 			baseURL+WorkflowServiceGetStatsProcedure,
@@ -177,6 +228,10 @@ type workflowServiceClient struct {
 	streamEvents   *connect.Client[v1.StreamEventsRequest, v1.StreamEventsResponse]
 	cancelHandler  *connect.Client[v1.CancelHandlerRequest, v1.CancelHandlerResponse]
 	releaseHandler *connect.Client[v1.ReleaseHandlerRequest, v1.ReleaseHandlerResponse]
+	listTasks      *connect.Client[v1.ListTasksRequest, v1.ListTasksResponse]
+	getTask        *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
+	completeTask   *connect.Client[v1.CompleteTaskRequest, v1.CompleteTaskResponse]
+	publishEvent   *connect.Client[v1.PublishEventRequest, v1.PublishEventResponse]
 	getStats       *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
 }
 
@@ -248,6 +303,42 @@ func (c *workflowServiceClient) ReleaseHandler(ctx context.Context, req *v1.Rele
 	return nil, err
 }
 
+// ListTasks calls wfd.v1.WorkflowService.ListTasks.
+func (c *workflowServiceClient) ListTasks(ctx context.Context, req *v1.ListTasksRequest) (*v1.ListTasksResponse, error) {
+	response, err := c.listTasks.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// GetTask calls wfd.v1.WorkflowService.GetTask.
+func (c *workflowServiceClient) GetTask(ctx context.Context, req *v1.GetTaskRequest) (*v1.GetTaskResponse, error) {
+	response, err := c.getTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// CompleteTask calls wfd.v1.WorkflowService.CompleteTask.
+func (c *workflowServiceClient) CompleteTask(ctx context.Context, req *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error) {
+	response, err := c.completeTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// PublishEvent calls wfd.v1.WorkflowService.PublishEvent.
+func (c *workflowServiceClient) PublishEvent(ctx context.Context, req *v1.PublishEventRequest) (*v1.PublishEventResponse, error) {
+	response, err := c.publishEvent.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // GetStats calls wfd.v1.WorkflowService.GetStats.
 func (c *workflowServiceClient) GetStats(ctx context.Context, req *v1.GetStatsRequest) (*v1.GetStatsResponse, error) {
 	response, err := c.getStats.CallUnary(ctx, connect.NewRequest(req))
@@ -284,6 +375,20 @@ type WorkflowServiceHandler interface {
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
 	ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error)
+	// ListTasks lists human tasks, newest first: the inbox, across handlers
+	// in memory and released.
+	ListTasks(context.Context, *v1.ListTasksRequest) (*v1.ListTasksResponse, error)
+	// GetTask returns one human task.
+	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
+	// CompleteTask answers a pending task and wakes its handler. An answer
+	// that fails the task's schema is INVALID_ARGUMENT naming the failing
+	// fields, and changes nothing; a task that is no longer pending is
+	// FAILED_PRECONDITION.
+	CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error)
+	// PublishEvent appends an event to the immutable event log under a key,
+	// for every handler (or only handler_id), and wakes the handlers that
+	// wait for that key, in memory or released.
+	PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error)
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
@@ -348,6 +453,32 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithSchema(workflowServiceMethods.ByName("ReleaseHandler")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceListTasksHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceListTasksProcedure,
+		svc.ListTasks,
+		connect.WithSchema(workflowServiceMethods.ByName("ListTasks")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceGetTaskHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceGetTaskProcedure,
+		svc.GetTask,
+		connect.WithSchema(workflowServiceMethods.ByName("GetTask")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceCompleteTaskHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceCompleteTaskProcedure,
+		svc.CompleteTask,
+		connect.WithSchema(workflowServiceMethods.ByName("CompleteTask")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServicePublishEventHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServicePublishEventProcedure,
+		svc.PublishEvent,
+		connect.WithSchema(workflowServiceMethods.ByName("PublishEvent")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workflowServiceGetStatsHandler := connect.NewUnaryHandlerSimple(
 		WorkflowServiceGetStatsProcedure,
 		svc.GetStats,
@@ -373,6 +504,14 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceCancelHandlerHandler.ServeHTTP(w, r)
 		case WorkflowServiceReleaseHandlerProcedure:
 			workflowServiceReleaseHandlerHandler.ServeHTTP(w, r)
+		case WorkflowServiceListTasksProcedure:
+			workflowServiceListTasksHandler.ServeHTTP(w, r)
+		case WorkflowServiceGetTaskProcedure:
+			workflowServiceGetTaskHandler.ServeHTTP(w, r)
+		case WorkflowServiceCompleteTaskProcedure:
+			workflowServiceCompleteTaskHandler.ServeHTTP(w, r)
+		case WorkflowServicePublishEventProcedure:
+			workflowServicePublishEventHandler.ServeHTTP(w, r)
 		case WorkflowServiceGetStatsProcedure:
 			workflowServiceGetStatsHandler.ServeHTTP(w, r)
 		default:
@@ -414,6 +553,22 @@ func (UnimplementedWorkflowServiceHandler) CancelHandler(context.Context, *v1.Ca
 
 func (UnimplementedWorkflowServiceHandler) ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ReleaseHandler is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) ListTasks(context.Context, *v1.ListTasksRequest) (*v1.ListTasksResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ListTasks is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.GetTask is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.CompleteTask is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.PublishEvent is not implemented"))
 }
 
 func (UnimplementedWorkflowServiceHandler) GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error) {

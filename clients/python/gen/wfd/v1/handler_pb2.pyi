@@ -17,12 +17,25 @@ class Residency(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RESIDENCY_UNSPECIFIED: _ClassVar[Residency]
     RESIDENCY_ACTIVE: _ClassVar[Residency]
     RESIDENCY_RELEASED: _ClassVar[Residency]
+
+class TaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TASK_STATUS_UNSPECIFIED: _ClassVar[TaskStatus]
+    TASK_STATUS_PENDING: _ClassVar[TaskStatus]
+    TASK_STATUS_COMPLETED: _ClassVar[TaskStatus]
+    TASK_STATUS_EXPIRED: _ClassVar[TaskStatus]
+    TASK_STATUS_CANCELLED: _ClassVar[TaskStatus]
 RESIDENCY_UNSPECIFIED: Residency
 RESIDENCY_ACTIVE: Residency
 RESIDENCY_RELEASED: Residency
+TASK_STATUS_UNSPECIFIED: TaskStatus
+TASK_STATUS_PENDING: TaskStatus
+TASK_STATUS_COMPLETED: TaskStatus
+TASK_STATUS_EXPIRED: TaskStatus
+TASK_STATUS_CANCELLED: TaskStatus
 
 class Handler(_message.Message):
-    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq")
+    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +47,8 @@ class Handler(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    PARENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     workflow: str
     status: _state_pb2.HandlerStatus
@@ -45,7 +60,9 @@ class Handler(_message.Message):
     result: _struct_pb2.Struct
     error: str
     last_seq: int
-    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ...) -> None: ...
+    parent_id: str
+    children: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class IdleInfo(_message.Message):
     __slots__ = ("since", "waiters", "external_event_types")
@@ -58,18 +75,24 @@ class IdleInfo(_message.Message):
     def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., waiters: _Optional[_Iterable[_Union[WaiterInfo, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WaiterInfo(_message.Message):
-    __slots__ = ("waiter_id", "step", "event_type", "match", "deadline")
+    __slots__ = ("waiter_id", "step", "event_type", "match", "deadline", "task", "key", "children")
     WAITER_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     MATCH_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
     waiter_id: str
     step: str
     event_type: str
     match: _struct_pb2.Struct
     deadline: _timestamp_pb2.Timestamp
-    def __init__(self, waiter_id: _Optional[str] = ..., step: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    task: _state_pb2.HumanTask
+    key: str
+    children: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, waiter_id: _Optional[str] = ..., step: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., task: _Optional[_Union[_state_pb2.HumanTask, _Mapping]] = ..., key: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Record(_message.Message):
     __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored")
@@ -136,3 +159,35 @@ class HandlerReleased(_message.Message):
 class HandlerRestored(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class Task(_message.Message):
+    __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_AT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_BY_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    handler_id: str
+    workflow: str
+    step: str
+    title: str
+    description: str
+    answer_schema: _struct_pb2.Struct
+    assignee: str
+    status: TaskStatus
+    created_at: _timestamp_pb2.Timestamp
+    deadline: _timestamp_pb2.Timestamp
+    completed_at: _timestamp_pb2.Timestamp
+    completed_by: str
+    answer: _struct_pb2.Struct
+    def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...

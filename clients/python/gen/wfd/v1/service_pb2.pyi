@@ -186,3 +186,77 @@ class GetStatsResponse(_message.Message):
     commits_total: int
     changes_total: int
     def __init__(self, handlers_active: _Optional[int] = ..., handlers_idle_in_memory: _Optional[int] = ..., handlers_released: _Optional[int] = ..., handlers_by_status: _Optional[_Mapping[str, int]] = ..., releases_total: _Optional[int] = ..., rehydrations_total: _Optional[int] = ..., rehydrate_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rehydrate_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., streams: _Optional[int] = ..., commits_total: _Optional[int] = ..., changes_total: _Optional[int] = ...) -> None: ...
+
+class ListTasksRequest(_message.Message):
+    __slots__ = ("statuses", "assignee", "workflow", "handler_id", "page_size", "page_token")
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    statuses: _containers.RepeatedScalarFieldContainer[_handler_pb2.TaskStatus]
+    assignee: str
+    workflow: str
+    handler_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, statuses: _Optional[_Iterable[_Union[_handler_pb2.TaskStatus, str]]] = ..., assignee: _Optional[str] = ..., workflow: _Optional[str] = ..., handler_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListTasksResponse(_message.Message):
+    __slots__ = ("tasks", "next_page_token")
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[_handler_pb2.Task]
+    next_page_token: str
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_handler_pb2.Task, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetTaskRequest(_message.Message):
+    __slots__ = ("task_id",)
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    def __init__(self, task_id: _Optional[str] = ...) -> None: ...
+
+class GetTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _handler_pb2.Task
+    def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
+
+class CompleteTaskRequest(_message.Message):
+    __slots__ = ("task_id", "answer", "completed_by")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_BY_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    answer: _struct_pb2.Struct
+    completed_by: str
+    def __init__(self, task_id: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., completed_by: _Optional[str] = ...) -> None: ...
+
+class CompleteTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _handler_pb2.Task
+    def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
+
+class PublishEventRequest(_message.Message):
+    __slots__ = ("key", "data", "handler_id", "event_id")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    data: _struct_pb2.Struct
+    handler_id: str
+    event_id: str
+    def __init__(self, key: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., event_id: _Optional[str] = ...) -> None: ...
+
+class PublishEventResponse(_message.Message):
+    __slots__ = ("event_id", "seq", "woken")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    WOKEN_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    seq: int
+    woken: int
+    def __init__(self, event_id: _Optional[str] = ..., seq: _Optional[int] = ..., woken: _Optional[int] = ...) -> None: ...

@@ -76,6 +76,26 @@ class WorkflowServiceStub:
                 request_serializer=wfd_dot_v1_dot_service__pb2.ReleaseHandlerRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.ReleaseHandlerResponse.FromString,
                 _registered_method=True)
+        self.ListTasks = channel.unary_unary(
+                '/wfd.v1.WorkflowService/ListTasks',
+                request_serializer=wfd_dot_v1_dot_service__pb2.ListTasksRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.ListTasksResponse.FromString,
+                _registered_method=True)
+        self.GetTask = channel.unary_unary(
+                '/wfd.v1.WorkflowService/GetTask',
+                request_serializer=wfd_dot_v1_dot_service__pb2.GetTaskRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.GetTaskResponse.FromString,
+                _registered_method=True)
+        self.CompleteTask = channel.unary_unary(
+                '/wfd.v1.WorkflowService/CompleteTask',
+                request_serializer=wfd_dot_v1_dot_service__pb2.CompleteTaskRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.CompleteTaskResponse.FromString,
+                _registered_method=True)
+        self.PublishEvent = channel.unary_unary(
+                '/wfd.v1.WorkflowService/PublishEvent',
+                request_serializer=wfd_dot_v1_dot_service__pb2.PublishEventRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.PublishEventResponse.FromString,
+                _registered_method=True)
         self.GetStats = channel.unary_unary(
                 '/wfd.v1.WorkflowService/GetStats',
                 request_serializer=wfd_dot_v1_dot_service__pb2.GetStatsRequest.SerializeToString,
@@ -153,6 +173,40 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTasks(self, request, context):
+        """ListTasks lists human tasks, newest first: the inbox, across handlers
+        in memory and released.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTask(self, request, context):
+        """GetTask returns one human task.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompleteTask(self, request, context):
+        """CompleteTask answers a pending task and wakes its handler. An answer
+        that fails the task's schema is INVALID_ARGUMENT naming the failing
+        fields, and changes nothing; a task that is no longer pending is
+        FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PublishEvent(self, request, context):
+        """PublishEvent appends an event to the immutable event log under a key,
+        for every handler (or only handler_id), and wakes the handlers that
+        wait for that key, in memory or released.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStats(self, request, context):
         """GetStats reports how many handlers are in memory, idle or released, and
         how releases and rehydrations have gone since the server started.
@@ -203,6 +257,26 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.ReleaseHandler,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.ReleaseHandlerRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.ReleaseHandlerResponse.SerializeToString,
+            ),
+            'ListTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTasks,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.ListTasksRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.ListTasksResponse.SerializeToString,
+            ),
+            'GetTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTask,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.GetTaskRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.GetTaskResponse.SerializeToString,
+            ),
+            'CompleteTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompleteTask,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.CompleteTaskRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.CompleteTaskResponse.SerializeToString,
+            ),
+            'PublishEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.PublishEvent,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.PublishEventRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.PublishEventResponse.SerializeToString,
             ),
             'GetStats': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStats,
@@ -428,6 +502,114 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/ReleaseHandler',
             wfd_dot_v1_dot_service__pb2.ReleaseHandlerRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.ReleaseHandlerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/ListTasks',
+            wfd_dot_v1_dot_service__pb2.ListTasksRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.ListTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/GetTask',
+            wfd_dot_v1_dot_service__pb2.GetTaskRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.GetTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompleteTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/CompleteTask',
+            wfd_dot_v1_dot_service__pb2.CompleteTaskRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.CompleteTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/PublishEvent',
+            wfd_dot_v1_dot_service__pb2.PublishEventRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.PublishEventResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12wfd/v1/state.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\x05\x45vent\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04type\x18\x02 \x01(\tR\x04type\x12+\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x04\x64\x61ta\"\xe7\x05\n\x0cHandlerState\x12\x18\n\x07version\x18\x01 \x01(\rR\x07version\x12\x1d\n\nhandler_id\x18\x02 \x01(\tR\thandlerId\x12\x1a\n\x08workflow\x18\x03 \x01(\tR\x08workflow\x12-\n\x06status\x18\x04 \x01(\x0e\x32\x15.wfd.v1.HandlerStatusR\x06status\x12#\n\x05start\x18\x05 \x01(\x0b\x32\r.wfd.v1.EventR\x05start\x12\'\n\x05steps\x18\x06 \x03(\x0b\x32\x11.wfd.v1.StepStateR\x05steps\x12\x35\n\x05store\x18\x07 \x03(\x0b\x32\x1f.wfd.v1.HandlerState.StoreEntryR\x05store\x12\x10\n\x03seq\x18\x08 \x01(\x04R\x03seq\x12\x17\n\x07next_id\x18\t \x01(\x04R\x06nextId\x12\x39\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x36\n\x08\x64\x65\x61\x64line\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12\x39\n\nidle_since\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tidleSince\x12/\n\x06result\x18\r \x01(\x0b\x32\x17.google.protobuf.StructR\x06result\x12\x14\n\x05\x65rror\x18\x0e \x01(\tR\x05\x65rror\x12=\n\x0c\x63ompleted_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0b\x63ompletedAt\x12\x1d\n\nevent_keys\x18\x10 \x03(\tR\teventKeys\x1aP\n\nStoreEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12,\n\x05value\x18\x02 \x01(\x0b\x32\x16.google.protobuf.ValueR\x05value:\x02\x38\x01\"\xd2\x01\n\tStepState\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12&\n\x05queue\x18\x02 \x03(\x0b\x32\x10.wfd.v1.WorkItemR\x05queue\x12\x32\n\x0bin_progress\x18\x03 \x03(\x0b\x32\x11.wfd.v1.ExecutionR\ninProgress\x12+\n\tcollected\x18\x04 \x03(\x0b\x32\r.wfd.v1.EventR\tcollected\x12(\n\x07waiters\x18\x05 \x03(\x0b\x32\x0e.wfd.v1.WaiterR\x07waiters\"\x91\x02\n\x08WorkItem\x12#\n\x05\x65vent\x18\x01 \x01(\x0b\x32\r.wfd.v1.EventR\x05\x65vent\x12\x18\n\x07\x61ttempt\x18\x02 \x01(\rR\x07\x61ttempt\x12\x39\n\nnot_before\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tnotBefore\x12:\n\x08resolved\x18\x04 \x03(\x0b\x32\x1e.wfd.v1.WorkItem.ResolvedEntryR\x08resolved\x1aO\n\rResolvedEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12(\n\x05value\x18\x02 \x01(\x0b\x32\x12.wfd.v1.WaitResultR\x05value:\x02\x38\x01\"\x94\x01\n\tExecution\x12\x0e\n\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n\x06worker\x18\x02 \x01(\rR\x06worker\x12$\n\x04item\x18\x03 \x01(\x0b\x32\x10.wfd.v1.WorkItemR\x04item\x12\x39\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartedAt\"\xc8\x01\n\x06Waiter\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n\nevent_type\x18\x02 \x01(\tR\teventType\x12-\n\x05match\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x05match\x12\x36\n\x08\x64\x65\x61\x64line\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12(\n\x06resume\x18\x05 \x01(\x0b\x32\x10.wfd.v1.WorkItemR\x06resume\"\\\n\nWaitResult\x12%\n\x05\x65vent\x18\x01 \x01(\x0b\x32\r.wfd.v1.EventH\x00R\x05\x65vent\x12\x1d\n\ttimed_out\x18\x02 \x01(\x08H\x00R\x08timedOutB\x08\n\x06result*\xa2\x01\n\rHandlerStatus\x12\x1e\n\x1aHANDLER_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n\x18HANDLER_STATUS_COMPLETED\x10\x02\x12\x19\n\x15HANDLER_STATUS_FAILED\x10\x03\x12\x1c\n\x18HANDLER_STATUS_CANCELLED\x10\x04\x42)Z\'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12wfd/v1/state.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\x05\x45vent\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04type\x18\x02 \x01(\tR\x04type\x12+\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x04\x64\x61ta\"\xbe\x07\n\x0cHandlerState\x12\x18\n\x07version\x18\x01 \x01(\rR\x07version\x12\x1d\n\nhandler_id\x18\x02 \x01(\tR\thandlerId\x12\x1a\n\x08workflow\x18\x03 \x01(\tR\x08workflow\x12-\n\x06status\x18\x04 \x01(\x0e\x32\x15.wfd.v1.HandlerStatusR\x06status\x12#\n\x05start\x18\x05 \x01(\x0b\x32\r.wfd.v1.EventR\x05start\x12\'\n\x05steps\x18\x06 \x03(\x0b\x32\x11.wfd.v1.StepStateR\x05steps\x12\x35\n\x05store\x18\x07 \x03(\x0b\x32\x1f.wfd.v1.HandlerState.StoreEntryR\x05store\x12\x10\n\x03seq\x18\x08 \x01(\x04R\x03seq\x12\x17\n\x07next_id\x18\t \x01(\x04R\x06nextId\x12\x39\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x36\n\x08\x64\x65\x61\x64line\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12\x39\n\nidle_since\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tidleSince\x12/\n\x06result\x18\r \x01(\x0b\x32\x17.google.protobuf.StructR\x06result\x12\x14\n\x05\x65rror\x18\x0e \x01(\tR\x05\x65rror\x12=\n\x0c\x63ompleted_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0b\x63ompletedAt\x12\x1d\n\nevent_keys\x18\x10 \x03(\tR\teventKeys\x12\x16\n\x06parent\x18\x11 \x01(\tR\x06parent\x12\x1a\n\x08\x63hildren\x18\x12 \x03(\tR\x08\x63hildren\x12K\n\rchild_results\x18\x13 \x03(\x0b\x32&.wfd.v1.HandlerState.ChildResultsEntryR\x0c\x63hildResults\x1aP\n\nStoreEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12,\n\x05value\x18\x02 \x01(\x0b\x32\x16.google.protobuf.ValueR\x05value:\x02\x38\x01\x1aT\n\x11\x43hildResultsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x13.wfd.v1.ChildResultR\x05value:\x02\x38\x01\"\x83\x01\n\x0b\x43hildResult\x12-\n\x06status\x18\x01 \x01(\x0e\x32\x15.wfd.v1.HandlerStatusR\x06status\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x06result\x12\x14\n\x05\x65rror\x18\x03 \x01(\tR\x05\x65rror\"\xb6\x01\n\tHumanTask\x12\x17\n\x07task_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n\x05title\x18\x02 \x01(\tR\x05title\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12<\n\ranswer_schema\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x0c\x61nswerSchema\x12\x1a\n\x08\x61ssignee\x18\x05 \x01(\tR\x08\x61ssignee\"\xd2\x01\n\tStepState\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12&\n\x05queue\x18\x02 \x03(\x0b\x32\x10.wfd.v1.WorkItemR\x05queue\x12\x32\n\x0bin_progress\x18\x03 \x03(\x0b\x32\x11.wfd.v1.ExecutionR\ninProgress\x12+\n\tcollected\x18\x04 \x03(\x0b\x32\r.wfd.v1.EventR\tcollected\x12(\n\x07waiters\x18\x05 \x03(\x0b\x32\x0e.wfd.v1.WaiterR\x07waiters\"\x91\x02\n\x08WorkItem\x12#\n\x05\x65vent\x18\x01 \x01(\x0b\x32\r.wfd.v1.EventR\x05\x65vent\x12\x18\n\x07\x61ttempt\x18\x02 \x01(\rR\x07\x61ttempt\x12\x39\n\nnot_before\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tnotBefore\x12:\n\x08resolved\x18\x04 \x03(\x0b\x32\x1e.wfd.v1.WorkItem.ResolvedEntryR\x08resolved\x1aO\n\rResolvedEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12(\n\x05value\x18\x02 \x01(\x0b\x32\x12.wfd.v1.WaitResultR\x05value:\x02\x38\x01\"\x94\x01\n\tExecution\x12\x0e\n\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n\x06worker\x18\x02 \x01(\rR\x06worker\x12$\n\x04item\x18\x03 \x01(\x0b\x32\x10.wfd.v1.WorkItemR\x04item\x12\x39\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartedAt\"\xcf\x02\n\x06Waiter\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n\nevent_type\x18\x02 \x01(\tR\teventType\x12-\n\x05match\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x05match\x12\x36\n\x08\x64\x65\x61\x64line\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12(\n\x06resume\x18\x05 \x01(\x0b\x32\x10.wfd.v1.WorkItemR\x06resume\x12%\n\x04task\x18\x06 \x01(\x0b\x32\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n\x03key\x18\x07 \x01(\tR\x03key\x12\x30\n\x05since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x05since\x12\x1a\n\x08\x63hildren\x18\t \x03(\tR\x08\x63hildren\"\\\n\nWaitResult\x12%\n\x05\x65vent\x18\x01 \x01(\x0b\x32\r.wfd.v1.EventH\x00R\x05\x65vent\x12\x1d\n\ttimed_out\x18\x02 \x01(\x08H\x00R\x08timedOutB\x08\n\x06result*\xa2\x01\n\rHandlerStatus\x12\x1e\n\x1aHANDLER_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n\x18HANDLER_STATUS_COMPLETED\x10\x02\x12\x19\n\x15HANDLER_STATUS_FAILED\x10\x03\x12\x1c\n\x18HANDLER_STATUS_CANCELLED\x10\x04\x42)Z\'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,26 +36,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1'
   _globals['_HANDLERSTATE_STOREENTRY']._loaded_options = None
   _globals['_HANDLERSTATE_STOREENTRY']._serialized_options = b'8\001'
+  _globals['_HANDLERSTATE_CHILDRESULTSENTRY']._loaded_options = None
+  _globals['_HANDLERSTATE_CHILDRESULTSENTRY']._serialized_options = b'8\001'
   _globals['_WORKITEM_RESOLVEDENTRY']._loaded_options = None
   _globals['_WORKITEM_RESOLVEDENTRY']._serialized_options = b'8\001'
-  _globals['_HANDLERSTATUS']._serialized_start=1867
-  _globals['_HANDLERSTATUS']._serialized_end=2029
+  _globals['_HANDLERSTATUS']._serialized_start=2536
+  _globals['_HANDLERSTATUS']._serialized_end=2698
   _globals['_EVENT']._serialized_start=93
   _globals['_EVENT']._serialized_end=181
   _globals['_HANDLERSTATE']._serialized_start=184
-  _globals['_HANDLERSTATE']._serialized_end=927
-  _globals['_HANDLERSTATE_STOREENTRY']._serialized_start=847
-  _globals['_HANDLERSTATE_STOREENTRY']._serialized_end=927
-  _globals['_STEPSTATE']._serialized_start=930
-  _globals['_STEPSTATE']._serialized_end=1140
-  _globals['_WORKITEM']._serialized_start=1143
-  _globals['_WORKITEM']._serialized_end=1416
-  _globals['_WORKITEM_RESOLVEDENTRY']._serialized_start=1337
-  _globals['_WORKITEM_RESOLVEDENTRY']._serialized_end=1416
-  _globals['_EXECUTION']._serialized_start=1419
-  _globals['_EXECUTION']._serialized_end=1567
-  _globals['_WAITER']._serialized_start=1570
-  _globals['_WAITER']._serialized_end=1770
-  _globals['_WAITRESULT']._serialized_start=1772
-  _globals['_WAITRESULT']._serialized_end=1864
+  _globals['_HANDLERSTATE']._serialized_end=1142
+  _globals['_HANDLERSTATE_STOREENTRY']._serialized_start=976
+  _globals['_HANDLERSTATE_STOREENTRY']._serialized_end=1056
+  _globals['_HANDLERSTATE_CHILDRESULTSENTRY']._serialized_start=1058
+  _globals['_HANDLERSTATE_CHILDRESULTSENTRY']._serialized_end=1142
+  _globals['_CHILDRESULT']._serialized_start=1145
+  _globals['_CHILDRESULT']._serialized_end=1276
+  _globals['_HUMANTASK']._serialized_start=1279
+  _globals['_HUMANTASK']._serialized_end=1461
+  _globals['_STEPSTATE']._serialized_start=1464
+  _globals['_STEPSTATE']._serialized_end=1674
+  _globals['_WORKITEM']._serialized_start=1677
+  _globals['_WORKITEM']._serialized_end=1950
+  _globals['_WORKITEM_RESOLVEDENTRY']._serialized_start=1871
+  _globals['_WORKITEM_RESOLVEDENTRY']._serialized_end=1950
+  _globals['_EXECUTION']._serialized_start=1953
+  _globals['_EXECUTION']._serialized_end=2101
+  _globals['_WAITER']._serialized_start=2104
+  _globals['_WAITER']._serialized_end=2439
+  _globals['_WAITRESULT']._serialized_start=2441
+  _globals['_WAITRESULT']._serialized_end=2533
 # @@protoc_insertion_point(module_scope)

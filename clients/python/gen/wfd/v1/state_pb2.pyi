@@ -35,7 +35,7 @@ class Event(_message.Message):
     def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class HandlerState(_message.Message):
-    __slots__ = ("version", "handler_id", "workflow", "status", "start", "steps", "store", "seq", "next_id", "created_at", "deadline", "idle_since", "result", "error", "completed_at", "event_keys")
+    __slots__ = ("version", "handler_id", "workflow", "status", "start", "steps", "store", "seq", "next_id", "created_at", "deadline", "idle_since", "result", "error", "completed_at", "event_keys", "parent", "children", "child_results")
     class StoreEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +43,13 @@ class HandlerState(_message.Message):
         key: str
         value: _struct_pb2.Value
         def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+    class ChildResultsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: ChildResult
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[ChildResult, _Mapping]] = ...) -> None: ...
     VERSION_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
@@ -59,6 +66,9 @@ class HandlerState(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_FIELD_NUMBER: _ClassVar[int]
     EVENT_KEYS_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    CHILD_RESULTS_FIELD_NUMBER: _ClassVar[int]
     version: int
     handler_id: str
     workflow: str
@@ -75,7 +85,34 @@ class HandlerState(_message.Message):
     error: str
     completed_at: _timestamp_pb2.Timestamp
     event_keys: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, version: _Optional[int] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., start: _Optional[_Union[Event, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[StepState, _Mapping]]] = ..., store: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., seq: _Optional[int] = ..., next_id: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_keys: _Optional[_Iterable[str]] = ...) -> None: ...
+    parent: str
+    children: _containers.RepeatedScalarFieldContainer[str]
+    child_results: _containers.MessageMap[str, ChildResult]
+    def __init__(self, version: _Optional[int] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., start: _Optional[_Union[Event, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[StepState, _Mapping]]] = ..., store: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., seq: _Optional[int] = ..., next_id: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_keys: _Optional[_Iterable[str]] = ..., parent: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ..., child_results: _Optional[_Mapping[str, ChildResult]] = ...) -> None: ...
+
+class ChildResult(_message.Message):
+    __slots__ = ("status", "result", "error")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    status: HandlerStatus
+    result: _struct_pb2.Struct
+    error: str
+    def __init__(self, status: _Optional[_Union[HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class HumanTask(_message.Message):
+    __slots__ = ("task_id", "title", "description", "answer_schema", "assignee")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    title: str
+    description: str
+    answer_schema: _struct_pb2.Struct
+    assignee: str
+    def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ...) -> None: ...
 
 class StepState(_message.Message):
     __slots__ = ("name", "queue", "in_progress", "collected", "waiters")
@@ -123,18 +160,26 @@ class Execution(_message.Message):
     def __init__(self, id: _Optional[int] = ..., worker: _Optional[int] = ..., item: _Optional[_Union[WorkItem, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Waiter(_message.Message):
-    __slots__ = ("id", "event_type", "match", "deadline", "resume")
+    __slots__ = ("id", "event_type", "match", "deadline", "resume", "task", "key", "since", "children")
     ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     MATCH_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
     id: str
     event_type: str
     match: _struct_pb2.Struct
     deadline: _timestamp_pb2.Timestamp
     resume: WorkItem
-    def __init__(self, id: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resume: _Optional[_Union[WorkItem, _Mapping]] = ...) -> None: ...
+    task: HumanTask
+    key: str
+    since: _timestamp_pb2.Timestamp
+    children: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resume: _Optional[_Union[WorkItem, _Mapping]] = ..., task: _Optional[_Union[HumanTask, _Mapping]] = ..., key: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WaitResult(_message.Message):
     __slots__ = ("event", "timed_out")

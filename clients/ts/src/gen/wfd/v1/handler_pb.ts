@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Event, HandlerStatus } from "./state_pb.js";
+import type { Event, HandlerStatus, HumanTask } from "./state_pb.js";
 import { file_wfd_v1_state } from "./state_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/handler.proto.
  */
 export const file_wfd_v1_handler: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIvgCCgdIYW5kbGVyEhIKCmhhbmRsZXJfaWQYASABKAkSEAoId29ya2Zsb3cYAiABKAkSJQoGc3RhdHVzGAMgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJAoJcmVzaWRlbmN5GAQgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KBGlkbGUYCCABKAsyEC53ZmQudjEuSWRsZUluZm8SJwoGcmVzdWx0GAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgKIAEoCRIQCghsYXN0X3NlcRgLIAEoBCJ4CghJZGxlSW5mbxIpCgVzaW5jZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoHd2FpdGVycxgCIAMoCzISLndmZC52MS5XYWl0ZXJJbmZvEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJIpcBCgpXYWl0ZXJJbmZvEhEKCXdhaXRlcl9pZBgBIAEoCRIMCgRzdGVwGAIgASgJEhIKCmV2ZW50X3R5cGUYAyABKAkSJgoFbWF0Y2gYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCGRlYWRsaW5lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLzAgoGUmVjb3JkEgsKA3NlcRgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2ChJzdGVwX3N0YXRlX2NoYW5nZWQYAyABKAsyGC53ZmQudjEuU3RlcFN0YXRlQ2hhbmdlZEgAEiYKDWV2ZW50X3dyaXR0ZW4YBCABKAsyDS53ZmQudjEuRXZlbnRIABIrCgxpZGxlX2NoYW5nZWQYBSABKAsyEy53ZmQudjEuSWRsZUNoYW5nZWRIABIzChBoYW5kbGVyX2ZpbmlzaGVkGAYgASgLMhcud2ZkLnYxLkhhbmRsZXJGaW5pc2hlZEgAEjMKEGhhbmRsZXJfcmVsZWFzZWQYByABKAsyFy53ZmQudjEuSGFuZGxlclJlbGVhc2VkSAASMwoQaGFuZGxlcl9yZXN0b3JlZBgIIAEoCzIXLndmZC52MS5IYW5kbGVyUmVzdG9yZWRIAEIGCgRraW5kIqkBChBTdGVwU3RhdGVDaGFuZ2VkEgwKBHN0ZXAYASABKAkSDgoGd29ya2VyGAIgASgNEg8KB3J1bm5pbmcYAyABKAgSGAoQaW5wdXRfZXZlbnRfdHlwZRgEIAEoCRIbChNlbWl0dGVkX2V2ZW50X3R5cGVzGAUgAygJEg8KB2F0dGVtcHQYBiABKA0SDwoHd2FpdGluZxgHIAEoCBINCgVlcnJvchgIIAEoCSI7CgtJZGxlQ2hhbmdlZBIMCgRpZGxlGAEgASgIEh4KBGluZm8YAiABKAsyEC53ZmQudjEuSWRsZUluZm8icAoPSGFuZGxlckZpbmlzaGVkEiUKBnN0YXR1cxgBIAEoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEicKBnJlc3VsdBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYAyABKAkiEQoPSGFuZGxlclJlbGVhc2VkIhEKD0hhbmRsZXJSZXN0b3JlZCpUCglSZXNpZGVuY3kSGQoVUkVTSURFTkNZX1VOU1BFQ0lGSUVEEAASFAoQUkVTSURFTkNZX0FDVElWRRABEhYKElJFU0lERU5DWV9SRUxFQVNFRBACQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_state]);
+  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIp0DCgdIYW5kbGVyEhIKCmhhbmRsZXJfaWQYASABKAkSEAoId29ya2Zsb3cYAiABKAkSJQoGc3RhdHVzGAMgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJAoJcmVzaWRlbmN5GAQgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KBGlkbGUYCCABKAsyEC53ZmQudjEuSWRsZUluZm8SJwoGcmVzdWx0GAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgKIAEoCRIQCghsYXN0X3NlcRgLIAEoBBIRCglwYXJlbnRfaWQYDCABKAkSEAoIY2hpbGRyZW4YDSADKAkieAoISWRsZUluZm8SKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKB3dhaXRlcnMYAiADKAsyEi53ZmQudjEuV2FpdGVySW5mbxIcChRleHRlcm5hbF9ldmVudF90eXBlcxgDIAMoCSLXAQoKV2FpdGVySW5mbxIRCgl3YWl0ZXJfaWQYASABKAkSDAoEc3RlcBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEiYKBW1hdGNoGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCghkZWFkbGluZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHwoEdGFzaxgGIAEoCzIRLndmZC52MS5IdW1hblRhc2sSCwoDa2V5GAcgASgJEhAKCGNoaWxkcmVuGAggAygJIvMCCgZSZWNvcmQSCwoDc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEnN0ZXBfc3RhdGVfY2hhbmdlZBgDIAEoCzIYLndmZC52MS5TdGVwU3RhdGVDaGFuZ2VkSAASJgoNZXZlbnRfd3JpdHRlbhgEIAEoCzINLndmZC52MS5FdmVudEgAEisKDGlkbGVfY2hhbmdlZBgFIAEoCzITLndmZC52MS5JZGxlQ2hhbmdlZEgAEjMKEGhhbmRsZXJfZmluaXNoZWQYBiABKAsyFy53ZmQudjEuSGFuZGxlckZpbmlzaGVkSAASMwoQaGFuZGxlcl9yZWxlYXNlZBgHIAEoCzIXLndmZC52MS5IYW5kbGVyUmVsZWFzZWRIABIzChBoYW5kbGVyX3Jlc3RvcmVkGAggASgLMhcud2ZkLnYxLkhhbmRsZXJSZXN0b3JlZEgAQgYKBGtpbmQiqQEKEFN0ZXBTdGF0ZUNoYW5nZWQSDAoEc3RlcBgBIAEoCRIOCgZ3b3JrZXIYAiABKA0SDwoHcnVubmluZxgDIAEoCBIYChBpbnB1dF9ldmVudF90eXBlGAQgASgJEhsKE2VtaXR0ZWRfZXZlbnRfdHlwZXMYBSADKAkSDwoHYXR0ZW1wdBgGIAEoDRIPCgd3YWl0aW5nGAcgASgIEg0KBWVycm9yGAggASgJIjsKC0lkbGVDaGFuZ2VkEgwKBGlkbGUYASABKAgSHgoEaW5mbxgCIAEoCzIQLndmZC52MS5JZGxlSW5mbyJwCg9IYW5kbGVyRmluaXNoZWQSJQoGc3RhdHVzGAEgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgDIAEoCSIRCg9IYW5kbGVyUmVsZWFzZWQiEQoPSGFuZGxlclJlc3RvcmVkIqQDCgRUYXNrEg8KB3Rhc2tfaWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRIMCgRzdGVwGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEi4KDWFuc3dlcl9zY2hlbWEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGFzc2lnbmVlGAggASgJEiIKBnN0YXR1cxgJIAEoDjISLndmZC52MS5UYXNrU3RhdHVzEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGRlYWRsaW5lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNvbXBsZXRlZF9ieRgNIAEoCRInCgZhbnN3ZXIYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0KlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_state]);
 
 /**
  * Handler is one run of a workflow.
@@ -86,6 +86,20 @@ export type Handler = Message<"wfd.v1.Handler"> & {
    * @generated from field: uint64 last_seq = 11;
    */
   lastSeq: bigint;
+
+  /**
+   * The handler that started this one ("" for a top-level handler).
+   *
+   * @generated from field: string parent_id = 12;
+   */
+  parentId: string;
+
+  /**
+   * The handlers this one started, in order.
+   *
+   * @generated from field: repeated string children = 13;
+   */
+  children: string[];
 };
 
 /**
@@ -160,6 +174,27 @@ export type WaiterInfo = Message<"wfd.v1.WaiterInfo"> & {
    * @generated from field: google.protobuf.Timestamp deadline = 5;
    */
   deadline?: Timestamp | undefined;
+
+  /**
+   * Set when a person is asked (a human task).
+   *
+   * @generated from field: wfd.v1.HumanTask task = 6;
+   */
+  task?: HumanTask | undefined;
+
+  /**
+   * Set when the waiter waits for an event published with this key.
+   *
+   * @generated from field: string key = 7;
+   */
+  key: string;
+
+  /**
+   * Set when the waiter waits for all of these children to finish.
+   *
+   * @generated from field: repeated string children = 8;
+   */
+  children: string[];
 };
 
 /**
@@ -387,6 +422,92 @@ export const HandlerRestoredSchema: GenMessage<HandlerRestored> = /*@__PURE__*/
   messageDesc(file_wfd_v1_handler, 8);
 
 /**
+ * Task is a human task in the inbox.
+ *
+ * @generated from message wfd.v1.Task
+ */
+export type Task = Message<"wfd.v1.Task"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string handler_id = 2;
+   */
+  handlerId: string;
+
+  /**
+   * @generated from field: string workflow = 3;
+   */
+  workflow: string;
+
+  /**
+   * @generated from field: string step = 4;
+   */
+  step: string;
+
+  /**
+   * @generated from field: string title = 5;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string description = 6;
+   */
+  description: string;
+
+  /**
+   * JSON Schema the answer must satisfy.
+   *
+   * @generated from field: google.protobuf.Struct answer_schema = 7;
+   */
+  answerSchema?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string assignee = 8;
+   */
+  assignee: string;
+
+  /**
+   * @generated from field: wfd.v1.TaskStatus status = 9;
+   */
+  status: TaskStatus;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 10;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp deadline = 11;
+   */
+  deadline?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp completed_at = 12;
+   */
+  completedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string completed_by = 13;
+   */
+  completedBy: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct answer = 14;
+   */
+  answer?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.Task.
+ * Use `create(TaskSchema)` to create a new message.
+ */
+export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 9);
+
+/**
  * Residency says whether a running handler is in the server's memory
  * (unspecified for a finished handler).
  *
@@ -419,4 +540,46 @@ export enum Residency {
  */
 export const ResidencySchema: GenEnum<Residency> = /*@__PURE__*/
   enumDesc(file_wfd_v1_handler, 0);
+
+/**
+ * TaskStatus is where a human task is.
+ *
+ * @generated from enum wfd.v1.TaskStatus
+ */
+export enum TaskStatus {
+  /**
+   * @generated from enum value: TASK_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: TASK_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: TASK_STATUS_COMPLETED = 2;
+   */
+  COMPLETED = 2,
+
+  /**
+   * Its deadline passed first; the step saw a timeout.
+   *
+   * @generated from enum value: TASK_STATUS_EXPIRED = 3;
+   */
+  EXPIRED = 3,
+
+  /**
+   * Its handler ended first.
+   *
+   * @generated from enum value: TASK_STATUS_CANCELLED = 4;
+   */
+  CANCELLED = 4,
+}
+
+/**
+ * Describes the enum wfd.v1.TaskStatus.
+ */
+export const TaskStatusSchema: GenEnum<TaskStatus> = /*@__PURE__*/
+  enumDesc(file_wfd_v1_handler, 1);
 

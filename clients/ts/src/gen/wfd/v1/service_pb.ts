@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
-import type { Handler, Record, Residency } from "./handler_pb.js";
+import type { Handler, Record, Residency, Task, TaskStatus } from "./handler_pb.js";
 import { file_wfd_v1_handler } from "./handler_pb.js";
 import type { Event, HandlerStatus } from "./state_pb.js";
 import { file_wfd_v1_state } from "./state_pb.js";
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/service.proto.
  */
 export const file_wfd_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIloKCFdvcmtmbG93EgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAkSDQoFc3RlcHMYBCADKAkiFgoUTGlzdFdvcmtmbG93c1JlcXVlc3QiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyJiChJSdW5Xb3JrZmxvd1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYAyABKAkiNwoTUnVuV29ya2Zsb3dSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiJwoRR2V0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI2ChJHZXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIt0BChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEicKCHN0YXR1c2VzGAIgAygOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSEQoJaWRsZV9vbmx5GAMgASgIEisKCGlkbGVfZm9yGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiQKCXJlc2lkZW5jeRgFIAEoDjIRLndmZC52MS5SZXNpZGVuY3kSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoUTGlzdEhhbmRsZXJzUmVzcG9uc2USIQoIaGFuZGxlcnMYASADKAsyDy53ZmQudjEuSGFuZGxlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCSI1ChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiPAoTU3RyZWFtRXZlbnRzUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJoChRTdHJlYW1FdmVudHNSZXNwb25zZRIgCgZyZWNvcmQYASABKAsyDi53ZmQudjEuUmVjb3JkSAASJgoJaGVhcnRiZWF0GAIgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHQoJSGVhcnRiZWF0EhAKCGxhc3Rfc2VxGAEgASgEIioKFENhbmNlbEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOQoVQ2FuY2VsSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIrChVSZWxlYXNlSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI6ChZSZWxlYXNlSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIRCg9HZXRTdGF0c1JlcXVlc3Qi0wMKEEdldFN0YXRzUmVzcG9uc2USFwoPaGFuZGxlcnNfYWN0aXZlGAEgASgDEh8KF2hhbmRsZXJzX2lkbGVfaW5fbWVtb3J5GAIgASgDEhkKEWhhbmRsZXJzX3JlbGVhc2VkGAMgASgDEkoKEmhhbmRsZXJzX2J5X3N0YXR1cxgEIAMoCzIuLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlLkhhbmRsZXJzQnlTdGF0dXNFbnRyeRIWCg5yZWxlYXNlc190b3RhbBgFIAEoAxIaChJyZWh5ZHJhdGlvbnNfdG90YWwYBiABKAMSOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDUwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A5ORgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdzdHJlYW1zGAkgASgDEhUKDWNvbW1pdHNfdG90YWwYCiABKAMSFQoNY2hhbmdlc190b3RhbBgLIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ATK9BQoPV29ya2Zsb3dTZXJ2aWNlElEKDUxpc3RXb3JrZmxvd3MSHC53ZmQudjEuTGlzdFdvcmtmbG93c1JlcXVlc3QaHS53ZmQudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIgOQAgESRgoLUnVuV29ya2Zsb3cSGi53ZmQudjEuUnVuV29ya2Zsb3dSZXF1ZXN0Ghsud2ZkLnYxLlJ1bldvcmtmbG93UmVzcG9uc2USSAoKR2V0SGFuZGxlchIZLndmZC52MS5HZXRIYW5kbGVyUmVxdWVzdBoaLndmZC52MS5HZXRIYW5kbGVyUmVzcG9uc2UiA5ACARJOCgxMaXN0SGFuZGxlcnMSGy53ZmQudjEuTGlzdEhhbmRsZXJzUmVxdWVzdBocLndmZC52MS5MaXN0SGFuZGxlcnNSZXNwb25zZSIDkAIBEkAKCVNlbmRFdmVudBIYLndmZC52MS5TZW5kRXZlbnRSZXF1ZXN0Ghkud2ZkLnYxLlNlbmRFdmVudFJlc3BvbnNlElAKDFN0cmVhbUV2ZW50cxIbLndmZC52MS5TdHJlYW1FdmVudHNSZXF1ZXN0Ghwud2ZkLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlIgOQAgEwARJMCg1DYW5jZWxIYW5kbGVyEhwud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXF1ZXN0Gh0ud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXNwb25zZRJPCg5SZWxlYXNlSGFuZGxlchIdLndmZC52MS5SZWxlYXNlSGFuZGxlclJlcXVlc3QaHi53ZmQudjEuUmVsZWFzZUhhbmRsZXJSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_wfd_v1_handler, file_wfd_v1_state]);
+  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIloKCFdvcmtmbG93EgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAkSDQoFc3RlcHMYBCADKAkiFgoUTGlzdFdvcmtmbG93c1JlcXVlc3QiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyJiChJSdW5Xb3JrZmxvd1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYAyABKAkiNwoTUnVuV29ya2Zsb3dSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiJwoRR2V0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI2ChJHZXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIt0BChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEicKCHN0YXR1c2VzGAIgAygOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSEQoJaWRsZV9vbmx5GAMgASgIEisKCGlkbGVfZm9yGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiQKCXJlc2lkZW5jeRgFIAEoDjIRLndmZC52MS5SZXNpZGVuY3kSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoUTGlzdEhhbmRsZXJzUmVzcG9uc2USIQoIaGFuZGxlcnMYASADKAsyDy53ZmQudjEuSGFuZGxlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCSI1ChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiPAoTU3RyZWFtRXZlbnRzUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJoChRTdHJlYW1FdmVudHNSZXNwb25zZRIgCgZyZWNvcmQYASABKAsyDi53ZmQudjEuUmVjb3JkSAASJgoJaGVhcnRiZWF0GAIgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHQoJSGVhcnRiZWF0EhAKCGxhc3Rfc2VxGAEgASgEIioKFENhbmNlbEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOQoVQ2FuY2VsSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIrChVSZWxlYXNlSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI6ChZSZWxlYXNlSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIRCg9HZXRTdGF0c1JlcXVlc3Qi0wMKEEdldFN0YXRzUmVzcG9uc2USFwoPaGFuZGxlcnNfYWN0aXZlGAEgASgDEh8KF2hhbmRsZXJzX2lkbGVfaW5fbWVtb3J5GAIgASgDEhkKEWhhbmRsZXJzX3JlbGVhc2VkGAMgASgDEkoKEmhhbmRsZXJzX2J5X3N0YXR1cxgEIAMoCzIuLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlLkhhbmRsZXJzQnlTdGF0dXNFbnRyeRIWCg5yZWxlYXNlc190b3RhbBgFIAEoAxIaChJyZWh5ZHJhdGlvbnNfdG90YWwYBiABKAMSOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDUwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A5ORgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdzdHJlYW1zGAkgASgDEhUKDWNvbW1pdHNfdG90YWwYCiABKAMSFQoNY2hhbmdlc190b3RhbBgLIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKXAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiSQoRTGlzdFRhc2tzUmVzcG9uc2USGwoFdGFza3MYASADKAsyDC53ZmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIQoOR2V0VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSItCg9HZXRUYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrImUKE0NvbXBsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRInCgZhbnN3ZXIYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGNvbXBsZXRlZF9ieRgDIAEoCSIyChRDb21wbGV0ZVRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2sibwoTUHVibGlzaEV2ZW50UmVxdWVzdBILCgNrZXkYASABKAkSJQoEZGF0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCghldmVudF9pZBgEIAEoCSJEChRQdWJsaXNoRXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSDQoFd29rZW4YAyABKAUy2wcKD1dvcmtmbG93U2VydmljZRJRCg1MaXN0V29ya2Zsb3dzEhwud2ZkLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0Gh0ud2ZkLnYxLkxpc3RXb3JrZmxvd3NSZXNwb25zZSIDkAIBEkYKC1J1bldvcmtmbG93Ehoud2ZkLnYxLlJ1bldvcmtmbG93UmVxdWVzdBobLndmZC52MS5SdW5Xb3JrZmxvd1Jlc3BvbnNlEkgKCkdldEhhbmRsZXISGS53ZmQudjEuR2V0SGFuZGxlclJlcXVlc3QaGi53ZmQudjEuR2V0SGFuZGxlclJlc3BvbnNlIgOQAgESTgoMTGlzdEhhbmRsZXJzEhsud2ZkLnYxLkxpc3RIYW5kbGVyc1JlcXVlc3QaHC53ZmQudjEuTGlzdEhhbmRsZXJzUmVzcG9uc2UiA5ACARJACglTZW5kRXZlbnQSGC53ZmQudjEuU2VuZEV2ZW50UmVxdWVzdBoZLndmZC52MS5TZW5kRXZlbnRSZXNwb25zZRJQCgxTdHJlYW1FdmVudHMSGy53ZmQudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBocLndmZC52MS5TdHJlYW1FdmVudHNSZXNwb25zZSIDkAIBMAESTAoNQ2FuY2VsSGFuZGxlchIcLndmZC52MS5DYW5jZWxIYW5kbGVyUmVxdWVzdBodLndmZC52MS5DYW5jZWxIYW5kbGVyUmVzcG9uc2USTwoOUmVsZWFzZUhhbmRsZXISHS53ZmQudjEuUmVsZWFzZUhhbmRsZXJSZXF1ZXN0Gh4ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVzcG9uc2USRQoJTGlzdFRhc2tzEhgud2ZkLnYxLkxpc3RUYXNrc1JlcXVlc3QaGS53ZmQudjEuTGlzdFRhc2tzUmVzcG9uc2UiA5ACARI/CgdHZXRUYXNrEhYud2ZkLnYxLkdldFRhc2tSZXF1ZXN0Ghcud2ZkLnYxLkdldFRhc2tSZXNwb25zZSIDkAIBEkkKDENvbXBsZXRlVGFzaxIbLndmZC52MS5Db21wbGV0ZVRhc2tSZXF1ZXN0Ghwud2ZkLnYxLkNvbXBsZXRlVGFza1Jlc3BvbnNlEkkKDFB1Ymxpc2hFdmVudBIbLndmZC52MS5QdWJsaXNoRXZlbnRSZXF1ZXN0Ghwud2ZkLnYxLlB1Ymxpc2hFdmVudFJlc3BvbnNlEkIKCEdldFN0YXRzEhcud2ZkLnYxLkdldFN0YXRzUmVxdWVzdBoYLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlIgOQAgFCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_wfd_v1_handler, file_wfd_v1_state]);
 
 /**
  * Workflow describes a registered workflow.
@@ -543,6 +543,225 @@ export const GetStatsResponseSchema: GenMessage<GetStatsResponse> = /*@__PURE__*
   messageDesc(file_wfd_v1_service, 19);
 
 /**
+ * @generated from message wfd.v1.ListTasksRequest
+ */
+export type ListTasksRequest = Message<"wfd.v1.ListTasksRequest"> & {
+  /**
+   * Only tasks with one of these statuses.
+   *
+   * @generated from field: repeated wfd.v1.TaskStatus statuses = 1;
+   */
+  statuses: TaskStatus[];
+
+  /**
+   * Only tasks assigned to this person.
+   *
+   * @generated from field: string assignee = 2;
+   */
+  assignee: string;
+
+  /**
+   * @generated from field: string workflow = 3;
+   */
+  workflow: string;
+
+  /**
+   * @generated from field: string handler_id = 4;
+   */
+  handlerId: string;
+
+  /**
+   * At most this many (default 100, at most 1000).
+   *
+   * @generated from field: int32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * @generated from field: string page_token = 6;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message wfd.v1.ListTasksRequest.
+ * Use `create(ListTasksRequestSchema)` to create a new message.
+ */
+export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 20);
+
+/**
+ * @generated from message wfd.v1.ListTasksResponse
+ */
+export type ListTasksResponse = Message<"wfd.v1.ListTasksResponse"> & {
+  /**
+   * @generated from field: repeated wfd.v1.Task tasks = 1;
+   */
+  tasks: Task[];
+
+  /**
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message wfd.v1.ListTasksResponse.
+ * Use `create(ListTasksResponseSchema)` to create a new message.
+ */
+export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 21);
+
+/**
+ * @generated from message wfd.v1.GetTaskRequest
+ */
+export type GetTaskRequest = Message<"wfd.v1.GetTaskRequest"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+};
+
+/**
+ * Describes the message wfd.v1.GetTaskRequest.
+ * Use `create(GetTaskRequestSchema)` to create a new message.
+ */
+export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 22);
+
+/**
+ * @generated from message wfd.v1.GetTaskResponse
+ */
+export type GetTaskResponse = Message<"wfd.v1.GetTaskResponse"> & {
+  /**
+   * @generated from field: wfd.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.GetTaskResponse.
+ * Use `create(GetTaskResponseSchema)` to create a new message.
+ */
+export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 23);
+
+/**
+ * @generated from message wfd.v1.CompleteTaskRequest
+ */
+export type CompleteTaskRequest = Message<"wfd.v1.CompleteTaskRequest"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * The answer; it must satisfy the task's answer_schema.
+   *
+   * @generated from field: google.protobuf.Struct answer = 2;
+   */
+  answer?: JsonObject | undefined;
+
+  /**
+   * Who answered.
+   *
+   * @generated from field: string completed_by = 3;
+   */
+  completedBy: string;
+};
+
+/**
+ * Describes the message wfd.v1.CompleteTaskRequest.
+ * Use `create(CompleteTaskRequestSchema)` to create a new message.
+ */
+export const CompleteTaskRequestSchema: GenMessage<CompleteTaskRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 24);
+
+/**
+ * @generated from message wfd.v1.CompleteTaskResponse
+ */
+export type CompleteTaskResponse = Message<"wfd.v1.CompleteTaskResponse"> & {
+  /**
+   * @generated from field: wfd.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.CompleteTaskResponse.
+ * Use `create(CompleteTaskResponseSchema)` to create a new message.
+ */
+export const CompleteTaskResponseSchema: GenMessage<CompleteTaskResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 25);
+
+/**
+ * @generated from message wfd.v1.PublishEventRequest
+ */
+export type PublishEventRequest = Message<"wfd.v1.PublishEventRequest"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct data = 2;
+   */
+  data?: JsonObject | undefined;
+
+  /**
+   * Optional: only this handler sees the event.
+   *
+   * @generated from field: string handler_id = 3;
+   */
+  handlerId: string;
+
+  /**
+   * Optional: makes the call idempotent (a UUIDv7 is made up otherwise).
+   *
+   * @generated from field: string event_id = 4;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message wfd.v1.PublishEventRequest.
+ * Use `create(PublishEventRequestSchema)` to create a new message.
+ */
+export const PublishEventRequestSchema: GenMessage<PublishEventRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 26);
+
+/**
+ * @generated from message wfd.v1.PublishEventResponse
+ */
+export type PublishEventResponse = Message<"wfd.v1.PublishEventResponse"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * Position in the event log.
+   *
+   * @generated from field: uint64 seq = 2;
+   */
+  seq: bigint;
+
+  /**
+   * Handlers that were waiting for the key and were woken.
+   *
+   * @generated from field: int32 woken = 3;
+   */
+  woken: number;
+};
+
+/**
+ * Describes the message wfd.v1.PublishEventResponse.
+ * Use `create(PublishEventResponseSchema)` to create a new message.
+ */
+export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 27);
+
+/**
  * WorkflowService runs workflows: start handlers, stream what they do, send
  * them events.
  *
@@ -637,6 +856,52 @@ export const WorkflowService: GenService<{
     methodKind: "unary";
     input: typeof ReleaseHandlerRequestSchema;
     output: typeof ReleaseHandlerResponseSchema;
+  },
+  /**
+   * ListTasks lists human tasks, newest first: the inbox, across handlers
+   * in memory and released.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.ListTasks
+   */
+  listTasks: {
+    methodKind: "unary";
+    input: typeof ListTasksRequestSchema;
+    output: typeof ListTasksResponseSchema;
+  },
+  /**
+   * GetTask returns one human task.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.GetTask
+   */
+  getTask: {
+    methodKind: "unary";
+    input: typeof GetTaskRequestSchema;
+    output: typeof GetTaskResponseSchema;
+  },
+  /**
+   * CompleteTask answers a pending task and wakes its handler. An answer
+   * that fails the task's schema is INVALID_ARGUMENT naming the failing
+   * fields, and changes nothing; a task that is no longer pending is
+   * FAILED_PRECONDITION.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.CompleteTask
+   */
+  completeTask: {
+    methodKind: "unary";
+    input: typeof CompleteTaskRequestSchema;
+    output: typeof CompleteTaskResponseSchema;
+  },
+  /**
+   * PublishEvent appends an event to the immutable event log under a key,
+   * for every handler (or only handler_id), and wakes the handlers that
+   * wait for that key, in memory or released.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.PublishEvent
+   */
+  publishEvent: {
+    methodKind: "unary";
+    input: typeof PublishEventRequestSchema;
+    output: typeof PublishEventResponseSchema;
   },
   /**
    * GetStats reports how many handlers are in memory, idle or released, and

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/state.proto.
  */
 export const file_wfd_v1_state: GenFile = /*@__PURE__*/
-  fileDesc("ChJ3ZmQvdjEvc3RhdGUucHJvdG8SBndmZC52MSJICgVFdmVudBIKCgJpZBgBIAEoCRIMCgR0eXBlGAIgASgJEiUKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IswECgxIYW5kbGVyU3RhdGUSDwoHdmVyc2lvbhgBIAEoDRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEiUKBnN0YXR1cxgEIAEoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEhwKBXN0YXJ0GAUgASgLMg0ud2ZkLnYxLkV2ZW50EiAKBXN0ZXBzGAYgAygLMhEud2ZkLnYxLlN0ZXBTdGF0ZRIuCgVzdG9yZRgHIAMoCzIfLndmZC52MS5IYW5kbGVyU3RhdGUuU3RvcmVFbnRyeRILCgNzZXEYCCABKAQSDwoHbmV4dF9pZBgJIAEoBBIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghkZWFkbGluZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKaWRsZV9zaW5jZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoGcmVzdWx0GA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgOIAEoCRIwCgxjb21wbGV0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmV2ZW50X2tleXMYECADKAkaRAoKU3RvcmVFbnRyeRILCgNrZXkYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWU6AjgBIqUBCglTdGVwU3RhdGUSDAoEbmFtZRgBIAEoCRIfCgVxdWV1ZRgCIAMoCzIQLndmZC52MS5Xb3JrSXRlbRImCgtpbl9wcm9ncmVzcxgDIAMoCzIRLndmZC52MS5FeGVjdXRpb24SIAoJY29sbGVjdGVkGAQgAygLMg0ud2ZkLnYxLkV2ZW50Eh8KB3dhaXRlcnMYBSADKAsyDi53ZmQudjEuV2FpdGVyIuABCghXb3JrSXRlbRIcCgVldmVudBgBIAEoCzINLndmZC52MS5FdmVudBIPCgdhdHRlbXB0GAIgASgNEi4KCm5vdF9iZWZvcmUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKCHJlc29sdmVkGAQgAygLMh4ud2ZkLnYxLldvcmtJdGVtLlJlc29sdmVkRW50cnkaQwoNUmVzb2x2ZWRFbnRyeRILCgNrZXkYASABKAkSIQoFdmFsdWUYAiABKAsyEi53ZmQudjEuV2FpdFJlc3VsdDoCOAEidwoJRXhlY3V0aW9uEgoKAmlkGAEgASgEEg4KBndvcmtlchgCIAEoDRIeCgRpdGVtGAMgASgLMhAud2ZkLnYxLldvcmtJdGVtEi4KCnN0YXJ0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqABCgZXYWl0ZXISCgoCaWQYASABKAkSEgoKZXZlbnRfdHlwZRgCIAEoCRImCgVtYXRjaBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKBnJlc3VtZRgFIAEoCzIQLndmZC52MS5Xb3JrSXRlbSJLCgpXYWl0UmVzdWx0Eh4KBWV2ZW50GAEgASgLMg0ud2ZkLnYxLkV2ZW50SAASEwoJdGltZWRfb3V0GAIgASgISABCCAoGcmVzdWx0KqIBCg1IYW5kbGVyU3RhdHVzEh4KGkhBTkRMRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSEFORExFUl9TVEFUVVNfUlVOTklORxABEhwKGEhBTkRMRVJfU1RBVFVTX0NPTVBMRVRFRBACEhkKFUhBTkRMRVJfU1RBVFVTX0ZBSUxFRBADEhwKGEhBTkRMRVJfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChJ3ZmQvdjEvc3RhdGUucHJvdG8SBndmZC52MSJICgVFdmVudBIKCgJpZBgBIAEoCRIMCgR0eXBlGAIgASgJEiUKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IvcFCgxIYW5kbGVyU3RhdGUSDwoHdmVyc2lvbhgBIAEoDRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEiUKBnN0YXR1cxgEIAEoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEhwKBXN0YXJ0GAUgASgLMg0ud2ZkLnYxLkV2ZW50EiAKBXN0ZXBzGAYgAygLMhEud2ZkLnYxLlN0ZXBTdGF0ZRIuCgVzdG9yZRgHIAMoCzIfLndmZC52MS5IYW5kbGVyU3RhdGUuU3RvcmVFbnRyeRILCgNzZXEYCCABKAQSDwoHbmV4dF9pZBgJIAEoBBIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghkZWFkbGluZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKaWRsZV9zaW5jZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoGcmVzdWx0GA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgOIAEoCRIwCgxjb21wbGV0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmV2ZW50X2tleXMYECADKAkSDgoGcGFyZW50GBEgASgJEhAKCGNoaWxkcmVuGBIgAygJEj0KDWNoaWxkX3Jlc3VsdHMYEyADKAsyJi53ZmQudjEuSGFuZGxlclN0YXRlLkNoaWxkUmVzdWx0c0VudHJ5GkQKClN0b3JlRW50cnkSCwoDa2V5GAEgASgJEiUKBXZhbHVlGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlOgI4ARpIChFDaGlsZFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSIgoFdmFsdWUYAiABKAsyEy53ZmQudjEuQ2hpbGRSZXN1bHQ6AjgBImwKC0NoaWxkUmVzdWx0EiUKBnN0YXR1cxgBIAEoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEicKBnJlc3VsdBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYAyABKAkiggEKCUh1bWFuVGFzaxIPCgd0YXNrX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEi4KDWFuc3dlcl9zY2hlbWEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGFzc2lnbmVlGAUgASgJIqUBCglTdGVwU3RhdGUSDAoEbmFtZRgBIAEoCRIfCgVxdWV1ZRgCIAMoCzIQLndmZC52MS5Xb3JrSXRlbRImCgtpbl9wcm9ncmVzcxgDIAMoCzIRLndmZC52MS5FeGVjdXRpb24SIAoJY29sbGVjdGVkGAQgAygLMg0ud2ZkLnYxLkV2ZW50Eh8KB3dhaXRlcnMYBSADKAsyDi53ZmQudjEuV2FpdGVyIuABCghXb3JrSXRlbRIcCgVldmVudBgBIAEoCzINLndmZC52MS5FdmVudBIPCgdhdHRlbXB0GAIgASgNEi4KCm5vdF9iZWZvcmUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKCHJlc29sdmVkGAQgAygLMh4ud2ZkLnYxLldvcmtJdGVtLlJlc29sdmVkRW50cnkaQwoNUmVzb2x2ZWRFbnRyeRILCgNrZXkYASABKAkSIQoFdmFsdWUYAiABKAsyEi53ZmQudjEuV2FpdFJlc3VsdDoCOAEidwoJRXhlY3V0aW9uEgoKAmlkGAEgASgEEg4KBndvcmtlchgCIAEoDRIeCgRpdGVtGAMgASgLMhAud2ZkLnYxLldvcmtJdGVtEi4KCnN0YXJ0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIosCCgZXYWl0ZXISCgoCaWQYASABKAkSEgoKZXZlbnRfdHlwZRgCIAEoCRImCgVtYXRjaBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKBnJlc3VtZRgFIAEoCzIQLndmZC52MS5Xb3JrSXRlbRIfCgR0YXNrGAYgASgLMhEud2ZkLnYxLkh1bWFuVGFzaxILCgNrZXkYByABKAkSKQoFc2luY2UYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGNoaWxkcmVuGAkgAygJIksKCldhaXRSZXN1bHQSHgoFZXZlbnQYASABKAsyDS53ZmQudjEuRXZlbnRIABITCgl0aW1lZF9vdXQYAiABKAhIAEIICgZyZXN1bHQqogEKDUhhbmRsZXJTdGF0dXMSHgoaSEFORExFUl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZIQU5ETEVSX1NUQVRVU19SVU5OSU5HEAESHAoYSEFORExFUl9TVEFUVVNfQ09NUExFVEVEEAISGQoVSEFORExFUl9TVEFUVVNfRkFJTEVEEAMSHAoYSEFORExFUl9TVEFUVVNfQ0FOQ0VMTEVEEARCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one event of a handler: a type name and a JSON object payload.
@@ -149,6 +149,27 @@ export type HandlerState = Message<"wfd.v1.HandlerState"> & {
    * @generated from field: repeated string event_keys = 16;
    */
   eventKeys: string[];
+
+  /**
+   * The handler that started this one as a child ("" for none).
+   *
+   * @generated from field: string parent = 17;
+   */
+  parent: string;
+
+  /**
+   * Children this handler started, in order.
+   *
+   * @generated from field: repeated string children = 18;
+   */
+  children: string[];
+
+  /**
+   * How finished children ended, by child id.
+   *
+   * @generated from field: map<string, wfd.v1.ChildResult> child_results = 19;
+   */
+  childResults: { [key: string]: ChildResult };
 };
 
 /**
@@ -157,6 +178,80 @@ export type HandlerState = Message<"wfd.v1.HandlerState"> & {
  */
 export const HandlerStateSchema: GenMessage<HandlerState> = /*@__PURE__*/
   messageDesc(file_wfd_v1_state, 1);
+
+/**
+ * ChildResult is how a child handler ended.
+ *
+ * @generated from message wfd.v1.ChildResult
+ */
+export type ChildResult = Message<"wfd.v1.ChildResult"> & {
+  /**
+   * @generated from field: wfd.v1.HandlerStatus status = 1;
+   */
+  status: HandlerStatus;
+
+  /**
+   * @generated from field: google.protobuf.Struct result = 2;
+   */
+  result?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message wfd.v1.ChildResult.
+ * Use `create(ChildResultSchema)` to create a new message.
+ */
+export const ChildResultSchema: GenMessage<ChildResult> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_state, 2);
+
+/**
+ * HumanTask is what a person is asked: the step waits for the answer.
+ *
+ * @generated from message wfd.v1.HumanTask
+ */
+export type HumanTask = Message<"wfd.v1.HumanTask"> & {
+  /**
+   * Unique across handlers: "<handler id>:<waiter id>".
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * JSON Schema the answer must satisfy.
+   *
+   * @generated from field: google.protobuf.Struct answer_schema = 4;
+   */
+  answerSchema?: JsonObject | undefined;
+
+  /**
+   * Who should answer ("" for anyone).
+   *
+   * @generated from field: string assignee = 5;
+   */
+  assignee: string;
+};
+
+/**
+ * Describes the message wfd.v1.HumanTask.
+ * Use `create(HumanTaskSchema)` to create a new message.
+ */
+export const HumanTaskSchema: GenMessage<HumanTask> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_state, 3);
 
 /**
  * StepState is one step's part of a handler's state.
@@ -203,7 +298,7 @@ export type StepState = Message<"wfd.v1.StepState"> & {
  * Use `create(StepStateSchema)` to create a new message.
  */
 export const StepStateSchema: GenMessage<StepState> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_state, 2);
+  messageDesc(file_wfd_v1_state, 4);
 
 /**
  * WorkItem is one run of a step to do: the input event, the attempt number and
@@ -244,7 +339,7 @@ export type WorkItem = Message<"wfd.v1.WorkItem"> & {
  * Use `create(WorkItemSchema)` to create a new message.
  */
 export const WorkItemSchema: GenMessage<WorkItem> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_state, 3);
+  messageDesc(file_wfd_v1_state, 5);
 
 /**
  * Execution is a step run in progress.
@@ -278,7 +373,7 @@ export type Execution = Message<"wfd.v1.Execution"> & {
  * Use `create(ExecutionSchema)` to create a new message.
  */
 export const ExecutionSchema: GenMessage<Execution> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_state, 4);
+  messageDesc(file_wfd_v1_state, 6);
 
 /**
  * Waiter is a step run parked on an event (or a timer).
@@ -318,6 +413,34 @@ export type Waiter = Message<"wfd.v1.Waiter"> & {
    * @generated from field: wfd.v1.WorkItem resume = 5;
    */
   resume?: WorkItem | undefined;
+
+  /**
+   * Set when the waiter is a human task.
+   *
+   * @generated from field: wfd.v1.HumanTask task = 6;
+   */
+  task?: HumanTask | undefined;
+
+  /**
+   * Set when the waiter waits for an event published with this key.
+   *
+   * @generated from field: string key = 7;
+   */
+  key: string;
+
+  /**
+   * A keyed wait takes events published at or after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 8;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Set when the waiter waits for all of these children to finish.
+   *
+   * @generated from field: repeated string children = 9;
+   */
+  children: string[];
 };
 
 /**
@@ -325,7 +448,7 @@ export type Waiter = Message<"wfd.v1.Waiter"> & {
  * Use `create(WaiterSchema)` to create a new message.
  */
 export const WaiterSchema: GenMessage<Waiter> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_state, 5);
+  messageDesc(file_wfd_v1_state, 7);
 
 /**
  * WaitResult is how a wait ended.
@@ -360,7 +483,7 @@ export type WaitResult = Message<"wfd.v1.WaitResult"> & {
  * Use `create(WaitResultSchema)` to create a new message.
  */
 export const WaitResultSchema: GenMessage<WaitResult> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_state, 6);
+  messageDesc(file_wfd_v1_state, 8);
 
 /**
  * HandlerStatus is where a handler is in its life.

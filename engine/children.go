@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// ChildEvent is the type of the event that tells a parent a child ended;
+// build it with ChildDoneEvent. A handler takes it at any time (its result
+// is kept until a step asks), not only while it waits.
+const ChildEvent = "wfd.child"
+
+// ChildResult is how a child handler ended.
+type ChildResult struct {
+	Status Status
+	Result *structpb.Struct
+	Error  string
+}
+
+// Starter starts child handlers; the server implements it so that a start
+// is idempotent by id across restarts. Without one the engine starts
+// children itself.
+type Starter interface {
+	StartChild(ctx context.Context, parentID, childID, workflow string, input *structpb.Struct) error
+}
+
+// ChildDoneEvent is the event that tells a parent how child ended.
+func ChildDoneEvent(child string, r ChildResult) Event {
+	f := map[string]*structpb.Value{
+		"child_id": structpb.NewStringValue(child),
+		"status":   structpb.NewNumberValue(float64(r.Status)),
+		"error":    structpb.NewStringValue(r.Error),
+	}
+	if r.Result != nil {
+		f["result"] = structpb.NewStructValue(r.Result)
+	}
+	return Event{Type: ChildEvent, Data: &structpb.Struct{Fields: f}}
+}
+
+func childDone(ev Event) (string, ChildResult) {
+	f := ev.Data.GetFields()
+	return f["child_id"].GetStringValue(), ChildResult{
+		Status: Status(f["status"].GetNumberValue()), Result: f["result"].GetStructValue(), Error: f["error"].GetStringValue(),
+	}
+}
+
+// StartChild starts a child handler of workflow with input and returns its
+// id. The id derives from the parent, the input event and the call's
+// position in the run, so a re-run does not start it twice. Cancelling the
+// parent cancels its running children.
+func (sc *StepContext) StartChild(workflow string, input *structpb.Struct) (string, error) {
+	x := sc.x
+	id := sc.HandlerID() + "." + x.item.ev.ID + "." + strconv.Itoa(x.childN)
+	x.childN++
+	if _, err := sc.roundTrip(msg{kind: msgAddChild, key: id}); err != nil {
+		return "", err
+	}
+	e := x.h.e
+	var err error
+	if e.opts.Starter != nil {
+		err = e.opts.Starter.StartChild(x.ctx, sc.HandlerID(), id, workflow, input)
+	} else {
+		_, err = e.Start(x.ctx, workflow, input, StartOptions{HandlerID: id, Parent: sc.HandlerID()})
+		if errors.Is(err, ErrHandlerExists) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("starting child %s (%s): %w", id, workflow, err)
+	}
+	return id, nil
+}
+
+// Children is where a set of children stands.
+type Children struct {
+	Completed []string
+	// Failed holds the children that failed or were cancelled.
+	Failed  []string
+	Pending []string
+	Results map[string]ChildResult
+}
+
+// WaitForChildren waits until every child in ids has ended. It returns at
+// once if they have; otherwise it returns ErrWaiting, which the step
+// returns, and the step runs again when the last one ends (the handler is
+// idle meanwhile and can be released). If timeout passes first it returns
+// where they stand, with Pending set, and an error wrapping ErrTimeout.
+func (sc *StepContext) WaitForChildren(ids []string, timeout time.Duration) (Children, error) {
+	id := sc.nextWaitID()
+	r, err := sc.roundTrip(msg{kind: msgChildren})
+	if err != nil {
+		return Children{}, err
+	}
+	c := Children{Results: map[string]ChildResult{}}
+	for _, child := range ids {
+		res, done := r.children[child]
+		switch {
+		case !done:
+			c.Pending = append(c.Pending, child)
+			continue
+		case res.Status == StatusCompleted:
+			c.Completed = append(c.Completed, child)
+		default:
+			c.Failed = append(c.Failed, child)
+		}
+		c.Results[child] = res
+	}
+	if len(c.Pending) == 0 {
+		return c, nil
+	}
+	w, ok, err := sc.park(&waiter{eventType: ChildEvent, children: slices.Clone(ids)}, id, timeout)
+	switch {
+	case err != nil:
+		return c, err
+	case !ok:
+		return c, ErrWaiting
+	case w.timedOut:
+		return c, fmt.Errorf("waiting for %d of %d children: %w", len(c.Pending), len(ids), ErrTimeout)
+	}
+	// Resolved but a result is missing: cannot happen, since the waiter
+	// resolves only when every child has a result.
+	return c, nil
+}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// TaskEvent is the type of the event that answers a human task. The server
+// sends it (after checking the answer against the task's schema); its data
+// holds "task_id", "answer" (an object), "completed_by" and "completed_at"
+// (RFC 3339).
+const TaskEvent = "wfd.task"
+
+// Task is a question for a person: a waiter with a title, a description, the
+// JSON Schema the answer must satisfy, an assignee and a deadline.
+type Task struct {
+	// ID is set by the engine: "<handler id>:<waiter id>", so a re-run asks
+	// the same task again rather than a new one.
+	ID          string
+	Title       string
+	Description string
+	// Schema is a JSON Schema for the answer (nil: any object).
+	Schema   *structpb.Struct
+	Assignee string
+	// Deadline bounds the wait (0: none); when it passes the task expires
+	// and AskHuman returns ErrTimeout.
+	Deadline time.Duration
+}
+
+// TaskAnswer is a person's answer to a task.
+type TaskAnswer struct {
+	Data        *structpb.Struct
+	CompletedBy string
+	CompletedAt time.Time
+}
+
+// AskHuman asks a person (see Task) and returns the answer. Like WaitFor it
+// returns ErrWaiting, which the step returns, until the answer arrives; the
+// handler is idle meanwhile and can be released. A passed deadline returns
+// ErrTimeout.
+func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
+	if t.Title == "" {
+		return TaskAnswer{}, errors.New("engine: a task needs a title")
+	}
+	waitID := sc.nextWaitID()
+	t.ID = sc.HandlerID() + ":" + waitID
+	match := &structpb.Struct{Fields: map[string]*structpb.Value{"task_id": structpb.NewStringValue(t.ID)}}
+	r, ok, err := sc.park(&waiter{eventType: TaskEvent, match: match, task: &t}, waitID, t.Deadline)
+	switch {
+	case err != nil:
+		return TaskAnswer{}, err
+	case !ok:
+		return TaskAnswer{}, ErrWaiting
+	case r.timedOut:
+		return TaskAnswer{}, fmt.Errorf("task %q: %w", t.Title, ErrTimeout)
+	}
+	f := r.ev.Data.GetFields()
+	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())
+	return TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
+}
+
+func (t *Task) toProto() *wfdv1.HumanTask {
+	if t == nil {
+		return nil
+	}
+	return &wfdv1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee}
+}
+
+func taskFromProto(p *wfdv1.HumanTask) *Task {
+	if p == nil {
+		return nil
+	}
+	return &Task{ID: p.GetTaskId(), Title: p.GetTitle(), Description: p.GetDescription(), Schema: p.GetAnswerSchema(), Assignee: p.GetAssignee()}
+}
