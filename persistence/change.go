@@ -3,8 +3,8 @@ package persistence
 import "fmt"
 
 // Change is one handler's part of a Store.Write: new metadata plus,
-// optionally, a new snapshot and records to append. All changes of one Write
-// are applied together or not at all.
+// optionally, a new snapshot, records to append and tasks to upsert. All
+// changes of one Write are applied together or not at all.
 //
 // The store does not keep the slices a Change refers to after Write returns.
 type Change struct {
@@ -26,9 +26,17 @@ type Change struct {
 	// Create requires that the handler does not exist yet, else the Write
 	// fails with ErrExists.
 	Create bool
-	// Delete removes the handler: metadata, snapshot, records and index
-	// entries. Only Handler.ID (and IfOwner) are used. Deleting a handler
-	// that does not exist fails with ErrNotFound.
+	// Tasks are upserted: each is inserted, or replaces the stored task
+	// with its ID as a whole (its index entries move with its status,
+	// assignee and other indexed fields). Every task's HandlerID must be
+	// Handler.ID, and a Change carries its handler's metadata even when
+	// only tasks change (re-sending unchanged metadata is cheap: nothing
+	// indexed changes). A task stored under another handler is not taken
+	// over: the Write fails with ErrConflict.
+	Tasks []Task
+	// Delete removes the handler: metadata, snapshot, records, tasks and
+	// index entries. Only Handler.ID (and IfOwner) are used. Deleting a
+	// handler that does not exist fails with ErrNotFound.
 	Delete bool
 }
 
@@ -36,8 +44,8 @@ type Change struct {
 // state. The error wraps ErrInvalid.
 func (c *Change) Validate() error {
 	if c.Delete {
-		if c.Create || c.Snapshot != nil || len(c.Records) > 0 {
-			return fmt.Errorf("%w: handler %q: Delete cannot be combined with Create, Snapshot or Records", ErrInvalid, c.Handler.ID)
+		if c.Create || c.Snapshot != nil || len(c.Records) > 0 || len(c.Tasks) > 0 {
+			return fmt.Errorf("%w: handler %q: Delete cannot be combined with Create, Snapshot, Records or Tasks", ErrInvalid, c.Handler.ID)
 		}
 		return checkName("handler id", c.Handler.ID, MaxIDLen, true)
 	}
@@ -54,6 +62,20 @@ func (c *Change) Validate() error {
 			return fmt.Errorf("%w: handler %q: record %d has seq %d, not greater than %d", ErrInvalid, c.Handler.ID, i, r.Seq, prev)
 		}
 		prev = r.Seq
+	}
+	seen := make(map[string]struct{}, len(c.Tasks))
+	for i := range c.Tasks {
+		t := &c.Tasks[i]
+		if err := t.Validate(); err != nil {
+			return fmt.Errorf("handler %q: task %d: %w", c.Handler.ID, i, err)
+		}
+		if t.HandlerID != c.Handler.ID {
+			return fmt.Errorf("%w: handler %q: task %q names handler %q", ErrInvalid, c.Handler.ID, t.ID, t.HandlerID)
+		}
+		if _, dup := seen[t.ID]; dup {
+			return fmt.Errorf("%w: handler %q: task %q appears twice", ErrInvalid, c.Handler.ID, t.ID)
+		}
+		seen[t.ID] = struct{}{}
 	}
 	return nil
 }

@@ -17,10 +17,18 @@
 //     numbers, appended and never rewritten, so a client can resume a stream
 //     from the last number it saw;
 //   - indexes derived from the metadata: by status, workflow, residency, idle
-//     time, timer deadline and waiter wake key.
+//     time, timer deadline and waiter wake key;
+//   - its human tasks (Task): the inbox of questions waiting for a person,
+//     upserted with the handler's changes, listed newest first by status,
+//     assignee, workflow and handler, and deleted with the handler.
 //
-// Every mutation goes through Store.Write, which applies a set of Changes in
-// one atomic, durable commit. The package does not import the engine: it
+// Beside the handlers, a Store keeps the published-event log (Published):
+// immutable events appended by Store.Publish, global or addressed to one
+// handler, which a handler that starts waiting for a key later can still
+// find (Store.FindPublished).
+//
+// Every mutation of handlers and tasks goes through Store.Write, which
+// applies a set of Changes in one atomic, durable commit. The package does not import the engine: it
 // stores snapshots and records as bytes, so the engine's state format can
 // evolve without touching storage.
 //

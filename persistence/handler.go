@@ -34,6 +34,8 @@ type Handler struct {
 	Error  string // why the handler failed, if it did
 	Result []byte // opaque result (JSON or protobuf bytes)
 	Parent string // parent handler id, "" for a top-level handler
+	// Children are the handlers this one started, in order.
+	Children []string
 
 	// LastSeq is the sequence number of the last record on the handler's
 	// stream (0 when it has none). The store maintains it from the records
@@ -59,10 +61,12 @@ type Waiter struct {
 // Limits on the strings that backends use inside index keys. They keep keys
 // short and let backends separate key parts with a 0 byte.
 const (
-	MaxIDLen       = 256  // Handler.ID, Handler.Parent and Waiter.ID
-	MaxWorkflowLen = 256  // Handler.Workflow
-	MaxKeyLen      = 1024 // Waiter.Key
-	MaxOwnerLen    = 256  // Handler.Owner and Change.IfOwner
+	MaxIDLen       = 256          // Handler.ID, Handler.Parent, Waiter.ID, Task.HandlerID, Published.ID and Published.HandlerID
+	MaxWorkflowLen = 256          // Handler.Workflow and Task.Workflow
+	MaxKeyLen      = 1024         // Waiter.Key and Published.Key
+	MaxOwnerLen    = 256          // Handler.Owner and Change.IfOwner
+	MaxTaskIDLen   = 2 * MaxIDLen // Task.ID, room for "<handler id>:<waiter id>"
+	MaxAssigneeLen = 256          // Task.Assignee
 )
 
 // Validate reports whether h may be stored. The error wraps ErrInvalid.
@@ -75,6 +79,11 @@ func (h *Handler) Validate() error {
 	}
 	if err := checkName("parent", h.Parent, MaxIDLen, false); err != nil {
 		return err
+	}
+	for _, c := range h.Children {
+		if err := checkName("child", c, MaxIDLen, true); err != nil {
+			return err
+		}
 	}
 	if len(h.Owner) > MaxOwnerLen {
 		return fmt.Errorf("%w: owner is longer than %d bytes", ErrInvalid, MaxOwnerLen)

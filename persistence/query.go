@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Page sizes for Store.ListHandlers.
+// Page sizes for Store.ListHandlers and Store.ListTasks.
 const (
 	DefaultPageSize = 100
 	MaxPageSize     = 1000
@@ -57,14 +57,16 @@ func (q *Query) Validate() error {
 }
 
 // Limit returns the effective page size.
-func (q *Query) Limit() int {
+func (q *Query) Limit() int { return pageLimit(q.PageSize) }
+
+func pageLimit(size int) int {
 	switch {
-	case q.PageSize == 0:
+	case size == 0:
 		return DefaultPageSize
-	case q.PageSize > MaxPageSize:
+	case size > MaxPageSize:
 		return MaxPageSize
 	default:
-		return q.PageSize
+		return size
 	}
 }
 

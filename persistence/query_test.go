@@ -66,3 +66,19 @@ func TestChangeValidate(t *testing.T) {
 		t.Fatalf("Validate = %v, want ErrInvalid", err)
 	}
 }
+
+func TestTaskQueryValidate(t *testing.T) {
+	for _, q := range []persistence.TaskQuery{
+		{Statuses: []persistence.TaskStatus{persistence.TaskCancelled + 1}},
+		{Assignee: "a\x00"},
+		{PageSize: -1},
+	} {
+		if err := q.Validate(); !errors.Is(err, persistence.ErrInvalid) {
+			t.Errorf("%+v.Validate() = %v, want ErrInvalid", q, err)
+		}
+	}
+	q := persistence.TaskQuery{PageSize: persistence.MaxPageSize + 1}
+	if err := q.Validate(); err != nil || q.Limit() != persistence.MaxPageSize {
+		t.Errorf("TaskQuery{PageSize: %d}: Validate %v, Limit %d", q.PageSize, err, q.Limit())
+	}
+}

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Store keeps handlers durable. Implementations are safe for concurrent use.
+// Store keeps handlers, their human tasks and the published-event log
+// durable. Implementations are safe for concurrent use.
 //
 // Every method checks ctx before it starts; a Write that has been handed to
 // the storage engine completes (or fails) regardless of ctx, because the
@@ -55,8 +56,39 @@ type Store interface {
 	// after an idle timeout. limit <= 0 means DefaultScanLimit.
 	LongestIdle(ctx context.Context, before time.Time, limit int) ([]Idle, error)
 
-	// Count returns how many handlers there are, by status and residency.
+	// Count returns how many handlers there are, by status and residency,
+	// and how many tasks, by status.
 	Count(ctx context.Context) (Counts, error)
+
+	// GetTask returns a task (ErrNotFound if there is none with that id).
+	GetTask(ctx context.Context, id string) (Task, error)
+
+	// ListTasks returns tasks matching q, newest first (by CreatedAt, ties
+	// by ID, both descending), and a token for the next page ("" when there
+	// is none). Filters are answered from indexes. A token used with other
+	// filters than the ones it was issued for fails with ErrInvalid. If
+	// some listed tasks cannot be decoded, it returns the others, the next
+	// page token, and an error wrapping ErrCorrupt that names them.
+	ListTasks(ctx context.Context, q TaskQuery) (tasks []Task, nextPageToken string, err error)
+
+	// Publish appends p to the published-event log and returns it with Seq
+	// set, durable when Publish returns nil. Publish commits on its own
+	// (it may share a commit with concurrent Writes and Publishes). If an
+	// entry with p.ID exists, Publish changes nothing and returns that
+	// entry as stored, whatever the rest of p says.
+	Publish(ctx context.Context, p Published) (Published, error)
+
+	// FindPublished returns the oldest entry (smallest At, ties by Seq)
+	// with the given key, published at or after since, that is global or
+	// addressed to handlerID (only global entries if handlerID is ""). ok
+	// is false if there is none.
+	FindPublished(ctx context.Context, key, handlerID string, since time.Time) (p Published, ok bool, err error)
+
+	// PublishedAfter returns up to limit entries with Seq > afterSeq, in
+	// Seq order. limit <= 0 means DefaultScanLimit. Entries that cannot be
+	// decoded are left out and named by an error wrapping ErrCorrupt,
+	// returned with the others.
+	PublishedAfter(ctx context.Context, afterSeq uint64, limit int) ([]Published, error)
 
 	// Close releases the store. Calls after Close fail with
 	// ErrUnavailable; closing twice is a no-op.

@@ -288,7 +288,7 @@ func TestOpenErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := db.Update(func(tx *bbolt.Tx) error {
-			return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte{0, 0, 0, 2})
+			return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte{0, 0, 1, 0})
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,16 @@ const (
 	bucketTimers    = "idx_timers"
 	bucketWaitKeys  = "idx_wait_keys"
 	bucketMeta      = "meta"
+
+	bucketTasks        = "tasks"
+	bucketTaskStatus   = "idx_task_status"
+	bucketTaskAssignee = "idx_task_assignee"
+	bucketTaskWorkflow = "idx_task_workflow"
+	bucketTaskHandler  = "idx_task_handler"
+
+	bucketPublished    = "published"
+	bucketPublishedID  = "idx_published_id"
+	bucketPublishedKey = "idx_published_key"
 )
 
 // bucket returns one of the buckets initSchema creates.
@@ -35,33 +45,46 @@ func allBuckets() []string {
 		bucketHandlers, bucketSnapshots, bucketRecords,
 		bucketStatus, bucketWorkflow, bucketResidency, bucketIdle, bucketIdleTime,
 		bucketTimers, bucketWaitKeys, bucketMeta,
+		bucketTasks, bucketTaskStatus, bucketTaskAssignee, bucketTaskWorkflow, bucketTaskHandler,
+		bucketPublished, bucketPublishedID, bucketPublishedKey,
 	}
 }
 
 // schemaVersion is the version of the bucket and key layout. A file with a
 // newer version was written by a newer wfd and is refused rather than
-// misread; a future layout change bumps it and migrates older files in
-// initSchema.
-const schemaVersion = 1
+// misread; a layout change bumps it and migrates older files in initSchema.
+//
+// Version 2 added the task and published-event buckets. Version 1 files
+// migrate by creating them (empty); the bump keeps a version 1 wfd from
+// opening a file whose handler deletes must also delete tasks.
+const schemaVersion = 2
 
 const keySchema = "schema"
 
-// initSchema creates missing buckets and checks the layout version.
+// initSchema creates missing buckets, checks the layout version and
+// migrates older layouts.
 func initSchema(tx *bolt.Tx) error {
+	var version uint32 // 0: a new file
+	if meta := bucket(tx, bucketMeta); meta != nil {
+		if v := meta.Get([]byte(keySchema)); v != nil {
+			if len(v) != 4 {
+				return fmt.Errorf("%w: schema version has %d bytes", persistence.ErrCorrupt, len(v))
+			}
+			version = binary.BigEndian.Uint32(v)
+		}
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("%w: schema version %d, this wfd reads version %d", persistence.ErrCorrupt, version, schemaVersion)
+	}
 	for _, name := range allBuckets() {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
-	meta := bucket(tx, bucketMeta)
-	v := meta.Get([]byte(keySchema))
-	switch {
-	case v == nil:
-		return meta.Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, schemaVersion))
-	case len(v) != 4:
-		return fmt.Errorf("%w: schema version has %d bytes", persistence.ErrCorrupt, len(v))
-	case binary.BigEndian.Uint32(v) != schemaVersion:
-		return fmt.Errorf("%w: schema version %d, this wfd reads version %d", persistence.ErrCorrupt, binary.BigEndian.Uint32(v), schemaVersion)
+	if version == schemaVersion {
+		return nil
 	}
-	return nil
+	// A new file, or an older layout: every version so far only added
+	// buckets, which the loop above created.
+	return bucket(tx, bucketMeta).Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, schemaVersion))
 }

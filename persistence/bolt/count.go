@@ -9,13 +9,14 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-// Count returns the handler counters, which every Write maintains in the
+// Count returns the handler and task counters, which every Write maintains in the
 // same transaction as the indexes they count, so Count reads a few keys
 // instead of scanning.
 func (s *Store) Count(ctx context.Context) (persistence.Counts, error) {
 	counts := persistence.Counts{
-		ByStatus:    make(map[persistence.Status]int64),
-		ByResidency: make(map[persistence.Residency]int64),
+		ByStatus:      make(map[persistence.Status]int64),
+		ByResidency:   make(map[persistence.Residency]int64),
+		TasksByStatus: make(map[persistence.TaskStatus]int64),
 	}
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		meta := bucket(tx, bucketMeta)
@@ -42,6 +43,12 @@ func (s *Store) Count(ctx context.Context) (persistence.Counts, error) {
 			if counts.ByResidency[r], err = get(counterResidencyPrefix + string([]byte{byte(r)})); err != nil {
 				return err
 			}
+		}
+		for _, st := range persistence.TaskStatuses() {
+			if counts.TasksByStatus[st], err = get(counterTaskStatusPrefix + string([]byte{byte(st)})); err != nil {
+				return err
+			}
+			counts.Tasks += counts.TasksByStatus[st]
 		}
 		return nil
 	})

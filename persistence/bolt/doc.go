@@ -23,6 +23,16 @@
 //	meta           "schema"                  → uint32 layout version
 //	               "count/..."               → int64 counters (see Count)
 //
+//	tasks              id                                → TaskMeta (protobuf)
+//	idx_task_status    status byte|time|id               → ""
+//	idx_task_assignee  status byte|assignee|0|time|id    → ""
+//	idx_task_workflow  workflow|0|time|id                → ""
+//	idx_task_handler   handler|0|time|id                 → ""
+//
+//	published          seq                               → PublishedEvent (protobuf)
+//	idx_published_id   id                                → seq
+//	idx_published_key  key|0|handler|0|time|seq          → "" (handler "" for global)
+//
 // Every index is ordered by handler id within its prefix, except the two
 // time-ordered ones (idx_idle_time, idx_timers) that answer "what is due"
 // and "who has been idle longest". Handler ids are UUIDv7, so id order is
@@ -32,6 +42,24 @@
 // index keys only, and decodes metadata only for the handlers it returns.
 // idx_idle exists beside idx_idle_time for that reason: it keeps idle
 // handlers in id order, with IdleSince as value for the IdleFor filter.
+//
+// Tasks are not ordered by id but by creation time, so every task index
+// ends in the task's order key time(CreatedAt)|id, and ListTasks runs the
+// same leapfrog join over order keys, backwards for newest first. Every task
+// has exactly one entry in each task index (an unassigned one under
+// assignee ""). The assignee index leads with the status, so "pending tasks
+// of X" is one key range however many tasks others have; an assignee
+// without a status filter is the union of the four status ranges, and so is
+// a listing without filters over idx_task_status, which therefore needs no
+// index by time alone. Upserts move only the entries that changed (a
+// status or assignee change moves two, the workflow and handler entries
+// stay), and deleting a handler deletes the tasks idx_task_handler lists.
+//
+// The published-event log is keyed by a global sequence number (the log
+// bucket's NextSequence), so PublishedAfter is a range scan. FindPublished
+// seeks idx_published_key twice, once under the handler's prefix and once
+// under the global one, to the first entry at or after since; the older of
+// the two is the answer, so it never scans the events of a key.
 //
 // Stream records share one key space (id|0|seq) instead of a nested bucket
 // per handler: bbolt gives every nested bucket that outgrows a quarter page

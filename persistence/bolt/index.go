@@ -93,6 +93,40 @@ func scanEntries(tx *bolt.Tx, id string) []entry {
 	return es
 }
 
+// taskEntriesOf returns every index entry of t: each task has exactly one
+// entry in each task index, all ending in its order key.
+func taskEntriesOf(t *persistence.Task) []entry {
+	order := taskOrder(t.CreatedAt, t.ID)
+	status := byte(t.Status)
+	return []entry{
+		{bucketTaskStatus, append(taskStatusPrefix(status), order...), []byte{}},
+		{bucketTaskAssignee, append(taskAssigneePrefix(status, t.Assignee), order...), []byte{}},
+		{bucketTaskWorkflow, append(workflowPrefix(t.Workflow), order...), []byte{}},
+		{bucketTaskHandler, append(taskHandlerPrefix(t.HandlerID), order...), []byte{}},
+	}
+}
+
+// taskIndexes lists the buckets taskEntriesOf writes to.
+var taskIndexes = []string{bucketTaskStatus, bucketTaskAssignee, bucketTaskWorkflow, bucketTaskHandler}
+
+// scanTaskEntries finds the index entries of task id without its stored
+// value, which could not be decoded: the slow path, a scan of every task
+// index, that lets an upsert or a handler delete repair a corrupt task.
+func scanTaskEntries(tx *bolt.Tx, id string) []entry {
+	var es []entry
+	for _, name := range taskIndexes {
+		c := bucket(tx, name).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if order, ok := taskKeyOrder(name, k); ok {
+				if got, ok := taskOrderID(order); ok && got == id {
+					es = append(es, entry{name, bytes.Clone(k), []byte{}})
+				}
+			}
+		}
+	}
+	return es
+}
+
 // has reports whether b holds key. It uses a cursor rather than Get != nil,
 // because a key with an empty value may read back as a nil slice.
 func has(b *bolt.Bucket, key []byte) bool {
@@ -136,10 +170,11 @@ func contains(es []entry, e entry) bool {
 
 // Counter keys in the meta bucket.
 const (
-	counterHandlers        = "count/handlers"
-	counterIdle            = "count/idle"
-	counterStatusPrefix    = "count/status/"
-	counterResidencyPrefix = "count/residency/"
+	counterHandlers         = "count/handlers"
+	counterIdle             = "count/idle"
+	counterStatusPrefix     = "count/status/"
+	counterResidencyPrefix  = "count/residency/"
+	counterTaskStatusPrefix = "count/task_status/"
 )
 
 // counters accumulates counter changes during one transaction; they are
@@ -154,6 +189,8 @@ func (d counters) entry(e entry, delta int64) {
 		d[counterResidencyPrefix+string(e.key[:1])] += delta
 	case bucketIdle:
 		d[counterIdle] += delta
+	case bucketTaskStatus:
+		d[counterTaskStatusPrefix+string(e.key[:1])] += delta
 	}
 }
 

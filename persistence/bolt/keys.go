@@ -108,3 +108,80 @@ func prefixEnd(prefix []byte) []byte {
 	}
 	return nil
 }
+
+// taskOrder is time(createdAt)|id, the order ListTasks lists in (newest
+// first: backwards). The time has a fixed length, so byte order is
+// (CreatedAt, ID) order, and the id is the rest of the key.
+func taskOrder(created time.Time, id string) []byte {
+	return append(appendTime(make([]byte, 0, timeLen+len(id)), created), id...)
+}
+
+// taskOrderID returns the task id at the end of an order key; ok is false
+// if the key is too short to hold one.
+func taskOrderID(order []byte) (id string, ok bool) {
+	if _, ok := parseTime(order); !ok || len(order) == timeLen {
+		return "", false
+	}
+	return string(order[timeLen:]), true
+}
+
+func taskStatusPrefix(status byte) []byte {
+	return []byte{status}
+}
+
+func taskAssigneePrefix(status byte, assignee string) []byte {
+	k := make([]byte, 0, 1+len(assignee)+1)
+	k = append(k, status)
+	k = append(k, assignee...)
+	return append(k, 0)
+}
+
+// taskHandlerPrefix (handler|0) and workflowPrefix (workflow|0) prefix the
+// task indexes by handler and by workflow.
+func taskHandlerPrefix(handler string) []byte {
+	return append([]byte(handler), 0)
+}
+
+// taskKeyOrder returns the order part of a key of one of the task indexes
+// (the part after the first 0 byte, or after the status byte for
+// idx_task_status); ok is false if the key is malformed.
+func taskKeyOrder(bucketName string, k []byte) (order []byte, ok bool) {
+	switch bucketName {
+	case bucketTaskStatus:
+		if len(k) < 1 {
+			return nil, false
+		}
+		return k[1:], true
+	case bucketTaskAssignee:
+		if len(k) < 1 {
+			return nil, false
+		}
+		k = k[1:]
+	}
+	i := bytes.IndexByte(k, 0)
+	if i < 0 {
+		return nil, false
+	}
+	return k[i+1:], true
+}
+
+func seqKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), seq)
+}
+
+// publishedKeyPrefix is key|0|handler|0; handler "" (a global event) gives
+// key|0|0, which no handler's prefix equals, since ids are not empty.
+func publishedKeyPrefix(key, handler string) []byte {
+	k := make([]byte, 0, len(key)+len(handler)+2+timeLen+8)
+	k = append(k, key...)
+	k = append(k, 0)
+	k = append(k, handler...)
+	return append(k, 0)
+}
+
+// publishedKeyKey is key|0|handler|0|time(at)|seq: within one key and
+// addressee, oldest first, ties by seq.
+func publishedKeyKey(key, handler string, at time.Time, seq uint64) []byte {
+	k := appendTime(publishedKeyPrefix(key, handler), at)
+	return binary.BigEndian.AppendUint64(k, seq)
+}

@@ -37,28 +37,17 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 		corrupt  []error
 	)
 	err = s.view(ctx, func(tx *bolt.Tx) error {
-		streams := planQuery(tx, &q)
-		// One more than a page, to know whether there is a next page.
-		ids := make([]string, 0, limit+1)
 		var upper []byte
-		inclusive := false
 		if after != "" {
 			upper = []byte(after)
 		}
-		for len(ids) <= limit {
-			id := intersect(streams, upper, inclusive)
-			if id == nil {
-				break
-			}
-			ids = append(ids, string(id))
-			upper = []byte(ids[len(ids)-1])
-		}
-		if len(ids) > limit {
-			ids = ids[:limit]
-			next = encodeToken(&q, ids[limit-1])
+		ids, more := page(planQuery(tx, &q), upper, limit)
+		if more {
+			next = encodeToken(&q, string(ids[len(ids)-1]))
 		}
 		handlers = make([]persistence.Handler, 0, len(ids))
-		for _, id := range ids {
+		for _, idb := range ids {
+			id := string(idb)
 			h, err := getHandler(tx, id)
 			switch {
 			case errors.Is(err, persistence.ErrCorrupt):
@@ -122,7 +111,28 @@ func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
 	return streams
 }
 
-// idStream yields handler ids in descending order.
+// page returns up to limit keys of the intersection of streams, in
+// descending order, below upper (nil: from the greatest), and whether more
+// follow. The keys are copies, valid after the transaction.
+func page(streams []idStream, upper []byte, limit int) (keys [][]byte, more bool) {
+	// One more than a page, to know whether there is a next page.
+	keys = make([][]byte, 0, limit+1)
+	for len(keys) <= limit {
+		k := intersect(streams, upper, false)
+		if k == nil {
+			break
+		}
+		keys = append(keys, bytes.Clone(k))
+		upper = keys[len(keys)-1]
+	}
+	if len(keys) > limit {
+		return keys[:limit], true
+	}
+	return keys, false
+}
+
+// idStream yields handler ids (or, for tasks, order keys) in descending
+// order.
 type idStream interface {
 	// seek returns the greatest id below upper (or equal to it, if
 	// inclusive); a nil upper means no bound. It returns nil if there is

@@ -37,24 +37,28 @@ func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error 
 	if len(changes) == 0 {
 		return nil
 	}
-	fn := func(tx *bolt.Tx) error { return applyChanges(tx, changes) }
-	var err error
-	switch {
-	case s.group != nil:
-		err = s.group.do(fn)
-	case s.writers.Add(1) == 1:
-		// DB.Batch delays a commit up to MaxBatchDelay to collect
-		// writers; the only Write in flight has nobody to wait for.
-		err = s.db.Update(fn)
-		s.writers.Add(-1)
-	default:
-		err = s.db.Batch(fn)
-		s.writers.Add(-1)
-	}
-	if err != nil {
+	if err := s.update(func(tx *bolt.Tx) error { return applyChanges(tx, changes) }); err != nil {
 		return fmt.Errorf("bolt: write: %w", storageError(err))
 	}
 	return nil
+}
+
+// update runs fn in a write transaction shared with concurrent callers
+// (Write, Publish) and returns when it has committed. fn may run more than
+// once (see Write), so it must derive everything from the transaction.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	switch {
+	case s.group != nil:
+		return s.group.do(fn)
+	case s.writers.Add(1) == 1:
+		// DB.Batch delays a commit up to MaxBatchDelay to collect
+		// writers; the only write in flight has nobody to wait for.
+		defer s.writers.Add(-1)
+		return s.db.Update(fn)
+	default:
+		defer s.writers.Add(-1)
+		return s.db.Batch(fn)
+	}
 }
 
 // applyChanges applies changes in order, so a later change sees an earlier
@@ -138,8 +142,12 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 	if err != nil {
 		return err
 	}
-	if err := handlers.Put(key, enc); err != nil {
-		return fmt.Errorf("handler %q: put metadata: %w", id, err)
+	// Unchanged metadata (a change that only upserts tasks, say) is not
+	// rewritten, so its page stays clean.
+	if !exists || !bytes.Equal(handlers.Get(key), enc) {
+		if err := handlers.Put(key, enc); err != nil {
+			return fmt.Errorf("handler %q: put metadata: %w", id, err)
+		}
 	}
 	if c.Snapshot != nil {
 		if err := bucket(tx, bucketSnapshots).Put(key, c.Snapshot); err != nil {
@@ -148,6 +156,11 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 	}
 	if err := updateEntries(tx, oldEntries, entriesOf(&h), d); err != nil {
 		return fmt.Errorf("handler %q: %w", id, err)
+	}
+	for i := range c.Tasks {
+		if err := putTask(tx, &c.Tasks[i], d); err != nil {
+			return fmt.Errorf("handler %q: %w", id, err)
+		}
 	}
 	if !exists {
 		d[counterHandlers]++
@@ -173,6 +186,9 @@ func deleteHandler(tx *bolt.Tx, id string, entries []entry, d counters) error {
 		}
 	}
 	if err := updateEntries(tx, entries, nil, d); err != nil {
+		return fmt.Errorf("handler %q: %w", id, err)
+	}
+	if err := deleteTasks(tx, id, d); err != nil {
 		return fmt.Errorf("handler %q: %w", id, err)
 	}
 	d[counterHandlers]--

@@ -47,13 +47,34 @@ func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Cont
 			_, err := s.Count(ctx)
 			return err
 		},
+		"GetTask": func(ctx context.Context) error {
+			_, err := s.GetTask(ctx, id+":w")
+			return err
+		},
+		"ListTasks": func(ctx context.Context) error {
+			_, _, err := s.ListTasks(ctx, persistence.TaskQuery{})
+			return err
+		},
+		"Publish": func(ctx context.Context) error {
+			_, err := s.Publish(ctx, persistence.Published{ID: "e", Key: "k", At: time.Now()})
+			return err
+		},
+		"FindPublished": func(ctx context.Context) error {
+			_, _, err := s.FindPublished(ctx, "k", id, time.Time{})
+			return err
+		},
+		"PublishedAfter": func(ctx context.Context) error {
+			_, err := s.PublishedAfter(ctx, 0, 0)
+			return err
+		},
 	}
 }
 
 func testClosed(t *testing.T, open OpenFunc) {
 	s := open(t)
 	id := newIDs(t, 1)[0]
-	write(t, s, persistence.Change{Handler: newHandler(id, "wf")})
+	h := newHandler(id, "wf")
+	write(t, s, persistence.Change{Handler: h, Tasks: []persistence.Task{newTask(h, "w", baseTime())}})
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -183,3 +183,90 @@ func testConcurrentConflicts(t *testing.T, open OpenFunc) {
 	checkModel(t, s, m, baseTime())
 	checkSnapshot(t, s, contested.ID, []byte("original"))
 }
+
+// testConcurrentTasksAndPublish has many goroutines upsert tasks of their
+// own handlers and publish events at once, some publishing the same event
+// ids: every acknowledged task and event must be stored, each id logged
+// once with one Seq that every publisher of it got back, and Seqs unique
+// and increasing in the log.
+func testConcurrentTasksAndPublish(t *testing.T, open OpenFunc) {
+	const (
+		workers = 16
+		rounds  = 6
+	)
+	s := openStore(t, open)
+	now := baseTime()
+	ids := newIDs(t, workers)
+	shared := make([]string, rounds) // published by every worker in round i
+	for i := range shared {
+		shared[i] = newEventID(t)
+	}
+	start := make(chan struct{})
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		m         = taskModel{}
+		published = map[string][]persistence.Published{} // id → what each Publish returned
+	)
+	for g := range workers {
+		wg.Go(func() {
+			<-start
+			h := newHandler(ids[g], fmt.Sprint("wf-", g%2))
+			var mine []persistence.Task
+			for i := range rounds {
+				task := newTask(h, fmt.Sprint("w", i), now.Add(time.Duration(i)*time.Second))
+				task.Assignee = fmt.Sprint("user-", (g+i)%3)
+				tasks := []persistence.Task{task}
+				if i > 0 {
+					// Answer the previous round's task in the same change.
+					tasks = append(tasks, complete(mine[i-1], task.Assignee, now))
+				}
+				if err := s.Write(t.Context(), persistence.Change{Handler: h, Tasks: tasks}); err != nil {
+					t.Errorf("worker %d, round %d: Write: %v", g, i, err)
+					return
+				}
+				mine = append(mine, task)
+				if i > 0 {
+					mine[i-1] = tasks[1]
+				}
+				for _, id := range []string{shared[i], fmt.Sprintf("%s/%d", ids[g], i)} {
+					p, err := s.Publish(t.Context(), persistence.Published{ID: id, Key: "k", HandlerID: h.ID, At: now, Data: []byte(id)})
+					if err != nil {
+						t.Errorf("worker %d, round %d: Publish: %v", g, i, err)
+						return
+					}
+					mu.Lock()
+					published[id] = append(published[id], p)
+					mu.Unlock()
+				}
+			}
+			mu.Lock()
+			for _, task := range mine {
+				m[task.ID] = task
+			}
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	log, err := s.PublishedAfter(t.Context(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(published); len(log) != want {
+		t.Fatalf("log has %d entries, want %d (one per id)", len(log), want)
+	}
+	for i, p := range log {
+		if i > 0 && p.Seq <= log[i-1].Seq {
+			t.Fatalf("log entry %d has Seq %d, not after %d", i, p.Seq, log[i-1].Seq)
+		}
+		for _, got := range published[p.ID] {
+			checkPublished(t, "what Publish returned for "+p.ID, got, p)
+		}
+	}
+	checkTaskModel(t, s, m, false)
+}

@@ -96,6 +96,7 @@ func (m model) counts() persistence.Counts {
 	for _, r := range persistence.Residencies() {
 		c.ByResidency[r] = 0
 	}
+	c.TasksByStatus = taskModel{}.counts().TasksByStatus
 	for _, h := range m {
 		c.ByStatus[h.Status]++
 		c.ByResidency[h.Residency]++
@@ -108,7 +109,8 @@ func (m model) counts() persistence.Counts {
 
 // checkModel compares everything the store answers from its indexes with
 // the model: listings under every kind of filter, timers, waiter keys
-// (including stale ones), idle handlers and counts. staleKeys are waiter
+// (including stale ones), idle handlers and counts (of a store without
+// tasks). staleKeys are waiter
 // keys that were used once and must now be gone.
 func checkModel(t *testing.T, s persistence.Store, m model, now time.Time, staleKeys ...string) {
 	t.Helper()
@@ -226,6 +228,10 @@ func checkCounts(t *testing.T, s persistence.Store, want persistence.Counts) {
 	}
 	for _, r := range persistence.Residencies() {
 		equal = equal && got.ByResidency[r] == want.ByResidency[r]
+	}
+	equal = equal && got.Tasks == want.Tasks
+	for _, st := range persistence.TaskStatuses() {
+		equal = equal && got.TasksByStatus[st] == want.TasksByStatus[st]
 	}
 	if !equal {
 		t.Fatalf("Count = %+v, want %+v", got, want)

@@ -727,7 +727,9 @@ type Waiter struct {
 	// A keyed wait takes events published at or after this time.
 	Since *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=since,proto3" json:"since,omitempty"`
 	// Set when the waiter waits for all of these children to finish.
-	Children      []string `protobuf:"bytes,9,rep,name=children,proto3" json:"children,omitempty"`
+	Children []string `protobuf:"bytes,9,rep,name=children,proto3" json:"children,omitempty"`
+	// When the run parked.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -821,6 +823,13 @@ func (x *Waiter) GetSince() *timestamppb.Timestamp {
 func (x *Waiter) GetChildren() []string {
 	if x != nil {
 		return x.Children
+	}
+	return nil
+}
+
+func (x *Waiter) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
 	}
 	return nil
 }
@@ -982,7 +991,7 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x06worker\x18\x02 \x01(\rR\x06worker\x12$\n" +
 	"\x04item\x18\x03 \x01(\v2\x10.wfd.v1.WorkItemR\x04item\x129\n" +
 	"\n" +
-	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"\xcf\x02\n" +
+	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"\x8a\x03\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -993,7 +1002,10 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x04task\x18\x06 \x01(\v2\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n" +
 	"\x03key\x18\a \x01(\tR\x03key\x120\n" +
 	"\x05since\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x1a\n" +
-	"\bchildren\x18\t \x03(\tR\bchildren\"\\\n" +
+	"\bchildren\x18\t \x03(\tR\bchildren\x129\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\\\n" +
 	"\n" +
 	"WaitResult\x12%\n" +
 	"\x05event\x18\x01 \x01(\v2\r.wfd.v1.EventH\x00R\x05event\x12\x1d\n" +
@@ -1067,15 +1079,16 @@ var file_wfd_v1_state_proto_depIdxs = []int32{
 	6,  // 25: wfd.v1.Waiter.resume:type_name -> wfd.v1.WorkItem
 	4,  // 26: wfd.v1.Waiter.task:type_name -> wfd.v1.HumanTask
 	14, // 27: wfd.v1.Waiter.since:type_name -> google.protobuf.Timestamp
-	1,  // 28: wfd.v1.WaitResult.event:type_name -> wfd.v1.Event
-	15, // 29: wfd.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
-	3,  // 30: wfd.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.v1.ChildResult
-	9,  // 31: wfd.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.v1.WaitResult
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	14, // 28: wfd.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 29: wfd.v1.WaitResult.event:type_name -> wfd.v1.Event
+	15, // 30: wfd.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
+	3,  // 31: wfd.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.v1.ChildResult
+	9,  // 32: wfd.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.v1.WaitResult
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_state_proto_init() }

@@ -1,6 +1,7 @@
-// Package codec encodes persistence.Handler as the protobuf message
-// wfd.storage.v1.HandlerMeta. Backends share it so that every backend
-// stores metadata in the same, versioned, forward-compatible format.
+// Package codec encodes persistence.Handler, persistence.Task and
+// persistence.Published as the protobuf messages wfd.storage.v1.HandlerMeta,
+// TaskMeta and PublishedEvent. Backends share it so that every backend
+// stores them in the same, versioned, forward-compatible format.
 package codec
 
 import (
@@ -32,6 +33,7 @@ func EncodeHandler(h *persistence.Handler) ([]byte, error) {
 		Error:       h.Error,
 		Result:      h.Result,
 		Parent:      h.Parent,
+		Children:    h.Children,
 		Owner:       h.Owner,
 		LastSeq:     h.LastSeq,
 	}
@@ -78,6 +80,7 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 		Error:     m.Error,
 		Result:    m.Result,
 		Parent:    m.Parent,
+		Children:  m.Children,
 		Owner:     m.Owner,
 		LastSeq:   m.LastSeq,
 	}

@@ -134,6 +134,62 @@ func (Residency) EnumDescriptor() ([]byte, []int) {
 	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{1}
 }
 
+// TaskStatus is where a human task is in its life (persistence.TaskStatus).
+type TaskStatus int32
+
+const (
+	TaskStatus_TASK_STATUS_UNSPECIFIED TaskStatus = 0
+	TaskStatus_TASK_STATUS_PENDING     TaskStatus = 1
+	TaskStatus_TASK_STATUS_COMPLETED   TaskStatus = 2
+	TaskStatus_TASK_STATUS_EXPIRED     TaskStatus = 3
+	TaskStatus_TASK_STATUS_CANCELLED   TaskStatus = 4
+)
+
+// Enum value maps for TaskStatus.
+var (
+	TaskStatus_name = map[int32]string{
+		0: "TASK_STATUS_UNSPECIFIED",
+		1: "TASK_STATUS_PENDING",
+		2: "TASK_STATUS_COMPLETED",
+		3: "TASK_STATUS_EXPIRED",
+		4: "TASK_STATUS_CANCELLED",
+	}
+	TaskStatus_value = map[string]int32{
+		"TASK_STATUS_UNSPECIFIED": 0,
+		"TASK_STATUS_PENDING":     1,
+		"TASK_STATUS_COMPLETED":   2,
+		"TASK_STATUS_EXPIRED":     3,
+		"TASK_STATUS_CANCELLED":   4,
+	}
+)
+
+func (x TaskStatus) Enum() *TaskStatus {
+	p := new(TaskStatus)
+	*p = x
+	return p
+}
+
+func (x TaskStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_wfd_storage_v1_storage_proto_enumTypes[2].Descriptor()
+}
+
+func (TaskStatus) Type() protoreflect.EnumType {
+	return &file_wfd_storage_v1_storage_proto_enumTypes[2]
+}
+
+func (x TaskStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskStatus.Descriptor instead.
+func (TaskStatus) EnumDescriptor() ([]byte, []int) {
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{2}
+}
+
 // HandlerMeta is the stored metadata of one handler run (persistence.Handler).
 // The engine's snapshot and the handler's stream records are stored next to
 // it as opaque bytes, not inside it, so listing and indexing never pay for
@@ -163,7 +219,9 @@ type HandlerMeta struct {
 	// Replica that holds the handler live; empty when none does.
 	Owner string `protobuf:"bytes,14,opt,name=owner,proto3" json:"owner,omitempty"`
 	// Sequence number of the last record on the handler's stream.
-	LastSeq       uint64 `protobuf:"varint,15,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	LastSeq uint64 `protobuf:"varint,15,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// Ids of the handlers this one started, in order.
+	Children      []string `protobuf:"bytes,16,rep,name=children,proto3" json:"children,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -303,6 +361,13 @@ func (x *HandlerMeta) GetLastSeq() uint64 {
 	return 0
 }
 
+func (x *HandlerMeta) GetChildren() []string {
+	if x != nil {
+		return x.Children
+	}
+	return nil
+}
+
 // Waiter is one event the handler waits for (persistence.Waiter).
 type Waiter struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -391,11 +456,275 @@ func (x *Waiter) GetKey() string {
 	return ""
 }
 
+// TaskMeta is one human task of the inbox (persistence.Task), stored whole
+// and replaced as a whole on every upsert.
+type TaskMeta struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Encoding version, as in HandlerMeta.
+	Version uint32 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	Id      string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Handler the task belongs to; deleting the handler deletes the task.
+	HandlerId   string `protobuf:"bytes,3,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	Workflow    string `protobuf:"bytes,4,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	Step        string `protobuf:"bytes,5,opt,name=step,proto3" json:"step,omitempty"`
+	Title       string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
+	Description string `protobuf:"bytes,7,opt,name=description,proto3" json:"description,omitempty"`
+	// JSON Schema of the answer, as JSON bytes (opaque to the store).
+	Schema []byte `protobuf:"bytes,8,opt,name=schema,proto3" json:"schema,omitempty"`
+	// Empty when the task is unassigned.
+	Assignee  string                 `protobuf:"bytes,9,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Status    TaskStatus             `protobuf:"varint,10,opt,name=status,proto3,enum=wfd.storage.v1.TaskStatus" json:"status,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Unset when the task has no deadline.
+	Deadline *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// Unset until the task is completed.
+	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	CompletedBy string                 `protobuf:"bytes,14,opt,name=completed_by,json=completedBy,proto3" json:"completed_by,omitempty"`
+	// Opaque answer (JSON).
+	Answer        []byte `protobuf:"bytes,15,opt,name=answer,proto3" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskMeta) Reset() {
+	*x = TaskMeta{}
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskMeta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskMeta) ProtoMessage() {}
+
+func (x *TaskMeta) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskMeta.ProtoReflect.Descriptor instead.
+func (*TaskMeta) Descriptor() ([]byte, []int) {
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TaskMeta) GetVersion() uint32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *TaskMeta) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetSchema() []byte {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+func (x *TaskMeta) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Deadline
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetCompletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletedAt
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetCompletedBy() string {
+	if x != nil {
+		return x.CompletedBy
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetAnswer() []byte {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+// PublishedEvent is one entry of the append-only published-event log
+// (persistence.Published). Entries are never rewritten.
+type PublishedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Encoding version, as in HandlerMeta.
+	Version uint32 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// Position in the log, assigned by the store; equal to the entry's key.
+	Seq uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Caller-assigned id (a UUIDv7) that makes publishing idempotent.
+	Id  string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Key string `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	// Handler the event is addressed to; empty for a global event.
+	HandlerId string `protobuf:"bytes,5,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	// Opaque payload.
+	Data          []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishedEvent) Reset() {
+	*x = PublishedEvent{}
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishedEvent) ProtoMessage() {}
+
+func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
+func (*PublishedEvent) Descriptor() ([]byte, []int) {
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PublishedEvent) GetVersion() uint32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *PublishedEvent) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *PublishedEvent) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PublishedEvent) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *PublishedEvent) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *PublishedEvent) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *PublishedEvent) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x04\n" +
+	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf1\x04\n" +
 	"\vHandlerMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
@@ -415,7 +744,8 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\x06result\x18\f \x01(\fR\x06result\x12\x16\n" +
 	"\x06parent\x18\r \x01(\tR\x06parent\x12\x14\n" +
 	"\x05owner\x18\x0e \x01(\tR\x05owner\x12\x19\n" +
-	"\blast_seq\x18\x0f \x01(\x04R\alastSeq\"\xab\x01\n" +
+	"\blast_seq\x18\x0f \x01(\x04R\alastSeq\x12\x1a\n" +
+	"\bchildren\x18\x10 \x03(\tR\bchildren\"\xab\x01\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n" +
@@ -423,7 +753,35 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"event_type\x18\x03 \x01(\tR\teventType\x12\x14\n" +
 	"\x05match\x18\x04 \x01(\fR\x05match\x126\n" +
 	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\tR\x03key*s\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\"\x90\x04\n" +
+	"\bTaskMeta\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x03 \x01(\tR\thandlerId\x12\x1a\n" +
+	"\bworkflow\x18\x04 \x01(\tR\bworkflow\x12\x12\n" +
+	"\x04step\x18\x05 \x01(\tR\x04step\x12\x14\n" +
+	"\x05title\x18\x06 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\x12\x16\n" +
+	"\x06schema\x18\b \x01(\fR\x06schema\x12\x1a\n" +
+	"\bassignee\x18\t \x01(\tR\bassignee\x122\n" +
+	"\x06status\x18\n" +
+	" \x01(\x0e2\x1a.wfd.storage.v1.TaskStatusR\x06status\x129\n" +
+	"\n" +
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x126\n" +
+	"\bdeadline\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12=\n" +
+	"\fcompleted_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12!\n" +
+	"\fcompleted_by\x18\x0e \x01(\tR\vcompletedBy\x12\x16\n" +
+	"\x06answer\x18\x0f \x01(\fR\x06answer\"\xbd\x01\n" +
+	"\x0ePublishedEvent\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x05 \x01(\tR\thandlerId\x12\x12\n" +
+	"\x04data\x18\x06 \x01(\fR\x04data\x12*\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at*s\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTATUS_RUNNING\x10\x01\x12\x14\n" +
@@ -433,7 +791,14 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\tResidency\x12\x19\n" +
 	"\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n" +
-	"\x12RESIDENCY_RELEASED\x10\x02B5Z3github.com/wfd-dev/wfd/gen/wfd/storage/v1;storagev1b\x06proto3"
+	"\x12RESIDENCY_RELEASED\x10\x02*\x91\x01\n" +
+	"\n" +
+	"TaskStatus\x12\x1b\n" +
+	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13TASK_STATUS_PENDING\x10\x01\x12\x19\n" +
+	"\x15TASK_STATUS_COMPLETED\x10\x02\x12\x17\n" +
+	"\x13TASK_STATUS_EXPIRED\x10\x03\x12\x19\n" +
+	"\x15TASK_STATUS_CANCELLED\x10\x04B5Z3github.com/wfd-dev/wfd/gen/wfd/storage/v1;storagev1b\x06proto3"
 
 var (
 	file_wfd_storage_v1_storage_proto_rawDescOnce sync.Once
@@ -447,29 +812,37 @@ func file_wfd_storage_v1_storage_proto_rawDescGZIP() []byte {
 	return file_wfd_storage_v1_storage_proto_rawDescData
 }
 
-var file_wfd_storage_v1_storage_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_wfd_storage_v1_storage_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_wfd_storage_v1_storage_proto_goTypes = []any{
 	(Status)(0),                   // 0: wfd.storage.v1.Status
 	(Residency)(0),                // 1: wfd.storage.v1.Residency
-	(*HandlerMeta)(nil),           // 2: wfd.storage.v1.HandlerMeta
-	(*Waiter)(nil),                // 3: wfd.storage.v1.Waiter
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(TaskStatus)(0),               // 2: wfd.storage.v1.TaskStatus
+	(*HandlerMeta)(nil),           // 3: wfd.storage.v1.HandlerMeta
+	(*Waiter)(nil),                // 4: wfd.storage.v1.Waiter
+	(*TaskMeta)(nil),              // 5: wfd.storage.v1.TaskMeta
+	(*PublishedEvent)(nil),        // 6: wfd.storage.v1.PublishedEvent
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 }
 var file_wfd_storage_v1_storage_proto_depIdxs = []int32{
-	0, // 0: wfd.storage.v1.HandlerMeta.status:type_name -> wfd.storage.v1.Status
-	1, // 1: wfd.storage.v1.HandlerMeta.residency:type_name -> wfd.storage.v1.Residency
-	4, // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
-	4, // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
-	4, // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
-	4, // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
-	3, // 6: wfd.storage.v1.HandlerMeta.waiters:type_name -> wfd.storage.v1.Waiter
-	4, // 7: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	0,  // 0: wfd.storage.v1.HandlerMeta.status:type_name -> wfd.storage.v1.Status
+	1,  // 1: wfd.storage.v1.HandlerMeta.residency:type_name -> wfd.storage.v1.Residency
+	7,  // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
+	7,  // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
+	7,  // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
+	7,  // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
+	4,  // 6: wfd.storage.v1.HandlerMeta.waiters:type_name -> wfd.storage.v1.Waiter
+	7,  // 7: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	2,  // 8: wfd.storage.v1.TaskMeta.status:type_name -> wfd.storage.v1.TaskStatus
+	7,  // 9: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
+	7,  // 10: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
+	7,  // 11: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
+	7,  // 12: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_wfd_storage_v1_storage_proto_init() }
@@ -482,8 +855,8 @@ func file_wfd_storage_v1_storage_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_storage_v1_storage_proto_rawDesc), len(file_wfd_storage_v1_storage_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   2,
+			NumEnums:      3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

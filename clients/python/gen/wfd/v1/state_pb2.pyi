@@ -160,7 +160,7 @@ class Execution(_message.Message):
     def __init__(self, id: _Optional[int] = ..., worker: _Optional[int] = ..., item: _Optional[_Union[WorkItem, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Waiter(_message.Message):
-    __slots__ = ("id", "event_type", "match", "deadline", "resume", "task", "key", "since", "children")
+    __slots__ = ("id", "event_type", "match", "deadline", "resume", "task", "key", "since", "children", "created_at")
     ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     MATCH_FIELD_NUMBER: _ClassVar[int]
@@ -170,6 +170,7 @@ class Waiter(_message.Message):
     KEY_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     id: str
     event_type: str
     match: _struct_pb2.Struct
@@ -179,7 +180,8 @@ class Waiter(_message.Message):
     key: str
     since: _timestamp_pb2.Timestamp
     children: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resume: _Optional[_Union[WorkItem, _Mapping]] = ..., task: _Optional[_Union[HumanTask, _Mapping]] = ..., key: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resume: _Optional[_Union[WorkItem, _Mapping]] = ..., task: _Optional[_Union[HumanTask, _Mapping]] = ..., key: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., children: _Optional[_Iterable[str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class WaitResult(_message.Message):
     __slots__ = ("event", "timed_out")

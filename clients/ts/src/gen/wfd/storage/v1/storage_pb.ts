@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file wfd/storage/v1/storage.proto.
  */
 export const file_wfd_storage_v1_storage: GenFile = /*@__PURE__*/
-  fileDesc("Chx3ZmQvc3RvcmFnZS92MS9zdG9yYWdlLnByb3RvEg53ZmQuc3RvcmFnZS52MSLNAwoLSGFuZGxlck1ldGESDwoHdmVyc2lvbhgBIAEoDRIKCgJpZBgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRImCgZzdGF0dXMYBCABKA4yFi53ZmQuc3RvcmFnZS52MS5TdGF0dXMSLAoJcmVzaWRlbmN5GAUgASgOMhkud2ZkLnN0b3JhZ2UudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKaWRsZV9zaW5jZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoHd2FpdGVycxgKIAMoCzIWLndmZC5zdG9yYWdlLnYxLldhaXRlchINCgVlcnJvchgLIAEoCRIOCgZyZXN1bHQYDCABKAwSDgoGcGFyZW50GA0gASgJEg0KBW93bmVyGA4gASgJEhAKCGxhc3Rfc2VxGA8gASgEIoABCgZXYWl0ZXISCgoCaWQYASABKAkSDAoEc3RlcBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEg0KBW1hdGNoGAQgASgMEiwKCGRlYWRsaW5lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgNrZXkYBiABKAkqcwoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhIKDlNUQVRVU19SVU5OSU5HEAESFAoQU1RBVFVTX0NPTVBMRVRFRBACEhEKDVNUQVRVU19GQUlMRUQQAxIUChBTVEFUVVNfQ0FOQ0VMTEVEEAQqVAoJUmVzaWRlbmN5EhkKFVJFU0lERU5DWV9VTlNQRUNJRklFRBAAEhQKEFJFU0lERU5DWV9BQ1RJVkUQARIWChJSRVNJREVOQ1lfUkVMRUFTRUQQAkI1WjNnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvc3RvcmFnZS92MTtzdG9yYWdldjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Chx3ZmQvc3RvcmFnZS92MS9zdG9yYWdlLnByb3RvEg53ZmQuc3RvcmFnZS52MSLfAwoLSGFuZGxlck1ldGESDwoHdmVyc2lvbhgBIAEoDRIKCgJpZBgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRImCgZzdGF0dXMYBCABKA4yFi53ZmQuc3RvcmFnZS52MS5TdGF0dXMSLAoJcmVzaWRlbmN5GAUgASgOMhkud2ZkLnN0b3JhZ2UudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKaWRsZV9zaW5jZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoHd2FpdGVycxgKIAMoCzIWLndmZC5zdG9yYWdlLnYxLldhaXRlchINCgVlcnJvchgLIAEoCRIOCgZyZXN1bHQYDCABKAwSDgoGcGFyZW50GA0gASgJEg0KBW93bmVyGA4gASgJEhAKCGxhc3Rfc2VxGA8gASgEEhAKCGNoaWxkcmVuGBAgAygJIoABCgZXYWl0ZXISCgoCaWQYASABKAkSDAoEc3RlcBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEg0KBW1hdGNoGAQgASgMEiwKCGRlYWRsaW5lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgNrZXkYBiABKAkigwMKCFRhc2tNZXRhEg8KB3ZlcnNpb24YASABKA0SCgoCaWQYAiABKAkSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCgh3b3JrZmxvdxgEIAEoCRIMCgRzdGVwGAUgASgJEg0KBXRpdGxlGAYgASgJEhMKC2Rlc2NyaXB0aW9uGAcgASgJEg4KBnNjaGVtYRgIIAEoDBIQCghhc3NpZ25lZRgJIAEoCRIqCgZzdGF0dXMYCiABKA4yGi53ZmQuc3RvcmFnZS52MS5UYXNrU3RhdHVzEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGRlYWRsaW5lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNvbXBsZXRlZF9ieRgOIAEoCRIOCgZhbnN3ZXIYDyABKAwikQEKDlB1Ymxpc2hlZEV2ZW50Eg8KB3ZlcnNpb24YASABKA0SCwoDc2VxGAIgASgEEgoKAmlkGAMgASgJEgsKA2tleRgEIAEoCRISCgpoYW5kbGVyX2lkGAUgASgJEgwKBGRhdGEYBiABKAwSJgoCYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKnMKBlN0YXR1cxIWChJTVEFUVVNfVU5TUEVDSUZJRUQQABISCg5TVEFUVVNfUlVOTklORxABEhQKEFNUQVRVU19DT01QTEVURUQQAhIRCg1TVEFUVVNfRkFJTEVEEAMSFAoQU1RBVFVTX0NBTkNFTExFRBAEKlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQjVaM2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC9zdG9yYWdlL3YxO3N0b3JhZ2V2MWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * HandlerMeta is the stored metadata of one handler run (persistence.Handler).
@@ -119,6 +119,13 @@ export type HandlerMeta = Message<"wfd.storage.v1.HandlerMeta"> & {
    * @generated from field: uint64 last_seq = 15;
    */
   lastSeq: bigint;
+
+  /**
+   * Ids of the handlers this one started, in order.
+   *
+   * @generated from field: repeated string children = 16;
+   */
+  children: string[];
 };
 
 /**
@@ -177,6 +184,170 @@ export type Waiter = Message<"wfd.storage.v1.Waiter"> & {
  */
 export const WaiterSchema: GenMessage<Waiter> = /*@__PURE__*/
   messageDesc(file_wfd_storage_v1_storage, 1);
+
+/**
+ * TaskMeta is one human task of the inbox (persistence.Task), stored whole
+ * and replaced as a whole on every upsert.
+ *
+ * @generated from message wfd.storage.v1.TaskMeta
+ */
+export type TaskMeta = Message<"wfd.storage.v1.TaskMeta"> & {
+  /**
+   * Encoding version, as in HandlerMeta.
+   *
+   * @generated from field: uint32 version = 1;
+   */
+  version: number;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * Handler the task belongs to; deleting the handler deletes the task.
+   *
+   * @generated from field: string handler_id = 3;
+   */
+  handlerId: string;
+
+  /**
+   * @generated from field: string workflow = 4;
+   */
+  workflow: string;
+
+  /**
+   * @generated from field: string step = 5;
+   */
+  step: string;
+
+  /**
+   * @generated from field: string title = 6;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string description = 7;
+   */
+  description: string;
+
+  /**
+   * JSON Schema of the answer, as JSON bytes (opaque to the store).
+   *
+   * @generated from field: bytes schema = 8;
+   */
+  schema: Uint8Array;
+
+  /**
+   * Empty when the task is unassigned.
+   *
+   * @generated from field: string assignee = 9;
+   */
+  assignee: string;
+
+  /**
+   * @generated from field: wfd.storage.v1.TaskStatus status = 10;
+   */
+  status: TaskStatus;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 11;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Unset when the task has no deadline.
+   *
+   * @generated from field: google.protobuf.Timestamp deadline = 12;
+   */
+  deadline?: Timestamp | undefined;
+
+  /**
+   * Unset until the task is completed.
+   *
+   * @generated from field: google.protobuf.Timestamp completed_at = 13;
+   */
+  completedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string completed_by = 14;
+   */
+  completedBy: string;
+
+  /**
+   * Opaque answer (JSON).
+   *
+   * @generated from field: bytes answer = 15;
+   */
+  answer: Uint8Array;
+};
+
+/**
+ * Describes the message wfd.storage.v1.TaskMeta.
+ * Use `create(TaskMetaSchema)` to create a new message.
+ */
+export const TaskMetaSchema: GenMessage<TaskMeta> = /*@__PURE__*/
+  messageDesc(file_wfd_storage_v1_storage, 2);
+
+/**
+ * PublishedEvent is one entry of the append-only published-event log
+ * (persistence.Published). Entries are never rewritten.
+ *
+ * @generated from message wfd.storage.v1.PublishedEvent
+ */
+export type PublishedEvent = Message<"wfd.storage.v1.PublishedEvent"> & {
+  /**
+   * Encoding version, as in HandlerMeta.
+   *
+   * @generated from field: uint32 version = 1;
+   */
+  version: number;
+
+  /**
+   * Position in the log, assigned by the store; equal to the entry's key.
+   *
+   * @generated from field: uint64 seq = 2;
+   */
+  seq: bigint;
+
+  /**
+   * Caller-assigned id (a UUIDv7) that makes publishing idempotent.
+   *
+   * @generated from field: string id = 3;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string key = 4;
+   */
+  key: string;
+
+  /**
+   * Handler the event is addressed to; empty for a global event.
+   *
+   * @generated from field: string handler_id = 5;
+   */
+  handlerId: string;
+
+  /**
+   * Opaque payload.
+   *
+   * @generated from field: bytes data = 6;
+   */
+  data: Uint8Array;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 7;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message wfd.storage.v1.PublishedEvent.
+ * Use `create(PublishedEventSchema)` to create a new message.
+ */
+export const PublishedEventSchema: GenMessage<PublishedEvent> = /*@__PURE__*/
+  messageDesc(file_wfd_storage_v1_storage, 3);
 
 /**
  * Status is where a handler is in its life (persistence.Status).
@@ -244,4 +415,42 @@ export enum Residency {
  */
 export const ResidencySchema: GenEnum<Residency> = /*@__PURE__*/
   enumDesc(file_wfd_storage_v1_storage, 1);
+
+/**
+ * TaskStatus is where a human task is in its life (persistence.TaskStatus).
+ *
+ * @generated from enum wfd.storage.v1.TaskStatus
+ */
+export enum TaskStatus {
+  /**
+   * @generated from enum value: TASK_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: TASK_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: TASK_STATUS_COMPLETED = 2;
+   */
+  COMPLETED = 2,
+
+  /**
+   * @generated from enum value: TASK_STATUS_EXPIRED = 3;
+   */
+  EXPIRED = 3,
+
+  /**
+   * @generated from enum value: TASK_STATUS_CANCELLED = 4;
+   */
+  CANCELLED = 4,
+}
+
+/**
+ * Describes the enum wfd.storage.v1.TaskStatus.
+ */
+export const TaskStatusSchema: GenEnum<TaskStatus> = /*@__PURE__*/
+  enumDesc(file_wfd_storage_v1_storage, 2);
 
