@@ -41,6 +41,8 @@ type Change struct {
 	Error    string
 	// Records are new since the previous change, in sequence order.
 	Records []Record
+	// Waiters are all the handler's waiters now (busy or idle).
+	Waiters []WaiterInfo
 	// NewWaiters were added, Resolved were resolved (by an event or their
 	// deadline) and Dropped were discarded (the handler ended) since the
 	// previous change.
@@ -48,8 +50,7 @@ type Change struct {
 	Resolved   []Resolution
 	Dropped    []WaiterInfo
 	// Parent started this handler ("" for none). Children lists the
-	// handlers it started; it is set on the first and last change and
-	// whenever it grew, nil otherwise.
+	// handlers it started, in order (shared between changes: read only).
 	Parent   string
 	Children []string
 

@@ -28,10 +28,16 @@ type runner struct {
 	// Waiters added, resolved and dropped since the last change, and
 	// whether the list of children grew: the journal keeps task and
 	// wake-up indexes from them.
-	newWaiters      []WaiterInfo
-	resolved        []Resolution
+	newWaiters []WaiterInfo
+	resolved   []Resolution
+	// lastWaiters is the list the last change carried (waitersKnown: it
+	// is current unless waiters came or went since).
+	lastWaiters     []WaiterInfo
+	waitersKnown    bool
 	dropped         []WaiterInfo
 	childrenChanged bool
+	// lastChildren is the list of children the last change carried.
+	lastChildren []string
 
 	timer   *time.Timer
 	timerAt time.Time
@@ -513,11 +519,17 @@ func (r *runner) finish(x *execution, err error) {
 		r.commit(x, &ch)
 		w := x.wait
 		w.resume = x.item
+		w.created = r.now
 		if !w.deadline.IsZero() {
 			r.timed = true
 		}
 		ss.waiters = append(ss.waiters, w)
 		r.newWaiters = append(r.newWaiters, w.info(r.wf.def.Steps))
+		if w.children != nil && r.satisfies(w, Event{}) {
+			// The last child ended while the run was deciding to wait.
+			ss.waiters = ss.waiters[:len(ss.waiters)-1]
+			r.resume(w, waitResult{ev: Event{Type: ChildEvent}})
+		}
 	case err == nil:
 		if x.usedOnce {
 			r.dropOnce(def.Name, x.item.ev.ID)
@@ -730,10 +742,12 @@ func (r *runner) flush() {
 		Status: s.status, Idle: s.idle, CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt, Deadline: s.deadline,
 		Result: s.result, Error: s.err, Records: r.records, st: s, acks: r.acks,
 		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: s.parent,
+		Waiters: r.waiters(),
 	}
-	if r.childrenChanged || r.created || s.status.Terminal() || r.released {
-		c.Children = slices.Clone(s.children)
+	if r.childrenChanged || (r.lastChildren == nil && len(s.children) > 0) {
+		r.lastChildren = slices.Clone(s.children)
 	}
+	c.Children = r.lastChildren
 	r.records, r.acks, r.created = nil, nil, false
 	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
 	r.journal.Append(c)
@@ -793,4 +807,23 @@ func earliest(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// waiters lists the handler's waiters for a change. The list is rebuilt only
+// when waiters came or went since the last one.
+func (r *runner) waiters() []WaiterInfo {
+	if r.s.status.Terminal() {
+		return nil
+	}
+	if len(r.newWaiters) == 0 && len(r.resolved) == 0 && r.waitersKnown {
+		return r.lastWaiters
+	}
+	var out []WaiterInfo
+	for i := range r.s.steps {
+		for _, w := range r.s.steps[i].waiters {
+			out = append(out, w.info(r.wf.def.Steps))
+		}
+	}
+	r.lastWaiters, r.waitersKnown = out, true
+	return out
 }

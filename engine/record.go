@@ -109,6 +109,8 @@ type WaiterInfo struct {
 	Since time.Time
 	// Children is set for a wait on children (WaitForChildren).
 	Children []string
+	// Created is when the run parked.
+	Created time.Time
 }
 
 // Resolution is a waiter that was resolved: by an event, or by its deadline.

@@ -104,11 +104,12 @@ type waiter struct {
 	key       string
 	since     time.Time
 	children  []string
+	created   time.Time
 }
 
 func (w *waiter) info(steps []Step) WaiterInfo {
 	return WaiterInfo{ID: w.id, Step: steps[w.step].Name, EventType: w.eventType, Match: w.match, Deadline: w.deadline,
-		Task: w.task, Key: w.key, Since: w.since, Children: w.children}
+		Task: w.task, Key: w.key, Since: w.since, Children: w.children, Created: w.created}
 }
 
 func newState(wf *compiled, id string, now time.Time) *state {
@@ -222,7 +223,8 @@ func (s *state) toProto() *wfdv1.HandlerState {
 		}
 		for _, w := range ss.waiters {
 			ps.Waiters = append(ps.Waiters, &wfdv1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
-				Resume: w.resume.toProto(), Task: w.task.toProto(), Key: w.key, Since: ts(w.since), Children: w.children})
+				Resume: w.resume.toProto(), Task: w.task.toProto(), Key: w.key, Since: ts(w.since), Children: w.children,
+				CreatedAt: ts(w.created)})
 		}
 		p.Steps[i] = ps
 	}
@@ -289,6 +291,7 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 				id: w.GetId(), step: i, eventType: w.GetEventType(), match: w.GetMatch(),
 				deadline: fromTS(w.GetDeadline()), resume: itemFromProto(w.GetResume()),
 				task: taskFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren(),
+				created: fromTS(w.GetCreatedAt()),
 			})
 		}
 	}

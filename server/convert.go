@@ -45,11 +45,7 @@ func idleToProto(i *engine.Idle) *wfdv1.IdleInfo {
 	}
 	p := &wfdv1.IdleInfo{Since: timestamppb.New(i.Since), ExternalEventTypes: i.External}
 	for _, w := range i.Waiters {
-		wi := &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType, Match: w.Match}
-		if !w.Deadline.IsZero() {
-			wi.Deadline = timestamppb.New(w.Deadline)
-		}
-		p.Waiters = append(p.Waiters, wi)
+		p.Waiters = append(p.Waiters, waiterToProto(&w))
 	}
 	return p
 }
@@ -64,11 +60,16 @@ const (
 	timeoutWaiter  = "~timeout"
 )
 
+// childrenKey indexes, in the store, the waiters of parents waiting for
+// children, so that start-up can check on them.
+const childrenKey = "wfd.children"
+
 // metaFromChange is the store's metadata for a handler after an engine change.
 func metaFromChange(c *engine.Change, residency persistence.Residency) (persistence.Handler, error) {
 	h := persistence.Handler{
 		ID: c.HandlerID, Workflow: c.Workflow, Status: persistence.Status(c.Status), Residency: residency,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt, Error: c.Error,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt, Error: c.Error, Parent: c.Parent,
+		Children: c.Children,
 	}
 	if c.Result != nil {
 		b, err := proto.Marshal(c.Result)
@@ -77,34 +78,46 @@ func metaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 		}
 		h.Result = b
 	}
+	for _, w := range c.Waiters {
+		// The API view of the waiter rides in Match, opaque to the store.
+		b, err := proto.Marshal(waiterToProto(&w))
+		if err != nil {
+			return h, err
+		}
+		pw := persistence.Waiter{ID: w.ID, Step: w.Step, EventType: w.EventType, Deadline: w.Deadline, Match: b, Key: w.Key}
+		if w.Children != nil {
+			pw.Key = childrenKey
+		}
+		h.Waiters = append(h.Waiters, pw)
+	}
 	if c.Idle != nil {
 		h.IdleSince = c.Idle.Since
-		for _, w := range c.Idle.Waiters {
-			pw := persistence.Waiter{ID: w.ID, Step: w.Step, EventType: w.EventType, Deadline: w.Deadline}
-			if w.Match != nil {
-				b, err := proto.Marshal(w.Match)
-				if err != nil {
-					return h, err
-				}
-				pw.Match = b
-			}
-			h.Waiters = append(h.Waiters, pw)
-		}
 		for _, t := range c.Idle.External {
 			h.Waiters = append(h.Waiters, persistence.Waiter{ID: externalPrefix + t, EventType: t})
 		}
-		if !c.Deadline.IsZero() {
-			h.Waiters = append(h.Waiters, persistence.Waiter{ID: timeoutWaiter, Deadline: c.Deadline})
-		}
+	}
+	if !c.Deadline.IsZero() && c.Status == engine.StatusRunning {
+		h.Waiters = append(h.Waiters, persistence.Waiter{ID: timeoutWaiter, Deadline: c.Deadline})
 	}
 	return h, nil
+}
+
+func waiterToProto(w *engine.WaiterInfo) *wfdv1.WaiterInfo {
+	p := &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType, Match: w.Match, Key: w.Key, Children: w.Children}
+	if !w.Deadline.IsZero() {
+		p.Deadline = timestamppb.New(w.Deadline)
+	}
+	if t := w.Task; t != nil {
+		p.Task = &wfdv1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee}
+	}
+	return p
 }
 
 // handlerToProto is the API view of stored metadata.
 func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 	p := &wfdv1.Handler{
 		HandlerId: h.ID, Workflow: h.Workflow, Status: wfdv1.HandlerStatus(h.Status),
-		Error: h.Error, LastSeq: h.LastSeq,
+		Error: h.Error, LastSeq: h.LastSeq, ParentId: h.Parent, Children: h.Children,
 		CreatedAt: timestamppb.New(h.CreatedAt), UpdatedAt: timestamppb.New(h.UpdatedAt),
 	}
 	if h.Status == persistence.StatusRunning {
@@ -124,24 +137,17 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 	if !h.IdleSince.IsZero() {
 		p.Idle = &wfdv1.IdleInfo{Since: timestamppb.New(h.IdleSince)}
 		for _, w := range h.Waiters {
-			if strings.HasPrefix(w.ID, externalPrefix) {
+			switch {
+			case strings.HasPrefix(w.ID, externalPrefix):
 				p.Idle.ExternalEventTypes = append(p.Idle.ExternalEventTypes, w.EventType)
-				continue
-			}
-			if w.ID == timeoutWaiter {
-				continue
-			}
-			wi := &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
-			if len(w.Match) > 0 {
-				var m structpb.Struct
-				if proto.Unmarshal(w.Match, &m) == nil {
-					wi.Match = &m
+			case w.ID == timeoutWaiter:
+			default:
+				var wi wfdv1.WaiterInfo
+				if proto.Unmarshal(w.Match, &wi) != nil {
+					wi = wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
 				}
+				p.Idle.Waiters = append(p.Idle.Waiters, &wi)
 			}
-			if !w.Deadline.IsZero() {
-				wi.Deadline = timestamppb.New(w.Deadline)
-			}
-			p.Idle.Waiters = append(p.Idle.Waiters, wi)
 		}
 	}
 	return p

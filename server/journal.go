@@ -99,6 +99,9 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 		return err
 	}
 	p.change.Handler = meta
+	if p.change.Tasks, err = tasksFromChange(c); err != nil {
+		return err
+	}
 	snap, err := proto.Marshal(c.Snapshot())
 	if err != nil {
 		return err

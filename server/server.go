@@ -107,7 +107,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed)
-	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0)})
+	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0),
+		EventLog: eventLog{opts.Store}, Starter: starter{s}})
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
@@ -116,6 +117,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := s.recover(ctx); err != nil {
 		_ = s.Close(ctx)
 		return nil, err
+	}
+	if err := s.recheckWaitingParents(ctx); err != nil {
+		_ = s.Close(ctx)
+		return nil, fmt.Errorf("server: checking on waiting parents: %w", err)
 	}
 	s.backgroundDone.Go(func() { s.timers.run(s.background) })
 	if opts.IdleTimeout > 0 || keep >= 0 {
@@ -126,6 +131,20 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 
 // committed is told about every change the journal has made durable.
 func (s *Server) committed(c *engine.Change) {
+	for _, w := range c.NewWaiters {
+		switch {
+		case w.Key != "":
+			s.backgroundDone.Go(func() { s.recheckKey(c.HandlerID, w) })
+		case w.Children != nil:
+			s.backgroundDone.Go(func() { s.recheckChildren(c.HandlerID, w.Children) })
+		}
+	}
+	if c.Status.Terminal() && c.Parent != "" {
+		s.backgroundDone.Go(func() { s.childEnded(c) })
+	}
+	if c.Status == engine.StatusCancelled && len(c.Children) > 0 {
+		s.backgroundDone.Go(func() { s.cancelChildren(c.Children) })
+	}
 	if s.idle.observe(c, s.opts.Now()) && s.reaper.keep >= 0 && s.idle.len() > s.reaper.keep {
 		s.reaper.poke()
 	}

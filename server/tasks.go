@@ -1,28 +1,245 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"time"
 
-	"connectrpc.com/connect"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
 )
 
-var errNotYet = errors.New("not implemented yet")
-
-func (v *service) ListTasks(context.Context, *wfdv1.ListTasksRequest) (*wfdv1.ListTasksResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
+// tasksFromChange derives the task records a change creates or ends: a new
+// task waiter is a pending task, a resolved one completed (by its answer
+// event) or expired (by its deadline), a dropped one cancelled. They commit
+// with the handler's change, so the inbox never disagrees with the handler.
+func tasksFromChange(c *engine.Change) ([]persistence.Task, error) {
+	var out []persistence.Task
+	task := func(w *engine.WaiterInfo, st persistence.TaskStatus) (persistence.Task, error) {
+		t := persistence.Task{
+			ID: w.Task.ID, HandlerID: c.HandlerID, Workflow: c.Workflow, Step: w.Step, Title: w.Task.Title,
+			Description: w.Task.Description, Assignee: w.Task.Assignee, Status: st, Deadline: w.Deadline, CreatedAt: w.Created,
+		}
+		if w.Task.Schema != nil {
+			b, err := protojson.Marshal(w.Task.Schema)
+			if err != nil {
+				return t, err
+			}
+			t.Schema = b
+		}
+		return t, nil
+	}
+	for i := range c.NewWaiters {
+		w := &c.NewWaiters[i]
+		if w.Task == nil {
+			continue
+		}
+		t, err := task(w, persistence.TaskPending)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	for i := range c.Resolved {
+		r := &c.Resolved[i]
+		if r.Waiter.Task == nil {
+			continue
+		}
+		st := persistence.TaskExpired
+		if !r.TimedOut {
+			st = persistence.TaskCompleted
+		}
+		t, err := task(&r.Waiter, st)
+		if err != nil {
+			return nil, err
+		}
+		t.CompletedAt = c.UpdatedAt
+		if !r.TimedOut {
+			f := r.Event.Data.GetFields()
+			t.CompletedBy = f["completed_by"].GetStringValue()
+			if at, err := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue()); err == nil {
+				t.CompletedAt = at
+			}
+			if a := f["answer"].GetStructValue(); a != nil {
+				if t.Answer, err = protojson.Marshal(a); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	for i := range c.Dropped {
+		w := &c.Dropped[i]
+		if w.Task == nil {
+			continue
+		}
+		t, err := task(w, persistence.TaskCancelled)
+		if err != nil {
+			return nil, err
+		}
+		t.CompletedAt = c.UpdatedAt
+		out = append(out, t)
+	}
+	return out, nil
 }
 
-func (v *service) GetTask(context.Context, *wfdv1.GetTaskRequest) (*wfdv1.GetTaskResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
+func taskToProto(t *persistence.Task) *wfdv1.Task {
+	p := &wfdv1.Task{
+		TaskId: t.ID, HandlerId: t.HandlerID, Workflow: t.Workflow, Step: t.Step, Title: t.Title, Description: t.Description,
+		Assignee: t.Assignee, Status: wfdv1.TaskStatus(t.Status), CompletedBy: t.CompletedBy, CreatedAt: timestamppb.New(t.CreatedAt),
+	}
+	if !t.Deadline.IsZero() {
+		p.Deadline = timestamppb.New(t.Deadline)
+	}
+	if !t.CompletedAt.IsZero() {
+		p.CompletedAt = timestamppb.New(t.CompletedAt)
+	}
+	if len(t.Schema) > 0 {
+		var s structpb.Struct
+		if protojson.Unmarshal(t.Schema, &s) == nil {
+			p.AnswerSchema = &s
+		}
+	}
+	if len(t.Answer) > 0 {
+		var a structpb.Struct
+		if protojson.Unmarshal(t.Answer, &a) == nil {
+			p.Answer = &a
+		}
+	}
+	return p
 }
 
-func (v *service) CompleteTask(context.Context, *wfdv1.CompleteTaskRequest) (*wfdv1.CompleteTaskResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
+func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*wfdv1.ListTasksResponse, error) {
+	if err := validateListTasks(req); err != nil {
+		return nil, toConnect(err)
+	}
+	q := persistence.TaskQuery{Assignee: req.GetAssignee(), Workflow: req.GetWorkflow(), HandlerID: req.GetHandlerId(),
+		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken()}
+	for _, s := range req.GetStatuses() {
+		q.Statuses = append(q.Statuses, persistence.TaskStatus(s))
+	}
+	ts, next, err := v.s.store.ListTasks(ctx, q)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	out := &wfdv1.ListTasksResponse{NextPageToken: next, Tasks: make([]*wfdv1.Task, len(ts))}
+	for i := range ts {
+		out.Tasks[i] = taskToProto(&ts[i])
+	}
+	return out, nil
 }
 
-func (v *service) PublishEvent(context.Context, *wfdv1.PublishEventRequest) (*wfdv1.PublishEventResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
+func (v *service) GetTask(ctx context.Context, req *wfdv1.GetTaskRequest) (*wfdv1.GetTaskResponse, error) {
+	if err := checkTaskID(req.GetTaskId()); err != nil {
+		return nil, toConnect(err)
+	}
+	t, err := v.s.task(ctx, req.GetTaskId())
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.GetTaskResponse{Task: taskToProto(&t)}, nil
+}
+
+func (s *Server) task(ctx context.Context, id string) (persistence.Task, error) {
+	t, err := s.store.GetTask(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return t, fmt.Errorf("%w: task %q", errNotFound, id)
+	}
+	return t, err
+}
+
+// CompleteTask checks the answer against the task's schema, then delivers
+// it to the handler as a TaskEvent; the journal marks the task completed
+// in the same commit that records the handler taking the answer.
+func (v *service) CompleteTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (*wfdv1.CompleteTaskResponse, error) {
+	t, err := v.s.completeTask(ctx, req)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.CompleteTaskResponse{Task: taskToProto(&t)}, nil
+}
+
+func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (persistence.Task, error) {
+	if err := validateCompleteTask(req); err != nil {
+		return persistence.Task{}, err
+	}
+	id := req.GetTaskId()
+	// Answers to one task take turns, so the second sees the first's result.
+	unlock := s.starting.lock("task:" + id)
+	defer unlock()
+	t, err := s.task(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	if t.Status != persistence.TaskPending {
+		return t, fmt.Errorf("%w: task %q is %v", errFailedPrecondition, id, t.Status)
+	}
+	answer := req.GetAnswer()
+	if answer == nil {
+		answer = &structpb.Struct{}
+	}
+	if err := checkAnswer(t.Schema, answer); err != nil {
+		return t, err
+	}
+	ev := engine.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
+		"task_id":      structpb.NewStringValue(id),
+		"answer":       structpb.NewStructValue(answer),
+		"completed_by": structpb.NewStringValue(req.GetCompletedBy()),
+		"completed_at": structpb.NewStringValue(s.opts.Now().UTC().Format(time.RFC3339Nano)),
+	}}}
+	err = s.withLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev) })
+	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, engine.ErrInvalidEvent) {
+		return t, err
+	}
+	if t, err = s.task(ctx, id); err != nil {
+		return t, err
+	}
+	if t.Status != persistence.TaskCompleted {
+		// The deadline passed, or the handler ended, before the answer.
+		return t, fmt.Errorf("%w: task %q is %v", errFailedPrecondition, id, t.Status)
+	}
+	return t, nil
+}
+
+// checkAnswer validates an answer against a JSON Schema (JSON bytes; none
+// accepts any object). The error names the failing fields.
+func checkAnswer(schema []byte, answer *structpb.Struct) error {
+	if len(schema) == 0 {
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return fmt.Errorf("%w: the task's schema is not JSON: %w", errFailedPrecondition, err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("task.json", doc); err != nil {
+		return fmt.Errorf("%w: the task's schema: %w", errFailedPrecondition, err)
+	}
+	sch, err := c.Compile("task.json")
+	if err != nil {
+		return fmt.Errorf("%w: the task's schema does not compile: %w", errFailedPrecondition, err)
+	}
+	// Validate the JSON form, as a client would send it.
+	b, err := protojson.Marshal(answer)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if err := sch.Validate(v); err != nil {
+		return fmt.Errorf("%w: the answer does not match the task's schema: %v", errInvalid, err)
+	}
+	return nil
 }

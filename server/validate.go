@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
 )
 
 // Limits on request fields.
@@ -70,6 +72,9 @@ func validateSend(r *wfdv1.SendEventRequest) error {
 	if err := checkName("event.type", r.GetEvent().GetType()); err != nil {
 		return err
 	}
+	if engine.Reserved(r.GetEvent().GetType()) {
+		return fmt.Errorf("%w: event type %q is reserved (use CompleteTask or PublishEvent)", errInvalid, r.GetEvent().GetType())
+	}
 	if k := r.GetIdempotencyKey(); k != "" {
 		if len(k) > maxHandlerIDLen {
 			return fmt.Errorf("%w: idempotency_key is longer than %d characters", errInvalid, maxHandlerIDLen)
@@ -103,6 +108,64 @@ func validateList(r *wfdv1.ListHandlersRequest) error {
 		if d.AsDuration() < 0 {
 			return fmt.Errorf("%w: idle_for is negative", errInvalid)
 		}
+	}
+	return nil
+}
+
+// checkTaskID accepts "<handler id>:<waiter id>"-shaped ids.
+func checkTaskID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: task_id is required", errInvalid)
+	}
+	if len(id) > 2*maxNameLen {
+		return fmt.Errorf("%w: task_id is longer than %d bytes", errInvalid, 2*maxNameLen)
+	}
+	return checkName("task_id", id)
+}
+
+func validateListTasks(r *wfdv1.ListTasksRequest) error {
+	for _, s := range r.GetStatuses() {
+		if _, ok := wfdv1.TaskStatus_name[int32(s)]; !ok || s == wfdv1.TaskStatus_TASK_STATUS_UNSPECIFIED {
+			return fmt.Errorf("%w: statuses: unknown task status %d", errInvalid, s)
+		}
+	}
+	if r.GetPageSize() < 0 || r.GetPageSize() > maxPageSize {
+		return fmt.Errorf("%w: page_size %d is outside 0..%d", errInvalid, r.GetPageSize(), maxPageSize)
+	}
+	for _, f := range []struct{ name, v string }{{"assignee", r.GetAssignee()}, {"workflow", r.GetWorkflow()}} {
+		if f.v != "" {
+			if err := checkName(f.name, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	if r.GetHandlerId() != "" {
+		return checkHandlerID(r.GetHandlerId())
+	}
+	return nil
+}
+
+func validateCompleteTask(r *wfdv1.CompleteTaskRequest) error {
+	if err := checkTaskID(r.GetTaskId()); err != nil {
+		return err
+	}
+	if b := r.GetCompletedBy(); b != "" {
+		return checkName("completed_by", b)
+	}
+	return nil
+}
+
+func validatePublish(r *wfdv1.PublishEventRequest) error {
+	if err := checkName("key", r.GetKey()); err != nil {
+		return err
+	}
+	if r.GetHandlerId() != "" {
+		if err := checkHandlerID(r.GetHandlerId()); err != nil {
+			return err
+		}
+	}
+	if r.GetEventId() != "" {
+		return checkHandlerID(r.GetEventId())
 	}
 	return nil
 }

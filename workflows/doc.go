@@ -1,5 +1,6 @@
 // Package workflows holds the example workflows that wfd serves out of the
-// box: echo, approval and fanin. They double as documentation of the step
+// box: echo, approval and fanin; expense (a human task), order (waits for a
+// published payment) and batch with its job children. They double as documentation of the step
 // API and as fixtures for the engine, server and client tests.
 package workflows
 
@@ -7,5 +8,5 @@ import "github.com/wfd-dev/wfd/engine"
 
 // All returns every example workflow.
 func All() []engine.Workflow {
-	return []engine.Workflow{Echo(), Approval(), FanIn()}
+	return []engine.Workflow{Echo(), Approval(), FanIn(), Expense(), Order(), Batch(), Job()}
 }

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// starter starts child handlers for the engine, idempotently by id: a
+// child that exists in the store (running or finished) is not started again.
+type starter struct{ s *Server }
+
+var _ engine.Starter = starter{}
+
+func (st starter) StartChild(ctx context.Context, parent, child, workflow string, input *structpb.Struct) error {
+	s := st.s
+	unlock := s.starting.lock(child)
+	defer unlock()
+	meta, err := s.meta(ctx, child)
+	switch {
+	case err == nil:
+		if meta.Workflow != workflow {
+			return fmt.Errorf("%w: child %s runs workflow %q, not %q", errAlreadyExists, child, meta.Workflow, workflow)
+		}
+		return nil
+	case !errors.Is(err, errNotFound):
+		return err
+	}
+	_, err = s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
+	if errors.Is(err, engine.ErrHandlerExists) {
+		return nil
+	}
+	return err
+}
+
+// childEnded tells the parent how a child ended (durably: the parent takes
+// the event like any other, deduplicated by the child's id).
+func (s *Server) childEnded(c *engine.Change) {
+	ev := engine.ChildDoneEvent(c.HandlerID, engine.ChildResult{Status: c.Status, Result: c.Result, Error: c.Error})
+	err := s.withLive(s.background, c.Parent, func(h *engine.Handler) error {
+		return h.SendEvent(s.background, ev, engine.WithIdempotencyKey("child:"+c.HandlerID))
+	})
+	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && s.background.Err() == nil {
+		s.log.Warn("telling a parent its child ended", "parent", c.Parent, "child", c.HandlerID, "err", err)
+	}
+}
+
+// cancelChildren cancels the running children of a cancelled parent.
+func (s *Server) cancelChildren(children []string) {
+	for _, id := range children {
+		err := s.withLive(s.background, id, func(h *engine.Handler) error { return h.Cancel(s.background) })
+		if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, errNotFound) && s.background.Err() == nil {
+			s.log.Warn("cancelling a child", "child", id, "err", err)
+		}
+	}
+}
+
+// recheckChildren runs once a wait on children is committed, and at
+// start-up for every parent that waits: a child that ended while its
+// notice could not be delivered (the server stopped in between) is
+// reported again from the store.
+func (s *Server) recheckChildren(parent string, children []string) {
+	for _, id := range children {
+		meta, err := s.meta(s.background, id)
+		if err != nil || meta.Status == persistence.StatusRunning {
+			continue
+		}
+		var result *structpb.Struct
+		if len(meta.Result) > 0 {
+			result = &structpb.Struct{}
+			_ = proto.Unmarshal(meta.Result, result)
+		}
+		s.childEnded(&engine.Change{HandlerID: id, Parent: parent, Status: engine.Status(meta.Status), Result: result, Error: meta.Error})
+	}
+}
+
+// recheckWaitingParents runs recheckChildren for every parent that waits
+// for children in the store.
+func (s *Server) recheckWaitingParents(ctx context.Context) error {
+	ids, err := s.store.WaitingFor(ctx, childrenKey, 0)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		meta, err := s.meta(ctx, id)
+		if err != nil {
+			continue
+		}
+		for _, w := range meta.Waiters {
+			if w.Key == childrenKey {
+				var wi wfdv1.WaiterInfo
+				if proto.Unmarshal(w.Match, &wi) == nil {
+					go s.recheckChildren(id, wi.GetChildren())
+				}
+			}
+		}
+	}
+	return nil
+}

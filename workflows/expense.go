@@ -1,0 +1,70 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// Expense asks a person to review an expense report: a human task with an
+// answer schema ({"approved": bool, "reason": string}, reason required when
+// rejecting) assigned to the input's "approver" (default "finance"), with
+// an optional deadline in seconds ("deadline_s"). It completes with the
+// decision, or {"expired": true} when the deadline passes first.
+func Expense() engine.Workflow {
+	return engine.Workflow{
+		Name:        "expense",
+		Description: `Asks the input's "approver" to approve an expense (a human task with an answer schema).`,
+		Steps: []engine.Step{{
+			Name:    "review",
+			Accepts: []string{engine.StartEvent},
+			Emits:   []string{engine.StopEvent},
+			Run:     review,
+		}},
+	}
+}
+
+// ExpenseSchema is the JSON Schema of an expense review's answer.
+func ExpenseSchema() *structpb.Struct {
+	s, _ := structpb.NewStruct(map[string]any{
+		"type":     "object",
+		"required": []any{"approved"},
+		"properties": map[string]any{
+			"approved": map[string]any{"type": "boolean"},
+			"reason":   map[string]any{"type": "string"},
+		},
+		"if":                   map[string]any{"properties": map[string]any{"approved": map[string]any{"const": false}}},
+		"then":                 map[string]any{"required": []any{"reason"}},
+		"additionalProperties": false,
+	})
+	return s
+}
+
+func review(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+	f := in.Data.GetFields()
+	approver := f["approver"].GetStringValue()
+	if approver == "" {
+		approver = "finance"
+	}
+	ans, err := sc.AskHuman(engine.Task{
+		Title:       "Approve expense",
+		Description: "Approve or reject this expense report: " + in.Data.String(),
+		Schema:      ExpenseSchema(),
+		Assignee:    approver,
+		Deadline:    seconds(f["deadline_s"].GetNumberValue()),
+	})
+	if errors.Is(err, engine.ErrTimeout) {
+		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"expired": structpb.NewBoolValue(true)}})
+	}
+	if err != nil {
+		return err
+	}
+	return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+		"decision":    structpb.NewStructValue(ans.Data),
+		"reviewed_by": structpb.NewStringValue(ans.CompletedBy),
+		"expense":     structpb.NewStructValue(in.Data),
+	}})
+}

@@ -1,0 +1,45 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// Order waits for the payment of its input's "order_id": an event published
+// with the key "payment:<order id>" (PublishEvent). A payment published
+// after the order started is taken even if it came first. It completes with
+// the payment's data.
+func Order() engine.Workflow {
+	return engine.Workflow{
+		Name:        "order",
+		Description: `Waits for an event published under the key "payment:<order_id>".`,
+		Steps: []engine.Step{{
+			Name:    "await_payment",
+			Accepts: []string{engine.StartEvent},
+			Emits:   []string{engine.StopEvent},
+			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+				id := in.Data.GetFields()["order_id"].GetStringValue()
+				if id == "" {
+					return fmt.Errorf(`order: input needs "order_id"`)
+				}
+				p, err := sc.WaitForKey(PaymentKey(id), engine.KeyOptions{})
+				if err != nil {
+					return err
+				}
+				return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+					"order_id": structpb.NewStringValue(id),
+					"payment":  structpb.NewStructValue(p.Data),
+					"paid_at":  structpb.NewStringValue(p.At.UTC().Format(time.RFC3339Nano)),
+				}})
+			},
+		}},
+	}
+}
+
+// PaymentKey is the key an order's payment is published under.
+func PaymentKey(orderID string) string { return "payment:" + orderID }
