@@ -72,7 +72,7 @@ for (const [name, make] of clients) {
     test("workflows", async () => {
       const wfs = await c.workflows();
       const names = wfs.map((w) => w.name).sort();
-      assert.deepEqual(names, ["approval", "echo", "fanin"]);
+      for (const name of ["approval", "echo", "fanin"]) assert.ok(names.includes(name), `${name} in ${names}`);
       const fanin = wfs.find((w) => w.name === "fanin")!;
       assert.deepEqual(fanin.steps, ["split", "square", "gather"]);
     });
