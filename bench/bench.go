@@ -36,7 +36,23 @@ type config struct {
 	Timeout   time.Duration // the whole run
 	Grace     time.Duration // SIGTERM to SIGKILL for the child
 	CPUProf   string        // write this process's CPU profile here
+
+	// --mode release (release.go).
+	Mode      string        // modePhases (default) or modeRelease
+	Rehydrate int           // released handlers answered per rehydrate run
+	Settle    time.Duration // wait before the settled memory readings
+	ServerGC  bool          // force the server's GC through its pprof endpoint
+	HeapProf  string        // save the server's heap profiles as PREFIX.parked, PREFIX.released
 }
+
+// The modes.
+const (
+	modePhases  = "phases"  // echo, park, resume (the default)
+	modeRelease = "release" // footprint, release, start-up, rehydrate
+)
+
+// defaultReleaseN is -n in --mode release when it is not given.
+const defaultReleaseN = 100000
 
 const usageText = `Usage: wfd bench [flags]
 
@@ -44,6 +60,11 @@ Starts a wfd server as a child process (or uses --addr), drives it over
 loopback and prints: echo start-to-complete latency (sequential), approval
 handlers parked per second with -c clients, resume latency and rate, and
 the server's resident memory per parked handler. fsync stays on.
+
+--mode release starts the server with --idle-timeout 0 and measures instead
+what releasing idle handlers buys: memory per idle handler in memory, memory
+and disk per released handler, rehydrate latency at 1 and -c clients, and
+start-up time with the released handlers in the store.
 `
 
 // Main runs `wfd bench` with args (without the command name) and returns
@@ -95,8 +116,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	cfg := config{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.IntVar(&cfg.N, "n", 2000, "approval `handlers` to park and resume")
-	fs.IntVar(&cfg.C, "c", 32, "concurrent `clients` in the park and resume phases")
+	fs.StringVar(&cfg.Mode, "mode", modePhases, "`mode`: phases (echo, park, resume) or release (footprint, release, start-up, rehydrate)")
+	fs.IntVar(&cfg.N, "n", 2000, "approval `handlers` to park and resume (--mode release: 100000 unless given)")
+	fs.IntVar(&cfg.C, "c", 32, "concurrent `clients` in the park and resume phases (--mode release: park, release and the second rehydrate run)")
 	fs.IntVar(&cfg.Echo, "echo", 1000, "sequential echo `runs` (0 skips the phase)")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the results as one JSON object")
 	fs.StringVar(&cfg.Wfd, "wfd", "", "wfd `binary` to start as the server (default: this executable)")
@@ -110,6 +132,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up after this `duration`")
 	fs.StringVar(&cfg.CPUProf, "cpuprofile", "", "write the benchmark's own (the client's) CPU profile to `file`")
 	fs.DurationVar(&cfg.Grace, "grace", 15*time.Second, "how long the started server may take to stop after SIGTERM before it is killed")
+	fs.IntVar(&cfg.Rehydrate, "rehydrate", 5000, "--mode release: released `handlers` answered in each rehydrate run (at most n/2)")
+	fs.DurationVar(&cfg.Settle, "settle", 5*time.Second, "--mode release: how long to wait before the settled memory readings")
+	fs.BoolVar(&cfg.ServerGC, "server-gc", true, "--mode release: serve the server's pprof (--debug-addr) and force its GC there before reading its live heap")
+	fs.StringVar(&cfg.HeapProf, "heapprofile", "", "--mode release: save the server's heap profile with n handlers parked to `prefix`.parked and after the releases to prefix.released")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText)
@@ -117,7 +143,28 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 		return cfg, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.Mode == modeRelease && !set["n"] {
+		cfg.N = defaultReleaseN
+	}
 	switch {
+	case cfg.Mode != modePhases && cfg.Mode != modeRelease:
+		return cfg, fmt.Errorf("--mode %q is not one of %s, %s", cfg.Mode, modePhases, modeRelease)
+	case cfg.Mode == modeRelease && cfg.N < 2:
+		return cfg, errors.New("--mode release needs -n of at least 2 (one rehydrate run at 1 client, one at -c)")
+	case cfg.Mode == modeRelease && (cfg.Addr != "" || cfg.ServerPID != 0):
+		return cfg, errors.New("--mode release starts and restarts its own server: --addr and --server-pid do not apply")
+	case cfg.Mode == modeRelease && set["echo"]:
+		return cfg, errors.New("--mode release runs no echo phase: --echo does not apply")
+	case cfg.Mode == modePhases && (set["rehydrate"] || set["settle"] || set["server-gc"] || set["heapprofile"]):
+		return cfg, errors.New("--rehydrate, --settle, --server-gc and --heapprofile need --mode release")
+	case cfg.Rehydrate < 1:
+		return cfg, errors.New("--rehydrate must be at least 1")
+	case cfg.Settle < 0:
+		return cfg, errors.New("--settle must not be negative")
+	case cfg.HeapProf != "" && !cfg.ServerGC:
+		return cfg, errors.New("--heapprofile needs --server-gc (the heap profile comes from the server's pprof endpoint)")
 	case fs.NArg() > 0:
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case cfg.N < 1:
@@ -138,6 +185,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--server-pid needs --addr (a started server's pid is known)")
 	}
 	cfg.C = min(cfg.C, cfg.N)
+	cfg.Rehydrate = min(cfg.Rehydrate, cfg.N/2)
 	return cfg, nil
 }
 
@@ -162,14 +210,17 @@ func writeDefaults(w io.Writer, fs *flag.FlagSet) {
 // run starts (or finds) the server, runs the phases and stops the server.
 // It returns what it measured so far even when it fails.
 func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error) {
+	if cfg.Mode == modeRelease {
+		return runRelease(ctx, cfg, log)
+	}
 	res = &Result{Config: resultConfig{
-		N: cfg.N, C: cfg.C, Echo: cfg.Echo, Conns: cfg.Conns, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
+		Mode: cfg.Mode, N: cfg.N, C: cfg.C, Echo: cfg.Echo, Conns: cfg.Conns, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
 		Fsync: "on (the server's default)",
 	}}
 	addr, pid := cfg.Addr, cfg.ServerPID
 	var srv *child
 	if addr == "" {
-		srv, err = startChild(cfg, log)
+		srv, err = startChild(cfg, false)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +238,7 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 	res.Config.ServerPID = pid
 	cl := newClients(addr, cfg)
 	defer cl.close()
-	if err := waitHealthy(ctx, cl, srv); err != nil {
+	if err := waitHealthy(ctx, cl, srv, 10*time.Millisecond); err != nil {
 		return nil, err
 	}
 	b := &runner{cfg: cfg, cl: cl, pid: pid, res: res}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -21,18 +20,24 @@ import (
 
 // child is a wfd server the benchmark started.
 type child struct {
-	cmd     *exec.Cmd
-	args    []string
-	addr    string
-	data    string
-	tmpData bool
-	out     *tailBuffer
-	exited  chan struct{} // closed when the process has exited
-	waitErr error         // set before exited is closed
+	cmd       *exec.Cmd
+	args      []string
+	extra     []string // serve flags after --addr and --data, kept for a restart
+	addr      string
+	debugAddr string // --debug-addr (pprof), "" when not asked for
+	data      string
+	tmpData   bool
+	started   time.Time // just before the process was started
+	stopped   bool      // terminate has run
+	out       *tailBuffer
+	exited    chan struct{} // closed when the process has exited
+	waitErr   error         // set before exited is closed
 }
 
-// startChild starts `wfd serve` on a free loopback port.
-func startChild(cfg config, log io.Writer) (*child, error) {
+// startChild starts `wfd serve` on a free loopback port with the extra
+// serve flags; with debug it also serves pprof (--debug-addr) on another
+// free port.
+func startChild(cfg config, debug bool, extra ...string) (*child, error) {
 	bin := cfg.Wfd
 	if bin == "" {
 		exe, err := os.Executable()
@@ -41,23 +46,47 @@ func startChild(cfg config, log io.Writer) (*child, error) {
 		}
 		bin = exe
 	}
+	data, tmp := cfg.Data, false
+	if data == "" {
+		var err error
+		if data, err = os.MkdirTemp("", "wfd-bench-"); err != nil {
+			return nil, err
+		}
+		tmp = true
+	}
+	c, err := spawn(bin, data, debug, extra)
+	if err != nil {
+		if tmp {
+			_ = os.RemoveAll(data)
+		}
+		return nil, err
+	}
+	c.tmpData = tmp
+	return c, nil
+}
+
+// spawn starts `bin serve` on data with new free ports.
+func spawn(bin, data string, debug bool, extra []string) (*child, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	c := &child{addr: fmt.Sprintf("127.0.0.1:%d", port), data: cfg.Data, out: &tailBuffer{max: 64 << 10}, exited: make(chan struct{})}
-	if c.data == "" {
-		if c.data, err = os.MkdirTemp("", "wfd-bench-"); err != nil {
+	c := &child{addr: fmt.Sprintf("127.0.0.1:%d", port), data: data, extra: extra, out: &tailBuffer{max: 64 << 10}, exited: make(chan struct{})}
+	c.args = []string{bin, "serve", "--addr", c.addr, "--data", c.data}
+	c.args = append(c.args, extra...)
+	if debug {
+		dport, err := freePort()
+		if err != nil {
 			return nil, err
 		}
-		c.tmpData = true
+		c.debugAddr = fmt.Sprintf("127.0.0.1:%d", dport)
+		c.args = append(c.args, "--debug-addr", c.debugAddr)
 	}
-	c.args = []string{bin, "serve", "--addr", c.addr, "--data", c.data}
 	c.cmd = exec.Command(bin, c.args[1:]...)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	c.cmd.SysProcAttr = childAttrs()
+	c.started = time.Now()
 	if err := c.cmd.Start(); err != nil {
-		c.removeData()
 		return nil, fmt.Errorf("starting the server: %w", err)
 	}
 	go func() {
@@ -67,12 +96,34 @@ func startChild(cfg config, log io.Writer) (*child, error) {
 	return c, nil
 }
 
+// restart starts the same server again on the same data directory (with
+// new ports) once c has been terminated. The new child owns the data
+// directory from then on: stopping it removes a temporary one.
+func (c *child) restart() (*child, error) {
+	n, err := spawn(c.args[0], c.data, c.debugAddr != "", c.extra)
+	if err != nil {
+		return nil, err
+	}
+	n.tmpData, c.tmpData = c.tmpData, false
+	return n, nil
+}
+
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
-// stop sends SIGTERM, waits up to grace, then kills. It reports an
-// unclean exit with the end of the server's output.
+// stop terminates the server (unless that was done) and removes a
+// temporary data directory.
 func (c *child) stop(grace time.Duration) error {
 	defer c.removeData()
+	if c.stopped {
+		return nil
+	}
+	return c.terminate(grace)
+}
+
+// terminate sends SIGTERM, waits up to grace, then kills. It reports an
+// unclean exit with the end of the server's output.
+func (c *child) terminate(grace time.Duration) error {
+	c.stopped = true
 	select {
 	case <-c.exited:
 		return c.exitError("server exited early")
@@ -114,9 +165,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitHealthy polls grpc.health.v1.Health/Check until the server says
-// SERVING. With a started server it gives up as soon as the process exits.
-func waitHealthy(ctx context.Context, cl *clients, c *child) error {
+// waitHealthy polls grpc.health.v1.Health/Check, every interval, until
+// the server says SERVING. With a started server it gives up as soon as
+// the process exits.
+func waitHealthy(ctx context.Context, cl *clients, c *child, interval time.Duration) error {
 	health := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
 		cl.conns[0].http, cl.base+"/grpc.health.v1.Health/Check", connect.WithGRPC())
 	req := connect.NewRequest(&healthpb.HealthCheckRequest{Service: wfdv1connect.WorkflowServiceName})
@@ -143,7 +195,7 @@ func waitHealthy(ctx context.Context, cl *clients, c *child) error {
 			return fmt.Errorf("server exited before it was healthy: %v\n%s", c.waitErr, c.out.String())
 		case <-ctx.Done():
 			return fmt.Errorf("server at %s not healthy: %w (last check: %v)", cl.base, ctx.Err(), last)
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(interval):
 		}
 	}
 }

@@ -24,5 +24,16 @@
 //   - memory: the server's VmRSS (/proc/<pid>/status) before park, after
 //     park (-n handlers parked in memory) and after resume.
 //
+// --mode release (release.go) measures instead what releasing idle
+// handlers buys. It starts the server with --idle-timeout 0 (only the
+// benchmark releases) and --debug-addr (to force a GC and read the live
+// heap through net/http/pprof), parks n approval handlers, releases them
+// all with ReleaseHandler, reads the server's memory before park, after
+// park and after the releases (right after, after --settle, and after a
+// forced GC and --settle), stops the server and reads the bbolt file,
+// restarts it on the same data and times process start → SERVING, and
+// then answers released handlers at 1 client and at -c clients
+// (SendEvent → HandlerFinished), with the server's rehydration counters.
+//
 // See docs/PERFORMANCE.md for what the numbers mean and results.
 package bench

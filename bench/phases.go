@@ -167,7 +167,7 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 	var next atomic.Int64
 	inResponse := atomic.Int64{}
 	m := r.startMeter()
-	err := r.workers(ctx, func(ctx context.Context, w int) error {
+	err := r.workers(ctx, r.cfg.C, func(ctx context.Context, w int) error {
 		api := r.cl.api(w)
 		req := &wfdv1.RunWorkflowRequest{Workflow: approvalWorkflow, Input: benchInput("park")}
 		sreq := &wfdv1.StreamEventsRequest{}
@@ -216,15 +216,21 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 }
 
 // resume answers every parked handler from cfg.C workers and waits, for
-// each, until it completes. A worker subscribes to the handler's stream
+// each, until it completes (see answer).
+func (r *runner) resume(ctx context.Context) (*phaseResult, error) {
+	return r.answer(ctx, r.parked, r.cfg.C)
+}
+
+// answer answers every handler of hs from c workers and waits, for each,
+// until it completes. A worker subscribes to the handler's stream
 // (after its idle record) as it sends, from another goroutine, so the
 // latency is from the SendEvent call to the HandlerFinished record without
 // the stream's setup in series. (A connect-go StreamEvents call returns
 // only once the server sends the response headers, which a connect-go
 // server does with the first record; so the subscription cannot be made
 // first and the answer sent after it returns.)
-func (r *runner) resume(ctx context.Context) (*phaseResult, error) {
-	n := len(r.parked)
+func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseResult, error) {
+	n := len(hs)
 	lat := make([]time.Duration, n)
 	ack := make([]time.Duration, n)
 	answer := &wfdv1.Event{Type: approvalEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
@@ -232,7 +238,7 @@ func (r *runner) resume(ctx context.Context) (*phaseResult, error) {
 	}}}
 	var next atomic.Int64
 	m := r.startMeter()
-	err := r.workers(ctx, func(ctx context.Context, w int) error {
+	err := r.workers(ctx, c, func(ctx context.Context, w int) error {
 		api := r.cl.api(w)
 		req := &wfdv1.SendEventRequest{Event: answer}
 		sreq := &wfdv1.StreamEventsRequest{}
@@ -252,7 +258,7 @@ func (r *runner) resume(ctx context.Context) (*phaseResult, error) {
 			if i >= n {
 				return nil
 			}
-			p := r.parked[i]
+			p := hs[i]
 			sreq.HandlerId, sreq.AfterSeq = p.id, p.seq
 			req.HandlerId = p.id
 			t0 := time.Now()
@@ -276,9 +282,9 @@ func (r *runner) resume(ctx context.Context) (*phaseResult, error) {
 	return p, nil
 }
 
-// workers runs fn on cfg.C goroutines and returns the first error; the
-// first error cancels the others.
-func (r *runner) workers(ctx context.Context, fn func(ctx context.Context, w int) error) error {
+// workers runs fn on c goroutines and returns the first error; the first
+// error cancels the others.
+func (r *runner) workers(ctx context.Context, c int, fn func(ctx context.Context, w int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -286,7 +292,7 @@ func (r *runner) workers(ctx context.Context, fn func(ctx context.Context, w int
 		once  sync.Once
 		first error
 	)
-	for w := range r.cfg.C {
+	for w := range c {
 		wg.Go(func() {
 			if err := fn(ctx, w); err != nil {
 				once.Do(func() { first = err; cancel() })

@@ -14,9 +14,12 @@ type Result struct {
 	Park   *phaseResult  `json:"park,omitempty"`
 	Resume *phaseResult  `json:"resume,omitempty"`
 	Memory *memoryResult `json:"memory,omitempty"`
+	// Release is --mode release (release.go).
+	Release *releaseResult `json:"release,omitempty"`
 }
 
 type resultConfig struct {
+	Mode      string `json:"mode"`
 	N         int    `json:"n"`
 	C         int    `json:"c"`
 	Echo      int    `json:"echo"`
@@ -26,6 +29,9 @@ type resultConfig struct {
 	Fsync     string `json:"fsync"`
 	Server    string `json:"server"`
 	ServerPID int    `json:"server_pid,omitempty"`
+	// The server --mode release started again on the same data.
+	Restarted    string `json:"restarted,omitempty"`
+	RestartedPID int    `json:"restarted_pid,omitempty"`
 }
 
 // phaseResult is one phase. Latency is the phase's end-to-end latency per
@@ -37,7 +43,7 @@ type phaseResult struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	PerSecond   float64 `json:"per_second"`
 	Latency     summary `json:"latency"`
-	Ack         summary `json:"ack"`
+	Ack         summary `json:"ack,omitzero"` // absent where the latency is the RPC alone
 	// DoneInResponse counts handlers whose RunWorkflow response already
 	// showed the awaited state (completed, or idle), so no stream was
 	// needed.
@@ -94,6 +100,10 @@ func writeJSON(w io.Writer, res *Result) error {
 }
 
 func writeTable(w io.Writer, res *Result) {
+	if res.Release != nil {
+		writeReleaseTable(w, res)
+		return
+	}
 	c := res.Config
 	fmt.Fprintf(w, "wfd bench: n=%d c=%d echo=%d conns=%d protocol=%s gzip=%v fsync=%s\n",
 		c.N, c.C, c.Echo, c.Conns, c.Protocol, c.Gzip, c.Fsync)
@@ -103,18 +113,8 @@ func writeTable(w io.Writer, res *Result) {
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tbench CPU µs/op\t\n")
-	row := func(name, what string, p *phaseResult) {
-		if p == nil {
-			return
-		}
-		s := p.Latency
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t\n",
-			name, what, p.Count, p.WallSeconds, p.PerSecond, s.P50, s.P90, s.P99, s.Max,
-			cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp))
-		a := p.Ack
-		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\n", ackName(name), a.P50, a.P90, a.P99, a.Max)
-	}
+	fmt.Fprint(tw, phaseHeader)
+	row := func(name, what string, p *phaseResult) { phaseRow(tw, name, what, ackName(name), p) }
 	row("echo", "RunWorkflow → HandlerFinished", res.Echo)
 	row("park", "RunWorkflow → IdleChanged{idle}", res.Park)
 	row("resume", "SendEvent → HandlerFinished", res.Resume)
@@ -129,12 +129,7 @@ func writeTable(w io.Writer, res *Result) {
 		name string
 		p    *phaseResult
 	}{{"echo", res.Echo}, {"park", res.Park}, {"resume", res.Resume}} {
-		if ph.p == nil || ph.p.Server == nil {
-			continue
-		}
-		s := ph.p.Server
-		fmt.Fprintf(w, "server during %-6s %d commits (%.1f/s), %d handler changes (%.2f per commit), %d rehydrations, %d releases; then %d handlers in memory, %d idle\n",
-			ph.name, s.Commits, float64(s.Commits)/ph.p.WallSeconds, s.Changes, ratio(s.Changes, s.Commits), s.Rehydrations, s.Releases, s.Active, s.IdleInMemory)
+		serverLine(w, ph.name, 6, ph.p)
 	}
 	fmt.Fprintln(w)
 	if m := res.Memory; m != nil {
@@ -150,6 +145,33 @@ func writeTable(w io.Writer, res *Result) {
 	} else {
 		fmt.Fprintln(w, "server memory: not measured (give --server-pid with --addr)")
 	}
+}
+
+const phaseHeader = "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tbench CPU µs/op\t\n"
+
+// phaseRow writes a phase's row and, if it measured one, the row of its
+// RPC alone (ack).
+func phaseRow(tw io.Writer, name, what, ack string, p *phaseResult) {
+	if p == nil {
+		return
+	}
+	s := p.Latency
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t\n",
+		name, what, p.Count, p.WallSeconds, p.PerSecond, s.P50, s.P90, s.P99, s.Max,
+		cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp))
+	if a := p.Ack; a.Count > 0 {
+		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\n", ack, a.P50, a.P90, a.P99, a.Max)
+	}
+}
+
+// serverLine describes what the server's counters say about a phase.
+func serverLine(w io.Writer, name string, width int, p *phaseResult) {
+	if p == nil || p.Server == nil {
+		return
+	}
+	s := p.Server
+	fmt.Fprintf(w, "server during %-*s %d commits (%.1f/s), %d handler changes (%.2f per commit), %d rehydrations, %d releases; then %d handlers in memory, %d idle\n",
+		width, name, s.Commits, float64(s.Commits)/p.WallSeconds, s.Changes, ratio(s.Changes, s.Commits), s.Rehydrations, s.Releases, s.Active, s.IdleInMemory)
 }
 
 func ackName(phase string) string {

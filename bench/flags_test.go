@@ -1,0 +1,31 @@
+package bench
+
+import (
+	"io"
+	"testing"
+	"time"
+)
+
+func TestParseFlagsRelease(t *testing.T) {
+	for _, tc := range []struct {
+		args            []string
+		mode            string
+		n, c, rehydrate int
+	}{
+		{nil, modePhases, 2000, 32, 1000},
+		{[]string{"--mode", "release"}, modeRelease, 100000, 32, 5000},
+		{[]string{"--mode", "release", "-n", "30", "-c", "4"}, modeRelease, 30, 4, 15},
+		{[]string{"--mode", "release", "-n", "3000", "--rehydrate", "2000"}, modeRelease, 3000, 32, 1500},
+	} {
+		cfg, err := parseFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if cfg.Mode != tc.mode || cfg.N != tc.n || cfg.C != tc.c || cfg.Rehydrate != tc.rehydrate {
+			t.Errorf("%q: mode %s n %d c %d rehydrate %d; want %s %d %d %d", tc.args, cfg.Mode, cfg.N, cfg.C, cfg.Rehydrate, tc.mode, tc.n, tc.c, tc.rehydrate)
+		}
+		if tc.mode == modeRelease && (cfg.Settle != 5*time.Second || !cfg.ServerGC) {
+			t.Errorf("%q: settle %v, server-gc %v", tc.args, cfg.Settle, cfg.ServerGC)
+		}
+	}
+}
