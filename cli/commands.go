@@ -35,6 +35,11 @@ func commands() []*command {
 		streamCommand(),
 		cancelCommand(),
 		releaseCommand(),
+		tasksCommand(),
+		taskCommand(),
+		completeCommand(),
+		publishCommand(),
+		statsCommand(),
 	}
 }
 
@@ -82,6 +87,15 @@ Client commands take --addr HOST:PORT (env WFD_ADDR, default 127.0.0.1:7233),
 --timeout, --tls and --json (protojson, one object per line).
 Flags may come before or after arguments; WFD_* variables give defaults.
 Exit status: 0 ok, 1 error or a followed handler failed, 2 usage error.
+
+Examples:
+  wfd run expense --input '{"amount": 120, "approver": "ada"}'
+  wfd tasks --assignee ada --status pending     # ada's inbox
+  wfd task TASK                                 # what to answer (the schema)
+  wfd complete TASK '{"approved": true}' --by ada
+  wfd run order --input '{"order_id": "A1"}'
+  wfd publish payment:A1 '{"amount": 9.5}'      # wakes the order
+  wfd run batch --input '{"n": 3, "fail": [1]}' --follow; wfd get HANDLER
 
 Run 'wfd help <command>' for a command's flags.
 `)

@@ -24,6 +24,11 @@ func TestCallErrors(t *testing.T) {
 		{"event to a completed handler", []string{"send", done, "approval", `{"approved": true}`}, `wfd: failed_precondition: `},
 		{"release a completed handler", []string{"release", done}, `wfd: failed_precondition: `},
 		{"id of another workflow", []string{"run", "approval", "--id", done}, `wfd: already_exists: `},
+		{"unknown task", []string{"task", "nope"}, `wfd: not_found: `},
+		{"complete unknown task", []string{"complete", "nope", `{}`}, `wfd: not_found: `},
+		{"publish without key", []string{"publish", ""}, `wfd: invalid_argument: `},
+		{"publish with a bad id", []string{"publish", "k", "--id", "a b"}, `wfd: invalid_argument: `},
+		{"tasks of a bad handler id", []string{"tasks", "--handler", "a b"}, `wfd: invalid_argument: `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,9 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 		{"workflow", h.GetWorkflow()},
 		{"status", statusName(h.GetStatus())},
 	}
+	if h.GetParentId() != "" {
+		out = append(out, [2]string{"parent", h.GetParentId()})
+	}
 	if h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
 		out = append(out, [2]string{"residency", strings.ToLower(strings.TrimPrefix(h.GetResidency().String(), "RESIDENCY_"))})
 	}
@@ -70,11 +74,21 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 	if h.GetError() != "" {
 		out = append(out, [2]string{"error", h.GetError()})
 	}
+	// One child per line; the key is left empty after the first.
+	for i, c := range h.GetChildren() {
+		key := ""
+		if i == 0 {
+			key = fmt.Sprintf("children (%d)", len(h.GetChildren()))
+		}
+		out = append(out, [2]string{key, c})
+	}
 	return append(out, [2]string{"last seq", fmt.Sprint(h.GetLastSeq())})
 }
 
 // waitsText says what an idle handler waits for: "waits for approval
-// (step decide)", "sleeps until ... (step s)", "accepts answer".
+// (step decide)", "asks ada: "Approve expense" (task T, step review)",
+// "waits for key payment:A1 (step s)", "waits for 3 children (step s)",
+// "sleeps until ... (step s)", "accepts answer".
 func waitsText(i *wfdv1.IdleInfo) string {
 	if i == nil {
 		return ""
@@ -82,9 +96,19 @@ func waitsText(i *wfdv1.IdleInfo) string {
 	var parts []string
 	for _, w := range i.GetWaiters() {
 		var s string
-		if w.GetEventType() == "" {
+		notes := []string{"step " + w.GetStep()}
+		switch {
+		case w.GetTask() != nil:
+			t := w.GetTask()
+			s = fmt.Sprintf("asks %s: %q", assigneeText(t.GetAssignee()), t.GetTitle())
+			notes = append([]string{"task " + t.GetTaskId()}, notes...)
+		case w.GetKey() != "":
+			s = "waits for key " + w.GetKey()
+		case len(w.GetChildren()) > 0:
+			s = fmt.Sprintf("waits for %d %s", len(w.GetChildren()), plural(len(w.GetChildren()), "child", "children"))
+		case w.GetEventType() == "":
 			s = "sleeps"
-		} else {
+		default:
 			s = "waits for " + w.GetEventType()
 			if len(w.GetMatch().GetFields()) > 0 {
 				s += " matching " + jsonText(w.GetMatch())
@@ -93,7 +117,7 @@ func waitsText(i *wfdv1.IdleInfo) string {
 		if w.GetDeadline() != nil {
 			s += " until " + timeText(w.GetDeadline())
 		}
-		parts = append(parts, s+" (step "+w.GetStep()+")")
+		parts = append(parts, s+" ("+strings.Join(notes, ", ")+")")
 	}
 	if ext := i.GetExternalEventTypes(); len(ext) > 0 {
 		parts = append(parts, "accepts "+strings.Join(ext, ", "))
@@ -182,4 +206,179 @@ func list(s []string) string {
 		return "-"
 	}
 	return strings.Join(s, ",")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// assigneeText is who a task is for; "" is anyone.
+func assigneeText(a string) string {
+	if a == "" {
+		return "anyone"
+	}
+	return a
+}
+
+// taskStatusName is a task status without its enum prefix: pending, ...
+func taskStatusName(s wfdv1.TaskStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "TASK_STATUS_"))
+}
+
+// shortDuration is d in its largest whole unit: 45s, 12m, 3h, 2d.
+func shortDuration(d time.Duration) string {
+	d = d.Abs()
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// relativeText is t relative to now: "in 5m", "3h ago", "-" for none.
+func relativeText(t *timestamppb.Timestamp, now time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	d := t.AsTime().Sub(now)
+	if d > 0 {
+		return "in " + shortDuration(d)
+	}
+	return shortDuration(d) + " ago"
+}
+
+// taskAge is how long ago the task was created.
+func taskAge(t *wfdv1.Task, now time.Time) string {
+	if t.GetCreatedAt() == nil {
+		return "-"
+	}
+	return shortDuration(now.Sub(t.GetCreatedAt().AsTime()))
+}
+
+// taskLine is one task on one line: its id and status, and who completed
+// it with what answer.
+func taskLine(t *wfdv1.Task) string {
+	s := t.GetTaskId() + "  " + taskStatusName(t.GetStatus())
+	if t.GetStatus() != wfdv1.TaskStatus_TASK_STATUS_COMPLETED {
+		return s + "  " + assigneeText(t.GetAssignee()) + "  " + t.GetTitle()
+	}
+	if t.GetCompletedBy() != "" {
+		s += " by " + t.GetCompletedBy()
+	}
+	return s + "  " + jsonText(t.GetAnswer())
+}
+
+// taskFields are the lines of task's output.
+func taskFields(t *wfdv1.Task) [][2]string {
+	out := [][2]string{
+		{"task", t.GetTaskId()},
+		{"status", taskStatusName(t.GetStatus())},
+		{"title", t.GetTitle()},
+	}
+	if t.GetDescription() != "" {
+		out = append(out, [2]string{"description", t.GetDescription()})
+	}
+	out = append(out,
+		[2]string{"assignee", assigneeText(t.GetAssignee())},
+		[2]string{"handler", t.GetHandlerId()},
+		[2]string{"workflow", t.GetWorkflow()},
+		[2]string{"step", t.GetStep()},
+		[2]string{"created", timeText(t.GetCreatedAt())},
+	)
+	if t.GetDeadline() != nil {
+		out = append(out, [2]string{"deadline", timeText(t.GetDeadline())})
+	}
+	if t.GetCompletedAt() != nil {
+		out = append(out, [2]string{"completed", timeText(t.GetCompletedAt())})
+	}
+	if t.GetCompletedBy() != "" {
+		out = append(out, [2]string{"completed by", t.GetCompletedBy()})
+	}
+	if t.GetAnswer() != nil {
+		out = append(out, [2]string{"answer", jsonText(t.GetAnswer())})
+	}
+	if s := t.GetAnswerSchema(); s != nil {
+		if f := schemaFieldsText(s); f != "" {
+			out = append(out, [2]string{"answer fields", f})
+		}
+		out = append(out, [2]string{"answer schema", jsonText(s)})
+	}
+	return out
+}
+
+// schemaFieldsText sums up an object schema's properties for people:
+// "approved boolean (required), reason string". Conditions (if/then,
+// oneOf, ...) are left to the full schema.
+func schemaFieldsText(s *structpb.Struct) string {
+	props := s.GetFields()["properties"].GetStructValue().GetFields()
+	required := map[string]bool{}
+	for _, v := range s.GetFields()["required"].GetListValue().GetValues() {
+		required[v.GetStringValue()] = true
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		p := n
+		if typ := props[n].GetStructValue().GetFields()["type"]; typ.GetStringValue() != "" {
+			p += " " + typ.GetStringValue()
+		}
+		if required[n] {
+			p += " (required)"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// publishedText says where an event went and whom it woke.
+func publishedText(key string, r *wfdv1.PublishEventResponse) string {
+	return fmt.Sprintf("published %s: seq %d, woke %d %s (event %s)",
+		key, r.GetSeq(), r.GetWoken(), plural(int(r.GetWoken()), "handler", "handlers"), r.GetEventId())
+}
+
+// statusOrder is the order stats lists handler statuses in; others follow
+// by name.
+var statusOrder = []string{"running", "completed", "failed", "cancelled"}
+
+// statsFields are the lines of stats' output.
+func statsFields(s *wfdv1.GetStatsResponse) [][2]string {
+	by := s.GetHandlersByStatus()
+	names := slices.Clone(statusOrder)
+	var rest []string
+	for n := range by {
+		if !slices.Contains(statusOrder, n) {
+			rest = append(rest, n)
+		}
+	}
+	slices.Sort(rest)
+	var counts []string
+	for _, n := range append(names, rest...) {
+		counts = append(counts, fmt.Sprintf("%s %d", n, by[n]))
+	}
+	latency := "-"
+	if s.GetRehydrationsTotal() > 0 {
+		latency = fmt.Sprintf("p50 %v, p99 %v",
+			s.GetRehydrateLatencyP50().AsDuration().Round(time.Microsecond), s.GetRehydrateLatencyP99().AsDuration().Round(time.Microsecond))
+	}
+	return [][2]string{
+		{"active", fmt.Sprintf("%d (in memory, %d idle)", s.GetHandlersActive(), s.GetHandlersIdleInMemory())},
+		{"released", fmt.Sprint(s.GetHandlersReleased())},
+		{"by status", strings.Join(counts, ", ")},
+		{"releases", fmt.Sprint(s.GetReleasesTotal())},
+		{"rehydrations", fmt.Sprint(s.GetRehydrationsTotal())},
+		{"rehydrate latency", latency},
+		{"streams", fmt.Sprint(s.GetStreams())},
+		{"commits", fmt.Sprintf("%d (%d changes)", s.GetCommitsTotal(), s.GetChangesTotal())},
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -73,8 +74,18 @@ func (p *printer) handlerDetails(h *wfdv1.Handler) error {
 	if p.json {
 		return p.message(h)
 	}
+	return p.fields(handlerFields(h))
+}
+
+// fields prints "key: value" lines with the values aligned; a line with
+// an empty key continues the one above.
+func (p *printer) fields(fs [][2]string) error {
 	tw := tabwriter.NewWriter(p.w, 0, 0, 1, ' ', 0)
-	for _, f := range handlerFields(h) {
+	for _, f := range fs {
+		if f[0] == "" {
+			fmt.Fprintf(tw, "\t%s\n", f[1])
+			continue
+		}
 		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 	}
 	if err := tw.Flush(); err != nil {
@@ -108,4 +119,60 @@ func (p *printer) workflows(ws []*wfdv1.Workflow) error {
 		return fmt.Errorf("write: %w", err)
 	}
 	return nil
+}
+
+// task prints one task as one line.
+func (p *printer) task(t *wfdv1.Task) error {
+	if p.json {
+		return p.message(t)
+	}
+	return p.line(taskLine(t))
+}
+
+// tasks prints tasks as a table.
+func (p *printer) tasks(ts []*wfdv1.Task) error {
+	if p.json {
+		for _, t := range ts {
+			if err := p.message(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(ts) == 0 {
+		return p.line("no tasks")
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tASSIGNEE\tTITLE\tHANDLER\tAGE\tDEADLINE")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.GetTaskId(), taskStatusName(t.GetStatus()), assigneeText(t.GetAssignee()),
+			t.GetTitle(), t.GetHandlerId(), taskAge(t, now), relativeText(t.GetDeadline(), now))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// taskDetails prints everything about one task.
+func (p *printer) taskDetails(t *wfdv1.Task) error {
+	if p.json {
+		return p.message(t)
+	}
+	return p.fields(taskFields(t))
+}
+
+func (p *printer) published(key string, r *wfdv1.PublishEventResponse) error {
+	if p.json {
+		return p.message(r)
+	}
+	return p.line(publishedText(key, r))
+}
+
+func (p *printer) stats(s *wfdv1.GetStatsResponse) error {
+	if p.json {
+		return p.message(s)
+	}
+	return p.fields(statsFields(s))
 }

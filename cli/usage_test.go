@@ -34,6 +34,23 @@ func TestUsage(t *testing.T) {
 		{"negative limit", []string{"handlers", "--limit", "-1"}, 2, "", "must not be negative"},
 		{"bad after", []string{"stream", "h", "--after", "-1"}, 2, "", "invalid value"},
 		{"empty addr", []string{"workflows", "--addr", ""}, 2, "", "--addr is empty"},
+		{"help lists tasks", []string{"help"}, 0, "tasks [--status S,...] [--assignee A] [--workflow W] [--handler H] [--limit N]", ""},
+		{"help lists complete", []string{"help"}, 0, "complete TASK JSON [--by NAME]", ""},
+		{"help lists publish", []string{"help"}, 0, "publish KEY [JSON] [--handler H] [--id ID]", ""},
+		{"help complete", []string{"help", "complete"}, 0, "env WFD_BY", ""},
+		{"publish -h", []string{"publish", "-h"}, 0, "Usage: wfd publish KEY [JSON]", ""},
+		{"bad task status", []string{"tasks", "--status", "pending,done"}, 2, "", `unknown task status "done"`},
+		{"handler status for tasks", []string{"tasks", "--status", "running"}, 2, "", `unknown task status "running"`},
+		{"negative task limit", []string{"tasks", "--limit", "-1"}, 2, "", "must not be negative"},
+		{"tasks with an argument", []string{"tasks", "ada"}, 2, "", "Usage: wfd tasks [--status"},
+		{"task without id", []string{"task"}, 2, "", "Usage: wfd task TASK"},
+		{"complete without answer", []string{"complete", "t"}, 2, "", "Usage: wfd complete TASK JSON [--by NAME]"},
+		{"complete with a bad answer", []string{"complete", "t", `{"approved": tru}`}, 2, "", "JSON is not a JSON object"},
+		{"complete with an array", []string{"complete", "t", `[true]`}, 2, "", "JSON is not a JSON object"},
+		{"publish without key", []string{"publish"}, 2, "", "Usage: wfd publish KEY"},
+		{"publish with extra argument", []string{"publish", "k", "{}", "x"}, 2, "", "wrong number of arguments"},
+		{"publish bad data", []string{"publish", "k", "{"}, 2, "", "JSON is not a JSON object"},
+		{"stats with an argument", []string{"stats", "now"}, 2, "", "wrong number of arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -48,7 +49,12 @@ func toConnect(err error) error {
 	case errors.Is(err, persistence.ErrCorrupt):
 		code = connect.CodeDataLoss
 	}
-	out := connect.NewError(code, err)
+	// Our own sentinels only pick the code; the message need not repeat it.
+	msg := err.Error()
+	for _, s := range []error{errInvalid, errAlreadyExists, errFailedPrecondition, errUnavailable, errNotFound} {
+		msg = strings.TrimPrefix(msg, s.Error()+": ")
+	}
+	out := connect.NewError(code, errors.New(msg))
 	if code == connect.CodeUnavailable {
 		if d, derr := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)}); derr == nil {
 			out.AddDetail(d)

@@ -246,7 +246,7 @@ func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerR
 func (s *Server) meta(ctx context.Context, id string) (persistence.Handler, error) {
 	h, err := s.store.GetHandler(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return h, fmt.Errorf("%w: handler %q", errNotFound, id)
+		return h, fmt.Errorf("handler %q %w", id, errNotFound)
 	}
 	return h, err
 }

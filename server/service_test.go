@@ -483,7 +483,7 @@ func TestRetryOfTheFinishingEvent(t *testing.T) {
 	_, err = c.SendEvent(ctxT(t), req)
 	wantCode(t, err, connect.CodeFailedPrecondition, "is completed")
 	_, err = c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: "nope"})
-	wantCode(t, err, connect.CodeNotFound, `not found: handler "nope"`)
+	wantCode(t, err, connect.CodeNotFound, `handler "nope" not found`)
 }
 
 // TestRetryWhileBusy: a retried event (same key) that the handler took is

@@ -153,7 +153,7 @@ func (v *service) GetTask(ctx context.Context, req *wfdv1.GetTaskRequest) (*wfdv
 func (s *Server) task(ctx context.Context, id string) (persistence.Task, error) {
 	t, err := s.store.GetTask(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return t, fmt.Errorf("%w: task %q", errNotFound, id)
+		return t, fmt.Errorf("task %q %w", id, errNotFound)
 	}
 	return t, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
@@ -51,7 +52,7 @@ func review(_ context.Context, sc *engine.StepContext, in engine.Event) error {
 	}
 	ans, err := sc.AskHuman(engine.Task{
 		Title:       "Approve expense",
-		Description: "Approve or reject this expense report: " + in.Data.String(),
+		Description: "Approve or reject this expense report: " + jsonText(in.Data),
 		Schema:      ExpenseSchema(),
 		Assignee:    approver,
 		Deadline:    seconds(f["deadline_s"].GetNumberValue()),
@@ -67,4 +68,12 @@ func review(_ context.Context, sc *engine.StepContext, in engine.Event) error {
 		"reviewed_by": structpb.NewStringValue(ans.CompletedBy),
 		"expense":     structpb.NewStructValue(in.Data),
 	}})
+}
+
+func jsonText(s *structpb.Struct) string {
+	b, err := protojson.Marshal(s)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
 }

@@ -1,5 +1,6 @@
 // Package client is the Go client of wfd's WorkflowService: start handlers,
-// follow their streams, send them events, list, cancel and release them.
+// follow their streams, send them events, list, cancel and release them;
+// list and answer human tasks; publish keyed events; read server stats.
 //
 //	c, err := client.Dial("127.0.0.1:7233")
 //	if err != nil { ... }
@@ -31,15 +32,21 @@
 // down or a store that is unavailable) is tried again with exponential
 // backoff and jitter (see [WithRetry]). No other code is retried.
 //
-// Retrying is safe for every call but one: [Client.Run] sends a handler id
-// (a new UUIDv7 unless [WithHandlerID] gives one) so that a repeated
-// RunWorkflow returns the handler the first one started; [Client.Get],
-// [Client.List] and [Client.Workflows] read; a repeated Cancel or Release
-// leaves the handler as the first one left it (the repeat may report
-// codes.FailedPrecondition). [Client.Send] gives every event an idempotency
-// key (a UUIDv7, or [WithIdempotencyKey]), so a retry after a dropped answer
-// is acknowledged without delivering the event twice; the server remembers
-// a handler's latest 1,024 keys.
+// Retrying is safe for every call. [Client.Run] sends a handler id (a new
+// UUIDv7 unless [WithHandlerID] gives one) so that a repeated RunWorkflow
+// returns the handler the first one started; [Client.Get], [Client.List],
+// [Client.Workflows], [Client.Task], [Client.Tasks] and [Client.Stats]
+// read; a repeated Cancel or Release leaves the handler as the first one
+// left it (the repeat may report codes.FailedPrecondition). [Client.Send]
+// gives every event an idempotency key (a UUIDv7, or
+// [WithIdempotencyKey]), so a retry after a dropped answer is acknowledged
+// without delivering the event twice; the server remembers a handler's
+// latest 1,024 keys. [Client.Publish] gives every event an id (a UUIDv7,
+// or [WithEventID]), so a retry appends nothing and returns the first
+// publication. The server takes one answer per task, so the repeat of a
+// CompleteTask that got through is codes.FailedPrecondition on the wire;
+// [Client.CompleteTask] then reads the task and reports success if it was
+// completed by the same person with an equal answer.
 //
 // Streams are not retried by the middleware (its stream retry would replay
 // from the first request); [Client.Stream] resumes them itself after the
@@ -49,9 +56,11 @@
 //
 // An error returned by a call is the gRPC status error the call ended with,
 // unwrapped: status.Code(err) is the server's code (codes.NotFound for an
-// unknown handler or workflow, codes.InvalidArgument for a bad request or an
-// event type the handler does not accept, codes.FailedPrecondition for an
-// event to a finished handler or a release of a busy one,
+// unknown handler, workflow or task, codes.InvalidArgument for a bad
+// request, an event type the handler does not accept or a task answer that
+// fails the task's schema (the message names the failing fields),
+// codes.FailedPrecondition for an event to a finished handler, a release
+// of a busy one or an answer to a task that is no longer pending,
 // codes.AlreadyExists for a handler id used by another workflow), and
 // status.FromError(err) gives the message and details such as
 // errdetails.RetryInfo. Input the client rejects before calling (a map that

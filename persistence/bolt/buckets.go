@@ -34,9 +34,18 @@ const (
 	bucketPublishedKey = "idx_published_key"
 )
 
+// fillPercent is how full bbolt fills a page before it splits one. Keys
+// here mostly arrive in order (UUIDv7 ids, sequence numbers, times), where
+// bbolt's default of half leaves every page half empty.
+const fillPercent = 0.9
+
 // bucket returns one of the buckets initSchema creates.
 func bucket(tx *bolt.Tx, name string) *bolt.Bucket {
-	return tx.Bucket([]byte(name))
+	b := tx.Bucket([]byte(name))
+	if b != nil && tx.Writable() {
+		b.FillPercent = fillPercent
+	}
+	return b
 }
 
 // allBuckets lists every bucket Open creates.

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	client "github.com/wfd-dev/wfd/clients/go"
+)
+
+func tasksCommand() *command {
+	return &command{
+		name:    "tasks",
+		args:    "[--status S,...] [--assignee A] [--workflow W] [--handler H] [--limit N]",
+		summary: "list human tasks (the inbox), newest first",
+		detail: `Lists the tasks that steps asked people to answer, across handlers in
+memory and released, with their status (pending, completed, expired or
+cancelled), assignee, title, handler, age and deadline. Answer one with
+'wfd complete TASK JSON'.`,
+		define: func(fs *flagSet) action {
+			cf := addClientFlags(fs)
+			var o client.TaskOptions
+			fs.Func("status", "only tasks with one of these `statuses`: pending, completed, expired, cancelled (comma-separated)", func(s string) error {
+				st, err := parseTaskStatuses(s)
+				o.Statuses = st
+				return err
+			})
+			fs.StringVar(&o.Assignee, "assignee", "", "only tasks assigned to this `person`")
+			fs.StringVar(&o.Workflow, "workflow", "", "only tasks of this `workflow`'s handlers")
+			fs.StringVar(&o.HandlerID, "handler", "", "only tasks of this `handler`")
+			limit := fs.Int("limit", 100, "print at most `N` tasks (0: all)")
+			return func(ctx context.Context, e *env, _ []string) error {
+				if *limit < 0 {
+					return usageErrorf("--limit must not be negative")
+				}
+				if *limit > 0 {
+					o.PageSize = min(*limit, maxPageSize)
+				}
+				c, err := cf.dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				cctx, cancel := cf.bound(ctx)
+				defer cancel()
+				var ts []*wfdv1.Task
+				for t, err := range c.AllTasks(cctx, o) {
+					if err != nil {
+						return err
+					}
+					ts = append(ts, t)
+					if len(ts) == *limit {
+						break
+					}
+				}
+				return cf.printer(e).tasks(ts)
+			}
+		},
+	}
+}
+
+func taskCommand() *command {
+	return &command{
+		name:    "task",
+		args:    "TASK",
+		summary: "show a human task, with its answer schema and answer",
+		minArgs: 1, maxArgs: 1,
+		define: func(fs *flagSet) action {
+			cf := addClientFlags(fs)
+			return func(ctx context.Context, e *env, args []string) error {
+				c, err := cf.dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				cctx, cancel := cf.bound(ctx)
+				defer cancel()
+				t, err := c.Task(cctx, args[0])
+				if err != nil {
+					return err
+				}
+				return cf.printer(e).taskDetails(t)
+			}
+		},
+	}
+}
+
+func completeCommand() *command {
+	return &command{
+		name:    "complete",
+		args:    "TASK JSON [--by NAME]",
+		summary: "answer a pending human task",
+		detail: `The answer is the JSON object; it must satisfy the task's answer schema
+('wfd task TASK' shows it), else nothing changes and the error names the
+failing fields. A task that is no longer pending is failed_precondition,
+except that repeating the answer that completed it (same --by, same JSON)
+succeeds. Prints the task once its handler has taken the answer.`,
+		minArgs: 2, maxArgs: 2,
+		define: func(fs *flagSet) action {
+			cf := addClientFlags(fs)
+			by := fs.String("by", "", "who answers, recorded on the task (`name`)")
+			fs.fromEnv("by")
+			return func(ctx context.Context, e *env, args []string) error {
+				answer, err := parseObject("JSON", args[1])
+				if err != nil {
+					return err
+				}
+				c, err := cf.dial()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				cctx, cancel := cf.bound(ctx)
+				defer cancel()
+				t, err := c.CompleteTask(cctx, args[0], nil, *by, client.WithAnswerStruct(answer))
+				if err != nil {
+					return err
+				}
+				return cf.printer(e).task(t)
+			}
+		},
+	}
+}
+
+// parseTaskStatuses parses "pending,completed".
+func parseTaskStatuses(s string) ([]wfdv1.TaskStatus, error) {
+	var out []wfdv1.TaskStatus
+	for name := range strings.SplitSeq(s, ",") {
+		v, ok := wfdv1.TaskStatus_value["TASK_STATUS_"+strings.ToUpper(strings.TrimSpace(name))]
+		if !ok || v == int32(wfdv1.TaskStatus_TASK_STATUS_UNSPECIFIED) {
+			return nil, fmt.Errorf("unknown task status %q (want pending, completed, expired or cancelled)", name)
+		}
+		out = append(out, wfdv1.TaskStatus(v))
+	}
+	return out, nil
+}
