@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -222,10 +223,11 @@ func checkAnswer(schema []byte, answer *structpb.Struct) error {
 		return fmt.Errorf("%w: the task's schema is not JSON: %w", errFailedPrecondition, err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("task.json", doc); err != nil {
+	const url = "urn:wfd:task-answer"
+	if err := c.AddResource(url, doc); err != nil {
 		return fmt.Errorf("%w: the task's schema: %w", errFailedPrecondition, err)
 	}
-	sch, err := c.Compile("task.json")
+	sch, err := c.Compile(url)
 	if err != nil {
 		return fmt.Errorf("%w: the task's schema does not compile: %w", errFailedPrecondition, err)
 	}
@@ -239,7 +241,15 @@ func checkAnswer(schema []byte, answer *structpb.Struct) error {
 		return err
 	}
 	if err := sch.Validate(v); err != nil {
-		return fmt.Errorf("%w: the answer does not match the task's schema: %v", errInvalid, err)
+		// The first line names the schema; the others name the fields.
+		lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+		if len(lines) > 1 {
+			lines = lines[1:]
+		}
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(strings.TrimSpace(l), "- ")
+		}
+		return fmt.Errorf("%w: the answer does not match the task's schema: %s", errInvalid, strings.Join(lines, "; "))
 	}
 	return nil
 }

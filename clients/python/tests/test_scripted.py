@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -22,6 +23,8 @@ from wfd_client import errors as wfd_errors
 
 RUNNING = state_pb2.HandlerStatus.Value("HANDLER_STATUS_RUNNING")
 COMPLETED = state_pb2.HandlerStatus.Value("HANDLER_STATUS_COMPLETED")
+TASK_PENDING = handler_pb2.TaskStatus.Value("TASK_STATUS_PENDING")
+TASK_COMPLETED = handler_pb2.TaskStatus.Value("TASK_STATUS_COMPLETED")
 QUICK = w.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.02)
 
 Step = Callable[[service_pb2.StreamEventsRequest, grpc.ServicerContext], Iterator[service_pb2.StreamEventsResponse]]
@@ -57,6 +60,15 @@ class Scripted(service_pb2_grpc.WorkflowServiceServicer):
         self.stats_failures = 0  # GetStats calls still to fail with UNAVAILABLE
         self.stats_calls = 0
         self.get_calls = 0
+        # CompleteTask: the first call takes the answer (or `stored`, an
+        # answer someone else gave) and its reply is lost (UNAVAILABLE);
+        # later calls find the task completed.
+        self.stored: handler_pb2.Task | None = None
+        self.completed: handler_pb2.Task | None = None
+        self.complete_calls = 0
+        self.complete_first = grpc.StatusCode.UNAVAILABLE
+        self.get_task_calls = 0
+        self.published: list[str] = []  # event ids, one per PublishEvent call
 
     def StreamEvents(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         with self.lock:
@@ -70,6 +82,30 @@ class Scripted(service_pb2_grpc.WorkflowServiceServicer):
         if request.handler_id != "h":
             context.abort(grpc.StatusCode.NOT_FOUND, "no such handler")
         return service_pb2.GetHandlerResponse(handler=self.handler)
+
+    def CompleteTask(self, request: Any, context: grpc.ServicerContext) -> Any:
+        with self.lock:
+            self.complete_calls += 1
+            if self.completed is not None:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, 'task "t" is completed')
+            self.completed = self.stored or handler_pb2.Task(
+                task_id="t", status=TASK_COMPLETED, answer=request.answer, completed_by=request.completed_by,
+            )
+        context.abort(self.complete_first, "scripted lost reply")
+
+    def GetTask(self, request: Any, context: grpc.ServicerContext) -> Any:
+        with self.lock:
+            self.get_task_calls += 1
+            t = self.completed or handler_pb2.Task(task_id="t", status=TASK_PENDING)
+        return service_pb2.GetTaskResponse(task=t)
+
+    def PublishEvent(self, request: Any, context: grpc.ServicerContext) -> Any:
+        with self.lock:
+            self.published.append(request.event_id)
+            first = len(self.published) == 1
+        if first:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "scripted lost reply")
+        return service_pb2.PublishEventResponse(event_id=request.event_id, seq=7, woken=2)
 
     def GetStats(self, request: Any, context: grpc.ServicerContext) -> Any:
         with self.lock:
@@ -250,6 +286,60 @@ def test_only_unavailable_is_retried(mode: str, scripted: tuple[Scripted, str]) 
     with pytest.raises(w.NotFound, match="no such handler"):
         get()
     assert svc.get_calls == 1
+
+
+def call(mode: str, addr: str, method: str, *args: Any, **kw: Any) -> Any:
+    """Calls one client method through Client or AsyncClient."""
+    if mode == "sync":
+        with w.Client(addr, retry=QUICK) as c:
+            return getattr(c, method)(*args, **kw)
+
+    async def run() -> Any:
+        async with w.AsyncClient(addr, retry=QUICK) as c:
+            return await getattr(c, method)(*args, **kw)
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_complete_task_retry_finds_its_own_answer(mode: str, scripted: tuple[Scripted, str]) -> None:
+    svc, addr = scripted
+    t = call(mode, addr, "complete_task", "t", {"approved": False, "reason": "x", "n": 2}, completed_by="ada")
+    assert t.status == TASK_COMPLETED and w.struct_to_dict(t.answer) == {"approved": False, "reason": "x", "n": 2}
+    assert (svc.complete_calls, svc.get_task_calls) == (2, 1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("answer, by", [({"approved": True}, "ada"), ({"approved": False, "reason": "x"}, "bob")])
+def test_complete_task_retry_finds_another_answer(
+    mode: str, answer: dict[str, Any], by: str, scripted: tuple[Scripted, str]
+) -> None:
+    svc, addr = scripted
+    svc.stored = handler_pb2.Task(task_id="t", status=TASK_COMPLETED, answer=w.to_struct(answer), completed_by=by)
+    with pytest.raises(w.FailedPrecondition, match="is completed"):
+        call(mode, addr, "complete_task", "t", {"approved": False, "reason": "x"}, completed_by="ada")
+    assert (svc.complete_calls, svc.get_task_calls) == (2, 1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_complete_task_first_failed_precondition_is_final(mode: str, scripted: tuple[Scripted, str]) -> None:
+    svc, addr = scripted
+    svc.complete_first = grpc.StatusCode.FAILED_PRECONDITION  # not retried, not looked into
+    with pytest.raises(w.FailedPrecondition, match="scripted lost reply"):
+        call(mode, addr, "complete_task", "t", {"approved": True})
+    assert (svc.complete_calls, svc.get_task_calls) == (1, 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_publish_retry_carries_the_same_event_id(mode: str, scripted: tuple[Scripted, str]) -> None:
+    svc, addr = scripted
+    res = call(mode, addr, "publish", "k", {"a": 1})
+    assert (res.seq, res.woken) == (7, 2)
+    assert len(svc.published) == 2 and svc.published[0] == svc.published[1] == res.event_id
+    assert uuid.UUID(res.event_id).version == 7
+    svc.published.clear()
+    assert call(mode, addr, "publish", "k", event_id="mine").event_id == "mine"
+    assert svc.published == ["mine", "mine"]
 
 
 def test_error_classes() -> None:

@@ -76,3 +76,50 @@ def test_pause_honours_the_server_hint_up_to_max_backoff() -> None:
     assert p.pause(1, 1.0) == 1.0
     assert p.pause(1, 30.0) == 2.0
     assert 0.08 <= p.pause(1, 0.01) <= 0.12
+
+
+def test_task_requests() -> None:
+    req = _common.list_tasks_request(
+        statuses=["pending", "TASK_STATUS_EXPIRED", w.TaskStatus.Value("TASK_STATUS_CANCELLED")],
+        assignee="ada", workflow="expense", handler_id="h", page_size=10, page_token="t",
+    )
+    assert list(req.statuses) == [1, 3, 4]
+    assert (req.assignee, req.workflow, req.handler_id, req.page_size, req.page_token) == ("ada", "expense", "h", 10, "t")
+    one = _common.list_tasks_request(statuses="completed", assignee=None, workflow=None, handler_id=None,
+                                     page_size=None, page_token=None)
+    assert list(one.statuses) == [2] and one.assignee == "" and one.page_size == 0
+    with pytest.raises(w.InvalidArgument, match="unknown task status"):
+        _common.list_tasks_request(statuses=["running"], assignee=None, workflow=None, handler_id=None,
+                                   page_size=None, page_token=None)
+
+    done = _common.complete_task_request("t", {"approved": True}, None)
+    assert done.completed_by == "" and w.struct_to_dict(done.answer) == {"approved": True}
+    assert _common.complete_task_request("t", None, "ada").answer == struct_pb2.Struct()
+
+    pub = _common.publish_request("k", None, None, None)
+    assert uuid.UUID(pub.event_id).version == 7 and pub.handler_id == ""
+    assert _common.publish_request("k", {"a": 1}, "h", "e").event_id == "e"
+
+
+def test_task_to_dict() -> None:
+    t = w.Task(task_id="h:1", status=w.TaskStatus.Value("TASK_STATUS_COMPLETED"), completed_by="ada",
+               answer=w.to_struct({"approved": False, "reason": "x", "n": 3}),
+               answer_schema=w.to_struct({"type": "object", "maxProperties": 2}))
+    t.created_at.FromSeconds(1_700_000_000)
+    d = w.task_to_dict(t)
+    assert d["answer"] == {"approved": False, "reason": "x", "n": 3}
+    assert isinstance(d["answer"]["n"], int)
+    assert d["answer_schema"] == {"type": "object", "maxProperties": 2}
+    assert d["status"] == "TASK_STATUS_COMPLETED" and d["created_at"] == "2023-11-14T22:13:20Z"
+    assert w.task_to_dict(w.Task(task_id="x")) == {"task_id": "x", "answer": {}, "answer_schema": {}}
+
+
+def test_completed_as_asked() -> None:
+    req = _common.complete_task_request("t", {"approved": True, "n": 1}, "ada")
+    done = w.TaskStatus.Value("TASK_STATUS_COMPLETED")
+    t = w.Task(task_id="t", status=done, completed_by="ada", answer=w.to_struct({"n": 1.0, "approved": True}))
+    assert _common.completed_as_asked(t, req)
+    t.completed_by = "bob"
+    assert not _common.completed_as_asked(t, req)
+    t.completed_by, t.status = "ada", w.TaskStatus.Value("TASK_STATUS_EXPIRED")
+    assert not _common.completed_as_asked(t, req)

@@ -3,16 +3,18 @@ import { durationFromMs, type Duration } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 
-import { Residency, type Handler, type Record } from "./gen/wfd/v1/handler_pb.js";
+import { Residency, TaskStatus, type Handler, type Record, type Task } from "./gen/wfd/v1/handler_pb.js";
 import {
   ListHandlersRequestSchema,
+  ListTasksRequestSchema,
   WorkflowService,
   type GetStatsResponse,
   type ListHandlersRequest,
+  type ListTasksRequest,
   type Workflow,
 } from "./gen/wfd/v1/service_pb.js";
 import { HandlerStatus } from "./gen/wfd/v1/state_pb.js";
-import { toJsonObject } from "./json.js";
+import { sameJson, toJsonObject } from "./json.js";
 import {
   backoffMs,
   canceled,
@@ -115,11 +117,74 @@ export interface HandlerPage {
   nextPageToken: string;
 }
 
+/** Status names accepted wherever a {@link TaskStatus} is. */
+export type TaskStatusName = "pending" | "completed" | "expired" | "cancelled";
+
+/**
+ * Filters and paging of {@link WfdClient.tasks}. The empty object lists
+ * every task, newest first, in pages of the server's default size (100).
+ */
+export interface TaskListOptions {
+  /** Only tasks with one of these statuses. */
+  statuses?: ReadonlyArray<TaskStatus | TaskStatusName>;
+  /** Only tasks assigned to this person (an inbox). */
+  assignee?: string;
+  /** Only tasks of handlers of this workflow. */
+  workflow?: string;
+  /** Only tasks of this handler. */
+  handlerId?: string;
+  /** At most this many per page (the server allows up to 1000). */
+  pageSize?: number;
+  /** Continue from an earlier page's `nextPageToken`. */
+  pageToken?: string;
+}
+
+/** One page of {@link WfdClient.tasks}. */
+export interface TaskPage {
+  tasks: Task[];
+  /** Empty after the last page. */
+  nextPageToken: string;
+}
+
+/** Options of {@link WfdClient.completeTask}. */
+export interface CompleteTaskOptions extends CallOptions {
+  /** Who answered (recorded on the task and passed to the step). */
+  completedBy?: string;
+}
+
+/** Options of {@link WfdClient.publish}. */
+export interface PublishOptions extends CallOptions {
+  /** Only this handler sees the event. */
+  handlerId?: string;
+  /**
+   * The event's id, which makes a repeated publish a no-op on the server; a
+   * UUIDv7 when not given.
+   */
+  eventId?: string;
+}
+
+/** What {@link WfdClient.publish} returns. */
+export interface PublishResult {
+  /** The event's id (the one given, or the one the client made up). */
+  eventId: string;
+  /** The event's position in the server's event log. */
+  seq: bigint;
+  /** How many handlers waiting for the key were woken. */
+  woken: number;
+}
+
 const statusByName: { [K in HandlerStatusName]: HandlerStatus } = {
   running: HandlerStatus.RUNNING,
   completed: HandlerStatus.COMPLETED,
   failed: HandlerStatus.FAILED,
   cancelled: HandlerStatus.CANCELLED,
+};
+
+const taskStatusByName: { [K in TaskStatusName]: TaskStatus } = {
+  pending: TaskStatus.PENDING,
+  completed: TaskStatus.COMPLETED,
+  expired: TaskStatus.EXPIRED,
+  cancelled: TaskStatus.CANCELLED,
 };
 
 const residencyByName: { [K in ResidencyName]: Residency } = {
@@ -136,16 +201,20 @@ const residencyByName: { [K in ResidencyName]: Residency } = {
  * That is safe for every call: {@link run} sends a handler id (a new UUIDv7
  * unless given) so a repeated RunWorkflow returns the handler the first one
  * started, {@link send} sends an idempotency key so a retried event is
- * delivered once, the reads are reads, and a repeated cancel or release
- * leaves the handler as the first left it (the repeat may report
- * `Code.FailedPrecondition`).
+ * delivered once, {@link publish} sends an event id (a new UUIDv7 unless
+ * given) so a retried publication is logged once, {@link completeTask}
+ * returns the task when a retry finds it completed with the same answer,
+ * the reads are reads, and a repeated cancel or release leaves the handler
+ * as the first left it (the repeat may report `Code.FailedPrecondition`).
  *
  * Errors are `ConnectError`s: `err.code` is the server's code
  * (`Code.NotFound` for an unknown handler or workflow,
- * `Code.InvalidArgument` for a bad request or an event type the handler
- * does not accept, `Code.FailedPrecondition` for an event to a finished
- * handler or a release of a busy one, `Code.AlreadyExists` for a handler id
- * used by another workflow) and `err.rawMessage` the server's message.
+ * `Code.InvalidArgument` for a bad request, an event type the handler does
+ * not accept or a task answer that fails the task's schema,
+ * `Code.FailedPrecondition` for an event to a finished handler, a release
+ * of a busy one or an answer to a task that is no longer pending,
+ * `Code.AlreadyExists` for a handler id used by another workflow) and
+ * `err.rawMessage` the server's message.
  * Input the client rejects before calling (data that is not JSON) is
  * `Code.InvalidArgument` too.
  */
@@ -260,6 +329,97 @@ export class WfdClient {
   async release(id: string, call?: CallOptions): Promise<Handler> {
     const res = await this.unary((o) => this.service.releaseHandler({ handlerId: id }, o), call);
     return mustHandler(res.handler);
+  }
+
+  /** One page of human tasks, newest first, and the token of the next page. */
+  async tasks(opts: TaskListOptions = {}, call?: CallOptions): Promise<TaskPage> {
+    const req = listTasksRequest(opts);
+    const res = await this.unary((o) => this.service.listTasks(req, o), call);
+    return { tasks: res.tasks, nextPageToken: res.nextPageToken };
+  }
+
+  /**
+   * Every task that `opts` select, page after page from `opts.pageToken`
+   * on. A failed page ends the iteration with its error.
+   */
+  async *listAllTasks(opts: TaskListOptions = {}, call?: CallOptions): AsyncGenerator<Task, void, undefined> {
+    let pageToken = opts.pageToken ?? "";
+    for (;;) {
+      const page = await this.tasks({ ...opts, pageToken }, call);
+      yield* page.tasks;
+      if (page.nextPageToken === "") {
+        return;
+      }
+      pageToken = page.nextPageToken;
+    }
+  }
+
+  /** The human task with that id (`Code.NotFound` if there is none). */
+  async task(id: string, call?: CallOptions): Promise<Task> {
+    const res = await this.unary((o) => this.service.getTask({ taskId: id }, o), call);
+    return mustTask(res.task);
+  }
+
+  /**
+   * Answers a pending task with `answer` (a plain JSON object that must
+   * satisfy the task's `answerSchema`) and returns the completed task; the
+   * answer wakes the task's handler, released or not. An answer that fails
+   * the schema is `Code.InvalidArgument` naming the failing fields and
+   * changes nothing; a task that is no longer pending (completed, expired,
+   * cancelled) is `Code.FailedPrecondition`.
+   *
+   * When a call is retried after a lost connection and the retry finds the
+   * task completed with this very answer and `completedBy` (the first
+   * attempt got through), the completed task is returned rather than the
+   * retry's `Code.FailedPrecondition`.
+   */
+  async completeTask(
+    id: string,
+    answer: { readonly [k: string]: unknown },
+    opts: CompleteTaskOptions = {},
+  ): Promise<Task> {
+    const req = { taskId: id, answer: toJsonObject("answer", answer), completedBy: opts.completedBy ?? "" };
+    let attempts = 0;
+    try {
+      const res = await this.unary((o) => {
+        attempts++;
+        return this.service.completeTask(req, o);
+      }, opts);
+      return mustTask(res.task);
+    } catch (e) {
+      if (!(e instanceof ConnectError) || e.code !== Code.FailedPrecondition || attempts < 2) {
+        throw e;
+      }
+      // Did an earlier attempt, whose answer was lost, complete the task?
+      let t: Task;
+      try {
+        t = await this.task(id, opts);
+      } catch {
+        throw e;
+      }
+      if (t.status === TaskStatus.COMPLETED && t.completedBy === req.completedBy && sameJson(t.answer ?? {}, req.answer)) {
+        return t;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Appends an event with `data` under `key` to the server's immutable event
+   * log, for every handler (or only `opts.handlerId`), and wakes the
+   * handlers waiting for that key, in memory or released. Every call
+   * carries an event id (a UUIDv7 unless `opts.eventId` is given), so a
+   * retried publication is logged once.
+   */
+  async publish(key: string, data?: { readonly [k: string]: unknown } | null, opts: PublishOptions = {}): Promise<PublishResult> {
+    const req = {
+      key,
+      data: toJsonObject("data", data),
+      handlerId: opts.handlerId ?? "",
+      eventId: opts.eventId || uuidv7(),
+    };
+    const res = await this.unary((o) => this.service.publishEvent(req, o), opts);
+    return { eventId: res.eventId, seq: res.seq, woken: res.woken };
   }
 
   /** How many handlers are in memory, idle or released, and how releases and rehydrations went. */
@@ -446,11 +606,33 @@ function mustHandler(h: Handler | undefined): Handler {
   return h;
 }
 
-function listRequest(o: ListOptions): ListHandlersRequest {
-  const pageSize = o.pageSize ?? 0;
+function mustTask(t: Task | undefined): Task {
+  if (t === undefined) {
+    throw new ConnectError("client: the server's answer holds no task", Code.Internal);
+  }
+  return t;
+}
+
+function checkPageSize(pageSize: number): number {
   if (!Number.isInteger(pageSize) || pageSize < 0 || pageSize > 0x7fffffff) {
     throw new ConnectError(`client: page size ${pageSize} out of range`, Code.InvalidArgument);
   }
+  return pageSize;
+}
+
+function listTasksRequest(o: TaskListOptions): ListTasksRequest {
+  return create(ListTasksRequestSchema, {
+    statuses: (o.statuses ?? []).map(toTaskStatus),
+    assignee: o.assignee ?? "",
+    workflow: o.workflow ?? "",
+    handlerId: o.handlerId ?? "",
+    pageSize: checkPageSize(o.pageSize ?? 0),
+    pageToken: o.pageToken ?? "",
+  });
+}
+
+function listRequest(o: ListOptions): ListHandlersRequest {
+  const pageSize = checkPageSize(o.pageSize ?? 0);
   let idleFor: Duration | undefined;
   if (typeof o.idleFor === "number") {
     if (!Number.isFinite(o.idleFor) || o.idleFor < 0) {
@@ -475,10 +657,24 @@ function toStatus(s: HandlerStatus | HandlerStatusName): HandlerStatus {
   if (typeof s === "number") {
     return s;
   }
-  const v = statusByName[s];
+  const v = Object.hasOwn(statusByName, s) ? statusByName[s] : undefined;
   if (v === undefined) {
     throw new ConnectError(
       `client: unknown status ${JSON.stringify(s)} (want ${Object.keys(statusByName).join(", ")})`,
+      Code.InvalidArgument,
+    );
+  }
+  return v;
+}
+
+function toTaskStatus(s: TaskStatus | TaskStatusName): TaskStatus {
+  if (typeof s === "number") {
+    return s;
+  }
+  const v = Object.hasOwn(taskStatusByName, s) ? taskStatusByName[s] : undefined;
+  if (v === undefined) {
+    throw new ConnectError(
+      `client: unknown task status ${JSON.stringify(s)} (want ${Object.keys(taskStatusByName).join(", ")})`,
       Code.InvalidArgument,
     );
   }
@@ -492,7 +688,7 @@ function toResidency(r: Residency | ResidencyName | undefined): Residency {
   if (typeof r === "number") {
     return r;
   }
-  const v = residencyByName[r];
+  const v = Object.hasOwn(residencyByName, r) ? residencyByName[r] : undefined;
   if (v === undefined) {
     throw new ConnectError(
       `client: unknown residency ${JSON.stringify(r)} (want ${Object.keys(residencyByName).join(", ")})`,

@@ -20,6 +20,12 @@ export {
   type HandlerPage,
   type HandlerStatusName,
   type ResidencyName,
+  type TaskStatusName,
+  type TaskListOptions,
+  type TaskPage,
+  type CompleteTaskOptions,
+  type PublishOptions,
+  type PublishResult,
 } from "./client.js";
 export {
   type RetryPolicy,
@@ -29,7 +35,15 @@ export {
   DEFAULT_INITIAL_BACKOFF_MS,
   DEFAULT_MAX_BACKOFF_MS,
 } from "./retry.js";
-export { toJsonObject, handlerToJson, recordToJson, statsToJson, type JsonObject, type JsonValue } from "./json.js";
+export {
+  toJsonObject,
+  handlerToJson,
+  recordToJson,
+  statsToJson,
+  taskToJson,
+  type JsonObject,
+  type JsonValue,
+} from "./json.js";
 
 // Errors: every call fails with a ConnectError whose `code` is the server's.
 export { Code, ConnectError, type Transport, type Interceptor } from "@connectrpc/connect";

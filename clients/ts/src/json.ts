@@ -1,6 +1,6 @@
 import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { HandlerSchema, RecordSchema, type Handler, type Record } from "./gen/wfd/v1/handler_pb.js";
+import { HandlerSchema, RecordSchema, TaskSchema, type Handler, type Record, type Task } from "./gen/wfd/v1/handler_pb.js";
 import { GetStatsResponseSchema, type GetStatsResponse } from "./gen/wfd/v1/service_pb.js";
 
 export type { JsonObject, JsonValue };
@@ -110,4 +110,33 @@ export function recordToJson(r: Record): JsonObject {
 /** Server statistics in the protobuf JSON form (durations as `"0.002s"`). */
 export function statsToJson(s: GetStatsResponse): JsonObject {
   return toJson(GetStatsResponseSchema, s, jsonOpts) as JsonObject;
+}
+
+/**
+ * A human task in the protobuf JSON form (see {@link handlerToJson}): enum
+ * names such as `"TASK_STATUS_PENDING"`, RFC 3339 times, and `answer` and
+ * `answerSchema` as the plain JSON objects they are (`task.answer` and
+ * `task.answerSchema` are plain objects on the message already).
+ */
+export function taskToJson(t: Task): JsonObject {
+  return toJson(TaskSchema, t, jsonOpts) as JsonObject;
+}
+
+/**
+ * Whether two JSON values are equal: the same primitives (numbers by
+ * value), arrays with equal elements in order, objects with the same keys
+ * and equal values in any key order.
+ */
+export function sameJson(a: JsonValue, b: JsonValue): boolean {
+  if (a === b) {
+    return true;
+  }
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+    return false;
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]!));
+  }
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && sameJson(a[k]!, b[k]!));
 }

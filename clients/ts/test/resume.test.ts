@@ -246,7 +246,7 @@ describe("unary retries", () => {
     const c = wfdClientForWeb(`http://${proxy.addr}`, fast);
     try {
       proxy.refuse = 2;
-      assert.equal((await c.workflows()).length, 3);
+      assert.ok((await c.workflows()).some((w) => w.name === "echo"));
       assert.equal(proxy.refuse, 0);
     } finally {
       proxy.refuse = 0;

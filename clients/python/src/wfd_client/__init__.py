@@ -1,5 +1,6 @@
 """The Python client of wfd's WorkflowService: start handlers, follow their
-streams, send them events, list, cancel and release them.
+streams, send them events, list, cancel and release them; list and answer
+human tasks; publish events under a key.
 
 Synchronous::
 
@@ -20,6 +21,13 @@ asyncio: :class:`AsyncClient` has the same methods as coroutines, and
         h = await c.run("echo", {"x": 1})
         async for rec in c.stream(h.handler_id):
             ...
+
+Human tasks and published events::
+
+    with Client("127.0.0.1:7233") as c:
+        for task in c.list_all_tasks(assignee="ada", statuses=["pending"]):
+            c.complete_task(task.task_id, {"approved": True}, completed_by="ada")
+        res = c.publish("payment:A1", {"amount": 9.5})   # res.event_id, res.seq, res.woken
 
 The messages returned are the generated ones (``wfd.v1.handler_pb2.Handler``,
 ``Record``, ...); :func:`struct_to_dict` and :func:`message_to_dict` turn
@@ -58,7 +66,12 @@ handler the first one started; :meth:`Client.send` gives every event an
 idempotency key (a UUIDv7 unless ``idempotency_key=`` gives one) so a retry
 is acknowledged without delivering the event twice (except a retry of the
 event that finished the handler: the server answers FailedPrecondition, as
-it checks the handler's status before the key); reads are reads; a
+it checks the handler's status before the key); :meth:`Client.publish`
+gives every publication an event id (a UUIDv7 unless ``event_id=`` gives
+one) so a retry is logged once; :meth:`Client.complete_task` returns the
+task when a retry finds it completed with the same answer and
+``completed_by`` (the reply to the attempt that did it was lost); reads are
+reads; a
 repeated cancel or release leaves the handler as the first left it (the
 repeat may raise FailedPrecondition). UUIDv7s come from a small built-in
 generator (:func:`uuid7`, the layout of Go's ``uuid.NewV7``): Python 3.11's
@@ -71,9 +84,10 @@ Errors
 ------
 Every failed call raises a :class:`WfdError` subclass named after its gRPC
 code (:class:`NotFound` for an unknown handler or workflow,
-:class:`InvalidArgument` for a bad request or an event type the handler does
-not accept, :class:`FailedPrecondition` for an event to a finished handler or
-a release of a busy one, :class:`AlreadyExists` for a handler id used by
+:class:`InvalidArgument` for a bad request, an event type the handler does
+not accept or a task answer that fails the task's schema,
+:class:`FailedPrecondition` for an event to a finished handler, a release of
+a busy one or an answer to a task that is no longer pending, :class:`AlreadyExists` for a handler id used by
 another workflow, :class:`Unavailable` once retries are spent), with
 ``err.code`` (a ``grpc.StatusCode``), ``err.message`` (the server's) and
 ``err.retry_delay`` (the server's RetryInfo hint, if any). Input the client
@@ -92,12 +106,16 @@ from ._common import (
     Record,
     Residency,
     RetryPolicy,
+    PublishResult,
     Stats,
+    Task,
+    TaskStatus,
     Workflow,
     is_finished,
     is_terminal,
     message_to_dict,
     struct_to_dict,
+    task_to_dict,
     to_struct,
 )
 from ._sync import Client, RecordStream
@@ -139,10 +157,14 @@ __all__ = [
     "Event",
     "HandlerStatus",
     "Residency",
+    "Task",
+    "TaskStatus",
+    "PublishResult",
     "is_terminal",
     "is_finished",
     "struct_to_dict",
     "message_to_dict",
+    "task_to_dict",
     "to_struct",
     "uuid7",
     "WfdError",

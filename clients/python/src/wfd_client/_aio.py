@@ -14,7 +14,7 @@ import grpc.aio
 from wfd.v1 import service_pb2, service_pb2_grpc
 
 from . import _common as c
-from .errors import Cancelled, Unavailable, WfdError, from_rpc_error
+from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
 __all__ = ["AsyncClient", "AsyncRecordStream"]
 
@@ -186,6 +186,108 @@ class AsyncClient:
         req = service_pb2.ReleaseHandlerRequest(handler_id=id)
         res: service_pb2.ReleaseHandlerResponse = await self._unary(self._stub.ReleaseHandler, req, timeout)
         return res.handler
+
+    async def tasks(
+        self,
+        *,
+        statuses: Iterable[c.TaskStatusLike] | None = None,
+        assignee: str | None = None,
+        workflow: str | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> tuple[list[c.Task], str]:
+        """One page of human tasks and the next page's token; see :meth:`wfd_client.Client.tasks`."""
+        req = c.list_tasks_request(
+            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            page_size=page_size, page_token=page_token,
+        )
+        res = await self._unary(self._stub.ListTasks, req, timeout)
+        return list(res.tasks), res.next_page_token
+
+    def list_all_tasks(
+        self,
+        *,
+        statuses: Iterable[c.TaskStatusLike] | None = None,
+        assignee: str | None = None,
+        workflow: str | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> AsyncIterator[c.Task]:
+        """Yields every task the filters select, page after page
+        (``async for t in client.list_all_tasks(...)``)."""
+        req = c.list_tasks_request(
+            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            page_size=page_size, page_token=page_token,
+        )
+        return self._list_all_tasks(req, timeout)
+
+    async def _list_all_tasks(
+        self, req: service_pb2.ListTasksRequest, timeout: float | None
+    ) -> AsyncIterator[c.Task]:
+        while True:
+            res = await self._unary(self._stub.ListTasks, req, timeout)
+            for t in res.tasks:
+                yield t
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
+
+    async def task(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Task:
+        """Returns the human task with that id (NotFound if there is none)."""
+        req = service_pb2.GetTaskRequest(task_id=id)
+        res: service_pb2.GetTaskResponse = await self._unary(self._stub.GetTask, req, timeout)
+        return res.task
+
+    async def complete_task(
+        self,
+        id: str,
+        answer: c.StructLike,
+        *,
+        completed_by: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Task:
+        """Answers a pending task; see :meth:`wfd_client.Client.complete_task`."""
+        req = c.complete_task_request(id, answer, completed_by)
+        attempts = 0
+
+        def attempt(r: Any, **kw: Any) -> Any:
+            nonlocal attempts
+            attempts += 1
+            return self._stub.CompleteTask(r, **kw)
+
+        try:
+            res: service_pb2.CompleteTaskResponse = await self._unary(attempt, req, timeout)
+        except FailedPrecondition:
+            if attempts < 2:
+                raise
+            # Did an earlier attempt, whose reply was lost, complete it?
+            try:
+                t = await self.task(id, timeout=timeout)
+            except WfdError:
+                t = None
+            if t is not None and c.completed_as_asked(t, req):
+                return t
+            raise
+        return res.task
+
+    async def publish(
+        self,
+        key: str,
+        data: c.StructLike = None,
+        *,
+        handler_id: str | None = None,
+        event_id: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.PublishResult:
+        """Appends an event under ``key`` and wakes the handlers waiting for
+        it; see :meth:`wfd_client.Client.publish`."""
+        req = c.publish_request(key, data, handler_id, event_id)
+        res: service_pb2.PublishEventResponse = await self._unary(self._stub.PublishEvent, req, timeout)
+        return res
 
     async def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
         """Returns the server's counters."""

@@ -24,6 +24,9 @@ Stats: TypeAlias = service_pb2.GetStatsResponse
 Event: TypeAlias = state_pb2.Event
 HandlerStatus = state_pb2.HandlerStatus
 Residency = handler_pb2.Residency
+Task: TypeAlias = handler_pb2.Task
+TaskStatus = handler_pb2.TaskStatus
+PublishResult: TypeAlias = service_pb2.PublishEventResponse
 
 #: Struct data as the client accepts it: a JSON-like mapping, a Struct, or None (empty).
 StructLike: TypeAlias = Mapping[str, Any] | struct_pb2.Struct | None
@@ -31,6 +34,9 @@ StructLike: TypeAlias = Mapping[str, Any] | struct_pb2.Struct | None
 #: by name ("running", "HANDLER_STATUS_RUNNING").
 StatusLike: TypeAlias = int | str
 ResidencyLike: TypeAlias = int | str
+#: A task status by enum value (TaskStatus.Value("TASK_STATUS_PENDING")) or
+#: by name ("pending", "TASK_STATUS_PENDING").
+TaskStatusLike: TypeAlias = int | str
 #: A duration in seconds, or a timedelta.
 DurationLike: TypeAlias = float | int | datetime.timedelta
 
@@ -163,6 +169,17 @@ def message_to_dict(m: Any) -> dict[str, Any]:
     return out
 
 
+def task_to_dict(t: Task) -> dict[str, Any]:
+    """Converts a Task to a JSON-like dict with the proto field names (enum
+    names such as "TASK_STATUS_PENDING", RFC 3339 times), with ``answer``
+    and ``answer_schema`` as the plain dicts :func:`struct_to_dict` makes
+    (whole numbers as int). Both are present, ``{}`` when unset."""
+    out = message_to_dict(t)
+    out["answer_schema"] = struct_to_dict(t.answer_schema if t.HasField("answer_schema") else None)
+    out["answer"] = struct_to_dict(t.answer if t.HasField("answer") else None)
+    return out
+
+
 def _status(v: StatusLike) -> int:
     if isinstance(v, str):
         name = v.upper()
@@ -172,6 +189,18 @@ def _status(v: StatusLike) -> int:
             return int(state_pb2.HandlerStatus.Value(name))
         except ValueError:
             raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: unknown status {v!r}") from None
+    return int(v)
+
+
+def _task_status(v: TaskStatusLike) -> int:
+    if isinstance(v, str):
+        name = v.upper()
+        if not name.startswith("TASK_STATUS_"):
+            name = "TASK_STATUS_" + name
+        try:
+            return int(handler_pb2.TaskStatus.Value(name))
+        except ValueError:
+            raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: unknown task status {v!r}") from None
     return int(v)
 
 
@@ -219,6 +248,63 @@ def send_request(
     )
 
 
+def list_tasks_request(
+    *,
+    statuses: Iterable[TaskStatusLike] | None,
+    assignee: str | None,
+    workflow: str | None,
+    handler_id: str | None,
+    page_size: int | None,
+    page_token: str | None,
+) -> service_pb2.ListTasksRequest:
+    _check_page_size(page_size)
+    if isinstance(statuses, (str, int)):
+        statuses = [statuses]
+    return service_pb2.ListTasksRequest(
+        statuses=[_task_status(s) for s in statuses or ()],  # type: ignore[misc]
+        assignee=assignee or "",
+        workflow=workflow or "",
+        handler_id=handler_id or "",
+        page_size=page_size or 0,
+        page_token=page_token or "",
+    )
+
+
+def complete_task_request(
+    task_id: str, answer: StructLike, completed_by: str | None
+) -> service_pb2.CompleteTaskRequest:
+    return service_pb2.CompleteTaskRequest(
+        task_id=task_id, answer=to_struct(answer, "answer"), completed_by=completed_by or ""
+    )
+
+
+def publish_request(
+    key: str, data: StructLike, handler_id: str | None, event_id: str | None
+) -> service_pb2.PublishEventRequest:
+    return service_pb2.PublishEventRequest(
+        key=key,
+        data=to_struct(data, "data"),
+        handler_id=handler_id or "",
+        event_id=event_id or str(uuid7()),
+    )
+
+
+def completed_as_asked(t: Task, req: service_pb2.CompleteTaskRequest) -> bool:
+    """Whether t is completed with req's answer and completed_by: what a
+    retried CompleteTask finds when an earlier attempt, whose reply was
+    lost, got through."""
+    return (
+        t.status == handler_pb2.TaskStatus.Value("TASK_STATUS_COMPLETED")
+        and t.completed_by == req.completed_by
+        and struct_to_dict(t.answer) == struct_to_dict(req.answer)
+    )
+
+
+def _check_page_size(page_size: int | None) -> None:
+    if page_size is not None and not 0 <= page_size <= 2**31 - 1:
+        raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: page size {page_size} out of range")
+
+
 def list_request(
     *,
     workflow: str | None,
@@ -229,8 +315,7 @@ def list_request(
     page_size: int | None,
     page_token: str | None,
 ) -> service_pb2.ListHandlersRequest:
-    if page_size is not None and not 0 <= page_size <= 2**31 - 1:
-        raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: page size {page_size} out of range")
+    _check_page_size(page_size)
     if isinstance(statuses, (str, int)):
         statuses = [statuses]
     req = service_pb2.ListHandlersRequest(

@@ -13,7 +13,7 @@ import grpc
 from wfd.v1 import service_pb2, service_pb2_grpc
 
 from . import _common as c
-from .errors import Cancelled, Unavailable, WfdError, from_rpc_error
+from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
 __all__ = ["Client", "RecordStream"]
 
@@ -210,6 +210,130 @@ class Client:
         req = service_pb2.ReleaseHandlerRequest(handler_id=id)
         res: service_pb2.ReleaseHandlerResponse = self._unary(self._stub.ReleaseHandler, req, timeout)
         return res.handler
+
+    def tasks(
+        self,
+        *,
+        statuses: Iterable[c.TaskStatusLike] | None = None,
+        assignee: str | None = None,
+        workflow: str | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> tuple[list[c.Task], str]:
+        """Returns one page of human tasks, newest first, and the token of
+        the next page ("" after the last): the inbox, across handlers in
+        memory and released.
+
+        Filters: ``statuses`` (names such as "pending", "completed",
+        "expired", "cancelled", or TaskStatus values); ``assignee`` (a
+        person's inbox); ``workflow``; ``handler_id``. ``page_size``
+        defaults to the server's (100).
+        """
+        req = c.list_tasks_request(
+            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            page_size=page_size, page_token=page_token,
+        )
+        res = self._unary(self._stub.ListTasks, req, timeout)
+        return list(res.tasks), res.next_page_token
+
+    def list_all_tasks(
+        self,
+        *,
+        statuses: Iterable[c.TaskStatusLike] | None = None,
+        assignee: str | None = None,
+        workflow: str | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> Iterator[c.Task]:
+        """Yields every task the filters select, page after page, from
+        ``page_token`` on. Each page is one call (with its own timeout)."""
+        req = c.list_tasks_request(
+            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            page_size=page_size, page_token=page_token,
+        )
+        return self._list_all_tasks(req, timeout)
+
+    def _list_all_tasks(self, req: service_pb2.ListTasksRequest, timeout: float | None) -> Iterator[c.Task]:
+        while True:
+            res = self._unary(self._stub.ListTasks, req, timeout)
+            yield from res.tasks
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
+
+    def task(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Task:
+        """Returns the human task with that id (NotFound if there is none)."""
+        req = service_pb2.GetTaskRequest(task_id=id)
+        res: service_pb2.GetTaskResponse = self._unary(self._stub.GetTask, req, timeout)
+        return res.task
+
+    def complete_task(
+        self,
+        id: str,
+        answer: c.StructLike,
+        *,
+        completed_by: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Task:
+        """Answers a pending task and returns the completed task; the answer
+        wakes the task's handler, released or not.
+
+        ``answer`` (a dict or a Struct) must satisfy the task's
+        ``answer_schema``: one that does not is InvalidArgument naming the
+        failing fields, and changes nothing. A task that is no longer
+        pending (completed, expired, cancelled) is FailedPrecondition.
+        When a call retried after a lost connection finds the task
+        completed with this very answer and ``completed_by`` (the first
+        attempt got through), it returns the task instead.
+        """
+        req = c.complete_task_request(id, answer, completed_by)
+        attempts = 0
+
+        def attempt(r: Any, **kw: Any) -> Any:
+            nonlocal attempts
+            attempts += 1
+            return self._stub.CompleteTask(r, **kw)
+
+        try:
+            res: service_pb2.CompleteTaskResponse = self._unary(attempt, req, timeout)
+        except FailedPrecondition:
+            if attempts < 2:
+                raise
+            # Did an earlier attempt, whose reply was lost, complete it?
+            try:
+                t = self.task(id, timeout=timeout)
+            except WfdError:
+                t = None
+            if t is not None and c.completed_as_asked(t, req):
+                return t
+            raise
+        return res.task
+
+    def publish(
+        self,
+        key: str,
+        data: c.StructLike = None,
+        *,
+        handler_id: str | None = None,
+        event_id: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.PublishResult:
+        """Appends an event with ``data`` under ``key`` to the server's
+        immutable event log, for every handler (or only ``handler_id``), and
+        wakes the handlers waiting for that key, in memory or released.
+
+        Returns the PublishEventResponse: ``event_id``, ``seq`` (the event's
+        position in the log) and ``woken`` (how many waiting handlers it
+        woke). Every call carries an event id (a UUIDv7 unless ``event_id``
+        is given), so a retried publication is logged once.
+        """
+        req = c.publish_request(key, data, handler_id, event_id)
+        res: service_pb2.PublishEventResponse = self._unary(self._stub.PublishEvent, req, timeout)
+        return res
 
     def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
         """Returns the server's counters (handlers in memory, idle, released...)."""
