@@ -223,12 +223,23 @@ async def test_stream_resumes_after_connection_is_cut(aclient: AsyncClient, prox
 
 
 async def test_stream_resumes_when_cut_mid_message(aclient: AsyncClient, proxy: Proxy) -> None:
-    h = await aclient.run("fanin")
-    want = await finish(aclient, h.handler_id)
-    proxy.cut_after(450)
+    # As in test_sync: bursts of records while following, cut mid-frame.
+    h = await aclient.run("approval")
+    await wait_idle(aclient, h.handler_id)
+    proxy.cut_after(4000)
     async with AsyncClient(proxy.addr, retry=FAST_RETRY) as flaky:
-        got = [r async for r in flaky.stream(h.handler_id)]
-    assert got == want
+
+        async def follow() -> list[w.Record]:
+            return [r async for r in flaky.stream(h.handler_id)]
+
+        task = asyncio.create_task(follow())
+        for i in range(60):
+            await aclient.send(h.handler_id, "approval", {"approved": "not a bool", "n": i})
+            await asyncio.sleep(0.03)
+        await aclient.send(h.handler_id, "approval", {"approved": True})
+        got = await asyncio.wait_for(task, 30)
+    assert got == await finish(aclient, h.handler_id)
+    check_sequence(got)
     assert proxy.accepted >= 3
 
 
