@@ -9,6 +9,11 @@ echo "== go vet"
 go vet ./...
 echo "== go test -race"
 go test -race -count=1 ./...
+# The race detector slows the largest server tests ten times, so they run
+# scaled down above and at full size here: 10,000 tasks in the inbox over
+# released handlers, one publication waking 1,000 released handlers.
+echo "== go test (full-size server tests)"
+go test -count=1 -run 'TestInbox|TestPublishWakesMany' ./server
 
 # One wfd binary for the client test suites, which start their own servers.
 bin="$(mktemp -d)"

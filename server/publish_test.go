@@ -78,6 +78,22 @@ func TestPublishedEvents(t *testing.T) {
 	if res := publish(t, c, workflows.PaymentKey("A2"), nil, old.HandlerId); res.Woken != 1 {
 		t.Fatalf("an event for this handler woke %d", res.Woken)
 	}
+	// Across a restart: a released order is woken by a publication, and a
+	// publication before the restart is still found by a later wait.
+	dir := ts.dir
+	later := run(t, c, "order", map[string]any{"order_id": "R1"})
+	waitIdle(t, c, later.HandlerId)
+	release(t, c, later.HandlerId)
+	ts.stop()
+	ts = startServer(t, serverConfig{dir: dir, workflows: append(workflows.All(), late())})
+	c = ts.client()
+	if res := publish(t, c, workflows.PaymentKey("R1"), map[string]any{"after": "restart"}, ""); res.Woken != 1 {
+		t.Fatalf("woken after restart: %d", res.Woken)
+	}
+	if k := kinds(collect(t, c, later.HandlerId, 0)); !strings.HasSuffix(k, "COMPLETED") {
+		t.Fatalf("stream after restart: %s", k)
+	}
+
 	// Idempotent by event id.
 	a, err := c.PublishEvent(ctxT(t), &wfdv1.PublishEventRequest{Key: "x", EventId: "ev-1"})
 	if err != nil {
