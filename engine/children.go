@@ -58,7 +58,7 @@ func (sc *StepContext) StartChild(workflow string, input *structpb.Struct) (stri
 	x := sc.x
 	id := sc.HandlerID() + "." + x.item.ev.ID + "." + strconv.Itoa(x.childN)
 	x.childN++
-	if _, err := sc.roundTrip(msg{kind: msgAddChild, key: id}); err != nil {
+	if _, err := sc.roundTrip(msg{kind: msgAddChild, p: &payload{key: id}}); err != nil {
 		return "", err
 	}
 	e := x.h.e

@@ -184,14 +184,14 @@ func (sc *StepContext) Collect(ev Event, types ...string) ([]Event, error) {
 	x.usedOnce = true
 	key := sc.oncePrefix() + "\x00collect/" + strconv.Itoa(x.collects)
 	x.collects++
-	r, err := sc.roundTrip(msg{kind: msgCollect, ev: ev, key: key, types: types})
+	r, err := sc.roundTrip(msg{kind: msgCollect, p: &payload{ev: ev, key: key, types: types}})
 	return r.events, err
 }
 
 // Get reads a value of the handler's key/value store. The value is a copy
 // the step may change; Set stores it.
 func (sc *StepContext) Get(key string) (*structpb.Value, bool) {
-	r, err := sc.roundTrip(msg{kind: msgGet, key: key})
+	r, err := sc.roundTrip(msg{kind: msgGet, p: &payload{key: key}})
 	if err != nil || !r.ok {
 		return nil, false
 	}
@@ -204,7 +204,7 @@ func (sc *StepContext) Set(key string, v *structpb.Value) error {
 	if v != nil {
 		v = proto.Clone(v).(*structpb.Value)
 	}
-	_, err := sc.roundTrip(msg{kind: msgSet, key: key, val: v})
+	_, err := sc.roundTrip(msg{kind: msgSet, p: &payload{key: key, val: v}})
 	return err
 }
 

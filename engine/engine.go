@@ -143,7 +143,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 		return nil, err
 	}
 	ack := make(chan error, 1)
-	if err := h.post(ctx, msg{kind: msgStart, ev: Event{Type: StartEvent, Data: input}, ack: ack}); err != nil {
+	if err := h.post(ctx, msg{kind: msgStart, p: &payload{ev: Event{Type: StartEvent, Data: input}}, ack: ack}); err != nil {
 		return nil, err
 	}
 	select {

@@ -90,12 +90,18 @@ type msg struct {
 	kind  msgKind
 	exec  *execution
 	err   error
+	p     *payload // for the kinds that carry data
+	ack   chan<- error
+	reply chan<- reply
+}
+
+// payload is the data of the rarer messages. Keeping it out of msg keeps
+// the inbox small, which every handler in memory carries.
+type payload struct {
 	ev    Event
 	key   string
 	val   *structpb.Value
 	types []string
-	ack   chan<- error
-	reply chan<- reply
 }
 
 type reply struct {
@@ -176,7 +182,7 @@ func (h *Handler) SendEvent(ctx context.Context, ev Event, opts ...SendOption) e
 		opt(&o)
 	}
 	ack := make(chan error, 1)
-	if _, err := h.call(ctx, msg{kind: msgSend, ev: ev, key: o.key, ack: ack}); err != nil {
+	if _, err := h.call(ctx, msg{kind: msgSend, p: &payload{ev: ev, key: o.key}, ack: ack}); err != nil {
 		return err
 	}
 	select {

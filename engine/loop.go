@@ -28,12 +28,8 @@ type runner struct {
 	// Waiters added, resolved and dropped since the last change, and
 	// whether the list of children grew: the journal keeps task and
 	// wake-up indexes from them.
-	newWaiters []WaiterInfo
-	resolved   []Resolution
-	// lastWaiters is the list the last change carried (waitersKnown: it
-	// is current unless waiters came or went since).
-	lastWaiters     []WaiterInfo
-	waitersKnown    bool
+	newWaiters      []WaiterInfo
+	resolved        []Resolution
 	dropped         []WaiterInfo
 	childrenChanged bool
 	// lastChildren is the list of children the last change carried.
@@ -58,9 +54,6 @@ type runner struct {
 func newRunner(h *Handler) *runner {
 	r := &runner{h: h, s: h.st, wf: h.st.wf, journal: h.e.opts.Journal, timed: true}
 	r.now = h.e.opts.Now()
-	if !r.s.idleSince.IsZero() {
-		r.s.idle = r.s.buildIdle()
-	}
 	if h.restored {
 		r.record(Record{Kind: RecordRestored})
 	}
@@ -169,7 +162,7 @@ func (r *runner) handle(m msg) {
 	switch m.kind {
 	case msgStart:
 		r.created = true
-		ev := m.ev
+		ev := m.p.ev
 		ev.ID = r.newID()
 		s.start = ev
 		r.deliver(ev)
@@ -177,21 +170,21 @@ func (r *runner) handle(m msg) {
 	case msgDone:
 		r.finish(m.exec, m.err)
 	case msgSend:
-		if m.key != "" && s.hasKey(m.key) {
+		if m.p.key != "" && s.hasKey(m.p.key) {
 			// A retry of an event already taken: acknowledge it with this
 			// batch and deliver nothing, whatever the handler waits for now.
 			r.acks = append(r.acks, m.ack)
 			m.reply <- reply{}
 			return
 		}
-		if err := r.checkExternal(m.ev); err != nil {
+		if err := r.checkExternal(m.p.ev); err != nil {
 			m.reply <- reply{err: err}
 			return
 		}
-		if m.key != "" {
-			s.seenKey(m.key)
+		if m.p.key != "" {
+			s.seenKey(m.p.key)
 		}
-		ev := m.ev
+		ev := m.p.ev
 		ev.ID = ""
 		r.deliver(ev)
 		r.acks = append(r.acks, m.ack)
@@ -230,21 +223,21 @@ func (r *runner) handle(m msg) {
 		r.timerAt = time.Time{}
 		r.fireTimers()
 	case msgGet:
-		v, ok := s.kv[m.key]
+		v, ok := s.kv[m.p.key]
 		m.reply <- reply{val: v, ok: ok}
 	case msgSet:
-		if m.val == nil {
-			delete(s.kv, m.key)
+		if m.p.val == nil {
+			delete(s.kv, m.p.key)
 		} else {
 			if s.kv == nil {
 				s.kv = map[string]*structpb.Value{}
 			}
-			s.kv[m.key] = m.val
+			s.kv[m.p.key] = m.p.val
 		}
 		m.reply <- reply{}
 	case msgAddChild:
-		if !slices.Contains(s.children, m.key) {
-			s.children = append(s.children, m.key)
+		if !slices.Contains(s.children, m.p.key) {
+			s.children = append(s.children, m.p.key)
 			r.childrenChanged = true
 		}
 		m.reply <- reply{}
@@ -255,7 +248,7 @@ func (r *runner) handle(m msg) {
 			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}
 			return
 		}
-		m.reply <- reply{events: r.collect(m.exec.step, m.ev, m.key, m.types)}
+		m.reply <- reply{events: r.collect(m.exec.step, m.p.ev, m.p.key, m.p.types)}
 	}
 }
 
@@ -610,7 +603,6 @@ func (r *runner) terminate(status Status, result *structpb.Struct, errMsg string
 	s.err = errMsg
 	s.completedAt = r.now
 	s.idleSince = time.Time{}
-	s.idle = nil
 	for i := range s.steps {
 		s.steps[i].running = nil
 		for _, w := range s.steps[i].waiters {
@@ -631,7 +623,6 @@ func (r *runner) update() {
 	// Leaving idle is recorded before the runs it starts.
 	if !s.idleSince.IsZero() && !r.quiescent() {
 		s.idleSince = time.Time{}
-		s.idle = nil
 		r.record(Record{Kind: RecordIdle})
 	}
 	if !r.stopping {
@@ -649,8 +640,7 @@ func (r *runner) update() {
 		return
 	}
 	s.idleSince = r.now
-	s.idle = s.buildIdle()
-	r.record(Record{Kind: RecordIdle, Idle: s.idle})
+	r.record(Record{Kind: RecordIdle, Idle: s.buildIdle()})
 }
 
 // quiescent: nothing queued and nothing running.
@@ -739,7 +729,7 @@ func (r *runner) flush() {
 	}
 	c := &Change{
 		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
-		Status: s.status, Idle: s.idle, CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt, Deadline: s.deadline,
+		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt, Deadline: s.deadline,
 		Result: s.result, Error: s.err, Records: r.records, st: s, acks: r.acks,
 		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: s.parent,
 		Waiters: r.waiters(),
@@ -809,14 +799,11 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// waiters lists the handler's waiters for a change. The list is rebuilt only
-// when waiters came or went since the last one.
+// waiters lists the handler's waiters for a change. It is built for each
+// change rather than kept, so an idle handler in memory holds no copy.
 func (r *runner) waiters() []WaiterInfo {
 	if r.s.status.Terminal() {
 		return nil
-	}
-	if len(r.newWaiters) == 0 && len(r.resolved) == 0 && r.waitersKnown {
-		return r.lastWaiters
 	}
 	var out []WaiterInfo
 	for i := range r.s.steps {
@@ -824,6 +811,5 @@ func (r *runner) waiters() []WaiterInfo {
 			out = append(out, w.info(r.wf.def.Steps))
 		}
 	}
-	r.lastWaiters, r.waitersKnown = out, true
 	return out
 }

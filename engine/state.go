@@ -32,8 +32,6 @@ type state struct {
 	completedAt time.Time
 	result      *structpb.Struct
 	err         string
-	// idle caches what an idle handler waits for; derived, not serialised.
-	idle *Idle
 	// eventKeys are the idempotency keys of recent events from outside,
 	// oldest first; keySet indexes them.
 	eventKeys []string
@@ -298,6 +296,15 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 	return s, nil
 }
 
+// idleInfo describes what the handler waits for, if it is idle. It is
+// built when asked, not kept, so an idle handler in memory stays small.
+func (s *state) idleInfo() *Idle {
+	if s.idleSince.IsZero() {
+		return nil
+	}
+	return s.buildIdle()
+}
+
 // buildIdle describes what the idle handler waits for.
 func (s *state) buildIdle() *Idle {
 	idle := &Idle{Since: s.idleSince}
@@ -317,6 +324,6 @@ func (s *state) buildIdle() *Idle {
 func (s *state) info() Info {
 	return Info{
 		ID: s.id, Workflow: s.wf.def.Name, Status: s.status, CreatedAt: s.createdAt, CompletedAt: s.completedAt,
-		Idle: s.idle, Result: s.result, Error: s.err, Seq: s.seq,
+		Idle: s.idleInfo(), Result: s.result, Error: s.err, Seq: s.seq,
 	}
 }
