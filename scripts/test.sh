@@ -11,9 +11,10 @@ echo "== go test -race"
 go test -race -count=1 ./...
 # The race detector slows the largest server tests ten times, so they run
 # scaled down above and at full size here: 10,000 tasks in the inbox over
-# released handlers, one publication waking 1,000 released handlers.
+# released handlers, one publication waking 1,000 released handlers, a
+# batch of 100 children.
 echo "== go test (full-size server tests)"
-go test -count=1 -run 'TestInbox|TestPublishWakesMany' ./server
+go test -count=1 -run 'TestInbox|TestPublishWakesMany|TestChildWorkflows' ./server
 
 # One wfd binary for the client test suites, which start their own servers.
 bin="$(mktemp -d)"
