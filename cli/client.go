@@ -49,6 +49,18 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	return c, nil
 }
 
+// call dials, runs fn with ctx bounded by --timeout, and closes the client.
+func (f *clientFlags) call(ctx context.Context, fn func(context.Context, *client.Client) error) error {
+	c, err := f.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cctx, cancel := f.bound(ctx)
+	defer cancel()
+	return fn(cctx, c)
+}
+
 // bound returns ctx limited by --timeout, for the command's unary calls.
 func (f *clientFlags) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if f.timeout <= 0 {

@@ -22,18 +22,13 @@ func getCommand() *command {
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			return func(ctx context.Context, e *env, args []string) error {
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				h, err := c.Get(cctx, args[0])
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).handlerDetails(h)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					h, err := c.Get(cctx, args[0])
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).handlerDetails(h)
+				})
 			}
 		},
 	}
@@ -71,24 +66,19 @@ func handlersCommand() *command {
 				if *limit > 0 {
 					o.PageSize = min(*limit, maxPageSize)
 				}
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				var hs []*wfdv1.Handler
-				for h, err := range c.ListAll(cctx, o) {
-					if err != nil {
-						return err
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					var hs []*wfdv1.Handler
+					for h, err := range c.ListAll(cctx, o) {
+						if err != nil {
+							return err
+						}
+						hs = append(hs, h)
+						if len(hs) == *limit {
+							break
+						}
 					}
-					hs = append(hs, h)
-					if len(hs) == *limit {
-						break
-					}
-				}
-				return cf.printer(e).handlers(hs)
+					return cf.printer(e).handlers(hs)
+				})
 			}
 		},
 	}

@@ -26,18 +26,13 @@ func handlerCommand(name, summary string, fn func(*client.Client, context.Contex
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			return func(ctx context.Context, e *env, args []string) error {
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				h, err := fn(c, cctx, args[0])
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).handler(h)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					h, err := fn(c, cctx, args[0])
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).handler(h)
+				})
 			}
 		},
 	}

@@ -37,18 +37,13 @@ Prints the event's position in the log and how many handlers woke. With
 				if *id != "" {
 					opts = append(opts, client.WithEventID(*id))
 				}
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				res, err := c.Publish(cctx, args[0], nil, opts...)
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).published(args[0], res)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					res, err := c.Publish(cctx, args[0], nil, opts...)
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).published(args[0], res)
+				})
 			}
 		},
 	}
@@ -64,18 +59,13 @@ counters (releases, rehydrations, commits) count since the server started.`,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			return func(ctx context.Context, e *env, _ []string) error {
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				s, err := c.Stats(cctx)
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).stats(s)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					s, err := c.Stats(cctx)
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).stats(s)
+				})
 			}
 		},
 	}

@@ -29,25 +29,20 @@ idempotent: the same id and workflow return the existing handler.`,
 				if *id != "" {
 					opts = append(opts, client.WithHandlerID(*id))
 				}
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				h, err := c.Run(cctx, args[0], nil, opts...)
-				if err != nil {
-					return err
-				}
-				p := cf.printer(e)
-				if err := p.handler(h); err != nil {
-					return err
-				}
-				if !*follows {
-					return nil
-				}
-				return follow(ctx, c, p, h.GetHandlerId(), 0)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					h, err := c.Run(cctx, args[0], nil, opts...)
+					if err != nil {
+						return err
+					}
+					p := cf.printer(e)
+					if err := p.handler(h); err != nil {
+						return err
+					}
+					if !*follows {
+						return nil
+					}
+					return follow(ctx, c, p, h.GetHandlerId(), 0)
+				})
 			}
 		},
 	}

@@ -29,18 +29,13 @@ handler once the event is durable.`,
 				if err != nil {
 					return err
 				}
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				h, err := c.Send(cctx, args[0], args[1], nil, client.WithDataStruct(data))
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).handler(h)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					h, err := c.Send(cctx, args[0], args[1], nil, client.WithDataStruct(data))
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).handler(h)
+				})
 			}
 		},
 	}

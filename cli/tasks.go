@@ -38,24 +38,19 @@ cancelled), assignee, title, handler, age and deadline. Answer one with
 				if *limit > 0 {
 					o.PageSize = min(*limit, maxPageSize)
 				}
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				var ts []*wfdv1.Task
-				for t, err := range c.AllTasks(cctx, o) {
-					if err != nil {
-						return err
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					var ts []*wfdv1.Task
+					for t, err := range c.AllTasks(cctx, o) {
+						if err != nil {
+							return err
+						}
+						ts = append(ts, t)
+						if len(ts) == *limit {
+							break
+						}
 					}
-					ts = append(ts, t)
-					if len(ts) == *limit {
-						break
-					}
-				}
-				return cf.printer(e).tasks(ts)
+					return cf.printer(e).tasks(ts)
+				})
 			}
 		},
 	}
@@ -70,18 +65,13 @@ func taskCommand() *command {
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			return func(ctx context.Context, e *env, args []string) error {
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				t, err := c.Task(cctx, args[0])
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).taskDetails(t)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					t, err := c.Task(cctx, args[0])
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).taskDetails(t)
+				})
 			}
 		},
 	}
@@ -107,18 +97,13 @@ succeeds. Prints the task once its handler has taken the answer.`,
 				if err != nil {
 					return err
 				}
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				t, err := c.CompleteTask(cctx, args[0], nil, *by, client.WithAnswerStruct(answer))
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).task(t)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					t, err := c.CompleteTask(cctx, args[0], nil, *by, client.WithAnswerStruct(answer))
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).task(t)
+				})
 			}
 		},
 	}

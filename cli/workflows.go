@@ -1,6 +1,10 @@
 package cli
 
-import "context"
+import (
+	"context"
+
+	client "github.com/wfd-dev/wfd/clients/go"
+)
 
 func workflowsCommand() *command {
 	return &command{
@@ -9,18 +13,13 @@ func workflowsCommand() *command {
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			return func(ctx context.Context, e *env, _ []string) error {
-				c, err := cf.dial()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				cctx, cancel := cf.bound(ctx)
-				defer cancel()
-				ws, err := c.Workflows(cctx)
-				if err != nil {
-					return err
-				}
-				return cf.printer(e).workflows(ws)
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					ws, err := c.Workflows(cctx)
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).workflows(ws)
+				})
 			}
 		},
 	}
