@@ -713,6 +713,13 @@ func (r *runner) flush() {
 	if len(r.records) == 0 && len(r.acks) == 0 && !r.created && !r.released && len(r.resolved) == 0 && !r.childrenChanged {
 		return
 	}
+	if r.journal != nil && len(r.records) == 1 && r.records[0].Kind == RecordRestored && len(r.acks) == 0 &&
+		!r.created && !r.released && len(r.resolved) == 0 && len(r.newWaiters) == 0 && len(r.dropped) == 0 && !r.childrenChanged {
+		// A restore by itself changes nothing durable: its record waits
+		// for the next change (usually the event that caused the load),
+		// so that waking a handler costs one commit, not two.
+		return
+	}
 	s := r.s
 	r.lingerSince = time.Time{}
 	if r.journal == nil {
