@@ -119,6 +119,9 @@ type StartOptions struct {
 	HandlerID string
 	// Parent is the handler that starts this one as a child.
 	Parent string
+	// Committed, if set, receives what the journal attached to the change
+	// that made the handler's creation durable (Change.Committed).
+	Committed *any
 }
 
 // Start runs a new handler of the named workflow with input as the data of
@@ -142,14 +145,17 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 	if err != nil {
 		return nil, err
 	}
-	ack := make(chan error, 1)
+	ack := make(chan ackResult, 1)
 	if err := h.post(ctx, msg{kind: msgStart, p: &payload{ev: Event{Type: StartEvent, Data: input}}, ack: ack}); err != nil {
 		return nil, err
 	}
 	select {
-	case err := <-ack:
-		if err != nil {
-			return h, err
+	case a := <-ack:
+		if opts.Committed != nil {
+			*opts.Committed = a.committed
+		}
+		if a.err != nil {
+			return h, a.err
 		}
 		return h, nil
 	case <-ctx.Done():

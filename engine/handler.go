@@ -91,7 +91,7 @@ type msg struct {
 	exec  *execution
 	err   error
 	p     *payload // for the kinds that carry data
-	ack   chan<- error
+	ack   chan<- ackResult
 	reply chan<- reply
 }
 
@@ -181,13 +181,16 @@ func (h *Handler) SendEvent(ctx context.Context, ev Event, opts ...SendOption) e
 	for _, opt := range opts {
 		opt(&o)
 	}
-	ack := make(chan error, 1)
+	ack := make(chan ackResult, 1)
 	if _, err := h.call(ctx, msg{kind: msgSend, p: &payload{ev: ev, key: o.key}, ack: ack}); err != nil {
 		return err
 	}
 	select {
-	case err := <-ack:
-		return err
+	case a := <-ack:
+		if o.committed != nil {
+			*o.committed = a.committed
+		}
+		return a.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -196,7 +199,16 @@ func (h *Handler) SendEvent(ctx context.Context, ev Event, opts ...SendOption) e
 // SendOption tunes SendEvent.
 type SendOption func(*sendOptions)
 
-type sendOptions struct{ key string }
+type sendOptions struct {
+	key       string
+	committed *any
+}
+
+// ReceiveCommitted stores in dst what the journal attached to the change
+// that made the event durable (Change.Committed).
+func ReceiveCommitted(dst *any) SendOption {
+	return func(o *sendOptions) { o.committed = dst }
+}
 
 // WithIdempotencyKey makes a send safe to retry: an event whose key the
 // handler has seen among its latest 1,024 is acknowledged and not
@@ -208,13 +220,13 @@ func WithIdempotencyKey(key string) SendOption {
 // Cancel ends the handler as cancelled; runs in progress see their context
 // cancelled and their results are dropped.
 func (h *Handler) Cancel(ctx context.Context) error {
-	ack := make(chan error, 1)
+	ack := make(chan ackResult, 1)
 	if _, err := h.call(ctx, msg{kind: msgCancel, ack: ack}); err != nil {
 		return err
 	}
 	select {
-	case err := <-ack:
-		return err
+	case a := <-ack:
+		return a.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -240,15 +252,15 @@ func (h *Handler) Snapshot(ctx context.Context) (*wfdv1.HandlerState, error) {
 // It returns once the journal has acknowledged that change. A handler that is
 // not idle is ErrNotIdle.
 func (h *Handler) Release(ctx context.Context) (*wfdv1.HandlerState, error) {
-	ack := make(chan error, 1)
+	ack := make(chan ackResult, 1)
 	r, err := h.call(ctx, msg{kind: msgRelease, ack: ack})
 	if err != nil {
 		return nil, err
 	}
 	select {
-	case err := <-ack:
-		if err != nil {
-			return nil, err
+	case a := <-ack:
+		if a.err != nil {
+			return nil, a.err
 		}
 		return r.state, nil
 	case <-ctx.Done():

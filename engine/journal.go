@@ -54,8 +54,19 @@ type Change struct {
 	Parent   string
 	Children []string
 
+	// Committed is for the journal: a value it sets before Done (say, the
+	// stored metadata) that callers waiting on this change receive (see
+	// StartOptions.Committed and ReceiveCommitted).
+	Committed any
+
 	st   *state // valid only during Append
-	acks []chan<- error
+	acks []chan<- ackResult
+}
+
+// ackResult answers a caller waiting for a change to be durable.
+type ackResult struct {
+	err       error
+	committed any
 }
 
 // Snapshot returns the handler's state as of this change. It may only be
@@ -70,7 +81,7 @@ func (c *Change) Snapshot() *wfdv1.HandlerState {
 // Done acknowledges the change: err is nil when it is durable.
 func (c *Change) Done(err error) {
 	for _, a := range c.acks {
-		a <- err
+		a <- ackResult{err: err, committed: c.Committed}
 	}
 	c.acks = nil
 }

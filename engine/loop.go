@@ -23,7 +23,7 @@ type runner struct {
 	now     time.Time // the loop's clock for the current iteration
 
 	records []Record
-	acks    []chan<- error
+	acks    []chan<- ackResult
 	created bool
 	// Waiters added, resolved and dropped since the last change, and
 	// whether the list of children grew: the journal keeps task and
@@ -724,7 +724,7 @@ func (r *runner) flush() {
 	r.lingerSince = time.Time{}
 	if r.journal == nil {
 		for _, a := range r.acks {
-			a <- nil
+			a <- ackResult{}
 		}
 		clear(r.acks)
 		r.acks = r.acks[:0]

@@ -108,6 +108,11 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 	}
 	p.change.Snapshot = snap
 	p.records = make([]*wfdv1.Record, len(c.Records))
+	if n := len(c.Records); n > 0 {
+		// The store keeps LastSeq itself; set it here too, for the copy
+		// callers get back (Change.Committed).
+		p.change.Handler.LastSeq = c.Records[n-1].Seq
+	}
 	p.change.Records = make([]persistence.Record, len(c.Records))
 	for i := range c.Records {
 		r := recordToProto(&c.Records[i])
@@ -177,6 +182,7 @@ func (j *journal) commit(batch []*pending) {
 			j.onCommit(p.ec)
 		}
 		j.hub.publish(p.ec.HandlerID, p.records)
+		p.ec.Committed = &p.change.Handler
 		p.ec.Done(nil)
 	}
 	j.mu.Lock()

@@ -62,11 +62,22 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if input == nil {
 		input = &structpb.Struct{}
 	}
-	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
+	var committed any
+	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id, Committed: &committed})
 	if err != nil {
 		return nil, err
 	}
-	return s.get(ctx, h.ID())
+	return s.afterCommit(ctx, h.ID(), committed)
+}
+
+// afterCommit answers a call with the handler as the commit that made the
+// call durable stored it, without reading it back; a commit that carried
+// no records (so no stream position) is read from the store instead.
+func (s *Server) afterCommit(ctx context.Context, id string, committed any) (*wfdv1.Handler, error) {
+	if m, ok := committed.(*persistence.Handler); ok && m.ID == id && m.LastSeq > 0 {
+		return handlerToProto(m), nil
+	}
+	return s.get(ctx, id)
 }
 
 // existing returns the stored handler with that id if it runs the same
@@ -135,7 +146,8 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
 	id, key := req.GetHandlerId(), req.GetIdempotencyKey()
-	var opts []engine.SendOption
+	var committed any
+	opts := []engine.SendOption{engine.ReceiveCommitted(&committed)}
 	if key != "" {
 		opts = append(opts, engine.WithIdempotencyKey(key))
 	}
@@ -151,7 +163,7 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	h, err := v.s.get(ctx, id)
+	h, err := v.s.afterCommit(ctx, id, committed)
 	if err != nil {
 		return nil, toConnect(err)
 	}
