@@ -121,10 +121,9 @@ func (g *genWorkflow) drive(t *testing.T, restore bool) ([]string, engine.Info) 
 	var stream []string
 	seen := 0 // records of the current engine already taken
 	for idles := 1; ; idles++ {
-		recs := rec.await(t, "h", 1, func(r engine.Record) bool {
+		rec.await(t, "h", 1, func(r engine.Record) bool {
 			return r.Kind == engine.RecordTerminal || (isIdle(r) && r.Seq > uint64(len(stream)))
 		})
-		_ = recs
 		all := rec.of("h")
 		for _, r := range all[seen:] {
 			stream = append(stream, describe(r))

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -97,5 +96,4 @@ func TestCancelParentCancelsChildren(t *testing.T) {
 			t.Fatalf("child %s ended %v", k, st)
 		}
 	}
-	_ = fmt.Sprint
 }

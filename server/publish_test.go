@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +157,4 @@ func TestPublishWakesMany(t *testing.T) {
 	if err != nil || len(list.Handlers) != n {
 		t.Fatalf("%d completed (%v), want %d", len(list.GetHandlers()), err, n)
 	}
-	_ = fmt.Sprint
 }

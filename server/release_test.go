@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -409,5 +408,4 @@ func TestEventOfUnknownTypeDoesNotLoad(t *testing.T) {
 	if res.Handler.Residency != wfdv1.Residency_RESIDENCY_RELEASED || res.Handler.Idle == nil {
 		t.Fatalf("after a refused event: %v", res.Handler)
 	}
-	_ = fmt.Sprint
 }
