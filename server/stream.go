@@ -28,16 +28,21 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 // loads the handler: a stream follows a released handler without waking it.
 //
 // It subscribes before it reads the store, so a record committed meanwhile
-// is either read or received (or both: sequence numbers drop duplicates).
+// is either read or received (or both: sequence numbers drop duplicates),
+// and it reads records only when the client is behind the last one.
 // A subscriber that falls behind is cut loose by the hub and catches up
 // from the store again.
 func (s *Server) stream(ctx context.Context, id string, after uint64, send func(*wfdv1.StreamEventsResponse) error) error {
+	// Subscribe before reading the metadata: what commits after the read
+	// reaches the subscription, what committed before is in the store.
+	sub := s.hub.subscribe(id)
 	meta, err := s.meta(ctx, id)
-	if err != nil {
-		return err
+	if err == nil && after > meta.LastSeq {
+		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", errInvalid, after, id, meta.LastSeq)
 	}
-	if after > meta.LastSeq {
-		return fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", errInvalid, after, id, meta.LastSeq)
+	if err != nil {
+		s.hub.unsubscribe(id, sub)
+		return err
 	}
 	// A finished handler's stream is complete in the store: replay it and
 	// end, even when the caller resumes after the terminal record.
@@ -56,21 +61,24 @@ func (s *Server) stream(ctx context.Context, id string, after uint64, send func(
 		heartbeat.Reset(s.opts.Heartbeat)
 		return r.GetHandlerFinished() != nil, nil
 	}
+	// The first message says the stream is subscribed: a client that sends
+	// an event after receiving it will see its effects. (It also flushes
+	// the response headers.)
+	if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: meta.LastSeq}}}); err != nil {
+		s.hub.unsubscribe(id, sub)
+		return err
+	}
 	for first := true; ; first = false {
-		sub := s.hub.subscribe(id)
-		if first {
-			// The first message says the stream is subscribed: a client
-			// that sends an event after receiving it will see its effects.
-			// (It also flushes the response headers.)
-			if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: meta.LastSeq}}}); err != nil {
+		if !first {
+			sub = s.hub.subscribe(id)
+		}
+		// A client that resumes at the head has nothing to replay.
+		if !first || last < meta.LastSeq || finished {
+			done, err := s.replay(ctx, id, &last, emit)
+			if done || err != nil || finished {
 				s.hub.unsubscribe(id, sub)
 				return err
 			}
-		}
-		done, err := s.replay(ctx, id, &last, emit)
-		if done || err != nil || finished {
-			s.hub.unsubscribe(id, sub)
-			return err
 		}
 	follow:
 		for {
