@@ -129,21 +129,24 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// committed is told about every change the journal has made durable.
+// committed is told about every change the journal has made durable. The
+// follow-ups it starts are best effort on the background context (they
+// stop with the server); each is also redone where it matters (parents
+// are re-checked at start-up, key waits look the log up when parking).
 func (s *Server) committed(c *engine.Change) {
 	for _, w := range c.NewWaiters {
 		switch {
 		case w.Key != "":
-			s.backgroundDone.Go(func() { s.recheckKey(c.HandlerID, w) })
+			go s.recheckKey(c.HandlerID, w)
 		case w.Children != nil:
-			s.backgroundDone.Go(func() { s.recheckChildren(c.HandlerID, w.Children) })
+			go s.recheckChildren(c.HandlerID, w.Children)
 		}
 	}
 	if c.Status.Terminal() && c.Parent != "" {
-		s.backgroundDone.Go(func() { s.childEnded(c) })
+		go s.childEnded(c)
 	}
 	if c.Status == engine.StatusCancelled && len(c.Children) > 0 {
-		s.backgroundDone.Go(func() { s.cancelChildren(c.Children) })
+		go s.cancelChildren(c.Children)
 	}
 	if s.idle.observe(c, s.opts.Now()) && s.reaper.keep >= 0 && s.idle.len() > s.reaper.keep {
 		s.reaper.poke()
