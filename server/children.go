@@ -22,7 +22,7 @@ var _ engine.Starter = starter{}
 
 func (st starter) StartChild(ctx context.Context, parent, child, workflow string, input *structpb.Struct) error {
 	s := st.s
-	unlock := s.starting.lock(child)
+	unlock := s.turns.lock(child)
 	defer unlock()
 	meta, err := s.meta(ctx, child)
 	switch {

@@ -88,10 +88,10 @@ func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
 	case err == nil:
 		s.stats.rehydrated(time.Since(start))
 		// The restore reaches the journal with the handler's next change;
-		// until then the idle set learns of it here, so an idle handler
+		// until then the idle list learns of it here, so an idle handler
 		// loaded for nothing is still released in time.
 		if info, ierr := h.Info(ctx); ierr == nil && info.Idle != nil {
-			s.committed(&engine.Change{HandlerID: id, Workflow: info.Workflow, Status: info.Status, Idle: info.Idle})
+			s.trackIdle(&engine.Change{HandlerID: id, Status: info.Status, Idle: info.Idle})
 		}
 		return h, nil
 	case errors.Is(err, engine.ErrHandlerExists):

@@ -58,8 +58,10 @@ type Server struct {
 
 	loadMu  sync.Mutex
 	loading map[string]*loadCall
-	// starting serialises RunWorkflow calls that name the same handler id.
-	starting keyedMutex
+	// turns serialises calls that must not overlap for one key: starting
+	// a handler with a given id (RunWorkflow, children), and answering a
+	// task ("task:<id>").
+	turns keyedMutex
 
 	idle   *idleSet
 	reaper *reaper
@@ -148,9 +150,7 @@ func (s *Server) committed(c *engine.Change) {
 	if c.Status == engine.StatusCancelled && len(c.Children) > 0 {
 		go s.cancelChildren(c.Children)
 	}
-	if s.idle.observe(c, s.opts.Now()) && s.reaper.keep >= 0 && s.idle.len() > s.reaper.keep {
-		s.reaper.poke()
-	}
+	s.trackIdle(c)
 	if c.Released {
 		s.stats.releases.Add(1)
 		due := c.Deadline
@@ -164,6 +164,14 @@ func (s *Server) committed(c *engine.Change) {
 		if !due.IsZero() {
 			s.timers.notify(due)
 		}
+	}
+}
+
+// trackIdle updates the list of idle handlers in memory from a change, and
+// wakes the reaper when the list passes the cap.
+func (s *Server) trackIdle(c *engine.Change) {
+	if s.idle.observe(c, s.opts.Now()) && s.reaper.keep >= 0 && s.idle.len() > s.reaper.keep {
+		s.reaper.poke()
 	}
 }
 

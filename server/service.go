@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -52,7 +51,7 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if id != "" {
 		// Calls with the same id take turns, so a repeat sees the first
 		// call's handler once it is durable.
-		unlock := s.starting.lock(id)
+		unlock := s.turns.lock(id)
 		defer unlock()
 		if h, err := s.existing(ctx, id, req.GetWorkflow()); h != nil || err != nil {
 			return h, err
@@ -193,7 +192,7 @@ func (s *Server) refuseWithoutLoading(ctx context.Context, id, typ string) error
 		return nil
 	}
 	for _, w := range meta.Waiters {
-		if w.EventType == typ && !strings.HasPrefix(w.ID, externalPrefix) {
+		if w.EventType == typ {
 			return nil
 		}
 	}

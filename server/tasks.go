@@ -176,7 +176,7 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 	}
 	id := req.GetTaskId()
 	// Answers to one task take turns, so the second sees the first's result.
-	unlock := s.starting.lock("task:" + id)
+	unlock := s.turns.lock("task:" + id)
 	defer unlock()
 	t, err := s.task(ctx, id)
 	if err != nil {
