@@ -222,13 +222,12 @@ func (r *runner) resume(ctx context.Context) (*phaseResult, error) {
 }
 
 // answer answers every handler of hs from c workers and waits, for each,
-// until it completes. A worker subscribes to the handler's stream
-// (after its idle record) as it sends, from another goroutine, so the
-// latency is from the SendEvent call to the HandlerFinished record without
-// the stream's setup in series. (A connect-go StreamEvents call returns
-// only once the server sends the response headers, which a connect-go
-// server does with the first record; so the subscription cannot be made
-// first and the answer sent after it returns.)
+// until it completes. SendEvent returns once the event's change is
+// durable; when the handler finished in that same change (a quick step
+// after the answer shares its commit), the response already says so and
+// that is the observed completion. Otherwise the worker follows the
+// handler's stream from the response's last sequence number until its
+// HandlerFinished record, as a client waiting for the result would.
 func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseResult, error) {
 	n := len(hs)
 	lat := make([]time.Duration, n)
@@ -236,42 +235,43 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 	answer := &wfdv1.Event{Type: approvalEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
 		"approved": structpb.NewBoolValue(true),
 	}}}
-	var next atomic.Int64
+	var next, inResponse atomic.Int64
 	m := r.startMeter()
 	err := r.workers(ctx, c, func(ctx context.Context, w int) error {
 		api := r.cl.api(w)
 		req := &wfdv1.SendEventRequest{Event: answer}
 		sreq := &wfdv1.StreamEventsRequest{}
-		finished := make(chan error, 1)
-		var at time.Time // when the HandlerFinished record arrived; written before finished
-		follow := func() {
-			s, err := openStream(ctx, api, sreq)
-			if err == nil {
-				_, err = s.until(isFinished)
-				at = time.Now()
-				s.close()
-			}
-			finished <- err
-		}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= n {
 				return nil
 			}
-			p := hs[i]
-			sreq.HandlerId, sreq.AfterSeq = p.id, p.seq
-			req.HandlerId = p.id
+			req.HandlerId = hs[i].id
 			t0 := time.Now()
-			go follow()
-			_, err := api.SendEvent(ctx, req)
+			res, err := api.SendEvent(ctx, req)
 			if err != nil {
 				return fmt.Errorf("resume: SendEvent: %w", err)
 			}
 			ack[i] = time.Since(t0)
-			if err := <-finished; err != nil {
-				return fmt.Errorf("resume: %w", err)
+			h := res.GetHandler()
+			switch h.GetStatus() {
+			case wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED:
+				inResponse.Add(1)
+			case wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING:
+				sreq.HandlerId, sreq.AfterSeq = h.GetHandlerId(), h.GetLastSeq()
+				s, err := openStream(ctx, api, sreq)
+				if err != nil {
+					return fmt.Errorf("resume: %w", err)
+				}
+				_, err = s.until(isFinished)
+				s.close()
+				if err != nil {
+					return fmt.Errorf("resume: %w", err)
+				}
+			default:
+				return fmt.Errorf("resume: handler %s ended %v: %s", h.GetHandlerId(), h.GetStatus(), h.GetError())
 			}
-			lat[i] = at.Sub(t0)
+			lat[i] = time.Since(t0)
 		}
 	})
 	if err != nil {
@@ -279,6 +279,7 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 	}
 	p := m.stop(n)
 	p.Latency, p.Ack = summarize(lat), summarize(ack)
+	p.DoneInResponse = int(inResponse.Load())
 	return p, nil
 }
 

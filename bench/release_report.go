@@ -135,6 +135,11 @@ func writeReleaseTable(w io.Writer, res *Result) {
 	if p := rel.Park; p != nil && p.DoneInResponse > 0 {
 		fmt.Fprintf(w, "(park: %d of %d RunWorkflow responses already showed the handler idle)\n", p.DoneInResponse, p.Count)
 	}
+	for _, rr := range rel.Rehydrate {
+		if rr.DoneInResponse > 0 {
+			fmt.Fprintf(w, "(rehydrate c=%d: %d of %d SendEvent responses already said completed)\n", rr.Clients, rr.DoneInResponse, rr.Count)
+		}
+	}
 	serverLine(w, "park", 14, rel.Park)
 	serverLine(w, "release", 14, rel.Release)
 	for _, rr := range rel.Rehydrate {

@@ -125,6 +125,9 @@ func writeTable(w io.Writer, res *Result) {
 	if res.Park != nil && res.Park.DoneInResponse > 0 {
 		fmt.Fprintf(w, "(park: %d of %d RunWorkflow responses already showed the handler idle)\n", res.Park.DoneInResponse, res.Park.Count)
 	}
+	if res.Resume != nil && res.Resume.DoneInResponse > 0 {
+		fmt.Fprintf(w, "(resume: %d of %d SendEvent responses already said completed)\n", res.Resume.DoneInResponse, res.Resume.Count)
+	}
 	for _, ph := range []struct {
 		name string
 		p    *phaseResult

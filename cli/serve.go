@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wfd-dev/wfd/gcpolicy"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 	"github.com/wfd-dev/wfd/workflows"
@@ -17,7 +18,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--log-level L] [--log-format text|json]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--log-level L] [--log-format text|json]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -28,7 +29,13 @@ step runs finish for up to the grace period and checkpoints every handler.
 A handler idle in memory for --idle-timeout (0 disables) is written to the
 store and dropped from memory; so are the least recently active ones when
 more than --max-idle-in-memory (0: no cap) are idle in memory. An event, a
-due timer or a restart brings them back.`,
+due timer or a restart brings them back.
+
+The garbage collector may let the heap grow --gc-headroom-mib past the
+live heap between collections (GOGC set from the live heap after each
+collection, between 25 and 1000): rare collections while few handlers are
+in memory, a heap close to its live size when many are. 0, or GOGC in the
+environment, leaves Go's own policy.`,
 		define: func(fs *flagSet) action {
 			var o serveOptions
 			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
@@ -36,11 +43,12 @@ due timer or a restart brings them back.`,
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for step runs in progress")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
+			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 64, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
 			fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
-			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "debug-addr", "log-level", "log-format")
+			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format")
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}
@@ -56,6 +64,8 @@ type serveOptions struct {
 	idleTimeout time.Duration
 	maxIdle     int
 	debugAddr   string
+
+	gcHeadroomMiB int
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -71,10 +81,14 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if o.grace < 0 {
 		return usageErrorf("--grace must not be negative")
 	}
-	if o.idleTimeout < 0 || o.maxIdle < 0 {
-		return usageErrorf("--idle-timeout and --max-idle-in-memory must not be negative")
+	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 {
+		return usageErrorf("--idle-timeout, --max-idle-in-memory and --gc-headroom-mib must not be negative")
 	}
 	log := newLogger(logs, o.level, o.format.value)
+	if o.gcHeadroomMiB > 0 {
+		gc := gcpolicy.Start(gcpolicy.Options{Headroom: uint64(o.gcHeadroomMiB) << 20, Logger: log})
+		defer gc.Stop()
+	}
 	path := filepath.Join(o.data, "wfd.db")
 	store, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
