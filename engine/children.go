@@ -114,7 +114,7 @@ func (sc *StepContext) WaitForChildren(ids []string, timeout time.Duration) (Chi
 	if len(c.Pending) == 0 {
 		return c, nil
 	}
-	w, ok, err := sc.park(&waiter{eventType: ChildEvent, children: slices.Clone(ids)}, id, timeout)
+	w, ok, err := sc.park(&waiter{eventType: ChildEvent, on: &waitOn{children: slices.Clone(ids)}}, id, timeout)
 	switch {
 	case err != nil:
 		return c, err

@@ -46,7 +46,7 @@ type StepContext struct {
 }
 
 // HandlerID returns the id of the handler the run belongs to.
-func (sc *StepContext) HandlerID() string { return sc.x.h.id }
+func (sc *StepContext) HandlerID() string { return sc.x.h.st.id }
 
 // Step returns the name of the running step.
 func (sc *StepContext) Step() string { return sc.x.h.st.wf.def.Steps[sc.x.step].Name }
@@ -163,12 +163,13 @@ func (sc *StepContext) roundTrip(m msg) (reply, error) {
 	if err := x.h.post(context.Background(), m); err != nil {
 		return reply{}, ErrClosed
 	}
-	select {
-	case r := <-x.reply:
-		return r, r.err
-	case <-x.h.done:
+	// The loop answers every message, also those it leaves behind when
+	// it exits.
+	r := <-x.reply
+	if r.gone {
 		return reply{}, ErrClosed
 	}
+	return r, r.err
 }
 
 // Collect gathers events for fan-in. Each call adds ev (once, by id) to the

@@ -140,7 +140,9 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 		input = &structpb.Struct{}
 	}
 	s := newState(c, id, e.opts.Now())
-	s.parent = opts.Parent
+	if opts.Parent != "" {
+		s.rareMut().parent = opts.Parent
+	}
 	h, err := e.launch(s, false)
 	if err != nil {
 		return nil, err
@@ -199,8 +201,7 @@ func (e *Engine) launch(s *state, restored bool) (*Handler, error) {
 		return nil, fmt.Errorf("%w: %s", ErrHandlerExists, s.id)
 	}
 	h := newHandler(e, s)
-	h.restored = restored
-	h.r = newRunner(h)
+	h.lc.restored = restored
 	e.live[s.id] = h
 	return h, nil
 }
@@ -208,8 +209,8 @@ func (e *Engine) launch(s *state, restored bool) (*Handler, error) {
 func (e *Engine) forget(h *Handler) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.live[h.id] == h {
-		delete(e.live, h.id)
+	if e.live[h.st.id] == h {
+		delete(e.live, h.st.id)
 	}
 }
 
@@ -245,13 +246,13 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	for _, h := range hs {
 		select {
-		case <-h.done:
+		case <-h.Done():
 		case <-ctx.Done():
 			for _, h := range hs {
 				h.abort()
 			}
 			for _, h := range hs {
-				<-h.done
+				<-h.Done()
 			}
 			return ctx.Err()
 		}

@@ -15,31 +15,32 @@ import (
 // handler's control loop, which owns the state; they are safe for
 // concurrent use.
 type Handler struct {
-	e        *Engine
-	id       string
-	workflow string
-	inbox    chan msg
-	// done is closed when the control loop has exited; st is then frozen
-	// and may be read by anyone.
-	done chan struct{}
-	st   *state
-	// r is the loop's own state; only the goroutine running loop uses it.
-	r *runner
-	// restored: the loop starts by recording RecordRestored.
-	restored bool
+	e *Engine
+	// st is the handler's state. Its id and workflow never change; the rest
+	// belongs to the loop, and is frozen (readable by anyone) once the
+	// handler has left memory.
+	st *state
 
-	// mu guards running and exit: whether a loop goroutine runs (it parks
-	// when the handler has nothing in progress), and why it ended for good.
-	mu      sync.Mutex
+	// mu guards the inbox and the loop's life: whether a loop goroutine runs
+	// (it parks when the handler has nothing in progress), and why it ended
+	// for good. The inbox and the channels below are made only when used,
+	// so an idle handler in memory holds none.
+	mu    sync.Mutex
+	inbox *mailbox
+	// signal wakes a running loop that waits for a message.
+	signal chan struct{}
+	// space is closed when a full inbox gets room.
+	space chan struct{}
+	// done is closed when the loop has exited (see Done).
+	done    chan struct{}
 	running bool
 	exit    exitReason
+	// aborted makes a stopping loop give up on running steps.
+	aborted bool
 
-	// ctx is the parent of every step run's context.
-	ctx    context.Context
-	cancel context.CancelFunc
-	// aborted is closed to make a stopping loop give up on running steps.
-	aborted   chan struct{}
-	abortOnce sync.Once
+	// The rest belongs to the loop goroutine, which parks and starts again
+	// under mu, so one goroutine at a time uses it.
+	lc loopState
 }
 
 type exitReason uint8
@@ -112,44 +113,60 @@ type reply struct {
 	state    *wfdv1.HandlerState
 	info     Info
 	children map[string]ChildResult
+	// gone: the loop exited without handling the message.
+	gone bool
 }
 
 func newHandler(e *Engine, s *state) *Handler {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Handler{
-		e: e, id: s.id, workflow: s.wf.def.Name, st: s,
-		inbox: make(chan msg, 4), done: make(chan struct{}), aborted: make(chan struct{}),
-		ctx: ctx, cancel: cancel,
-	}
+	return &Handler{e: e, st: s, lc: loopState{timed: true}}
 }
 
 // ID returns the handler's id.
-func (h *Handler) ID() string { return h.id }
+func (h *Handler) ID() string { return h.st.id }
 
 // Workflow returns the name of the handler's workflow.
-func (h *Handler) Workflow() string { return h.workflow }
+func (h *Handler) Workflow() string { return h.st.wf.def.Name }
 
 // Done is closed when the handler has left memory: it finished, was
 // released, or the engine closed.
-func (h *Handler) Done() <-chan struct{} { return h.done }
+func (h *Handler) Done() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done == nil {
+		h.done = make(chan struct{})
+		if h.exit != 0 {
+			close(h.done)
+		}
+	}
+	return h.done
+}
 
-func (h *Handler) abort() { h.abortOnce.Do(func() { close(h.aborted) }) }
+// exited reports whether the loop has exited for good; st is then frozen.
+func (h *Handler) exited() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.exit != 0
+}
 
 // afterExit is the answer of a handler whose loop has gone.
 func (h *Handler) afterExit() error {
 	h.mu.Lock()
-	exit := h.exit
-	h.mu.Unlock()
-	switch exit {
+	defer h.mu.Unlock()
+	return h.exitErrLocked()
+}
+
+func (h *Handler) exitErrLocked() error {
+	switch h.exit {
 	case exitTerminal:
-		return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, h.id, h.st.status)
+		return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, h.st.id, h.st.status)
 	case exitReleased:
-		return fmt.Errorf("%w: %s", ErrReleased, h.id)
+		return fmt.Errorf("%w: %s", ErrReleased, h.st.id)
 	}
 	return ErrClosed
 }
 
-// call sends m to the loop and waits for its reply.
+// call sends m to the loop and waits for its reply. The loop answers every
+// message it takes, and the ones it leaves behind when it exits.
 func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
 	ch := make(chan reply, 1)
 	m.reply = ch
@@ -159,14 +176,6 @@ func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
 	select {
 	case r := <-ch:
 		return r, r.err
-	case <-h.done:
-		// The loop answers every message it takes before it exits.
-		select {
-		case r := <-ch:
-			return r, r.err
-		default:
-			return reply{}, h.afterExit()
-		}
 	case <-ctx.Done():
 		return reply{}, ctx.Err()
 	}
@@ -237,12 +246,10 @@ func (h *Handler) Cancel(ctx context.Context) error {
 func (h *Handler) Snapshot(ctx context.Context) (*wfdv1.HandlerState, error) {
 	r, err := h.call(ctx, msg{kind: msgSnapshot})
 	if err != nil {
-		select {
-		case <-h.done:
+		if h.exited() {
 			return h.st.toProto(), nil
-		default:
-			return nil, err
 		}
+		return nil, err
 	}
 	return r.state, nil
 }
@@ -272,12 +279,10 @@ func (h *Handler) Release(ctx context.Context) (*wfdv1.HandlerState, error) {
 func (h *Handler) Info(ctx context.Context) (Info, error) {
 	r, err := h.call(ctx, msg{kind: msgInfo})
 	if err != nil {
-		select {
-		case <-h.done:
+		if h.exited() {
 			return h.st.info(), nil
-		default:
-			return Info{}, err
 		}
+		return Info{}, err
 	}
 	return r.info, nil
 }
@@ -285,7 +290,7 @@ func (h *Handler) Info(ctx context.Context) (Info, error) {
 // Wait blocks until the handler leaves memory and returns its final Info.
 func (h *Handler) Wait(ctx context.Context) (Info, error) {
 	select {
-	case <-h.done:
+	case <-h.Done():
 		return h.st.info(), nil
 	case <-ctx.Done():
 		return Info{}, ctx.Err()

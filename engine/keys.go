@@ -98,7 +98,7 @@ func (sc *StepContext) WaitForKey(key string, opts KeyOptions) (Published, error
 		}
 	}
 	match := &structpb.Struct{Fields: map[string]*structpb.Value{"key": structpb.NewStringValue(key)}}
-	r, ok, err := sc.park(&waiter{eventType: KeyEvent, match: match, key: key, since: since}, id, opts.Timeout)
+	r, ok, err := sc.park(&waiter{eventType: KeyEvent, match: match, on: &waitOn{key: key, since: since}}, id, opts.Timeout)
 	switch {
 	case err != nil:
 		return Published{}, err

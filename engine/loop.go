@@ -14,7 +14,33 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// runner holds what only the control loop needs besides the state.
+// loopState is what the control loop keeps across parks: the timer of the
+// handler's next deadline, the context of its step runs, and a few counters.
+// It lives in the Handler and is used only by the goroutine running loop.
+type loopState struct {
+	// restored: the loop starts by recording RecordRestored.
+	restored bool
+	// timed is set when a waiter deadline or a retry backoff may be pending,
+	// so the loop only scans for the next due time when there can be one.
+	timed bool
+	// r is the loop's working state; it is dropped when the loop parks with
+	// nothing pending, so an idle handler in memory does not carry it.
+	r *runner
+
+	timer *time.Timer
+	// timerAt is when timer is due (Unix nanoseconds; 0: not armed).
+	timerAt  int64
+	nextExec uint64
+
+	// ctx is the parent of every step run's context. It exists while runs
+	// may be in progress: made by the first run, cancelled when the loop
+	// parks (no run is in progress then) or exits.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// runner holds what only the control loop needs besides the state while it
+// works: the batch it is gathering for the journal.
 type runner struct {
 	h       *Handler
 	s       *state
@@ -32,14 +58,6 @@ type runner struct {
 	resolved        []Resolution
 	dropped         []WaiterInfo
 	childrenChanged bool
-	// lastChildren is the list of children the last change carried.
-	lastChildren []string
-
-	timer   *time.Timer
-	timerAt time.Time
-	// timed is set when a waiter deadline or a retry backoff may be pending,
-	// so the loop only scans for the next due time when there can be one.
-	timed bool
 
 	// lingerSince is when the loop began holding back a batch (Linger).
 	lingerSince time.Time
@@ -48,16 +66,23 @@ type runner struct {
 	stopping bool
 	released bool
 	exit     exitReason
-	nextExec uint64
 }
 
 func newRunner(h *Handler) *runner {
-	r := &runner{h: h, s: h.st, wf: h.st.wf, journal: h.e.opts.Journal, timed: true}
+	r := &runner{h: h, s: h.st, wf: h.st.wf, journal: h.e.opts.Journal}
 	r.now = h.e.opts.Now()
-	if h.restored {
+	if h.lc.restored {
+		h.lc.restored = false
 		r.record(Record{Kind: RecordRestored})
 	}
 	return r
+}
+
+// pending reports whether the runner holds anything for the journal or a
+// caller, so that it must be kept while the loop parks.
+func (r *runner) pending() bool {
+	return len(r.records) > 0 || len(r.acks) > 0 || r.created || r.released || len(r.newWaiters) > 0 ||
+		len(r.resolved) > 0 || len(r.dropped) > 0 || r.childrenChanged || !r.lingerSince.IsZero()
 }
 
 // loop is the handler's owner goroutine while it has work. It parks (the
@@ -66,95 +91,90 @@ func newRunner(h *Handler) *runner {
 // timers post messages too. An idle handler in memory therefore costs no
 // goroutine, and still only one goroutine at a time owns the state.
 func (h *Handler) loop() {
-	r := h.r
+	r := h.lc.r
+	if r == nil {
+		r = newRunner(h)
+		h.lc.r = r
+	}
 	for r.exit == 0 {
-		var aborted <-chan struct{}
-		if r.stopping {
-			aborted = h.aborted
-		}
-		select {
-		case m := <-h.inbox:
+		if m, ok := h.receive(r.stopping); ok {
 			r.now = h.e.opts.Now()
 			r.handle(m)
 			// Take what else is waiting before settling, so that one
 			// journal change covers a burst of messages.
 			for i := 0; i < 63 && r.exit == 0; i++ {
-				select {
-				case m := <-h.inbox:
-					r.handle(m)
-					continue
-				default:
+				m, ok := h.tryReceive()
+				if !ok {
+					break
 				}
-				break
+				r.handle(m)
 			}
-		case <-aborted:
+		} else {
 			r.exit = exitStopped
 		}
 		r.settle()
-		if r.exit == 0 && !r.stopping && r.runningCount() == 0 && h.park() {
-			return
+		if r.exit == 0 && !r.stopping && r.runningCount() == 0 {
+			// Nothing runs: the runs' context and what the runner holds
+			// are not needed while parked. If a message came meanwhile,
+			// they are made again.
+			h.lc.endRuns()
+			if !r.pending() {
+				if r.lingerTimer != nil {
+					r.lingerTimer.Stop()
+				}
+				h.lc.r = nil
+			}
+			if h.park() {
+				return
+			}
+			if h.lc.r == nil {
+				h.lc.r = r
+			}
 		}
 	}
-	if r.timer != nil {
-		r.timer.Stop()
+	if h.lc.timer != nil {
+		h.lc.timer.Stop()
 	}
 	if r.lingerTimer != nil {
 		r.lingerTimer.Stop()
 	}
-	h.mu.Lock()
-	h.exit = r.exit
-	h.running = false
-	h.mu.Unlock()
-	h.cancel()
+	h.lc.endRuns()
+	h.lc.r = nil
 	h.e.forget(h)
-	close(h.done)
-	if r.exit == exitTerminal && h.st.parent != "" && h.e.opts.Starter == nil {
+	left := h.closeInbox(r.exit)
+	if len(left) > 0 {
+		err := h.afterExit()
+		for _, m := range left {
+			refuse(m, err)
+		}
+	}
+	if m := h.st.rare(); r.exit == exitTerminal && m.parent != "" && h.e.opts.Starter == nil {
 		// Without a Starter the engine runs children itself and tells a
 		// parent in memory (a server does this durably instead).
-		if p, ok := h.e.Handler(h.st.parent); ok {
+		if p, ok := h.e.Handler(m.parent); ok {
 			go func() {
-				_ = p.SendEvent(context.Background(), ChildDoneEvent(h.id, ChildResult{Status: h.st.status, Result: h.st.result, Error: h.st.err}),
-					WithIdempotencyKey("child:"+h.id))
+				_ = p.SendEvent(context.Background(), ChildDoneEvent(h.st.id, ChildResult{Status: h.st.status, Result: m.result, Error: m.err}),
+					WithIdempotencyKey("child:"+h.st.id))
 			}()
 		}
 	}
 }
 
-// park ends the loop goroutine if nothing is waiting in the inbox. A sender
-// puts its message in the inbox before it wakes the loop, so a message is
-// either seen here or followed by a wake.
-func (h *Handler) park() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.inbox) > 0 {
-		return false
+// runsContext returns the parent context of step runs, making it if needed.
+func (lc *loopState) runsContext() context.Context {
+	if lc.ctx == nil {
+		lc.ctx, lc.cancel = context.WithCancel(context.Background())
 	}
-	h.running = false
-	return true
+	return lc.ctx
 }
 
-// wake starts the loop goroutine if it is parked.
-func (h *Handler) wake() {
-	h.mu.Lock()
-	if !h.running && h.exit == 0 {
-		h.running = true
-		go h.loop()
+// endRuns cancels the runs' context: the handler ended, or no run is in
+// progress.
+func (lc *loopState) endRuns() {
+	if lc.cancel != nil {
+		lc.cancel()
+		lc.ctx, lc.cancel = nil, nil
 	}
-	h.mu.Unlock()
-}
-
-// post delivers m to the loop: it waits for room in the inbox, then makes
-// sure the loop runs. It fails when the loop has exited or ctx is done.
-func (h *Handler) post(ctx context.Context, m msg) error {
-	select {
-	case h.inbox <- m:
-	case <-h.done:
-		return h.afterExit()
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	h.wake()
-	return nil
 }
 
 func (r *runner) handle(m msg) {
@@ -220,29 +240,32 @@ func (r *runner) handle(m msg) {
 	case msgStop:
 		r.stopping = true
 	case msgTimer:
-		r.timerAt = time.Time{}
+		r.h.lc.timerAt = 0
 		r.fireTimers()
 	case msgGet:
-		v, ok := s.kv[m.p.key]
+		v, ok := s.rare().kv[m.p.key]
 		m.reply <- reply{val: v, ok: ok}
 	case msgSet:
 		if m.p.val == nil {
-			delete(s.kv, m.p.key)
-		} else {
-			if s.kv == nil {
-				s.kv = map[string]*structpb.Value{}
+			if s.more != nil {
+				delete(s.more.kv, m.p.key)
 			}
-			s.kv[m.p.key] = m.p.val
+		} else {
+			x := s.rareMut()
+			if x.kv == nil {
+				x.kv = map[string]*structpb.Value{}
+			}
+			x.kv[m.p.key] = m.p.val
 		}
 		m.reply <- reply{}
 	case msgAddChild:
-		if !slices.Contains(s.children, m.p.key) {
-			s.children = append(s.children, m.p.key)
+		if x := s.rareMut(); !slices.Contains(x.children, m.p.key) {
+			x.children = append(x.children, m.p.key)
 			r.childrenChanged = true
 		}
 		m.reply <- reply{}
 	case msgChildren:
-		m.reply <- reply{children: maps.Clone(s.childResults)}
+		m.reply <- reply{children: maps.Clone(s.rare().childResults)}
 	case msgCollect:
 		if m.exec.finished {
 			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}
@@ -297,10 +320,11 @@ func (r *runner) deliver(ev Event) {
 	if ev.Type == ChildEvent {
 		// Kept whether or not a step waits yet: WaitForChildren reads it.
 		id, res := childDone(ev)
-		if s.childResults == nil {
-			s.childResults = map[string]ChildResult{}
+		m := s.rareMut()
+		if m.childResults == nil {
+			m.childResults = map[string]ChildResult{}
 		}
-		s.childResults[id] = res
+		m.childResults[id] = res
 	}
 	for _, i := range r.wf.accepting[ev.Type] {
 		s.steps[i].queue = append(s.steps[i].queue, item{ev: ev, attempt: 1})
@@ -322,11 +346,12 @@ func (r *runner) deliver(ev Event) {
 // satisfies reports whether ev (of the waiter's type) resolves w: it
 // matches, or, for a wait on children, every child has ended.
 func (r *runner) satisfies(w *waiter, ev Event) bool {
-	if w.children == nil {
+	children := w.target().children
+	if children == nil {
 		return ev.Matches(w.match)
 	}
-	for _, c := range w.children {
-		if _, ok := r.s.childResults[c]; !ok {
+	for _, c := range children {
+		if _, ok := r.s.rare().childResults[c]; !ok {
 			return false
 		}
 	}
@@ -346,7 +371,7 @@ func (r *runner) resume(w *waiter, res waitResult) {
 }
 
 func (r *runner) collect(step int, ev Event, key string, types []string) []Event {
-	if v, ok := r.s.kv[key]; ok {
+	if v, ok := r.s.rare().kv[key]; ok {
 		return eventsFromValue(v)
 	}
 	ss := &r.s.steps[step]
@@ -376,10 +401,11 @@ func (r *runner) collect(step int, ev Event, key string, types []string) []Event
 	ss.collected = slices.DeleteFunc(ss.collected, func(e Event) bool {
 		return slices.ContainsFunc(out, func(o Event) bool { return o.ID == e.ID })
 	})
-	if r.s.kv == nil {
-		r.s.kv = map[string]*structpb.Value{}
+	m := r.s.rareMut()
+	if m.kv == nil {
+		m.kv = map[string]*structpb.Value{}
 	}
-	r.s.kv[key] = eventsToValue(out)
+	m.kv[key] = eventsToValue(out)
 	return out
 }
 
@@ -425,7 +451,29 @@ func (r *runner) dispatch() {
 			copy(ss.queue[k:], ss.queue[k+1:])
 			ss.queue[len(ss.queue)-1] = item{}
 			ss.queue = ss.queue[:len(ss.queue)-1]
+			if len(ss.queue) == 0 {
+				ss.queue = nil // an idle handler keeps no empty buffers
+			}
 			r.start(i, it)
+		}
+	}
+}
+
+// freeWorker returns the lowest worker slot that no run in progress holds.
+// It is derived rather than kept, so an idle handler holds no slots.
+func (ss *stepState) freeWorker() int {
+	if n := len(ss.running); n > 32 {
+		used := make([]bool, n+1)
+		for _, x := range ss.running {
+			if x.worker <= n {
+				used[x.worker] = true
+			}
+		}
+		return slices.Index(used, false)
+	}
+	for w := 0; ; w++ {
+		if !slices.ContainsFunc(ss.running, func(x *execution) bool { return x.worker == w }) {
+			return w
 		}
 	}
 }
@@ -433,12 +481,11 @@ func (r *runner) dispatch() {
 func (r *runner) start(step int, it item) {
 	ss := &r.s.steps[step]
 	def := &r.wf.def.Steps[step]
-	worker := slices.Index(ss.busy, false)
-	ss.busy[worker] = true
-	r.nextExec++
-	x := &execution{h: r.h, id: r.nextExec, step: step, worker: worker, item: it, startedAt: r.now}
+	worker := ss.freeWorker()
+	r.h.lc.nextExec++
+	x := &execution{h: r.h, id: r.h.lc.nextExec, step: step, worker: worker, item: it, startedAt: r.now}
 	x.sc.x = x
-	ctx := r.h.ctx
+	ctx := r.h.lc.runsContext()
 	if def.Timeout > 0 {
 		ctx, x.cancel = context.WithTimeout(ctx, def.Timeout)
 	}
@@ -491,7 +538,9 @@ func (r *runner) finish(x *execution, err error) {
 	ss := &s.steps[x.step]
 	if i := slices.Index(ss.running, x); i >= 0 {
 		ss.running = slices.Delete(ss.running, i, i+1)
-		ss.busy[x.worker] = false
+		if len(ss.running) == 0 {
+			ss.running = nil // an idle handler keeps no empty buffers
+		}
 	}
 	if x.cancel != nil {
 		x.cancel()
@@ -514,11 +563,11 @@ func (r *runner) finish(x *execution, err error) {
 		w.resume = x.item
 		w.created = r.now
 		if !w.deadline.IsZero() {
-			r.timed = true
+			r.h.lc.timed = true
 		}
 		ss.waiters = append(ss.waiters, w)
 		r.newWaiters = append(r.newWaiters, w.info(r.wf.def.Steps))
-		if w.children != nil && r.satisfies(w, Event{}) {
+		if w.target().children != nil && r.satisfies(w, Event{}) {
 			// The last child ended while the run was deciding to wait.
 			ss.waiters = ss.waiters[:len(ss.waiters)-1]
 			r.resume(w, waitResult{ev: Event{Type: ChildEvent}})
@@ -538,7 +587,7 @@ func (r *runner) finish(x *execution, err error) {
 			it := x.item
 			it.attempt++
 			it.notBefore = r.now.Add(def.Retry.Backoff(it.attempt))
-			r.timed = true
+			r.h.lc.timed = true
 			ss.queue = append(ss.queue, it)
 			return
 		}
@@ -569,16 +618,17 @@ func (r *runner) commit(x *execution, ch *StepChange) {
 
 func (r *runner) dropOnce(step, eventID string) {
 	prefix := onceKeyPrefix(step, eventID)
-	for k := range r.s.kv {
+	kv := r.s.rare().kv
+	for k := range kv {
 		if strings.HasPrefix(k, prefix) {
-			delete(r.s.kv, k)
+			delete(kv, k)
 		}
 	}
 }
 
 func (r *runner) fireTimers() {
 	s := r.s
-	if !s.deadline.IsZero() && !s.deadline.After(r.now) {
+	if d := s.rare().deadline; !d.IsZero() && !d.After(r.now) {
 		r.terminate(StatusFailed, nil, fmt.Sprintf("%v after %v", ErrWorkflowTimeout, r.wf.def.Timeout))
 		return
 	}
@@ -599,9 +649,10 @@ func (r *runner) fireTimers() {
 func (r *runner) terminate(status Status, result *structpb.Struct, errMsg string) {
 	s := r.s
 	s.status = status
-	s.result = result
-	s.err = errMsg
-	s.completedAt = r.now
+	m := s.rareMut()
+	m.result = result
+	m.err = errMsg
+	m.completedAt = r.now
 	s.idleSince = time.Time{}
 	for i := range s.steps {
 		s.steps[i].running = nil
@@ -734,17 +785,18 @@ func (r *runner) flush() {
 		r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
 		return
 	}
+	m := s.rare()
 	c := &Change{
 		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
-		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: s.completedAt, Deadline: s.deadline,
-		Result: s.result, Error: s.err, Records: r.records, st: s, acks: r.acks,
-		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: s.parent,
+		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: m.completedAt, Deadline: m.deadline,
+		Result: m.result, Error: m.err, Records: r.records, st: s, acks: r.acks,
+		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: m.parent,
 		Waiters: r.waiters(),
 	}
-	if r.childrenChanged || (r.lastChildren == nil && len(s.children) > 0) {
-		r.lastChildren = slices.Clone(s.children)
+	if r.childrenChanged || (m.lastChildren == nil && len(m.children) > 0) {
+		s.rareMut().lastChildren = slices.Clone(m.children)
 	}
-	c.Children = r.lastChildren
+	c.Children = s.rare().lastChildren
 	r.records, r.acks, r.created = nil, nil, false
 	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
 	r.journal.Append(c)
@@ -754,20 +806,20 @@ func (r *runner) flush() {
 func (r *runner) resetTimer() {
 	next := time.Time{}
 	if r.exit == 0 {
-		next = r.s.deadline
-		if r.timed {
-			r.timed = false
+		next = r.s.rare().deadline
+		if r.h.lc.timed {
+			r.h.lc.timed = false
 			for i := range r.s.steps {
 				ss := &r.s.steps[i]
 				for _, w := range ss.waiters {
 					if !w.deadline.IsZero() {
-						r.timed = true
+						r.h.lc.timed = true
 						next = earliest(next, w.deadline)
 					}
 				}
 				for _, it := range ss.queue {
 					if !it.notBefore.IsZero() {
-						r.timed = true
+						r.h.lc.timed = true
 						next = earliest(next, it.notBefore)
 					}
 				}
@@ -775,22 +827,25 @@ func (r *runner) resetTimer() {
 		}
 	}
 	if next.IsZero() {
-		if r.timer != nil && !r.timerAt.IsZero() {
-			r.timer.Stop()
+		if r.h.lc.timer != nil {
+			// Dropped rather than kept stopped: most idle handlers have
+			// no deadline.
+			r.h.lc.timer.Stop()
+			r.h.lc.timer = nil
 		}
-		r.timerAt = time.Time{}
+		r.h.lc.timerAt = 0
 		return
 	}
-	if next.Equal(r.timerAt) {
+	if next.UnixNano() == r.h.lc.timerAt {
 		return
 	}
 	d := max(next.Sub(r.h.e.opts.Now()), 0)
-	if r.timer == nil {
-		r.timer = time.AfterFunc(d, r.h.timerFired)
+	if r.h.lc.timer == nil {
+		r.h.lc.timer = time.AfterFunc(d, r.h.timerFired)
 	} else {
-		r.timer.Reset(d)
+		r.h.lc.timer.Reset(d)
 	}
-	r.timerAt = next
+	r.h.lc.timerAt = next.UnixNano()
 }
 
 // timerFired runs on the timer's goroutine: it only posts a message. A

@@ -18,17 +18,24 @@ const stateVersion = 1
 // state is a handler's state in memory. Only the handler's owner goroutine
 // touches it; Snapshot turns it into the protobuf message.
 type state struct {
-	id          string
-	wf          *compiled
-	status      Status
-	start       Event
-	steps       []stepState
+	id        string
+	wf        *compiled
+	status    Status
+	start     Event
+	steps     []stepState
+	seq       uint64
+	nextID    uint64
+	createdAt time.Time
+	idleSince time.Time
+	// more holds what many handlers never have; nil until one is set, so
+	// that an idle handler in memory stays small.
+	more *stateMore
+}
+
+// stateMore is the part of a state that most handlers leave empty.
+type stateMore struct {
 	kv          map[string]*structpb.Value
-	seq         uint64
-	nextID      uint64
-	createdAt   time.Time
 	deadline    time.Time
-	idleSince   time.Time
 	completedAt time.Time
 	result      *structpb.Struct
 	err         string
@@ -42,6 +49,26 @@ type state struct {
 	parent       string
 	children     []string
 	childResults map[string]ChildResult
+	// lastChildren is the copy of children the last change carried
+	// (shared with the journal, so never changed).
+	lastChildren []string
+}
+
+// rare returns the rarely set fields (zero when none is set). The maps and
+// slices it returns are the state's own: read them, do not change them.
+func (s *state) rare() stateMore {
+	if s.more == nil {
+		return stateMore{}
+	}
+	return *s.more
+}
+
+// rareMut returns the rarely set fields for changing them.
+func (s *state) rareMut() *stateMore {
+	if s.more == nil {
+		s.more = &stateMore{}
+	}
+	return s.more
 }
 
 // maxEventKeys bounds the idempotency keys a handler remembers.
@@ -49,31 +76,31 @@ const maxEventKeys = 1024
 
 // hasKey reports whether an event with this idempotency key was taken.
 func (s *state) hasKey(key string) bool {
-	_, ok := s.keySet[key]
+	_, ok := s.rare().keySet[key]
 	return ok
 }
 
 // seenKey records key and reports whether it was already there.
 func (s *state) seenKey(key string) bool {
-	if _, ok := s.keySet[key]; ok {
+	m := s.rareMut()
+	if _, ok := m.keySet[key]; ok {
 		return true
 	}
-	if s.keySet == nil {
-		s.keySet = map[string]struct{}{}
+	if m.keySet == nil {
+		m.keySet = map[string]struct{}{}
 	}
-	if len(s.eventKeys) == maxEventKeys {
-		delete(s.keySet, s.eventKeys[0])
-		s.eventKeys = append(s.eventKeys[:0], s.eventKeys[1:]...)
+	if len(m.eventKeys) == maxEventKeys {
+		delete(m.keySet, m.eventKeys[0])
+		m.eventKeys = append(m.eventKeys[:0], m.eventKeys[1:]...)
 	}
-	s.eventKeys = append(s.eventKeys, key)
-	s.keySet[key] = struct{}{}
+	m.eventKeys = append(m.eventKeys, key)
+	m.keySet[key] = struct{}{}
 	return false
 }
 
 type stepState struct {
 	queue     []item
-	running   []*execution
-	busy      []bool // per worker slot
+	running   []*execution // their workers are the busy ones
 	collected []Event
 	waiters   []*waiter
 }
@@ -98,25 +125,38 @@ type waiter struct {
 	match     *structpb.Struct
 	deadline  time.Time
 	resume    item
-	task      *Task
-	key       string
-	since     time.Time
-	children  []string
 	created   time.Time
+	// on is set for a wait on a task, a published key or children; most
+	// waits are on an event type alone and leave it nil.
+	on *waitOn
+}
+
+// waitOn is what a wait on something other than an event waits for.
+type waitOn struct {
+	task     *Task
+	key      string
+	since    time.Time
+	children []string
+}
+
+// target returns what the wait is on besides its event type (zero: nothing).
+func (w *waiter) target() waitOn {
+	if w.on == nil {
+		return waitOn{}
+	}
+	return *w.on
 }
 
 func (w *waiter) info(steps []Step) WaiterInfo {
+	on := w.target()
 	return WaiterInfo{ID: w.id, Step: steps[w.step].Name, EventType: w.eventType, Match: w.match, Deadline: w.deadline,
-		Task: w.task, Key: w.key, Since: w.since, Children: w.children, Created: w.created}
+		Task: on.task, Key: on.key, Since: on.since, Children: on.children, Created: w.created}
 }
 
 func newState(wf *compiled, id string, now time.Time) *state {
 	s := &state{id: id, wf: wf, status: StatusRunning, createdAt: now, steps: make([]stepState, len(wf.def.Steps))}
-	for i := range s.steps {
-		s.steps[i].busy = make([]bool, wf.def.Steps[i].Workers)
-	}
 	if wf.def.Timeout > 0 {
-		s.deadline = now.Add(wf.def.Timeout)
+		s.rareMut().deadline = now.Add(wf.def.Timeout)
 	}
 	return s
 }
@@ -179,6 +219,7 @@ func itemFromProto(p *wfdv1.WorkItem) item {
 // toProto returns the state as a message that shares no mutable memory with
 // the live state (payloads are immutable by convention and shared).
 func (s *state) toProto() *wfdv1.HandlerState {
+	m := s.rare()
 	p := &wfdv1.HandlerState{
 		Version:     stateVersion,
 		HandlerId:   s.id,
@@ -188,23 +229,23 @@ func (s *state) toProto() *wfdv1.HandlerState {
 		Seq:         s.seq,
 		NextId:      s.nextID,
 		CreatedAt:   ts(s.createdAt),
-		Deadline:    ts(s.deadline),
+		Deadline:    ts(m.deadline),
 		IdleSince:   ts(s.idleSince),
-		Result:      s.result,
-		Error:       s.err,
-		CompletedAt: ts(s.completedAt),
-		EventKeys:   slices.Clone(s.eventKeys),
-		Parent:      s.parent,
-		Children:    slices.Clone(s.children),
+		Result:      m.result,
+		Error:       m.err,
+		CompletedAt: ts(m.completedAt),
+		EventKeys:   slices.Clone(m.eventKeys),
+		Parent:      m.parent,
+		Children:    slices.Clone(m.children),
 	}
-	if len(s.childResults) > 0 {
-		p.ChildResults = make(map[string]*wfdv1.ChildResult, len(s.childResults))
-		for id, c := range s.childResults {
+	if len(m.childResults) > 0 {
+		p.ChildResults = make(map[string]*wfdv1.ChildResult, len(m.childResults))
+		for id, c := range m.childResults {
 			p.ChildResults[id] = &wfdv1.ChildResult{Status: wfdv1.HandlerStatus(c.Status), Result: c.Result, Error: c.Error}
 		}
 	}
-	if len(s.kv) > 0 {
-		p.Store = maps.Clone(s.kv)
+	if len(m.kv) > 0 {
+		p.Store = maps.Clone(m.kv)
 	}
 	p.Steps = make([]*wfdv1.StepState, len(s.steps))
 	for i := range s.steps {
@@ -220,8 +261,9 @@ func (s *state) toProto() *wfdv1.HandlerState {
 			ps.Collected = append(ps.Collected, eventToProto(e))
 		}
 		for _, w := range ss.waiters {
+			on := w.target()
 			ps.Waiters = append(ps.Waiters, &wfdv1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
-				Resume: w.resume.toProto(), Task: w.task.toProto(), Key: w.key, Since: ts(w.since), Children: w.children,
+				Resume: w.resume.toProto(), Task: on.task.toProto(), Key: on.key, Since: ts(on.since), Children: on.children,
 				CreatedAt: ts(w.created)})
 		}
 		p.Steps[i] = ps
@@ -246,24 +288,32 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 	s.start = eventFromProto(p.GetStart())
 	s.seq = p.GetSeq()
 	s.nextID = p.GetNextId()
-	s.deadline = fromTS(p.GetDeadline())
 	s.idleSince = fromTS(p.GetIdleSince())
-	s.completedAt = fromTS(p.GetCompletedAt())
-	s.result = p.GetResult()
-	s.err = p.GetError()
+	s.more = nil
+	if p.GetDeadline() != nil || p.GetCompletedAt() != nil || p.GetResult() != nil || p.GetError() != "" {
+		m := s.rareMut()
+		m.deadline = fromTS(p.GetDeadline())
+		m.completedAt = fromTS(p.GetCompletedAt())
+		m.result = p.GetResult()
+		m.err = p.GetError()
+	}
 	if len(p.GetStore()) > 0 {
-		s.kv = maps.Clone(p.GetStore())
+		s.rareMut().kv = maps.Clone(p.GetStore())
 	}
 	for _, k := range p.GetEventKeys() {
 		s.seenKey(k)
 	}
-	s.parent = p.GetParent()
-	s.children = p.GetChildren()
+	if p.GetParent() != "" || p.GetChildren() != nil {
+		m := s.rareMut()
+		m.parent = p.GetParent()
+		m.children = p.GetChildren()
+	}
 	for id, c := range p.GetChildResults() {
-		if s.childResults == nil {
-			s.childResults = map[string]ChildResult{}
+		m := s.rareMut()
+		if m.childResults == nil {
+			m.childResults = map[string]ChildResult{}
 		}
-		s.childResults[id] = ChildResult{Status: Status(c.GetStatus()), Result: c.GetResult(), Error: c.GetError()}
+		m.childResults[id] = ChildResult{Status: Status(c.GetStatus()), Result: c.GetResult(), Error: c.GetError()}
 	}
 	byName := make(map[string]int, len(wf.def.Steps))
 	for i, st := range wf.def.Steps {
@@ -285,12 +335,15 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 			ss.collected = append(ss.collected, eventFromProto(e))
 		}
 		for _, w := range ps.GetWaiters() {
-			ss.waiters = append(ss.waiters, &waiter{
+			nw := &waiter{
 				id: w.GetId(), step: i, eventType: w.GetEventType(), match: w.GetMatch(),
 				deadline: fromTS(w.GetDeadline()), resume: itemFromProto(w.GetResume()),
-				task: taskFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren(),
 				created: fromTS(w.GetCreatedAt()),
-			})
+			}
+			if w.GetTask() != nil || w.GetKey() != "" || w.GetSince() != nil || w.GetChildren() != nil {
+				nw.on = &waitOn{task: taskFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren()}
+			}
+			ss.waiters = append(ss.waiters, nw)
 		}
 	}
 	return s, nil
@@ -322,8 +375,9 @@ func (s *state) buildIdle() *Idle {
 }
 
 func (s *state) info() Info {
+	m := s.rare()
 	return Info{
-		ID: s.id, Workflow: s.wf.def.Name, Status: s.status, CreatedAt: s.createdAt, CompletedAt: s.completedAt,
-		Idle: s.idleInfo(), Result: s.result, Error: s.err, Seq: s.seq,
+		ID: s.id, Workflow: s.wf.def.Name, Status: s.status, CreatedAt: s.createdAt, CompletedAt: m.completedAt,
+		Idle: s.idleInfo(), Result: m.result, Error: m.err, Seq: s.seq,
 	}
 }

@@ -50,7 +50,7 @@ func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
 	waitID := sc.nextWaitID()
 	t.ID = sc.HandlerID() + ":" + waitID
 	match := &structpb.Struct{Fields: map[string]*structpb.Value{"task_id": structpb.NewStringValue(t.ID)}}
-	r, ok, err := sc.park(&waiter{eventType: TaskEvent, match: match, task: &t}, waitID, t.Deadline)
+	r, ok, err := sc.park(&waiter{eventType: TaskEvent, match: match, on: &waitOn{task: &t}}, waitID, t.Deadline)
 	switch {
 	case err != nil:
 		return TaskAnswer{}, err
