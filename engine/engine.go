@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -42,7 +43,10 @@ type Engine struct {
 	mu        sync.Mutex
 	workflows map[string]*compiled
 	live      map[string]*Handler
-	closed    bool
+	// livePeak is the most handlers live has held since it was last
+	// rebuilt (see Compact).
+	livePeak int
+	closed   bool
 }
 
 // New returns an engine with no workflows.
@@ -203,6 +207,7 @@ func (e *Engine) launch(s *state, restored bool) (*Handler, error) {
 	h := newHandler(e, s)
 	h.lc.restored = restored
 	e.live[s.id] = h
+	e.livePeak = max(e.livePeak, len(e.live))
 	return h, nil
 }
 
@@ -220,6 +225,33 @@ func (e *Engine) Handler(id string) (*Handler, bool) {
 	defer e.mu.Unlock()
 	h, ok := e.live[id]
 	return h, ok
+}
+
+// compactMinPeak and compactRatio decide when Compact rebuilds the
+// registry: once it has held many handlers and holds far fewer now.
+const (
+	compactMinPeak = 1024
+	compactRatio   = 4
+)
+
+// Compact rebuilds the registry of live handlers if it holds less than a
+// quarter of its peak (of at least 1,024): a Go map keeps the memory of
+// its largest size, about 50 bytes per handler, after its entries are
+// deleted. It reports whether it rebuilt the registry. It costs a copy of
+// the registry under the engine's lock, so call it when the engine is
+// quiet (a server does after releases), not per handler.
+func (e *Engine) Compact() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.livePeak < compactMinPeak || len(e.live)*compactRatio >= e.livePeak {
+		return false
+	}
+	// Not maps.Clone, which keeps the source's size.
+	live := make(map[string]*Handler, len(e.live))
+	maps.Copy(live, e.live)
+	e.live = live
+	e.livePeak = len(live)
+	return true
 }
 
 // Live returns the number of handlers in memory.
