@@ -46,6 +46,8 @@ type serverConfig struct {
 	// idleTimeout and maxIdle set the release triggers.
 	idleTimeout time.Duration
 	maxIdle     int
+	// reclaimAfter is Options.ReclaimAfter.
+	reclaimAfter time.Duration
 }
 
 func startServer(t *testing.T, cfg serverConfig) *testServer {
@@ -62,7 +64,7 @@ func startServer(t *testing.T, cfg serverConfig) *testServer {
 	}
 	srv, err := server.New(context.Background(), server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
-		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle,
+		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
 	})
 	if err != nil {
 		store.Close()

@@ -16,6 +16,8 @@ const subBuffer = 256
 type hub struct {
 	mu   sync.Mutex
 	subs map[string]map[*subscription]struct{}
+	// peak is the most handlers subs has held since it was last rebuilt.
+	peak int
 }
 
 type subscription struct {
@@ -32,9 +34,20 @@ func (h *hub) subscribe(id string) *subscription {
 	defer h.mu.Unlock()
 	if h.subs[id] == nil {
 		h.subs[id] = map[*subscription]struct{}{}
+		h.peak = max(h.peak, len(h.subs))
 	}
 	h.subs[id][s] = struct{}{}
 	return s
+}
+
+// compact rebuilds the map of followed handlers if it fell far below its
+// peak (see shrinkMap); it reports whether it did.
+func (h *hub) compact() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ok bool
+	h.subs, ok = shrinkMap(h.subs, &h.peak)
+	return ok
 }
 
 func (h *hub) unsubscribe(id string, s *subscription) {

@@ -7,6 +7,8 @@ import "sync"
 type keyedMutex struct {
 	mu sync.Mutex
 	m  map[string]*keyedEntry
+	// peak is the most keys m has held since it was last rebuilt.
+	peak int
 }
 
 type keyedEntry struct {
@@ -24,6 +26,7 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 	if e == nil {
 		e = &keyedEntry{}
 		k.m[key] = e
+		k.peak = max(k.peak, len(k.m))
 	}
 	e.refs++
 	k.mu.Unlock()
@@ -36,4 +39,14 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// compact rebuilds the map if it fell far below its peak (see shrinkMap);
+// it reports whether it did.
+func (k *keyedMutex) compact() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var ok bool
+	k.m, ok = shrinkMap(k.m, &k.peak)
+	return ok
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"sync"
@@ -12,20 +11,27 @@ import (
 
 // idleSet tracks the idle handlers in memory, least recently active first,
 // from the changes the journal commits. The reaper releases from its front.
+// It holds an entry per idle handler, so its entries are small: a linked
+// list threaded through them rather than a container/list element each.
 type idleSet struct {
-	mu   sync.Mutex
-	lru  *list.List // of *idleEntry, oldest first
-	byID map[string]*list.Element
+	mu sync.Mutex
+	// head is the least recently active, tail the most.
+	head, tail *idleEntry
+	n          int
+	byID       map[string]*idleEntry
+	// peak is the most entries byID has held since it was last rebuilt.
+	peak int
 }
 
 type idleEntry struct {
 	id string
-	// at is when the handler became idle in memory (or was loaded idle): the
-	// idle timeout counts from here.
-	at time.Time
+	// at is when the handler became idle in memory (or was loaded idle), in
+	// Unix nanoseconds: the idle timeout counts from here.
+	at         int64
+	prev, next *idleEntry
 }
 
-func newIdleSet() *idleSet { return &idleSet{lru: list.New(), byID: map[string]*list.Element{}} }
+func newIdleSet() *idleSet { return &idleSet{byID: map[string]*idleEntry{}} }
 
 // observe updates the set from a committed change; it reports whether the
 // handler is now idle in memory.
@@ -33,12 +39,31 @@ func (s *idleSet) observe(c *engine.Change, now time.Time) bool {
 	idle := c.Idle != nil && !c.Released && c.Status == engine.StatusRunning
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, present := s.byID[c.HandlerID]
+	e, present := s.byID[c.HandlerID]
 	switch {
 	case idle && !present:
-		s.byID[c.HandlerID] = s.lru.PushBack(&idleEntry{id: c.HandlerID, at: now})
+		e = &idleEntry{id: c.HandlerID, at: now.UnixNano(), prev: s.tail}
+		if s.tail != nil {
+			s.tail.next = e
+		} else {
+			s.head = e
+		}
+		s.tail = e
+		s.n++
+		s.byID[c.HandlerID] = e
+		s.peak = max(s.peak, len(s.byID))
 	case !idle && present:
-		s.lru.Remove(el)
+		if e.prev != nil {
+			e.prev.next = e.next
+		} else {
+			s.head = e.next
+		}
+		if e.next != nil {
+			e.next.prev = e.prev
+		} else {
+			s.tail = e.prev
+		}
+		s.n--
 		delete(s.byID, c.HandlerID)
 	}
 	return idle
@@ -47,7 +72,7 @@ func (s *idleSet) observe(c *engine.Change, now time.Time) bool {
 func (s *idleSet) len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lru.Len()
+	return s.n
 }
 
 // pick returns the handlers to release: those idle since before cutoff (if
@@ -58,18 +83,27 @@ func (s *idleSet) pick(cutoff time.Time, keep int) []string {
 	defer s.mu.Unlock()
 	excess := -1
 	if keep >= 0 {
-		excess = s.lru.Len() - keep
+		excess = s.n - keep
 	}
 	var out []string
-	for el := s.lru.Front(); el != nil; el = el.Next() {
-		e := el.Value.(*idleEntry)
-		if len(out) < excess || (!cutoff.IsZero() && e.at.Before(cutoff)) {
+	for e := s.head; e != nil; e = e.next {
+		if len(out) < excess || (!cutoff.IsZero() && e.at < cutoff.UnixNano()) {
 			out = append(out, e.id)
 			continue
 		}
 		break
 	}
 	return out
+}
+
+// compact rebuilds the index if it fell far below its peak (see
+// shrinkMap); it reports whether it did.
+func (s *idleSet) compact() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ok bool
+	s.byID, ok = shrinkMap(s.byID, &s.peak)
+	return ok
 }
 
 // reaper releases idle handlers after the idle timeout, and the least

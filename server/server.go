@@ -45,6 +45,10 @@ type Options struct {
 	// are in progress, so that a quick step's start and end share a commit
 	// (engine.Options.Linger). Default 2ms; negative disables it.
 	Linger time.Duration
+	// ReclaimAfter is how long releases must have stopped before the
+	// server gives the memory they freed back to the OS (server/reclaim.go).
+	// Default 1s; negative disables it.
+	ReclaimAfter time.Duration
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -99,6 +103,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Linger == 0 {
 		opts.Linger = 2 * time.Millisecond
 	}
+	if opts.ReclaimAfter == 0 {
+		opts.ReclaimAfter = time.Second
+	}
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet()}
 	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
@@ -127,6 +134,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.backgroundDone.Go(func() { s.timers.run(s.background) })
 	if opts.IdleTimeout > 0 || keep >= 0 {
 		s.backgroundDone.Go(func() { s.reaper.run(s.background) })
+	}
+	if opts.ReclaimAfter > 0 {
+		rc := &reclaimer{s: s, quiet: opts.ReclaimAfter}
+		s.backgroundDone.Go(func() { rc.run(s.background) })
 	}
 	return s, nil
 }

@@ -20,6 +20,8 @@ type stats struct {
 	rehydrations atomic.Int64
 	commits      atomic.Int64
 	changes      atomic.Int64
+	// reclaims counts the times memory was given back after releases.
+	reclaims atomic.Int64
 
 	mu     sync.Mutex
 	recent []time.Duration // ring of the latest rehydrate latencies
