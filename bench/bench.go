@@ -30,6 +30,7 @@ type config struct {
 	ServerPID int           // the running server's pid, for its memory
 	Data      string        // the child's data directory (default: a temp dir, removed)
 	Conns     int           // HTTP/2 connections the clients share
+	Client    string        // clientGRPCGo or clientConnectGo
 	Protocol  string        // grpc or connect
 	Gzip      bool          // accept gzipped responses (connect-go's default)
 	Warmup    int           // echo runs before measuring
@@ -126,8 +127,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "`pid` of the --addr server, to report its memory and CPU")
 	fs.StringVar(&cfg.Data, "data", "", "data `dir` of the started server (default: a new temporary directory, removed afterwards)")
 	fs.IntVar(&cfg.Conns, "conns", 1, "HTTP/2 `connections` the clients share")
-	fs.StringVar(&cfg.Protocol, "protocol", "grpc", "wire `protocol`: grpc or connect")
-	fs.BoolVar(&cfg.Gzip, "gzip", false, "accept gzip-compressed responses (connect-go clients do by default)")
+	fs.StringVar(&cfg.Client, "client", clientGRPCGo, "client `library` of the measured calls: grpc-go (as wfd's Go client) or connect-go")
+	fs.StringVar(&cfg.Protocol, "protocol", "grpc", "wire `protocol`: grpc or connect (connect needs --client connect-go)")
+	fs.BoolVar(&cfg.Gzip, "gzip", false, "accept gzip-compressed responses, as connect-go clients do by default (--client connect-go)")
 	fs.IntVar(&cfg.Warmup, "warmup", 20, "echo `runs` before the measured phases (not reported)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up after this `duration`")
 	fs.StringVar(&cfg.CPUProf, "cpuprofile", "", "write the benchmark's own (the client's) CPU profile to `file`")
@@ -177,6 +179,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--conns must be at least 1")
 	case cfg.Protocol != "grpc" && cfg.Protocol != "connect":
 		return cfg, fmt.Errorf("--protocol %q is not one of grpc, connect", cfg.Protocol)
+	case cfg.Client != clientGRPCGo && cfg.Client != clientConnectGo:
+		return cfg, fmt.Errorf("--client %q is not one of %s, %s", cfg.Client, clientGRPCGo, clientConnectGo)
+	case cfg.Client == clientGRPCGo && (cfg.Protocol != "grpc" || cfg.Gzip):
+		return cfg, errors.New("--protocol connect and --gzip need --client connect-go (grpc-go speaks gRPC and asks for no compression)")
 	case cfg.Timeout <= 0:
 		return cfg, errors.New("--timeout must be positive")
 	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != ""):
@@ -214,7 +220,7 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 		return runRelease(ctx, cfg, log)
 	}
 	res = &Result{Config: resultConfig{
-		Mode: cfg.Mode, N: cfg.N, C: cfg.C, Echo: cfg.Echo, Conns: cfg.Conns, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
+		Mode: cfg.Mode, N: cfg.N, C: cfg.C, Echo: cfg.Echo, Conns: cfg.Conns, Client: cfg.Client, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
 		Fsync: "on (the server's default)",
 	}}
 	addr, pid := cfg.Addr, cfg.ServerPID

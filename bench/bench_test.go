@@ -73,6 +73,9 @@ func TestBenchTable(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	t.Logf("\n%s", out)
+	if !strings.Contains(out, " client=grpc-go protocol=grpc ") {
+		t.Errorf("the header does not name the default client and protocol:\n%s", out)
+	}
 	rows := map[string]string{
 		"echo":   "RunWorkflow → HandlerFinished",
 		"park":   "RunWorkflow → IdleChanged{idle}",
@@ -119,7 +122,9 @@ func TestBenchTable(t *testing.T) {
 
 func TestBenchJSON(t *testing.T) {
 	bin := buildWfd(t)
-	code, out, errs := runMain(t, "-n", "20", "-c", "4", "--echo", "10", "--warmup", "0", "--conns", "2", "--json", "--wfd", bin)
+	// The other client library and protocol than TestBenchTable's defaults.
+	code, out, errs := runMain(t, "-n", "20", "-c", "4", "--echo", "10", "--warmup", "0", "--conns", "2", "--json",
+		"--client", "connect-go", "--protocol", "connect", "--wfd", bin)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -139,6 +144,9 @@ func TestBenchJSON(t *testing.T) {
 	}
 	if strings.Count(strings.TrimSpace(out), "\n") != 0 {
 		t.Errorf("want one line of JSON, got\n%s", out)
+	}
+	if res.Config["client"] != "connect-go" || res.Config["protocol"] != "connect" {
+		t.Errorf("config %v, want client connect-go, protocol connect", res.Config)
 	}
 	for name, p := range map[string]*phase{"echo": res.Echo, "park": res.Park, "resume": res.Resume} {
 		want := 20
@@ -220,6 +228,9 @@ func TestBenchUsage(t *testing.T) {
 		{"-c", "-1"},
 		{"--echo", "-3"},
 		{"--protocol", "smoke"},
+		{"--client", "curl"},
+		{"--protocol", "connect"}, // needs --client connect-go
+		{"--gzip"},
 		{"--conns", "0"},
 		{"extra"},
 		{"--server-pid", "42"},

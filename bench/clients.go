@@ -1,13 +1,23 @@
 package bench
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+)
+
+// The client libraries --client chooses between.
+const (
+	clientGRPCGo    = "grpc-go"    // google.golang.org/grpc, as wfd's Go client (clients/go)
+	clientConnectGo = "connect-go" // connectrpc.com/connect, as the server
 )
 
 // clients are the benchmark's API clients: one per HTTP/2 connection
@@ -20,6 +30,7 @@ type clients struct {
 
 type conn struct {
 	http *http.Client
+	grpc *grpc.ClientConn // with --client grpc-go
 	api  wfdv1connect.WorkflowServiceClient
 }
 
@@ -44,9 +55,44 @@ func newClients(addr string, cfg config) *clients {
 			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		}
 		hc := &http.Client{Transport: tr}
-		cl.conns = append(cl.conns, conn{http: hc, api: wfdv1connect.NewWorkflowServiceClient(hc, cl.base, opts...)})
+		c := conn{http: hc, api: wfdv1connect.NewWorkflowServiceClient(hc, cl.base, opts...)}
+		if cfg.Client == clientGRPCGo {
+			// grpc.NewClient only fails on a malformed target or options;
+			// addr is host:port, so a failure here is a bug.
+			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				panic(err)
+			}
+			c.grpc = cc
+			c.api = &grpcAPI{WorkflowServiceClient: c.api, g: wfdv1.NewWorkflowServiceClient(cc)}
+		}
+		cl.conns = append(cl.conns, c)
 	}
 	return cl
+}
+
+// grpcAPI makes the unary calls of the measured phases with grpc-go and
+// leaves the rest (StreamEvents, whose connect-go type the phases read) to
+// the embedded connect-go client.
+type grpcAPI struct {
+	wfdv1connect.WorkflowServiceClient
+	g wfdv1.WorkflowServiceClient
+}
+
+func (a *grpcAPI) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.RunWorkflowResponse, error) {
+	return a.g.RunWorkflow(ctx, req)
+}
+
+func (a *grpcAPI) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*wfdv1.SendEventResponse, error) {
+	return a.g.SendEvent(ctx, req)
+}
+
+func (a *grpcAPI) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerRequest) (*wfdv1.ReleaseHandlerResponse, error) {
+	return a.g.ReleaseHandler(ctx, req)
+}
+
+func (a *grpcAPI) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) (*wfdv1.GetHandlerResponse, error) {
+	return a.g.GetHandler(ctx, req)
 }
 
 // api returns the client worker i uses.
@@ -54,10 +100,13 @@ func (cl *clients) api(i int) wfdv1connect.WorkflowServiceClient {
 	return cl.conns[i%len(cl.conns)].api
 }
 
-// close closes idle connections, so that a server shutting down does not
+// close closes the connections, so that a server shutting down does not
 // wait for them.
 func (cl *clients) close() {
 	for _, c := range cl.conns {
 		c.http.CloseIdleConnections()
+		if c.grpc != nil {
+			_ = c.grpc.Close()
+		}
 	}
 }

@@ -48,7 +48,7 @@ const (
 // handlers are released in the store when the server starts.
 func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, err error) {
 	res = &Result{Config: resultConfig{
-		Mode: modeRelease, N: cfg.N, C: cfg.C, Conns: cfg.Conns, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
+		Mode: modeRelease, N: cfg.N, C: cfg.C, Conns: cfg.Conns, Client: cfg.Client, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
 		Fsync: "on (the server's default)",
 	}}
 	rel := &releaseResult{RehydrateN: cfg.Rehydrate, SettleSeconds: cfg.Settle.Seconds()}

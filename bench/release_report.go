@@ -116,8 +116,8 @@ type target struct {
 
 func writeReleaseTable(w io.Writer, res *Result) {
 	c, rel := res.Config, res.Release
-	fmt.Fprintf(w, "wfd bench --mode release: n=%d c=%d rehydrate=%d conns=%d protocol=%s gzip=%v fsync=%s\n",
-		c.N, c.C, rel.RehydrateN, c.Conns, c.Protocol, c.Gzip, c.Fsync)
+	fmt.Fprintf(w, "wfd bench --mode release: n=%d c=%d rehydrate=%d conns=%d client=%s protocol=%s gzip=%v fsync=%s\n",
+		c.N, c.C, rel.RehydrateN, c.Conns, c.Client, c.Protocol, c.Gzip, c.Fsync)
 	fmt.Fprintf(w, "server: %s (pid %d)\n", c.Server, c.ServerPID)
 	if c.Restarted != "" {
 		fmt.Fprintf(w, "restarted: %s (pid %d)\n", c.Restarted, c.RestartedPID)

@@ -24,6 +24,7 @@ type resultConfig struct {
 	C         int    `json:"c"`
 	Echo      int    `json:"echo"`
 	Conns     int    `json:"conns"`
+	Client    string `json:"client"`
 	Protocol  string `json:"protocol"`
 	Gzip      bool   `json:"gzip"`
 	Fsync     string `json:"fsync"`
@@ -105,8 +106,8 @@ func writeTable(w io.Writer, res *Result) {
 		return
 	}
 	c := res.Config
-	fmt.Fprintf(w, "wfd bench: n=%d c=%d echo=%d conns=%d protocol=%s gzip=%v fsync=%s\n",
-		c.N, c.C, c.Echo, c.Conns, c.Protocol, c.Gzip, c.Fsync)
+	fmt.Fprintf(w, "wfd bench: n=%d c=%d echo=%d conns=%d client=%s protocol=%s gzip=%v fsync=%s\n",
+		c.N, c.C, c.Echo, c.Conns, c.Client, c.Protocol, c.Gzip, c.Fsync)
 	fmt.Fprintf(w, "server: %s", c.Server)
 	if c.ServerPID != 0 {
 		fmt.Fprintf(w, " (pid %d)", c.ServerPID)

@@ -25,7 +25,7 @@ import (
 
 // testServer is a real wfd server on a loopback port over a real bbolt file.
 type testServer struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	addr   string
 	srv    *server.Server
@@ -50,7 +50,7 @@ type serverConfig struct {
 	reclaimAfter time.Duration
 }
 
-func startServer(t *testing.T, cfg serverConfig) *testServer {
+func startServer(t testing.TB, cfg serverConfig) *testServer {
 	t.Helper()
 	if cfg.dir == "" {
 		cfg.dir = t.TempDir()
