@@ -78,13 +78,16 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 	key := []byte(id)
 	handlers := bucket(tx, bucketHandlers)
 
-	exists := has(handlers, key)
+	// One lookup serves the existence check, the old index entries and the
+	// unchanged-metadata check below (each bbolt lookup is a cursor seek).
+	stored := handlers.Get(key)
+	exists := stored != nil
 	var (
 		old    persistence.Handler
 		oldErr error // why the stored metadata cannot be decoded
 	)
 	if exists {
-		old, oldErr = decodeStored(id, handlers.Get(key))
+		old, oldErr = decodeStored(id, stored)
 	}
 	switch {
 	case c.Create && exists:
@@ -144,7 +147,7 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 	}
 	// Unchanged metadata (a change that only upserts tasks, say) is not
 	// rewritten, so its page stays clean.
-	if !exists || !bytes.Equal(handlers.Get(key), enc) {
+	if !exists || !bytes.Equal(stored, enc) {
 		if err := handlers.Put(key, enc); err != nil {
 			return fmt.Errorf("handler %q: put metadata: %w", id, err)
 		}
