@@ -91,6 +91,7 @@ func (r *runner) pending() bool {
 // timers post messages too. An idle handler in memory therefore costs no
 // goroutine, and still only one goroutine at a time owns the state.
 func (h *Handler) loop() {
+	h.st.thaw()
 	r := h.lc.r
 	if r == nil {
 		r = newRunner(h)
@@ -124,9 +125,13 @@ func (h *Handler) loop() {
 				}
 				h.lc.r = nil
 			}
+			if !h.st.idleSince.IsZero() {
+				h.st.freeze()
+			}
 			if h.park() {
 				return
 			}
+			h.st.thaw()
 			if h.lc.r == nil {
 				h.lc.r = r
 			}

@@ -30,6 +30,8 @@ type state struct {
 	// more holds what many handlers never have; nil until one is set, so
 	// that an idle handler in memory stays small.
 	more *stateMore
+	// ice holds the events' data while the loop is parked (freeze.go).
+	ice *frozen
 }
 
 // stateMore is the part of a state that most handlers leave empty.
