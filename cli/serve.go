@@ -43,7 +43,7 @@ environment, leaves Go's own policy.`,
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for step runs in progress")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
-			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 64, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
+			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
 			fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}

@@ -12,7 +12,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultHeadroom   = 64 << 20
+	DefaultHeadroom   = 32 << 20
 	DefaultMinPercent = 25
 	DefaultMaxPercent = 1000
 )
