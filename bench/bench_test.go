@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,6 +162,9 @@ func TestBenchJSON(t *testing.T) {
 			l.P50 <= 0 || l.P90 < l.P50 || l.P99 < l.P90 || l.Max < l.P99 || p.Ack.P50 <= 0 {
 			t.Errorf("%s: %+v", name, p)
 		}
+		if runtime.GOOS == "linux" && (p.Steal == nil || *p.Steal < 0 || *p.Steal > 100) {
+			t.Errorf("%s: steal_percent %v, want 0..100 (from /proc/stat)", name, p.Steal)
+		}
 	}
 	if m := res.Memory; m == nil || !m.BeforePark.ok() || !m.AfterPark.ok() || !m.AfterResume.ok() {
 		t.Errorf("memory %+v", res.Memory)
@@ -194,6 +198,7 @@ type phase struct {
 	Ack struct {
 		P50 float64 `json:"p50_ms"`
 	} `json:"ack"`
+	Steal  *float64 `json:"steal_percent"`
 	Server *struct {
 		Commits int64 `json:"commits"`
 		Changes int64 `json:"changes"`

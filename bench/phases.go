@@ -371,6 +371,9 @@ type meter struct {
 	srv, self time.Duration
 	srvOK, ok bool
 	stats     *wfdv1.GetStatsResponse
+	// The machine's stolen and total CPU ticks (machineCPU).
+	steal, total uint64
+	machineOK    bool
 }
 
 func (r *runner) startMeter() meter {
@@ -383,6 +386,8 @@ func (r *runner) startMeter() meter {
 	var err error
 	m.self, err = selfCPU()
 	m.ok = err == nil
+	m.steal, m.total, err = machineCPU()
+	m.machineOK = err == nil
 	m.start = time.Now()
 	return m
 }
@@ -401,6 +406,12 @@ func (m meter) stop(n int) *phaseResult {
 		if t, err := selfCPU(); err == nil {
 			p.BenchCPUSeconds = (t - m.self).Seconds()
 			p.BenchCPUPerOp = float64((t - m.self).Microseconds()) / float64(n)
+		}
+	}
+	if m.machineOK {
+		if steal, total, err := machineCPU(); err == nil && total > m.total {
+			pct := 100 * float64(steal-m.steal) / float64(total-m.total)
+			p.StealPercent = &pct
 		}
 	}
 	if m.stats != nil {

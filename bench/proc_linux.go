@@ -88,3 +88,31 @@ func selfCPU() (time.Duration, error) {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
+
+// machineCPU returns the CPU time the whole machine has accounted since
+// boot, and of it the time stolen by the hypervisor (time this VM's
+// virtual CPUs were ready to run while the host ran something else), in
+// USER_HZ ticks, from the first line of /proc/stat.
+func machineCPU() (steal, total uint64, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := bytes.Fields(line) // cpu user nice system idle iowait irq softirq steal guest guest_nice
+	if len(f) < 9 || string(f[0]) != "cpu" {
+		return 0, 0, fmt.Errorf("cannot parse %q in /proc/stat", line)
+	}
+	// guest and guest_nice are already counted in user and nice.
+	for i := 1; i <= 8; i++ {
+		v, err := strconv.ParseUint(string(f[i]), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("cannot parse %q in /proc/stat", line)
+		}
+		total += v
+		if i == 8 {
+			steal = v
+		}
+	}
+	return steal, total, nil
+}

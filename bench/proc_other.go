@@ -14,3 +14,5 @@ func rss(int) (memSample, error) { return memSample{}, errNoProc }
 func cpuTime(int) (time.Duration, error) { return 0, errNoProc }
 
 func selfCPU() (time.Duration, error) { return 0, errNoProc }
+
+func machineCPU() (uint64, uint64, error) { return 0, 0, errNoProc }

@@ -55,6 +55,11 @@ type phaseResult struct {
 	ServerCPUPerOp   float64 `json:"server_cpu_us_per_op,omitempty"`
 	BenchCPUSeconds  float64 `json:"bench_cpu_seconds,omitempty"`
 	BenchCPUPerOp    float64 `json:"bench_cpu_us_per_op,omitempty"`
+	// StealPercent is the share of the machine's CPU time that the
+	// hypervisor gave to other guests during the phase (/proc/stat
+	// "steal"). On a shared VM it is the best single sign of a noisy run:
+	// the rates fall with it.
+	StealPercent *float64 `json:"steal_percent,omitempty"`
 	// Server is what the server's GetStats counters say about the phase.
 	Server *serverStats `json:"server,omitempty"`
 }
@@ -151,7 +156,7 @@ func writeTable(w io.Writer, res *Result) {
 	}
 }
 
-const phaseHeader = "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tbench CPU µs/op\t\n"
+const phaseHeader = "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tbench CPU µs/op\tsteal %\t\n"
 
 // phaseRow writes a phase's row and, if it measured one, the row of its
 // RPC alone (ack).
@@ -160,11 +165,15 @@ func phaseRow(tw io.Writer, name, what, ack string, p *phaseResult) {
 		return
 	}
 	s := p.Latency
-	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t\n",
+	steal := "-"
+	if p.StealPercent != nil {
+		steal = fmt.Sprintf("%.0f", *p.StealPercent)
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t\n",
 		name, what, p.Count, p.WallSeconds, p.PerSecond, s.P50, s.P90, s.P99, s.Max,
-		cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp))
+		cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp), steal)
 	if a := p.Ack; a.Count > 0 {
-		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\n", ack, a.P50, a.P90, a.P99, a.Max)
+		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\t\n", ack, a.P50, a.P90, a.P99, a.Max)
 	}
 }
 
