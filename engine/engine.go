@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,6 +34,13 @@ type Options struct {
 	EventLog EventLog
 	// Starter starts child handlers (nil: the engine starts them itself).
 	Starter Starter
+	// CompactIdleAbove decides when an idle handler keeps its events' data
+	// encoded while it waits (freeze.go): once more than this many handlers
+	// are in memory. Encoding saves a few hundred bytes per idle handler
+	// and costs an encode when it parks and a decode when it wakes, which
+	// only pays when many handlers are in memory. 0 compacts always; a
+	// negative value never.
+	CompactIdleAbove int
 }
 
 // Engine holds the registered workflows and the live handlers.
@@ -47,6 +55,8 @@ type Engine struct {
 	// rebuilt (see Compact).
 	livePeak int
 	closed   bool
+	// liveN is len(live), for handlers to read without the lock.
+	liveN atomic.Int64
 }
 
 // New returns an engine with no workflows.
@@ -207,6 +217,7 @@ func (e *Engine) launch(s *state, restored bool) (*Handler, error) {
 	h := newHandler(e, s)
 	h.lc.restored = restored
 	e.live[s.id] = h
+	e.liveN.Store(int64(len(e.live)))
 	e.livePeak = max(e.livePeak, len(e.live))
 	return h, nil
 }
@@ -216,7 +227,15 @@ func (e *Engine) forget(h *Handler) {
 	defer e.mu.Unlock()
 	if e.live[h.st.id] == h {
 		delete(e.live, h.st.id)
+		e.liveN.Store(int64(len(e.live)))
 	}
+}
+
+// compactIdle reports whether a handler that parks idle now should encode
+// its events' data (Options.CompactIdleAbove).
+func (e *Engine) compactIdle() bool {
+	n := e.opts.CompactIdleAbove
+	return n == 0 || (n > 0 && e.liveN.Load() > int64(n))
 }
 
 // Handler returns the live handler with that id.

@@ -9,7 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// An idle handler in memory keeps the data of its events encoded: a decoded
+// An idle handler in memory keeps the data of its events encoded, once
+// more than Options.CompactIdleAbove handlers are in memory: a decoded
 // structpb.Struct costs about 400 bytes for an object of one short field (a
 // map, a Value and a oneof wrapper per field), its encoding a few dozen.
 // The loop freezes the data when it parks an idle handler and thaws it when

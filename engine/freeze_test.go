@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -65,5 +66,52 @@ func TestIdleKeepsData(t *testing.T) {
 				t.Errorf("the resumed run saw input %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestCompactIdleAbove parks 2,000 approval handlers with a nested input
+// and compares the heap they keep: encoding idle data (CompactIdleAbove 0)
+// must save memory against never encoding it (-1), and with a threshold of
+// 1,000 only the handlers that park once more than 1,000 are in memory are
+// encoded, so the saving is about half.
+func TestCompactIdleAbove(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the heap of 2,000 handlers")
+	}
+	const n = 2000
+	input := mustStruct(t, map[string]any{"amount": 12.5, "who": map[string]any{"name": "ada", "tags": []any{"a", true, nil}}})
+	perHandler := func(above int) float64 {
+		t.Helper()
+		j := &idleCounter{idle: make(chan struct{}, n)}
+		e := engine.New(engine.Options{Journal: j, CompactIdleAbove: above})
+		if err := e.Register(workflows.Approval()); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		before := memInUse()
+		for range n {
+			// One at a time, so the count of handlers in memory when each
+			// parks is its index.
+			if _, err := e.Start(ctx, "approval", proto.Clone(input).(*structpb.Struct), engine.StartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			<-j.idle
+		}
+		after := memInUse()
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := e.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return float64(after-before) / n
+	}
+	never, always, half := perHandler(-1), perHandler(0), perHandler(1000)
+	t.Logf("bytes per idle handler: never encoded %.0f, always %.0f, above 1,000 in memory %.0f", never, always, half)
+	saved := never - always
+	if saved < 200 {
+		t.Fatalf("encoding idle data saved %.0f bytes per handler, want at least 200", saved)
+	}
+	if half < always+saved/4 || half > never-saved/4 {
+		t.Errorf("with the threshold at half the handlers: %.0f bytes per handler, want about halfway between %.0f and %.0f", half, always, never)
 	}
 }

@@ -125,7 +125,7 @@ func (h *Handler) loop() {
 				}
 				h.lc.r = nil
 			}
-			if !h.st.idleSince.IsZero() {
+			if !h.st.idleSince.IsZero() && h.e.compactIdle() {
 				h.st.freeze()
 			}
 			if h.park() {

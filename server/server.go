@@ -45,6 +45,12 @@ type Options struct {
 	// are in progress, so that a quick step's start and end share a commit
 	// (engine.Options.Linger). Default 2ms; negative disables it.
 	Linger time.Duration
+	// CompactIdleAbove: once more handlers than this are in memory, an
+	// idle handler keeps its events' data encoded while it waits
+	// (engine.Options.CompactIdleAbove): a few hundred bytes less per idle
+	// handler, for an encode and a decode of that data per wait. Default
+	// 10,000 (with fewer the memory is not worth the CPU); negative never.
+	CompactIdleAbove int
 	// ReclaimAfter is how long releases must have stopped before the
 	// server gives the memory they freed back to the OS (server/reclaim.go).
 	// Default 1s; negative disables it.
@@ -103,6 +109,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Linger == 0 {
 		opts.Linger = 2 * time.Millisecond
 	}
+	if opts.CompactIdleAbove == 0 {
+		opts.CompactIdleAbove = 10000
+	}
 	if opts.ReclaimAfter == 0 {
 		opts.ReclaimAfter = time.Second
 	}
@@ -116,7 +125,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed)
-	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0),
+	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0), CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{opts.Store}, Starter: starter{s}})
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
