@@ -69,11 +69,22 @@ type ackResult struct {
 	committed any
 }
 
-// Snapshot returns the handler's state as of this change. It may only be
-// called during Journal.Append, which runs on the handler's owner goroutine.
+// Snapshot returns the handler's state as of this change, to checkpoint.
+// It may only be called during Journal.Append, which runs on the handler's
+// owner goroutine.
+//
+// A finished handler is never restored, so its snapshot keeps only what
+// can still be asked of it: its identity, status and timestamps, and the
+// idempotency keys of its last events from outside (a retried SendEvent
+// is answered from them). Its result is in the change (Change.Result) and
+// on its terminal record; its queues, waiters, key/value store and input
+// are gone.
 func (c *Change) Snapshot() *wfdv1.HandlerState {
 	if c.st == nil {
 		panic("engine: Change.Snapshot called outside Journal.Append")
+	}
+	if c.st.status.Terminal() {
+		return c.st.finishedProto()
 	}
 	return c.st.toProto()
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
@@ -220,5 +223,66 @@ func TestCloseIsGraceful(t *testing.T) {
 	}
 	if _, err := e.Start(context.Background(), "g", nil, engine.StartOptions{}); !errors.Is(err, engine.ErrClosed) {
 		t.Fatalf("Start after Close = %v", err)
+	}
+}
+
+// lastSnapshot is a Journal that keeps the snapshot of each change.
+type lastSnapshot struct {
+	mu   sync.Mutex
+	snap *wfdv1.HandlerState
+	idle chan struct{}
+}
+
+func (j *lastSnapshot) Append(c *engine.Change) {
+	j.mu.Lock()
+	j.snap = c.Snapshot()
+	j.mu.Unlock()
+	for _, r := range c.Records {
+		if r.Kind == engine.RecordIdle && r.Idle != nil {
+			j.idle <- struct{}{}
+		}
+	}
+	c.Done(nil)
+}
+
+// TestFinishedSnapshot: the checkpoint of a finished handler keeps what can
+// still be asked of it (status, the idempotency keys of its events) and
+// drops what only a running handler needs.
+func TestFinishedSnapshot(t *testing.T) {
+	j := &lastSnapshot{idle: make(chan struct{}, 1)}
+	e := engine.New(engine.Options{Journal: j})
+	if err := e.Register(workflows.Approval()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	input := &structpb.Struct{Fields: map[string]*structpb.Value{"amount": structpb.NewNumberValue(3)}}
+	h, err := e.Start(ctx, "approval", input, engine.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-j.idle
+	j.mu.Lock()
+	if s := j.snap; s.GetStart() == nil || len(s.GetSteps()) != 1 {
+		t.Fatalf("an idle handler's snapshot lacks its input or steps: %v", s)
+	}
+	j.mu.Unlock()
+	answer := engine.Event{Type: workflows.ApprovalEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{"approved": structpb.NewBoolValue(true)}}}
+	if err := h.SendEvent(ctx, answer, engine.WithIdempotencyKey("answer-1")); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := h.Wait(ctx); err != nil || info.Status != engine.StatusCompleted {
+		t.Fatalf("Wait: %v %v", info.Status, err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.snap
+	if s.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED || s.GetHandlerId() != h.ID() || s.GetCompletedAt() == nil {
+		t.Errorf("finished snapshot: status %v, id %q, completed at %v", s.GetStatus(), s.GetHandlerId(), s.GetCompletedAt())
+	}
+	if !slices.Equal(s.GetEventKeys(), []string{"answer-1"}) {
+		t.Errorf("finished snapshot's event keys %q, want [answer-1]", s.GetEventKeys())
+	}
+	if s.GetStart() != nil || len(s.GetSteps()) != 0 || s.GetResult() != nil {
+		t.Errorf("finished snapshot keeps its input, steps or result: %v", s)
 	}
 }

@@ -218,6 +218,25 @@ func itemFromProto(p *wfdv1.WorkItem) item {
 	return it
 }
 
+// finishedProto is the part of a finished handler's state that outlives it
+// (see Change.Snapshot).
+func (s *state) finishedProto() *wfdv1.HandlerState {
+	m := s.rare()
+	return &wfdv1.HandlerState{
+		Version:     stateVersion,
+		HandlerId:   s.id,
+		Workflow:    s.wf.def.Name,
+		Status:      wfdv1.HandlerStatus(s.status),
+		Seq:         s.seq,
+		CreatedAt:   ts(s.createdAt),
+		Error:       m.err,
+		CompletedAt: ts(m.completedAt),
+		EventKeys:   slices.Clone(m.eventKeys),
+		Parent:      m.parent,
+		Children:    slices.Clone(m.children),
+	}
+}
+
 // toProto returns the state as a message that shares no mutable memory with
 // the live state (payloads are immutable by convention and shared).
 func (s *state) toProto() *wfdv1.HandlerState {
