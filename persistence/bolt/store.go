@@ -80,7 +80,9 @@ func Open(path string, opts Options) (*Store, error) {
 	case timeout < 0:
 		timeout = 0 // bbolt: wait forever
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync})
+	// NoStatistics: nothing reads bbolt's counters, and keeping them costs
+	// a lock and atomics per transaction.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync, NoStatistics: true})
 	if err != nil {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, openError(err))
 	}
