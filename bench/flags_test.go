@@ -2,6 +2,7 @@ package bench
 
 import (
 	"io"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -27,5 +28,23 @@ func TestParseFlagsRelease(t *testing.T) {
 		if tc.mode == modeRelease && (cfg.Settle != 5*time.Second || !cfg.ServerGC) {
 			t.Errorf("%q: settle %v, server-gc %v", tc.args, cfg.Settle, cfg.ServerGC)
 		}
+	}
+}
+
+func TestMachineCPU(t *testing.T) {
+	steal, total, err := machineCPU()
+	if runtime.GOOS != "linux" {
+		if err == nil {
+			t.Fatal("machineCPU without /proc/stat: no error")
+		}
+		return
+	}
+	if err != nil || total == 0 || steal > total {
+		t.Fatalf("machineCPU: steal %d of %d ticks, %v", steal, total, err)
+	}
+	time.Sleep(30 * time.Millisecond) // three ticks of USER_HZ=100
+	_, total2, err := machineCPU()
+	if err != nil || total2 <= total {
+		t.Fatalf("machineCPU after 30 ms: %d ticks, then %d, %v", total, total2, err)
 	}
 }

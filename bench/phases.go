@@ -36,8 +36,7 @@ type runner struct {
 }
 
 type parkedHandler struct {
-	id  string
-	seq uint64 // the sequence number of its IdleChanged{idle: true} record
+	id string
 }
 
 func (r *runner) phases(ctx context.Context) error {
@@ -186,24 +185,22 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 			if h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
 				return fmt.Errorf("park: handler %s is %v, not running: %s", h.GetHandlerId(), h.GetStatus(), h.GetError())
 			}
-			seq := h.GetLastSeq()
 			if h.GetIdle() != nil {
 				inResponse.Add(1)
 			} else {
-				sreq.HandlerId, sreq.AfterSeq = h.GetHandlerId(), seq
+				sreq.HandlerId, sreq.AfterSeq = h.GetHandlerId(), h.GetLastSeq()
 				s, err := openStream(ctx, api, sreq)
 				if err != nil {
 					return fmt.Errorf("park: %w", err)
 				}
-				rec, err := s.until(isIdle)
+				_, err = s.until(isIdle)
 				s.close()
 				if err != nil {
 					return fmt.Errorf("park: %w", err)
 				}
-				seq = rec.GetSeq()
 			}
 			lat[i] = time.Since(t0)
-			r.parked[i] = parkedHandler{id: h.GetHandlerId(), seq: seq}
+			r.parked[i] = parkedHandler{id: h.GetHandlerId()}
 		}
 	})
 	if err != nil {
