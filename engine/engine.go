@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/internal/shrink"
 )
 
 // Options configure an Engine. The zero value is usable.
@@ -246,31 +247,18 @@ func (e *Engine) Handler(id string) (*Handler, bool) {
 	return h, ok
 }
 
-// compactMinPeak and compactRatio decide when Compact rebuilds the
-// registry: once it has held many handlers and holds far fewer now.
-const (
-	compactMinPeak = 1024
-	compactRatio   = 4
-)
-
-// Compact rebuilds the registry of live handlers if it holds less than a
-// quarter of its peak (of at least 1,024): a Go map keeps the memory of
-// its largest size, about 50 bytes per handler, after its entries are
-// deleted. It reports whether it rebuilt the registry. It costs a copy of
-// the registry under the engine's lock, so call it when the engine is
-// quiet (a server does after releases), not per handler.
+// Compact rebuilds the registry of live handlers if it fell far below its
+// peak (shrink.Map): a Go map keeps the memory of its largest size, about
+// 50 bytes per handler, after its entries are deleted. It reports whether
+// it rebuilt the registry. It copies the registry under the engine's lock,
+// so call it when the engine is quiet (a server does after releases), not
+// per handler.
 func (e *Engine) Compact() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.livePeak < compactMinPeak || len(e.live)*compactRatio >= e.livePeak {
-		return false
-	}
-	// Not maps.Clone, which keeps the source's size.
-	live := make(map[string]*Handler, len(e.live))
-	maps.Copy(live, e.live)
-	e.live = live
-	e.livePeak = len(live)
-	return true
+	var ok bool
+	e.live, ok = shrink.Map(e.live, &e.livePeak)
+	return ok
 }
 
 // Live returns the number of handlers in memory.

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -41,21 +40,24 @@ func (s *state) freeze() {
 		return
 	}
 	var f frozen
-	var seen []*structpb.Struct // by index in f.raws
+	var seen map[*structpb.Struct]int // index in f.raws; fan-in buffers can be long
 	add := func(ev *Event) {
 		d := ev.Data
 		if len(d.GetFields()) == 0 {
 			return // nothing to save
 		}
-		i := slices.Index(seen, d)
-		if i < 0 {
+		i, ok := seen[d]
+		if !ok {
 			b, err := proto.Marshal(d)
 			if err != nil {
 				return // invalid UTF-8, say: keep it decoded
 			}
-			seen = append(seen, d)
+			if seen == nil {
+				seen = map[*structpb.Struct]int{}
+			}
 			f.raws = append(f.raws, b)
 			i = len(f.raws) - 1
+			seen[d] = i
 		}
 		f.refs = append(f.refs, frozenRef{ev: ev, raw: i})
 		ev.Data = nil

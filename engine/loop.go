@@ -355,8 +355,9 @@ func (r *runner) satisfies(w *waiter, ev Event) bool {
 	if children == nil {
 		return ev.Matches(w.match)
 	}
+	results := r.s.rare().childResults
 	for _, c := range children {
-		if _, ok := r.s.rare().childResults[c]; !ok {
+		if _, ok := results[c]; !ok {
 			return false
 		}
 	}

@@ -17,8 +17,12 @@ const (
 	DefaultMaxPercent = 1000
 )
 
-// liveHeapMetric is the heap marked live by the latest collection.
-const liveHeapMetric = "/gc/heap/live:bytes"
+// The runtime/metrics the tuner reads: the heap marked live by the latest
+// collection, and the GOGC in effect.
+const (
+	liveHeapMetric = "/gc/heap/live:bytes"
+	gogcMetric     = "/gc/gogc:percent"
+)
 
 // Options configure a Tuner. Zero values take the defaults.
 type Options struct {
@@ -65,8 +69,7 @@ func Start(opts Options) *Tuner {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	t := &Tuner{opts: opts, sample: []metrics.Sample{{Name: liveHeapMetric}}}
-	t.previous = debug.SetGCPercent(100)
-	debug.SetGCPercent(t.previous)
+	t.previous = gcPercent()
 	t.adjust()
 	t.arm()
 	return t
@@ -126,6 +129,18 @@ func (t *Tuner) adjust() {
 	debug.SetGCPercent(p)
 	t.percent.Store(int64(p))
 	t.opts.Logger.Debug("gc percent", "gogc", p, "live_heap", t.sample[0].Value.Uint64())
+}
+
+// gcPercent reads the GOGC in effect without changing it (reading it with
+// debug.SetGCPercent would set it for a moment, which may start a
+// collection).
+func gcPercent() int {
+	s := []metrics.Sample{{Name: gogcMetric}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 100
+	}
+	return int(int64(s[0].Value.Uint64())) // GOGC=off is -1
 }
 
 // percentFor is the GOGC for a live heap of live bytes.

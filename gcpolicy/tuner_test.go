@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -12,9 +13,9 @@ import (
 
 // gcPercent reads GOGC without changing it.
 func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(int64(s[0].Value.Uint64()))
 }
 
 // waitPercent collects until the tuner has set want (its finalizer runs
@@ -35,7 +36,10 @@ func TestTunerFollowsLiveHeap(t *testing.T) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		t.Skip("GOGC is set in the environment, so the tuner stays off")
 	}
-	before := gcPercent()
+	// Not Go's default, so that Stop must restore what it found.
+	before := 250
+	orig := debug.SetGCPercent(before)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
 	const headroom = 64 << 20
 	tu := gcpolicy.Start(gcpolicy.Options{Headroom: headroom, MinPercent: 20, MaxPercent: 800})
 	if tu == nil {

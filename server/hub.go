@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/internal/shrink"
 )
 
 // subBuffer is how many committed batches a subscriber may lag behind
@@ -41,12 +43,12 @@ func (h *hub) subscribe(id string) *subscription {
 }
 
 // compact rebuilds the map of followed handlers if it fell far below its
-// peak (see shrinkMap); it reports whether it did.
+// peak (see shrink.Map); it reports whether it did.
 func (h *hub) compact() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var ok bool
-	h.subs, ok = shrinkMap(h.subs, &h.peak)
+	h.subs, ok = shrink.Map(h.subs, &h.peak)
 	return ok
 }
 

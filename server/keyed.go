@@ -1,6 +1,10 @@
 package server
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/wfd-dev/wfd/internal/shrink"
+)
 
 // keyedMutex is a set of mutexes by key, created on demand and dropped when
 // nobody holds or waits for them.
@@ -41,12 +45,12 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 	}
 }
 
-// compact rebuilds the map if it fell far below its peak (see shrinkMap);
+// compact rebuilds the map if it fell far below its peak (see shrink.Map);
 // it reports whether it did.
 func (k *keyedMutex) compact() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var ok bool
-	k.m, ok = shrinkMap(k.m, &k.peak)
+	k.m, ok = shrink.Map(k.m, &k.peak)
 	return ok
 }

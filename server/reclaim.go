@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"maps"
 	"runtime/debug"
 	"time"
 )
@@ -15,27 +14,6 @@ import (
 // never work per release): it rebuilds the maps that fell far below their
 // peak, each under its owner's lock, returns free heap to the OS, and asks
 // the store to drop its mapped pages.
-
-// Maps are rebuilt once they have held shrinkMinPeak entries and hold less
-// than 1/shrinkRatio of their peak.
-const (
-	shrinkMinPeak = 1024
-	shrinkRatio   = 4
-)
-
-// shrinkMap returns m rebuilt at its current size if it fell far below
-// *peak, and then resets *peak; otherwise m itself. The caller holds the
-// lock that guards m.
-func shrinkMap[K comparable, V any](m map[K]V, peak *int) (map[K]V, bool) {
-	if *peak < shrinkMinPeak || len(m)*shrinkRatio >= *peak {
-		return m, false
-	}
-	// Not maps.Clone, which keeps the source's size.
-	n := make(map[K]V, len(m))
-	maps.Copy(n, m)
-	*peak = len(n)
-	return n, true
-}
 
 // pageDropper is a store that can let go of the process's mapping of its
 // pages (persistence/bolt's Store).

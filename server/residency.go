@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/shrink"
 )
 
 // idleSet tracks the idle handlers in memory, least recently active first,
@@ -17,7 +18,6 @@ type idleSet struct {
 	mu sync.Mutex
 	// head is the least recently active, tail the most.
 	head, tail *idleEntry
-	n          int
 	byID       map[string]*idleEntry
 	// peak is the most entries byID has held since it was last rebuilt.
 	peak int
@@ -49,7 +49,6 @@ func (s *idleSet) observe(c *engine.Change, now time.Time) bool {
 			s.head = e
 		}
 		s.tail = e
-		s.n++
 		s.byID[c.HandlerID] = e
 		s.peak = max(s.peak, len(s.byID))
 	case !idle && present:
@@ -63,7 +62,6 @@ func (s *idleSet) observe(c *engine.Change, now time.Time) bool {
 		} else {
 			s.tail = e.prev
 		}
-		s.n--
 		delete(s.byID, c.HandlerID)
 	}
 	return idle
@@ -72,7 +70,7 @@ func (s *idleSet) observe(c *engine.Change, now time.Time) bool {
 func (s *idleSet) len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.n
+	return len(s.byID)
 }
 
 // pick returns the handlers to release: those idle since before cutoff (if
@@ -83,7 +81,7 @@ func (s *idleSet) pick(cutoff time.Time, keep int) []string {
 	defer s.mu.Unlock()
 	excess := -1
 	if keep >= 0 {
-		excess = s.n - keep
+		excess = len(s.byID) - keep
 	}
 	var out []string
 	for e := s.head; e != nil; e = e.next {
@@ -97,12 +95,12 @@ func (s *idleSet) pick(cutoff time.Time, keep int) []string {
 }
 
 // compact rebuilds the index if it fell far below its peak (see
-// shrinkMap); it reports whether it did.
+// shrink.Map); it reports whether it did.
 func (s *idleSet) compact() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ok bool
-	s.byID, ok = shrinkMap(s.byID, &s.peak)
+	s.byID, ok = shrink.Map(s.byID, &s.peak)
 	return ok
 }
 
