@@ -8,17 +8,25 @@ import (
 
 // After many handlers leave memory, the process keeps memory sized for the
 // peak: Go maps keyed by handler id never shrink, the Go runtime returns
-// freed heap to the OS only gradually, and bbolt's file mapping keeps every
-// page the releases touched resident. The reclaimer gives that back once
-// releases have stopped for a while (debounced: one reclaim after a burst,
-// never work per release): it rebuilds the maps that fell far below their
-// peak, each under its owner's lock, returns free heap to the OS, and asks
-// the store to drop its mapped pages.
+// freed heap to the OS only gradually, bbolt's file mapping keeps every page
+// the releases touched resident, and bbolt's free-page bookkeeping keeps an
+// entry for every page allocated since the file was opened. The reclaimer
+// gives that back once releases have stopped for a while (debounced: one
+// reclaim after a burst, never work per release): it rebuilds the maps that
+// fell far below their peak, each under its owner's lock; if any did (a
+// mass release, not a trickle of idle timeouts), it reopens the store,
+// which drops bbolt's bookkeeping and mapping at the cost of a pause of a
+// few milliseconds; otherwise it only drops the mapped pages. Then it
+// returns free heap to the OS.
 
-// pageDropper is a store that can let go of the process's mapping of its
-// pages (persistence/bolt's Store).
-type pageDropper interface {
+// storeReclaimer is a store that can let go of memory it keeps for its
+// file (persistence/bolt's Store).
+type storeReclaimer interface {
+	// DropMappedPages drops the process's mapping of the file's pages.
 	DropMappedPages(ctx context.Context) error
+	// Reopen closes and opens the file, dropping everything kept in
+	// memory for it; operations wait meanwhile.
+	Reopen(ctx context.Context) error
 }
 
 // reclaimer runs a reclaim once releases have been quiet for quiet.
@@ -58,19 +66,25 @@ func (rc *reclaimer) reclaim(ctx context.Context) {
 			rebuilt++
 		}
 	}
-	debug.FreeOSMemory()
-	dropped := false
-	if d, ok := s.store.(pageDropper); ok {
-		if err := d.DropMappedPages(ctx); err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("reclaim: dropping the store's mapped pages", "err", err)
-			}
-		} else {
-			dropped = true
+	store := "kept"
+	if st, ok := s.store.(storeReclaimer); ok {
+		op, do := "dropping the store's mapped pages", st.DropMappedPages
+		if rebuilt > 0 {
+			op, do = "reopening the store", st.Reopen
+		}
+		switch err := do(ctx); {
+		case err == nil && rebuilt > 0:
+			store = "reopened"
+		case err == nil:
+			store = "pages dropped"
+		case ctx.Err() == nil:
+			s.log.Error("reclaim: "+op, "err", err)
 		}
 	}
+	// After the store, so that what it let go of is returned too.
+	debug.FreeOSMemory()
 	s.stats.reclaims.Add(1)
-	s.log.Debug("reclaimed memory after releases", "maps_rebuilt", rebuilt, "store_pages_dropped", dropped,
+	s.log.Debug("reclaimed memory after releases", "maps_rebuilt", rebuilt, "store", store,
 		"took", time.Since(start))
 }
 

@@ -24,7 +24,7 @@ import (
 // one commit, then hands the lead to the oldest waiting caller, so no caller
 // leads (and waits) for longer than one commit beyond its own.
 type committer struct {
-	db       *bolt.DB
+	update   func(func(*bolt.Tx) error) error // one write transaction
 	maxBatch int
 
 	mu   sync.Mutex
@@ -40,8 +40,8 @@ type commitCall struct {
 // errLead tells a waiting caller that it leads the next commit.
 var errLead = errors.New("bolt: lead the next commit")
 
-func newCommitter(db *bolt.DB, maxBatch int) *committer {
-	return &committer{db: db, maxBatch: maxBatch}
+func newCommitter(update func(func(*bolt.Tx) error) error, maxBatch int) *committer {
+	return &committer{update: update, maxBatch: maxBatch}
 }
 
 // do runs fn in a shared write transaction and returns when that
@@ -82,7 +82,7 @@ func (c *committer) commit(calls []*commitCall) {
 	var failed []*commitCall
 	for len(calls) > 0 {
 		failedAt := -1
-		err := c.db.Update(func(tx *bolt.Tx) error {
+		err := c.update(func(tx *bolt.Tx) error {
 			for i, call := range calls {
 				if err := safeCall(call.fn, tx); err != nil {
 					failedAt = i
@@ -102,7 +102,7 @@ func (c *committer) commit(calls []*commitCall) {
 		break
 	}
 	for _, call := range failed {
-		call.done <- c.db.Update(func(tx *bolt.Tx) error { return safeCall(call.fn, tx) })
+		call.done <- c.update(func(tx *bolt.Tx) error { return safeCall(call.fn, tx) })
 	}
 }
 

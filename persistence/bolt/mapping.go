@@ -19,7 +19,7 @@ func (s *Store) DropMappedPages(ctx context.Context) error {
 	// A read transaction holds bbolt's mapping lock, so the file cannot be
 	// remapped (moved) while its pages are being dropped.
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		return dropMapped(s.db.Info().Data, tx.Size())
+		return dropMapped(tx.DB().Info().Data, tx.Size())
 	})
 	if err != nil {
 		return fmt.Errorf("bolt: drop mapped pages: %w", err)

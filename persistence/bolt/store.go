@@ -1,11 +1,13 @@
 package bolt
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,9 +52,18 @@ type Options struct {
 
 // Store is a persistence.Store on one bbolt file.
 type Store struct {
-	db     *bolt.DB
-	path   string
-	closed atomic.Bool
+	// mu is held shared by every transaction and exclusively by Reopen,
+	// which replaces db.
+	mu   sync.RWMutex
+	db   *bolt.DB
+	path string
+	// bopts, batchSize and batchDelay open db (again, in Reopen).
+	bopts      bolt.Options
+	batchSize  int
+	batchDelay time.Duration
+	closed     atomic.Bool
+	// reopenErr is why the last Reopen left the store closed.
+	reopenErr error
 	// group is the group commit; nil with Options.BoltBatch.
 	group *committer
 	// writers counts Writes in flight with Options.BoltBatch, to let a
@@ -80,29 +91,74 @@ func Open(path string, opts Options) (*Store, error) {
 	case timeout < 0:
 		timeout = 0 // bbolt: wait forever
 	}
-	// NoStatistics: nothing reads bbolt's counters, and keeping them costs
-	// a lock and atomics per transaction.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync, NoStatistics: true})
+	s := &Store{
+		path: path,
+		bopts: bolt.Options{
+			Timeout: timeout, NoSync: opts.NoSync,
+			// Nothing reads bbolt's counters, and keeping them costs a
+			// lock and atomics per transaction.
+			NoStatistics: true,
+		},
+		batchSize:  cmp.Or(opts.MaxBatchSize, DefaultMaxBatchSize),
+		batchDelay: cmp.Or(opts.MaxBatchDelay, DefaultMaxBatchDelay),
+	}
+	db, err := s.openDB()
 	if err != nil {
-		return nil, fmt.Errorf("bolt: open %s: %w", path, openError(err))
-	}
-	db.MaxBatchDelay = DefaultMaxBatchDelay
-	if opts.MaxBatchDelay > 0 {
-		db.MaxBatchDelay = opts.MaxBatchDelay
-	}
-	db.MaxBatchSize = DefaultMaxBatchSize
-	if opts.MaxBatchSize > 0 {
-		db.MaxBatchSize = opts.MaxBatchSize
+		return nil, err
 	}
 	if err := db.Update(initSchema); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, storageError(err))
 	}
-	s := &Store{db: db, path: path}
+	s.db = db
 	if !opts.BoltBatch {
-		s.group = newCommitter(db, db.MaxBatchSize)
+		s.group = newCommitter(s.updateDB, s.batchSize)
 	}
 	return s, nil
+}
+
+// openDB opens the bbolt file with the store's options.
+func (s *Store) openDB() (*bolt.DB, error) {
+	opts := s.bopts
+	db, err := bolt.Open(s.path, 0o600, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("bolt: open %s: %w", s.path, openError(err))
+	}
+	db.MaxBatchDelay = s.batchDelay
+	db.MaxBatchSize = s.batchSize
+	return db, nil
+}
+
+// Reopen closes the file and opens it again, which lets go of what bbolt
+// keeps in memory for the life of an open file: its free-page bookkeeping
+// has an entry for every page allocated since the open and never shrinks
+// (about 12 bytes per handler once a mass release has rewritten the whole
+// file), and its mapping of the file is dropped with it. Operations wait
+// while it runs (a few milliseconds: the file's pages are not read). If
+// the file cannot be opened again, the store stays closed and every later
+// call fails with ErrUnavailable and the reason.
+func (s *Store) Reopen(ctx context.Context) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return s.closedError()
+	}
+	if err := s.db.Close(); err != nil {
+		s.reopenErr = fmt.Errorf("bolt: reopen: close: %w", err)
+		s.closed.Store(true)
+		return s.closedError()
+	}
+	db, err := s.openDB()
+	if err != nil {
+		s.reopenErr = fmt.Errorf("bolt: reopen: %w", err)
+		s.closed.Store(true)
+		return s.closedError()
+	}
+	s.db = db
+	return nil
 }
 
 // Path returns the file the store was opened on.
@@ -111,6 +167,8 @@ func (s *Store) Path() string { return s.path }
 // Close closes the file. It waits for transactions in progress; later calls
 // fail with ErrUnavailable. Closing twice is a no-op.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -126,9 +184,18 @@ func (s *Store) begin(ctx context.Context) error {
 		return err
 	}
 	if s.closed.Load() {
-		return fmt.Errorf("%w: bolt: store is closed", persistence.ErrUnavailable)
+		return s.closedError()
 	}
 	return nil
+}
+
+// closedError is the error of a call to a closed store. Call it with mu
+// held (either way) or after closed was seen set.
+func (s *Store) closedError() error {
+	if s.reopenErr != nil {
+		return fmt.Errorf("%w: bolt: store is closed: %w", persistence.ErrUnavailable, s.reopenErr)
+	}
+	return fmt.Errorf("%w: bolt: store is closed", persistence.ErrUnavailable)
 }
 
 // view runs fn in a read transaction and maps bbolt's errors.
@@ -136,7 +203,22 @@ func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed.Load() {
+		return s.closedError()
+	}
 	return storageError(s.db.View(fn))
+}
+
+// updateDB runs fn in a write transaction of its own.
+func (s *Store) updateDB(fn func(*bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed.Load() {
+		return s.closedError()
+	}
+	return s.db.Update(fn)
 }
 
 // openError classifies an error of bolt.Open.

@@ -54,9 +54,14 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 		// DB.Batch delays a commit up to MaxBatchDelay to collect
 		// writers; the only write in flight has nobody to wait for.
 		defer s.writers.Add(-1)
-		return s.db.Update(fn)
+		return s.updateDB(fn)
 	default:
 		defer s.writers.Add(-1)
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		if s.closed.Load() {
+			return s.closedError()
+		}
 		return s.db.Batch(fn)
 	}
 }
