@@ -27,7 +27,9 @@
 // --mode release (release.go) measures instead what releasing idle
 // handlers buys. It starts the server with --idle-timeout 0 (only the
 // benchmark releases) and --debug-addr (to force a GC and read the live
-// heap through net/http/pprof), parks n approval handlers, releases them
+// heap through net/http/pprof), takes 100 handlers through park, release
+// and rehydrate (so that one-time costs are in the baseline, not divided
+// among the n handlers), parks n approval handlers, releases them
 // all with ReleaseHandler, reads the server's memory before park, after
 // park and after the releases (right after, after --settle, and after a
 // forced GC and --settle), stops the server and reads the bbolt file,

@@ -30,7 +30,8 @@ const (
 )
 
 // runRelease is --mode release. It starts the server with --idle-timeout 0,
-// so that only the benchmark releases handlers, and then:
+// so that only the benchmark releases handlers, warms it up (see
+// warmRelease), and then:
 //
 //  1. parks n approval handlers (-c clients) and reads the server's memory
 //     before and after: the cost of an idle handler kept in memory;
@@ -80,6 +81,10 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 	mem := &rel.Memory
 	progress := func(format string, args ...any) {
 		fmt.Fprintf(log, "wfd bench: "+format+"\n", args...)
+	}
+	progress("warming up: parking, releasing and answering %d handlers", releaseWarmup)
+	if err := r.warmRelease(ctx, releaseWarmup); err != nil {
+		return res, err
 	}
 
 	// 1. Footprint of idle handlers in memory.
@@ -178,6 +183,34 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 	}
 	rel.Targets = releaseTargets(rel, cfg.N)
 	return res, nil
+}
+
+// releaseWarmup is how many handlers warmRelease takes through their life.
+const releaseWarmup = 100
+
+// reclaimWait is how long warmRelease waits after its releases: the server
+// reclaims memory once releases have stopped for a second.
+const reclaimWait = 2 * time.Second
+
+// warmRelease parks, releases and answers n handlers, then waits for the
+// server's reclaim, before the first memory reading. What the server does
+// once and keeps (code paged in, lazy initialisation, buffers sized for its
+// clients) is then part of the baseline, not divided among the measured
+// handlers as if each cost a share of it.
+func (r *runner) warmRelease(ctx context.Context, n int) error {
+	saved := r.cfg.N
+	r.cfg.N = n
+	defer func() { r.cfg.N, r.parked = saved, nil }()
+	if _, err := r.park(ctx); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if _, err := r.releaseAll(ctx); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if _, err := r.answer(ctx, r.parked, min(r.cfg.C, n)); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	return sleep(ctx, reclaimWait)
 }
 
 // attach points the runner at a (re)started server.
