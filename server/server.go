@@ -74,6 +74,7 @@ type Server struct {
 	turns keyedMutex
 
 	idle   *idleSet
+	health *health
 	reaper *reaper
 	timers *scheduler
 	stats  stats
@@ -115,7 +116,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.ReclaimAfter == 0 {
 		opts.ReclaimAfter = time.Second
 	}
-	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet()}
+	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet(),
+		health: newHealth(opts.Store)}
 	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
 	keep := -1
@@ -210,8 +212,7 @@ func (s *Server) Handler() http.Handler {
 		connect.WithCompressMinBytes(4 << 10),
 	}
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, opts...))
-	checker := grpchealth.NewStaticChecker(wfdv1connect.WorkflowServiceName)
-	mux.Handle(grpchealth.NewHandler(checker))
+	mux.Handle(grpchealth.NewHandler(s.health))
 	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
@@ -252,6 +253,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "grace", grace)
+	s.health.shutdown()
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	s.stopStreams()
@@ -270,6 +272,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.shutdownOnce.Do(func() {
+		s.health.shutdown()
 		s.stopStreams()
 		s.stopBackground()
 		s.backgroundDone.Wait()
