@@ -20,13 +20,7 @@ import (
 // TestConformance runs the backend-neutral suite on real files, with fsync
 // on (what the suite calls durable is durable), with each commit strategy.
 func TestConformance(t *testing.T) {
-	for _, mode := range []struct {
-		name string
-		opts bolt.Options
-	}{
-		{"GroupCommit", bolt.Options{}},
-		{"BoltBatch", bolt.Options{BoltBatch: true}},
-	} {
+	for _, mode := range storeModes {
 		t.Run(mode.name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) persistence.Store {
 				s, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), mode.opts)

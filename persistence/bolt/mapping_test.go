@@ -55,74 +55,85 @@ func checkSnapshot(t *testing.T, s *bolt.Store, i int) {
 	}
 }
 
+// storeModes are the store's two commit strategies.
+var storeModes = []struct {
+	name string
+	opts bolt.Options
+}{
+	{"GroupCommit", bolt.Options{}},
+	{"BoltBatch", bolt.Options{BoltBatch: true}},
+}
+
+// underLoad opens a store at path and calls op on it again and again while
+// four writers grow the file and four readers check what they read. It
+// fails the test if op fails or never ran, and returns the open store and
+// how many handlers were written (0 to n-1).
+func underLoad(t *testing.T, path string, opts bolt.Options, op func(*bolt.Store) error) (*bolt.Store, int) {
+	t.Helper()
+	const writers, per = 4, 200
+	s, err := bolt.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	writeHandlers(t, s, 0, 50)
+
+	var written atomic.Int64
+	written.Store(50)
+	stop := make(chan struct{})
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	var wg, bg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := 50 + w*per; i < 50+(w+1)*per; i += 10 {
+				writeHandlers(t, s, i, i+10)
+			}
+			written.Add(per)
+		})
+	}
+	for r := range 4 {
+		bg.Go(func() {
+			for n := r; !stopped(); n++ {
+				checkSnapshot(t, s, n%50)
+			}
+		})
+	}
+	ran := 0
+	bg.Go(func() {
+		for ; !stopped(); ran++ {
+			if err := op(s); err != nil {
+				t.Errorf("under load: %v", err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	close(stop)
+	bg.Wait()
+	if ran == 0 {
+		t.Fatal("the operation never ran while the store was busy")
+	}
+	return s, int(written.Load())
+}
+
 // TestDropMappedPages drops the mapping again and again while writers grow
 // the file and readers check what they read; then everything reads back.
 func TestDropMappedPages(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts bolt.Options
-	}{
-		{"GroupCommit", bolt.Options{}},
-		{"BoltBatch", bolt.Options{BoltBatch: true}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const writers, per = 4, 300
-			s, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), tc.opts)
-			if err != nil {
-				t.Fatalf("Open: %v", err)
-			}
-			defer s.Close()
-			writeHandlers(t, s, 0, 50)
-
-			var written atomic.Int64
-			written.Store(50)
-			stop := make(chan struct{})
-			var wg, bg sync.WaitGroup
-			for w := range writers {
-				wg.Go(func() {
-					for i := 50 + w*per; i < 50+(w+1)*per; i += 10 {
-						writeHandlers(t, s, i, i+10)
-					}
-					written.Add(per)
-				})
-			}
-			for r := range 4 {
-				bg.Go(func() {
-					for n := r; ; n++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						checkSnapshot(t, s, n%50)
-					}
-				})
-			}
-			drops := 0
-			bg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if err := s.DropMappedPages(context.Background()); err != nil {
-						t.Errorf("DropMappedPages: %v", err)
-						return
-					}
-					drops++
-				}
-			})
-			wg.Wait()
-			close(stop)
-			bg.Wait()
-			if drops == 0 {
-				t.Fatal("DropMappedPages never ran while the store was busy")
-			}
-			if err := s.DropMappedPages(context.Background()); err != nil {
+	for _, mode := range storeModes {
+		t.Run(mode.name, func(t *testing.T) {
+			drop := func(s *bolt.Store) error { return s.DropMappedPages(context.Background()) }
+			s, n := underLoad(t, filepath.Join(t.TempDir(), "wfd.db"), mode.opts, drop)
+			if err := drop(s); err != nil {
 				t.Fatalf("DropMappedPages: %v", err)
 			}
-			for i := range int(written.Load()) {
+			for i := range n {
 				checkSnapshot(t, s, i)
 			}
 		})

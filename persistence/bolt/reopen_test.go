@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/wfd-dev/wfd/persistence"
@@ -19,69 +17,10 @@ import (
 // handlers and readers check them: no call fails, and everything written
 // reads back, before and after a real close and open.
 func TestReopenWhileBusy(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts bolt.Options
-	}{
-		{"GroupCommit", bolt.Options{}},
-		{"BoltBatch", bolt.Options{BoltBatch: true}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const writers, per = 4, 200
+	for _, mode := range storeModes {
+		t.Run(mode.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "wfd.db")
-			s, err := bolt.Open(path, tc.opts)
-			if err != nil {
-				t.Fatalf("Open: %v", err)
-			}
-			defer s.Close()
-			writeHandlers(t, s, 0, 50)
-
-			var written atomic.Int64
-			written.Store(50)
-			stop := make(chan struct{})
-			var wg, bg sync.WaitGroup
-			for w := range writers {
-				wg.Go(func() {
-					for i := 50 + w*per; i < 50+(w+1)*per; i += 10 {
-						writeHandlers(t, s, i, i+10)
-					}
-					written.Add(per)
-				})
-			}
-			for r := range 4 {
-				bg.Go(func() {
-					for n := r; ; n++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						checkSnapshot(t, s, n%50)
-					}
-				})
-			}
-			reopens := 0
-			bg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if err := s.Reopen(context.Background()); err != nil {
-						t.Errorf("Reopen: %v", err)
-						return
-					}
-					reopens++
-				}
-			})
-			wg.Wait()
-			close(stop)
-			bg.Wait()
-			if reopens == 0 {
-				t.Fatal("Reopen never ran while the store was busy")
-			}
-			n := int(written.Load())
+			s, n := underLoad(t, path, mode.opts, func(s *bolt.Store) error { return s.Reopen(context.Background()) })
 			for i := range n {
 				checkSnapshot(t, s, i)
 			}
@@ -92,6 +31,7 @@ func TestReopenWhileBusy(t *testing.T) {
 				t.Fatal(err)
 			}
 			s = open(t, path)
+			defer s.Close()
 			for i := range n {
 				checkSnapshot(t, s, i)
 			}
