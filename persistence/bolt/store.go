@@ -203,22 +203,23 @@ func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed.Load() {
-		return s.closedError()
-	}
-	return storageError(s.db.View(fn))
+	return storageError(s.withDB(func(db *bolt.DB) error { return db.View(fn) }))
 }
 
 // updateDB runs fn in a write transaction of its own.
 func (s *Store) updateDB(fn func(*bolt.Tx) error) error {
+	return s.withDB(func(db *bolt.DB) error { return db.Update(fn) })
+}
+
+// withDB calls fn with the open bbolt file, which Reopen cannot replace
+// until fn returns.
+func (s *Store) withDB(fn func(*bolt.DB) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed.Load() {
 		return s.closedError()
 	}
-	return s.db.Update(fn)
+	return fn(s.db)
 }
 
 // openError classifies an error of bolt.Open.

@@ -57,12 +57,7 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 		return s.updateDB(fn)
 	default:
 		defer s.writers.Add(-1)
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		if s.closed.Load() {
-			return s.closedError()
-		}
-		return s.db.Batch(fn)
+		return s.withDB(func(db *bolt.DB) error { return db.Batch(fn) })
 	}
 }
 
