@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -48,6 +49,8 @@ type serverConfig struct {
 	maxIdle     int
 	// reclaimAfter is Options.ReclaimAfter.
 	reclaimAfter time.Duration
+	// logger is Options.Logger (slog.Default() when nil).
+	logger *slog.Logger
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -65,6 +68,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	srv, err := server.New(context.Background(), server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
 		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
+		Logger: cfg.logger,
 	})
 	if err != nil {
 		store.Close()

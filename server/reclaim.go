@@ -68,16 +68,13 @@ func (rc *reclaimer) reclaim(ctx context.Context) {
 	}
 	store := "kept"
 	if st, ok := s.store.(storeReclaimer); ok {
-		op, do := "dropping the store's mapped pages", st.DropMappedPages
+		done, op, do := "pages dropped", "dropping the store's mapped pages", st.DropMappedPages
 		if rebuilt > 0 {
-			op, do = "reopening the store", st.Reopen
+			done, op, do = "reopened", "reopening the store", st.Reopen
 		}
-		switch err := do(ctx); {
-		case err == nil && rebuilt > 0:
-			store = "reopened"
-		case err == nil:
-			store = "pages dropped"
-		case ctx.Err() == nil:
+		if err := do(ctx); err == nil {
+			store = done
+		} else if ctx.Err() == nil {
 			s.log.Error("reclaim: "+op, "err", err)
 		}
 	}

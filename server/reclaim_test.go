@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"bytes"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +20,9 @@ import (
 // in memory and released ones alike still take events and complete.
 func TestReclaimAfterReleases(t *testing.T) {
 	const quiet = 100 * time.Millisecond
-	ts := startServer(t, serverConfig{workflows: testWorkflows(), reclaimAfter: quiet})
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ts := startServer(t, serverConfig{workflows: testWorkflows(), reclaimAfter: quiet, logger: logger})
 	c := ts.client()
 
 	ids := runIdle(t, c, 1600, 16)
@@ -34,6 +38,10 @@ func TestReclaimAfterReleases(t *testing.T) {
 	}
 	if ts.srv.Engine().Compact() {
 		t.Error("the reclaim left the engine's registry at its peak size")
+	}
+	// A mass release: the store was reopened, not only its pages dropped.
+	if l := logs.String(); !strings.Contains(l, "reclaimed memory after releases") || !strings.Contains(l, "store=reopened") {
+		t.Errorf("no reclaim that reopened the store in the log:\n%s", l)
 	}
 	if s := stats(t, c); s.HandlersActive != 300 || s.HandlersIdleInMemory != 300 || s.ReleasesTotal != 1300 {
 		t.Fatalf("stats after the reclaim: %v", s)
@@ -145,4 +153,22 @@ func waitReclaims(t *testing.T, srv *server.Server, n int64) int64 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return srv.Reclaims()
+}
+
+// syncBuffer is a bytes.Buffer that goroutines may write concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
