@@ -65,7 +65,9 @@ the server's resident memory per parked handler. fsync stays on.
 --mode release starts the server with --idle-timeout 0 and measures instead
 what releasing idle handlers buys: memory per idle handler in memory, memory
 and disk per released handler, rehydrate latency at 1 and -c clients, and
-start-up time with the released handlers in the store.
+start-up time with the released handlers in the store. Its memory baseline
+is taken after 100 handlers have been parked, released and answered, so
+that the server's one-time costs are not counted per handler.
 `
 
 // Main runs `wfd bench` with args (without the command name) and returns
