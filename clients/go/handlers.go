@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 
-	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -49,12 +48,8 @@ func (c *Client) Run(ctx context.Context, workflow string, input map[string]any,
 	for _, opt := range opts {
 		opt(req)
 	}
-	if req.HandlerId == "" {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return nil, status.Errorf(codes.Internal, "client: handler id: %v", err)
-		}
-		req.HandlerId = id.String()
+	if err := defaultID(&req.HandlerId, "handler id"); err != nil {
+		return nil, err
 	}
 	res, err := c.svc.RunWorkflow(ctx, req)
 	if err != nil {
@@ -102,12 +97,8 @@ func (c *Client) Send(ctx context.Context, id, eventType string, data map[string
 	for _, opt := range opts {
 		opt(req)
 	}
-	if req.IdempotencyKey == "" {
-		key, err := uuid.NewV7()
-		if err != nil {
-			return nil, err
-		}
-		req.IdempotencyKey = key.String()
+	if err := defaultID(&req.IdempotencyKey, "idempotency key"); err != nil {
+		return nil, err
 	}
 	res, err := c.svc.SendEvent(ctx, req)
 	if err != nil {

@@ -3,9 +3,6 @@ package client
 import (
 	"context"
 
-	"github.com/google/uuid"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -53,12 +50,8 @@ func (c *Client) Publish(ctx context.Context, key string, data map[string]any, o
 	for _, opt := range opts {
 		opt(req)
 	}
-	if req.EventId == "" {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return nil, status.Errorf(codes.Internal, "client: event id: %v", err)
-		}
-		req.EventId = id.String()
+	if err := defaultID(&req.EventId, "event id"); err != nil {
+		return nil, err
 	}
 	return c.svc.PublishEvent(ctx, req)
 }
