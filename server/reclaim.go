@@ -15,8 +15,8 @@ import (
 // reclaim after a burst, never work per release): it rebuilds the maps that
 // fell far below their peak, each under its owner's lock; if any did (a
 // mass release, not a trickle of idle timeouts), it reopens the store,
-// which drops bbolt's bookkeeping and mapping at the cost of a pause of a
-// few milliseconds; otherwise it only drops the mapped pages. Then it
+// which drops bbolt's bookkeeping and mapping at the cost of a short pause
+// (the transactions in progress end, then ~30 µs); otherwise it only drops the mapped pages. Then it
 // returns free heap to the OS.
 
 // storeReclaimer is a store that can let go of memory it keeps for its

@@ -134,7 +134,9 @@ func (s *Store) openDB() (*bolt.DB, error) {
 // has an entry for every page allocated since the open and never shrinks
 // (about 12 bytes per handler once a mass release has rewritten the whole
 // file), and its mapping of the file is dropped with it. Operations wait
-// while it runs (a few milliseconds: the file's pages are not read). If
+// for the transactions in progress to end and then while it runs (about
+// 30 µs on a 20,000-handler file, BenchmarkReopen: the file's pages are
+// not read, only its meta and free-list pages). If
 // the file cannot be opened again, the store stays closed and every later
 // call fails with ErrUnavailable and the reason.
 func (s *Store) Reopen(ctx context.Context) error {
