@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"fmt"
 	"io"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 func TestParseFlagsRelease(t *testing.T) {
@@ -42,9 +45,15 @@ func TestMachineCPU(t *testing.T) {
 	if err != nil || total == 0 || steal > total {
 		t.Fatalf("machineCPU: steal %d of %d ticks, %v", steal, total, err)
 	}
-	time.Sleep(30 * time.Millisecond) // three ticks of USER_HZ=100
-	_, total2, err := machineCPU()
-	if err != nil || total2 <= total {
-		t.Fatalf("machineCPU after 30 ms: %d ticks, then %d, %v", total, total2, err)
-	}
+	// The counters move with the clock (USER_HZ=100: a tick every 10 ms).
+	testwait.Until(t, func() error {
+		_, total2, err := machineCPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total2 <= total {
+			return fmt.Errorf("machineCPU: %d ticks, then %d", total, total2)
+		}
+		return nil
+	})
 }

@@ -234,22 +234,22 @@ func (r *runner) memory(ctx context.Context, c *child, gc bool, wait time.Durati
 			return nil, err
 		}
 	}
-	// Sample every second while waiting, to show how the memory moves.
-	for end := time.Now().Add(wait); wait > 0; {
-		left := time.Until(end)
-		if left <= 0 {
-			break
-		}
-		if err := sleep(ctx, min(left, time.Second)); err != nil {
+	// Sample at each whole second of the wait, to show how the memory
+	// moves: a wait of 2.5 s has samples at 1 s and 2 s, however late a
+	// busy machine wakes the sampler.
+	start := time.Now()
+	for at := time.Second; at < wait; at += time.Second {
+		if err := sleep(ctx, time.Until(start.Add(at))); err != nil {
 			return nil, err
 		}
-		if time.Until(end) > 0 {
-			s, err := rss(c.pid())
-			if err != nil {
-				return nil, fmt.Errorf("reading the server's memory: %w", err)
-			}
-			m.Trace = append(m.Trace, s)
+		s, err := rss(c.pid())
+		if err != nil {
+			return nil, fmt.Errorf("reading the server's memory: %w", err)
 		}
+		m.Trace = append(m.Trace, s)
+	}
+	if err := sleep(ctx, time.Until(start.Add(wait))); err != nil {
+		return nil, err
 	}
 	s, err := rss(c.pid())
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/wfd-dev/wfd/cli"
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // syncBuffer is a bytes.Buffer that a command may write while the test
@@ -78,7 +78,7 @@ type result struct {
 // wfd runs the command line in-process.
 func wfd(t *testing.T, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(ctx, args, &stdout, &stderr)
@@ -95,16 +95,10 @@ func ok(t *testing.T, args ...string) string {
 	return r.stdout
 }
 
-// eventually polls cond for up to ten seconds.
+// eventually polls cond until it holds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, what, cond)
 }
 
 // field returns the first whitespace-separated field of s.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/testwait"
 	"github.com/wfd-dev/wfd/workflows"
 )
 
@@ -561,16 +562,22 @@ func TestLingerGathersQuickSteps(t *testing.T) {
 			<-hold
 			return sc.Send(engine.StopEvent, nil)
 		})}}
-	rec := newRecorder()
-	e := engine.New(engine.Options{Journal: rec, Linger: 50 * time.Millisecond})
-	for _, w := range []engine.Workflow{workflows.Echo(), slow} {
-		if err := e.Register(w); err != nil {
-			t.Fatal(err)
+	lingering := func(linger time.Duration) (*engine.Engine, *recorder) {
+		rec := newRecorder()
+		e := engine.New(engine.Options{Journal: rec, Linger: linger})
+		for _, w := range []engine.Workflow{workflows.Echo(), slow} {
+			if err := e.Register(w); err != nil {
+				t.Fatal(err)
+			}
 		}
+		t.Cleanup(func() { _ = e.Close(context.Background()) })
+		return e, rec
 	}
-	t.Cleanup(func() { close(hold); _ = e.Close(context.Background()) })
 
-	// A quick step: creation, start, end and completion in one change.
+	// A quick step: creation, start, end and completion in one change. The
+	// linger is far longer than a busy machine takes to run the step; it
+	// ends as soon as no run is in progress.
+	e, rec := lingering(testwait.Timeout)
 	h := start(t, e, "echo", nil)
 	wait(t, h)
 	if ch := rec.changesOf(h.ID()); len(ch) != 1 || len(ch[0].Records) != 3 || !ch[0].Created {
@@ -578,6 +585,8 @@ func TestLingerGathersQuickSteps(t *testing.T) {
 	}
 	// A slow step: the start is held back at most the linger, then
 	// handed over (and Start acknowledged) while the step still runs.
+	e, rec = lingering(50 * time.Millisecond)
+	t.Cleanup(func() { close(hold) }) // before the engine closes: cleanups run last first
 	began := time.Now()
 	h = start(t, e, "slow", nil)
 	if took := time.Since(began); took < 40*time.Millisecond {

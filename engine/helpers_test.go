@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // recorder is a Journal that keeps every record in memory, acknowledges at
@@ -50,7 +51,7 @@ func (r *recorder) changesOf(id string) []*engine.Change {
 // await waits until the handler's stream holds n records that match.
 func (r *recorder) await(t *testing.T, id string, n int, match func(engine.Record) bool) []engine.Record {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(testwait.Timeout)
 	for {
 		r.mu.Lock()
 		var got []engine.Record
@@ -145,7 +146,7 @@ func start(t *testing.T, e *engine.Engine, wf string, input map[string]any) *eng
 
 func wait(t *testing.T, h *engine.Handler) engine.Info {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	info, err := h.Wait(ctx)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wfd-dev/wfd/gcpolicy"
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // gcPercent reads GOGC without changing it.
@@ -22,7 +23,7 @@ func gcPercent() int {
 // on the runtime's finalizer goroutine, shortly after a collection).
 func waitPercent(t *testing.T, tu *gcpolicy.Tuner, want int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Timeout)
 	for tu.Percent() != want || gcPercent() != want {
 		if time.Now().After(deadline) {
 			t.Fatalf("GOGC: tuner says %d, runtime %d; want %d", tu.Percent(), gcPercent(), want)
@@ -59,7 +60,7 @@ func TestTunerFollowsLiveHeap(t *testing.T) {
 	clear(big[128:]) // the backing array would keep them alive
 	big = big[:128]
 	runtime.GC()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Timeout)
 	for p := tu.Percent(); p < 40 || p > 50; p = tu.Percent() {
 		if time.Now().After(deadline) {
 			t.Fatalf("GOGC with ~128 MiB live and 64 MiB headroom = %d, want 40..50", p)

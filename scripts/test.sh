@@ -1,30 +1,54 @@
 #!/usr/bin/env bash
 # The test command of the README: the Go packages (with the race detector),
-# then the TypeScript and Python clients against a real `wfd serve`. The
-# client scripts install their npm and PyPI dependencies on first use.
-set -euo pipefail
+# brief fuzzing of the request and payload checks, then the TypeScript and
+# Python clients against a real `wfd serve`. The client scripts install their
+# npm and PyPI dependencies on first use.
+#
+# Every suite runs even when an earlier one fails; the summary at the end
+# names each failed suite, and the exit status is non-zero if any failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== go vet"
-go vet ./...
-echo "== go test -race"
-go test -race -count=1 ./...
+passed=()
+failed=()
+# suite NAME COMMAND...: runs one suite and records how it ended.
+suite() {
+  local name=$1
+  shift
+  echo "== $name"
+  if "$@"; then
+    passed+=("$name")
+  else
+    echo "== FAILED: $name (exit $?)"
+    failed+=("$name")
+  fi
+}
+
+suite "go vet" go vet ./...
+suite "go test -race" go test -race -count=1 ./...
 # The race detector slows the largest server tests ten times, so they run
 # scaled down above and at full size here: 10,000 tasks in the inbox over
 # released handlers, one publication waking 1,000 released handlers, a
 # batch of 100 children.
-echo "== go test (full-size server tests)"
-go test -count=1 -run 'TestInbox|TestPublishWakesMany|TestChildWorkflows' ./server
+suite "go test (full-size server tests)" go test -count=1 -run 'TestInbox|TestPublishWakesMany|TestChildWorkflows' ./server
 
 # One wfd binary for the client test suites, which start their own servers.
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/wfd" ./cmd/wfd
-export WFD_BIN="$bin/wfd"
+if go build -o "$bin/wfd" ./cmd/wfd; then
+  export WFD_BIN="$bin/wfd"
+  for client in ts python; do
+    if [ -x "clients/$client/test.sh" ]; then
+      suite "clients/$client" "clients/$client/test.sh"
+    fi
+  done
+else
+  failed+=("go build ./cmd/wfd (the client suites did not run)")
+fi
 
-for client in ts python; do
-  if [ -x "clients/$client/test.sh" ]; then
-    echo "== clients/$client"
-    "clients/$client/test.sh"
-  fi
-done
+echo
+echo "== summary"
+for s in "${passed[@]}"; do echo "passed: $s"; done
+for s in "${failed[@]}"; do echo "FAILED: $s"; done
+echo "suites: ${#passed[@]} passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence/bolt"
@@ -131,7 +133,7 @@ func st(t testing.TB, m map[string]any) *structpb.Struct {
 }
 
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -173,20 +175,18 @@ func collect(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, afte
 // waitIdle polls until the handler is idle.
 func waitIdle(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) *wfdv1.Handler {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var h *wfdv1.Handler
+	testwait.Until(t, func() error {
 		res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Handler.GetIdle() != nil {
-			return res.Handler
+		if h = res.Handler; h.GetIdle() == nil {
+			return fmt.Errorf("handler %s is not idle: %v", id, h)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handler %s never became idle: %v", id, res.Handler)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
+	return h
 }
 
 func errorsAs(err error, target **connect.Error) bool { return errors.As(err, target) }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/workflows"
@@ -133,17 +135,16 @@ func TestPublishWakesMany(t *testing.T) {
 		all = append(all, <-ids)
 	}
 	// Wait until they all wait (most of them released).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, func() error {
 		res, err := c.ListHandlers(ctxT(t), &wfdv1.ListHandlersRequest{Workflow: "order", IdleOnly: true, PageSize: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Handlers) == n || time.Now().After(deadline) {
-			break
+		if len(res.Handlers) != n {
+			return fmt.Errorf("%d of %d handlers wait", len(res.Handlers), n)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	res := publish(t, c, workflows.PaymentKey("shared"), map[string]any{"paid": true}, "")
 	if int(res.Woken) != n {
 		t.Fatalf("woke %d of %d", res.Woken, n)
@@ -153,8 +154,15 @@ func TestPublishWakesMany(t *testing.T) {
 			t.Fatalf("%s: %s", id, k)
 		}
 	}
-	list, err := c.ListHandlers(ctxT(t), &wfdv1.ListHandlersRequest{Workflow: "order", Statuses: []wfdv1.HandlerStatus{wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED}, PageSize: 1000})
-	if err != nil || len(list.Handlers) != n {
-		t.Fatalf("%d completed (%v), want %d", len(list.GetHandlers()), err, n)
-	}
+	// The woken handlers run their steps after the publication returns.
+	testwait.Until(t, func() error {
+		list, err := c.ListHandlers(ctxT(t), &wfdv1.ListHandlersRequest{Workflow: "order", Statuses: []wfdv1.HandlerStatus{wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED}, PageSize: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Handlers) != n {
+			return fmt.Errorf("%d of %d completed", len(list.Handlers), n)
+		}
+		return nil
+	})
 }

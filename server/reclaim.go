@@ -50,14 +50,16 @@ func (rc *reclaimer) run(ctx context.Context) {
 				seen, changed = n, now
 			case !changed.IsZero() && now.Sub(changed) >= rc.quiet:
 				changed = time.Time{}
-				rc.reclaim(ctx)
+				rc.reclaim(ctx, seen)
 			}
 		}
 	}
 }
 
-// reclaim gives memory back to the OS; see the top of this file.
-func (rc *reclaimer) reclaim(ctx context.Context) {
+// reclaim gives memory back to the OS; see the top of this file. releases
+// is the count of releases it follows (logged, so that a reader can tell
+// which burst a reclaim followed).
+func (rc *reclaimer) reclaim(ctx context.Context, releases int64) {
 	s := rc.s
 	start := time.Now()
 	rebuilt := 0
@@ -81,7 +83,7 @@ func (rc *reclaimer) reclaim(ctx context.Context) {
 	// After the store, so that what it let go of is returned too.
 	debug.FreeOSMemory()
 	s.stats.reclaims.Add(1)
-	s.log.Debug("reclaimed memory after releases", "maps_rebuilt", rebuilt, "store", store,
+	s.log.Debug("reclaimed memory after releases", "releases", releases, "maps_rebuilt", rebuilt, "store", store,
 		"took", time.Since(start))
 }
 

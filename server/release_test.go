@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/workflows"
@@ -98,20 +100,16 @@ func stats(t *testing.T, c wfdv1connect.WorkflowServiceClient) *wfdv1.GetStatsRe
 
 func waitResidency(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, want wfdv1.Residency) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, func() error {
 		res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Handler.Residency == want {
-			return
+		if res.Handler.Residency != want {
+			return fmt.Errorf("handler %s is %v, want %v", id, res.Handler.Residency, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handler %s stays %v, want %v", id, res.Handler.Residency, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestReleaseByRPC(t *testing.T) {
@@ -318,8 +316,10 @@ func TestReleasedDeadlineFires(t *testing.T) {
 	if !fin.GetResult().Fields["timedOut"].GetBoolValue() {
 		t.Fatalf("finished %v", fin)
 	}
-	if late := recs[len(recs)-1].Time.AsTime().Sub(deadline); late < 0 || late > 500*time.Millisecond {
-		t.Fatalf("fired %v after its deadline", late)
+	// How soon after the deadline it fires depends on the machine: the
+	// release benchmark measures wake-up latency; here it must not be early.
+	if late := recs[len(recs)-1].Time.AsTime().Sub(deadline); late < 0 {
+		t.Fatalf("fired %v before its deadline", -late)
 	}
 }
 
@@ -335,9 +335,10 @@ func TestRestartKeepsReleasedAndFiresDeadlines(t *testing.T) {
 	}
 	release(t, c, approvals[0]) // released; the others idle in memory
 	timed := run(t, c, "waiting", map[string]any{"ms": 400.0})
-	waitIdle(t, c, timed.HandlerId)
+	due := waitIdle(t, c, timed.HandlerId).Idle.Waiters[0].Deadline.AsTime()
 	ts.stop()
-	time.Sleep(450 * time.Millisecond) // the deadline passes while the server is down
+	// The deadline passes while the server is down.
+	testwait.For(t, "the deadline to pass", func() bool { return time.Now().After(due) })
 
 	ts = startServer(t, serverConfig{dir: dir, workflows: testWorkflows()})
 	c = ts.client()
@@ -377,15 +378,31 @@ func TestStreamSpansRelease(t *testing.T) {
 	c := ts.client(connect.WithGRPCWeb())
 	h := run(t, c, "approval", nil)
 	waitIdle(t, c, h.HandlerId)
-	got := make(chan []*wfdv1.Record, 1)
-	go func() { got <- collect(t, c, h.HandlerId, 0) }()
-	time.Sleep(20 * time.Millisecond)
+	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var recs []*wfdv1.Record
+	// next reads the stream up to and including record seq.
+	next := func(seq uint64) {
+		t.Helper()
+		for len(recs) == 0 || recs[len(recs)-1].Seq < seq {
+			if !s.Receive() {
+				t.Fatalf("stream ended after %s: %v", kinds(recs), s.Err())
+			}
+			if r := s.Msg().GetRecord(); r != nil {
+				recs = append(recs, r)
+			}
+		}
+	}
+	next(4) // subscribed while the handler is idle in memory
 	release(t, c, h.HandlerId)
-	time.Sleep(20 * time.Millisecond)
+	next(5) // still subscribed once it is released
 	if _, err := sendEv(t, c, h.HandlerId, "approval", map[string]any{"approved": true}); err != nil {
 		t.Fatal(err)
 	}
-	recs := <-got
+	next(10)
 	want := "1:decide started 2:event question 3:decide parked 4:idle=true 5:released 6:restored 7:idle=false 8:decide started 9:decide ended 10:COMPLETED"
 	if k := kinds(recs); k != want {
 		t.Fatalf("stream %s\nwant   %s", k, want)

@@ -15,6 +15,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 func run(t *testing.T, c wfdv1connect.WorkflowServiceClient, wf string, input map[string]any) *wfdv1.Handler {
@@ -308,6 +309,7 @@ func TestStreamReplayResumeAndSubscribers(t *testing.T) {
 		err        error
 	}
 	results := make(chan result, 2)
+	beat := make(chan struct{}, 2)
 	for i := range 2 {
 		s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId})
 		if err != nil {
@@ -323,14 +325,20 @@ func TestStreamReplayResumeAndSubscribers(t *testing.T) {
 				if rec := s.Msg().GetRecord(); rec != nil {
 					r.recs = append(r.recs, rec)
 				} else if s.Msg().GetHeartbeat() != nil {
-					r.heartbeats++
+					if r.heartbeats++; r.heartbeats == 1 {
+						beat <- struct{}{}
+					}
 				}
 			}
 			r.err = s.Err()
 			results <- r
 		}()
 	}
-	time.Sleep(100 * time.Millisecond) // quiet: heartbeats flow
+	select { // quiet: heartbeats flow
+	case <-beat:
+	case <-time.After(testwait.Timeout):
+		t.Fatal("no heartbeat on a quiet stream")
+	}
 	if _, err := sendEv(t, c, h.HandlerId, "approval", map[string]any{"approved": false}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/engine"
@@ -91,7 +93,7 @@ func dial(t *testing.T, addr string, opts ...client.Option) *client.Client {
 
 func ctxT(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -112,20 +114,18 @@ func drain(t *testing.T, c *client.Client, id string, after uint64) []*wfdv1.Rec
 // waitIdle polls until the handler is idle.
 func waitIdle(t *testing.T, c *client.Client, id string) *wfdv1.Handler {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		h, err := c.Get(ctxT(t), id)
-		if err != nil {
+	var h *wfdv1.Handler
+	testwait.Until(t, func() error {
+		var err error
+		if h, err = c.Get(ctxT(t), id); err != nil {
 			t.Fatal(err)
 		}
-		if h.GetIdle() != nil {
-			return h
+		if h.GetIdle() == nil {
+			return fmt.Errorf("handler %s is not idle: %v", id, h)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handler %s never became idle: %v", id, h)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
+	return h
 }
 
 // checkSeqs fails unless recs are numbered from+1, from+2, ... and the last

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/workflows"
@@ -23,20 +23,18 @@ var pending = []wfdv1.TaskStatus{wfdv1.TaskStatus_TASK_STATUS_PENDING}
 // waitTask polls until the handler has a task.
 func waitTask(t *testing.T, c *client.Client, handler string) *wfdv1.Task {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var task *wfdv1.Task
+	testwait.For(t, "a task of "+handler, func() bool {
 		ts, _, err := c.Tasks(ctxT(t), client.TaskOptions{HandlerID: handler})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ts) > 0 {
-			return ts[0]
+			task = ts[0]
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handler %s has no task", handler)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return task != nil
+	})
+	return task
 }
 
 func taskIDs(t *testing.T, seq func(func(*wfdv1.Task, error) bool)) []string {

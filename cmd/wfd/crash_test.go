@@ -23,6 +23,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // TestCrashSIGKILL checks that a SIGKILL loses nothing that was
@@ -50,7 +51,7 @@ func TestCrashSIGKILL(t *testing.T) {
 	}
 	bin := buildWfd(t)
 	data := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testwait.Timeout)
 	defer cancel()
 
 	// 1. 200 parked handlers, the even half answered, a burst, SIGKILL.
@@ -334,7 +335,7 @@ func get(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServiceClient
 // waitAllIdle waits until n approval handlers are idle.
 func waitAllIdle(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServiceClient, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Timeout)
 	for {
 		res, err := c.ListHandlers(ctx, &wfdv1.ListHandlersRequest{Workflow: "approval", IdleOnly: true, PageSize: 1000})
 		if err != nil {
@@ -356,7 +357,7 @@ func waitAllIdle(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServi
 // mustExist.
 func waitSettled(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, mustExist bool) *wfdv1.Handler {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Timeout)
 	for {
 		res, err := c.GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: id})
 		if connect.CodeOf(err) == connect.CodeNotFound && !mustExist {
@@ -387,7 +388,7 @@ func waitSettled(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServi
 // completed with approved=true (approval) or at all (echo).
 func waitCompleted(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, testwait.Timeout)
 	defer cancel()
 	s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id})
 	if err != nil {
@@ -508,7 +509,7 @@ func startWfd(t *testing.T, bin, data string) *wfdProc {
 	p.http = &http.Client{Transport: &http.Transport{Protocols: &protocols}}
 	health := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
 		p.http, "http://"+addr+"/grpc.health.v1.Health/Check", connect.WithGRPC())
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(testwait.Timeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		res, err := health.CallUnary(ctx, connect.NewRequest(&healthpb.HealthCheckRequest{}))
@@ -582,7 +583,7 @@ func (p *wfdProc) stop(t *testing.T) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
-	case <-time.After(15 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatalf("wfd serve did not stop after SIGTERM\n%s", p.out.String())
 	}
 	if p.err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // TestCommitterGroups queues writes behind a running commit and checks that
@@ -48,7 +50,7 @@ func TestCommitterGroups(t *testing.T) {
 	})
 	waitQueue := func(n int) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(testwait.Timeout); ; time.Sleep(time.Millisecond) {
 			c.mu.Lock()
 			busy, queued := c.busy, len(c.q)
 			c.mu.Unlock()
