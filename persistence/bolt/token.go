@@ -43,7 +43,7 @@ func unpackToken(token string, version byte, check func(last []byte) uint64) ([]
 		return nil, fmt.Errorf("%w: malformed page token", persistence.ErrInvalid)
 	}
 	if b[0] != version {
-		return nil, fmt.Errorf("%w: page token is not one of this listing (or was issued by an older wfd): list again from the first page", persistence.ErrInvalid)
+		return nil, fmt.Errorf("%w: page token was issued by another listing or an older wfd: list again from the first page", persistence.ErrInvalid)
 	}
 	last := b[1 : len(b)-8]
 	if binary.BigEndian.Uint64(b[len(b)-8:]) != check(last) {
