@@ -11,8 +11,8 @@ import (
 //
 // Times are stored with nanosecond precision and returned in UTC.
 type Handler struct {
-	// ID identifies the handler. wfd generates UUIDv7 strings, which sort by
-	// creation time, so listing newest first is a reverse key scan.
+	// ID identifies the handler. wfd generates UUIDv7 strings, but callers
+	// may choose any id, so listings order by CreatedAt, not by ID.
 	ID       string
 	Workflow string
 	Status   Status

@@ -12,8 +12,9 @@ const (
 )
 
 // Query selects handlers for Store.ListHandlers. Filters combine with AND;
-// the zero Query lists every handler. Results are newest first (by ID,
-// which sorts by creation time).
+// the zero Query lists every handler. Results are newest first: by
+// CreatedAt, ties by ID (also descending), whatever the ids are, since
+// callers may choose them.
 type Query struct {
 	// Workflow, if not "", keeps handlers of that workflow.
 	Workflow string
@@ -32,7 +33,9 @@ type Query struct {
 	// DefaultPageSize, and values above MaxPageSize are lowered to it.
 	PageSize int
 	// PageToken continues a previous listing with the same filters; "" starts
-	// from the newest handler.
+	// from the newest handler. A page continues after the last handler of the
+	// previous one (its position by creation time), so handlers created
+	// meanwhile do not appear, and changes to listed handlers move nothing.
 	PageToken string
 }
 

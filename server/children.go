@@ -66,11 +66,21 @@ func (s *Server) cancelChildren(children []string) {
 // recheckChildren runs once a wait on children is committed, and at
 // start-up for every parent that waits: a child that ended while its
 // notice could not be delivered (the server stopped in between) is
-// reported again from the store.
+// reported again from the store. A child whose end the parent's checkpoint
+// already holds is not: telling the parent again would change nothing, yet
+// load it (a restart would then write a handler_restored record, and bump
+// its updated_at, for nothing).
 func (s *Server) recheckChildren(parent string, children []string) {
+	var reported map[string]*wfdv1.ChildResult // read once, when needed
 	for _, id := range children {
 		meta, err := s.meta(s.background, id)
 		if err != nil || meta.Status == persistence.StatusRunning {
+			continue
+		}
+		if reported == nil {
+			reported = s.reportedChildren(parent)
+		}
+		if _, ok := reported[id]; ok {
 			continue
 		}
 		var result *structpb.Struct
@@ -80,6 +90,26 @@ func (s *Server) recheckChildren(parent string, children []string) {
 		}
 		s.childEnded(&engine.Change{HandlerID: id, Parent: parent, Status: engine.Status(meta.Status), Result: result, Error: meta.Error})
 	}
+}
+
+// reportedChildren returns the children whose end the parent's stored
+// checkpoint holds: that is durable, so they need no notice. If the
+// checkpoint cannot be read it returns an empty map, and every ended child
+// is reported again (the parent ignores what it already has; loading it
+// deals with a damaged checkpoint).
+func (s *Server) reportedChildren(parent string) map[string]*wfdv1.ChildResult {
+	raw, err := s.store.LoadSnapshot(s.background, parent)
+	if err != nil {
+		return map[string]*wfdv1.ChildResult{}
+	}
+	var st wfdv1.HandlerState
+	if err := proto.Unmarshal(raw, &st); err != nil || st.GetHandlerId() != parent {
+		return map[string]*wfdv1.ChildResult{}
+	}
+	if r := st.GetChildResults(); r != nil {
+		return r
+	}
+	return map[string]*wfdv1.ChildResult{}
 }
 
 // recheckWaitingParents runs recheckChildren for every parent that waits

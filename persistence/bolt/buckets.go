@@ -14,6 +14,7 @@ const (
 	bucketHandlers  = "handlers"
 	bucketSnapshots = "snapshots"
 	bucketRecords   = "records"
+	bucketCreated   = "idx_created"
 	bucketStatus    = "idx_status"
 	bucketWorkflow  = "idx_workflow"
 	bucketResidency = "idx_residency"
@@ -52,7 +53,7 @@ func bucket(tx *bolt.Tx, name string) *bolt.Bucket {
 func allBuckets() []string {
 	return []string{
 		bucketHandlers, bucketSnapshots, bucketRecords,
-		bucketStatus, bucketWorkflow, bucketResidency, bucketIdle, bucketIdleTime,
+		bucketCreated, bucketStatus, bucketWorkflow, bucketResidency, bucketIdle, bucketIdleTime,
 		bucketTimers, bucketWaitKeys, bucketMeta,
 		bucketTasks, bucketTaskStatus, bucketTaskAssignee, bucketTaskWorkflow, bucketTaskHandler,
 		bucketPublished, bucketPublishedID, bucketPublishedKey,
@@ -66,7 +67,13 @@ func allBuckets() []string {
 // Version 2 added the task and published-event buckets. Version 1 files
 // migrate by creating them (empty); the bump keeps a version 1 wfd from
 // opening a file whose handler deletes must also delete tasks.
-const schemaVersion = 2
+//
+// Version 3 orders the handler indexes by creation time instead of id
+// (idx_created is new; idx_status, idx_workflow, idx_residency and idx_idle
+// end in time|id instead of id), so that newest first means newest whatever
+// ids callers choose. Older files migrate by rewriting those indexes
+// (migrateHandlerOrder).
+const schemaVersion = 3
 
 const keySchema = "schema"
 
@@ -93,7 +100,11 @@ func initSchema(tx *bolt.Tx) error {
 	if version == schemaVersion {
 		return nil
 	}
-	// A new file, or an older layout: every version so far only added
-	// buckets, which the loop above created.
+	// A new file, or an older layout. Versions 1 and 2 only lacked buckets,
+	// which the loop above created, and kept the handler indexes in id
+	// order. In a new file the indexes are empty and this does nothing.
+	if err := migrateHandlerOrder(tx); err != nil {
+		return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
+	}
 	return bucket(tx, bucketMeta).Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, schemaVersion))
 }

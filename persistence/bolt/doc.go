@@ -13,15 +13,18 @@
 //	handlers       id                        → HandlerMeta (protobuf, wfd.storage.v1)
 //	snapshots      id                        → snapshot bytes
 //	records        id|0|seq                  → record bytes
-//	idx_status     status byte|id            → ""
-//	idx_workflow   workflow|0|id             → ""
-//	idx_residency  residency byte|id         → ""
-//	idx_idle       id                        → time (IdleSince)
+//	idx_created    order                     → ""
+//	idx_status     status byte|order         → ""
+//	idx_workflow   workflow|0|order          → ""
+//	idx_residency  residency byte|order      → ""
+//	idx_idle       order                     → time (IdleSince)
 //	idx_idle_time  time|id                   → ""
 //	idx_timers     time|handler|0|waiter     → ""
 //	idx_wait_keys  key|0|handler|0|waiter    → ""
 //	meta           "schema"                  → uint32 layout version
 //	               "count/..."               → int64 counters (see Count)
+//
+// where order is a handler's order key time(CreatedAt)|id.
 //
 //	tasks              id                                → TaskMeta (protobuf)
 //	idx_task_status    status byte|time|id               → ""
@@ -33,19 +36,22 @@
 //	idx_published_id   id                                → seq
 //	idx_published_key  key|0|handler|0|time|seq          → "" (handler "" for global)
 //
-// Every index is ordered by handler id within its prefix, except the two
-// time-ordered ones (idx_idle_time, idx_timers) that answer "what is due"
-// and "who has been idle longest". Handler ids are UUIDv7, so id order is
-// creation order and ListHandlers walks indexes backwards for newest first.
-// A query with several filters intersects the id-ordered indexes with a
-// leapfrog join (each cursor seeks to the others' position), so it reads
-// index keys only, and decodes metadata only for the handlers it returns.
-// idx_idle exists beside idx_idle_time for that reason: it keeps idle
-// handlers in id order, with IdleSince as value for the IdleFor filter.
+// ListHandlers lists newest first by creation time, whatever the ids
+// (callers may choose them), so every index it reads ends in the handler's
+// order key and is walked backwards: idx_created alone without filters, a
+// prefix of the others for a filter. A query with several filters
+// intersects them with a leapfrog join (each cursor seeks to the others'
+// position), so it reads index keys only, and decodes metadata only for the
+// handlers it returns; a page token holds the last order key listed. idx_idle
+// exists beside idx_idle_time for that reason: it keeps idle handlers in
+// creation order, with IdleSince as value for the IdleFor filter. The two
+// time-ordered indexes (idx_idle_time, idx_timers) answer "what is due" and
+// "who has been idle longest". Files of schema 1 and 2 had these indexes in
+// id order; Open rewrites them in its first transaction (migrate.go).
 //
-// Tasks are not ordered by id but by creation time, so every task index
-// ends in the task's order key time(CreatedAt)|id, and ListTasks runs the
-// same leapfrog join over order keys, backwards for newest first. Every task
+// Tasks are ordered the same way: every task index ends in the task's
+// order key time(CreatedAt)|id, and ListTasks runs the same leapfrog join
+// over order keys, backwards for newest first. Every task
 // has exactly one entry in each task index (an unassigned one under
 // assignee ""). The assignee index leads with the status, so "pending tasks
 // of X" is one key range however many tasks others have; an assignee

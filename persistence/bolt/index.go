@@ -21,17 +21,20 @@ func (e entry) same(o entry) bool {
 	return e.bucket == o.bucket && bytes.Equal(e.key, o.key) && bytes.Equal(e.value, o.value)
 }
 
-// entriesOf returns every index entry of h.
+// entriesOf returns every index entry of h. The indexes ListHandlers joins
+// end in h's order key (creation time, then id).
 func entriesOf(h *persistence.Handler) []entry {
-	es := make([]entry, 0, 5+2*len(h.Waiters))
+	order := orderKey(h.CreatedAt, h.ID)
+	es := make([]entry, 0, 6+2*len(h.Waiters))
 	es = append(es,
-		entry{bucketStatus, statusKey(byte(h.Status), h.ID), []byte{}},
-		entry{bucketWorkflow, workflowKey(h.Workflow, h.ID), []byte{}},
-		entry{bucketResidency, residencyKey(byte(h.Residency), h.ID), []byte{}},
+		entry{bucketCreated, order, []byte{}},
+		entry{bucketStatus, statusKey(byte(h.Status), order), []byte{}},
+		entry{bucketWorkflow, workflowKey(h.Workflow, order), []byte{}},
+		entry{bucketResidency, residencyKey(byte(h.Residency), order), []byte{}},
 	)
 	if !h.IdleSince.IsZero() {
 		es = append(es,
-			entry{bucketIdle, []byte(h.ID), appendTime(nil, h.IdleSince)},
+			entry{bucketIdle, order, appendTime(nil, h.IdleSince)},
 			entry{bucketIdleTime, idleTimeKey(h.IdleSince, h.ID), []byte{}},
 		)
 	}
@@ -47,38 +50,34 @@ func entriesOf(h *persistence.Handler) []entry {
 	return es
 }
 
+// listIndexes lists the handler indexes whose keys end in an order key.
+var listIndexes = []string{bucketCreated, bucketStatus, bucketWorkflow, bucketResidency, bucketIdle}
+
 // scanEntries finds the index entries of handler id without its metadata,
 // which could not be decoded. It is the slow path that lets a write repair
-// or delete a corrupt handler without leaving stale entries: the id-keyed
-// entries are point lookups, the others need a scan of their index.
+// or delete a corrupt handler without leaving stale entries: without the
+// creation time, no key of these indexes can be computed, so it scans
+// them whole.
 func scanEntries(tx *bolt.Tx, id string) []entry {
 	var es []entry
-	for _, s := range persistence.Statuses() {
-		if k := statusKey(byte(s), id); has(bucket(tx, bucketStatus), k) {
-			es = append(es, entry{bucketStatus, k, []byte{}})
+	for _, name := range listIndexes {
+		c := bucket(tx, name).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			order, ok := handlerKeyOrder(name, k)
+			if !ok {
+				continue
+			}
+			if got, _ := orderKeyID(order); got != id {
+				continue
+			}
+			es = append(es, entry{name, bytes.Clone(k), bytes.Clone(v)})
+			if name == bucketIdle && len(v) == timeLen {
+				es = append(es, entry{bucketIdleTime, append(bytes.Clone(v), id...), []byte{}})
+			}
 		}
 	}
-	for _, r := range persistence.Residencies() {
-		if k := residencyKey(byte(r), id); has(bucket(tx, bucketResidency), k) {
-			es = append(es, entry{bucketResidency, k, []byte{}})
-		}
-	}
-	if k, v := bucket(tx, bucketIdle).Cursor().Seek([]byte(id)); k != nil && string(k) == id {
-		es = append(es, entry{bucketIdle, []byte(id), bytes.Clone(v)})
-		if len(v) == timeLen {
-			es = append(es, entry{bucketIdleTime, append(bytes.Clone(v), id...), []byte{}})
-		}
-	}
-	// The handler id is the last part of workflow keys, the middle part of
-	// timer and wait keys.
-	suffix := append([]byte{0}, id...)
-	c := bucket(tx, bucketWorkflow).Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		if bytes.HasSuffix(k, suffix) {
-			es = append(es, entry{bucketWorkflow, bytes.Clone(k), []byte{}})
-		}
-	}
-	c = bucket(tx, bucketTimers).Cursor()
+	// The handler id is the middle part of timer and wait keys.
+	c := bucket(tx, bucketTimers).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
 		if _, h, _, ok := parseTimerKey(k); ok && h == id {
 			es = append(es, entry{bucketTimers, bytes.Clone(k), []byte{}})
@@ -96,7 +95,7 @@ func scanEntries(tx *bolt.Tx, id string) []entry {
 // taskEntriesOf returns every index entry of t: each task has exactly one
 // entry in each task index, all ending in its order key.
 func taskEntriesOf(t *persistence.Task) []entry {
-	order := taskOrder(t.CreatedAt, t.ID)
+	order := orderKey(t.CreatedAt, t.ID)
 	status := byte(t.Status)
 	return []entry{
 		{bucketTaskStatus, append(taskStatusPrefix(status), order...), []byte{}},
@@ -118,7 +117,7 @@ func scanTaskEntries(tx *bolt.Tx, id string) []entry {
 		c := bucket(tx, name).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			if order, ok := taskKeyOrder(name, k); ok {
-				if got, ok := taskOrderID(order); ok && got == id {
+				if got, ok := orderKeyID(order); ok && got == id {
 					es = append(es, entry{name, bytes.Clone(k), []byte{}})
 				}
 			}

@@ -31,20 +31,62 @@ func parseTime(b []byte) (t time.Time, ok bool) {
 	return time.Unix(sec, int64(nsec)).UTC(), true
 }
 
-func statusKey(status byte, id string) []byte {
-	return append([]byte{status}, id...)
+// orderKey is time(created)|id, the order both listings list in (newest
+// first: backwards), whatever the ids: handlers by CreatedAt, tasks by
+// theirs, ties by id. The time has a fixed length, so byte order is
+// (created, id) order, and the id is the rest of the key.
+func orderKey(created time.Time, id string) []byte {
+	return append(appendTime(make([]byte, 0, timeLen+len(id)), created), id...)
 }
 
-func residencyKey(residency byte, id string) []byte {
-	return append([]byte{residency}, id...)
+// orderKeyID returns the id at the end of an order key; ok is false if the
+// key is too short to hold one.
+func orderKeyID(order []byte) (id string, ok bool) {
+	if _, ok := parseTime(order); !ok || len(order) == timeLen {
+		return "", false
+	}
+	return string(order[timeLen:]), true
+}
+
+// The handler indexes that ListHandlers joins all end in the handler's
+// order key, so a join walks them in creation order.
+
+func statusKey(status byte, order []byte) []byte {
+	return append([]byte{status}, order...)
+}
+
+func residencyKey(residency byte, order []byte) []byte {
+	return append([]byte{residency}, order...)
 }
 
 func workflowPrefix(workflow string) []byte {
 	return append([]byte(workflow), 0)
 }
 
-func workflowKey(workflow, id string) []byte {
-	return append(workflowPrefix(workflow), id...)
+func workflowKey(workflow string, order []byte) []byte {
+	return append(workflowPrefix(workflow), order...)
+}
+
+// handlerKeyOrder returns the order key at the end of a key of one of the
+// handler indexes ListHandlers joins; ok is false if the key is malformed.
+func handlerKeyOrder(bucketName string, k []byte) (order []byte, ok bool) {
+	switch bucketName {
+	case bucketStatus, bucketResidency:
+		if len(k) < 1 {
+			return nil, false
+		}
+		k = k[1:]
+	case bucketWorkflow:
+		i := bytes.IndexByte(k, 0)
+		if i < 0 {
+			return nil, false
+		}
+		k = k[i+1:]
+	}
+	if _, ok := orderKeyID(k); !ok {
+		return nil, false
+	}
+	return k, true
 }
 
 func idleTimeKey(since time.Time, id string) []byte {
@@ -107,22 +149,6 @@ func prefixEnd(prefix []byte) []byte {
 		}
 	}
 	return nil
-}
-
-// taskOrder is time(createdAt)|id, the order ListTasks lists in (newest
-// first: backwards). The time has a fixed length, so byte order is
-// (CreatedAt, ID) order, and the id is the rest of the key.
-func taskOrder(created time.Time, id string) []byte {
-	return append(appendTime(make([]byte, 0, timeLen+len(id)), created), id...)
-}
-
-// taskOrderID returns the task id at the end of an order key; ok is false
-// if the key is too short to hold one.
-func taskOrderID(order []byte) (id string, ok bool) {
-	if _, ok := parseTime(order); !ok || len(order) == timeLen {
-		return "", false
-	}
-	return string(order[timeLen:]), true
 }
 
 func taskStatusPrefix(status byte) []byte {

@@ -12,13 +12,14 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-// ListHandlers returns handlers matching q, newest first.
+// ListHandlers returns handlers matching q, newest first: by creation
+// time, ties by id, whatever the ids.
 //
-// Each filter is a stream of handler ids in descending order, read
-// backwards from an index (a prefix of it, for workflow, status and
-// residency). The streams are intersected with a leapfrog join: the
-// candidate is the first stream's id, every other stream seeks to the
-// greatest id not above it, and a stream that lands lower proposes a new,
+// Each filter is a stream of order keys (time(CreatedAt)|id) in descending
+// order, read backwards from an index (a prefix of it, for workflow, status
+// and residency). The streams are intersected with a leapfrog join: the
+// candidate is the first stream's key, every other stream seeks to the
+// greatest key not above it, and a stream that lands lower proposes a new,
 // lower candidate, until all agree. Only index keys are read to decide what
 // matches; metadata is decoded only for the handlers returned.
 func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persistence.Handler, string, error) {
@@ -37,17 +38,17 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 		corrupt  []error
 	)
 	err = s.view(ctx, func(tx *bolt.Tx) error {
-		var upper []byte
-		if after != "" {
-			upper = []byte(after)
-		}
-		ids, more := page(planQuery(tx, &q), upper, limit)
+		orders, more := page(planQuery(tx, &q), after, limit)
 		if more {
-			next = encodeToken(&q, string(ids[len(ids)-1]))
+			next = encodeToken(&q, orders[len(orders)-1])
 		}
-		handlers = make([]persistence.Handler, 0, len(ids))
-		for _, idb := range ids {
-			id := string(idb)
+		handlers = make([]persistence.Handler, 0, len(orders))
+		for _, order := range orders {
+			id, ok := orderKeyID(order)
+			if !ok {
+				corrupt = append(corrupt, fmt.Errorf("%w: handler index key ending in %q", persistence.ErrCorrupt, order))
+				continue
+			}
 			h, err := getHandler(tx, id)
 			switch {
 			case errors.Is(err, persistence.ErrCorrupt):
@@ -72,7 +73,7 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 	return handlers, next, nil
 }
 
-// planQuery returns one id stream per filter of q, the likely most
+// planQuery returns one order-key stream per filter of q, the likely most
 // selective first (the join is correct in any order; a selective first
 // stream proposes fewer candidates).
 func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
@@ -105,8 +106,8 @@ func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
 		}
 	}
 	if len(streams) == 0 {
-		// No filter: every handler, straight from the metadata bucket's keys.
-		streams = append(streams, &prefixStream{c: bucket(tx, bucketHandlers).Cursor()})
+		// No filter: every handler, from the index by creation alone.
+		streams = append(streams, &prefixStream{c: bucket(tx, bucketCreated).Cursor()})
 	}
 	return streams
 }
@@ -131,8 +132,8 @@ func page(streams []idStream, upper []byte, limit int) (keys [][]byte, more bool
 	return keys, false
 }
 
-// idStream yields handler ids (or, for tasks, order keys) in descending
-// order.
+// idStream yields order keys (time|id, of handlers or tasks) in
+// descending order.
 type idStream interface {
 	// seek returns the greatest id below upper (or equal to it, if
 	// inclusive); a nil upper means no bound. It returns nil if there is

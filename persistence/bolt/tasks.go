@@ -96,7 +96,7 @@ func deleteTasks(tx *bolt.Tx, handler string, d counters) error {
 	var ids []string
 	c := bucket(tx, bucketTaskHandler).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		id, ok := taskOrderID(k[len(prefix):])
+		id, ok := orderKeyID(k[len(prefix):])
 		if !ok {
 			return fmt.Errorf("%w: task handler key %q", persistence.ErrCorrupt, k)
 		}
@@ -156,7 +156,7 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 		tasks = make([]persistence.Task, 0, len(orders))
 		c := bucket(tx, bucketTasks).Cursor()
 		for _, order := range orders {
-			id, ok := taskOrderID(order)
+			id, ok := orderKeyID(order)
 			if !ok {
 				corrupt = append(corrupt, fmt.Errorf("%w: task index key ending in %q", persistence.ErrCorrupt, order))
 				continue

@@ -258,56 +258,6 @@ func TestCorruptPublished(t *testing.T) {
 	}
 }
 
-// TestMigrateSchema1 opens a file of layout version 1 (no task or
-// published buckets): it is migrated in place and keeps its handlers.
-func TestMigrateSchema1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "wfd.db")
-	s := open(t, path)
-	h := testHandler(testIDs()[0])
-	if err := s.Write(t.Context(), persistence.Change{Handler: h}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	added := []string{"tasks", "idx_task_status", "idx_task_assignee", "idx_task_workflow", "idx_task_handler",
-		"published", "idx_published_id", "idx_published_key"}
-	rawUpdate(t, path, func(tx *bbolt.Tx) error {
-		for _, name := range added {
-			if err := tx.DeleteBucket([]byte(name)); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-		}
-		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte{0, 0, 0, 1})
-	})
-
-	s = open(t, path)
-	if _, err := s.GetHandler(t.Context(), h.ID); err != nil {
-		t.Fatalf("GetHandler after migration: %v", err)
-	}
-	task := testTask(h, "w", "alice", time.Now())
-	if err := s.Write(t.Context(), persistence.Change{Handler: h, Tasks: []persistence.Task{task}}); err != nil {
-		t.Fatalf("writing a task after migration: %v", err)
-	}
-	if p, err := s.Publish(t.Context(), persistence.Published{ID: "e", Key: "k", At: time.Now()}); err != nil || p.Seq != 1 {
-		t.Fatalf("first Publish after migration = %+v, %v", p, err)
-	}
-	c, err := s.Count(t.Context())
-	if err != nil || c.Handlers != 1 || c.Tasks != 1 {
-		t.Fatalf("Count after migration = %+v, %v", c, err)
-	}
-	s.Close()
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	_ = db.View(func(tx *bbolt.Tx) error {
-		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); !bytes.Equal(v, []byte{0, 0, 0, 2}) {
-			t.Fatalf("schema version after migration = %v, want 2", v)
-		}
-		return nil
-	})
-}
-
 func encodeTestTask(t testing.TB, task persistence.Task) []byte {
 	t.Helper()
 	b, err := codec.EncodeTask(&task)

@@ -11,7 +11,7 @@ import (
 // testIndexCleanup moves handlers through the states the engine puts them
 // in and checks after every step that every index answers exactly from the
 // current metadata: no stale entries for old statuses, workflows, idle
-// times, residencies, deadlines or wake keys.
+// times, residencies, creation times, deadlines or wake keys.
 func testIndexCleanup(t *testing.T, open OpenFunc) {
 	s := openStore(t, open)
 	now := baseTime()
@@ -57,6 +57,12 @@ func testIndexCleanup(t *testing.T, open OpenFunc) {
 		}},
 		{"released", func() {
 			a.Residency, a.Owner = persistence.ResidencyReleased, ""
+			put(a)
+		}},
+		{"creation time changes", func() {
+			// The oldest id becomes the newest handler: every listing
+			// index moves it, none keeps it at its old place.
+			a.CreatedAt = now.Add(time.Hour)
 			put(a)
 		}},
 		{"woken", func() {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -203,5 +204,153 @@ func testListHandlersErrors(t *testing.T, open OpenFunc) {
 	}
 	if got, want := handlerIDs(hs), []string{ids[1], ids[0]}; !slices.Equal(got, want) {
 		t.Fatalf("second page = %v, want %v", got, want)
+	}
+}
+
+// testListHandlersOrder checks that newest first means by creation time
+// (ties by id), whatever the ids: UUIDv7s in reverse order of creation and
+// ids callers chose, such as "zzz-late" for a handler created early. Every
+// filter and page size lists in that order.
+func testListHandlersOrder(t *testing.T, open OpenFunc) {
+	s := openStore(t, open)
+	now := baseTime()
+	uuids := newIDs(t, 3)
+	const (
+		running   = persistence.StatusRunning
+		completed = persistence.StatusCompleted
+		active    = persistence.ResidencyActive
+		released  = persistence.ResidencyReleased
+	)
+	fixture := []struct {
+		id        string
+		workflow  string
+		status    persistence.Status
+		residency persistence.Residency
+		created   time.Duration // after now
+		idleFor   time.Duration // before now; 0: not idle
+	}{
+		{"zzz-late", "alpha", running, released, 0, 3 * time.Hour},
+		{uuids[2], "beta", running, active, time.Minute, 10 * time.Minute},
+		{"order-9", "alpha", completed, active, 2 * time.Minute, 0},
+		{"order-10", "alpha", running, active, 3 * time.Minute, 30 * time.Minute},
+		{uuids[1], "beta", completed, released, 4 * time.Minute, 0},
+		{"tie-b", "alpha", running, released, 5 * time.Minute, time.Hour},
+		{"tie-a", "beta", running, active, 5 * time.Minute, 0},
+		{uuids[0], "alpha", running, released, 6 * time.Minute, 2 * time.Hour},
+		{"aaa-newest", "alpha", running, active, time.Hour, 0},
+	}
+	m := model{}
+	var changes []persistence.Change
+	for _, f := range fixture {
+		h := newHandler(f.id, f.workflow)
+		h.Status, h.Residency = f.status, f.residency
+		h.CreatedAt = now.Add(f.created)
+		if f.idleFor > 0 {
+			h.IdleSince = now.Add(-f.idleFor)
+		}
+		m[h.ID] = h
+		changes = append(changes, persistence.Change{Handler: h, Create: true})
+	}
+	write(t, s, changes...)
+
+	// By hand, so the model's order is checked too.
+	want := []string{"aaa-newest", uuids[0], "tie-b", "tie-a", uuids[1], "order-10", "order-9", uuids[2], "zzz-late"}
+	if got := m.list(persistence.Query{}); !slices.Equal(got, want) {
+		t.Fatalf("model lists %v, want %v", got, want)
+	}
+	for _, size := range []int{0, 1, 2, 4} {
+		if got := handlerIDs(listAll(t, s, persistence.Query{PageSize: size})); !slices.Equal(got, want) {
+			t.Fatalf("page size %d: got %v, want %v", size, got, want)
+		}
+	}
+	// Every filter and combination checkModel tries, against the model.
+	checkModel(t, s, m, now)
+	sts := func(s ...persistence.Status) []persistence.Status { return s }
+	for _, q := range []persistence.Query{
+		{Workflow: "alpha", Statuses: sts(running), IdleFor: time.Hour, Now: now, Residency: released},
+		{Workflow: "beta", IdleOnly: true},
+		{Statuses: sts(completed), Residency: released},
+		{IdleFor: 20 * time.Minute, Now: now},
+	} {
+		for _, size := range []int{1, 2, 0} {
+			q.PageSize = size
+			if got, want := handlerIDs(listAll(t, s, q)), m.list(q); !slices.Equal(got, want) {
+				t.Fatalf("ListHandlers(%+v) = %v, want %v", q, got, want)
+			}
+		}
+	}
+}
+
+// testListHandlersPagingStable pages newest first through handlers whose ids
+// do not follow their creation while handlers are created, changed and
+// deleted between pages: a page continues after the previous page's last
+// handler by creation time, so newer handlers stay out, older ones created
+// meanwhile come later, and no handler is listed twice or skipped.
+func testListHandlersPagingStable(t *testing.T, open OpenFunc) {
+	for _, tt := range []struct {
+		name  string
+		query persistence.Query
+	}{
+		{"all", persistence.Query{}},
+		{"filtered", persistence.Query{Workflow: "wf", Statuses: []persistence.Status{persistence.StatusRunning}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openStore(t, open)
+			now := baseTime()
+			const n = 20
+			created := func(i int) time.Time { return now.Add(time.Duration(i) * time.Minute) }
+			var changes []persistence.Change
+			var want []string // newest first
+			for i := range n {
+				// Ids sort against creation: "h-19" is the oldest.
+				h := newHandler(fmt.Sprintf("h-%02d", n-1-i), "wf")
+				h.CreatedAt = created(i)
+				changes = append(changes, persistence.Change{Handler: h, Create: true})
+				want = append([]string{h.ID}, want...)
+			}
+			write(t, s, changes...)
+
+			q := tt.query
+			q.PageSize = 3
+			var got []string
+			for page := 0; ; page++ {
+				hs, next, err := s.ListHandlers(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, handlerIDs(hs)...)
+				if next == "" {
+					break
+				}
+				switch page {
+				case 0:
+					// Newer than everything, with the smallest id: not listed.
+					h := newHandler("a-newest", "wf")
+					h.CreatedAt = created(n + 1)
+					write(t, s, persistence.Change{Handler: h, Create: true})
+				case 1:
+					// Older than everything, with the greatest id: listed last.
+					h := newHandler("z-oldest", "wf")
+					h.CreatedAt = created(-1)
+					write(t, s, persistence.Change{Handler: h, Create: true})
+					want = append(want, h.ID)
+				case 2:
+					// A listed handler and one still to come change.
+					for _, id := range []string{got[0], want[len(got)+1]} {
+						h := getHandler(t, s, id)
+						h.UpdatedAt = h.UpdatedAt.Add(time.Hour)
+						h.IdleSince = now
+						write(t, s, persistence.Change{Handler: h})
+					}
+				case 3:
+					// The handler the token points at goes.
+					write(t, s, persistence.Change{Handler: persistence.Handler{ID: got[len(got)-1]}, Delete: true})
+				}
+				q.PageToken = next
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("paged through %v, want %v", got, want)
+			}
+		})
 	}
 }

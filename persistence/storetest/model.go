@@ -28,8 +28,10 @@ func (m model) list(q persistence.Query) []string {
 		}
 		ids = append(ids, id)
 	}
-	slices.Sort(ids)
-	slices.Reverse(ids)
+	// Newest first: by creation time, ties by id, also descending.
+	slices.SortFunc(ids, func(a, b string) int {
+		return cmp.Or(m[b].CreatedAt.Compare(m[a].CreatedAt), cmp.Compare(b, a))
+	})
 	return ids
 }
 

@@ -45,6 +45,8 @@ func Run(t *testing.T, open OpenFunc) {
 		{"ListHandlersFilters", testListHandlersFilters},
 		{"ListHandlersPaging", testListHandlersPaging},
 		{"ListHandlersErrors", testListHandlersErrors},
+		{"ListHandlersOrder", testListHandlersOrder},
+		{"ListHandlersPagingStable", testListHandlersPagingStable},
 		{"IndexCleanup", testIndexCleanup},
 		{"Delete", testDelete},
 		{"DueTimers", testDueTimers},

@@ -1,0 +1,97 @@
+package bolt
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// migrateHandlerOrder rewrites the handler indexes of a schema 1 or 2 file,
+// whose keys end in the handler id, so that they end in the handler's order
+// key time(CreatedAt)|id, and fills idx_created from the metadata. It runs
+// in Open's transaction: if it fails, the file stays as it was.
+//
+// Every entry is carried over, so the counters, which count entries, stay
+// right: those of a handler whose metadata cannot be decoded, and stale
+// ones naming no handler, get the zero time (they list last, and listing
+// reports them as before). Malformed keys are dropped.
+func migrateHandlerOrder(tx *bolt.Tx) error {
+	created := make(map[string]time.Time)
+	c := bucket(tx, bucketHandlers).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var t time.Time
+		if h, err := decodeStored(string(k), v); err == nil {
+			t = h.CreatedAt
+		}
+		created[string(k)] = t
+	}
+	// order appends id's order key to prefix.
+	order := func(prefix, id []byte) []byte {
+		return append(slices.Clip(prefix), orderKey(created[string(id)], string(id))...)
+	}
+
+	var entries []entry
+	for id := range created {
+		entries = append(entries, entry{key: orderKey(created[id], id), value: []byte{}})
+	}
+	if err := rewriteBucket(tx, bucketCreated, entries); err != nil {
+		return err
+	}
+	// Each old key, split into the prefix it keeps and the id it ends in.
+	split := map[string]func(k []byte) (prefix, id []byte, ok bool){
+		bucketStatus:    splitByteID,
+		bucketResidency: splitByteID,
+		bucketWorkflow: func(k []byte) ([]byte, []byte, bool) {
+			i := bytes.IndexByte(k, 0)
+			return k[:i+1], k[i+1:], i >= 0 && i+1 < len(k)
+		},
+		bucketIdle: func(k []byte) ([]byte, []byte, bool) { return nil, k, len(k) > 0 },
+	}
+	for _, name := range []string{bucketStatus, bucketResidency, bucketWorkflow, bucketIdle} {
+		entries = entries[:0]
+		c := bucket(tx, name).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if prefix, id, ok := split[name](k); ok {
+				entries = append(entries, entry{key: order(prefix, id), value: bytes.Clone(v)})
+			}
+		}
+		if err := rewriteBucket(tx, name, entries); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitByteID splits a key status|id or residency|id.
+func splitByteID(k []byte) (prefix, id []byte, ok bool) {
+	if len(k) < 2 {
+		return nil, nil, false
+	}
+	return k[:1], k[1:], true
+}
+
+// rewriteBucket replaces the content of bucket name by entries. The keys are
+// put in order, so that pages fill up to fillPercent.
+func rewriteBucket(tx *bolt.Tx, name string, entries []entry) error {
+	if err := tx.DeleteBucket([]byte(name)); err != nil {
+		return fmt.Errorf("delete bucket %s: %w", name, err)
+	}
+	if _, err := tx.CreateBucket([]byte(name)); err != nil {
+		return fmt.Errorf("create bucket %s: %w", name, err)
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	b := bucket(tx, name)
+	for _, e := range entries {
+		value := e.value
+		if value == nil {
+			value = []byte{}
+		}
+		if err := b.Put(e.key, value); err != nil {
+			return fmt.Errorf("put %s entry: %w", name, err)
+		}
+	}
+	return nil
+}
