@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/bolt"
@@ -52,17 +54,14 @@ func getH(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) *wfdv1.
 // waitUpdated polls until the handler's updated_at is after since.
 func waitUpdated(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, since time.Time) *wfdv1.Handler {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h := getH(t, c, id)
-		if h.GetUpdatedAt().AsTime().After(since) {
-			return h
+	var h *wfdv1.Handler
+	testwait.Until(t, func() error {
+		if h = getH(t, c, id); !h.GetUpdatedAt().AsTime().After(since) {
+			return fmt.Errorf("handler %s not updated after %v: %v", id, since, h)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handler %s was never updated after %v: %v", id, since, h)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
+	return h
 }
 
 // batchHalfDone starts a batch parent with two children waiting for "go",
