@@ -92,7 +92,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	path := filepath.Join(o.data, "wfd.db")
 	store, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return explainStore(o.data, fmt.Errorf("open store: %w", err))
 	}
 	defer func() {
 		if cerr := store.Close(); cerr != nil && err == nil {
@@ -110,7 +110,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	})
 	if err != nil {
 		l.Close()
-		return fmt.Errorf("start server: %w", err)
+		return explainStore(o.data, fmt.Errorf("start server: %w", err))
 	}
 	names := make([]string, len(wfs))
 	for i, w := range wfs {

@@ -28,7 +28,10 @@ var (
 	// cause is wrapped. Retrying later, or on another replica, may succeed.
 	ErrUnavailable = errors.New("persistence: unavailable")
 
-	// ErrCorrupt is returned when a stored value cannot be decoded. It
-	// concerns that value only: other handlers stay readable.
+	// ErrCorrupt is returned when a stored value cannot be decoded, which
+	// concerns that value only: other handlers stay readable. A backend
+	// also returns it when its file is damaged (persistence/bolt's
+	// DamagedError): then it concerns what the damaged part holds, which
+	// may be many handlers, and the file needs checking and restoring.
 	ErrCorrupt = errors.New("persistence: corrupt data")
 )

@@ -26,6 +26,7 @@ import (
 type committer struct {
 	update   func(func(*bolt.Tx) error) error // one write transaction
 	maxBatch int
+	path     string // the store file, for DamagedError
 
 	mu   sync.Mutex
 	busy bool          // a leader is committing
@@ -40,8 +41,8 @@ type commitCall struct {
 // errLead tells a waiting caller that it leads the next commit.
 var errLead = errors.New("bolt: lead the next commit")
 
-func newCommitter(update func(func(*bolt.Tx) error) error, maxBatch int) *committer {
-	return &committer{update: update, maxBatch: maxBatch}
+func newCommitter(update func(func(*bolt.Tx) error) error, maxBatch int, path string) *committer {
+	return &committer{update: update, maxBatch: maxBatch, path: path}
 }
 
 // do runs fn in a shared write transaction and returns when that
@@ -84,7 +85,7 @@ func (c *committer) commit(calls []*commitCall) {
 		failedAt := -1
 		err := c.update(func(tx *bolt.Tx) error {
 			for i, call := range calls {
-				if err := safeCall(call.fn, tx); err != nil {
+				if err := safeCall(c.path, call.fn, tx); err != nil {
 					failedAt = i
 					return err
 				}
@@ -102,15 +103,20 @@ func (c *committer) commit(calls []*commitCall) {
 		break
 	}
 	for _, call := range failed {
-		call.done <- c.update(func(tx *bolt.Tx) error { return safeCall(call.fn, tx) })
+		call.done <- c.update(func(tx *bolt.Tx) error { return safeCall(c.path, call.fn, tx) })
 	}
 }
 
 // safeCall turns a panic in fn into an error, so that one bad call cannot
-// take down the leader and leave the other callers waiting forever.
-func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+// take down the leader and leave the other callers waiting forever. A
+// fault (see guard) is a damaged page of the file at path.
+func safeCall(path string, fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if _, fault := p.(interface{ Addr() uintptr }); fault {
+				err = &DamagedError{Path: path, Problem: panicProblem(p)}
+				return
+			}
 			err = fmt.Errorf("bolt: write panicked: %v", p)
 		}
 	}()

@@ -23,7 +23,7 @@ func TestCommitterGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	c := newCommitter(db.Update, 100)
+	c := newCommitter(db.Update, 100, db.Path())
 
 	release := make(chan struct{})
 	var (
@@ -104,7 +104,7 @@ func TestCommitterClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCommitter(db.Update, 100)
+	c := newCommitter(db.Update, 100, db.Path())
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

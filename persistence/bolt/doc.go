@@ -84,4 +84,12 @@
 // at low and moderate concurrency costs more than batching gains
 // (BenchmarkWrite measures both). Index entries and counters are updated
 // in the same transaction as the metadata, so they cannot drift from it.
+//
+// # Damage
+//
+// bbolt trusts its file. Open validates it first (validate.go), every
+// transaction runs under guard (damage.go), which turns a fault reading a
+// mapped page or a bbolt panic into a DamagedError for that call, and
+// Check reads the whole file offline. An open file in use by another
+// process fails with an InUseError naming it.
 package bolt

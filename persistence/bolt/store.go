@@ -22,7 +22,6 @@ const DefaultPath = "./data/wfd.db"
 
 // Defaults for Options.
 const (
-	DefaultLockTimeout   = time.Second
 	DefaultMaxBatchDelay = time.Millisecond
 	DefaultMaxBatchSize  = 1000
 )
@@ -32,8 +31,9 @@ type Options struct {
 	// NoSync skips fsync on commit. Only for tests and benchmarks: a crash
 	// can lose acknowledged writes or corrupt the file.
 	NoSync bool
-	// Timeout is how long Open waits for the file lock held by another
-	// process; 0 means DefaultLockTimeout, negative waits forever.
+	// Timeout is how long Open waits while another process holds the
+	// file; 0 fails at once, negative waits forever. Either way the
+	// error, an InUseError, names that process where it can be known.
 	Timeout time.Duration
 	// BoltBatch commits concurrent writes through bbolt's DB.Batch, which
 	// waits up to MaxBatchDelay for writers to join a commit, instead of
@@ -54,11 +54,19 @@ type Options struct {
 type Store struct {
 	// mu is held shared by every transaction and exclusively by Reopen,
 	// which replaces db.
-	mu   sync.RWMutex
-	db   *bolt.DB
-	path string
-	// bopts, batchSize and batchDelay open db (again, in Reopen).
+	mu sync.RWMutex
+	db *bolt.DB
+	// file is db's file (see openBolt), closed directly when db is stuck.
+	file *os.File
+	// stuck is set when a damaged page left bbolt with a write
+	// transaction it could not roll back, holding its writer lock: every
+	// later write, and Close, would wait forever for it. The store then
+	// fails every call with this error and never touches db again.
+	stuck atomic.Pointer[DamagedError]
+	path  string
+	// bopts, wait, batchSize and batchDelay open db (again, in Reopen).
 	bopts      bolt.Options
+	wait       time.Duration
 	batchSize  int
 	batchDelay time.Duration
 	closed     atomic.Bool
@@ -74,9 +82,9 @@ type Store struct {
 var _ persistence.Store = (*Store)(nil)
 
 // Open opens (creating it and its directory if needed) the store at path.
-// A file with a layout this version does not know fails with ErrCorrupt; a
-// file locked by another process fails with ErrUnavailable after
-// opts.Timeout.
+// A damaged file fails with a DamagedError and a file with a layout this
+// version does not know with ErrCorrupt; a file another process holds
+// fails with an InUseError (ErrUnavailable) once opts.Timeout has passed.
 func Open(path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: bolt: empty path", persistence.ErrInvalid)
@@ -84,17 +92,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("%w: bolt: create directory: %w", persistence.ErrUnavailable, err)
 	}
-	timeout := opts.Timeout
-	switch {
-	case timeout == 0:
-		timeout = DefaultLockTimeout
-	case timeout < 0:
-		timeout = 0 // bbolt: wait forever
-	}
 	s := &Store{
 		path: path,
+		wait: opts.Timeout,
 		bopts: bolt.Options{
-			Timeout: timeout, NoSync: opts.NoSync,
+			NoSync: opts.NoSync,
 			// Nothing reads bbolt's counters, and keeping them costs a
 			// lock and atomics per transaction.
 			NoStatistics: true,
@@ -102,31 +104,37 @@ func Open(path string, opts Options) (*Store, error) {
 		batchSize:  cmp.Or(opts.MaxBatchSize, DefaultMaxBatchSize),
 		batchDelay: cmp.Or(opts.MaxBatchDelay, DefaultMaxBatchDelay),
 	}
-	db, err := s.openDB()
-	if err != nil {
+	if err := s.openDB(); err != nil {
 		return nil, err
 	}
-	if err := db.Update(initSchema); err != nil {
-		_ = db.Close()
+	if err := s.updateDB(initSchema); err != nil {
+		_ = s.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, storageError(err))
 	}
-	s.db = db
 	if !opts.BoltBatch {
-		s.group = newCommitter(s.updateDB, s.batchSize)
+		s.group = newCommitter(s.updateDB, s.batchSize, path)
 	}
 	return s, nil
 }
 
-// openDB opens the bbolt file with the store's options.
-func (s *Store) openDB() (*bolt.DB, error) {
-	opts := s.bopts
-	db, err := bolt.Open(s.path, 0o600, &opts)
+// openDB opens the bbolt file with the store's options as s.db.
+func (s *Store) openDB() error {
+	db, file, _, err := openBolt(s.path, s.bopts, s.wait)
 	if err != nil {
-		return nil, fmt.Errorf("bolt: open %s: %w", s.path, openError(err))
+		return fmt.Errorf("bolt: open %s: %w", s.path, err)
 	}
 	db.MaxBatchDelay = s.batchDelay
 	db.MaxBatchSize = s.batchSize
-	return db, nil
+	s.db, s.file = db, file
+	return nil
+}
+
+// closeDB closes s.db, or only its file if it is stuck.
+func (s *Store) closeDB() error {
+	if s.stuck.Load() != nil {
+		return s.file.Close()
+	}
+	return s.db.Close()
 }
 
 // Reopen closes the file and opens it again, which lets go of what bbolt
@@ -148,18 +156,19 @@ func (s *Store) Reopen(ctx context.Context) error {
 	if s.closed.Load() {
 		return s.closedError()
 	}
+	if d := s.stuck.Load(); d != nil {
+		return d
+	}
 	if err := s.db.Close(); err != nil {
 		s.reopenErr = fmt.Errorf("bolt: reopen: close: %w", err)
 		s.closed.Store(true)
 		return s.closedError()
 	}
-	db, err := s.openDB()
-	if err != nil {
+	if err := s.openDB(); err != nil {
 		s.reopenErr = fmt.Errorf("bolt: reopen: %w", err)
 		s.closed.Store(true)
 		return s.closedError()
 	}
-	s.db = db
 	return nil
 }
 
@@ -174,7 +183,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	if err := s.db.Close(); err != nil {
+	if err := s.closeDB(); err != nil {
 		return fmt.Errorf("%w: bolt: close: %w", persistence.ErrUnavailable, err)
 	}
 	return nil
@@ -210,29 +219,39 @@ func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
 
 // updateDB runs fn in a write transaction of its own.
 func (s *Store) updateDB(fn func(*bolt.Tx) error) error {
-	return s.withDB(func(db *bolt.DB) error { return db.Update(fn) })
+	var tx *bolt.Tx
+	err := s.withDB(func(db *bolt.DB) error {
+		return db.Update(func(t *bolt.Tx) error {
+			tx = t
+			// A fault in fn returns an error, after which bbolt rolls
+			// back in memory; after a panic it would reread the free list.
+			return guard(s.path, func() error { return fn(t) })
+		})
+	})
+	// A panic in the commit itself (bbolt reads sibling pages to
+	// rebalance) still makes bbolt reread the free list to roll back; if
+	// that faults too, the transaction stays open (a closed one has no DB).
+	var damaged *DamagedError
+	if tx != nil && tx.DB() != nil && errors.As(err, &damaged) {
+		s.stuck.CompareAndSwap(nil, &DamagedError{Path: s.path,
+			Problem: "a damaged page left a write transaction that could not be rolled back; the store stopped (" + damaged.Problem + ")"})
+	}
+	return err
 }
 
 // withDB calls fn with the open bbolt file, which Reopen cannot replace
-// until fn returns.
+// until fn returns. A damaged page fails the call with a DamagedError
+// (see guard), not the process.
 func (s *Store) withDB(fn func(*bolt.DB) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed.Load() {
 		return s.closedError()
 	}
-	return fn(s.db)
-}
-
-// openError classifies an error of bolt.Open.
-func openError(err error) error {
-	switch {
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
-		errors.Is(err, berrors.ErrVersionMismatch):
-		return fmt.Errorf("%w: %w", persistence.ErrCorrupt, err)
-	default:
-		return fmt.Errorf("%w: %w", persistence.ErrUnavailable, err)
+	if d := s.stuck.Load(); d != nil {
+		return d
 	}
+	return guard(s.path, func() error { return fn(s.db) })
 }
 
 // storageError passes through errors that are already classified (ours,

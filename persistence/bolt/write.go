@@ -57,7 +57,10 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 		return s.updateDB(fn)
 	default:
 		defer s.writers.Add(-1)
-		return s.withDB(func(db *bolt.DB) error { return db.Batch(fn) })
+		// DB.Batch may run fn on a goroutine of its own, which withDB's
+		// guard does not cover.
+		guarded := func(tx *bolt.Tx) error { return guard(s.path, func() error { return fn(tx) }) }
+		return s.withDB(func(db *bolt.DB) error { return db.Batch(guarded) })
 	}
 }
 
