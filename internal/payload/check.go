@@ -72,18 +72,25 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 // the limits; name names s in the error (input, event.data, ...). A nil s
 // is an empty object and passes.
 func Check(l Limits, name string, s *structpb.Struct) error {
+	_, err := Measure(l, name, s)
+	return err
+}
+
+// Measure is Check that also returns the payload's encoded size.
+func Measure(l Limits, name string, s *structpb.Struct) (int, error) {
 	if s == nil {
-		return nil
+		return 0, nil
 	}
 	l = l.withDefaults()
 	c := checker{max: l.MaxDepth}
 	if c.object(s, 1) {
-		return c.err(name)
+		return 0, c.err(name)
 	}
-	if n := proto.Size(s); n > l.MaxBytes {
-		return &Error{Path: name, Problem: tooLarge(n, l.MaxBytes)}
+	n := proto.Size(s)
+	if n > l.MaxBytes {
+		return n, &Error{Path: name, Problem: tooLarge(n, l.MaxBytes)}
 	}
-	return nil
+	return n, nil
 }
 
 // CheckValue is Check for a single value (a stored value, say).
