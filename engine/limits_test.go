@@ -46,7 +46,9 @@ func one(name string, fn engine.StepFunc) engine.Workflow {
 	}}
 }
 
-func data(fields map[string]*structpb.Value) *structpb.Struct { return &structpb.Struct{Fields: fields} }
+func data(fields map[string]*structpb.Value) *structpb.Struct {
+	return &structpb.Struct{Fields: fields}
+}
 
 func deep(levels int) *structpb.Struct {
 	s := data(nil)
