@@ -36,12 +36,10 @@ type execution struct {
 	collects int
 	childN   int
 	usedOnce bool
-	// fault is a refused operation (a bad payload, a limit): the run fails
-	// with it whatever the step returns, so that a step that ignores the
-	// error (Write returns none) stores nothing bad.
-	fault error
-	// outBytes is what the run has sent and written so far.
-	outBytes int
+	// out is made when the run first sends or writes data, or is refused
+	// an operation (most runs of most steps do neither, and execution is
+	// allocated per run).
+	out *runOutput
 	// ctx is the run's context, for the lookups step operations make.
 	ctx   context.Context
 	reply chan reply
@@ -103,6 +101,31 @@ func (sc *StepContext) Write(typ string, data *structpb.Struct) {
 	x.written = append(x.written, Event{Type: typ, Data: data})
 }
 
+// runOutput is what a run's limits keep track of.
+type runOutput struct {
+	// fault is a refused operation (a bad payload, a limit): the run fails
+	// with it whatever the step returns, so that a step that ignores the
+	// error (Write returns none) stores nothing bad.
+	fault error
+	// bytes is what the run has sent and written so far.
+	bytes int
+}
+
+func (x *execution) output() *runOutput {
+	if x.out == nil {
+		x.out = &runOutput{}
+	}
+	return x.out
+}
+
+// fault returns the run's refused operation, if any.
+func (x *execution) fault() error {
+	if x.out == nil {
+		return nil
+	}
+	return x.out.fault
+}
+
 // output checks an event the run sends or writes, and counts it against
 // the run's output limits.
 func (sc *StepContext) output(data *structpb.Struct, lim pl.Limits, name string) error {
@@ -115,18 +138,22 @@ func (sc *StepContext) output(data *structpb.Struct, lim pl.Limits, name string)
 	if k := len(x.sent) + len(x.written); k >= l.MaxQueuedEvents {
 		return fmt.Errorf("%w: the run already sent and wrote %d events, the limit (Limits.MaxQueuedEvents)", ErrLimit, k)
 	}
-	if budget := runOutputPayloads * l.MaxPayloadBytes; x.outBytes+n > budget {
-		return fmt.Errorf("%w: the run's events would come to %d bytes, over the limit of %d (%d × Limits.MaxPayloadBytes)",
-			ErrLimit, x.outBytes+n, budget, runOutputPayloads)
+	if n == 0 {
+		return nil
 	}
-	x.outBytes += n
+	o := x.output()
+	if budget := runOutputPayloads * l.MaxPayloadBytes; o.bytes+n > budget {
+		return fmt.Errorf("%w: the run's events would come to %d bytes, over the limit of %d (%d × Limits.MaxPayloadBytes)",
+			ErrLimit, o.bytes+n, budget, runOutputPayloads)
+	}
+	o.bytes += n
 	return nil
 }
 
 // refuse records err as the run's fault (the first one wins) and returns it.
 func (sc *StepContext) refuse(err error) error {
-	if sc.x.fault == nil {
-		sc.x.fault = err
+	if o := sc.x.output(); o.fault == nil {
+		o.fault = err
 	}
 	return err
 }

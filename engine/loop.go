@@ -569,8 +569,8 @@ func (r *runner) finish(x *execution, err error) {
 	if !isTimeout {
 		// The run has ended, so its fields are the loop's to read.
 		switch {
-		case x.fault != nil:
-			err = x.fault
+		case x.fault() != nil:
+			err = x.fault()
 		case err == nil || errors.Is(err, ErrWaiting):
 			if herr := r.checkHeld(x.sent); herr != nil {
 				err = fmt.Errorf("step %q sends %d events: %w", def.Name, len(x.sent), herr)
