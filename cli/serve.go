@@ -45,7 +45,7 @@ one that breaks them, or holds what JSON cannot (NaN, Infinity, a value
 with no kind), is InvalidArgument from the API and fails a step that
 produces it. A handler may start --max-children children, hold
 --max-queued-events events for its steps (also the most one step run may
-send and write), write stream events of --max-record-bytes each, and keep
+send and write, and the waits it may pass), write stream events of --max-record-bytes each, and keep
 --max-store-bytes in its key/value store. A step past a limit fails its
 run; an event from outside past one is ResourceExhausted.`,
 		define: func(fs *flagSet) action {
@@ -58,7 +58,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
 			fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
 			fs.IntVar(&o.limits.MaxChildren, "max-children", engine.DefaultMaxChildren, "children one handler may start")
-			fs.IntVar(&o.limits.MaxQueuedEvents, "max-queued-events", engine.DefaultMaxQueuedEvents, "events one handler may hold for its steps, and one step run may send and write")
+			fs.IntVar(&o.limits.MaxQueuedEvents, "max-queued-events", engine.DefaultMaxQueuedEvents, "events one handler may hold for its steps; events one step run may send and write, and waits it may pass")
 			fs.IntVar(&o.limits.MaxRecordBytes, "max-record-bytes", engine.DefaultMaxRecordBytes, "largest event a step may write to the stream, encoded")
 			fs.IntVar(&o.limits.MaxStoreBytes, "max-store-bytes", engine.DefaultMaxStoreBytes, "largest key/value store of one handler, encoded")
 			fs.IntVar(&o.limits.MaxPayloadDepth, "max-payload-depth", engine.DefaultMaxPayloadDepth, "deepest nesting of objects and lists in a payload")

@@ -232,6 +232,9 @@ func (sc *StepContext) park(w *waiter, id string, timeout time.Duration) (waitRe
 	if r, ok := x.item.resolved[id]; ok {
 		return r, true, nil
 	}
+	if err := sc.checkWaits(); err != nil {
+		return waitResult{}, false, err
+	}
 	if x.wait != nil {
 		// The step ignored an earlier ErrWaiting; it parks at the first wait.
 		return waitResult{}, false, nil
@@ -242,6 +245,15 @@ func (sc *StepContext) park(w *waiter, id string, timeout time.Duration) (waitRe
 	}
 	x.wait = w
 	return waitResult{}, false, nil
+}
+
+// checkWaits refuses a new wait once the run has passed as many as
+// Limits.MaxQueuedEvents: the run carries every earlier wait's result.
+func (sc *StepContext) checkWaits() error {
+	if n, limit := len(sc.x.item.resolved), sc.x.h.e.lim.MaxQueuedEvents; n >= limit {
+		return sc.refuse(fmt.Errorf("step %q: %w: the run has passed %d waits, the limit (Limits.MaxQueuedEvents)", sc.Step(), ErrLimit, n))
+	}
+	return nil
 }
 
 // roundTrip asks the handler's loop for something and waits for the answer.

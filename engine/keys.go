@@ -91,6 +91,9 @@ func (sc *StepContext) WaitForKey(key string, opts KeyOptions) (Published, error
 			return Published{}, fmt.Errorf("looking up key %q: %w", key, err)
 		}
 		if found {
+			if err := sc.checkWaits(); err != nil {
+				return Published{}, err
+			}
 			// Remember it, so that a re-run after a later wait takes the
 			// same event.
 			if x.item.resolved == nil {

@@ -32,8 +32,9 @@ type Limits struct {
 	// (default 1,000).
 	MaxChildren int
 	// MaxQueuedEvents is how many events one handler may hold for its
-	// steps (queued to run, or gathered for fan-in), and how many events
-	// one step run may send and write (default 10,000).
+	// steps (queued to run, parked in a wait, or gathered for fan-in), how
+	// many events one step run may send and write, and how many waits one
+	// run may pass (default 10,000).
 	MaxQueuedEvents int
 	// MaxRecordBytes is the largest encoded data of an event a step writes
 	// to the stream (default 1 MiB).
@@ -121,12 +122,14 @@ func kvSize(key string, v *structpb.Value) int {
 	return len(key) + proto.Size(v)
 }
 
-// held counts the events a handler holds for its steps: queued to run and
-// gathered for fan-in.
+// held counts the events a handler holds for its steps: queued to run,
+// parked in a wait (a waiter keeps its run's input) and gathered for
+// fan-in.
 func (s *state) held() int {
 	n := 0
 	for i := range s.steps {
-		n += len(s.steps[i].queue) + len(s.steps[i].collected)
+		ss := &s.steps[i]
+		n += len(ss.queue) + len(ss.waiters) + len(ss.collected)
 	}
 	return n
 }

@@ -274,6 +274,50 @@ func TestLimits(t *testing.T) {
 			t.Fatalf("SendEvent past the limit = %v", err)
 		}
 	})
+	t.Run("runs parked in a wait", func(t *testing.T) {
+		// Each "q" parks a run, which keeps its input: the handler holds it.
+		w := engine.Workflow{Name: "w", External: []string{"q"}, Steps: []engine.Step{
+			step("s", engine.StartEvent, nil, nop),
+			step("q", "q", []string{engine.StopEvent}, func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+				_, err := sc.WaitFor("never", engine.WaitOptions{})
+				return err
+			}),
+		}}
+		e, rec := engineWith(t, engine.Options{Limits: engine.Limits{MaxQueuedEvents: 2}}, w)
+		h := start(t, e, "w", nil)
+		rec.awaitIdle(t, h.ID(), 1)
+		for i := range 2 {
+			send(t, h, "q", nil)
+			rec.awaitIdle(t, h.ID(), i+2)
+		}
+		err := h.SendEvent(context.Background(), engine.Event{Type: "q"})
+		if !errors.Is(err, engine.ErrLimit) || !strings.Contains(err.Error(), "holds 2 queued events; 1 more would pass the limit of 2") {
+			t.Fatalf("SendEvent past the limit = %v", err)
+		}
+	})
+	t.Run("waits one run passes", func(t *testing.T) {
+		// The run waits again after every event; it carries every earlier
+		// wait's result.
+		w := engine.Workflow{Name: "w", External: []string{"go"}, Steps: []engine.Step{
+			step("s", engine.StartEvent, []string{engine.StopEvent}, func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+				for {
+					if _, err := sc.WaitFor("go", engine.WaitOptions{}); err != nil {
+						return err
+					}
+				}
+			}),
+		}}
+		e, rec := engineWith(t, engine.Options{Limits: engine.Limits{MaxQueuedEvents: 3}}, w)
+		h := start(t, e, "w", nil)
+		for i := range 3 {
+			rec.awaitIdle(t, h.ID(), i+1)
+			send(t, h, "go", nil)
+		}
+		info := wait(t, h)
+		if info.Status != engine.StatusFailed || !strings.Contains(info.Error, "the run has passed 3 waits, the limit (Limits.MaxQueuedEvents)") {
+			t.Fatalf("got %v %q", info.Status, info.Error)
+		}
+	})
 	t.Run("record size", func(t *testing.T) {
 		w := one("w", func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
 			sc.Write("big", data(map[string]*structpb.Value{"s": structpb.NewStringValue(strings.Repeat("x", 2000))}))
