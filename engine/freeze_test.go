@@ -25,7 +25,7 @@ func TestIdleKeepsData(t *testing.T) {
 		{"one field", &structpb.Struct{Fields: map[string]*structpb.Value{"bench": structpb.NewStringValue("park")}}},
 		{"nested", mustStruct(t, map[string]any{"amount": 12.5, "who": map[string]any{"name": "ada", "tags": []any{"a", true, nil}}})},
 		// (An input that is not valid UTF-8 cannot be encoded; Start refuses
-		// it, see TestPayloadChecks.)
+		// it, see TestBadInputRefused.)
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &idleCounter{idle: make(chan struct{}, 4)}

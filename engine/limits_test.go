@@ -167,6 +167,7 @@ func TestBadInputRefused(t *testing.T) {
 		{"NaN", "checked", nan, engine.ErrInvalidPayload, "input.n: NaN is not allowed"},
 		{"too deep", "checked", deep(5), engine.ErrInvalidPayload, "input.a.a.a.a: nested deeper than 4 levels"},
 		{"too large", "checked", data(map[string]*structpb.Value{"n": structpb.NewStringValue(strings.Repeat("x", 600))}), engine.ErrInvalidPayload, "over the limit of 512"},
+		{"not UTF-8", "checked", data(map[string]*structpb.Value{"bad": structpb.NewStringValue("\xff\xfe")}), engine.ErrInvalidPayload, "input.bad: string is not valid UTF-8"},
 		{"refused by the workflow", "checked", nil, engine.ErrInvalidInput, `workflow "checked": "n" is required`},
 		{"checker panics", "checked", mustStruct(t, map[string]any{"n": 1.0, "panic": true}), engine.ErrInvalidInput, "checking the input panicked: checker bug"},
 	} {
