@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/gcpolicy"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
@@ -18,7 +19,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--log-level L] [--log-format text|json]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--log-level L] [--log-format text|json]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -35,7 +36,18 @@ The garbage collector may let the heap grow --gc-headroom-mib past the
 live heap between collections (GOGC set from the live heap after each
 collection, between 25 and 1000): rare collections while few handlers are
 in memory, a heap close to its live size when many are. 0, or GOGC in the
-environment, leaves Go's own policy.`,
+environment, leaves Go's own policy.
+
+Limits keep any input from making the server allocate without bound. A
+payload (an input, event data, a result, a stored value, a task answer)
+may nest --max-payload-depth levels and encode to --max-payload-bytes;
+one that breaks them, or holds what JSON cannot (NaN, Infinity, a value
+with no kind), is InvalidArgument from the API and fails a step that
+produces it. A handler may start --max-children children, hold
+--max-queued-events events for its steps (also the most one step run may
+send and write, and the waits it may pass), write stream events of --max-record-bytes each, and keep
+--max-store-bytes in its key/value store. A step past a limit fails its
+run; an event from outside past one is ResourceExhausted.`,
 		define: func(fs *flagSet) action {
 			var o serveOptions
 			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
@@ -45,10 +57,17 @@ environment, leaves Go's own policy.`,
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
 			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
 			fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
+			fs.IntVar(&o.limits.MaxChildren, "max-children", engine.DefaultMaxChildren, "children one handler may start")
+			fs.IntVar(&o.limits.MaxQueuedEvents, "max-queued-events", engine.DefaultMaxQueuedEvents, "events one handler may hold for its steps; events one step run may send and write, and waits it may pass")
+			fs.IntVar(&o.limits.MaxRecordBytes, "max-record-bytes", engine.DefaultMaxRecordBytes, "largest event a step may write to the stream, encoded")
+			fs.IntVar(&o.limits.MaxStoreBytes, "max-store-bytes", engine.DefaultMaxStoreBytes, "largest key/value store of one handler, encoded")
+			fs.IntVar(&o.limits.MaxPayloadDepth, "max-payload-depth", engine.DefaultMaxPayloadDepth, "deepest nesting of objects and lists in a payload")
+			fs.IntVar(&o.limits.MaxPayloadBytes, "max-payload-bytes", engine.DefaultMaxPayloadBytes, "largest payload (input, event data, result, value), encoded")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
-			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format")
+			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
+				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes")
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}
@@ -66,6 +85,8 @@ type serveOptions struct {
 	debugAddr   string
 
 	gcHeadroomMiB int
+
+	limits engine.Limits
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -83,6 +104,15 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	}
 	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 {
 		return usageErrorf("--idle-timeout, --max-idle-in-memory and --gc-headroom-mib must not be negative")
+	}
+	for _, l := range []struct {
+		flag string
+		v    int
+	}{{"max-children", o.limits.MaxChildren}, {"max-queued-events", o.limits.MaxQueuedEvents}, {"max-record-bytes", o.limits.MaxRecordBytes},
+		{"max-store-bytes", o.limits.MaxStoreBytes}, {"max-payload-depth", o.limits.MaxPayloadDepth}, {"max-payload-bytes", o.limits.MaxPayloadBytes}} {
+		if l.v <= 0 {
+			return usageErrorf("--%s must be positive", l.flag)
+		}
 	}
 	log := newLogger(logs, o.level, o.format.value)
 	if o.gcHeadroomMiB > 0 {
@@ -106,7 +136,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	}
 	wfs := workflows.All()
 	srv, err := server.New(ctx, server.Options{
-		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle,
+		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 	})
 	if err != nil {
 		l.Close()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+
+	pl "github.com/wfd-dev/wfd/internal/payload"
 )
 
 // ChildEvent is the type of the event that tells a parent a child ended;
@@ -54,15 +56,27 @@ func childDone(ev Event) (string, ChildResult) {
 // id. The id derives from the parent, the input event and the call's
 // position in the run, so a re-run does not start it twice. Cancelling the
 // parent cancels its running children.
+//
+// An input that breaks the payload rules (ErrInvalidPayload), or a child
+// past Limits.MaxChildren (ErrLimit), is refused and fails the run.
 func (sc *StepContext) StartChild(workflow string, input *structpb.Struct) (string, error) {
 	x := sc.x
+	err := checkText("the workflow name", workflow, maxNameBytes, true)
+	if err == nil {
+		err = pl.Check(x.h.e.lim.payload(), "input", input)
+	}
+	if err != nil {
+		return "", sc.refuse(fmt.Errorf("step %q starts a child: %w", sc.Step(), err))
+	}
 	id := sc.HandlerID() + "." + x.item.ev.ID + "." + strconv.Itoa(x.childN)
 	x.childN++
 	if _, err := sc.roundTrip(msg{kind: msgAddChild, p: &payload{key: id}}); err != nil {
+		if errors.Is(err, ErrLimit) {
+			return "", sc.refuse(fmt.Errorf("step %q starts a child: %w", sc.Step(), err))
+		}
 		return "", err
 	}
 	e := x.h.e
-	var err error
 	if e.opts.Starter != nil {
 		err = e.opts.Starter.StartChild(x.ctx, sc.HandlerID(), id, workflow, input)
 	} else {

@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	pl "github.com/wfd-dev/wfd/internal/payload"
 )
 
 // execution is one run of a step. The loop creates it and reads its outputs
@@ -33,6 +36,10 @@ type execution struct {
 	collects int
 	childN   int
 	usedOnce bool
+	// out is made when the run first sends or writes data, or is refused
+	// an operation (most runs of most steps do neither, and execution is
+	// allocated per run).
+	out *runOutput
 	// ctx is the run's context, for the lookups step operations make.
 	ctx   context.Context
 	reply chan reply
@@ -56,11 +63,19 @@ func (sc *StepContext) Attempt() int { return sc.x.item.attempt }
 
 // Send emits an event. Events are delivered when the run finishes (or parks
 // in a wait); a run that fails sends nothing. The step must declare the type
-// in Emits.
+// in Emits. Data that breaks the payload rules (ErrInvalidPayload) or the
+// run's output limits (ErrLimit) is refused and fails the run.
 func (sc *StepContext) Send(typ string, data *structpb.Struct) error {
 	x := sc.x
 	if !x.h.st.wf.emits[x.step][typ] {
 		return fmt.Errorf("step %q sends %q: %w", sc.Step(), typ, ErrUndeclaredEvent)
+	}
+	name := "data"
+	if typ == StopEvent {
+		name = "result"
+	}
+	if err := sc.output(data, x.h.e.lim.payload(), name); err != nil {
+		return sc.refuse(fmt.Errorf("step %q sends %q: %w", sc.Step(), typ, err))
 	}
 	x.sent = append(x.sent, Event{Type: typ, Data: data})
 	return nil
@@ -68,9 +83,79 @@ func (sc *StepContext) Send(typ string, data *structpb.Struct) error {
 
 // Write puts an event on the handler's stream for clients (progress, a
 // question to a person). Like Send it takes effect when the run finishes or
-// parks, and not at all if it fails.
+// parks, and not at all if it fails. A type or data that breaks the rules
+// (a payload JSON cannot hold, data over Limits.MaxRecordBytes, more
+// events than Limits.MaxQueuedEvents) fails the run.
 func (sc *StepContext) Write(typ string, data *structpb.Struct) {
-	sc.x.written = append(sc.x.written, Event{Type: typ, Data: data})
+	x := sc.x
+	lim := x.h.e.lim.payload()
+	lim.MaxBytes = x.h.e.lim.MaxRecordBytes
+	err := checkText("the event type", typ, maxNameBytes, true)
+	if err == nil {
+		err = sc.output(data, lim, "data")
+	}
+	if err != nil {
+		sc.refuse(fmt.Errorf("step %q writes %q: %w", sc.Step(), typ, err))
+		return
+	}
+	x.written = append(x.written, Event{Type: typ, Data: data})
+}
+
+// runOutput is what a run's limits keep track of.
+type runOutput struct {
+	// fault is a refused operation (a bad payload, a limit): the run fails
+	// with it whatever the step returns, so that a step that ignores the
+	// error (Write returns none) stores nothing bad.
+	fault error
+	// bytes is what the run has sent and written so far.
+	bytes int
+}
+
+func (x *execution) output() *runOutput {
+	if x.out == nil {
+		x.out = &runOutput{}
+	}
+	return x.out
+}
+
+// fault returns the run's refused operation, if any.
+func (x *execution) fault() error {
+	if x.out == nil {
+		return nil
+	}
+	return x.out.fault
+}
+
+// output checks an event the run sends or writes, and counts it against
+// the run's output limits.
+func (sc *StepContext) output(data *structpb.Struct, lim pl.Limits, name string) error {
+	x := sc.x
+	n, err := pl.Measure(lim, name, data)
+	if err != nil {
+		return err
+	}
+	l := &x.h.e.lim
+	if k := len(x.sent) + len(x.written); k >= l.MaxQueuedEvents {
+		return fmt.Errorf("%w: the run already sent and wrote %d events, the limit (Limits.MaxQueuedEvents)", ErrLimit, k)
+	}
+	if n == 0 {
+		return nil
+	}
+	o := x.output()
+	if budget := runOutputPayloads * l.MaxPayloadBytes; o.bytes+n > budget {
+		return fmt.Errorf("%w: the run's events would come to %d bytes, over the limit of %d (%d × Limits.MaxPayloadBytes)",
+			ErrLimit, o.bytes+n, budget, runOutputPayloads)
+	}
+	o.bytes += n
+	return nil
+}
+
+// refuse records err as the run's fault (the first one wins) and returns it.
+func (sc *StepContext) refuse(err error) error {
+	if o := sc.x.output(); o.fault == nil {
+		o.fault = err
+	}
+	return err
 }
 
 // WaitOptions narrow a wait.
@@ -92,6 +177,13 @@ type WaitOptions struct {
 func (sc *StepContext) WaitFor(typ string, opts WaitOptions) (Event, error) {
 	if typ == "" || typ == StartEvent || typ == StopEvent {
 		return Event{}, fmt.Errorf("%w: cannot wait for event type %q", ErrInvalidEvent, typ)
+	}
+	err := checkText("the event type", typ, maxNameBytes, true)
+	if err == nil {
+		err = pl.Check(sc.x.h.e.lim.payload(), "match", opts.Match)
+	}
+	if err != nil {
+		return Event{}, sc.refuse(fmt.Errorf("step %q waits for %q: %w", sc.Step(), typ, err))
 	}
 	r, ok, err := sc.wait(typ, opts.Match, opts.Timeout)
 	switch {
@@ -140,6 +232,9 @@ func (sc *StepContext) park(w *waiter, id string, timeout time.Duration) (waitRe
 	if r, ok := x.item.resolved[id]; ok {
 		return r, true, nil
 	}
+	if err := sc.checkWaits(); err != nil {
+		return waitResult{}, false, err
+	}
 	if x.wait != nil {
 		// The step ignored an earlier ErrWaiting; it parks at the first wait.
 		return waitResult{}, false, nil
@@ -150,6 +245,15 @@ func (sc *StepContext) park(w *waiter, id string, timeout time.Duration) (waitRe
 	}
 	x.wait = w
 	return waitResult{}, false, nil
+}
+
+// checkWaits refuses a new wait once the run has passed as many as
+// Limits.MaxQueuedEvents: the run carries every earlier wait's result.
+func (sc *StepContext) checkWaits() error {
+	if n, limit := len(sc.x.item.resolved), sc.x.h.e.lim.MaxQueuedEvents; n >= limit {
+		return sc.refuse(fmt.Errorf("step %q: %w: the run has passed %d waits, the limit (Limits.MaxQueuedEvents)", sc.Step(), ErrLimit, n))
+	}
+	return nil
 }
 
 // roundTrip asks the handler's loop for something and waits for the answer.
@@ -186,6 +290,9 @@ func (sc *StepContext) Collect(ev Event, types ...string) ([]Event, error) {
 	key := sc.oncePrefix() + "\x00collect/" + strconv.Itoa(x.collects)
 	x.collects++
 	r, err := sc.roundTrip(msg{kind: msgCollect, p: &payload{ev: ev, key: key, types: types}})
+	if errors.Is(err, ErrLimit) {
+		return nil, sc.refuse(fmt.Errorf("step %q collects: %w", sc.Step(), err))
+	}
 	return r.events, err
 }
 
@@ -200,12 +307,29 @@ func (sc *StepContext) Get(key string) (*structpb.Value, bool) {
 }
 
 // Set writes a value of the handler's key/value store; nil deletes the key.
-// The store is part of the handler's state and its snapshots.
+// The store is part of the handler's state and its snapshots. A key or
+// value that breaks the payload rules (ErrInvalidPayload), or a store that
+// would grow past Limits.MaxStoreBytes (ErrLimit), is refused and fails
+// the run.
 func (sc *StepContext) Set(key string, v *structpb.Value) error {
+	if err := checkText("the key", key, maxNameBytes, true); err != nil {
+		return sc.refuse(fmt.Errorf("step %q sets a value: %w", sc.Step(), err))
+	}
+	return sc.set(key, key, v)
+}
+
+// set stores v under key (shown as name in errors).
+func (sc *StepContext) set(key, name string, v *structpb.Value) error {
 	if v != nil {
+		if err := pl.CheckValue(sc.x.h.e.lim.payload(), "value", v); err != nil {
+			return sc.refuse(fmt.Errorf("step %q sets %q: %w", sc.Step(), name, err))
+		}
 		v = proto.Clone(v).(*structpb.Value)
 	}
 	_, err := sc.roundTrip(msg{kind: msgSet, p: &payload{key: key, val: v}})
+	if errors.Is(err, ErrLimit) {
+		return sc.refuse(fmt.Errorf("step %q sets %q: %w", sc.Step(), name, err))
+	}
 	return err
 }
 
@@ -215,6 +339,9 @@ func (sc *StepContext) Set(key string, v *structpb.Value) error {
 // fails, nothing is recorded. Records are dropped when the run finishes.
 func (sc *StepContext) Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error) {
 	sc.x.usedOnce = true
+	if err := checkText("the key", key, maxNameBytes, true); err != nil {
+		return nil, sc.refuse(fmt.Errorf("step %q: Once: %w", sc.Step(), err))
+	}
 	k := sc.oncePrefix() + key
 	if v, ok := sc.Get(k); ok {
 		return v, nil
@@ -226,7 +353,7 @@ func (sc *StepContext) Once(key string, fn func() (*structpb.Value, error)) (*st
 	if v == nil {
 		v = structpb.NewNullValue()
 	}
-	if err := sc.Set(k, v); err != nil {
+	if err := sc.set(k, "Once "+key, v); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -14,6 +14,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
+	pl "github.com/wfd-dev/wfd/internal/payload"
 	"github.com/wfd-dev/wfd/internal/shrink"
 )
 
@@ -42,12 +43,16 @@ type Options struct {
 	// only pays when many handlers are in memory. 0 compacts always; a
 	// negative value never.
 	CompactIdleAbove int
+	// Limits bound what a handler may hold and a step run produce; zero
+	// fields take their defaults.
+	Limits Limits
 }
 
 // Engine holds the registered workflows and the live handlers.
 type Engine struct {
 	opts Options
 	log  *slog.Logger
+	lim  Limits
 
 	mu        sync.Mutex
 	workflows map[string]*compiled
@@ -68,7 +73,7 @@ func New(opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Engine{opts: opts, log: opts.Logger, workflows: map[string]*compiled{}, live: map[string]*Handler{}}
+	return &Engine{opts: opts, log: opts.Logger, lim: opts.Limits.withDefaults(), workflows: map[string]*compiled{}, live: map[string]*Handler{}}
 }
 
 // Register validates a workflow and makes it available to Start.
@@ -141,10 +146,18 @@ type StartOptions struct {
 
 // Start runs a new handler of the named workflow with input as the data of
 // its start event. It returns once the journal has acknowledged the
-// handler's creation.
+// handler's creation. An input that breaks the payload limits is
+// ErrInvalidPayload, one the workflow's CheckInput refuses ErrInvalidInput;
+// neither creates a handler.
 func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Struct, opts StartOptions) (*Handler, error) {
 	c, err := e.lookup(workflow)
 	if err != nil {
+		return nil, err
+	}
+	if err := pl.Check(e.lim.payload(), "input", input); err != nil {
+		return nil, err
+	}
+	if err := c.checkInput(input); err != nil {
 		return nil, err
 	}
 	id := opts.HandlerID

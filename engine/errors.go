@@ -1,6 +1,10 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+
+	pl "github.com/wfd-dev/wfd/internal/payload"
+)
 
 // Errors returned by the engine. Callers test them with errors.Is; the
 // service edge maps them to status codes.
@@ -37,6 +41,16 @@ var (
 	ErrStalled = errors.New("handler stalled: no work queued or running and nothing can wake it")
 	// ErrWorkflowTimeout: the whole-workflow timeout passed.
 	ErrWorkflowTimeout = errors.New("workflow timed out")
+	// ErrInvalidPayload: a payload (input, event data, result, stored
+	// value) holds what JSON cannot (NaN, ±Infinity, a value with no kind,
+	// invalid UTF-8), nests too deeply or is too large; or a name or text
+	// a step passes is empty, too long or not UTF-8. The message names the
+	// value, as in "input.items[3].x: NaN is not allowed".
+	ErrInvalidPayload = pl.ErrInvalid
+	// ErrInvalidInput: the workflow's CheckInput refused the input.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrLimit: the operation would pass one of the engine's Limits.
+	ErrLimit = errors.New("limit exceeded")
 	// ErrUndeclaredEvent: a step sent an event type it does not declare in Emits.
 	ErrUndeclaredEvent = errors.New("event type not declared in the step's Emits")
 )

@@ -24,8 +24,8 @@ func TestIdleKeepsData(t *testing.T) {
 		{"no input", nil},
 		{"one field", &structpb.Struct{Fields: map[string]*structpb.Value{"bench": structpb.NewStringValue("park")}}},
 		{"nested", mustStruct(t, map[string]any{"amount": 12.5, "who": map[string]any{"name": "ada", "tags": []any{"a", true, nil}}})},
-		// Not valid UTF-8, so it cannot be encoded: it stays decoded.
-		{"invalid utf-8", &structpb.Struct{Fields: map[string]*structpb.Value{"bad": structpb.NewStringValue("\xff\xfe")}}},
+		// (An input that is not valid UTF-8 cannot be encoded; Start refuses
+		// it, see TestBadInputRefused.)
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &idleCounter{idle: make(chan struct{}, 4)}

@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	pl "github.com/wfd-dev/wfd/internal/payload"
 )
 
 // Handler is a live run of a workflow. Its methods send messages to the
@@ -185,7 +187,19 @@ func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
 // type from outside, or a waiter of the handler must wait for it; otherwise
 // the error is ErrInvalidEvent. It returns once the journal has
 // acknowledged the change that holds the event.
+//
+// Data that breaks the payload rules is ErrInvalidPayload; an event that
+// would make the handler hold more than Limits.MaxQueuedEvents is ErrLimit.
+// The data of the types wfd sends itself (TaskEvent, KeyEvent, ChildEvent)
+// was checked where it entered, and may come from a store written before
+// that: it is sanitized rather than refused, so a parent always learns
+// that its child ended.
 func (h *Handler) SendEvent(ctx context.Context, ev Event, opts ...SendOption) error {
+	if reserved(ev.Type) {
+		ev.Data = pl.Sanitize(ev.Data)
+	} else if err := pl.Check(h.e.lim.payload(), "event.data", ev.Data); err != nil {
+		return err
+	}
 	var o sendOptions
 	for _, opt := range opts {
 		opt(&o)

@@ -70,6 +70,9 @@ func (sc *StepContext) WaitForKey(key string, opts KeyOptions) (Published, error
 	if key == "" {
 		return Published{}, fmt.Errorf("%w: empty key", ErrInvalidEvent)
 	}
+	if err := checkText("the key", key, maxNameBytes, true); err != nil {
+		return Published{}, sc.refuse(fmt.Errorf("step %q waits for a key: %w", sc.Step(), err))
+	}
 	x := sc.x
 	id := sc.nextWaitID()
 	since := opts.Since
@@ -88,6 +91,9 @@ func (sc *StepContext) WaitForKey(key string, opts KeyOptions) (Published, error
 			return Published{}, fmt.Errorf("looking up key %q: %w", key, err)
 		}
 		if found {
+			if err := sc.checkWaits(); err != nil {
+				return Published{}, err
+			}
 			// Remember it, so that a re-run after a later wait takes the
 			// same event.
 			if x.item.resolved == nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/wfd-dev/wfd/internal/errid"
 )
 
 // loopState is what the control loop keeps across parks: the timer of the
@@ -202,7 +204,11 @@ func (r *runner) handle(m msg) {
 			m.reply <- reply{}
 			return
 		}
-		if err := r.checkExternal(m.p.ev); err != nil {
+		err := r.checkExternal(m.p.ev)
+		if err == nil {
+			err = r.checkHeld([]Event{m.p.ev})
+		}
+		if err != nil {
 			m.reply <- reply{err: err}
 			return
 		}
@@ -251,20 +257,13 @@ func (r *runner) handle(m msg) {
 		v, ok := s.rare().kv[m.p.key]
 		m.reply <- reply{val: v, ok: ok}
 	case msgSet:
-		if m.p.val == nil {
-			if s.more != nil {
-				delete(s.more.kv, m.p.key)
-			}
-		} else {
-			x := s.rareMut()
-			if x.kv == nil {
-				x.kv = map[string]*structpb.Value{}
-			}
-			x.kv[m.p.key] = m.p.val
-		}
-		m.reply <- reply{}
+		m.reply <- reply{err: s.setKV(m.p.key, m.p.val, r.h.e.lim.MaxStoreBytes)}
 	case msgAddChild:
 		if x := s.rareMut(); !slices.Contains(x.children, m.p.key) {
+			if limit := r.h.e.lim.MaxChildren; len(x.children) >= limit {
+				m.reply <- reply{err: fmt.Errorf("%w: handler %s has started %d children, the limit (Limits.MaxChildren)", ErrLimit, s.id, limit)}
+				return
+			}
 			x.children = append(x.children, m.p.key)
 			r.childrenChanged = true
 		}
@@ -276,7 +275,8 @@ func (r *runner) handle(m msg) {
 			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}
 			return
 		}
-		m.reply <- reply{events: r.collect(m.exec.step, m.p.ev, m.p.key, m.p.types)}
+		evs, err := r.collect(m.exec.step, m.p.ev, m.p.key, m.p.types)
+		m.reply <- reply{events: evs, err: err}
 	}
 }
 
@@ -376,9 +376,9 @@ func (r *runner) resume(w *waiter, res waitResult) {
 	r.s.steps[w.step].queue = append(r.s.steps[w.step].queue, it)
 }
 
-func (r *runner) collect(step int, ev Event, key string, types []string) []Event {
+func (r *runner) collect(step int, ev Event, key string, types []string) ([]Event, error) {
 	if v, ok := r.s.rare().kv[key]; ok {
-		return eventsFromValue(v)
+		return eventsFromValue(v), nil
 	}
 	ss := &r.s.steps[step]
 	if !slices.ContainsFunc(ss.collected, func(e Event) bool { return e.ID == ev.ID }) {
@@ -395,7 +395,7 @@ func (r *runner) collect(step int, ev Event, key string, types []string) []Event
 			}
 		}
 		if found < 0 {
-			return nil
+			return nil, nil
 		}
 		used[found] = true
 		picked = append(picked, found)
@@ -404,15 +404,14 @@ func (r *runner) collect(step int, ev Event, key string, types []string) []Event
 	for k, i := range picked {
 		out[k] = ss.collected[i]
 	}
+	// The set is remembered in the store, so it counts against its limit.
+	if err := r.s.setKV(key, eventsToValue(out), r.h.e.lim.MaxStoreBytes); err != nil {
+		return nil, err
+	}
 	ss.collected = slices.DeleteFunc(ss.collected, func(e Event) bool {
 		return slices.ContainsFunc(out, func(o Event) bool { return o.ID == e.ID })
 	})
-	m := r.s.rareMut()
-	if m.kv == nil {
-		m.kv = map[string]*structpb.Value{}
-	}
-	m.kv[key] = eventsToValue(out)
-	return out
+	return out, nil
 }
 
 // eventsToValue encodes events for the key/value store, where a completed
@@ -525,10 +524,17 @@ type errTimedOut struct{ d time.Duration }
 
 func (e errTimedOut) Error() string { return fmt.Sprintf("step timed out after %v", e.d) }
 
+// call1 runs the step. A panic fails the run: its error (which clients
+// see on the stream and as the handler's error) says what panicked, and
+// the stack, which names source files, goes to the log under an error id
+// the message carries.
 func (h *Handler) call1(ctx context.Context, x *execution, def *Step) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("step %q panicked: %v\n%s", def.Name, p, debug.Stack())
+			id := errid.New()
+			h.e.log.Error("step panicked", "handler", h.st.id, "step", def.Name, "error_id", id,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("step %q panicked: %v (error id %s)", def.Name, p, id)
 		}
 	}()
 	return def.Run(ctx, &x.sc, x.item.ev)
@@ -560,6 +566,17 @@ func (r *runner) finish(x *execution, err error) {
 	// outputs must not be read.
 	var timedOut errTimedOut
 	isTimeout := errors.As(err, &timedOut)
+	if !isTimeout {
+		// The run has ended, so its fields are the loop's to read.
+		switch {
+		case x.fault() != nil:
+			err = x.fault()
+		case err == nil || errors.Is(err, ErrWaiting):
+			if herr := r.checkHeld(x.sent); herr != nil {
+				err = fmt.Errorf("step %q sends %d events: %w", def.Name, len(x.sent), herr)
+			}
+		}
+	}
 	parked := !isTimeout && x.wait != nil && (err == nil || errors.Is(err, ErrWaiting))
 	switch {
 	case parked:
@@ -587,7 +604,7 @@ func (r *runner) finish(x *execution, err error) {
 		if errors.Is(err, ErrWaiting) {
 			err = fmt.Errorf("step returned ErrWaiting without waiting: %w", err)
 		}
-		ch.Error = err.Error()
+		ch.Error = cleanError(err.Error())
 		r.record(Record{Kind: RecordStepState, Step: ch})
 		if x.item.attempt < def.Retry.MaxAttempts {
 			it := x.item
@@ -597,7 +614,7 @@ func (r *runner) finish(x *execution, err error) {
 			ss.queue = append(ss.queue, it)
 			return
 		}
-		r.terminate(StatusFailed, nil, fmt.Sprintf("step %q failed after %d attempt(s): %v", def.Name, x.item.attempt, err))
+		r.terminate(StatusFailed, nil, cleanError(fmt.Sprintf("step %q failed after %d attempt(s): %v", def.Name, x.item.attempt, err)))
 	}
 }
 
@@ -624,10 +641,9 @@ func (r *runner) commit(x *execution, ch *StepChange) {
 
 func (r *runner) dropOnce(step, eventID string) {
 	prefix := onceKeyPrefix(step, eventID)
-	kv := r.s.rare().kv
-	for k := range kv {
+	for k := range r.s.rare().kv {
 		if strings.HasPrefix(k, prefix) {
-			delete(kv, k)
+			_ = r.s.setKV(k, nil, 0) // a delete always fits
 		}
 	}
 }

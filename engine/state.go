@@ -36,7 +36,9 @@ type state struct {
 
 // stateMore is the part of a state that most handlers leave empty.
 type stateMore struct {
-	kv          map[string]*structpb.Value
+	kv map[string]*structpb.Value
+	// kvBytes is what kv counts against Limits.MaxStoreBytes (kvSize).
+	kvBytes     int
 	deadline    time.Time
 	completedAt time.Time
 	result      *structpb.Struct
@@ -319,7 +321,11 @@ func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
 		m.err = p.GetError()
 	}
 	if len(p.GetStore()) > 0 {
-		s.rareMut().kv = maps.Clone(p.GetStore())
+		m := s.rareMut()
+		m.kv = maps.Clone(p.GetStore())
+		for k, v := range m.kv {
+			m.kvBytes += kvSize(k, v)
+		}
 	}
 	for _, k := range p.GetEventKeys() {
 		s.seenKey(k)

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	pl "github.com/wfd-dev/wfd/internal/payload"
 )
 
 // TaskEvent is the type of the event that answers a human task. The server
@@ -45,7 +47,20 @@ type TaskAnswer struct {
 // ErrTimeout.
 func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
 	if t.Title == "" {
-		return TaskAnswer{}, errors.New("engine: a task needs a title")
+		return TaskAnswer{}, sc.refuse(errors.New("engine: a task needs a title"))
+	}
+	err := checkText("the title", t.Title, maxNameBytes, true)
+	if err == nil {
+		err = checkText("the description", t.Description, maxTextBytes, false)
+	}
+	if err == nil {
+		err = checkText("the assignee", t.Assignee, maxNameBytes, false)
+	}
+	if err == nil {
+		err = pl.Check(sc.x.h.e.lim.payload(), "schema", t.Schema)
+	}
+	if err != nil {
+		return TaskAnswer{}, sc.refuse(fmt.Errorf("step %q asks task %q: %w", sc.Step(), t.Title, err))
 	}
 	waitID := sc.nextWaitID()
 	t.ID = sc.HandlerID() + ":" + waitID

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // StepFunc is the code of a step. It runs in a goroutine of its own with the
@@ -80,6 +82,29 @@ type Workflow struct {
 	// Timeout bounds the whole run from its start; 0 means no limit. It is
 	// kept as an absolute deadline, so restoring a snapshot does not restart it.
 	Timeout time.Duration
+	// CheckInput, if set, validates the input of a new handler before it
+	// is created (Engine.Start, children too): an error refuses the start
+	// with ErrInvalidInput and the error's text, and nothing is stored. It
+	// runs on the caller's goroutine and must not block.
+	CheckInput func(input *structpb.Struct) error
+}
+
+// checkInput runs the workflow's CheckInput; a panic in it is an error,
+// not a crash of the caller.
+func (c *compiled) checkInput(input *structpb.Struct) (err error) {
+	check := c.def.CheckInput
+	if check == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: workflow %q: checking the input panicked: %v", ErrInvalidInput, c.def.Name, p)
+		}
+	}()
+	if err := check(input); err != nil {
+		return fmt.Errorf("%w: workflow %q: %w", ErrInvalidInput, c.def.Name, err)
+	}
+	return nil
 }
 
 // Validate checks the definition and reports every problem it finds.

@@ -10,6 +10,7 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/payload"
 	"github.com/wfd-dev/wfd/persistence"
 )
 
@@ -131,7 +132,7 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 		// An empty result is an empty object, as on the stream.
 		var s structpb.Struct
 		if proto.Unmarshal(h.Result, &s) == nil {
-			p.Result = &s
+			p.Result = payload.Sanitize(&s)
 		}
 	}
 	if !h.IdleSince.IsZero() {
@@ -142,11 +143,11 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 				p.Idle.ExternalEventTypes = append(p.Idle.ExternalEventTypes, w.EventType)
 			case w.ID == timeoutWaiter:
 			default:
-				var wi wfdv1.WaiterInfo
-				if proto.Unmarshal(w.Match, &wi) != nil {
-					wi = wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
+				wi := &wfdv1.WaiterInfo{}
+				if proto.Unmarshal(w.Match, wi) != nil {
+					wi = &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
 				}
-				p.Idle.Waiters = append(p.Idle.Waiters, &wi)
+				p.Idle.Waiters = append(p.Idle.Waiters, cleanWaiter(wi))
 			}
 		}
 	}
@@ -157,6 +158,89 @@ func workflowToProto(w *engine.Workflow) *wfdv1.Workflow {
 	p := &wfdv1.Workflow{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External}
 	for _, s := range w.Steps {
 		p.Steps = append(p.Steps, s.Name)
+	}
+	return p
+}
+
+// Output is sanitized (payload.Sanitize) wherever the service answers with
+// stored payloads: handlers, stream records, tasks. A store may hold what
+// JSON cannot (NaN, ±Infinity, a value with no kind), written before
+// payloads were checked or by another program, and one such value must not
+// make GetHandler, ListHandlers or StreamEvents fail for Connect JSON
+// clients. Non-finite numbers become the strings "NaN", "Infinity" and
+// "-Infinity", kind-less values null. What needs no change is returned as
+// it is; what does is copied, since live records are shared by every
+// subscriber of a stream.
+
+// cleanRecord returns r with every payload it holds sanitized.
+func cleanRecord(r *wfdv1.Record) *wfdv1.Record {
+	switch k := r.GetKind().(type) {
+	case *wfdv1.Record_EventWritten:
+		if d := payload.Sanitize(k.EventWritten.GetData()); d != k.EventWritten.GetData() {
+			c := proto.Clone(r).(*wfdv1.Record)
+			c.GetEventWritten().Data = d
+			return c
+		}
+	case *wfdv1.Record_HandlerFinished:
+		if res := payload.Sanitize(k.HandlerFinished.GetResult()); res != k.HandlerFinished.GetResult() {
+			c := proto.Clone(r).(*wfdv1.Record)
+			c.GetHandlerFinished().Result = res
+			return c
+		}
+	case *wfdv1.Record_IdleChanged:
+		if info := cleanIdle(k.IdleChanged.GetInfo()); info != k.IdleChanged.GetInfo() {
+			c := proto.Clone(r).(*wfdv1.Record)
+			c.GetIdleChanged().Info = info
+			return c
+		}
+	}
+	return r
+}
+
+func cleanIdle(i *wfdv1.IdleInfo) *wfdv1.IdleInfo {
+	var out *wfdv1.IdleInfo
+	for j, w := range i.GetWaiters() {
+		if cw := cleanWaiter(w); cw != w {
+			if out == nil {
+				out = proto.Clone(i).(*wfdv1.IdleInfo)
+			}
+			out.Waiters[j] = cw
+		}
+	}
+	if out == nil {
+		return i
+	}
+	return out
+}
+
+func cleanWaiter(w *wfdv1.WaiterInfo) *wfdv1.WaiterInfo {
+	m, schema := payload.Sanitize(w.GetMatch()), payload.Sanitize(w.GetTask().GetAnswerSchema())
+	if m == w.GetMatch() && schema == w.GetTask().GetAnswerSchema() {
+		return w
+	}
+	c := proto.Clone(w).(*wfdv1.WaiterInfo)
+	c.Match = m
+	if c.Task != nil {
+		c.Task.AnswerSchema = schema
+	}
+	return c
+}
+
+// infoToProto is the API view of a handler from the engine, for answering
+// a call whose change is durable when the store cannot be read back.
+func infoToProto(i engine.Info) *wfdv1.Handler {
+	p := &wfdv1.Handler{
+		HandlerId: i.ID, Workflow: i.Workflow, Status: wfdv1.HandlerStatus(i.Status), Error: i.Error, LastSeq: i.Seq,
+		CreatedAt: timestamppb.New(i.CreatedAt), Result: payload.Sanitize(i.Result), Idle: cleanIdle(idleToProto(i.Idle)),
+	}
+	if i.Status == engine.StatusRunning {
+		p.Residency = wfdv1.Residency_RESIDENCY_ACTIVE
+	}
+	if !i.CompletedAt.IsZero() {
+		p.CompletedAt = timestamppb.New(i.CompletedAt)
+	}
+	if i.Status == engine.StatusCompleted && p.Result == nil {
+		p.Result = &structpb.Struct{}
 	}
 	return p
 }

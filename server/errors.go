@@ -3,14 +3,17 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/errid"
 	"github.com/wfd-dev/wfd/persistence"
 )
 
@@ -20,6 +23,11 @@ const retryAfter = time.Second
 // toConnect maps an error from the engine, the store or the request checks
 // to a Connect error with the right code. It is the only place that decides
 // codes.
+//
+// It is also where internals stop: an error the service did not expect
+// (Internal), a store failure (Unavailable from the store, DataLoss) can
+// carry file paths and library detail. The client gets a clear message and
+// an error id instead; errorLogger logs the detail under that id.
 func toConnect(err error) error {
 	if err == nil {
 		return nil
@@ -40,8 +48,11 @@ func toConnect(err error) error {
 		code = connect.CodeFailedPrecondition
 	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, errNotFound), errors.Is(err, persistence.ErrNotFound):
 		code = connect.CodeNotFound
-	case errors.Is(err, errInvalid), errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, persistence.ErrInvalid):
+	case errors.Is(err, errInvalid), errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, persistence.ErrInvalid),
+		errors.Is(err, engine.ErrInvalidPayload), errors.Is(err, engine.ErrInvalidInput):
 		code = connect.CodeInvalidArgument
+	case errors.Is(err, engine.ErrLimit):
+		code = connect.CodeResourceExhausted
 	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists):
 		code = connect.CodeAlreadyExists
 	case errors.Is(err, persistence.ErrUnavailable), errors.Is(err, engine.ErrClosed), errors.Is(err, engine.ErrReleased), errors.Is(err, errUnavailable):
@@ -49,18 +60,119 @@ func toConnect(err error) error {
 	case errors.Is(err, persistence.ErrCorrupt):
 		code = connect.CodeDataLoss
 	}
-	// Our own sentinels only pick the code; the message need not repeat it.
-	msg := err.Error()
-	for _, s := range []error{errInvalid, errAlreadyExists, errFailedPrecondition, errUnavailable, errNotFound} {
-		msg = strings.TrimPrefix(msg, s.Error()+": ")
+	var cause error
+	var ie *internalError
+	switch {
+	case errors.As(err, &ie):
+		cause = ie
+	case code == connect.CodeInternal:
+		cause = newInternal("internal error", err)
+	case code == connect.CodeDataLoss:
+		cause = newInternal("stored data is damaged", err)
+	case code == connect.CodeUnavailable && errors.Is(err, persistence.ErrUnavailable):
+		cause = newInternal("the store is unavailable; retry later", err)
+	default:
+		// Our own sentinels only pick the code; the message need not repeat it.
+		msg := err.Error()
+		for _, s := range []error{errInvalid, errAlreadyExists, errFailedPrecondition, errUnavailable, errNotFound} {
+			msg = strings.TrimPrefix(msg, s.Error()+": ")
+		}
+		cause = errors.New(msg)
 	}
-	out := connect.NewError(code, errors.New(msg))
+	out := connect.NewError(code, cause)
 	if code == connect.CodeUnavailable {
 		if d, derr := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)}); derr == nil {
 			out.AddDetail(d)
 		}
 	}
 	return out
+}
+
+// internalError is an error whose detail (a path, a library's message)
+// is for the log only: its text is a public message and an error id.
+type internalError struct {
+	id     string
+	public string
+	detail error
+	// logged: the detail is in the log already (hideStoreError).
+	logged bool
+}
+
+func newInternal(public string, detail error) *internalError {
+	return &internalError{id: errid.New(), public: public, detail: detail}
+}
+
+func (e *internalError) Error() string { return e.public + " (error id " + e.id + ")" }
+
+// Unwrap keeps the cause visible to errors.Is (the code depends on it);
+// its text never reaches a client.
+func (e *internalError) Unwrap() error { return e.detail }
+
+// hideStoreError is for store errors that leave the server other than as
+// an RPC error: to the engine, which puts a step's error on the stream and
+// in the handler's error. A store failure is logged here with an error id
+// and replaced by a message without its detail; other errors pass.
+func (s *Server) hideStoreError(err error) error {
+	var ie *internalError
+	switch {
+	case err == nil, errors.As(err, &ie):
+		return err
+	case errors.Is(err, persistence.ErrUnavailable):
+		ie = newInternal("the store is unavailable", err)
+	case errors.Is(err, persistence.ErrCorrupt):
+		ie = newInternal("stored data is damaged", err)
+	default:
+		return err
+	}
+	ie.logged = true
+	s.log.Error("store error", "error_id", ie.id, "err", err)
+	return ie
+}
+
+// hidingStarter starts children through next and hides store failures
+// from its errors, which become the parent's step error.
+type hidingStarter struct {
+	s    *Server
+	next engine.Starter
+}
+
+func (h hidingStarter) StartChild(ctx context.Context, parent, child, workflow string, input *structpb.Struct) error {
+	return h.s.hideStoreError(h.next.StartChild(ctx, parent, child, workflow, input))
+}
+
+// errorLogger logs the detail of every internal error a call answers
+// with, under the error id the client got.
+type errorLogger struct{ log *slog.Logger }
+
+func (l errorLogger) report(procedure string, err error) {
+	var ie *internalError
+	if errors.As(err, &ie) && !ie.logged {
+		l.log.Error("call failed", "procedure", procedure, "code", connect.CodeOf(err).String(), "error_id", ie.id, "err", ie.detail)
+	}
+}
+
+func (l errorLogger) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		res, err := next(ctx, req)
+		if err != nil {
+			l.report(req.Spec().Procedure, err)
+		}
+		return res, err
+	}
+}
+
+func (l errorLogger) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (l errorLogger) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		err := next(ctx, conn)
+		if err != nil {
+			l.report(conn.Spec().Procedure, err)
+		}
+		return err
+	}
 }
 
 // Errors of the service itself; wrapped with the details.

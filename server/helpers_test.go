@@ -53,6 +53,8 @@ type serverConfig struct {
 	reclaimAfter time.Duration
 	// logger is Options.Logger (slog.Default() when nil).
 	logger *slog.Logger
+	// limits is Options.Limits.
+	limits engine.Limits
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -70,7 +72,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	srv, err := server.New(context.Background(), server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
 		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
-		Logger: cfg.logger,
+		Logger: cfg.logger, Limits: cfg.limits,
 	})
 	if err != nil {
 		store.Close()

@@ -22,14 +22,16 @@ import (
 const wakeWorkers = 32
 
 // eventLog is the engine's view of the store's published-event log.
-type eventLog struct{ store persistence.Store }
+type eventLog struct{ s *Server }
 
 var _ engine.EventLog = eventLog{}
 
+// Find looks a key up for a step's WaitForKey. A store failure becomes the
+// step's error, which clients see: its detail goes to the log instead.
 func (l eventLog) Find(ctx context.Context, key, handlerID string, since time.Time) (engine.Published, bool, error) {
-	p, ok, err := l.store.FindPublished(ctx, key, handlerID, since)
+	p, ok, err := l.s.store.FindPublished(ctx, key, handlerID, since)
 	if err != nil || !ok {
-		return engine.Published{}, ok, err
+		return engine.Published{}, ok, l.s.hideStoreError(err)
 	}
 	return publishedToEngine(&p), true, nil
 }
@@ -52,7 +54,7 @@ func publishedToEngine(p *persistence.Published) engine.Published {
 // so no publication is missed in between. Delivery is at least once and
 // deduplicated per handler by the event id.
 func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventRequest) (*wfdv1.PublishEventResponse, error) {
-	if err := validatePublish(req); err != nil {
+	if err := validatePublish(req, v.s.payloadLimits()); err != nil {
 		return nil, toConnect(err)
 	}
 	id := req.GetEventId()
@@ -69,7 +71,12 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	}
 	woken, err := v.s.wake(ctx, &p)
 	if err != nil {
-		return nil, toConnect(err)
+		// The event is in the log: say so, so that a client retries with
+		// its id (which wakes the handlers again) rather than publishing
+		// a second event.
+		ie := newInternal(fmt.Sprintf("event %s was published (seq %d) but waking the handlers that wait for it failed; "+
+			"publish again with event_id %q to wake them", p.ID, p.Seq, p.ID), err)
+		return nil, toConnect(ie)
 	}
 	return &wfdv1.PublishEventResponse{EventId: p.ID, Seq: p.Seq, Woken: int32(woken)}, nil
 }

@@ -55,6 +55,10 @@ type Options struct {
 	// server gives the memory they freed back to the OS (server/reclaim.go).
 	// Default 1s; negative disables it.
 	ReclaimAfter time.Duration
+	// Limits bound what one handler may hold and one step run produce
+	// (engine.Limits; zero fields take the engine's defaults). Their
+	// payload limits apply to what clients send too.
+	Limits engine.Limits
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -128,7 +132,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed)
 	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0), CompactIdleAbove: opts.CompactIdleAbove,
-		EventLog: eventLog{opts.Store}, Starter: starter{s}})
+		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
@@ -210,6 +214,9 @@ func (s *Server) Handler() http.Handler {
 		// Most messages are small; compressing them costs more CPU than
 		// the bytes it saves on loopback or a LAN.
 		connect.WithCompressMinBytes(4 << 10),
+		// Internal errors reach clients as a message and an error id;
+		// this logs their detail under that id (errors.go).
+		connect.WithInterceptors(errorLogger{s.log}),
 	}
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, opts...))
 	mux.Handle(grpchealth.NewHandler(s.health))

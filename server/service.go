@@ -41,7 +41,7 @@ func (v *service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 }
 
 func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.Handler, error) {
-	if err := validateRun(req); err != nil {
+	if err := validateRun(req, s.payloadLimits()); err != nil {
 		return nil, err
 	}
 	if _, ok := s.engine.Workflow(req.GetWorkflow()); !ok {
@@ -66,17 +66,31 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if err != nil {
 		return nil, err
 	}
-	return s.afterCommit(ctx, h.ID(), committed)
+	return s.afterCommit(ctx, h.ID(), h, committed)
 }
 
 // afterCommit answers a call with the handler as the commit that made the
 // call durable stored it, without reading it back; a commit that carried
 // no records (so no stream position) is read from the store instead.
-func (s *Server) afterCommit(ctx context.Context, id string, committed any) (*wfdv1.Handler, error) {
+//
+// The call's change is durable by now, so it must not answer with an
+// error a client would take for "nothing happened" (and retry, creating a
+// second handler): if the store cannot be read back, it answers from the
+// engine's view of the handler h (when there is one).
+func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, committed any) (*wfdv1.Handler, error) {
 	if m, ok := committed.(*persistence.Handler); ok && m.ID == id && m.LastSeq > 0 {
 		return handlerToProto(m), nil
 	}
-	return s.get(ctx, id)
+	p, err := s.get(ctx, id)
+	if err == nil || h == nil {
+		return p, err
+	}
+	info, ierr := h.Info(ctx)
+	if ierr != nil {
+		return nil, err
+	}
+	s.log.Warn("reading a handler back after a durable change failed; answering from memory", "handler", id, "err", err)
+	return infoToProto(info), nil
 }
 
 // existing returns the stored handler with that id if it runs the same
@@ -140,7 +154,7 @@ func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 }
 
 func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*wfdv1.SendEventResponse, error) {
-	if err := validateSend(req); err != nil {
+	if err := validateSend(req, v.s.payloadLimits()); err != nil {
 		return nil, toConnect(err)
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
@@ -150,19 +164,20 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if key != "" {
 		opts = append(opts, engine.WithIdempotencyKey(key))
 	}
+	var live *engine.Handler
 	err := v.s.refuseWithoutLoading(ctx, id, ev.Type)
 	if err == nil {
-		err = v.s.withLive(ctx, id, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, opts...) })
+		err = v.s.withLive(ctx, id, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts...) })
 	}
 	if key != "" && (errors.Is(err, engine.ErrHandlerDone) || errors.Is(err, engine.ErrInvalidEvent)) && v.s.tookKey(ctx, id, key) {
 		// A retry of an event the handler took (one that finished it, or
 		// one it no longer waits for): acknowledge it, deliver nothing.
-		err = nil
+		err, live = nil, nil
 	}
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	h, err := v.s.afterCommit(ctx, id, committed)
+	h, err := v.s.afterCommit(ctx, id, live, committed)
 	if err != nil {
 		return nil, toConnect(err)
 	}
@@ -222,11 +237,12 @@ func (v *service) CancelHandler(ctx context.Context, req *wfdv1.CancelHandlerReq
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
 		return nil, toConnect(err)
 	}
-	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { return h.Cancel(ctx) })
+	var live *engine.Handler
+	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { live = h; return h.Cancel(ctx) })
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	h, err := v.s.get(ctx, req.GetHandlerId())
+	h, err := v.s.afterCommit(ctx, req.GetHandlerId(), live, nil)
 	if err != nil {
 		return nil, toConnect(err)
 	}

@@ -54,7 +54,8 @@ func (s *Server) stream(ctx context.Context, id string, after uint64, send func(
 		if r.GetSeq() <= last {
 			return false, nil
 		}
-		if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: r}}); err != nil {
+		// Stored records may hold what JSON cannot (see cleanRecord).
+		if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: cleanRecord(r)}}); err != nil {
 			return false, err
 		}
 		last = r.GetSeq()

@@ -17,6 +17,7 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/payload"
 	"github.com/wfd-dev/wfd/persistence"
 )
 
@@ -32,7 +33,9 @@ func tasksFromChange(c *engine.Change) ([]persistence.Task, error) {
 			Description: w.Task.Description, Assignee: w.Task.Assignee, Status: st, Deadline: w.Deadline, CreatedAt: w.Created,
 		}
 		if w.Task.Schema != nil {
-			b, err := protojson.Marshal(w.Task.Schema)
+			// Sanitized, so a payload JSON cannot hold fails no checkpoint
+			// (the engine refuses such schemas, this is the last guard).
+			b, err := protojson.Marshal(payload.Sanitize(w.Task.Schema))
 			if err != nil {
 				return t, err
 			}
@@ -72,7 +75,7 @@ func tasksFromChange(c *engine.Change) ([]persistence.Task, error) {
 				t.CompletedAt = at
 			}
 			if a := f["answer"].GetStructValue(); a != nil {
-				if t.Answer, err = protojson.Marshal(a); err != nil {
+				if t.Answer, err = protojson.Marshal(payload.Sanitize(a)); err != nil {
 					return nil, err
 				}
 			}
@@ -171,7 +174,7 @@ func (v *service) CompleteTask(ctx context.Context, req *wfdv1.CompleteTaskReque
 }
 
 func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (persistence.Task, error) {
-	if err := validateCompleteTask(req); err != nil {
+	if err := validateCompleteTask(req, s.payloadLimits()); err != nil {
 		return persistence.Task{}, err
 	}
 	id := req.GetTaskId()

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/payload"
 )
 
 // Limits on request fields.
@@ -52,17 +55,37 @@ func checkName(field, s string) error {
 	return nil
 }
 
-func validateRun(r *wfdv1.RunWorkflowRequest) error {
-	if err := checkName("workflow", r.GetWorkflow()); err != nil {
-		return err
-	}
-	if r.GetHandlerId() != "" {
-		return checkHandlerID(r.GetHandlerId())
+// payloadLimits are the engine's payload limits, which the edge applies to
+// what clients send, so that a payload the server takes is one the engine
+// takes too.
+func (s *Server) payloadLimits() payload.Limits {
+	l := s.engine.Limits()
+	return payload.Limits{MaxDepth: l.MaxPayloadDepth, MaxBytes: l.MaxPayloadBytes}
+}
+
+// checkPayload refuses a payload JSON cannot hold (NaN, ±Infinity, a value
+// with no kind), or one past the limits, naming the value:
+// "input.items[3].x: NaN is not allowed".
+func checkPayload(lim payload.Limits, name string, s *structpb.Struct) error {
+	if err := payload.Check(lim, name, s); err != nil {
+		return fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	return nil
 }
 
-func validateSend(r *wfdv1.SendEventRequest) error {
+func validateRun(r *wfdv1.RunWorkflowRequest, lim payload.Limits) error {
+	if err := checkName("workflow", r.GetWorkflow()); err != nil {
+		return err
+	}
+	if r.GetHandlerId() != "" {
+		if err := checkHandlerID(r.GetHandlerId()); err != nil {
+			return err
+		}
+	}
+	return checkPayload(lim, "input", r.GetInput())
+}
+
+func validateSend(r *wfdv1.SendEventRequest, lim payload.Limits) error {
 	if err := checkHandlerID(r.GetHandlerId()); err != nil {
 		return err
 	}
@@ -79,9 +102,11 @@ func validateSend(r *wfdv1.SendEventRequest) error {
 		if len(k) > maxHandlerIDLen {
 			return fmt.Errorf("%w: idempotency_key is longer than %d characters", errInvalid, maxHandlerIDLen)
 		}
-		return checkName("idempotency_key", k)
+		if err := checkName("idempotency_key", k); err != nil {
+			return err
+		}
 	}
-	return nil
+	return checkPayload(lim, "event.data", r.GetEvent().GetData())
 }
 
 func validateList(r *wfdv1.ListHandlersRequest) error {
@@ -145,17 +170,19 @@ func validateListTasks(r *wfdv1.ListTasksRequest) error {
 	return nil
 }
 
-func validateCompleteTask(r *wfdv1.CompleteTaskRequest) error {
+func validateCompleteTask(r *wfdv1.CompleteTaskRequest, lim payload.Limits) error {
 	if err := checkTaskID(r.GetTaskId()); err != nil {
 		return err
 	}
 	if b := r.GetCompletedBy(); b != "" {
-		return checkName("completed_by", b)
+		if err := checkName("completed_by", b); err != nil {
+			return err
+		}
 	}
-	return nil
+	return checkPayload(lim, "answer", r.GetAnswer())
 }
 
-func validatePublish(r *wfdv1.PublishEventRequest) error {
+func validatePublish(r *wfdv1.PublishEventRequest, lim payload.Limits) error {
 	if err := checkName("key", r.GetKey()); err != nil {
 		return err
 	}
@@ -165,7 +192,9 @@ func validatePublish(r *wfdv1.PublishEventRequest) error {
 		}
 	}
 	if r.GetEventId() != "" {
-		return checkHandlerID(r.GetEventId())
+		if err := checkHandlerID(r.GetEventId()); err != nil {
+			return err
+		}
 	}
-	return nil
+	return checkPayload(lim, "data", r.GetData())
 }

@@ -11,36 +11,36 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 )
 
-// Batch starts "n" (input, default 3) Job children and waits for all of
-// them (up to "timeout_s" seconds if given), then completes with which
-// completed, which failed and which were still pending. Job i fails when i
-// is listed in the input's "fail" array.
+// Batch starts "n" (input, default 3, at most BatchMaxJobs) Job children
+// and waits for all of them (up to "timeout_s" seconds if given), then
+// completes with which completed, which failed and which were still
+// pending. Job i fails when i is listed in the input's "fail" array; with
+// "job_wait" every job first waits for an event of that type.
 func Batch() engine.Workflow {
 	return engine.Workflow{
 		Name:        "batch",
 		Description: `Starts "n" job children and waits for all of them.`,
+		CheckInput: func(in *structpb.Struct) error {
+			_, err := parseBatch(in)
+			return err
+		},
 		Steps: []engine.Step{{
 			Name:    "fan_out",
 			Accepts: []string{engine.StartEvent},
 			Emits:   []string{engine.StopEvent},
 			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-				f := in.Data.GetFields()
-				n := 3
-				if v, ok := f["n"]; ok {
-					n = int(v.GetNumberValue())
+				b, err := parseBatch(in.Data)
+				if err != nil {
+					return err
 				}
-				fail := map[int]bool{}
-				for _, v := range f["fail"].GetListValue().GetValues() {
-					fail[int(v.GetNumberValue())] = true
-				}
-				ids := make([]string, n)
-				for i := range n {
+				ids := make([]string, b.n)
+				for i := range b.n {
 					input := &structpb.Struct{Fields: map[string]*structpb.Value{
 						"index": structpb.NewNumberValue(float64(i)),
-						"fail":  structpb.NewBoolValue(fail[i]),
+						"fail":  structpb.NewBoolValue(b.fail[i]),
 					}}
-					if v, ok := f["job_wait"]; ok {
-						input.Fields["wait"] = v
+					if b.jobWait != "" {
+						input.Fields["wait"] = structpb.NewStringValue(b.jobWait)
 					}
 					id, err := sc.StartChild("job", input)
 					if err != nil {
@@ -48,7 +48,7 @@ func Batch() engine.Workflow {
 					}
 					ids[i] = id
 				}
-				res, err := sc.WaitForChildren(ids, seconds(f["timeout_s"].GetNumberValue()))
+				res, err := sc.WaitForChildren(ids, b.timeout)
 				if err != nil && !errors.Is(err, engine.ErrTimeout) {
 					return err
 				}
@@ -62,30 +62,104 @@ func Batch() engine.Workflow {
 	}
 }
 
-// Job is Batch's child: it completes with {"index": i}, or fails when its
-// input says "fail"; with "wait" it first waits for an event of that type.
+type batchInput struct {
+	n       int
+	fail    map[int]bool
+	timeout time.Duration
+	jobWait string
+}
+
+func parseBatch(in *structpb.Struct) (batchInput, error) {
+	f := in.GetFields()
+	b := batchInput{n: 3, fail: map[int]bool{}}
+	n, ok, err := number(f, "n", 0, BatchMaxJobs, true)
+	if err != nil {
+		return b, err
+	}
+	if ok {
+		b.n = int(n)
+	}
+	if raw, ok := f["fail"]; ok {
+		l, isList := raw.GetKind().(*structpb.Value_ListValue)
+		if !isList {
+			return b, fmt.Errorf(`"fail" must be a list of job indexes, got %s`, show(raw))
+		}
+		for _, v := range l.ListValue.GetValues() {
+			i, isNum := v.GetKind().(*structpb.Value_NumberValue)
+			if !isNum || i.NumberValue < 0 || i.NumberValue >= float64(b.n) || i.NumberValue != float64(int(i.NumberValue)) {
+				return b, fmt.Errorf(`"fail" must list job indexes from 0 to n-1 (%d), got %s`, b.n-1, show(v))
+			}
+			b.fail[int(i.NumberValue)] = true
+		}
+	}
+	if b.timeout, err = seconds(f, "timeout_s"); err != nil {
+		return b, err
+	}
+	if b.jobWait, _, err = name(f, "job_wait"); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// Job is Batch's child: it completes with {"index": i} (i from its input,
+// if given), or fails when its input says "fail"; with "wait" it first
+// waits for an event of that type.
 func Job() engine.Workflow {
 	return engine.Workflow{
 		Name:        "job",
 		Description: "A unit of work for batch: completes, or fails when asked to.",
+		CheckInput: func(in *structpb.Struct) error {
+			_, err := parseJob(in)
+			return err
+		},
 		Steps: []engine.Step{{
 			Name:    "work",
 			Accepts: []string{engine.StartEvent},
 			Emits:   []string{engine.StopEvent},
 			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-				f := in.Data.GetFields()
-				if w := f["wait"].GetStringValue(); w != "" {
-					if _, err := sc.WaitFor(w, engine.WaitOptions{}); err != nil {
+				j, err := parseJob(in.Data)
+				if err != nil {
+					return err
+				}
+				if j.wait != "" {
+					if _, err := sc.WaitFor(j.wait, engine.WaitOptions{}); err != nil {
 						return err
 					}
 				}
-				if f["fail"].GetBoolValue() {
-					return fmt.Errorf("job %v failed as asked", f["index"].GetNumberValue())
+				if j.fail {
+					return fmt.Errorf("job %v failed as asked", j.index)
 				}
-				return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"index": f["index"]}})
+				out := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+				if j.hasIndex {
+					out.Fields["index"] = structpb.NewNumberValue(j.index)
+				}
+				return sc.Send(engine.StopEvent, out)
 			},
 		}},
 	}
+}
+
+type jobInput struct {
+	index    float64
+	hasIndex bool
+	fail     bool
+	wait     string
+}
+
+func parseJob(in *structpb.Struct) (jobInput, error) {
+	f := in.GetFields()
+	var j jobInput
+	var err error
+	if j.index, j.hasIndex, err = number(f, "index", 0, BatchMaxJobs, true); err != nil {
+		return j, err
+	}
+	if j.fail, err = boolean(f, "fail"); err != nil {
+		return j, err
+	}
+	if j.wait, _, err = name(f, "wait"); err != nil {
+		return j, err
+	}
+	return j, nil
 }
 
 func list(ids []string) *structpb.Value {
@@ -95,5 +169,3 @@ func list(ids []string) *structpb.Value {
 	}
 	return structpb.NewListValue(&structpb.ListValue{Values: vs})
 }
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -19,6 +20,10 @@ func Expense() engine.Workflow {
 	return engine.Workflow{
 		Name:        "expense",
 		Description: `Asks the input's "approver" to approve an expense (a human task with an answer schema).`,
+		CheckInput: func(in *structpb.Struct) error {
+			_, _, err := parseExpense(in)
+			return err
+		},
 		Steps: []engine.Step{{
 			Name:    "review",
 			Accepts: []string{engine.StartEvent},
@@ -44,18 +49,31 @@ func ExpenseSchema() *structpb.Struct {
 	return s
 }
 
-func review(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-	f := in.Data.GetFields()
-	approver := f["approver"].GetStringValue()
-	if approver == "" {
+// parseExpense reads the approver (default "finance") and the deadline.
+func parseExpense(in *structpb.Struct) (string, time.Duration, error) {
+	f := in.GetFields()
+	approver, ok, err := name(f, "approver")
+	if err != nil {
+		return "", 0, err
+	}
+	if !ok {
 		approver = "finance"
+	}
+	deadline, err := seconds(f, "deadline_s")
+	return approver, deadline, err
+}
+
+func review(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+	approver, deadline, err := parseExpense(in.Data)
+	if err != nil {
+		return err
 	}
 	ans, err := sc.AskHuman(engine.Task{
 		Title:       "Approve expense",
 		Description: "Approve or reject this expense report: " + jsonText(in.Data),
 		Schema:      ExpenseSchema(),
 		Assignee:    approver,
-		Deadline:    seconds(f["deadline_s"].GetNumberValue()),
+		Deadline:    deadline,
 	})
 	if errors.Is(err, engine.ErrTimeout) {
 		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"expired": structpb.NewBoolValue(true)}})

@@ -2,7 +2,7 @@ package workflows
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -18,14 +18,18 @@ func Order() engine.Workflow {
 	return engine.Workflow{
 		Name:        "order",
 		Description: `Waits for an event published under the key "payment:<order_id>".`,
+		CheckInput: func(in *structpb.Struct) error {
+			_, err := orderID(in)
+			return err
+		},
 		Steps: []engine.Step{{
 			Name:    "await_payment",
 			Accepts: []string{engine.StartEvent},
 			Emits:   []string{engine.StopEvent},
 			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-				id := in.Data.GetFields()["order_id"].GetStringValue()
-				if id == "" {
-					return fmt.Errorf(`order: input needs "order_id"`)
+				id, err := orderID(in.Data)
+				if err != nil {
+					return err
 				}
 				p, err := sc.WaitForKey(PaymentKey(id), engine.KeyOptions{})
 				if err != nil {
@@ -43,3 +47,12 @@ func Order() engine.Workflow {
 
 // PaymentKey is the key an order's payment is published under.
 func PaymentKey(orderID string) string { return "payment:" + orderID }
+
+// orderID reads the input's "order_id", which is required.
+func orderID(in *structpb.Struct) (string, error) {
+	id, ok, err := name(in.GetFields(), "order_id")
+	if err == nil && !ok {
+		err = errors.New(`input needs "order_id"`)
+	}
+	return id, err
+}

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/payload"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// TestToConnectHidesInternals: toConnect keeps the messages a client can
+// act on and replaces those that carry internals (paths, library detail)
+// by a clear message with an error id, which the interceptor logs with
+// the detail.
+func TestToConnectHidesInternals(t *testing.T) {
+	const path = "/srv/wfd/data/wfd.db"
+	bad := &payload.Error{Path: "input.x", Problem: "NaN is not allowed (JSON has no NaN)"}
+	for _, c := range []struct {
+		err    error
+		code   connect.Code
+		public string // a regexp for the whole message
+	}{
+		{fmt.Errorf("%w: bolt: write %s: no space left on device", persistence.ErrUnavailable, path), connect.CodeUnavailable,
+			`^the store is unavailable; retry later \(error id [A-Z2-7]{12}\)$`},
+		{fmt.Errorf("handler %q: %w: record key of 3 bytes in %s", "h", persistence.ErrCorrupt, path), connect.CodeDataLoss,
+			`^stored data is damaged \(error id [A-Z2-7]{12}\)$`},
+		{fmt.Errorf("open %s: permission denied", path), connect.CodeInternal, `^internal error \(error id [A-Z2-7]{12}\)$`},
+		{fmt.Errorf("%w: %w", errInvalid, bad), connect.CodeInvalidArgument, `^input\.x: NaN is not allowed \(JSON has no NaN\)$`},
+		{bad, connect.CodeInvalidArgument, `^input\.x: NaN is not allowed`},
+		{fmt.Errorf("%w: workflow %q: %s", engine.ErrInvalidInput, "batch", `"n" is required`), connect.CodeInvalidArgument, `"n" is required$`},
+		{fmt.Errorf("%w: handler h holds 10000 queued events", engine.ErrLimit), connect.CodeResourceExhausted, `^limit exceeded: handler h holds`},
+		{fmt.Errorf("%w: server is shutting down; resume after seq 4", errUnavailable), connect.CodeUnavailable, `^server is shutting down; resume after seq 4$`},
+	} {
+		var logs bytes.Buffer
+		l := errorLogger{slog.New(slog.NewTextHandler(&logs, nil))}
+		err := toConnect(c.err)
+		l.report("/wfd.v1.WorkflowService/X", err)
+		var ce *connect.Error
+		if !errors.As(err, &ce) || ce.Code() != c.code || !regexp.MustCompile(c.public).MatchString(ce.Message()) {
+			t.Errorf("toConnect(%v) = %v, want %v with %q", c.err, err, c.code, c.public)
+			continue
+		}
+		id := regexp.MustCompile(`error id ([A-Z2-7]{12})`).FindStringSubmatch(ce.Message())
+		switch {
+		case id != nil && !errors.Is(err, c.err):
+			t.Errorf("toConnect(%v) lost the cause it hides", c.err)
+		case id == nil && logs.Len() > 0:
+			t.Errorf("%v: logged a public error: %s", c.err, logs.String())
+		case id != nil && (!strings.Contains(logs.String(), "error_id="+id[1]) || !strings.Contains(logs.String(), path)):
+			t.Errorf("%v: the log lacks the detail under %s: %s", c.err, id[1], logs.String())
+		}
+	}
+}
+
+// TestHiddenStoreErrorLoggedOnce: a store error hidden on its way to the
+// engine (hideStoreError) is logged there, and not again when a call
+// answers with it.
+func TestHiddenStoreErrorLoggedOnce(t *testing.T) {
+	var logs bytes.Buffer
+	s := &Server{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	err := s.hideStoreError(fmt.Errorf("%w: bolt: read /srv/wfd.db: input/output error", persistence.ErrUnavailable))
+	if strings.Contains(err.Error(), "/srv") || !strings.HasPrefix(err.Error(), "the store is unavailable (error id ") {
+		t.Fatalf("hidden error %q", err)
+	}
+	if !errors.Is(err, persistence.ErrUnavailable) {
+		t.Fatal("hidden error lost its cause")
+	}
+	errorLogger{s.log}.report("/x", toConnect(fmt.Errorf("starting child: %w", err)))
+	if n := strings.Count(logs.String(), "/srv/wfd.db"); n != 1 {
+		t.Fatalf("logged %d times:\n%s", n, logs.String())
+	}
+	if other := errors.New("x"); s.hideStoreError(other) != other || s.hideStoreError(context.Canceled) != context.Canceled {
+		t.Fatal("hideStoreError changed an error that is not the store's")
+	}
+}
