@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -453,22 +454,38 @@ var (
 	buildOut  []byte
 )
 
-// buildWfd builds this command into a temporary directory.
+// buildWfd builds this command once per test process, into binDir, which
+// outlives every test (a test's own TempDir would vanish with the first
+// test that built it).
 func buildWfd(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	dir := t.TempDir()
 	buildOnce.Do(func() {
-		buildPath = filepath.Join(dir, "wfd")
+		buildPath = filepath.Join(binDir, "wfd")
 		buildOut, buildErr = exec.Command(goBin, "build", "-o", buildPath, ".").CombinedOutput()
 	})
 	if buildErr != nil {
 		t.Fatalf("go build: %v\n%s", buildErr, buildOut)
 	}
 	return buildPath
+}
+
+// binDir holds the binary buildWfd builds; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "wfd-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // wfdProc is a `wfd serve` child process.

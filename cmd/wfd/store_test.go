@@ -34,7 +34,7 @@ func TestDamagedStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wfd and runs it: not in -short mode")
 	}
-	bin := buildWfdHere(t)
+	bin := buildWfd(t)
 	good := storeTemplate(t, bin)
 	pageSize, _ := bucketRoot(t, good, "handlers")
 
@@ -151,7 +151,7 @@ func TestStoreInUse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wfd and runs it: not in -short mode")
 	}
-	bin := buildWfdHere(t)
+	bin := buildWfd(t)
 	dir := t.TempDir()
 	first := startWfd(t, bin, dir)
 	code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
@@ -162,22 +162,6 @@ func TestStoreInUse(t *testing.T) {
 	// The holder's command line, shortened: its start is enough.
 	oneLine(t, "second wfd serve", stdout+stderr, fmt.Sprintf("%s is in use by process %d (%s serve ", path, first.cmd.Process.Pid, bin))
 	first.stop(t)
-}
-
-// buildWfdHere builds wfd into the test's own directory. (buildWfd builds
-// once into the directory of the first test that calls it, which is gone
-// when a later test runs.)
-func buildWfdHere(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	bin := filepath.Join(t.TempDir(), "wfd")
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // oneLine checks that out is one line starting "wfd: " that contains
