@@ -32,6 +32,16 @@ suite "go test -race" go test -race -count=1 ./...
 # batch of 100 children.
 suite "go test (full-size server tests)" go test -count=1 -run 'TestInbox|TestPublishWakesMany|TestChildWorkflows' ./server
 
+# Brief fuzzing of the decoders and checks that face clients (each target's
+# seed corpus also runs in every `go test` above).
+fuzz() {
+  local target=$1 pkg=$2
+  go test -run '^$' -fuzz "^$target\$" -fuzztime "${WFD_FUZZTIME:-10s}" "$pkg"
+}
+suite "fuzz FuzzPayload" fuzz FuzzPayload ./internal/payload
+suite "fuzz FuzzRequestValidation" fuzz FuzzRequestValidation ./server
+suite "fuzz FuzzOutput" fuzz FuzzOutput ./server
+
 # One wfd binary for the client test suites, which start their own servers.
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT
