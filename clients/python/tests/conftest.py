@@ -14,6 +14,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import asyncio
 import inspect
+import signal
 import socket
 import subprocess
 import sys
@@ -96,6 +97,26 @@ def connect(addr: str, **kw: Any) -> wfd_client.Client:
 def aconnect(addr: str, **kw: Any) -> wfd_client.AsyncClient:
     """connect's asyncio twin."""
     return wfd_client.AsyncClient(addr, **{"timeout": WAIT, **kw})
+
+
+# A test that follows a stream waits for a record as long as it takes; one
+# whose record never comes would hang the suite. This fails it instead,
+# far above what a test takes even on a crowded machine (go test's default).
+TEST_TIMEOUT = 600
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    def expired(signum: int, frame: Any) -> None:
+        pytest.fail(f"{item.nodeid} did not end within {TEST_TIMEOUT} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(TEST_TIMEOUT)
+    try:
+        return (yield)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _free_port() -> int:
