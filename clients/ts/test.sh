@@ -21,4 +21,8 @@ if [ -z "${WFD_BIN:-}" ]; then
   export WFD_BIN="$bindir/wfd"
 fi
 
-node --test --test-concurrency=1 build/test/*.test.js
+# A test that follows a stream waits for its record as long as it takes; one
+# whose record never comes would hang the run. The runner's timeout (on
+# each file, and each test) fails it instead, far above what a file takes
+# even on a crowded machine (10 minutes, go test's default).
+node --test --test-concurrency=1 --test-timeout=600000 build/test/*.test.js

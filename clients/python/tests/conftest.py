@@ -1,4 +1,5 @@
-"""Fixtures: a real `wfd serve` for the session, clients, and a cuttable proxy.
+"""Fixtures: a real `wfd serve` for the session, clients, and a cuttable proxy;
+and waits for conditions (wait_for, wait_for_async) with one generous bound.
 
 The server binary is $WFD_BIN; without it the fixture builds one with
 `go build -o <tmp>/wfd ./cmd/wfd` from the repository root.
@@ -11,12 +12,16 @@ import os
 # grpc core logs (a GOAWAY from a test server stopping, say) are noise here.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
+import asyncio
+import inspect
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -27,9 +32,91 @@ from proxy import Proxy  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
+# Bounds every wait of the tests. Far above what any condition takes on an
+# idle machine (milliseconds): it only turns a condition that never holds
+# into a failure instead of a hang, and a machine crowded by other work must
+# never reach it. (Go's tests use the same bound: internal/testwait.) It is
+# also the tests' unary call timeout: the client's default of 10 s is about
+# production latencies, not a crowded test machine.
+WAIT = 120.0
+
 # Retries for clients that go through a proxy the tests cut: short pauses so
-# a reconnect costs tens of milliseconds.
-FAST_RETRY = wfd_client.RetryPolicy(max_attempts=8, initial_backoff=0.02, max_backoff=0.2)
+# a reconnect costs tens of milliseconds, and attempts for a few seconds of
+# refused connections (grpc's own reconnect backoff races the retries).
+FAST_RETRY = wfd_client.RetryPolicy(max_attempts=20, initial_backoff=0.02, max_backoff=0.2)
+
+T = TypeVar("T")
+
+
+def _describe(what: str | Callable[[], str]) -> str:
+    return what if isinstance(what, str) else what()
+
+
+def wait_for(what: str | Callable[[], str], cond: Callable[[], T]) -> T:
+    """Polls cond until it returns something truthy, and returns that.
+
+    Fails the test with what (a string, or a function that describes the
+    state last seen) if WAIT passes first; an exception from cond ends the
+    wait at once.
+    """
+    start = time.monotonic()
+    pause = 0.001
+    while True:
+        got = cond()
+        if got:
+            return got
+        waited = time.monotonic() - start
+        if waited > WAIT:
+            pytest.fail(f"waited {waited:.1f} s: not yet: {_describe(what)}")
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+
+
+async def wait_for_async(what: str | Callable[[], str], cond: Callable[[], T | Awaitable[T]]) -> T:
+    """wait_for in asyncio: cond may be a plain or an async function."""
+    start = time.monotonic()
+    pause = 0.001
+    while True:
+        got = cond()
+        if inspect.isawaitable(got):
+            got = await got
+        if got:
+            return got  # type: ignore[return-value]
+        waited = time.monotonic() - start
+        if waited > WAIT:
+            pytest.fail(f"waited {waited:.1f} s: not yet: {_describe(what)}")
+        await asyncio.sleep(pause)
+        pause = min(2 * pause, 0.05)
+
+
+def connect(addr: str, **kw: Any) -> wfd_client.Client:
+    """A Client whose unary calls may take up to WAIT (unless kw says otherwise)."""
+    return wfd_client.Client(addr, **{"timeout": WAIT, **kw})
+
+
+def aconnect(addr: str, **kw: Any) -> wfd_client.AsyncClient:
+    """connect's asyncio twin."""
+    return wfd_client.AsyncClient(addr, **{"timeout": WAIT, **kw})
+
+
+# A test that follows a stream waits for a record as long as it takes; one
+# whose record never comes would hang the suite. This fails it instead,
+# far above what a test takes even on a crowded machine (go test's default).
+TEST_TIMEOUT = 600
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    def expired(signum: int, frame: Any) -> None:
+        pytest.fail(f"{item.nodeid} did not end within {TEST_TIMEOUT} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(TEST_TIMEOUT)
+    try:
+        return (yield)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _free_port() -> int:
@@ -54,46 +141,80 @@ def wfd_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 class Server:
-    """One `wfd serve` process on addr with its store in data."""
+    """One `wfd serve` process on addr with its store in data.
+
+    Handlers idle in memory are never released by time (`--idle-timeout
+    0`): a test that checks a handler's residency or the release count would
+    otherwise depend on how fast the machine gets there. Tests release by
+    hand.
+    """
 
     def __init__(self, binary: str, data: Path, addr: str | None = None) -> None:
         self.binary, self.data = binary, data
+        self._pick_port = addr is None  # until the first start succeeds
         self.addr = addr or f"127.0.0.1:{_free_port()}"
         self.log_path = data.parent / (data.name + ".log")
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        for _ in range(4):
+            if self._start():
+                self._pick_port = False
+                return
+            # The port was taken between _free_port and serve: another one.
+            self.addr = f"127.0.0.1:{_free_port()}"
+        pytest.fail(f"wfd serve found no free port; see {self.log_path}")
+
+    def _start(self) -> bool:
+        """Starts the process and waits until it answers ListWorkflows;
+        False if it could not bind a port of its own choosing."""
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [self.binary, "serve", "--addr", self.addr, "--data", str(self.data), "--log-level", "warn"],
+            [self.binary, "serve", "--addr", self.addr, "--data", str(self.data), "--log-level", "warn",
+             "--idle-timeout", "0"],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
         log.close()
-        probe = wfd_client.Client(self.addr, timeout=1.0, retry=wfd_client.RetryPolicy(max_attempts=1))
+        proc = self.proc
+        # One attempt per probe: the wait is the retry. Refused connections
+        # fail at once; the timeout only bounds a probe the server accepted.
+        probe = wfd_client.Client(self.addr, timeout=10.0, retry=wfd_client.RetryPolicy(max_attempts=1))
+        last: list[BaseException] = []
+
+        def answers() -> bool:
+            if proc.poll() is not None:
+                return True  # told apart below
+            try:
+                probe.workflows()
+                return True
+            except wfd_client.WfdError as e:
+                last[:] = [e]
+                return False
+
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                if self.proc.poll() is not None:
-                    log_text = self.log_path.read_text(errors="replace")
-                    pytest.fail(f"wfd serve exited with {self.proc.returncode}:\n{log_text}")
-                try:
-                    probe.workflows()
-                    return
-                except wfd_client.WfdError:
-                    if time.monotonic() > deadline:
-                        pytest.fail("wfd serve did not answer within 30 s")
-                    time.sleep(0.05)
+            wait_for(lambda: f"wfd serve answers ListWorkflows (last error: {last})", answers)
         finally:
             probe.close()
+        if proc.poll() is None:
+            return True
+        with open(self.log_path, "rb") as f:
+            f.seek(offset)
+            log_text = f.read().decode(errors="replace")
+        self.proc = None
+        if self._pick_port and "address already in use" in log_text:
+            return False
+        pytest.fail(f"wfd serve exited with {proc.returncode}:\n{log_text}")
 
     def stop(self) -> None:
-        """SIGTERM, as an operator would; SIGKILL if it hangs."""
+        """SIGTERM, as an operator would; SIGKILL if it has not ended
+        within WAIT."""
         if self.proc is None:
             return
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=15)
+            self.proc.wait(timeout=WAIT)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -113,13 +234,13 @@ def server(wfd_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
 
 @pytest.fixture
 def client(server: str) -> Iterator[wfd_client.Client]:
-    with wfd_client.Client(server) as c:
+    with connect(server) as c:
         yield c
 
 
 @pytest.fixture
 async def aclient(server: str) -> AsyncIterator[wfd_client.AsyncClient]:
-    async with wfd_client.AsyncClient(server) as c:
+    async with aconnect(server) as c:
         yield c
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from pathlib import Path
 
 import grpc
 import pytest
-from conftest import FAST_RETRY, Server
+from conftest import FAST_RETRY, WAIT, Server, connect, wait_for
 from proxy import Proxy
 
 import wfd_client as w
@@ -29,11 +28,13 @@ def is_idle(rec: w.Record) -> bool:
     return kind(rec) == "idle_changed" and rec.idle_changed.idle
 
 
-def wait_idle(c: Client, id: str) -> int:
-    """Follows the stream until the handler is idle; returns that record's seq."""
-    for rec in c.stream(id):
-        if is_idle(rec):
-            return rec.seq
+def wait_idle(c: Client, id: str, after: int = 0) -> int:
+    """Follows the stream (after seq `after`) until the handler is idle;
+    returns that record's seq."""
+    with c.stream(id, after) as s:
+        for rec in s:
+            if is_idle(rec):
+                return rec.seq
     raise AssertionError("handler finished without going idle")
 
 
@@ -181,10 +182,10 @@ def test_stream_after(client: Client) -> None:
     rest = list(client.stream(h.handler_id, after=3))
     assert [r.seq for r in rest] == [r.seq for r in full[3:]]
     assert rest == full[3:]
-    # After the terminal record: nothing, and no reconnects.
-    start = time.monotonic()
-    assert list(client.stream(h.handler_id, after=full[-1].seq)) == []
-    assert time.monotonic() - start < 1
+    # After the terminal record: nothing, and no reconnects (with one
+    # attempt allowed, a reconnect would be Unavailable).
+    with connect(client.target, retry=w.RetryPolicy(max_attempts=1)) as once:
+        assert list(once.stream(h.handler_id, after=full[-1].seq)) == []
     with pytest.raises(w.InvalidArgument):
         list(client.stream(h.handler_id, after=full[-1].seq + 5))
 
@@ -236,17 +237,17 @@ def test_errors(client: Client) -> None:
 
 def test_idempotent_send(client: Client) -> None:
     h = client.run("approval")
-    wait_idle(client, h.handler_id)
+    idle = wait_idle(client, h.handler_id)
     # An answer the step refuses ("approved" is not a bool): it writes
     # invalid_answer and waits again, so each delivery re-runs the step.
     key = f"k-{w.uuid7()}"
     first = client.send(h.handler_id, "approval", {"approved": "maybe"}, idempotency_key=key)
-    time.sleep(0.2)  # let the re-run settle
-    seq = client.get(h.handler_id).last_seq
+    seq = wait_idle(client, h.handler_id, after=idle)  # the re-run is over
     again = client.send(h.handler_id, "approval", {"approved": "maybe"}, idempotency_key=key)
     assert again.handler_id == first.handler_id
-    time.sleep(0.2)
-    assert client.get(h.handler_id).last_seq == seq  # nothing delivered, nothing ran
+    assert client.get(h.handler_id).last_seq == seq
+    # Events are delivered in order: had the repeat been delivered, the step
+    # would run for it before it runs for this answer.
     client.send(h.handler_id, "approval", {"approved": True})
     recs = finish(client, h.handler_id)
     runs = [r for r in recs if kind(r) == "step_state_changed" and r.step_state_changed.running]
@@ -255,7 +256,7 @@ def test_idempotent_send(client: Client) -> None:
 
 def test_stream_resumes_after_connection_is_cut(client: Client, proxy: Proxy) -> None:
     h = client.run("approval", {"amount": 1})
-    with Client(proxy.addr, retry=FAST_RETRY) as flaky:
+    with connect(proxy.addr, retry=FAST_RETRY) as flaky:
         recs: list[w.Record] = []
         for rec in flaky.stream(h.handler_id):
             recs.append(rec)
@@ -273,41 +274,60 @@ def test_stream_resumes_when_cut_mid_message(client: Client, proxy: Proxy) -> No
     # and each connection dies in the middle of a frame after 4000 bytes.
     # (A replay goes out in as few frames as the server can: a budget
     # smaller than a replay burst could never let a record through.)
+    # Each answer waits until the follower has the idle record the last
+    # one ended with, so each burst is one answer's records.
     h = client.run("approval")
     wait_idle(client, h.handler_id)
     proxy.cut_after(4000)
     got: list[w.Record] = []
-    with Client(proxy.addr, retry=FAST_RETRY) as flaky:
-        t = threading.Thread(target=lambda: got.extend(flaky.stream(h.handler_id)))
+    errors: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            for rec in flaky.stream(h.handler_id):
+                got.append(rec)
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            errors.append(e)
+
+    def idles() -> int:
+        if errors:
+            raise errors[0]
+        return sum(1 for r in list(got) if is_idle(r))
+
+    with connect(proxy.addr, retry=FAST_RETRY) as flaky:
+        t = threading.Thread(target=follow)
         t.start()
         for i in range(60):
+            wait_for(lambda: f"the follower has {i + 1} idle records (it has {idles()})", lambda: idles() > i)
             client.send(h.handler_id, "approval", {"approved": "not a bool", "n": i})
-            time.sleep(0.03)
         client.send(h.handler_id, "approval", {"approved": True})
-        t.join(30)
+        t.join(WAIT)
+        assert not t.is_alive(), "the follower did not finish"
+    assert not errors
     assert got == finish(client, h.handler_id)
     check_sequence(got)
     assert proxy.accepted >= 3
 
 
 def test_stream_gives_up_without_progress(proxy: Proxy) -> None:
+    # That it gives up after max_attempts is counted in test_scripted: a
+    # dead server's refused connections are not one per attempt (grpc's
+    # channel fails attempts fast while it waits to reconnect).
     proxy.refuse_next(1000)
     retry = w.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.05)
-    with Client(proxy.addr, retry=retry) as dead:
-        start = time.monotonic()
+    with connect(proxy.addr, retry=retry) as dead:
         with pytest.raises(w.Unavailable):
             list(dead.stream("whatever"))
-        assert time.monotonic() - start < 5
 
 
 def test_unary_retries_unavailable(client: Client, proxy: Proxy) -> None:
     proxy.refuse_next(2)
-    with Client(proxy.addr, retry=FAST_RETRY) as flaky:
+    with connect(proxy.addr, retry=FAST_RETRY) as flaky:
         assert {wf.name for wf in flaky.workflows()} >= {"echo"}
     assert proxy.refused == 2
     proxy.refuse_next(1000)
     retry = w.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.05)
-    with Client(proxy.addr, retry=retry) as dead:
+    with connect(proxy.addr, retry=retry) as dead:
         with pytest.raises(w.Unavailable) as ei:
             dead.get("x")
         assert ei.value.code == grpc.StatusCode.UNAVAILABLE
@@ -315,21 +335,20 @@ def test_unary_retries_unavailable(client: Client, proxy: Proxy) -> None:
 
 def test_breaking_out_ends_the_stream(client: Client) -> None:
     h = client.run("approval")
-    base = client.stats().streams
+    # The server closes a stream some time after its client went: wait
+    # until those of earlier tests are gone.
+    wait_for("the streams of earlier tests are closed", lambda: client.stats().streams == 0)
     with client.stream(h.handler_id) as s:
         first = next(s)
         assert first.seq == 1
-        assert client.stats().streams == base + 1
+        assert client.stats().streams == 1  # subscribed before the first message
     assert s.last_seq == 1
-    deadline = time.monotonic() + 5
-    while client.stats().streams != base and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert client.stats().streams == base
+    wait_for("the server closes the stream", lambda: client.stats().streams == 0)
     client.cancel(h.handler_id)
 
 
 def test_closed_client(server: str) -> None:
-    c = Client(server)
+    c = connect(server)
     c.workflows()
     c.close()
     with pytest.raises(w.Cancelled):
@@ -337,7 +356,7 @@ def test_closed_client(server: str) -> None:
 
 
 def test_stream_ends_when_client_closes(server: str) -> None:
-    c = Client(server)
+    c = connect(server)
     h = c.run("approval")
     got: list[w.Record] = []
     errors: list[BaseException] = []
@@ -351,14 +370,13 @@ def test_stream_ends_when_client_closes(server: str) -> None:
 
     t = threading.Thread(target=follow)
     t.start()
-    deadline = time.monotonic() + 5
-    while not any(is_idle(r) for r in got) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for("the follower has the idle record", lambda: not t.is_alive() or any(is_idle(r) for r in list(got)))
+    assert t.is_alive(), errors
     c.close()
-    t.join(5)
+    t.join(WAIT)
     assert not t.is_alive()
     assert len(errors) == 1 and isinstance(errors[0], w.Cancelled)
-    with Client(server) as c2:
+    with connect(server) as c2:
         c2.cancel(h.handler_id)
 
 
@@ -366,7 +384,7 @@ def test_stream_survives_a_server_restart(wfd_bin: str, tmp_path: Path) -> None:
     srv = Server(wfd_bin, tmp_path / "data")
     srv.start()
     try:
-        with Client(srv.addr) as c:
+        with connect(srv.addr) as c:
             h = c.run("approval", {"amount": 3})
             recs: list[w.Record] = []
             for rec in c.stream(h.handler_id):
@@ -396,11 +414,10 @@ def test_close_stream_from_another_thread(client: Client) -> None:
 
     t = threading.Thread(target=follow)
     t.start()
-    deadline = time.monotonic() + 5
-    while not any(is_idle(r) for r in got) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for("the follower has the idle record", lambda: not t.is_alive() or any(is_idle(r) for r in list(got)))
+    assert t.is_alive(), errors
     s.close()
-    t.join(5)
+    t.join(WAIT)
     assert not t.is_alive() and not errors  # the iteration just ended
     assert s.last_seq == got[-1].seq
     assert list(s) == []

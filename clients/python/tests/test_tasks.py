@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 from typing import Any
 
 import grpc
 import pytest
+from conftest import wait_for, wait_for_async
 
 import wfd_client as w
 from wfd_client import AsyncClient, Client, HandlerStatus, Residency, TaskStatus, is_terminal, struct_to_dict
@@ -51,13 +50,8 @@ def finish(c: Client, id: str) -> list[w.Record]:
 
 def wait_task(c: Client, handler_id: str) -> w.Task:
     """The handler's first task, once the inbox shows it."""
-    deadline = time.monotonic() + 10
-    while True:
-        tasks, _ = c.tasks(handler_id=handler_id)
-        if tasks:
-            return tasks[0]
-        assert time.monotonic() < deadline, f"no task for {handler_id}"
-        time.sleep(0.01)
+    tasks: list[w.Task] = wait_for(f"a task for {handler_id}", lambda: c.tasks(handler_id=handler_id)[0])
+    return tasks[0]
 
 
 def unique(prefix: str) -> str:
@@ -270,13 +264,11 @@ async def await_finish(c: AsyncClient, id: str) -> list[w.Record]:
 
 
 async def await_task(c: AsyncClient, handler_id: str) -> w.Task:
-    deadline = time.monotonic() + 10
-    while True:
-        tasks, _ = await c.tasks(handler_id=handler_id)
-        if tasks:
-            return tasks[0]
-        assert time.monotonic() < deadline, f"no task for {handler_id}"
-        await asyncio.sleep(0.01)
+    async def tasks() -> list[w.Task]:
+        return (await c.tasks(handler_id=handler_id))[0]
+
+    found: list[w.Task] = await wait_for_async(f"a task for {handler_id}", tasks)
+    return found[0]
 
 
 async def test_aio_expense_flow(aclient: AsyncClient) -> None:

@@ -15,10 +15,8 @@ import {
   statsToJson,
   type Handler,
 } from "@wfd/client";
-import { wfdClientForNode } from "@wfd/client/node";
-import { wfdClientForWeb } from "@wfd/client/web";
 
-import { drain, startServer, type TestServer } from "./helpers.js";
+import { drain, nodeClient, startServer, webClient, type TestServer } from "./helpers.js";
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -31,12 +29,12 @@ after(async () => {
 });
 
 const clients: [string, () => WfdClient][] = [
-  ["node grpc", () => wfdClientForNode(server.addr, { protocol: "grpc" })],
-  ["node connect", () => wfdClientForNode(server.addr, { protocol: "connect" })],
-  ["node grpcweb", () => wfdClientForNode(server.addr, { protocol: "grpcweb" })],
-  ["node connect json http/1.1", () => wfdClientForNode(server.addr, { protocol: "connect", httpVersion: "1.1", useBinaryFormat: false })],
-  ["web connect json", () => wfdClientForWeb(`http://${server.addr}`, { protocol: "connect" })],
-  ["web grpcweb", () => wfdClientForWeb(`http://${server.addr}`, { protocol: "grpcweb" })],
+  ["node grpc", () => nodeClient(server.addr, { protocol: "grpc" })],
+  ["node connect", () => nodeClient(server.addr, { protocol: "connect" })],
+  ["node grpcweb", () => nodeClient(server.addr, { protocol: "grpcweb" })],
+  ["node connect json http/1.1", () => nodeClient(server.addr, { protocol: "connect", httpVersion: "1.1", useBinaryFormat: false })],
+  ["web connect json", () => webClient(`http://${server.addr}`, { protocol: "connect" })],
+  ["web grpcweb", () => webClient(`http://${server.addr}`, { protocol: "grpcweb" })],
 ];
 
 /** Follows the handler's stream until it is idle. */

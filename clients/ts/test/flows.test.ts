@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { HandlerStatus, Residency, type Record as WfdRecord, type WfdClient } from "@wfd/client";
-import { wfdClientForNode, type Protocol } from "@wfd/client/node";
+import type { Protocol } from "@wfd/client/node";
 
-import { drain, startServer, type TestServer } from "./helpers.js";
+import { drain, nodeClient, startServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 before(async () => {
@@ -35,7 +35,7 @@ for (const protocol of ["grpc", "connect", "grpcweb"] as Protocol[]) {
   describe(`approval over ${protocol}`, () => {
     let c: WfdClient;
     before(() => {
-      c = wfdClientForNode(server.addr, { protocol });
+      c = nodeClient(server.addr, { protocol });
     });
     after(() => c.close());
 
@@ -79,7 +79,7 @@ for (const protocol of ["grpc", "connect", "grpcweb"] as Protocol[]) {
 describe("release and wake", () => {
   let c: WfdClient;
   before(() => {
-    c = wfdClientForNode(server.addr);
+    c = nodeClient(server.addr);
   });
   after(() => c.close());
 
@@ -120,7 +120,7 @@ describe("release and wake", () => {
 describe("idempotent send", () => {
   let c: WfdClient;
   before(() => {
-    c = wfdClientForNode(server.addr, { protocol: "connect" });
+    c = nodeClient(server.addr, { protocol: "connect" });
   });
   after(() => c.close());
 

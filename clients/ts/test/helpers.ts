@@ -1,5 +1,5 @@
-// Test helpers: a real `wfd serve` per test file, a TCP proxy that plays a
-// flaky network, and small utilities.
+// Test helpers: a real `wfd serve` per test file, clients with the tests'
+// timeouts, waits for conditions, a TCP proxy that plays a flaky network.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import * as net from "node:net";
@@ -8,6 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { wfdClientForNode, type NodeClientOptions, type Protocol, type WfdClient } from "@wfd/client/node";
+import { wfdClientForWeb, type WebClientOptions } from "@wfd/client/web";
 import type { Record as WfdRecord } from "@wfd/client";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -55,7 +56,10 @@ export interface TestServer {
 
 /**
  * Starts `wfd serve` on a free port with a fresh data directory (or the
- * given one) and waits until it answers ListWorkflows.
+ * given one) and waits until it answers ListWorkflows. Handlers idle in
+ * memory are never released by time (`--idle-timeout 0`): a test that
+ * checks a handler's residency or the release count would otherwise depend
+ * on how fast the machine gets there. Tests release by hand.
  */
 export async function startServer(dataDir?: string, extraArgs: string[] = []): Promise<TestServer> {
   const bin = wfdBin();
@@ -63,9 +67,8 @@ export async function startServer(dataDir?: string, extraArgs: string[] = []): P
   for (let tries = 0; ; tries++) {
     const port = await freePort();
     const addr = `127.0.0.1:${port}`;
-    const proc = spawn(bin, ["serve", "--addr", addr, "--data", dir, "--log-level", "warn", ...extraArgs], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const args = ["serve", "--addr", addr, "--data", dir, "--log-level", "warn", "--idle-timeout", "0", ...extraArgs];
+    const proc = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     proc.stderr!.setEncoding("utf8").on("data", (d: string) => {
       stderr += d;
@@ -78,21 +81,26 @@ export async function startServer(dataDir?: string, extraArgs: string[] = []): P
       }
       await exited;
     };
-    const c = wfdClientForNode(addr, { timeoutMs: 1_000, retry: { maxAttempts: 1 } });
+    // One attempt per probe: the wait is the retry. Refused connections
+    // fail at once; the timeout only bounds a probe the server accepted.
+    const c = wfdClientForNode(addr, { timeoutMs: 10_000, retry: { maxAttempts: 1 } });
     try {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        if (proc.exitCode !== null) {
-          throw new Error(`wfd serve exited with ${proc.exitCode}: ${stderr}`);
-        }
-        try {
-          await c.workflows();
-          break;
-        } catch (e) {
-          if (Date.now() > deadline) throw new Error(`wfd serve did not answer: ${String(e)}; ${stderr}`);
-          await delay(50);
-        }
-      }
+      let last: unknown;
+      await waitFor(
+        () => `wfd serve answers ListWorkflows (last error: ${String(last)}; stderr: ${stderr})`,
+        async () => {
+          if (proc.exitCode !== null || proc.signalCode !== null) {
+            throw new Error(`wfd serve exited with ${proc.exitCode ?? proc.signalCode}: ${stderr}`);
+          }
+          try {
+            await c.workflows();
+            return true;
+          } catch (e) {
+            last = e;
+            return false;
+          }
+        },
+      );
       return { addr, dataDir: dir, proc, stop };
     } catch (e) {
       await stop();
@@ -105,6 +113,38 @@ export async function startServer(dataDir?: string, extraArgs: string[] = []): P
   }
 }
 
+/**
+ * Bounds every wait of the tests. Far above what any condition takes on an
+ * idle machine (milliseconds): it only turns a condition that never holds
+ * into a failure instead of a hang, and a machine crowded by other work
+ * must never reach it. (Go's tests use the same bound: internal/testwait.)
+ */
+export const WAIT_MS = 120_000;
+
+/**
+ * Polls cond until it returns something truthy, and returns that. Fails
+ * with what (and the time it waited) if WAIT_MS passes first; an error cond
+ * throws ends the wait at once. what may be a function, to describe the
+ * state last seen.
+ */
+export async function waitFor<T>(
+  what: string | (() => string),
+  cond: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+): Promise<T> {
+  const start = Date.now();
+  let pause = 1;
+  for (;;) {
+    const got = await cond();
+    if (got) return got;
+    const waited = Date.now() - start;
+    if (waited > WAIT_MS) {
+      throw new Error(`waited ${waited} ms: not yet: ${typeof what === "string" ? what : what()}`);
+    }
+    await delay(pause);
+    pause = Math.min(2 * pause, 50);
+  }
+}
+
 export function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -112,8 +152,18 @@ export function delay(ms: number): Promise<void> {
 /** Clients for every Node protocol, closed by the caller. */
 export const protocols: Protocol[] = ["grpc", "connect", "grpcweb"];
 
-export function client(addr: string, opts: NodeClientOptions = {}): WfdClient {
-  return wfdClientForNode(addr, opts);
+/**
+ * A client over connect-node whose unary calls (with their retries) may
+ * take up to WAIT_MS: the library's default of 10 s is about production
+ * latencies, not a crowded test machine. A test about timeouts sets its own.
+ */
+export function nodeClient(addr: string, opts: NodeClientOptions = {}): WfdClient {
+  return wfdClientForNode(addr, { timeoutMs: WAIT_MS, ...opts });
+}
+
+/** nodeClient's twin over connect-web (fetch). */
+export function webClient(baseUrl: string, opts: WebClientOptions = {}): WfdClient {
+  return wfdClientForWeb(baseUrl, { timeoutMs: WAIT_MS, ...opts });
 }
 
 /** Every record of a handler's stream, to the terminal one. */

@@ -21,10 +21,8 @@ import {
   taskToJson,
   type Task,
 } from "@wfd/client";
-import { wfdClientForNode } from "@wfd/client/node";
-import { wfdClientForWeb } from "@wfd/client/web";
 
-import { delay, drain, startServer, type TestServer } from "./helpers.js";
+import { drain, nodeClient, startServer, waitFor, webClient, type TestServer } from "./helpers.js";
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -37,10 +35,10 @@ after(async () => {
 });
 
 const clients: [string, () => WfdClient][] = [
-  ["node grpc", () => wfdClientForNode(server.addr, { protocol: "grpc" })],
-  ["node connect json http/1.1", () => wfdClientForNode(server.addr, { protocol: "connect", httpVersion: "1.1", useBinaryFormat: false })],
-  ["node grpcweb", () => wfdClientForNode(server.addr, { protocol: "grpcweb" })],
-  ["web connect json", () => wfdClientForWeb(`http://${server.addr}`, { protocol: "connect" })],
+  ["node grpc", () => nodeClient(server.addr, { protocol: "grpc" })],
+  ["node connect json http/1.1", () => nodeClient(server.addr, { protocol: "connect", httpVersion: "1.1", useBinaryFormat: false })],
+  ["node grpcweb", () => nodeClient(server.addr, { protocol: "grpcweb" })],
+  ["web connect json", () => webClient(`http://${server.addr}`, { protocol: "connect" })],
 ];
 
 /** Follows the handler's stream until it is idle. */
@@ -55,13 +53,7 @@ async function untilIdle(c: WfdClient, id: string): Promise<void> {
 
 /** The handler's first task, once the inbox shows it. */
 async function waitTask(c: WfdClient, handlerId: string): Promise<Task> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const { tasks } = await c.tasks({ handlerId });
-    if (tasks.length > 0) return tasks[0]!;
-    if (Date.now() > deadline) assert.fail(`no task for ${handlerId}`);
-    await delay(10);
-  }
+  return waitFor(`a task for ${handlerId}`, async () => (await c.tasks({ handlerId })).tasks[0]);
 }
 
 async function rejectsWith(p: Promise<unknown>, code: Code, message?: RegExp): Promise<ConnectError> {
