@@ -217,9 +217,12 @@ func (s *Server) refuseWithoutLoading(ctx context.Context, id, typ string) error
 
 // withLive runs fn on the in-memory handler, loading it if needed. If the
 // handler leaves memory between the lookup and fn (a release racing with
-// the call), it is loaded again and fn retried, so nothing is lost.
+// the call), it is loaded again and fn retried, so nothing is lost. Each
+// lap means another release won the race, which a crowded machine can
+// make happen several times in a row: the bound only stops a call that
+// could never win (the caller's deadline ends it sooner, if it has one).
 func (s *Server) withLive(ctx context.Context, id string, fn func(*engine.Handler) error) error {
-	for range 3 {
+	for range maxReleaseRaces {
 		h, err := s.live(ctx, id)
 		if err != nil {
 			return err
@@ -232,6 +235,10 @@ func (s *Server) withLive(ctx context.Context, id string, fn func(*engine.Handle
 	}
 	return fmt.Errorf("%w: handler %s keeps leaving memory; try again", engine.ErrClosed, id)
 }
+
+// maxReleaseRaces bounds how often withLive loads a handler that a
+// release takes away again before the call is done with it.
+const maxReleaseRaces = 100
 
 func (v *service) CancelHandler(ctx context.Context, req *wfdv1.CancelHandlerRequest) (*wfdv1.CancelHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
