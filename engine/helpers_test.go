@@ -120,19 +120,7 @@ func describe(r engine.Record) string {
 
 func newEngine(t *testing.T, wfs ...engine.Workflow) (*engine.Engine, *recorder) {
 	t.Helper()
-	rec := newRecorder()
-	e := engine.New(engine.Options{Journal: rec})
-	for _, w := range wfs {
-		if err := e.Register(w); err != nil {
-			t.Fatalf("Register(%s): %v", w.Name, err)
-		}
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Close(ctx)
-	})
-	return e, rec
+	return engineWith(t, engine.Options{}, wfs...)
 }
 
 func start(t *testing.T, e *engine.Engine, wf string, input map[string]any) *engine.Handler {
