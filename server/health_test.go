@@ -1,14 +1,26 @@
 package server_test
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 )
@@ -85,4 +97,183 @@ func TestHealthAfterClose(t *testing.T) {
 	if got := status(); got != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Fatalf("after Close: %v, want NOT_SERVING", got)
 	}
+}
+
+// storeDouble is the real bbolt store with its Write going through
+// WriteFunc (litestream's function-field style), so that a test can make
+// commits fail the way a full disk makes them fail.
+type storeDouble struct {
+	*bolt.Store
+	WriteFunc func(ctx context.Context, changes ...persistence.Change) error
+}
+
+var _ persistence.Store = (*storeDouble)(nil)
+
+func (s *storeDouble) Write(ctx context.Context, changes ...persistence.Change) error {
+	return s.WriteFunc(ctx, changes...)
+}
+
+// logRecorder is a slog.Handler that keeps every record.
+type logRecorder struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec.Clone())
+	return nil
+}
+
+// find returns the records with message msg.
+func (r *logRecorder) find(msg string) []slog.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []slog.Record
+	for _, rec := range r.recs {
+		if rec.Message == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func attrInt(rec slog.Record, key string) int64 {
+	var v int64 = -1
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value.Int64()
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+// TestHealthFollowsCommits makes every commit fail as on a full disk: a
+// grpc-go health client (Check and Watch) sees NOT_SERVING, and the
+// repeated "checkpoint failed" lines are throttled to a few, which count
+// what they held back. Once writes succeed again the server says SERVING
+// by itself (no call needs to commit first), and the next commit logs the
+// count of failures the throttle held back.
+func TestHealthFollowsCommits(t *testing.T) {
+	ctx := ctxT(t)
+	real, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
+	var full atomic.Bool
+	diskFull := fmt.Errorf("%w: bolt: write wfd.db: %w", persistence.ErrUnavailable, syscall.ENOSPC)
+	store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
+		if full.Load() {
+			return diskFull
+		}
+		return real.Write(ctx, changes...)
+	}}
+	logs := &logRecorder{}
+	srv, err := server.New(ctx, server.Options{Store: store, Workflows: testWorkflows(), Logger: slog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, l, 5*time.Second) }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+
+	cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	hc := healthpb.NewHealthClient(cc)
+	check := func() healthpb.HealthCheckResponse_ServingStatus {
+		t.Helper()
+		res, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		return res.GetStatus()
+	}
+	watch, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{Service: wfdv1connect.WorkflowServiceName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(want healthpb.HealthCheckResponse_ServingStatus) {
+		t.Helper()
+		res, err := watch.Recv()
+		if err != nil || res.GetStatus() != want {
+			t.Fatalf("Watch: %v, %v; want %v", res, err, want)
+		}
+	}
+	next(healthpb.HealthCheckResponse_SERVING)
+	if got := check(); got != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Check before the disk fills: %v", got)
+	}
+
+	// The disk is full: every call that must commit fails with Unavailable.
+	full.Store(true)
+	began := time.Now()
+	c := wfdv1connect.NewWorkflowServiceClient(h2cClient(), "http://"+l.Addr().String(), connect.WithGRPC())
+	const calls = 300
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for {
+				i := n.Add(1) - 1
+				if i >= calls {
+					return
+				}
+				_, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: fmt.Sprintf("full-%03d", i)})
+				if connect.CodeOf(err) != connect.CodeUnavailable {
+					t.Errorf("RunWorkflow on a full disk: %v, want Unavailable", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	next(healthpb.HealthCheckResponse_NOT_SERVING)
+	if got := check(); got != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("Check while commits fail: %v", got)
+	}
+	// At least one failed checkpoint per call, a line per 5 s interval (and
+	// one more for an interval that began at the end).
+	lines := logs.find("checkpoint failed")
+	if max := 2 + int(elapsed/(5*time.Second)); len(lines) == 0 || len(lines) > max {
+		t.Fatalf("%d checkpoint failed lines in %v for %d failed calls; want 1 to %d", len(lines), elapsed, calls, max)
+	}
+
+	// Space again: the server's own probe commit finds it.
+	full.Store(false)
+	next(healthpb.HealthCheckResponse_SERVING)
+	if got := check(); got != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Check once commits succeed: %v", got)
+	}
+	if _, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: "after"}); err != nil {
+		t.Fatal(err)
+	}
+	again := logs.find("checkpoints commit again")
+	if len(again) != 1 {
+		t.Fatalf("%d 'checkpoints commit again' lines, want 1", len(again))
+	}
+	failed, suppressed := attrInt(again[0], "failed_meanwhile"), attrInt(again[0], "suppressed")
+	if failed < calls || suppressed != failed-int64(len(lines)) {
+		t.Fatalf("checkpoints commit again: failed_meanwhile=%d suppressed=%d after %d calls and %d lines", failed, suppressed, calls, len(lines))
+	}
+	t.Logf("%d failed checkpoints in %v logged as %d lines", failed, elapsed.Round(time.Millisecond), len(lines))
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -17,6 +19,10 @@ import (
 
 // maxCommit caps how many handler changes one commit takes.
 const maxCommit = 1024
+
+// failureLogEvery is how often the journal logs a failed checkpoint while
+// they keep failing; the line says how many it held back meanwhile.
+const failureLogEvery = 5 * time.Second
 
 // journal is the engine.Journal that makes handler changes durable. Append
 // encodes a change on the handler's goroutine (so encoding runs in
@@ -33,6 +39,13 @@ type journal struct {
 	stats *stats
 	// onCommit is told about every committed change (residency tracking).
 	onCommit func(*engine.Change)
+	// onStore is told whether each commit reached the store: nil, or the
+	// storage failure (persistence.ErrUnavailable) that stopped it.
+	onStore func(error)
+	// failures throttles the "checkpoint failed" lines; failed counts the
+	// failed checkpoints since the last commit that succeeded.
+	failures *logThrottle
+	failed   atomic.Int64
 
 	mu      sync.Mutex
 	queue   []*pending
@@ -58,9 +71,9 @@ type pending struct {
 
 var _ engine.Journal = (*journal)(nil)
 
-func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change)) *journal {
-	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inflight: map[string]*inflight{}}
+func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onStore func(error)) *journal {
+	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		inflight: map[string]*inflight{}, failures: newLogThrottle(failureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
 }
@@ -166,13 +179,13 @@ func (j *journal) commit(batch []*pending) {
 		}
 		err = nil
 	}
+	j.report(batch, err)
 	for _, p := range batch {
 		e := p.err
 		if e == nil {
 			e = err
 		}
 		if e != nil {
-			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e)
 			p.ec.Done(e)
 			continue
 		}
@@ -195,6 +208,42 @@ func (j *journal) commit(batch []*pending) {
 		}
 	}
 	j.mu.Unlock()
+}
+
+// report logs a commit's failed checkpoints, throttled (a full disk fails
+// every one of them, thousands a second), and tells onStore whether the
+// store committed. err is the shared commit's error, p.err a change's own.
+func (j *journal) report(batch []*pending, err error) {
+	var storage error // why the store could not commit, if it could not
+	committed := false
+	for _, p := range batch {
+		e := p.err
+		if e == nil {
+			e = err
+		}
+		if e == nil {
+			committed = true
+			continue
+		}
+		if errors.Is(e, persistence.ErrUnavailable) && storage == nil {
+			storage = e
+		}
+		n := j.failed.Add(1)
+		if ok, suppressed := j.failures.allow(); ok {
+			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e, "suppressed", suppressed, "failed_since_last_commit", n)
+		}
+	}
+	if committed && storage == nil && j.failed.Load() > 0 {
+		// Say how many failures the throttle held back, if any: the
+		// lines that went out did not count them.
+		n := j.failed.Swap(0)
+		if suppressed := j.failures.reset(); suppressed > 0 {
+			j.log.Info("checkpoints commit again", "failed_meanwhile", n, "suppressed", suppressed)
+		}
+	}
+	if j.onStore != nil && (storage != nil || committed) {
+		j.onStore(storage)
+	}
 }
 
 // settled waits until every change of the handler handed to the journal so

@@ -117,7 +117,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.ReclaimAfter = time.Second
 	}
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet(),
-		health: newHealth(opts.Store)}
+		health: newHealth(opts.Store, opts.Logger)}
 	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
 	keep := -1
@@ -126,7 +126,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
-	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed)
+	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.health.committed)
 	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0), CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{opts.Store}, Starter: starter{s}})
 	for _, w := range opts.Workflows {
@@ -212,7 +212,7 @@ func (s *Server) Handler() http.Handler {
 		connect.WithCompressMinBytes(4 << 10),
 	}
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, opts...))
-	mux.Handle(grpchealth.NewHandler(s.health))
+	mux.Handle(s.health.handler(opts...))
 	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))

@@ -445,29 +445,21 @@ func checkReplay(ctx context.Context, c wfdv1connect.WorkflowServiceClient, id s
 	return restored, nil
 }
 
-var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
-	buildOut  []byte
-)
-
-// buildWfd builds this command into a temporary directory.
+// buildWfd builds this command into the test's temporary directory (each
+// test its own copy: a directory shared through a sync.Once would vanish
+// with the first test that made it; go build's cache makes the next ones a
+// link).
 func buildWfd(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	dir := t.TempDir()
-	buildOnce.Do(func() {
-		buildPath = filepath.Join(dir, "wfd")
-		buildOut, buildErr = exec.Command(goBin, "build", "-o", buildPath, ".").CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("go build: %v\n%s", buildErr, buildOut)
+	path := filepath.Join(t.TempDir(), "wfd")
+	if out, err := exec.Command(goBin, "build", "-o", path, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return buildPath
+	return path
 }
 
 // wfdProc is a `wfd serve` child process.
