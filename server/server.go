@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,10 +84,14 @@ type Server struct {
 	stopBackground context.CancelFunc
 	backgroundDone sync.WaitGroup
 
-	// streams is cancelled when the server shuts down, ending every stream.
-	streams      context.Context
-	stopStreams  context.CancelFunc
-	shutdownOnce sync.Once
+	// draining is closed when shutdown begins (drain.go); requests, the
+	// context of every call Serve serves, is cancelled only if the grace
+	// period ends with calls in flight, or at Close.
+	draining       chan struct{}
+	drainOnce      sync.Once
+	requests       context.Context
+	cancelRequests context.CancelFunc
+	shutdownOnce   sync.Once
 }
 
 // New builds a server and resumes the handlers that were running in the
@@ -117,8 +122,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.ReclaimAfter = time.Second
 	}
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet(),
-		health: newHealth(opts.Store, opts.Logger)}
-	s.streams, s.stopStreams = context.WithCancel(context.Background())
+		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
+	s.requests, s.cancelRequests = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
 	keep := -1
 	if opts.MaxIdleInMemory > 0 {
@@ -211,7 +216,8 @@ func (s *Server) Handler() http.Handler {
 		// the bytes it saves on loopback or a LAN.
 		connect.WithCompressMinBytes(4 << 10),
 	}
-	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, opts...))
+	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(drainGate{s}))
+	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, svcOpts...))
 	mux.Handle(s.health.handler(opts...))
 	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
@@ -231,17 +237,18 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return s.streams },
+		BaseContext:       func(net.Listener) context.Context { return s.requests },
 		// net/http reports every client that hangs up (GOAWAY, resets)
 		// here: useful when debugging, noise otherwise.
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 }
 
-// Serve serves l until ctx is done, then shuts down gracefully: it stops
-// accepting calls, ends streams, lets step runs in progress finish (until
-// the grace period passes), checkpoints every handler and waits for the
-// last commit.
+// Serve serves l until ctx is done, then shuts down gracefully (see
+// drain.go): it refuses new calls, ends streams with Unavailable, lets the
+// calls in flight finish with their result and step runs in progress
+// finish (until the grace period passes), checkpoints every handler and
+// waits for the last commit.
 func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
 	hs := s.HTTPServer()
 	errc := make(chan error, 1)
@@ -253,11 +260,20 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "grace", grace)
-	s.health.shutdown()
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	s.stopStreams()
+	s.drain()
 	herr := hs.Shutdown(sctx)
+	if herr != nil {
+		// The grace period is over: end the calls left, give them a moment
+		// to answer, and close their connections.
+		s.log.Warn("grace period over with calls in flight; ending them", "err", herr)
+		s.cancelRequests()
+		qctx, qcancel := context.WithTimeout(context.Background(), time.Second)
+		_ = hs.Shutdown(qctx)
+		qcancel()
+		_ = hs.Close()
+	}
 	if cerr := s.Close(sctx); cerr != nil {
 		return cerr
 	}
@@ -269,11 +285,13 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 
 // Close stops the engine (letting runs in progress finish until ctx is
 // done) and waits for the journal's last commit. The store stays open.
+// Streams end with Unavailable and new calls are refused (an embedder's
+// http.Server keeps serving Handler until it is shut down).
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.shutdownOnce.Do(func() {
-		s.health.shutdown()
-		s.stopStreams()
+		s.drain()
+		s.cancelRequests()
 		s.stopBackground()
 		s.backgroundDone.Wait()
 		eerr := s.engine.Close(ctx)
