@@ -56,6 +56,19 @@ type Options struct {
 	// server gives the memory they freed back to the OS (server/reclaim.go).
 	// Default 1s; negative disables it.
 	ReclaimAfter time.Duration
+	// MaxConnections caps the client connections Serve keeps open; one
+	// accepted past it is closed at once (the client sees Unavailable).
+	// Default DefaultMaxConnections; negative: no cap.
+	MaxConnections int
+	// MaxStreamsPerConnection caps the concurrent calls (HTTP/2 streams)
+	// on one connection (SETTINGS_MAX_CONCURRENT_STREAMS): clients queue
+	// or open another connection, and a stream past it is reset. Default
+	// DefaultMaxStreamsPerConnection.
+	MaxStreamsPerConnection int
+	// ReadBodyTimeout is how long a request body may stall: a read of it
+	// that gets no bytes for this long fails the call. Default
+	// DefaultReadBodyTimeout; negative disables it.
+	ReadBodyTimeout time.Duration
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -120,6 +133,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.ReclaimAfter == 0 {
 		opts.ReclaimAfter = time.Second
+	}
+	if opts.MaxConnections == 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.MaxStreamsPerConnection <= 0 {
+		opts.MaxStreamsPerConnection = DefaultMaxStreamsPerConnection
+	}
+	if opts.ReadBodyTimeout == 0 {
+		opts.ReadBodyTimeout = DefaultReadBodyTimeout
 	}
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet(),
 		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
@@ -206,7 +228,8 @@ func (s *Server) trackIdle(c *engine.Change) {
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
 // Handler returns the HTTP handler that serves the API, health checks and
-// reflection.
+// reflection. A request body that stalls for Options.ReadBodyTimeout
+// fails its call.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{
@@ -222,7 +245,7 @@ func (s *Server) Handler() http.Handler {
 	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	return mux
+	return limitBodyStall(mux, s.opts.ReadBodyTimeout)
 }
 
 // HTTPServer returns an http.Server for Handler that speaks HTTP/1.1 and
@@ -237,6 +260,7 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: s.opts.MaxStreamsPerConnection},
 		BaseContext:       func(net.Listener) context.Context { return s.requests },
 		// net/http reports every client that hangs up (GOAWAY, resets)
 		// here: useful when debugging, noise otherwise.
@@ -248,8 +272,12 @@ func (s *Server) HTTPServer() *http.Server {
 // drain.go): it refuses new calls, ends streams with Unavailable, lets the
 // calls in flight finish with their result and step runs in progress
 // finish (until the grace period passes), checkpoints every handler and
-// waits for the last commit.
+// waits for the last commit. At most Options.MaxConnections connections
+// are kept open.
 func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
+	if s.opts.MaxConnections > 0 {
+		l = newLimitListener(l, s.opts.MaxConnections, s.log)
+	}
 	hs := s.HTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
