@@ -27,6 +27,8 @@ const (
 	// commit of its own, to say SERVING again once the store can commit
 	// (a drained server gets no calls whose commits would tell it).
 	commitProbeEvery = time.Second
+	// maxProbeBytes caps the payload of a probe commit.
+	maxProbeBytes = 4 << 20
 )
 
 // health answers grpc.health.v1 for the process ("") and the workflow
@@ -49,6 +51,8 @@ type health struct {
 	stopping bool
 	probing  bool          // a probe goroutine runs
 	since    time.Time     // when commits began to fail
+	need     int           // bytes of the largest commit that failed since
+	leftover string        // a probe handler written and not yet deleted
 	changed  chan struct{} // closed and replaced on every change
 	done     chan struct{} // closed at shutdown: stops the commit probe
 }
@@ -90,15 +94,19 @@ func (h *health) isStopping() bool {
 }
 
 // committed is told the outcome of every commit of handler changes: err is
-// nil when it succeeded, or why the store could not commit. Errors that
-// concern a change rather than the store (a conflict, invalid data) are
-// not the store's health and are not passed here.
-func (h *health) committed(err error) {
+// nil when it succeeded, or why the store could not commit and size the
+// bytes of the changes it could not commit. Errors that concern a change
+// rather than the store (a conflict, invalid data) are not the store's
+// health and are not passed here.
+func (h *health) committed(err error, size int) {
 	if err == nil && !h.failing.Load() {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err != nil {
+		h.need = max(h.need, size)
+	}
 	switch {
 	case err == nil && h.failing.Load():
 		h.failing.Store(false)
@@ -107,6 +115,7 @@ func (h *health) committed(err error) {
 	case err != nil && !h.failing.Load():
 		h.failing.Store(true)
 		h.since = time.Now()
+		h.need = size
 		h.log.Warn("store cannot commit; health is NOT_SERVING until a commit succeeds", "err", err)
 		h.notifyLocked()
 		if !h.stopping && !h.probing {
@@ -125,8 +134,11 @@ func (h *health) probe() {
 		select {
 		case <-h.done:
 		case <-t.C:
-			if err := probeCommit(h.store); err == nil || errors.Is(err, persistence.ErrUnavailable) {
-				h.committed(err)
+			h.mu.Lock()
+			need := h.need
+			h.mu.Unlock()
+			if err := h.probeCommit(need); err == nil || errors.Is(err, persistence.ErrUnavailable) {
+				h.committed(err, need)
 			}
 		}
 	}
@@ -141,19 +153,50 @@ func (h *health) keepProbing() bool {
 	return h.probing
 }
 
-// probeCommit writes a handler and deletes it in one commit: a real write
-// transaction (pages written and synced, the file grown if it must be)
-// that leaves nothing behind. The random id cannot meet a real handler's.
-func probeCommit(store persistence.Store) error {
-	id := "wfd-health-probe-" + uuid.NewString()
+// probeCommit commits a handler with a snapshot of size bytes (capped),
+// then deletes it in a second commit. Its size is that of the largest
+// commit that failed: a small commit may fit in the pages the store has
+// free while the ones that failed still cannot, and a probe that said
+// SERVING then would only send the calls back to fail again. (Within one
+// commit the delete would keep the snapshot from ever being written.) The
+// handler has a random id and is finished, so a probe handler left by a
+// failed delete, or by a crash between the two commits, is inert: the
+// next probe deletes it, or it stays as a cancelled handler of workflow
+// "wfd-health-probe".
+func (h *health) probeCommit(size int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), healthProbeTimeout)
 	defer cancel()
-	return store.Write(ctx,
-		persistence.Change{Create: true, Handler: persistence.Handler{
-			ID: id, Workflow: "wfd-health-probe", Status: persistence.StatusRunning, Residency: persistence.ResidencyReleased,
-		}},
-		persistence.Change{Delete: true, Handler: persistence.Handler{ID: id}},
-	)
+	h.mu.Lock()
+	left := h.leftover
+	h.mu.Unlock()
+	if left != "" {
+		if err := h.deleteProbe(ctx, left); err != nil {
+			return err
+		}
+	}
+	id := "wfd-health-probe-" + uuid.NewString()
+	err := h.store.Write(ctx, persistence.Change{Create: true, Snapshot: make([]byte, min(size, maxProbeBytes)), Handler: persistence.Handler{
+		ID: id, Workflow: "wfd-health-probe", Status: persistence.StatusCancelled, Residency: persistence.ResidencyReleased,
+	}})
+	if err != nil {
+		return err
+	}
+	return h.deleteProbe(ctx, id)
+}
+
+// deleteProbe deletes a probe handler, or keeps its id to try again.
+func (h *health) deleteProbe(ctx context.Context, id string) error {
+	err := h.store.Write(ctx, persistence.Change{Delete: true, Handler: persistence.Handler{ID: id}})
+	if errors.Is(err, persistence.ErrNotFound) {
+		err = nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.leftover = ""
+	if err != nil {
+		h.leftover = id
+	}
+	return err
 }
 
 // status is the status of service: NotFound for a service the server does

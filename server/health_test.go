@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -154,12 +156,14 @@ func attrInt(rec slog.Record, key string) int64 {
 	return v
 }
 
-// TestHealthFollowsCommits makes every commit fail as on a full disk: a
-// grpc-go health client (Check and Watch) sees NOT_SERVING, and the
-// repeated "checkpoint failed" lines are throttled to a few, which count
-// what they held back. Once writes succeed again the server says SERVING
-// by itself (no call needs to commit first), and the next commit logs the
-// count of failures the throttle held back.
+// TestHealthFollowsCommits makes commits fail as on a full disk (all but
+// tiny ones): a grpc-go health client (Check and Watch) sees NOT_SERVING,
+// the server's probe commits (as big as the commits that failed) do not
+// make it SERVING while they fail, and the repeated "checkpoint failed"
+// lines are throttled to a few, which count what they held back. Once
+// writes succeed again the server says SERVING by itself (no call needs to
+// commit first), and the next commit logs the count of failures the
+// throttle held back.
 func TestHealthFollowsCommits(t *testing.T) {
 	ctx := ctxT(t)
 	real, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), bolt.Options{NoSync: true})
@@ -167,10 +171,24 @@ func TestHealthFollowsCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer real.Close()
-	var full atomic.Bool
+	// A full disk as bbolt meets it: a commit that fits in the pages the
+	// file has free succeeds, a bigger one fails.
+	var room atomic.Int64
+	room.Store(math.MaxInt64)
+	var probesFailed atomic.Int64
 	diskFull := fmt.Errorf("%w: bolt: write wfd.db: %w", persistence.ErrUnavailable, syscall.ENOSPC)
 	store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
-		if full.Load() {
+		size := 0
+		for _, c := range changes {
+			size += len(c.Snapshot)
+			for _, r := range c.Records {
+				size += len(r.Data)
+			}
+		}
+		if int64(size) > room.Load() {
+			if len(changes) == 1 && strings.HasPrefix(changes[0].Handler.ID, "wfd-health-probe-") {
+				probesFailed.Add(1)
+			}
 			return diskFull
 		}
 		return real.Write(ctx, changes...)
@@ -225,7 +243,7 @@ func TestHealthFollowsCommits(t *testing.T) {
 	}
 
 	// The disk is full: every call that must commit fails with Unavailable.
-	full.Store(true)
+	room.Store(64)
 	began := time.Now()
 	c := wfdv1connect.NewWorkflowServiceClient(h2cClient(), "http://"+l.Addr().String(), connect.WithGRPC())
 	const calls = 300
@@ -258,8 +276,19 @@ func TestHealthFollowsCommits(t *testing.T) {
 		t.Fatalf("%d checkpoint failed lines in %v for %d failed calls; want 1 to %d", len(lines), elapsed, calls, max)
 	}
 
+	// The server's probe commits are as big as the commits that failed:
+	// they fail too, although a small one would fit.
+	for deadline := time.Now().Add(time.Minute); probesFailed.Load() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d probe commits failed in a minute, want 2", probesFailed.Load())
+		}
+	}
+	if got := check(); got != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("Check after failed probe commits: %v", got)
+	}
+
 	// Space again: the server's own probe commit finds it.
-	full.Store(false)
+	room.Store(math.MaxInt64)
 	next(healthpb.HealthCheckResponse_SERVING)
 	if got := check(); got != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("Check once commits succeed: %v", got)

@@ -40,8 +40,9 @@ type journal struct {
 	// onCommit is told about every committed change (residency tracking).
 	onCommit func(*engine.Change)
 	// onStore is told whether each commit reached the store: nil, or the
-	// storage failure (persistence.ErrUnavailable) that stopped it.
-	onStore func(error)
+	// storage failure (persistence.ErrUnavailable) that stopped it and how
+	// many bytes of snapshots and records the failed changes held.
+	onStore func(err error, size int)
 	// failures throttles the "checkpoint failed" lines; failed counts the
 	// failed checkpoints since the last commit that succeeded.
 	failures *logThrottle
@@ -71,7 +72,7 @@ type pending struct {
 
 var _ engine.Journal = (*journal)(nil)
 
-func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onStore func(error)) *journal {
+func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onStore func(error, int)) *journal {
 	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		inflight: map[string]*inflight{}, failures: newLogThrottle(failureLogEvery, time.Now)}
 	go j.commitLoop()
@@ -215,6 +216,7 @@ func (j *journal) commit(batch []*pending) {
 // store committed. err is the shared commit's error, p.err a change's own.
 func (j *journal) report(batch []*pending, err error) {
 	var storage error // why the store could not commit, if it could not
+	size := 0         // bytes of the changes it could not commit
 	committed := false
 	for _, p := range batch {
 		e := p.err
@@ -225,8 +227,11 @@ func (j *journal) report(batch []*pending, err error) {
 			committed = true
 			continue
 		}
-		if errors.Is(e, persistence.ErrUnavailable) && storage == nil {
-			storage = e
+		if errors.Is(e, persistence.ErrUnavailable) {
+			if storage == nil {
+				storage = e
+			}
+			size += changeSize(&p.change)
 		}
 		n := j.failed.Add(1)
 		if ok, suppressed := j.failures.allow(); ok {
@@ -242,8 +247,18 @@ func (j *journal) report(batch []*pending, err error) {
 		}
 	}
 	if j.onStore != nil && (storage != nil || committed) {
-		j.onStore(storage)
+		j.onStore(storage, size)
 	}
+}
+
+// changeSize is the bytes of a change's snapshot and records: what a
+// commit of it must find room for, roughly.
+func changeSize(c *persistence.Change) int {
+	n := len(c.Snapshot)
+	for _, r := range c.Records {
+		n += len(r.Data)
+	}
+	return n
 }
 
 // settled waits until every change of the handler handed to the journal so
