@@ -53,12 +53,15 @@ type health struct {
 	since    time.Time     // when commits began to fail
 	need     int           // bytes of the largest commit that failed since
 	leftover string        // a probe handler written and not yet deleted
+	flaps    *logThrottle  // the "cannot commit" lines
+	warned   bool          // the last "cannot commit" line went out
 	changed  chan struct{} // closed and replaced on every change
 	done     chan struct{} // closed at shutdown: stops the commit probe
 }
 
 func newHealth(store persistence.Store, log *slog.Logger) *health {
-	return &health{store: store, log: log, changed: make(chan struct{}), done: make(chan struct{})}
+	return &health{store: store, log: log, changed: make(chan struct{}), done: make(chan struct{}),
+		flaps: newLogThrottle(failureLogEvery, time.Now)}
 }
 
 // changes returns a channel closed at the next change of status.
@@ -94,34 +97,42 @@ func (h *health) isStopping() bool {
 }
 
 // committed is told the outcome of every commit of handler changes: err is
-// nil when it succeeded, or why the store could not commit and size the
-// bytes of the changes it could not commit. Errors that concern a change
-// rather than the store (a conflict, invalid data) are not the store's
-// health and are not passed here.
+// nil when it succeeded, or why the store could not commit; size is the
+// bytes of the changes. Errors that concern a change rather than the store
+// (a conflict, invalid data) are not the store's health and are not
+// passed here. A commit ends the failure only if it is as large as the
+// largest that failed: on a full disk smaller ones may still fit in the
+// store's free pages while the calls' commits fail.
 func (h *health) committed(err error, size int) {
 	if err == nil && !h.failing.Load() {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err != nil {
-		h.need = max(h.need, size)
-	}
 	switch {
-	case err == nil && h.failing.Load():
-		h.failing.Store(false)
-		h.log.Info("store commits again; health is SERVING", "after", time.Since(h.since).Round(time.Millisecond))
-		h.notifyLocked()
-	case err != nil && !h.failing.Load():
+	case err != nil && h.failing.Load():
+		h.need = max(h.need, size)
+	case err != nil:
 		h.failing.Store(true)
-		h.since = time.Now()
-		h.need = size
-		h.log.Warn("store cannot commit; health is NOT_SERVING until a commit succeeds", "err", err)
+		h.since, h.need = time.Now(), size
+		// A store at the edge of full may fail and succeed in turn:
+		// one pair of lines per interval, the next counting the rest.
+		if ok, suppressed := h.flaps.allow(); ok {
+			h.warned = true
+			h.log.Warn("store cannot commit; health is NOT_SERVING until it can", "err", err, "suppressed", suppressed)
+		}
 		h.notifyLocked()
 		if !h.stopping && !h.probing {
 			h.probing = true
 			go h.probe()
 		}
+	case size >= min(h.need, maxProbeBytes):
+		h.failing.Store(false)
+		if h.warned {
+			h.warned = false
+			h.log.Info("store commits again; health is SERVING", "after", time.Since(h.since).Round(time.Millisecond))
+		}
+		h.notifyLocked()
 	}
 }
 
@@ -138,7 +149,7 @@ func (h *health) probe() {
 			need := h.need
 			h.mu.Unlock()
 			if err := h.probeCommit(need); err == nil || errors.Is(err, persistence.ErrUnavailable) {
-				h.committed(err, need)
+				h.committed(err, min(need, maxProbeBytes))
 			}
 		}
 	}

@@ -175,7 +175,7 @@ func TestHealthFollowsCommits(t *testing.T) {
 	// file has free succeeds, a bigger one fails.
 	var room atomic.Int64
 	room.Store(math.MaxInt64)
-	var probesFailed atomic.Int64
+	var probesFailed, checkpointsFailed atomic.Int64
 	diskFull := fmt.Errorf("%w: bolt: write wfd.db: %w", persistence.ErrUnavailable, syscall.ENOSPC)
 	store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
 		size := 0
@@ -188,6 +188,8 @@ func TestHealthFollowsCommits(t *testing.T) {
 		if int64(size) > room.Load() {
 			if len(changes) == 1 && strings.HasPrefix(changes[0].Handler.ID, "wfd-health-probe-") {
 				probesFailed.Add(1)
+			} else {
+				checkpointsFailed.Add(int64(len(changes)))
 			}
 			return diskFull
 		}
@@ -293,16 +295,60 @@ func TestHealthFollowsCommits(t *testing.T) {
 	if got := check(); got != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("Check once commits succeed: %v", got)
 	}
-	if _, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: "after"}); err != nil {
+	// Commits go on; once the interval is over, one says how many
+	// failures the throttle held back. Every failure is on a line or
+	// counted by one.
+	var again []slog.Record
+	for i := 0; len(again) == 0; i++ {
+		if _, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: fmt.Sprintf("after-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		again = logs.find("checkpoints commit again")
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines = logs.find("checkpoint failed")
+	counted := int64(len(lines)) + attrInt(again[0], "suppressed")
+	for _, l := range lines {
+		counted += attrInt(l, "suppressed")
+	}
+	if failed := checkpointsFailed.Load(); failed < calls || counted != failed || len(again) != 1 {
+		t.Fatalf("%d checkpoints failed; %d 'checkpoint failed' lines and %d 'checkpoints commit again' lines count %d", failed, len(lines), len(again), counted)
+	}
+	t.Logf("%d failed checkpoints in %v logged as %d lines", counted, elapsed.Round(time.Millisecond), len(lines))
+}
+
+// TestLogsWhileCommitsFlap: a store at the edge of full fails every other
+// commit. The server goes NOT_SERVING and back in turn, but its log stays
+// a few lines per interval (each counting those it held back), not a line
+// or two per commit.
+func TestLogsWhileCommitsFlap(t *testing.T) {
+	ctx := ctxT(t)
+	real, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), bolt.Options{NoSync: true})
+	if err != nil {
 		t.Fatal(err)
 	}
-	again := logs.find("checkpoints commit again")
-	if len(again) != 1 {
-		t.Fatalf("%d 'checkpoints commit again' lines, want 1", len(again))
+	defer real.Close()
+	var writes, failed atomic.Int64
+	store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
+		if writes.Add(1)%2 == 0 {
+			failed.Add(1)
+			return fmt.Errorf("%w: bolt: write wfd.db: %w", persistence.ErrUnavailable, syscall.ENOSPC)
+		}
+		return real.Write(ctx, changes...)
+	}}
+	logs := &logRecorder{}
+	addr := serveWith(t, server.Options{Store: store, Workflows: testWorkflows(), Logger: slog.New(logs)})
+	c := wfdv1connect.NewWorkflowServiceClient(h2cClient(), "http://"+addr, connect.WithGRPC())
+	began := time.Now()
+	for i := range 200 {
+		// Half the commits fail, some of them a call's: the error is no
+		// matter here.
+		_, _ = c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: fmt.Sprintf("flap-%03d", i)})
 	}
-	failed, suppressed := attrInt(again[0], "failed_meanwhile"), attrInt(again[0], "suppressed")
-	if failed < calls || suppressed != failed-int64(len(lines)) {
-		t.Fatalf("checkpoints commit again: failed_meanwhile=%d suppressed=%d after %d calls and %d lines", failed, suppressed, calls, len(lines))
+	max := 2 + int(time.Since(began)/(5*time.Second))
+	for _, msg := range []string{"checkpoint failed", "store cannot commit; health is NOT_SERVING until it can", "store commits again; health is SERVING"} {
+		if n := len(logs.find(msg)); n == 0 || n > max {
+			t.Errorf("%d %q lines for %d failed commits in %v, want 1 to %d", n, msg, failed.Load(), time.Since(began), max)
+		}
 	}
-	t.Logf("%d failed checkpoints in %v logged as %d lines", failed, elapsed.Round(time.Millisecond), len(lines))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -40,13 +39,11 @@ type journal struct {
 	// onCommit is told about every committed change (residency tracking).
 	onCommit func(*engine.Change)
 	// onStore is told whether each commit reached the store: nil, or the
-	// storage failure (persistence.ErrUnavailable) that stopped it and how
-	// many bytes of snapshots and records the failed changes held.
+	// storage failure (persistence.ErrUnavailable) that stopped it; and
+	// how many bytes of snapshots and records the changes held.
 	onStore func(err error, size int)
-	// failures throttles the "checkpoint failed" lines; failed counts the
-	// failed checkpoints since the last commit that succeeded.
+	// failures throttles the "checkpoint failed" lines.
 	failures *logThrottle
-	failed   atomic.Int64
 
 	mu      sync.Mutex
 	queue   []*pending
@@ -215,8 +212,8 @@ func (j *journal) commit(batch []*pending) {
 // every one of them, thousands a second), and tells onStore whether the
 // store committed. err is the shared commit's error, p.err a change's own.
 func (j *journal) report(batch []*pending, err error) {
-	var storage error // why the store could not commit, if it could not
-	size := 0         // bytes of the changes it could not commit
+	var storage error    // why the store could not commit, if it could not
+	failed, done := 0, 0 // bytes of the changes the store failed, committed
 	committed := false
 	for _, p := range batch {
 		e := p.err
@@ -225,29 +222,31 @@ func (j *journal) report(batch []*pending, err error) {
 		}
 		if e == nil {
 			committed = true
+			done += changeSize(&p.change)
 			continue
 		}
 		if errors.Is(e, persistence.ErrUnavailable) {
 			if storage == nil {
 				storage = e
 			}
-			size += changeSize(&p.change)
+			failed += changeSize(&p.change)
 		}
-		n := j.failed.Add(1)
 		if ok, suppressed := j.failures.allow(); ok {
-			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e, "suppressed", suppressed, "failed_since_last_commit", n)
+			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e, "suppressed", suppressed)
 		}
 	}
-	if committed && storage == nil && j.failed.Load() > 0 {
-		// Say how many failures the throttle held back, if any: the
-		// lines that went out did not count them.
-		n := j.failed.Swap(0)
-		if suppressed := j.failures.reset(); suppressed > 0 {
-			j.log.Info("checkpoints commit again", "failed_meanwhile", n, "suppressed", suppressed)
+	if committed && storage == nil {
+		// Failures have stopped: report the ones the throttle held back.
+		if ok, suppressed := j.failures.flush(); ok {
+			j.log.Info("checkpoints commit again", "suppressed", suppressed)
 		}
 	}
-	if j.onStore != nil && (storage != nil || committed) {
-		j.onStore(storage, size)
+	switch {
+	case j.onStore == nil:
+	case storage != nil:
+		j.onStore(storage, failed)
+	case committed:
+		j.onStore(nil, done)
 	}
 }
 

@@ -94,18 +94,21 @@ func limitBodyStall(next http.Handler, timeout time.Duration) http.Handler {
 // stallBody keeps a read deadline on the body while it is read: set at the
 // first read, moved on by reads (every half timeout, not at every read:
 // each move is a message to the connection's goroutine), and cleared when
-// the body ends. Over HTTP/1.1 the deadline is the connection's, and one
-// passing after the body would end the connection under a stream. Handlers
-// read a body in one go, so one that passes between two reads is a stall
-// too. A deadline that passed stays: net/http then reads no more of a
-// stalled HTTP/1.1 body after the handler (it would otherwise try to,
-// without a deadline, to reuse the connection) and closes the connection.
+// the body ends, after which it no longer touches deadlines (net/http also
+// clears an HTTP/1.1 connection's at the end of the body, where it starts
+// to watch for the client hanging up; a deadline left on it would end the
+// connection under a stream). Handlers read a body in one go, so a
+// deadline that passes between two reads is a stall too. One that passed
+// stays: net/http then reads no more of a stalled HTTP/1.1 body after the
+// handler (it would otherwise try to, without a deadline, to reuse the
+// connection) and closes the connection.
 type stallBody struct {
 	io.ReadCloser
 	rc      *http.ResponseController
 	timeout time.Duration
-	armed   time.Time // when the deadline was last set; zero: not set
+	armed   time.Time // when the deadline was last set; zero: not yet
 	err     error     // the read that timed out; nil while the body flows
+	ended   bool      // the body ended (or failed): no more deadlines
 	off     bool      // the ResponseWriter cannot set deadlines
 }
 
@@ -113,7 +116,7 @@ func (b *stallBody) Read(p []byte) (int, error) {
 	switch {
 	case b.err != nil:
 		return 0, b.err
-	case b.off:
+	case b.off, b.ended:
 		return b.ReadCloser.Read(p)
 	}
 	if now := time.Now(); now.Sub(b.armed) > b.timeout/2 {
@@ -131,8 +134,8 @@ func (b *stallBody) Read(p []byte) (int, error) {
 		b.err = fmt.Errorf("request body stalled for %v: %w", b.timeout, os.ErrDeadlineExceeded)
 		return n, b.err
 	case err != nil:
+		b.ended = true
 		_ = b.rc.SetReadDeadline(time.Time{})
-		b.armed = time.Time{}
 	}
 	return n, err
 }

@@ -37,12 +37,17 @@ func (t *logThrottle) allow() (ok bool, suppressed int) {
 	return true, suppressed
 }
 
-// reset returns the count of lines held back and lets the next line through
-// at once (the condition being logged has ended).
-func (t *logThrottle) reset() (suppressed int) {
+// flush lets a line through that reports the lines held back, when there
+// are some and the interval is over: the condition being logged has ended,
+// and no line of its own would report them.
+func (t *logThrottle) flush() (ok bool, suppressed int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
+	if t.suppressed == 0 || now.Before(t.next) {
+		return false, 0
+	}
+	t.next = now.Add(t.every)
 	suppressed, t.suppressed = t.suppressed, 0
-	t.next = time.Time{}
-	return suppressed
+	return true, suppressed
 }
