@@ -346,9 +346,16 @@ func TestLogsWhileCommitsFlap(t *testing.T) {
 		_, _ = c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: fmt.Sprintf("flap-%03d", i)})
 	}
 	max := 2 + int(time.Since(began)/(5*time.Second))
-	for _, msg := range []string{"checkpoint failed", "store cannot commit; health is NOT_SERVING until it can", "store commits again; health is SERVING"} {
-		if n := len(logs.find(msg)); n == 0 || n > max {
-			t.Errorf("%d %q lines for %d failed commits in %v, want 1 to %d", n, msg, failed.Load(), time.Since(began), max)
+	for _, l := range []struct {
+		msg string
+		min int // recoveries depend on which commits fail: maybe none
+	}{
+		{"checkpoint failed", 1},
+		{"store cannot commit; health is NOT_SERVING until it can", 1},
+		{"store commits again; health is SERVING", 0},
+	} {
+		if n := len(logs.find(l.msg)); n < l.min || n > max {
+			t.Errorf("%d %q lines for %d failed commits in %v, want %d to %d", n, l.msg, failed.Load(), time.Since(began), l.min, max)
 		}
 	}
 }
