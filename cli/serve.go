@@ -19,13 +19,21 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--log-level L] [--log-format text|json]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--log-level L] [--log-format text|json]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
 handlers in DATA/wfd.db. It logs "listening" with the address once it
-accepts connections, and on SIGINT or SIGTERM stops accepting calls, lets
-step runs finish for up to the grace period and checkpoints every handler.
+accepts connections, and on SIGINT or SIGTERM drains: health checks say
+NOT_SERVING, new calls fail with Unavailable, streams end with Unavailable
+(clients resume after the last sequence number they got), calls in flight
+finish with their result; then step runs finish, for up to the grace
+period in all, and every handler is checkpointed.
+
+A client may keep --max-connections connections open (0: no cap; one more
+is closed at once) and --max-streams-per-connection calls open on each; a
+call whose request body sends nothing for --read-body-timeout (0: no
+limit) fails with DeadlineExceeded.
 
 A handler idle in memory for --idle-timeout (0 disables) is written to the
 store and dropped from memory; so are the least recently active ones when
@@ -52,7 +60,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			var o serveOptions
 			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
 			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
-			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for step runs in progress")
+			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
 			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
@@ -63,11 +71,15 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.IntVar(&o.limits.MaxStoreBytes, "max-store-bytes", engine.DefaultMaxStoreBytes, "largest key/value store of one handler, encoded")
 			fs.IntVar(&o.limits.MaxPayloadDepth, "max-payload-depth", engine.DefaultMaxPayloadDepth, "deepest nesting of objects and lists in a payload")
 			fs.IntVar(&o.limits.MaxPayloadBytes, "max-payload-bytes", engine.DefaultMaxPayloadBytes, "largest payload (input, event data, result, value), encoded")
+			fs.IntVar(&o.maxConns, "max-connections", server.DefaultMaxConnections, "client connections kept open (0: no cap)")
+			fs.IntVar(&o.maxStreams, "max-streams-per-connection", server.DefaultMaxStreamsPerConnection, "concurrent calls on one HTTP/2 connection")
+			fs.DurationVar(&o.readBodyTimeout, "read-body-timeout", server.DefaultReadBodyTimeout, "fail a call whose request body stalls this long (0: no limit)")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
-				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes")
+				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
+				"max-connections", "max-streams-per-connection", "read-body-timeout")
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}
@@ -87,6 +99,10 @@ type serveOptions struct {
 	gcHeadroomMiB int
 
 	limits engine.Limits
+
+	maxConns        int
+	maxStreams      int
+	readBodyTimeout time.Duration
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -114,6 +130,10 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 			return usageErrorf("--%s must be positive", l.flag)
 		}
 	}
+	conn, err := o.connLimits()
+	if err != nil {
+		return err
+	}
 	log := newLogger(logs, o.level, o.format.value)
 	if o.gcHeadroomMiB > 0 {
 		gc := gcpolicy.Start(gcpolicy.Options{Headroom: uint64(o.gcHeadroomMiB) << 20, Logger: log})
@@ -137,6 +157,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	wfs := workflows.All()
 	srv, err := server.New(ctx, server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
+		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
 	})
 	if err != nil {
 		l.Close()
@@ -160,4 +181,20 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// connLimits turns the connection flags into server.Options fields (where 0
+// means the default and negative none).
+func (o *serveOptions) connLimits() (server.Options, error) {
+	if o.maxConns < 0 || o.maxStreams < 1 || o.readBodyTimeout < 0 {
+		return server.Options{}, usageErrorf("--max-connections and --read-body-timeout must not be negative, --max-streams-per-connection must be at least 1")
+	}
+	out := server.Options{MaxConnections: o.maxConns, MaxStreamsPerConnection: o.maxStreams, ReadBodyTimeout: o.readBodyTimeout}
+	if o.maxConns == 0 {
+		out.MaxConnections = -1
+	}
+	if o.readBodyTimeout == 0 {
+		out.ReadBodyTimeout = -1
+	}
+	return out, nil
 }

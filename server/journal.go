@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -17,6 +18,10 @@ import (
 
 // maxCommit caps how many handler changes one commit takes.
 const maxCommit = 1024
+
+// failureLogEvery is how often the journal logs a failed checkpoint while
+// they keep failing; the line says how many it held back meanwhile.
+const failureLogEvery = 5 * time.Second
 
 // journal is the engine.Journal that makes handler changes durable. Append
 // encodes a change on the handler's goroutine (so encoding runs in
@@ -33,6 +38,12 @@ type journal struct {
 	stats *stats
 	// onCommit is told about every committed change (residency tracking).
 	onCommit func(*engine.Change)
+	// onStore is told whether each commit reached the store: nil, or the
+	// storage failure (persistence.ErrUnavailable) that stopped it; and
+	// how many bytes of snapshots and records the changes held.
+	onStore func(err error, size int)
+	// failures throttles the "checkpoint failed" lines.
+	failures *logThrottle
 
 	mu      sync.Mutex
 	queue   []*pending
@@ -58,9 +69,9 @@ type pending struct {
 
 var _ engine.Journal = (*journal)(nil)
 
-func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change)) *journal {
-	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inflight: map[string]*inflight{}}
+func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onStore func(error, int)) *journal {
+	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		inflight: map[string]*inflight{}, failures: newLogThrottle(failureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
 }
@@ -166,13 +177,13 @@ func (j *journal) commit(batch []*pending) {
 		}
 		err = nil
 	}
+	j.report(batch, err)
 	for _, p := range batch {
 		e := p.err
 		if e == nil {
 			e = err
 		}
 		if e != nil {
-			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e)
 			p.ec.Done(e)
 			continue
 		}
@@ -195,6 +206,58 @@ func (j *journal) commit(batch []*pending) {
 		}
 	}
 	j.mu.Unlock()
+}
+
+// report logs a commit's failed checkpoints, throttled (a full disk fails
+// every one of them, thousands a second), and tells onStore whether the
+// store committed. err is the shared commit's error, p.err a change's own.
+func (j *journal) report(batch []*pending, err error) {
+	var storage error    // why the store could not commit, if it could not
+	failed, done := 0, 0 // bytes of the changes the store failed, committed
+	committed := false
+	for _, p := range batch {
+		e := p.err
+		if e == nil {
+			e = err
+		}
+		if e == nil {
+			committed = true
+			done += changeSize(&p.change)
+			continue
+		}
+		if errors.Is(e, persistence.ErrUnavailable) {
+			if storage == nil {
+				storage = e
+			}
+			failed += changeSize(&p.change)
+		}
+		if ok, suppressed := j.failures.allow(); ok {
+			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e, "suppressed", suppressed)
+		}
+	}
+	if committed && storage == nil {
+		// Failures have stopped: report the ones the throttle held back.
+		if ok, suppressed := j.failures.flush(); ok {
+			j.log.Info("checkpoints commit again", "suppressed", suppressed)
+		}
+	}
+	switch {
+	case j.onStore == nil:
+	case storage != nil:
+		j.onStore(storage, failed)
+	case committed:
+		j.onStore(nil, done)
+	}
+}
+
+// changeSize is the bytes of a change's snapshot and records: what a
+// commit of it must find room for, roughly.
+func changeSize(c *persistence.Change) int {
+	n := len(c.Snapshot)
+	for _, r := range c.Records {
+		n += len(r.Data)
+	}
+	return n
 }
 
 // settled waits until every change of the handler handed to the journal so

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,6 +60,19 @@ type Options struct {
 	// (engine.Limits; zero fields take the engine's defaults). Their
 	// payload limits apply to what clients send too.
 	Limits engine.Limits
+	// MaxConnections caps the client connections Serve keeps open; one
+	// accepted past it is closed at once (the client sees Unavailable).
+	// Default DefaultMaxConnections; negative: no cap.
+	MaxConnections int
+	// MaxStreamsPerConnection caps the concurrent calls (HTTP/2 streams)
+	// on one connection (SETTINGS_MAX_CONCURRENT_STREAMS): clients queue
+	// or open another connection, and a stream past it is reset. Default
+	// DefaultMaxStreamsPerConnection.
+	MaxStreamsPerConnection int
+	// ReadBodyTimeout is how long a request body may stall: a read of it
+	// that gets no bytes for this long fails the call. Default
+	// DefaultReadBodyTimeout; negative disables it.
+	ReadBodyTimeout time.Duration
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -87,10 +101,14 @@ type Server struct {
 	stopBackground context.CancelFunc
 	backgroundDone sync.WaitGroup
 
-	// streams is cancelled when the server shuts down, ending every stream.
-	streams      context.Context
-	stopStreams  context.CancelFunc
-	shutdownOnce sync.Once
+	// draining is closed when shutdown begins (drain.go); requests, the
+	// context of every call Serve serves, is cancelled only if the grace
+	// period ends with calls in flight, or at Close.
+	draining       chan struct{}
+	drainOnce      sync.Once
+	requests       context.Context
+	cancelRequests context.CancelFunc
+	shutdownOnce   sync.Once
 }
 
 // New builds a server and resumes the handlers that were running in the
@@ -120,9 +138,18 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.ReclaimAfter == 0 {
 		opts.ReclaimAfter = time.Second
 	}
+	if opts.MaxConnections == 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.MaxStreamsPerConnection <= 0 {
+		opts.MaxStreamsPerConnection = DefaultMaxStreamsPerConnection
+	}
+	if opts.ReadBodyTimeout == 0 {
+		opts.ReadBodyTimeout = DefaultReadBodyTimeout
+	}
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet(),
-		health: newHealth(opts.Store)}
-	s.streams, s.stopStreams = context.WithCancel(context.Background())
+		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
+	s.requests, s.cancelRequests = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
 	keep := -1
 	if opts.MaxIdleInMemory > 0 {
@@ -130,7 +157,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
-	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed)
+	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.health.committed)
 	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0), CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
 	for _, w := range opts.Workflows {
@@ -205,7 +232,8 @@ func (s *Server) trackIdle(c *engine.Change) {
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
 // Handler returns the HTTP handler that serves the API, health checks and
-// reflection.
+// reflection. A request body that stalls for Options.ReadBodyTimeout
+// fails its call.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{
@@ -218,12 +246,13 @@ func (s *Server) Handler() http.Handler {
 		// this logs their detail under that id (errors.go).
 		connect.WithInterceptors(errorLogger{s.log}),
 	}
-	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, opts...))
-	mux.Handle(grpchealth.NewHandler(s.health))
+	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(drainGate{s}))
+	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, svcOpts...))
+	mux.Handle(s.health.handler(opts...))
 	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	return mux
+	return limitBodyStall(mux, s.opts.ReadBodyTimeout)
 }
 
 // HTTPServer returns an http.Server for Handler that speaks HTTP/1.1 and
@@ -238,18 +267,24 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return s.streams },
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: s.opts.MaxStreamsPerConnection},
+		BaseContext:       func(net.Listener) context.Context { return s.requests },
 		// net/http reports every client that hangs up (GOAWAY, resets)
 		// here: useful when debugging, noise otherwise.
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 }
 
-// Serve serves l until ctx is done, then shuts down gracefully: it stops
-// accepting calls, ends streams, lets step runs in progress finish (until
-// the grace period passes), checkpoints every handler and waits for the
-// last commit.
+// Serve serves l until ctx is done, then shuts down gracefully (see
+// drain.go): it refuses new calls, ends streams with Unavailable, lets the
+// calls in flight finish with their result and step runs in progress
+// finish (until the grace period passes), checkpoints every handler and
+// waits for the last commit. At most Options.MaxConnections connections
+// are kept open.
 func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
+	if s.opts.MaxConnections > 0 {
+		l = newLimitListener(l, s.opts.MaxConnections, s.log)
+	}
 	hs := s.HTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
@@ -260,11 +295,20 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "grace", grace)
-	s.health.shutdown()
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	s.stopStreams()
+	s.drain()
 	herr := hs.Shutdown(sctx)
+	if herr != nil {
+		// The grace period is over: end the calls left, give them a moment
+		// to answer, and close their connections.
+		s.log.Warn("grace period over with calls in flight; ending them", "err", herr)
+		s.cancelRequests()
+		qctx, qcancel := context.WithTimeout(context.Background(), time.Second)
+		_ = hs.Shutdown(qctx)
+		qcancel()
+		_ = hs.Close()
+	}
 	if cerr := s.Close(sctx); cerr != nil {
 		return cerr
 	}
@@ -276,11 +320,13 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 
 // Close stops the engine (letting runs in progress finish until ctx is
 // done) and waits for the journal's last commit. The store stays open.
+// Streams end with Unavailable and new calls are refused (an embedder's
+// http.Server keeps serving Handler until it is shut down).
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.shutdownOnce.Do(func() {
-		s.health.shutdown()
-		s.stopStreams()
+		s.drain()
+		s.cancelRequests()
 		s.stopBackground()
 		s.backgroundDone.Wait()
 		eerr := s.engine.Close(ctx)

@@ -104,13 +104,13 @@ func (s *Server) stream(ctx context.Context, id string, after uint64, send func(
 					s.hub.unsubscribe(id, sub)
 					return err
 				}
+			case <-s.draining:
+				// The server is shutting down, not the caller: tell it to
+				// resume (from another server, or this one once it is back).
+				s.hub.unsubscribe(id, sub)
+				return errStreamDrained(last)
 			case <-ctx.Done():
 				s.hub.unsubscribe(id, sub)
-				if s.streams.Err() != nil {
-					// The server is shutting down, not the caller: tell it
-					// to reconnect (to this server once it is back).
-					return fmt.Errorf("%w: server is shutting down; resume after seq %d", errUnavailable, last)
-				}
 				return ctx.Err()
 			}
 		}

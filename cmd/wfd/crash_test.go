@@ -498,7 +498,9 @@ type wfdProc struct {
 	http   *http.Client
 }
 
-func startWfd(t *testing.T, bin, data string) *wfdProc {
+// startWfd starts `wfd serve` on data with extra flags and waits until its
+// health check says SERVING.
+func startWfd(t *testing.T, bin, data string, extra ...string) *wfdProc {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -507,7 +509,7 @@ func startWfd(t *testing.T, bin, data string) *wfdProc {
 	addr := l.Addr().String()
 	l.Close()
 	p := &wfdProc{addr: addr, out: &syncBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", data)
+	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
