@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/workflows"
@@ -23,7 +23,7 @@ func TestGoldenCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var snap, known wfdv1.HandlerState
+	var snap, known statev1.HandlerState
 	if err := proto.Unmarshal(raw, &snap); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestGoldenCheckpoint(t *testing.T) {
 		t.Fatalf("the checkpoint has fields this version does not know:\n%v", &snap)
 	}
 	if snap.Version != 1 || snap.HandlerId != "golden-approval" || snap.Workflow != "approval" ||
-		snap.Status != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING || snap.Seq != 5 ||
+		snap.Status != statev1.HandlerStatus_HANDLER_STATUS_RUNNING || snap.Seq != 5 ||
 		snap.Start.GetData().GetFields()["requester"].GetStringValue() != "ada" || snap.IdleSince == nil {
 		t.Fatalf("decoded checkpoint = %v", &snap)
 	}
