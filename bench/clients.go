@@ -12,6 +12,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1grpc"
 )
 
 // The client libraries --client chooses between.
@@ -64,7 +65,7 @@ func newClients(addr string, cfg config) *clients {
 				panic(err)
 			}
 			c.grpc = cc
-			c.api = &grpcAPI{WorkflowServiceClient: c.api, g: wfdv1.NewWorkflowServiceClient(cc)}
+			c.api = &grpcAPI{WorkflowServiceClient: c.api, g: wfdv1grpc.NewWorkflowServiceClient(cc)}
 		}
 		cl.conns = append(cl.conns, c)
 	}
@@ -76,7 +77,7 @@ func newClients(addr string, cfg config) *clients {
 // the embedded connect-go client.
 type grpcAPI struct {
 	wfdv1connect.WorkflowServiceClient
-	g wfdv1.WorkflowServiceClient
+	g wfdv1grpc.WorkflowServiceClient
 }
 
 func (a *grpcAPI) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.RunWorkflowResponse, error) {

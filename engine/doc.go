@@ -10,9 +10,9 @@
 // loop holds the handler's state and applies one change at a time; step code
 // runs in goroutines of its own and reports back to the loop through a
 // channel, so no lock guards handler state. The state is data: [Handler.Snapshot]
-// returns it as a protobuf message (wfdv1.HandlerState), and
-// [Engine.Restore] continues a snapshot in any process that registered the
-// same workflow.
+// returns it as a protobuf message (statev1.HandlerState, wfd's internal
+// checkpoint format, not part of the API), and [Engine.Restore] continues a
+// snapshot in any process that registered the same workflow.
 //
 // A step may wait for an event ([StepContext.WaitFor]). If the event has not
 // arrived, the wait returns [ErrWaiting], which the step returns; the run ends

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	pl "github.com/wfd-dev/wfd/internal/payload"
 	"github.com/wfd-dev/wfd/internal/shrink"
@@ -195,7 +195,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 
 // Restore continues a handler from a snapshot. Runs that were in progress
 // when it was taken run again. The handler's stream gets a RecordRestored.
-func (e *Engine) Restore(ctx context.Context, snap *wfdv1.HandlerState) (*Handler, error) {
+func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState) (*Handler, error) {
 	c, err := e.lookup(snap.GetWorkflow())
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	pl "github.com/wfd-dev/wfd/internal/payload"
 )
@@ -112,7 +112,7 @@ type reply struct {
 	val      *structpb.Value
 	ok       bool
 	events   []Event
-	state    *wfdv1.HandlerState
+	state    *statev1.HandlerState
 	info     Info
 	children map[string]ChildResult
 	// gone: the loop exited without handling the message.
@@ -257,7 +257,7 @@ func (h *Handler) Cancel(ctx context.Context) error {
 
 // Snapshot returns the handler's state. After the handler has left memory it
 // returns the state it left with.
-func (h *Handler) Snapshot(ctx context.Context) (*wfdv1.HandlerState, error) {
+func (h *Handler) Snapshot(ctx context.Context) (*statev1.HandlerState, error) {
 	r, err := h.call(ctx, msg{kind: msgSnapshot})
 	if err != nil {
 		if h.exited() {
@@ -272,7 +272,7 @@ func (h *Handler) Snapshot(ctx context.Context) (*wfdv1.HandlerState, error) {
 // stream gets a RecordReleased and the journal a last change marked Released.
 // It returns once the journal has acknowledged that change. A handler that is
 // not idle is ErrNotIdle.
-func (h *Handler) Release(ctx context.Context) (*wfdv1.HandlerState, error) {
+func (h *Handler) Release(ctx context.Context) (*statev1.HandlerState, error) {
 	ack := make(chan ackResult, 1)
 	r, err := h.call(ctx, msg{kind: msgRelease, ack: ack})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 )
 
 // Journal receives every change of every handler. The engine calls Append on
@@ -79,7 +79,7 @@ type ackResult struct {
 // is answered from them). Its result is in the change (Change.Result) and
 // on its terminal record; its queues, waiters, key/value store and input
 // are gone.
-func (c *Change) Snapshot() *wfdv1.HandlerState {
+func (c *Change) Snapshot() *statev1.HandlerState {
 	if c.st == nil {
 		panic("engine: Change.Snapshot called outside Journal.Append")
 	}

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -147,7 +147,7 @@ func (g *genWorkflow) drive(t *testing.T, restore bool) ([]string, engine.Info) 
 				stream = append(stream, describe(r))
 			}
 			raw, _ := proto.Marshal(snap)
-			snap = new(wfdv1.HandlerState)
+			snap = new(statev1.HandlerState)
 			if err := proto.Unmarshal(raw, snap); err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/workflows"
@@ -44,7 +44,7 @@ func TestReleaseAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back wfdv1.HandlerState
+	var back statev1.HandlerState
 	if err := proto.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -150,21 +150,21 @@ func TestRestoreRejectsBadState(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		mutate func(*wfdv1.HandlerState) *wfdv1.HandlerState
+		mutate func(*statev1.HandlerState) *statev1.HandlerState
 		want   error
 		msg    string
 	}{
-		{"version", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Version = 99; return s }, engine.ErrInvalidState, "format version 99"},
-		{"unknown workflow", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Workflow = "gone"; return s }, engine.ErrUnknownWorkflow, `"gone"`},
-		{"unknown step", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Steps[0].Name = "gone"; return s }, engine.ErrInvalidState, `no step "gone"`},
-		{"no id", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.HandlerId = ""; return s }, engine.ErrInvalidState, "no handler id"},
-		{"bad status", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { s.Status = 0; return s }, engine.ErrInvalidState, "status"},
-		{"finished", func(*wfdv1.HandlerState) *wfdv1.HandlerState { return done }, engine.ErrHandlerDone, "completed"},
-		{"live id", func(s *wfdv1.HandlerState) *wfdv1.HandlerState { return s }, engine.ErrHandlerExists, h.ID()},
+		{"version", func(s *statev1.HandlerState) *statev1.HandlerState { s.Version = 99; return s }, engine.ErrInvalidState, "format version 99"},
+		{"unknown workflow", func(s *statev1.HandlerState) *statev1.HandlerState { s.Workflow = "gone"; return s }, engine.ErrUnknownWorkflow, `"gone"`},
+		{"unknown step", func(s *statev1.HandlerState) *statev1.HandlerState { s.Steps[0].Name = "gone"; return s }, engine.ErrInvalidState, `no step "gone"`},
+		{"no id", func(s *statev1.HandlerState) *statev1.HandlerState { s.HandlerId = ""; return s }, engine.ErrInvalidState, "no handler id"},
+		{"bad status", func(s *statev1.HandlerState) *statev1.HandlerState { s.Status = 0; return s }, engine.ErrInvalidState, "status"},
+		{"finished", func(*statev1.HandlerState) *statev1.HandlerState { return done }, engine.ErrHandlerDone, "completed"},
+		{"live id", func(s *statev1.HandlerState) *statev1.HandlerState { return s }, engine.ErrHandlerExists, h.ID()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := tt.mutate(proto.Clone(good).(*wfdv1.HandlerState))
+			s := tt.mutate(proto.Clone(good).(*statev1.HandlerState))
 			_, err := e.Restore(context.Background(), s)
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("Restore = %v, want %v mentioning %q", err, tt.want, tt.msg)
@@ -230,7 +230,7 @@ func TestCloseIsGraceful(t *testing.T) {
 // lastSnapshot is a Journal that keeps the snapshot of each change.
 type lastSnapshot struct {
 	mu   sync.Mutex
-	snap *wfdv1.HandlerState
+	snap *statev1.HandlerState
 	idle chan struct{}
 }
 
@@ -277,7 +277,7 @@ func TestFinishedSnapshot(t *testing.T) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s := j.snap
-	if s.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED || s.GetHandlerId() != h.ID() || s.GetCompletedAt() == nil {
+	if s.GetStatus() != statev1.HandlerStatus_HANDLER_STATUS_COMPLETED || s.GetHandlerId() != h.ID() || s.GetCompletedAt() == nil {
 		t.Errorf("finished snapshot: status %v, id %q, completed at %v", s.GetStatus(), s.GetHandlerId(), s.GetCompletedAt())
 	}
 	if !slices.Equal(s.GetEventKeys(), []string{"answer-1"}) {

@@ -9,10 +9,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 )
 
-// stateVersion is the format version of wfdv1.HandlerState this engine writes.
+// stateVersion is the format version of statev1.HandlerState this engine writes.
 const stateVersion = 1
 
 // state is a handler's state in memory. Only the handler's owner goroutine
@@ -179,30 +179,30 @@ func fromTS(t *timestamppb.Timestamp) time.Time {
 	return t.AsTime()
 }
 
-func eventToProto(e Event) *wfdv1.Event {
-	return &wfdv1.Event{Id: e.ID, Type: e.Type, Data: e.Data}
+func eventToProto(e Event) *statev1.Event {
+	return &statev1.Event{Id: e.ID, Type: e.Type, Data: e.Data}
 }
 
-func eventFromProto(e *wfdv1.Event) Event {
+func eventFromProto(e *statev1.Event) Event {
 	return Event{ID: e.GetId(), Type: e.GetType(), Data: e.GetData()}
 }
 
-func (it item) toProto() *wfdv1.WorkItem {
-	p := &wfdv1.WorkItem{Event: eventToProto(it.ev), Attempt: uint32(it.attempt), NotBefore: ts(it.notBefore)}
+func (it item) toProto() *statev1.WorkItem {
+	p := &statev1.WorkItem{Event: eventToProto(it.ev), Attempt: uint32(it.attempt), NotBefore: ts(it.notBefore)}
 	if len(it.resolved) > 0 {
-		p.Resolved = make(map[string]*wfdv1.WaitResult, len(it.resolved))
+		p.Resolved = make(map[string]*statev1.WaitResult, len(it.resolved))
 		for k, r := range it.resolved {
 			if r.timedOut {
-				p.Resolved[k] = &wfdv1.WaitResult{Result: &wfdv1.WaitResult_TimedOut{TimedOut: true}}
+				p.Resolved[k] = &statev1.WaitResult{Result: &statev1.WaitResult_TimedOut{TimedOut: true}}
 			} else {
-				p.Resolved[k] = &wfdv1.WaitResult{Result: &wfdv1.WaitResult_Event{Event: eventToProto(r.ev)}}
+				p.Resolved[k] = &statev1.WaitResult{Result: &statev1.WaitResult_Event{Event: eventToProto(r.ev)}}
 			}
 		}
 	}
 	return p
 }
 
-func itemFromProto(p *wfdv1.WorkItem) item {
+func itemFromProto(p *statev1.WorkItem) item {
 	it := item{ev: eventFromProto(p.GetEvent()), attempt: int(p.GetAttempt()), notBefore: fromTS(p.GetNotBefore())}
 	if it.attempt < 1 {
 		it.attempt = 1
@@ -222,13 +222,13 @@ func itemFromProto(p *wfdv1.WorkItem) item {
 
 // finishedProto is the part of a finished handler's state that outlives it
 // (see Change.Snapshot).
-func (s *state) finishedProto() *wfdv1.HandlerState {
+func (s *state) finishedProto() *statev1.HandlerState {
 	m := s.rare()
-	return &wfdv1.HandlerState{
+	return &statev1.HandlerState{
 		Version:     stateVersion,
 		HandlerId:   s.id,
 		Workflow:    s.wf.def.Name,
-		Status:      wfdv1.HandlerStatus(s.status),
+		Status:      statev1.HandlerStatus(s.status),
 		Seq:         s.seq,
 		CreatedAt:   ts(s.createdAt),
 		Error:       m.err,
@@ -241,13 +241,13 @@ func (s *state) finishedProto() *wfdv1.HandlerState {
 
 // toProto returns the state as a message that shares no mutable memory with
 // the live state (payloads are immutable by convention and shared).
-func (s *state) toProto() *wfdv1.HandlerState {
+func (s *state) toProto() *statev1.HandlerState {
 	m := s.rare()
-	p := &wfdv1.HandlerState{
+	p := &statev1.HandlerState{
 		Version:     stateVersion,
 		HandlerId:   s.id,
 		Workflow:    s.wf.def.Name,
-		Status:      wfdv1.HandlerStatus(s.status),
+		Status:      statev1.HandlerStatus(s.status),
 		Start:       eventToProto(s.start),
 		Seq:         s.seq,
 		NextId:      s.nextID,
@@ -262,30 +262,30 @@ func (s *state) toProto() *wfdv1.HandlerState {
 		Children:    slices.Clone(m.children),
 	}
 	if len(m.childResults) > 0 {
-		p.ChildResults = make(map[string]*wfdv1.ChildResult, len(m.childResults))
+		p.ChildResults = make(map[string]*statev1.ChildResult, len(m.childResults))
 		for id, c := range m.childResults {
-			p.ChildResults[id] = &wfdv1.ChildResult{Status: wfdv1.HandlerStatus(c.Status), Result: c.Result, Error: c.Error}
+			p.ChildResults[id] = &statev1.ChildResult{Status: statev1.HandlerStatus(c.Status), Result: c.Result, Error: c.Error}
 		}
 	}
 	if len(m.kv) > 0 {
 		p.Store = maps.Clone(m.kv)
 	}
-	p.Steps = make([]*wfdv1.StepState, len(s.steps))
+	p.Steps = make([]*statev1.StepState, len(s.steps))
 	for i := range s.steps {
 		ss := &s.steps[i]
-		ps := &wfdv1.StepState{Name: s.wf.def.Steps[i].Name}
+		ps := &statev1.StepState{Name: s.wf.def.Steps[i].Name}
 		for _, it := range ss.queue {
 			ps.Queue = append(ps.Queue, it.toProto())
 		}
 		for _, x := range ss.running {
-			ps.InProgress = append(ps.InProgress, &wfdv1.Execution{Id: x.id, Worker: uint32(x.worker), Item: x.item.toProto(), StartedAt: ts(x.startedAt)})
+			ps.InProgress = append(ps.InProgress, &statev1.Execution{Id: x.id, Worker: uint32(x.worker), Item: x.item.toProto(), StartedAt: ts(x.startedAt)})
 		}
 		for _, e := range ss.collected {
 			ps.Collected = append(ps.Collected, eventToProto(e))
 		}
 		for _, w := range ss.waiters {
 			on := w.target()
-			ps.Waiters = append(ps.Waiters, &wfdv1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
+			ps.Waiters = append(ps.Waiters, &statev1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
 				Resume: w.resume.toProto(), Task: on.task.toProto(), Key: on.key, Since: ts(on.since), Children: on.children,
 				CreatedAt: ts(w.created)})
 		}
@@ -296,7 +296,7 @@ func (s *state) toProto() *wfdv1.HandlerState {
 
 // stateFromProto rebuilds a state. Executions that were in progress go back
 // to the front of their step's queue: step runs are at least once.
-func stateFromProto(wf *compiled, p *wfdv1.HandlerState) (*state, error) {
+func stateFromProto(wf *compiled, p *statev1.HandlerState) (*state, error) {
 	if p.GetVersion() != stateVersion {
 		return nil, fmt.Errorf("%w: format version %d, this engine reads %d", ErrInvalidState, p.GetVersion(), stateVersion)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	pl "github.com/wfd-dev/wfd/internal/payload"
 )
@@ -79,14 +79,14 @@ func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
 	return TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
 }
 
-func (t *Task) toProto() *wfdv1.HumanTask {
+func (t *Task) toProto() *statev1.HumanTask {
 	if t == nil {
 		return nil
 	}
-	return &wfdv1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee}
+	return &statev1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee}
 }
 
-func taskFromProto(p *wfdv1.HumanTask) *Task {
+func taskFromProto(p *statev1.HumanTask) *Task {
 	if p == nil {
 		return nil
 	}

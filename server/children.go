@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -71,7 +72,7 @@ func (s *Server) cancelChildren(children []string) {
 // load it (a restart would then write a handler_restored record, and bump
 // its updated_at, for nothing).
 func (s *Server) recheckChildren(parent string, children []string) {
-	var reported map[string]*wfdv1.ChildResult // read once, when needed
+	var reported map[string]*statev1.ChildResult // read once, when needed
 	for _, id := range children {
 		meta, err := s.meta(s.background, id)
 		if err != nil || meta.Status == persistence.StatusRunning {
@@ -97,19 +98,19 @@ func (s *Server) recheckChildren(parent string, children []string) {
 // checkpoint cannot be read it returns an empty map, and every ended child
 // is reported again (the parent ignores what it already has; loading it
 // deals with a damaged checkpoint).
-func (s *Server) reportedChildren(parent string) map[string]*wfdv1.ChildResult {
+func (s *Server) reportedChildren(parent string) map[string]*statev1.ChildResult {
 	raw, err := s.store.LoadSnapshot(s.background, parent)
 	if err != nil {
-		return map[string]*wfdv1.ChildResult{}
+		return map[string]*statev1.ChildResult{}
 	}
-	var st wfdv1.HandlerState
+	var st statev1.HandlerState
 	if err := proto.Unmarshal(raw, &st); err != nil || st.GetHandlerId() != parent {
-		return map[string]*wfdv1.ChildResult{}
+		return map[string]*statev1.ChildResult{}
 	}
 	if r := st.GetChildResults(); r != nil {
 		return r
 	}
-	return map[string]*wfdv1.ChildResult{}
+	return map[string]*statev1.ChildResult{}
 }
 
 // recheckWaitingParents runs recheckChildren for every parent that waits

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -76,7 +77,7 @@ func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
 	if err != nil && !errors.Is(err, persistence.ErrCorrupt) && !errors.Is(err, persistence.ErrNotFound) {
 		return nil, err
 	}
-	var st wfdv1.HandlerState
+	var st statev1.HandlerState
 	if err == nil {
 		err = proto.Unmarshal(raw, &st)
 	}

@@ -11,6 +11,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -300,7 +301,7 @@ func (s *Server) tookKey(ctx context.Context, id, key string) bool {
 	if err != nil {
 		return false
 	}
-	var st wfdv1.HandlerState
+	var st statev1.HandlerState
 	if proto.Unmarshal(raw, &st) != nil {
 		return false
 	}

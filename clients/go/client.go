@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/keepalive"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1grpc"
 )
 
 // maxRecvBytes matches the largest response the server sends.
@@ -26,7 +26,7 @@ const (
 // share it.
 type Client struct {
 	conn *grpc.ClientConn
-	svc  wfdv1.WorkflowServiceClient
+	svc  wfdv1grpc.WorkflowServiceClient
 	opts options
 }
 
@@ -59,7 +59,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", target, err)
 	}
-	return &Client{conn: conn, svc: wfdv1.NewWorkflowServiceClient(conn), opts: o}, nil
+	return &Client{conn: conn, svc: wfdv1grpc.NewWorkflowServiceClient(conn), opts: o}, nil
 }
 
 // Close closes the connection; calls in progress fail with codes.Canceled.
@@ -72,4 +72,4 @@ func (c *Client) Close() error {
 
 // Service returns the generated stub behind the client, with the same
 // timeout and retry interceptors, for calls this package does not wrap.
-func (c *Client) Service() wfdv1.WorkflowServiceClient { return c.svc }
+func (c *Client) Service() wfdv1grpc.WorkflowServiceClient { return c.svc }

@@ -19,11 +19,11 @@ from conftest import aconnect, connect
 from google.protobuf import any_pb2
 
 import wfd_client as w
-from wfd.v1 import handler_pb2, service_pb2, service_pb2_grpc, state_pb2
+from wfd.v1 import handler_pb2, service_pb2, service_pb2_grpc
 from wfd_client import errors as wfd_errors
 
-RUNNING = state_pb2.HandlerStatus.Value("HANDLER_STATUS_RUNNING")
-COMPLETED = state_pb2.HandlerStatus.Value("HANDLER_STATUS_COMPLETED")
+RUNNING = handler_pb2.HandlerStatus.Value("HANDLER_STATUS_RUNNING")
+COMPLETED = handler_pb2.HandlerStatus.Value("HANDLER_STATUS_COMPLETED")
 TASK_PENDING = handler_pb2.TaskStatus.Value("TASK_STATUS_PENDING")
 TASK_COMPLETED = handler_pb2.TaskStatus.Value("TASK_STATUS_COMPLETED")
 QUICK = w.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.02)

@@ -3,7 +3,7 @@ import { durationFromMs, type Duration } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 
-import { Residency, TaskStatus, type Handler, type Record, type Task } from "./gen/wfd/v1/handler_pb.js";
+import { HandlerStatus, Residency, TaskStatus, type Handler, type Record, type Task } from "./gen/wfd/v1/handler_pb.js";
 import {
   ListHandlersRequestSchema,
   ListTasksRequestSchema,
@@ -13,7 +13,6 @@ import {
   type ListTasksRequest,
   type Workflow,
 } from "./gen/wfd/v1/service_pb.js";
-import { HandlerStatus } from "./gen/wfd/v1/state_pb.js";
 import { sameJson, toJsonObject } from "./json.js";
 import {
   backoffMs,

@@ -51,4 +51,3 @@ export { Code, ConnectError, type Transport, type Interceptor } from "@connectrp
 // The generated API (messages, enums, the service descriptor).
 export * from "./gen/wfd/v1/service_pb.js";
 export * from "./gen/wfd/v1/handler_pb.js";
-export * from "./gen/wfd/v1/state_pb.js";

@@ -23,6 +23,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// HandlerStatus is where a handler is in its life.
+type HandlerStatus int32
+
+const (
+	HandlerStatus_HANDLER_STATUS_UNSPECIFIED HandlerStatus = 0
+	HandlerStatus_HANDLER_STATUS_RUNNING     HandlerStatus = 1
+	HandlerStatus_HANDLER_STATUS_COMPLETED   HandlerStatus = 2
+	HandlerStatus_HANDLER_STATUS_FAILED      HandlerStatus = 3
+	HandlerStatus_HANDLER_STATUS_CANCELLED   HandlerStatus = 4
+)
+
+// Enum value maps for HandlerStatus.
+var (
+	HandlerStatus_name = map[int32]string{
+		0: "HANDLER_STATUS_UNSPECIFIED",
+		1: "HANDLER_STATUS_RUNNING",
+		2: "HANDLER_STATUS_COMPLETED",
+		3: "HANDLER_STATUS_FAILED",
+		4: "HANDLER_STATUS_CANCELLED",
+	}
+	HandlerStatus_value = map[string]int32{
+		"HANDLER_STATUS_UNSPECIFIED": 0,
+		"HANDLER_STATUS_RUNNING":     1,
+		"HANDLER_STATUS_COMPLETED":   2,
+		"HANDLER_STATUS_FAILED":      3,
+		"HANDLER_STATUS_CANCELLED":   4,
+	}
+)
+
+func (x HandlerStatus) Enum() *HandlerStatus {
+	p := new(HandlerStatus)
+	*p = x
+	return p
+}
+
+func (x HandlerStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HandlerStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_wfd_v1_handler_proto_enumTypes[0].Descriptor()
+}
+
+func (HandlerStatus) Type() protoreflect.EnumType {
+	return &file_wfd_v1_handler_proto_enumTypes[0]
+}
+
+func (x HandlerStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HandlerStatus.Descriptor instead.
+func (HandlerStatus) EnumDescriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{0}
+}
+
 // Residency says whether a running handler is in the server's memory
 // (unspecified for a finished handler).
 type Residency int32
@@ -61,11 +117,11 @@ func (x Residency) String() string {
 }
 
 func (Residency) Descriptor() protoreflect.EnumDescriptor {
-	return file_wfd_v1_handler_proto_enumTypes[0].Descriptor()
+	return file_wfd_v1_handler_proto_enumTypes[1].Descriptor()
 }
 
 func (Residency) Type() protoreflect.EnumType {
-	return &file_wfd_v1_handler_proto_enumTypes[0]
+	return &file_wfd_v1_handler_proto_enumTypes[1]
 }
 
 func (x Residency) Number() protoreflect.EnumNumber {
@@ -74,7 +130,7 @@ func (x Residency) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Residency.Descriptor instead.
 func (Residency) EnumDescriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{0}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{1}
 }
 
 // TaskStatus is where a human task is.
@@ -119,11 +175,11 @@ func (x TaskStatus) String() string {
 }
 
 func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_wfd_v1_handler_proto_enumTypes[1].Descriptor()
+	return file_wfd_v1_handler_proto_enumTypes[2].Descriptor()
 }
 
 func (TaskStatus) Type() protoreflect.EnumType {
-	return &file_wfd_v1_handler_proto_enumTypes[1]
+	return &file_wfd_v1_handler_proto_enumTypes[2]
 }
 
 func (x TaskStatus) Number() protoreflect.EnumNumber {
@@ -132,7 +188,69 @@ func (x TaskStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskStatus.Descriptor instead.
 func (TaskStatus) EnumDescriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{1}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{2}
+}
+
+// Event is one event of a handler: a type name and a JSON object payload.
+type Event struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique within the handler that holds it.
+	Id            string           `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Type          string           `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Data          *structpb.Struct `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Event) Reset() {
+	*x = Event{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Event) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Event) ProtoMessage() {}
+
+func (x *Event) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Event.ProtoReflect.Descriptor instead.
+func (*Event) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Event) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Event) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Event) GetData() *structpb.Struct {
+	if x != nil {
+		return x.Data
+	}
+	return nil
 }
 
 // Handler is one run of a workflow.
@@ -164,7 +282,7 @@ type Handler struct {
 
 func (x *Handler) Reset() {
 	*x = Handler{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[0]
+	mi := &file_wfd_v1_handler_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -176,7 +294,7 @@ func (x *Handler) String() string {
 func (*Handler) ProtoMessage() {}
 
 func (x *Handler) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[0]
+	mi := &file_wfd_v1_handler_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -189,7 +307,7 @@ func (x *Handler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Handler.ProtoReflect.Descriptor instead.
 func (*Handler) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{0}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Handler) GetHandlerId() string {
@@ -296,7 +414,7 @@ type IdleInfo struct {
 
 func (x *IdleInfo) Reset() {
 	*x = IdleInfo{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[1]
+	mi := &file_wfd_v1_handler_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -308,7 +426,7 @@ func (x *IdleInfo) String() string {
 func (*IdleInfo) ProtoMessage() {}
 
 func (x *IdleInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[1]
+	mi := &file_wfd_v1_handler_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -321,7 +439,7 @@ func (x *IdleInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdleInfo.ProtoReflect.Descriptor instead.
 func (*IdleInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{1}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *IdleInfo) GetSince() *timestamppb.Timestamp {
@@ -367,7 +485,7 @@ type WaiterInfo struct {
 
 func (x *WaiterInfo) Reset() {
 	*x = WaiterInfo{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[2]
+	mi := &file_wfd_v1_handler_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +497,7 @@ func (x *WaiterInfo) String() string {
 func (*WaiterInfo) ProtoMessage() {}
 
 func (x *WaiterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[2]
+	mi := &file_wfd_v1_handler_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +510,7 @@ func (x *WaiterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaiterInfo.ProtoReflect.Descriptor instead.
 func (*WaiterInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{2}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *WaiterInfo) GetWaiterId() string {
@@ -451,6 +569,86 @@ func (x *WaiterInfo) GetChildren() []string {
 	return nil
 }
 
+// HumanTask is what a person is asked: the step waits for the answer.
+type HumanTask struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique across handlers: "<handler id>:<waiter id>".
+	TaskId      string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Title       string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// JSON Schema the answer must satisfy.
+	AnswerSchema *structpb.Struct `protobuf:"bytes,4,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
+	// Who should answer ("" for anyone).
+	Assignee      string `protobuf:"bytes,5,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HumanTask) Reset() {
+	*x = HumanTask{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HumanTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HumanTask) ProtoMessage() {}
+
+func (x *HumanTask) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HumanTask.ProtoReflect.Descriptor instead.
+func (*HumanTask) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HumanTask) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *HumanTask) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *HumanTask) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *HumanTask) GetAnswerSchema() *structpb.Struct {
+	if x != nil {
+		return x.AnswerSchema
+	}
+	return nil
+}
+
+func (x *HumanTask) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
 // Record is one entry of a handler's stream. Sequence numbers start at 1 and
 // have no gaps, so a client resumes a stream after the last one it saw.
 type Record struct {
@@ -472,7 +670,7 @@ type Record struct {
 
 func (x *Record) Reset() {
 	*x = Record{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[3]
+	mi := &file_wfd_v1_handler_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -484,7 +682,7 @@ func (x *Record) String() string {
 func (*Record) ProtoMessage() {}
 
 func (x *Record) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[3]
+	mi := &file_wfd_v1_handler_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -497,7 +695,7 @@ func (x *Record) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Record.ProtoReflect.Descriptor instead.
 func (*Record) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{3}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Record) GetSeq() uint64 {
@@ -637,7 +835,7 @@ type StepStateChanged struct {
 
 func (x *StepStateChanged) Reset() {
 	*x = StepStateChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[4]
+	mi := &file_wfd_v1_handler_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +847,7 @@ func (x *StepStateChanged) String() string {
 func (*StepStateChanged) ProtoMessage() {}
 
 func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[4]
+	mi := &file_wfd_v1_handler_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +860,7 @@ func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStateChanged.ProtoReflect.Descriptor instead.
 func (*StepStateChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{4}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StepStateChanged) GetStep() string {
@@ -733,7 +931,7 @@ type IdleChanged struct {
 
 func (x *IdleChanged) Reset() {
 	*x = IdleChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[5]
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +943,7 @@ func (x *IdleChanged) String() string {
 func (*IdleChanged) ProtoMessage() {}
 
 func (x *IdleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[5]
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +956,7 @@ func (x *IdleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdleChanged.ProtoReflect.Descriptor instead.
 func (*IdleChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{5}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *IdleChanged) GetIdle() bool {
@@ -787,7 +985,7 @@ type HandlerFinished struct {
 
 func (x *HandlerFinished) Reset() {
 	*x = HandlerFinished{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -799,7 +997,7 @@ func (x *HandlerFinished) String() string {
 func (*HandlerFinished) ProtoMessage() {}
 
 func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -812,7 +1010,7 @@ func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerFinished.ProtoReflect.Descriptor instead.
 func (*HandlerFinished) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *HandlerFinished) GetStatus() HandlerStatus {
@@ -846,7 +1044,7 @@ type HandlerReleased struct {
 
 func (x *HandlerReleased) Reset() {
 	*x = HandlerReleased{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +1056,7 @@ func (x *HandlerReleased) String() string {
 func (*HandlerReleased) ProtoMessage() {}
 
 func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +1069,7 @@ func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerReleased.ProtoReflect.Descriptor instead.
 func (*HandlerReleased) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
 }
 
 // HandlerRestored: the handler was loaded into memory from its last
@@ -884,7 +1082,7 @@ type HandlerRestored struct {
 
 func (x *HandlerRestored) Reset() {
 	*x = HandlerRestored{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +1094,7 @@ func (x *HandlerRestored) String() string {
 func (*HandlerRestored) ProtoMessage() {}
 
 func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +1107,7 @@ func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerRestored.ProtoReflect.Descriptor instead.
 func (*HandlerRestored) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
 }
 
 // Task is a human task in the inbox.
@@ -936,7 +1134,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -948,7 +1146,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -961,7 +1159,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Task) GetTaskId() string {
@@ -1066,7 +1264,11 @@ var File_wfd_v1_handler_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/handler.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12wfd/v1/state.proto\"\x9a\x04\n" +
+	"\x14wfd/v1/handler.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n" +
+	"\x05Event\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\x9a\x04\n" +
 	"\aHandler\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n" +
@@ -1099,7 +1301,13 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12%\n" +
 	"\x04task\x18\x06 \x01(\v2\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n" +
 	"\x03key\x18\a \x01(\tR\x03key\x12\x1a\n" +
-	"\bchildren\x18\b \x03(\tR\bchildren\"\xde\x03\n" +
+	"\bchildren\x18\b \x03(\tR\bchildren\"\xb6\x01\n" +
+	"\tHumanTask\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
+	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
+	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xde\x03\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -1145,7 +1353,13 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\bdeadline\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12=\n" +
 	"\fcompleted_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12!\n" +
 	"\fcompleted_by\x18\r \x01(\tR\vcompletedBy\x12/\n" +
-	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer*T\n" +
+	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer*\xa2\x01\n" +
+	"\rHandlerStatus\x12\x1e\n" +
+	"\x1aHANDLER_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n" +
+	"\x18HANDLER_STATUS_COMPLETED\x10\x02\x12\x19\n" +
+	"\x15HANDLER_STATUS_FAILED\x10\x03\x12\x1c\n" +
+	"\x18HANDLER_STATUS_CANCELLED\x10\x04*T\n" +
 	"\tResidency\x12\x19\n" +
 	"\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n" +
@@ -1170,61 +1384,63 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_handler_proto_rawDescData
 }
 
-var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_wfd_v1_handler_proto_goTypes = []any{
-	(Residency)(0),                // 0: wfd.v1.Residency
-	(TaskStatus)(0),               // 1: wfd.v1.TaskStatus
-	(*Handler)(nil),               // 2: wfd.v1.Handler
-	(*IdleInfo)(nil),              // 3: wfd.v1.IdleInfo
-	(*WaiterInfo)(nil),            // 4: wfd.v1.WaiterInfo
-	(*Record)(nil),                // 5: wfd.v1.Record
-	(*StepStateChanged)(nil),      // 6: wfd.v1.StepStateChanged
-	(*IdleChanged)(nil),           // 7: wfd.v1.IdleChanged
-	(*HandlerFinished)(nil),       // 8: wfd.v1.HandlerFinished
-	(*HandlerReleased)(nil),       // 9: wfd.v1.HandlerReleased
-	(*HandlerRestored)(nil),       // 10: wfd.v1.HandlerRestored
-	(*Task)(nil),                  // 11: wfd.v1.Task
-	(HandlerStatus)(0),            // 12: wfd.v1.HandlerStatus
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
-	(*HumanTask)(nil),             // 15: wfd.v1.HumanTask
-	(*Event)(nil),                 // 16: wfd.v1.Event
+	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
+	(Residency)(0),                // 1: wfd.v1.Residency
+	(TaskStatus)(0),               // 2: wfd.v1.TaskStatus
+	(*Event)(nil),                 // 3: wfd.v1.Event
+	(*Handler)(nil),               // 4: wfd.v1.Handler
+	(*IdleInfo)(nil),              // 5: wfd.v1.IdleInfo
+	(*WaiterInfo)(nil),            // 6: wfd.v1.WaiterInfo
+	(*HumanTask)(nil),             // 7: wfd.v1.HumanTask
+	(*Record)(nil),                // 8: wfd.v1.Record
+	(*StepStateChanged)(nil),      // 9: wfd.v1.StepStateChanged
+	(*IdleChanged)(nil),           // 10: wfd.v1.IdleChanged
+	(*HandlerFinished)(nil),       // 11: wfd.v1.HandlerFinished
+	(*HandlerReleased)(nil),       // 12: wfd.v1.HandlerReleased
+	(*HandlerRestored)(nil),       // 13: wfd.v1.HandlerRestored
+	(*Task)(nil),                  // 14: wfd.v1.Task
+	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	12, // 0: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
-	0,  // 1: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	13, // 2: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	13, // 3: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	13, // 4: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
-	3,  // 5: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	14, // 6: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
-	13, // 7: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
-	4,  // 8: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	14, // 9: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	13, // 10: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
-	15, // 11: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	13, // 12: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	6,  // 13: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
-	16, // 14: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	7,  // 15: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	8,  // 16: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	9,  // 17: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	10, // 18: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	3,  // 19: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	12, // 20: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	14, // 21: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	14, // 22: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	1,  // 23: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	13, // 24: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	13, // 25: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	13, // 26: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	14, // 27: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	15, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
+	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
+	16, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	16, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	16, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	5,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
+	15, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	16, // 8: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	6,  // 9: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
+	15, // 10: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	16, // 11: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	7,  // 12: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
+	15, // 13: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	16, // 14: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	9,  // 15: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	3,  // 16: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
+	10, // 17: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	11, // 18: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	12, // 19: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	13, // 20: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	5,  // 21: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 22: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	15, // 23: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	15, // 24: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	2,  // 25: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	16, // 26: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	16, // 27: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	16, // 28: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	15, // 29: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -1232,8 +1448,7 @@ func file_wfd_v1_handler_proto_init() {
 	if File_wfd_v1_handler_proto != nil {
 		return
 	}
-	file_wfd_v1_state_proto_init()
-	file_wfd_v1_handler_proto_msgTypes[3].OneofWrappers = []any{
+	file_wfd_v1_handler_proto_msgTypes[5].OneofWrappers = []any{
 		(*Record_StepStateChanged)(nil),
 		(*Record_EventWritten)(nil),
 		(*Record_IdleChanged)(nil),
@@ -1246,8 +1461,8 @@ func file_wfd_v1_handler_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   10,
+			NumEnums:      3,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1623,7 +1623,7 @@ var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14wfd/v1/handler.proto\x1a\x12wfd/v1/state.proto\"\x88\x01\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14wfd/v1/handler.proto\"\x88\x01\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -1864,7 +1864,6 @@ func file_wfd_v1_service_proto_init() {
 		return
 	}
 	file_wfd_v1_handler_proto_init()
-	file_wfd_v1_state_proto_init()
 	file_wfd_v1_service_proto_msgTypes[12].OneofWrappers = []any{
 		(*StreamEventsResponse_Record)(nil),
 		(*StreamEventsResponse_Heartbeat)(nil),

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	storagev1 "github.com/wfd-dev/wfd/gen/wfd/storage/v1"
+	storagev1 "github.com/wfd-dev/wfd/internal/gen/wfd/storage/v1"
 	"github.com/wfd-dev/wfd/persistence"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	storagev1 "github.com/wfd-dev/wfd/gen/wfd/storage/v1"
+	storagev1 "github.com/wfd-dev/wfd/internal/gen/wfd/storage/v1"
 	"github.com/wfd-dev/wfd/persistence"
 )
 

@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 import grpc
 from google.protobuf import duration_pb2, json_format, struct_pb2
 
-from wfd.v1 import handler_pb2, service_pb2, state_pb2
+from wfd.v1 import handler_pb2, service_pb2
 
 from ._uuid import uuid7
 from .errors import InvalidArgument
@@ -21,8 +21,8 @@ Handler: TypeAlias = handler_pb2.Handler
 Record: TypeAlias = handler_pb2.Record
 Workflow: TypeAlias = service_pb2.Workflow
 Stats: TypeAlias = service_pb2.GetStatsResponse
-Event: TypeAlias = state_pb2.Event
-HandlerStatus = state_pb2.HandlerStatus
+Event: TypeAlias = handler_pb2.Event
+HandlerStatus = handler_pb2.HandlerStatus
 Residency = handler_pb2.Residency
 Task: TypeAlias = handler_pb2.Task
 TaskStatus = handler_pb2.TaskStatus
@@ -186,7 +186,7 @@ def _status(v: StatusLike) -> int:
         if not name.startswith("HANDLER_STATUS_"):
             name = "HANDLER_STATUS_" + name
         try:
-            return int(state_pb2.HandlerStatus.Value(name))
+            return int(handler_pb2.HandlerStatus.Value(name))
         except ValueError:
             raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: unknown status {v!r}") from None
     return int(v)
@@ -243,7 +243,7 @@ def send_request(
 ) -> service_pb2.SendEventRequest:
     return service_pb2.SendEventRequest(
         handler_id=handler_id,
-        event=state_pb2.Event(type=type, data=to_struct(data, "data")),
+        event=handler_pb2.Event(type=type, data=to_struct(data, "data")),
         idempotency_key=idempotency_key or str(uuid7()),
     )
 
@@ -337,7 +337,7 @@ def is_terminal(rec: Record) -> bool:
 
 
 _TERMINAL = frozenset(
-    int(state_pb2.HandlerStatus.Value(n))
+    int(handler_pb2.HandlerStatus.Value(n))
     for n in ("HANDLER_STATUS_COMPLETED", "HANDLER_STATUS_FAILED", "HANDLER_STATUS_CANCELLED")
 )
 

@@ -24,10 +24,9 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
-from wfd.v1 import state_pb2 as wfd_dot_v1_dot_state__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14wfd/v1/handler.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12wfd/v1/state.proto\"\x9a\x04\n\x07Handler\x12\x1d\n\nhandler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n\x08workflow\x18\x02 \x01(\tR\x08workflow\x12-\n\x06status\x18\x03 \x01(\x0e\x32\x15.wfd.v1.HandlerStatusR\x06status\x12/\n\tresidency\x18\x04 \x01(\x0e\x32\x11.wfd.v1.ResidencyR\tresidency\x12\x39\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x39\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tupdatedAt\x12=\n\x0c\x63ompleted_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0b\x63ompletedAt\x12$\n\x04idle\x18\x08 \x01(\x0b\x32\x10.wfd.v1.IdleInfoR\x04idle\x12/\n\x06result\x18\t \x01(\x0b\x32\x17.google.protobuf.StructR\x06result\x12\x14\n\x05\x65rror\x18\n \x01(\tR\x05\x65rror\x12\x19\n\x08last_seq\x18\x0b \x01(\x04R\x07lastSeq\x12\x1b\n\tparent_id\x18\x0c \x01(\tR\x08parentId\x12\x1a\n\x08\x63hildren\x18\r \x03(\tR\x08\x63hildren\"\x9c\x01\n\x08IdleInfo\x12\x30\n\x05since\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x05since\x12,\n\x07waiters\x18\x02 \x03(\x0b\x32\x12.wfd.v1.WaiterInfoR\x07waiters\x12\x30\n\x14\x65xternal_event_types\x18\x03 \x03(\tR\x12\x65xternalEventTypes\"\x98\x02\n\nWaiterInfo\x12\x1b\n\twaiter_id\x18\x01 \x01(\tR\x08waiterId\x12\x12\n\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n\nevent_type\x18\x03 \x01(\tR\teventType\x12-\n\x05match\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x05match\x12\x36\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12%\n\x04task\x18\x06 \x01(\x0b\x32\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n\x03key\x18\x07 \x01(\tR\x03key\x12\x1a\n\x08\x63hildren\x18\x08 \x03(\tR\x08\x63hildren\"\xde\x03\n\x06Record\x12\x10\n\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\x12H\n\x12step_state_changed\x18\x03 \x01(\x0b\x32\x18.wfd.v1.StepStateChangedH\x00R\x10stepStateChanged\x12\x34\n\revent_written\x18\x04 \x01(\x0b\x32\r.wfd.v1.EventH\x00R\x0c\x65ventWritten\x12\x38\n\x0cidle_changed\x18\x05 \x01(\x0b\x32\x13.wfd.v1.IdleChangedH\x00R\x0bidleChanged\x12\x44\n\x10handler_finished\x18\x06 \x01(\x0b\x32\x17.wfd.v1.HandlerFinishedH\x00R\x0fhandlerFinished\x12\x44\n\x10handler_released\x18\x07 \x01(\x0b\x32\x17.wfd.v1.HandlerReleasedH\x00R\x0fhandlerReleased\x12\x44\n\x10handler_restored\x18\x08 \x01(\x0b\x32\x17.wfd.v1.HandlerRestoredH\x00R\x0fhandlerRestoredB\x06\n\x04kind\"\xfc\x01\n\x10StepStateChanged\x12\x12\n\x04step\x18\x01 \x01(\tR\x04step\x12\x16\n\x06worker\x18\x02 \x01(\rR\x06worker\x12\x18\n\x07running\x18\x03 \x01(\x08R\x07running\x12(\n\x10input_event_type\x18\x04 \x01(\tR\x0einputEventType\x12.\n\x13\x65mitted_event_types\x18\x05 \x03(\tR\x11\x65mittedEventTypes\x12\x18\n\x07\x61ttempt\x18\x06 \x01(\rR\x07\x61ttempt\x12\x18\n\x07waiting\x18\x07 \x01(\x08R\x07waiting\x12\x14\n\x05\x65rror\x18\x08 \x01(\tR\x05\x65rror\"G\n\x0bIdleChanged\x12\x12\n\x04idle\x18\x01 \x01(\x08R\x04idle\x12$\n\x04info\x18\x02 \x01(\x0b\x32\x10.wfd.v1.IdleInfoR\x04info\"\x87\x01\n\x0fHandlerFinished\x12-\n\x06status\x18\x01 \x01(\x0e\x32\x15.wfd.v1.HandlerStatusR\x06status\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x06result\x12\x14\n\x05\x65rror\x18\x03 \x01(\tR\x05\x65rror\"\x11\n\x0fHandlerReleased\"\x11\n\x0fHandlerRestored\"\xb2\x04\n\x04Task\x12\x17\n\x07task_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n\nhandler_id\x18\x02 \x01(\tR\thandlerId\x12\x1a\n\x08workflow\x18\x03 \x01(\tR\x08workflow\x12\x12\n\x04step\x18\x04 \x01(\tR\x04step\x12\x14\n\x05title\x18\x05 \x01(\tR\x05title\x12 \n\x0b\x64\x65scription\x18\x06 \x01(\tR\x0b\x64\x65scription\x12<\n\ranswer_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x0c\x61nswerSchema\x12\x1a\n\x08\x61ssignee\x18\x08 \x01(\tR\x08\x61ssignee\x12*\n\x06status\x18\t \x01(\x0e\x32\x12.wfd.v1.TaskStatusR\x06status\x12\x39\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x36\n\x08\x64\x65\x61\x64line\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12=\n\x0c\x63ompleted_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0b\x63ompletedAt\x12!\n\x0c\x63ompleted_by\x18\r \x01(\tR\x0b\x63ompletedBy\x12/\n\x06\x61nswer\x18\x0e \x01(\x0b\x32\x17.google.protobuf.StructR\x06\x61nswer*T\n\tResidency\x12\x19\n\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n\x12RESIDENCY_RELEASED\x10\x02*\x91\x01\n\nTaskStatus\x12\x1b\n\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13TASK_STATUS_PENDING\x10\x01\x12\x19\n\x15TASK_STATUS_COMPLETED\x10\x02\x12\x17\n\x13TASK_STATUS_EXPIRED\x10\x03\x12\x19\n\x15TASK_STATUS_CANCELLED\x10\x04\x42)Z\'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14wfd/v1/handler.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\x05\x45vent\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04type\x18\x02 \x01(\tR\x04type\x12+\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x04\x64\x61ta\"\x9a\x04\n\x07Handler\x12\x1d\n\nhandler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n\x08workflow\x18\x02 \x01(\tR\x08workflow\x12-\n\x06status\x18\x03 \x01(\x0e\x32\x15.wfd.v1.HandlerStatusR\x06status\x12/\n\tresidency\x18\x04 \x01(\x0e\x32\x11.wfd.v1.ResidencyR\tresidency\x12\x39\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x39\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tupdatedAt\x12=\n\x0c\x63ompleted_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0b\x63ompletedAt\x12$\n\x04idle\x18\x08 \x01(\x0b\x32\x10.wfd.v1.IdleInfoR\x04idle\x12/\n\x06result\x18\t \x01(\x0b\x32\x17.google.protobuf.StructR\x06result\x12\x14\n\x05\x65rror\x18\n \x01(\tR\x05\x65rror\x12\x19\n\x08last_seq\x18\x0b \x01(\x04R\x07lastSeq\x12\x1b\n\tparent_id\x18\x0c \x01(\tR\x08parentId\x12\x1a\n\x08\x63hildren\x18\r \x03(\tR\x08\x63hildren\"\x9c\x01\n\x08IdleInfo\x12\x30\n\x05since\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x05since\x12,\n\x07waiters\x18\x02 \x03(\x0b\x32\x12.wfd.v1.WaiterInfoR\x07waiters\x12\x30\n\x14\x65xternal_event_types\x18\x03 \x03(\tR\x12\x65xternalEventTypes\"\x98\x02\n\nWaiterInfo\x12\x1b\n\twaiter_id\x18\x01 \x01(\tR\x08waiterId\x12\x12\n\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n\nevent_type\x18\x03 \x01(\tR\teventType\x12-\n\x05match\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x05match\x12\x36\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12%\n\x04task\x18\x06 \x01(\x0b\x32\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n\x03key\x18\x07 \x01(\tR\x03key\x12\x1a\n\x08\x63hildren\x18\x08 \x03(\tR\x08\x63hildren\"\xb6\x01\n\tHumanTask\x12\x17\n\x07task_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n\x05title\x18\x02 \x01(\tR\x05title\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12<\n\ranswer_schema\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x0c\x61nswerSchema\x12\x1a\n\x08\x61ssignee\x18\x05 \x01(\tR\x08\x61ssignee\"\xde\x03\n\x06Record\x12\x10\n\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\x12H\n\x12step_state_changed\x18\x03 \x01(\x0b\x32\x18.wfd.v1.StepStateChangedH\x00R\x10stepStateChanged\x12\x34\n\revent_written\x18\x04 \x01(\x0b\x32\r.wfd.v1.EventH\x00R\x0c\x65ventWritten\x12\x38\n\x0cidle_changed\x18\x05 \x01(\x0b\x32\x13.wfd.v1.IdleChangedH\x00R\x0bidleChanged\x12\x44\n\x10handler_finished\x18\x06 \x01(\x0b\x32\x17.wfd.v1.HandlerFinishedH\x00R\x0fhandlerFinished\x12\x44\n\x10handler_released\x18\x07 \x01(\x0b\x32\x17.wfd.v1.HandlerReleasedH\x00R\x0fhandlerReleased\x12\x44\n\x10handler_restored\x18\x08 \x01(\x0b\x32\x17.wfd.v1.HandlerRestoredH\x00R\x0fhandlerRestoredB\x06\n\x04kind\"\xfc\x01\n\x10StepStateChanged\x12\x12\n\x04step\x18\x01 \x01(\tR\x04step\x12\x16\n\x06worker\x18\x02 \x01(\rR\x06worker\x12\x18\n\x07running\x18\x03 \x01(\x08R\x07running\x12(\n\x10input_event_type\x18\x04 \x01(\tR\x0einputEventType\x12.\n\x13\x65mitted_event_types\x18\x05 \x03(\tR\x11\x65mittedEventTypes\x12\x18\n\x07\x61ttempt\x18\x06 \x01(\rR\x07\x61ttempt\x12\x18\n\x07waiting\x18\x07 \x01(\x08R\x07waiting\x12\x14\n\x05\x65rror\x18\x08 \x01(\tR\x05\x65rror\"G\n\x0bIdleChanged\x12\x12\n\x04idle\x18\x01 \x01(\x08R\x04idle\x12$\n\x04info\x18\x02 \x01(\x0b\x32\x10.wfd.v1.IdleInfoR\x04info\"\x87\x01\n\x0fHandlerFinished\x12-\n\x06status\x18\x01 \x01(\x0e\x32\x15.wfd.v1.HandlerStatusR\x06status\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x06result\x12\x14\n\x05\x65rror\x18\x03 \x01(\tR\x05\x65rror\"\x11\n\x0fHandlerReleased\"\x11\n\x0fHandlerRestored\"\xb2\x04\n\x04Task\x12\x17\n\x07task_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n\nhandler_id\x18\x02 \x01(\tR\thandlerId\x12\x1a\n\x08workflow\x18\x03 \x01(\tR\x08workflow\x12\x12\n\x04step\x18\x04 \x01(\tR\x04step\x12\x14\n\x05title\x18\x05 \x01(\tR\x05title\x12 \n\x0b\x64\x65scription\x18\x06 \x01(\tR\x0b\x64\x65scription\x12<\n\ranswer_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x0c\x61nswerSchema\x12\x1a\n\x08\x61ssignee\x18\x08 \x01(\tR\x08\x61ssignee\x12*\n\x06status\x18\t \x01(\x0e\x32\x12.wfd.v1.TaskStatusR\x06status\x12\x39\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x36\n\x08\x64\x65\x61\x64line\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12=\n\x0c\x63ompleted_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0b\x63ompletedAt\x12!\n\x0c\x63ompleted_by\x18\r \x01(\tR\x0b\x63ompletedBy\x12/\n\x06\x61nswer\x18\x0e \x01(\x0b\x32\x17.google.protobuf.StructR\x06\x61nswer*\xa2\x01\n\rHandlerStatus\x12\x1e\n\x1aHANDLER_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n\x18HANDLER_STATUS_COMPLETED\x10\x02\x12\x19\n\x15HANDLER_STATUS_FAILED\x10\x03\x12\x1c\n\x18HANDLER_STATUS_CANCELLED\x10\x04*T\n\tResidency\x12\x19\n\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n\x12RESIDENCY_RELEASED\x10\x02*\x91\x01\n\nTaskStatus\x12\x1b\n\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13TASK_STATUS_PENDING\x10\x01\x12\x19\n\x15TASK_STATUS_COMPLETED\x10\x02\x12\x17\n\x13TASK_STATUS_EXPIRED\x10\x03\x12\x19\n\x15TASK_STATUS_CANCELLED\x10\x04\x42)Z\'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,28 +34,34 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'wfd.v1.handler_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1'
-  _globals['_RESIDENCY']._serialized_start=2648
-  _globals['_RESIDENCY']._serialized_end=2732
-  _globals['_TASKSTATUS']._serialized_start=2735
-  _globals['_TASKSTATUS']._serialized_end=2880
-  _globals['_HANDLER']._serialized_start=116
-  _globals['_HANDLER']._serialized_end=654
-  _globals['_IDLEINFO']._serialized_start=657
-  _globals['_IDLEINFO']._serialized_end=813
-  _globals['_WAITERINFO']._serialized_start=816
-  _globals['_WAITERINFO']._serialized_end=1096
-  _globals['_RECORD']._serialized_start=1099
-  _globals['_RECORD']._serialized_end=1577
-  _globals['_STEPSTATECHANGED']._serialized_start=1580
-  _globals['_STEPSTATECHANGED']._serialized_end=1832
-  _globals['_IDLECHANGED']._serialized_start=1834
-  _globals['_IDLECHANGED']._serialized_end=1905
-  _globals['_HANDLERFINISHED']._serialized_start=1908
-  _globals['_HANDLERFINISHED']._serialized_end=2043
-  _globals['_HANDLERRELEASED']._serialized_start=2045
-  _globals['_HANDLERRELEASED']._serialized_end=2062
-  _globals['_HANDLERRESTORED']._serialized_start=2064
-  _globals['_HANDLERRESTORED']._serialized_end=2081
-  _globals['_TASK']._serialized_start=2084
-  _globals['_TASK']._serialized_end=2646
+  _globals['_HANDLERSTATUS']._serialized_start=2904
+  _globals['_HANDLERSTATUS']._serialized_end=3066
+  _globals['_RESIDENCY']._serialized_start=3068
+  _globals['_RESIDENCY']._serialized_end=3152
+  _globals['_TASKSTATUS']._serialized_start=3155
+  _globals['_TASKSTATUS']._serialized_end=3300
+  _globals['_EVENT']._serialized_start=95
+  _globals['_EVENT']._serialized_end=183
+  _globals['_HANDLER']._serialized_start=186
+  _globals['_HANDLER']._serialized_end=724
+  _globals['_IDLEINFO']._serialized_start=727
+  _globals['_IDLEINFO']._serialized_end=883
+  _globals['_WAITERINFO']._serialized_start=886
+  _globals['_WAITERINFO']._serialized_end=1166
+  _globals['_HUMANTASK']._serialized_start=1169
+  _globals['_HUMANTASK']._serialized_end=1351
+  _globals['_RECORD']._serialized_start=1354
+  _globals['_RECORD']._serialized_end=1832
+  _globals['_STEPSTATECHANGED']._serialized_start=1835
+  _globals['_STEPSTATECHANGED']._serialized_end=2087
+  _globals['_IDLECHANGED']._serialized_start=2089
+  _globals['_IDLECHANGED']._serialized_end=2160
+  _globals['_HANDLERFINISHED']._serialized_start=2163
+  _globals['_HANDLERFINISHED']._serialized_end=2298
+  _globals['_HANDLERRELEASED']._serialized_start=2300
+  _globals['_HANDLERRELEASED']._serialized_end=2317
+  _globals['_HANDLERRESTORED']._serialized_start=2319
+  _globals['_HANDLERRESTORED']._serialized_end=2336
+  _globals['_TASK']._serialized_start=2339
+  _globals['_TASK']._serialized_end=2901
 # @@protoc_insertion_point(module_scope)

@@ -2,7 +2,6 @@ import datetime
 
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
-from wfd.v1 import state_pb2 as _state_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -11,6 +10,14 @@ from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class HandlerStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HANDLER_STATUS_UNSPECIFIED: _ClassVar[HandlerStatus]
+    HANDLER_STATUS_RUNNING: _ClassVar[HandlerStatus]
+    HANDLER_STATUS_COMPLETED: _ClassVar[HandlerStatus]
+    HANDLER_STATUS_FAILED: _ClassVar[HandlerStatus]
+    HANDLER_STATUS_CANCELLED: _ClassVar[HandlerStatus]
 
 class Residency(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -25,6 +32,11 @@ class TaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TASK_STATUS_COMPLETED: _ClassVar[TaskStatus]
     TASK_STATUS_EXPIRED: _ClassVar[TaskStatus]
     TASK_STATUS_CANCELLED: _ClassVar[TaskStatus]
+HANDLER_STATUS_UNSPECIFIED: HandlerStatus
+HANDLER_STATUS_RUNNING: HandlerStatus
+HANDLER_STATUS_COMPLETED: HandlerStatus
+HANDLER_STATUS_FAILED: HandlerStatus
+HANDLER_STATUS_CANCELLED: HandlerStatus
 RESIDENCY_UNSPECIFIED: Residency
 RESIDENCY_ACTIVE: Residency
 RESIDENCY_RELEASED: Residency
@@ -33,6 +45,16 @@ TASK_STATUS_PENDING: TaskStatus
 TASK_STATUS_COMPLETED: TaskStatus
 TASK_STATUS_EXPIRED: TaskStatus
 TASK_STATUS_CANCELLED: TaskStatus
+
+class Event(_message.Message):
+    __slots__ = ("id", "type", "data")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    type: str
+    data: _struct_pb2.Struct
+    def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Handler(_message.Message):
     __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children")
@@ -51,7 +73,7 @@ class Handler(_message.Message):
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     workflow: str
-    status: _state_pb2.HandlerStatus
+    status: HandlerStatus
     residency: Residency
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
@@ -62,7 +84,7 @@ class Handler(_message.Message):
     last_seq: int
     parent_id: str
     children: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class IdleInfo(_message.Message):
     __slots__ = ("since", "waiters", "external_event_types")
@@ -89,10 +111,24 @@ class WaiterInfo(_message.Message):
     event_type: str
     match: _struct_pb2.Struct
     deadline: _timestamp_pb2.Timestamp
-    task: _state_pb2.HumanTask
+    task: HumanTask
     key: str
     children: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, waiter_id: _Optional[str] = ..., step: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., task: _Optional[_Union[_state_pb2.HumanTask, _Mapping]] = ..., key: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, waiter_id: _Optional[str] = ..., step: _Optional[str] = ..., event_type: _Optional[str] = ..., match: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., task: _Optional[_Union[HumanTask, _Mapping]] = ..., key: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class HumanTask(_message.Message):
+    __slots__ = ("task_id", "title", "description", "answer_schema", "assignee")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    title: str
+    description: str
+    answer_schema: _struct_pb2.Struct
+    assignee: str
+    def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ...) -> None: ...
 
 class Record(_message.Message):
     __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored")
@@ -107,12 +143,12 @@ class Record(_message.Message):
     seq: int
     time: _timestamp_pb2.Timestamp
     step_state_changed: StepStateChanged
-    event_written: _state_pb2.Event
+    event_written: Event
     idle_changed: IdleChanged
     handler_finished: HandlerFinished
     handler_released: HandlerReleased
     handler_restored: HandlerRestored
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[_state_pb2.Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ...) -> None: ...
 
 class StepStateChanged(_message.Message):
     __slots__ = ("step", "worker", "running", "input_event_type", "emitted_event_types", "attempt", "waiting", "error")
@@ -147,10 +183,10 @@ class HandlerFinished(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
-    status: _state_pb2.HandlerStatus
+    status: HandlerStatus
     result: _struct_pb2.Struct
     error: str
-    def __init__(self, status: _Optional[_Union[_state_pb2.HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+    def __init__(self, status: _Optional[_Union[HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class HandlerReleased(_message.Message):
     __slots__ = ()

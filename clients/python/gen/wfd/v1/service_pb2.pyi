@@ -3,7 +3,6 @@ import datetime
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from wfd.v1 import handler_pb2 as _handler_pb2
-from wfd.v1 import state_pb2 as _state_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -72,13 +71,13 @@ class ListHandlersRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     workflow: str
-    statuses: _containers.RepeatedScalarFieldContainer[_state_pb2.HandlerStatus]
+    statuses: _containers.RepeatedScalarFieldContainer[_handler_pb2.HandlerStatus]
     idle_only: bool
     idle_for: _duration_pb2.Duration
     residency: _handler_pb2.Residency
     page_size: int
     page_token: str
-    def __init__(self, workflow: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_state_pb2.HandlerStatus, str]]] = ..., idle_only: _Optional[bool] = ..., idle_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., residency: _Optional[_Union[_handler_pb2.Residency, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    def __init__(self, workflow: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_handler_pb2.HandlerStatus, str]]] = ..., idle_only: _Optional[bool] = ..., idle_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., residency: _Optional[_Union[_handler_pb2.Residency, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListHandlersResponse(_message.Message):
     __slots__ = ("handlers", "next_page_token")
@@ -94,9 +93,9 @@ class SendEventRequest(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
-    event: _state_pb2.Event
+    event: _handler_pb2.Event
     idempotency_key: str
-    def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_state_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
 
 class SendEventResponse(_message.Message):
     __slots__ = ("handler",)

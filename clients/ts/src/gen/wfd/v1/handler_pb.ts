@@ -6,15 +6,44 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Event, HandlerStatus, HumanTask } from "./state_pb.js";
-import { file_wfd_v1_state } from "./state_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file wfd/v1/handler.proto.
  */
 export const file_wfd_v1_handler: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIp0DCgdIYW5kbGVyEhIKCmhhbmRsZXJfaWQYASABKAkSEAoId29ya2Zsb3cYAiABKAkSJQoGc3RhdHVzGAMgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJAoJcmVzaWRlbmN5GAQgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KBGlkbGUYCCABKAsyEC53ZmQudjEuSWRsZUluZm8SJwoGcmVzdWx0GAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgKIAEoCRIQCghsYXN0X3NlcRgLIAEoBBIRCglwYXJlbnRfaWQYDCABKAkSEAoIY2hpbGRyZW4YDSADKAkieAoISWRsZUluZm8SKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKB3dhaXRlcnMYAiADKAsyEi53ZmQudjEuV2FpdGVySW5mbxIcChRleHRlcm5hbF9ldmVudF90eXBlcxgDIAMoCSLXAQoKV2FpdGVySW5mbxIRCgl3YWl0ZXJfaWQYASABKAkSDAoEc3RlcBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEiYKBW1hdGNoGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCghkZWFkbGluZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHwoEdGFzaxgGIAEoCzIRLndmZC52MS5IdW1hblRhc2sSCwoDa2V5GAcgASgJEhAKCGNoaWxkcmVuGAggAygJIvMCCgZSZWNvcmQSCwoDc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEnN0ZXBfc3RhdGVfY2hhbmdlZBgDIAEoCzIYLndmZC52MS5TdGVwU3RhdGVDaGFuZ2VkSAASJgoNZXZlbnRfd3JpdHRlbhgEIAEoCzINLndmZC52MS5FdmVudEgAEisKDGlkbGVfY2hhbmdlZBgFIAEoCzITLndmZC52MS5JZGxlQ2hhbmdlZEgAEjMKEGhhbmRsZXJfZmluaXNoZWQYBiABKAsyFy53ZmQudjEuSGFuZGxlckZpbmlzaGVkSAASMwoQaGFuZGxlcl9yZWxlYXNlZBgHIAEoCzIXLndmZC52MS5IYW5kbGVyUmVsZWFzZWRIABIzChBoYW5kbGVyX3Jlc3RvcmVkGAggASgLMhcud2ZkLnYxLkhhbmRsZXJSZXN0b3JlZEgAQgYKBGtpbmQiqQEKEFN0ZXBTdGF0ZUNoYW5nZWQSDAoEc3RlcBgBIAEoCRIOCgZ3b3JrZXIYAiABKA0SDwoHcnVubmluZxgDIAEoCBIYChBpbnB1dF9ldmVudF90eXBlGAQgASgJEhsKE2VtaXR0ZWRfZXZlbnRfdHlwZXMYBSADKAkSDwoHYXR0ZW1wdBgGIAEoDRIPCgd3YWl0aW5nGAcgASgIEg0KBWVycm9yGAggASgJIjsKC0lkbGVDaGFuZ2VkEgwKBGlkbGUYASABKAgSHgoEaW5mbxgCIAEoCzIQLndmZC52MS5JZGxlSW5mbyJwCg9IYW5kbGVyRmluaXNoZWQSJQoGc3RhdHVzGAEgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgDIAEoCSIRCg9IYW5kbGVyUmVsZWFzZWQiEQoPSGFuZGxlclJlc3RvcmVkIqQDCgRUYXNrEg8KB3Rhc2tfaWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRIMCgRzdGVwGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEi4KDWFuc3dlcl9zY2hlbWEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGFzc2lnbmVlGAggASgJEiIKBnN0YXR1cxgJIAEoDjISLndmZC52MS5UYXNrU3RhdHVzEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGRlYWRsaW5lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNvbXBsZXRlZF9ieRgNIAEoCRInCgZhbnN3ZXIYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0KlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_state]);
+  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QinQMKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCSJ4CghJZGxlSW5mbxIpCgVzaW5jZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoHd2FpdGVycxgCIAMoCzISLndmZC52MS5XYWl0ZXJJbmZvEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJItcBCgpXYWl0ZXJJbmZvEhEKCXdhaXRlcl9pZBgBIAEoCRIMCgRzdGVwGAIgASgJEhIKCmV2ZW50X3R5cGUYAyABKAkSJgoFbWF0Y2gYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCGRlYWRsaW5lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIfCgR0YXNrGAYgASgLMhEud2ZkLnYxLkh1bWFuVGFzaxILCgNrZXkYByABKAkSEAoIY2hpbGRyZW4YCCADKAkiggEKCUh1bWFuVGFzaxIPCgd0YXNrX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEi4KDWFuc3dlcl9zY2hlbWEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGFzc2lnbmVlGAUgASgJIvMCCgZSZWNvcmQSCwoDc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEnN0ZXBfc3RhdGVfY2hhbmdlZBgDIAEoCzIYLndmZC52MS5TdGVwU3RhdGVDaGFuZ2VkSAASJgoNZXZlbnRfd3JpdHRlbhgEIAEoCzINLndmZC52MS5FdmVudEgAEisKDGlkbGVfY2hhbmdlZBgFIAEoCzITLndmZC52MS5JZGxlQ2hhbmdlZEgAEjMKEGhhbmRsZXJfZmluaXNoZWQYBiABKAsyFy53ZmQudjEuSGFuZGxlckZpbmlzaGVkSAASMwoQaGFuZGxlcl9yZWxlYXNlZBgHIAEoCzIXLndmZC52MS5IYW5kbGVyUmVsZWFzZWRIABIzChBoYW5kbGVyX3Jlc3RvcmVkGAggASgLMhcud2ZkLnYxLkhhbmRsZXJSZXN0b3JlZEgAQgYKBGtpbmQiqQEKEFN0ZXBTdGF0ZUNoYW5nZWQSDAoEc3RlcBgBIAEoCRIOCgZ3b3JrZXIYAiABKA0SDwoHcnVubmluZxgDIAEoCBIYChBpbnB1dF9ldmVudF90eXBlGAQgASgJEhsKE2VtaXR0ZWRfZXZlbnRfdHlwZXMYBSADKAkSDwoHYXR0ZW1wdBgGIAEoDRIPCgd3YWl0aW5nGAcgASgIEg0KBWVycm9yGAggASgJIjsKC0lkbGVDaGFuZ2VkEgwKBGlkbGUYASABKAgSHgoEaW5mbxgCIAEoCzIQLndmZC52MS5JZGxlSW5mbyJwCg9IYW5kbGVyRmluaXNoZWQSJQoGc3RhdHVzGAEgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgDIAEoCSIRCg9IYW5kbGVyUmVsZWFzZWQiEQoPSGFuZGxlclJlc3RvcmVkIqQDCgRUYXNrEg8KB3Rhc2tfaWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRIMCgRzdGVwGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEi4KDWFuc3dlcl9zY2hlbWEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGFzc2lnbmVlGAggASgJEiIKBnN0YXR1cxgJIAEoDjISLndmZC52MS5UYXNrU3RhdHVzEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGRlYWRsaW5lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNvbXBsZXRlZF9ieRgNIAEoCRInCgZhbnN3ZXIYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0KqIBCg1IYW5kbGVyU3RhdHVzEh4KGkhBTkRMRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSEFORExFUl9TVEFUVVNfUlVOTklORxABEhwKGEhBTkRMRVJfU1RBVFVTX0NPTVBMRVRFRBACEhkKFUhBTkRMRVJfU1RBVFVTX0ZBSUxFRBADEhwKGEhBTkRMRVJfU1RBVFVTX0NBTkNFTExFRBAEKlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+
+/**
+ * Event is one event of a handler: a type name and a JSON object payload.
+ *
+ * @generated from message wfd.v1.Event
+ */
+export type Event = Message<"wfd.v1.Event"> & {
+  /**
+   * Unique within the handler that holds it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct data = 3;
+   */
+  data?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.Event.
+ * Use `create(EventSchema)` to create a new message.
+ */
+export const EventSchema: GenMessage<Event> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 0);
 
 /**
  * Handler is one run of a workflow.
@@ -107,7 +136,7 @@ export type Handler = Message<"wfd.v1.Handler"> & {
  * Use `create(HandlerSchema)` to create a new message.
  */
 export const HandlerSchema: GenMessage<Handler> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 0);
+  messageDesc(file_wfd_v1_handler, 1);
 
 /**
  * IdleInfo is what an idle handler waits for.
@@ -138,7 +167,7 @@ export type IdleInfo = Message<"wfd.v1.IdleInfo"> & {
  * Use `create(IdleInfoSchema)` to create a new message.
  */
 export const IdleInfoSchema: GenMessage<IdleInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 1);
+  messageDesc(file_wfd_v1_handler, 2);
 
 /**
  * WaiterInfo is one step run parked on an event or a timer.
@@ -202,7 +231,52 @@ export type WaiterInfo = Message<"wfd.v1.WaiterInfo"> & {
  * Use `create(WaiterInfoSchema)` to create a new message.
  */
 export const WaiterInfoSchema: GenMessage<WaiterInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 2);
+  messageDesc(file_wfd_v1_handler, 3);
+
+/**
+ * HumanTask is what a person is asked: the step waits for the answer.
+ *
+ * @generated from message wfd.v1.HumanTask
+ */
+export type HumanTask = Message<"wfd.v1.HumanTask"> & {
+  /**
+   * Unique across handlers: "<handler id>:<waiter id>".
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * JSON Schema the answer must satisfy.
+   *
+   * @generated from field: google.protobuf.Struct answer_schema = 4;
+   */
+  answerSchema?: JsonObject | undefined;
+
+  /**
+   * Who should answer ("" for anyone).
+   *
+   * @generated from field: string assignee = 5;
+   */
+  assignee: string;
+};
+
+/**
+ * Describes the message wfd.v1.HumanTask.
+ * Use `create(HumanTaskSchema)` to create a new message.
+ */
+export const HumanTaskSchema: GenMessage<HumanTask> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 4);
 
 /**
  * Record is one entry of a handler's stream. Sequence numbers start at 1 and
@@ -270,7 +344,7 @@ export type Record = Message<"wfd.v1.Record"> & {
  * Use `create(RecordSchema)` to create a new message.
  */
 export const RecordSchema: GenMessage<Record> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 3);
+  messageDesc(file_wfd_v1_handler, 5);
 
 /**
  * StepStateChanged: a step run started (running) or ended.
@@ -332,7 +406,7 @@ export type StepStateChanged = Message<"wfd.v1.StepStateChanged"> & {
  * Use `create(StepStateChangedSchema)` to create a new message.
  */
 export const StepStateChangedSchema: GenMessage<StepStateChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 4);
+  messageDesc(file_wfd_v1_handler, 6);
 
 /**
  * IdleChanged: the handler became idle, or busy again.
@@ -358,7 +432,7 @@ export type IdleChanged = Message<"wfd.v1.IdleChanged"> & {
  * Use `create(IdleChangedSchema)` to create a new message.
  */
 export const IdleChangedSchema: GenMessage<IdleChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 5);
+  messageDesc(file_wfd_v1_handler, 7);
 
 /**
  * HandlerFinished is the terminal record; the stream ends after it.
@@ -387,7 +461,7 @@ export type HandlerFinished = Message<"wfd.v1.HandlerFinished"> & {
  * Use `create(HandlerFinishedSchema)` to create a new message.
  */
 export const HandlerFinishedSchema: GenMessage<HandlerFinished> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 6);
+  messageDesc(file_wfd_v1_handler, 8);
 
 /**
  * HandlerReleased: the idle handler was written to the store and left
@@ -403,7 +477,7 @@ export type HandlerReleased = Message<"wfd.v1.HandlerReleased"> & {
  * Use `create(HandlerReleasedSchema)` to create a new message.
  */
 export const HandlerReleasedSchema: GenMessage<HandlerReleased> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 7);
+  messageDesc(file_wfd_v1_handler, 9);
 
 /**
  * HandlerRestored: the handler was loaded into memory from its last
@@ -419,7 +493,7 @@ export type HandlerRestored = Message<"wfd.v1.HandlerRestored"> & {
  * Use `create(HandlerRestoredSchema)` to create a new message.
  */
 export const HandlerRestoredSchema: GenMessage<HandlerRestored> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 8);
+  messageDesc(file_wfd_v1_handler, 10);
 
 /**
  * Task is a human task in the inbox.
@@ -505,7 +579,45 @@ export type Task = Message<"wfd.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 9);
+  messageDesc(file_wfd_v1_handler, 11);
+
+/**
+ * HandlerStatus is where a handler is in its life.
+ *
+ * @generated from enum wfd.v1.HandlerStatus
+ */
+export enum HandlerStatus {
+  /**
+   * @generated from enum value: HANDLER_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: HANDLER_STATUS_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * @generated from enum value: HANDLER_STATUS_COMPLETED = 2;
+   */
+  COMPLETED = 2,
+
+  /**
+   * @generated from enum value: HANDLER_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+
+  /**
+   * @generated from enum value: HANDLER_STATUS_CANCELLED = 4;
+   */
+  CANCELLED = 4,
+}
+
+/**
+ * Describes the enum wfd.v1.HandlerStatus.
+ */
+export const HandlerStatusSchema: GenEnum<HandlerStatus> = /*@__PURE__*/
+  enumDesc(file_wfd_v1_handler, 0);
 
 /**
  * Residency says whether a running handler is in the server's memory
@@ -539,7 +651,7 @@ export enum Residency {
  * Describes the enum wfd.v1.Residency.
  */
 export const ResidencySchema: GenEnum<Residency> = /*@__PURE__*/
-  enumDesc(file_wfd_v1_handler, 0);
+  enumDesc(file_wfd_v1_handler, 1);
 
 /**
  * TaskStatus is where a human task is.
@@ -581,5 +693,5 @@ export enum TaskStatus {
  * Describes the enum wfd.v1.TaskStatus.
  */
 export const TaskStatusSchema: GenEnum<TaskStatus> = /*@__PURE__*/
-  enumDesc(file_wfd_v1_handler, 1);
+  enumDesc(file_wfd_v1_handler, 2);
 

@@ -4,10 +4,11 @@
 // - protoc             (unknown)
 // source: wfd/v1/service.proto
 
-package wfdv1
+package wfdv1grpc
 
 import (
 	context "context"
+	v1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
@@ -42,47 +43,47 @@ const (
 // them events.
 type WorkflowServiceClient interface {
 	// ListWorkflows returns the registered workflows.
-	ListWorkflows(ctx context.Context, in *ListWorkflowsRequest, opts ...grpc.CallOption) (*ListWorkflowsResponse, error)
+	ListWorkflows(ctx context.Context, in *v1.ListWorkflowsRequest, opts ...grpc.CallOption) (*v1.ListWorkflowsResponse, error)
 	// RunWorkflow starts a handler. With a handler_id it is idempotent: the
 	// same id and workflow return the existing handler; an id used by a
 	// handler of another workflow is ALREADY_EXISTS.
-	RunWorkflow(ctx context.Context, in *RunWorkflowRequest, opts ...grpc.CallOption) (*RunWorkflowResponse, error)
+	RunWorkflow(ctx context.Context, in *v1.RunWorkflowRequest, opts ...grpc.CallOption) (*v1.RunWorkflowResponse, error)
 	// GetHandler returns one handler.
-	GetHandler(ctx context.Context, in *GetHandlerRequest, opts ...grpc.CallOption) (*GetHandlerResponse, error)
+	GetHandler(ctx context.Context, in *v1.GetHandlerRequest, opts ...grpc.CallOption) (*v1.GetHandlerResponse, error)
 	// ListHandlers returns handlers newest first, filtered and paged.
-	ListHandlers(ctx context.Context, in *ListHandlersRequest, opts ...grpc.CallOption) (*ListHandlersResponse, error)
+	ListHandlers(ctx context.Context, in *v1.ListHandlersRequest, opts ...grpc.CallOption) (*v1.ListHandlersResponse, error)
 	// SendEvent delivers an event to a handler. It returns once the event is
 	// durable. The type must be one the workflow accepts from outside, or one
 	// a waiter of the handler waits for (else INVALID_ARGUMENT); a finished
 	// handler is FAILED_PRECONDITION.
-	SendEvent(ctx context.Context, in *SendEventRequest, opts ...grpc.CallOption) (*SendEventResponse, error)
+	SendEvent(ctx context.Context, in *v1.SendEventRequest, opts ...grpc.CallOption) (*v1.SendEventResponse, error)
 	// StreamEvents replays the handler's records after after_seq, then follows
 	// new ones as they happen, and ends after the terminal record. The first
 	// message is a heartbeat sent once the stream is subscribed: whatever
 	// happens after it reaches the stream. A quiet stream carries heartbeats.
-	StreamEvents(ctx context.Context, in *StreamEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamEventsResponse], error)
+	StreamEvents(ctx context.Context, in *v1.StreamEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[v1.StreamEventsResponse], error)
 	// CancelHandler ends a running handler as cancelled.
-	CancelHandler(ctx context.Context, in *CancelHandlerRequest, opts ...grpc.CallOption) (*CancelHandlerResponse, error)
+	CancelHandler(ctx context.Context, in *v1.CancelHandlerRequest, opts ...grpc.CallOption) (*v1.CancelHandlerResponse, error)
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
-	ReleaseHandler(ctx context.Context, in *ReleaseHandlerRequest, opts ...grpc.CallOption) (*ReleaseHandlerResponse, error)
+	ReleaseHandler(ctx context.Context, in *v1.ReleaseHandlerRequest, opts ...grpc.CallOption) (*v1.ReleaseHandlerResponse, error)
 	// ListTasks lists human tasks, newest first: the inbox, across handlers
 	// in memory and released.
-	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
+	ListTasks(ctx context.Context, in *v1.ListTasksRequest, opts ...grpc.CallOption) (*v1.ListTasksResponse, error)
 	// GetTask returns one human task.
-	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
+	GetTask(ctx context.Context, in *v1.GetTaskRequest, opts ...grpc.CallOption) (*v1.GetTaskResponse, error)
 	// CompleteTask answers a pending task and wakes its handler. An answer
 	// that fails the task's schema is INVALID_ARGUMENT naming the failing
 	// fields, and changes nothing; a task that is no longer pending is
 	// FAILED_PRECONDITION.
-	CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error)
+	CompleteTask(ctx context.Context, in *v1.CompleteTaskRequest, opts ...grpc.CallOption) (*v1.CompleteTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
-	PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error)
+	PublishEvent(ctx context.Context, in *v1.PublishEventRequest, opts ...grpc.CallOption) (*v1.PublishEventResponse, error)
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
-	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
+	GetStats(ctx context.Context, in *v1.GetStatsRequest, opts ...grpc.CallOption) (*v1.GetStatsResponse, error)
 }
 
 type workflowServiceClient struct {
@@ -93,9 +94,9 @@ func NewWorkflowServiceClient(cc grpc.ClientConnInterface) WorkflowServiceClient
 	return &workflowServiceClient{cc}
 }
 
-func (c *workflowServiceClient) ListWorkflows(ctx context.Context, in *ListWorkflowsRequest, opts ...grpc.CallOption) (*ListWorkflowsResponse, error) {
+func (c *workflowServiceClient) ListWorkflows(ctx context.Context, in *v1.ListWorkflowsRequest, opts ...grpc.CallOption) (*v1.ListWorkflowsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListWorkflowsResponse)
+	out := new(v1.ListWorkflowsResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_ListWorkflows_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -103,9 +104,9 @@ func (c *workflowServiceClient) ListWorkflows(ctx context.Context, in *ListWorkf
 	return out, nil
 }
 
-func (c *workflowServiceClient) RunWorkflow(ctx context.Context, in *RunWorkflowRequest, opts ...grpc.CallOption) (*RunWorkflowResponse, error) {
+func (c *workflowServiceClient) RunWorkflow(ctx context.Context, in *v1.RunWorkflowRequest, opts ...grpc.CallOption) (*v1.RunWorkflowResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RunWorkflowResponse)
+	out := new(v1.RunWorkflowResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_RunWorkflow_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -113,9 +114,9 @@ func (c *workflowServiceClient) RunWorkflow(ctx context.Context, in *RunWorkflow
 	return out, nil
 }
 
-func (c *workflowServiceClient) GetHandler(ctx context.Context, in *GetHandlerRequest, opts ...grpc.CallOption) (*GetHandlerResponse, error) {
+func (c *workflowServiceClient) GetHandler(ctx context.Context, in *v1.GetHandlerRequest, opts ...grpc.CallOption) (*v1.GetHandlerResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetHandlerResponse)
+	out := new(v1.GetHandlerResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_GetHandler_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -123,9 +124,9 @@ func (c *workflowServiceClient) GetHandler(ctx context.Context, in *GetHandlerRe
 	return out, nil
 }
 
-func (c *workflowServiceClient) ListHandlers(ctx context.Context, in *ListHandlersRequest, opts ...grpc.CallOption) (*ListHandlersResponse, error) {
+func (c *workflowServiceClient) ListHandlers(ctx context.Context, in *v1.ListHandlersRequest, opts ...grpc.CallOption) (*v1.ListHandlersResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListHandlersResponse)
+	out := new(v1.ListHandlersResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_ListHandlers_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -133,9 +134,9 @@ func (c *workflowServiceClient) ListHandlers(ctx context.Context, in *ListHandle
 	return out, nil
 }
 
-func (c *workflowServiceClient) SendEvent(ctx context.Context, in *SendEventRequest, opts ...grpc.CallOption) (*SendEventResponse, error) {
+func (c *workflowServiceClient) SendEvent(ctx context.Context, in *v1.SendEventRequest, opts ...grpc.CallOption) (*v1.SendEventResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(SendEventResponse)
+	out := new(v1.SendEventResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_SendEvent_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -143,13 +144,13 @@ func (c *workflowServiceClient) SendEvent(ctx context.Context, in *SendEventRequ
 	return out, nil
 }
 
-func (c *workflowServiceClient) StreamEvents(ctx context.Context, in *StreamEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamEventsResponse], error) {
+func (c *workflowServiceClient) StreamEvents(ctx context.Context, in *v1.StreamEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[v1.StreamEventsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[0], WorkflowService_StreamEvents_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[StreamEventsRequest, StreamEventsResponse]{ClientStream: stream}
+	x := &grpc.GenericClientStream[v1.StreamEventsRequest, v1.StreamEventsResponse]{ClientStream: stream}
 	if err := x.ClientStream.SendMsg(in); err != nil {
 		return nil, err
 	}
@@ -160,11 +161,11 @@ func (c *workflowServiceClient) StreamEvents(ctx context.Context, in *StreamEven
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type WorkflowService_StreamEventsClient = grpc.ServerStreamingClient[StreamEventsResponse]
+type WorkflowService_StreamEventsClient = grpc.ServerStreamingClient[v1.StreamEventsResponse]
 
-func (c *workflowServiceClient) CancelHandler(ctx context.Context, in *CancelHandlerRequest, opts ...grpc.CallOption) (*CancelHandlerResponse, error) {
+func (c *workflowServiceClient) CancelHandler(ctx context.Context, in *v1.CancelHandlerRequest, opts ...grpc.CallOption) (*v1.CancelHandlerResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CancelHandlerResponse)
+	out := new(v1.CancelHandlerResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_CancelHandler_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -172,9 +173,9 @@ func (c *workflowServiceClient) CancelHandler(ctx context.Context, in *CancelHan
 	return out, nil
 }
 
-func (c *workflowServiceClient) ReleaseHandler(ctx context.Context, in *ReleaseHandlerRequest, opts ...grpc.CallOption) (*ReleaseHandlerResponse, error) {
+func (c *workflowServiceClient) ReleaseHandler(ctx context.Context, in *v1.ReleaseHandlerRequest, opts ...grpc.CallOption) (*v1.ReleaseHandlerResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ReleaseHandlerResponse)
+	out := new(v1.ReleaseHandlerResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_ReleaseHandler_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -182,9 +183,9 @@ func (c *workflowServiceClient) ReleaseHandler(ctx context.Context, in *ReleaseH
 	return out, nil
 }
 
-func (c *workflowServiceClient) ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
+func (c *workflowServiceClient) ListTasks(ctx context.Context, in *v1.ListTasksRequest, opts ...grpc.CallOption) (*v1.ListTasksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListTasksResponse)
+	out := new(v1.ListTasksResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_ListTasks_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -192,9 +193,9 @@ func (c *workflowServiceClient) ListTasks(ctx context.Context, in *ListTasksRequ
 	return out, nil
 }
 
-func (c *workflowServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
+func (c *workflowServiceClient) GetTask(ctx context.Context, in *v1.GetTaskRequest, opts ...grpc.CallOption) (*v1.GetTaskResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetTaskResponse)
+	out := new(v1.GetTaskResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_GetTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -202,9 +203,9 @@ func (c *workflowServiceClient) GetTask(ctx context.Context, in *GetTaskRequest,
 	return out, nil
 }
 
-func (c *workflowServiceClient) CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error) {
+func (c *workflowServiceClient) CompleteTask(ctx context.Context, in *v1.CompleteTaskRequest, opts ...grpc.CallOption) (*v1.CompleteTaskResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CompleteTaskResponse)
+	out := new(v1.CompleteTaskResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_CompleteTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -212,9 +213,9 @@ func (c *workflowServiceClient) CompleteTask(ctx context.Context, in *CompleteTa
 	return out, nil
 }
 
-func (c *workflowServiceClient) PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error) {
+func (c *workflowServiceClient) PublishEvent(ctx context.Context, in *v1.PublishEventRequest, opts ...grpc.CallOption) (*v1.PublishEventResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(PublishEventResponse)
+	out := new(v1.PublishEventResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_PublishEvent_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -222,9 +223,9 @@ func (c *workflowServiceClient) PublishEvent(ctx context.Context, in *PublishEve
 	return out, nil
 }
 
-func (c *workflowServiceClient) GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error) {
+func (c *workflowServiceClient) GetStats(ctx context.Context, in *v1.GetStatsRequest, opts ...grpc.CallOption) (*v1.GetStatsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetStatsResponse)
+	out := new(v1.GetStatsResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_GetStats_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -240,47 +241,47 @@ func (c *workflowServiceClient) GetStats(ctx context.Context, in *GetStatsReques
 // them events.
 type WorkflowServiceServer interface {
 	// ListWorkflows returns the registered workflows.
-	ListWorkflows(context.Context, *ListWorkflowsRequest) (*ListWorkflowsResponse, error)
+	ListWorkflows(context.Context, *v1.ListWorkflowsRequest) (*v1.ListWorkflowsResponse, error)
 	// RunWorkflow starts a handler. With a handler_id it is idempotent: the
 	// same id and workflow return the existing handler; an id used by a
 	// handler of another workflow is ALREADY_EXISTS.
-	RunWorkflow(context.Context, *RunWorkflowRequest) (*RunWorkflowResponse, error)
+	RunWorkflow(context.Context, *v1.RunWorkflowRequest) (*v1.RunWorkflowResponse, error)
 	// GetHandler returns one handler.
-	GetHandler(context.Context, *GetHandlerRequest) (*GetHandlerResponse, error)
+	GetHandler(context.Context, *v1.GetHandlerRequest) (*v1.GetHandlerResponse, error)
 	// ListHandlers returns handlers newest first, filtered and paged.
-	ListHandlers(context.Context, *ListHandlersRequest) (*ListHandlersResponse, error)
+	ListHandlers(context.Context, *v1.ListHandlersRequest) (*v1.ListHandlersResponse, error)
 	// SendEvent delivers an event to a handler. It returns once the event is
 	// durable. The type must be one the workflow accepts from outside, or one
 	// a waiter of the handler waits for (else INVALID_ARGUMENT); a finished
 	// handler is FAILED_PRECONDITION.
-	SendEvent(context.Context, *SendEventRequest) (*SendEventResponse, error)
+	SendEvent(context.Context, *v1.SendEventRequest) (*v1.SendEventResponse, error)
 	// StreamEvents replays the handler's records after after_seq, then follows
 	// new ones as they happen, and ends after the terminal record. The first
 	// message is a heartbeat sent once the stream is subscribed: whatever
 	// happens after it reaches the stream. A quiet stream carries heartbeats.
-	StreamEvents(*StreamEventsRequest, grpc.ServerStreamingServer[StreamEventsResponse]) error
+	StreamEvents(*v1.StreamEventsRequest, grpc.ServerStreamingServer[v1.StreamEventsResponse]) error
 	// CancelHandler ends a running handler as cancelled.
-	CancelHandler(context.Context, *CancelHandlerRequest) (*CancelHandlerResponse, error)
+	CancelHandler(context.Context, *v1.CancelHandlerRequest) (*v1.CancelHandlerResponse, error)
 	// ReleaseHandler writes an idle handler to the store and drops it from
 	// memory; a handler that is not idle is FAILED_PRECONDITION.
-	ReleaseHandler(context.Context, *ReleaseHandlerRequest) (*ReleaseHandlerResponse, error)
+	ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error)
 	// ListTasks lists human tasks, newest first: the inbox, across handlers
 	// in memory and released.
-	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
+	ListTasks(context.Context, *v1.ListTasksRequest) (*v1.ListTasksResponse, error)
 	// GetTask returns one human task.
-	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
+	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
 	// CompleteTask answers a pending task and wakes its handler. An answer
 	// that fails the task's schema is INVALID_ARGUMENT naming the failing
 	// fields, and changes nothing; a task that is no longer pending is
 	// FAILED_PRECONDITION.
-	CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error)
+	CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
-	PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error)
+	PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error)
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
-	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
+	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
 	mustEmbedUnimplementedWorkflowServiceServer()
 }
 
@@ -291,43 +292,43 @@ type WorkflowServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedWorkflowServiceServer struct{}
 
-func (UnimplementedWorkflowServiceServer) ListWorkflows(context.Context, *ListWorkflowsRequest) (*ListWorkflowsResponse, error) {
+func (UnimplementedWorkflowServiceServer) ListWorkflows(context.Context, *v1.ListWorkflowsRequest) (*v1.ListWorkflowsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListWorkflows not implemented")
 }
-func (UnimplementedWorkflowServiceServer) RunWorkflow(context.Context, *RunWorkflowRequest) (*RunWorkflowResponse, error) {
+func (UnimplementedWorkflowServiceServer) RunWorkflow(context.Context, *v1.RunWorkflowRequest) (*v1.RunWorkflowResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RunWorkflow not implemented")
 }
-func (UnimplementedWorkflowServiceServer) GetHandler(context.Context, *GetHandlerRequest) (*GetHandlerResponse, error) {
+func (UnimplementedWorkflowServiceServer) GetHandler(context.Context, *v1.GetHandlerRequest) (*v1.GetHandlerResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetHandler not implemented")
 }
-func (UnimplementedWorkflowServiceServer) ListHandlers(context.Context, *ListHandlersRequest) (*ListHandlersResponse, error) {
+func (UnimplementedWorkflowServiceServer) ListHandlers(context.Context, *v1.ListHandlersRequest) (*v1.ListHandlersResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListHandlers not implemented")
 }
-func (UnimplementedWorkflowServiceServer) SendEvent(context.Context, *SendEventRequest) (*SendEventResponse, error) {
+func (UnimplementedWorkflowServiceServer) SendEvent(context.Context, *v1.SendEventRequest) (*v1.SendEventResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SendEvent not implemented")
 }
-func (UnimplementedWorkflowServiceServer) StreamEvents(*StreamEventsRequest, grpc.ServerStreamingServer[StreamEventsResponse]) error {
+func (UnimplementedWorkflowServiceServer) StreamEvents(*v1.StreamEventsRequest, grpc.ServerStreamingServer[v1.StreamEventsResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method StreamEvents not implemented")
 }
-func (UnimplementedWorkflowServiceServer) CancelHandler(context.Context, *CancelHandlerRequest) (*CancelHandlerResponse, error) {
+func (UnimplementedWorkflowServiceServer) CancelHandler(context.Context, *v1.CancelHandlerRequest) (*v1.CancelHandlerResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CancelHandler not implemented")
 }
-func (UnimplementedWorkflowServiceServer) ReleaseHandler(context.Context, *ReleaseHandlerRequest) (*ReleaseHandlerResponse, error) {
+func (UnimplementedWorkflowServiceServer) ReleaseHandler(context.Context, *v1.ReleaseHandlerRequest) (*v1.ReleaseHandlerResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReleaseHandler not implemented")
 }
-func (UnimplementedWorkflowServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
+func (UnimplementedWorkflowServiceServer) ListTasks(context.Context, *v1.ListTasksRequest) (*v1.ListTasksResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListTasks not implemented")
 }
-func (UnimplementedWorkflowServiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
+func (UnimplementedWorkflowServiceServer) GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetTask not implemented")
 }
-func (UnimplementedWorkflowServiceServer) CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error) {
+func (UnimplementedWorkflowServiceServer) CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CompleteTask not implemented")
 }
-func (UnimplementedWorkflowServiceServer) PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error) {
+func (UnimplementedWorkflowServiceServer) PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PublishEvent not implemented")
 }
-func (UnimplementedWorkflowServiceServer) GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error) {
+func (UnimplementedWorkflowServiceServer) GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetStats not implemented")
 }
 func (UnimplementedWorkflowServiceServer) mustEmbedUnimplementedWorkflowServiceServer() {}
@@ -352,7 +353,7 @@ func RegisterWorkflowServiceServer(s grpc.ServiceRegistrar, srv WorkflowServiceS
 }
 
 func _WorkflowService_ListWorkflows_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ListWorkflowsRequest)
+	in := new(v1.ListWorkflowsRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -364,13 +365,13 @@ func _WorkflowService_ListWorkflows_Handler(srv interface{}, ctx context.Context
 		FullMethod: WorkflowService_ListWorkflows_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).ListWorkflows(ctx, req.(*ListWorkflowsRequest))
+		return srv.(WorkflowServiceServer).ListWorkflows(ctx, req.(*v1.ListWorkflowsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_RunWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RunWorkflowRequest)
+	in := new(v1.RunWorkflowRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -382,13 +383,13 @@ func _WorkflowService_RunWorkflow_Handler(srv interface{}, ctx context.Context, 
 		FullMethod: WorkflowService_RunWorkflow_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).RunWorkflow(ctx, req.(*RunWorkflowRequest))
+		return srv.(WorkflowServiceServer).RunWorkflow(ctx, req.(*v1.RunWorkflowRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_GetHandler_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(GetHandlerRequest)
+	in := new(v1.GetHandlerRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -400,13 +401,13 @@ func _WorkflowService_GetHandler_Handler(srv interface{}, ctx context.Context, d
 		FullMethod: WorkflowService_GetHandler_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).GetHandler(ctx, req.(*GetHandlerRequest))
+		return srv.(WorkflowServiceServer).GetHandler(ctx, req.(*v1.GetHandlerRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_ListHandlers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ListHandlersRequest)
+	in := new(v1.ListHandlersRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -418,13 +419,13 @@ func _WorkflowService_ListHandlers_Handler(srv interface{}, ctx context.Context,
 		FullMethod: WorkflowService_ListHandlers_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).ListHandlers(ctx, req.(*ListHandlersRequest))
+		return srv.(WorkflowServiceServer).ListHandlers(ctx, req.(*v1.ListHandlersRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_SendEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(SendEventRequest)
+	in := new(v1.SendEventRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -436,24 +437,24 @@ func _WorkflowService_SendEvent_Handler(srv interface{}, ctx context.Context, de
 		FullMethod: WorkflowService_SendEvent_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).SendEvent(ctx, req.(*SendEventRequest))
+		return srv.(WorkflowServiceServer).SendEvent(ctx, req.(*v1.SendEventRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_StreamEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(StreamEventsRequest)
+	m := new(v1.StreamEventsRequest)
 	if err := stream.RecvMsg(m); err != nil {
 		return err
 	}
-	return srv.(WorkflowServiceServer).StreamEvents(m, &grpc.GenericServerStream[StreamEventsRequest, StreamEventsResponse]{ServerStream: stream})
+	return srv.(WorkflowServiceServer).StreamEvents(m, &grpc.GenericServerStream[v1.StreamEventsRequest, v1.StreamEventsResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type WorkflowService_StreamEventsServer = grpc.ServerStreamingServer[StreamEventsResponse]
+type WorkflowService_StreamEventsServer = grpc.ServerStreamingServer[v1.StreamEventsResponse]
 
 func _WorkflowService_CancelHandler_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(CancelHandlerRequest)
+	in := new(v1.CancelHandlerRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -465,13 +466,13 @@ func _WorkflowService_CancelHandler_Handler(srv interface{}, ctx context.Context
 		FullMethod: WorkflowService_CancelHandler_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).CancelHandler(ctx, req.(*CancelHandlerRequest))
+		return srv.(WorkflowServiceServer).CancelHandler(ctx, req.(*v1.CancelHandlerRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_ReleaseHandler_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ReleaseHandlerRequest)
+	in := new(v1.ReleaseHandlerRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -483,13 +484,13 @@ func _WorkflowService_ReleaseHandler_Handler(srv interface{}, ctx context.Contex
 		FullMethod: WorkflowService_ReleaseHandler_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).ReleaseHandler(ctx, req.(*ReleaseHandlerRequest))
+		return srv.(WorkflowServiceServer).ReleaseHandler(ctx, req.(*v1.ReleaseHandlerRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ListTasksRequest)
+	in := new(v1.ListTasksRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -501,13 +502,13 @@ func _WorkflowService_ListTasks_Handler(srv interface{}, ctx context.Context, de
 		FullMethod: WorkflowService_ListTasks_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).ListTasks(ctx, req.(*ListTasksRequest))
+		return srv.(WorkflowServiceServer).ListTasks(ctx, req.(*v1.ListTasksRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(GetTaskRequest)
+	in := new(v1.GetTaskRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -519,13 +520,13 @@ func _WorkflowService_GetTask_Handler(srv interface{}, ctx context.Context, dec 
 		FullMethod: WorkflowService_GetTask_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).GetTask(ctx, req.(*GetTaskRequest))
+		return srv.(WorkflowServiceServer).GetTask(ctx, req.(*v1.GetTaskRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_CompleteTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(CompleteTaskRequest)
+	in := new(v1.CompleteTaskRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -537,13 +538,13 @@ func _WorkflowService_CompleteTask_Handler(srv interface{}, ctx context.Context,
 		FullMethod: WorkflowService_CompleteTask_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).CompleteTask(ctx, req.(*CompleteTaskRequest))
+		return srv.(WorkflowServiceServer).CompleteTask(ctx, req.(*v1.CompleteTaskRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_PublishEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(PublishEventRequest)
+	in := new(v1.PublishEventRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -555,13 +556,13 @@ func _WorkflowService_PublishEvent_Handler(srv interface{}, ctx context.Context,
 		FullMethod: WorkflowService_PublishEvent_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).PublishEvent(ctx, req.(*PublishEventRequest))
+		return srv.(WorkflowServiceServer).PublishEvent(ctx, req.(*v1.PublishEventRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _WorkflowService_GetStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(GetStatsRequest)
+	in := new(v1.GetStatsRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -573,7 +574,7 @@ func _WorkflowService_GetStats_Handler(srv interface{}, ctx context.Context, dec
 		FullMethod: WorkflowService_GetStats_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkflowServiceServer).GetStats(ctx, req.(*GetStatsRequest))
+		return srv.(WorkflowServiceServer).GetStats(ctx, req.(*v1.GetStatsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }

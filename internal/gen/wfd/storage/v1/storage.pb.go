@@ -798,7 +798,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\x13TASK_STATUS_PENDING\x10\x01\x12\x19\n" +
 	"\x15TASK_STATUS_COMPLETED\x10\x02\x12\x17\n" +
 	"\x13TASK_STATUS_EXPIRED\x10\x03\x12\x19\n" +
-	"\x15TASK_STATUS_CANCELLED\x10\x04B5Z3github.com/wfd-dev/wfd/gen/wfd/storage/v1;storagev1b\x06proto3"
+	"\x15TASK_STATUS_CANCELLED\x10\x04B>Z<github.com/wfd-dev/wfd/internal/gen/wfd/storage/v1;storagev1b\x06proto3"
 
 var (
 	file_wfd_storage_v1_storage_proto_rawDescOnce sync.Once

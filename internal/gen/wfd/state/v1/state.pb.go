@@ -2,9 +2,17 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: wfd/v1/state.proto
+// source: wfd/state/v1/state.proto
 
-package wfdv1
+// Package wfd.state.v1 is the engine's checkpoint format: the snapshot of a
+// handler the store keeps while the handler is released, and restores from.
+// It is not part of the public API (clients do not get it) and is generated
+// for Go only. Only the bytes are stored, never the type names, so what must
+// not change is the wire: fields are only ever added, never renumbered,
+// retyped or reused. Checkpoints written before this package existed (as
+// wfd.v1.HandlerState, the same fields) read as they are.
+
+package statev1
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -63,11 +71,11 @@ func (x HandlerStatus) String() string {
 }
 
 func (HandlerStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_wfd_v1_state_proto_enumTypes[0].Descriptor()
+	return file_wfd_state_v1_state_proto_enumTypes[0].Descriptor()
 }
 
 func (HandlerStatus) Type() protoreflect.EnumType {
-	return &file_wfd_v1_state_proto_enumTypes[0]
+	return &file_wfd_state_v1_state_proto_enumTypes[0]
 }
 
 func (x HandlerStatus) Number() protoreflect.EnumNumber {
@@ -76,7 +84,7 @@ func (x HandlerStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HandlerStatus.Descriptor instead.
 func (HandlerStatus) EnumDescriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{0}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{0}
 }
 
 // Event is one event of a handler: a type name and a JSON object payload.
@@ -92,7 +100,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_wfd_v1_state_proto_msgTypes[0]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -104,7 +112,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[0]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -117,7 +125,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{0}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Event) GetId() string {
@@ -150,7 +158,7 @@ type HandlerState struct {
 	Version   uint32        `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	HandlerId string        `protobuf:"bytes,2,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
 	Workflow  string        `protobuf:"bytes,3,opt,name=workflow,proto3" json:"workflow,omitempty"`
-	Status    HandlerStatus `protobuf:"varint,4,opt,name=status,proto3,enum=wfd.v1.HandlerStatus" json:"status,omitempty"`
+	Status    HandlerStatus `protobuf:"varint,4,opt,name=status,proto3,enum=wfd.state.v1.HandlerStatus" json:"status,omitempty"`
 	// The start event, which carries the handler's input.
 	Start *Event       `protobuf:"bytes,5,opt,name=start,proto3" json:"start,omitempty"`
 	Steps []*StepState `protobuf:"bytes,6,rep,name=steps,proto3" json:"steps,omitempty"`
@@ -183,7 +191,7 @@ type HandlerState struct {
 
 func (x *HandlerState) Reset() {
 	*x = HandlerState{}
-	mi := &file_wfd_v1_state_proto_msgTypes[1]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +203,7 @@ func (x *HandlerState) String() string {
 func (*HandlerState) ProtoMessage() {}
 
 func (x *HandlerState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[1]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +216,7 @@ func (x *HandlerState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerState.ProtoReflect.Descriptor instead.
 func (*HandlerState) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{1}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *HandlerState) GetVersion() uint32 {
@@ -347,7 +355,7 @@ func (x *HandlerState) GetChildResults() map[string]*ChildResult {
 // ChildResult is how a child handler ended.
 type ChildResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        HandlerStatus          `protobuf:"varint,1,opt,name=status,proto3,enum=wfd.v1.HandlerStatus" json:"status,omitempty"`
+	Status        HandlerStatus          `protobuf:"varint,1,opt,name=status,proto3,enum=wfd.state.v1.HandlerStatus" json:"status,omitempty"`
 	Result        *structpb.Struct       `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
 	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -356,7 +364,7 @@ type ChildResult struct {
 
 func (x *ChildResult) Reset() {
 	*x = ChildResult{}
-	mi := &file_wfd_v1_state_proto_msgTypes[2]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -368,7 +376,7 @@ func (x *ChildResult) String() string {
 func (*ChildResult) ProtoMessage() {}
 
 func (x *ChildResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[2]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -381,7 +389,7 @@ func (x *ChildResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildResult.ProtoReflect.Descriptor instead.
 func (*ChildResult) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{2}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ChildResult) GetStatus() HandlerStatus {
@@ -422,7 +430,7 @@ type HumanTask struct {
 
 func (x *HumanTask) Reset() {
 	*x = HumanTask{}
-	mi := &file_wfd_v1_state_proto_msgTypes[3]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -434,7 +442,7 @@ func (x *HumanTask) String() string {
 func (*HumanTask) ProtoMessage() {}
 
 func (x *HumanTask) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[3]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -447,7 +455,7 @@ func (x *HumanTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HumanTask.ProtoReflect.Descriptor instead.
 func (*HumanTask) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{3}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *HumanTask) GetTaskId() string {
@@ -503,7 +511,7 @@ type StepState struct {
 
 func (x *StepState) Reset() {
 	*x = StepState{}
-	mi := &file_wfd_v1_state_proto_msgTypes[4]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +523,7 @@ func (x *StepState) String() string {
 func (*StepState) ProtoMessage() {}
 
 func (x *StepState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[4]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +536,7 @@ func (x *StepState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepState.ProtoReflect.Descriptor instead.
 func (*StepState) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{4}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StepState) GetName() string {
@@ -583,7 +591,7 @@ type WorkItem struct {
 
 func (x *WorkItem) Reset() {
 	*x = WorkItem{}
-	mi := &file_wfd_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +603,7 @@ func (x *WorkItem) String() string {
 func (*WorkItem) ProtoMessage() {}
 
 func (x *WorkItem) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +616,7 @@ func (x *WorkItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkItem.ProtoReflect.Descriptor instead.
 func (*WorkItem) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{5}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WorkItem) GetEvent() *Event {
@@ -652,7 +660,7 @@ type Execution struct {
 
 func (x *Execution) Reset() {
 	*x = Execution{}
-	mi := &file_wfd_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +672,7 @@ func (x *Execution) String() string {
 func (*Execution) ProtoMessage() {}
 
 func (x *Execution) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +685,7 @@ func (x *Execution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Execution.ProtoReflect.Descriptor instead.
 func (*Execution) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{6}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Execution) GetId() uint64 {
@@ -736,7 +744,7 @@ type Waiter struct {
 
 func (x *Waiter) Reset() {
 	*x = Waiter{}
-	mi := &file_wfd_v1_state_proto_msgTypes[7]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +756,7 @@ func (x *Waiter) String() string {
 func (*Waiter) ProtoMessage() {}
 
 func (x *Waiter) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[7]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +769,7 @@ func (x *Waiter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waiter.ProtoReflect.Descriptor instead.
 func (*Waiter) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{7}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Waiter) GetId() string {
@@ -848,7 +856,7 @@ type WaitResult struct {
 
 func (x *WaitResult) Reset() {
 	*x = WaitResult{}
-	mi := &file_wfd_v1_state_proto_msgTypes[8]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +868,7 @@ func (x *WaitResult) String() string {
 func (*WaitResult) ProtoMessage() {}
 
 func (x *WaitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_state_proto_msgTypes[8]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +881,7 @@ func (x *WaitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResult.ProtoReflect.Descriptor instead.
 func (*WaitResult) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_state_proto_rawDescGZIP(), []int{8}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WaitResult) GetResult() isWaitResult_Result {
@@ -919,24 +927,24 @@ func (*WaitResult_Event) isWaitResult_Result() {}
 
 func (*WaitResult_TimedOut) isWaitResult_Result() {}
 
-var File_wfd_v1_state_proto protoreflect.FileDescriptor
+var File_wfd_state_v1_state_proto protoreflect.FileDescriptor
 
-const file_wfd_v1_state_proto_rawDesc = "" +
+const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\n" +
-	"\x12wfd/v1/state.proto\x12\x06wfd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n" +
+	"\x18wfd/state/v1/state.proto\x12\fwfd.state.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xbe\a\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xe2\a\n" +
 	"\fHandlerState\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x02 \x01(\tR\thandlerId\x12\x1a\n" +
-	"\bworkflow\x18\x03 \x01(\tR\bworkflow\x12-\n" +
-	"\x06status\x18\x04 \x01(\x0e2\x15.wfd.v1.HandlerStatusR\x06status\x12#\n" +
-	"\x05start\x18\x05 \x01(\v2\r.wfd.v1.EventR\x05start\x12'\n" +
-	"\x05steps\x18\x06 \x03(\v2\x11.wfd.v1.StepStateR\x05steps\x125\n" +
-	"\x05store\x18\a \x03(\v2\x1f.wfd.v1.HandlerState.StoreEntryR\x05store\x12\x10\n" +
+	"\bworkflow\x18\x03 \x01(\tR\bworkflow\x123\n" +
+	"\x06status\x18\x04 \x01(\x0e2\x1b.wfd.state.v1.HandlerStatusR\x06status\x12)\n" +
+	"\x05start\x18\x05 \x01(\v2\x13.wfd.state.v1.EventR\x05start\x12-\n" +
+	"\x05steps\x18\x06 \x03(\v2\x17.wfd.state.v1.StepStateR\x05steps\x12;\n" +
+	"\x05store\x18\a \x03(\v2%.wfd.state.v1.HandlerState.StoreEntryR\x05store\x12\x10\n" +
 	"\x03seq\x18\b \x01(\x04R\x03seq\x12\x17\n" +
 	"\anext_id\x18\t \x01(\x04R\x06nextId\x129\n" +
 	"\n" +
@@ -951,17 +959,17 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"event_keys\x18\x10 \x03(\tR\teventKeys\x12\x16\n" +
 	"\x06parent\x18\x11 \x01(\tR\x06parent\x12\x1a\n" +
-	"\bchildren\x18\x12 \x03(\tR\bchildren\x12K\n" +
-	"\rchild_results\x18\x13 \x03(\v2&.wfd.v1.HandlerState.ChildResultsEntryR\fchildResults\x1aP\n" +
+	"\bchildren\x18\x12 \x03(\tR\bchildren\x12Q\n" +
+	"\rchild_results\x18\x13 \x03(\v2,.wfd.state.v1.HandlerState.ChildResultsEntryR\fchildResults\x1aP\n" +
 	"\n" +
 	"StoreEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
-	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\x1aT\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\x1aZ\n" +
 	"\x11ChildResultsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
-	"\x05value\x18\x02 \x01(\v2\x13.wfd.v1.ChildResultR\x05value:\x028\x01\"\x83\x01\n" +
-	"\vChildResult\x12-\n" +
-	"\x06status\x18\x01 \x01(\x0e2\x15.wfd.v1.HandlerStatusR\x06status\x12/\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
+	"\x05value\x18\x02 \x01(\v2\x19.wfd.state.v1.ChildResultR\x05value:\x028\x01\"\x89\x01\n" +
+	"\vChildResult\x123\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x1b.wfd.state.v1.HandlerStatusR\x06status\x12/\n" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\"\xb6\x01\n" +
 	"\tHumanTask\x12\x17\n" +
@@ -969,46 +977,46 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
-	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xd2\x01\n" +
+	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xea\x01\n" +
 	"\tStepState\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
-	"\x05queue\x18\x02 \x03(\v2\x10.wfd.v1.WorkItemR\x05queue\x122\n" +
-	"\vin_progress\x18\x03 \x03(\v2\x11.wfd.v1.ExecutionR\n" +
-	"inProgress\x12+\n" +
-	"\tcollected\x18\x04 \x03(\v2\r.wfd.v1.EventR\tcollected\x12(\n" +
-	"\awaiters\x18\x05 \x03(\v2\x0e.wfd.v1.WaiterR\awaiters\"\x91\x02\n" +
-	"\bWorkItem\x12#\n" +
-	"\x05event\x18\x01 \x01(\v2\r.wfd.v1.EventR\x05event\x12\x18\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
+	"\x05queue\x18\x02 \x03(\v2\x16.wfd.state.v1.WorkItemR\x05queue\x128\n" +
+	"\vin_progress\x18\x03 \x03(\v2\x17.wfd.state.v1.ExecutionR\n" +
+	"inProgress\x121\n" +
+	"\tcollected\x18\x04 \x03(\v2\x13.wfd.state.v1.EventR\tcollected\x12.\n" +
+	"\awaiters\x18\x05 \x03(\v2\x14.wfd.state.v1.WaiterR\awaiters\"\xa3\x02\n" +
+	"\bWorkItem\x12)\n" +
+	"\x05event\x18\x01 \x01(\v2\x13.wfd.state.v1.EventR\x05event\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x129\n" +
 	"\n" +
-	"not_before\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tnotBefore\x12:\n" +
-	"\bresolved\x18\x04 \x03(\v2\x1e.wfd.v1.WorkItem.ResolvedEntryR\bresolved\x1aO\n" +
+	"not_before\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tnotBefore\x12@\n" +
+	"\bresolved\x18\x04 \x03(\v2$.wfd.state.v1.WorkItem.ResolvedEntryR\bresolved\x1aU\n" +
 	"\rResolvedEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12(\n" +
-	"\x05value\x18\x02 \x01(\v2\x12.wfd.v1.WaitResultR\x05value:\x028\x01\"\x94\x01\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.wfd.state.v1.WaitResultR\x05value:\x028\x01\"\x9a\x01\n" +
 	"\tExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
-	"\x06worker\x18\x02 \x01(\rR\x06worker\x12$\n" +
-	"\x04item\x18\x03 \x01(\v2\x10.wfd.v1.WorkItemR\x04item\x129\n" +
+	"\x06worker\x18\x02 \x01(\rR\x06worker\x12*\n" +
+	"\x04item\x18\x03 \x01(\v2\x16.wfd.state.v1.WorkItemR\x04item\x129\n" +
 	"\n" +
-	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"\x8a\x03\n" +
+	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"\x96\x03\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
 	"event_type\x18\x02 \x01(\tR\teventType\x12-\n" +
 	"\x05match\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x05match\x126\n" +
-	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12(\n" +
-	"\x06resume\x18\x05 \x01(\v2\x10.wfd.v1.WorkItemR\x06resume\x12%\n" +
-	"\x04task\x18\x06 \x01(\v2\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n" +
+	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12.\n" +
+	"\x06resume\x18\x05 \x01(\v2\x16.wfd.state.v1.WorkItemR\x06resume\x12+\n" +
+	"\x04task\x18\x06 \x01(\v2\x17.wfd.state.v1.HumanTaskR\x04task\x12\x10\n" +
 	"\x03key\x18\a \x01(\tR\x03key\x120\n" +
 	"\x05since\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x1a\n" +
 	"\bchildren\x18\t \x03(\tR\bchildren\x129\n" +
 	"\n" +
 	"created_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\\\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"b\n" +
 	"\n" +
-	"WaitResult\x12%\n" +
-	"\x05event\x18\x01 \x01(\v2\r.wfd.v1.EventH\x00R\x05event\x12\x1d\n" +
+	"WaitResult\x12+\n" +
+	"\x05event\x18\x01 \x01(\v2\x13.wfd.state.v1.EventH\x00R\x05event\x12\x1d\n" +
 	"\ttimed_out\x18\x02 \x01(\bH\x00R\btimedOutB\b\n" +
 	"\x06result*\xa2\x01\n" +
 	"\rHandlerStatus\x12\x1e\n" +
@@ -1016,74 +1024,74 @@ const file_wfd_v1_state_proto_rawDesc = "" +
 	"\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n" +
 	"\x18HANDLER_STATUS_COMPLETED\x10\x02\x12\x19\n" +
 	"\x15HANDLER_STATUS_FAILED\x10\x03\x12\x1c\n" +
-	"\x18HANDLER_STATUS_CANCELLED\x10\x04B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
+	"\x18HANDLER_STATUS_CANCELLED\x10\x04B:Z8github.com/wfd-dev/wfd/internal/gen/wfd/state/v1;statev1b\x06proto3"
 
 var (
-	file_wfd_v1_state_proto_rawDescOnce sync.Once
-	file_wfd_v1_state_proto_rawDescData []byte
+	file_wfd_state_v1_state_proto_rawDescOnce sync.Once
+	file_wfd_state_v1_state_proto_rawDescData []byte
 )
 
-func file_wfd_v1_state_proto_rawDescGZIP() []byte {
-	file_wfd_v1_state_proto_rawDescOnce.Do(func() {
-		file_wfd_v1_state_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_wfd_v1_state_proto_rawDesc), len(file_wfd_v1_state_proto_rawDesc)))
+func file_wfd_state_v1_state_proto_rawDescGZIP() []byte {
+	file_wfd_state_v1_state_proto_rawDescOnce.Do(func() {
+		file_wfd_state_v1_state_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_wfd_state_v1_state_proto_rawDesc), len(file_wfd_state_v1_state_proto_rawDesc)))
 	})
-	return file_wfd_v1_state_proto_rawDescData
+	return file_wfd_state_v1_state_proto_rawDescData
 }
 
-var file_wfd_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
-var file_wfd_v1_state_proto_goTypes = []any{
-	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
-	(*Event)(nil),                 // 1: wfd.v1.Event
-	(*HandlerState)(nil),          // 2: wfd.v1.HandlerState
-	(*ChildResult)(nil),           // 3: wfd.v1.ChildResult
-	(*HumanTask)(nil),             // 4: wfd.v1.HumanTask
-	(*StepState)(nil),             // 5: wfd.v1.StepState
-	(*WorkItem)(nil),              // 6: wfd.v1.WorkItem
-	(*Execution)(nil),             // 7: wfd.v1.Execution
-	(*Waiter)(nil),                // 8: wfd.v1.Waiter
-	(*WaitResult)(nil),            // 9: wfd.v1.WaitResult
-	nil,                           // 10: wfd.v1.HandlerState.StoreEntry
-	nil,                           // 11: wfd.v1.HandlerState.ChildResultsEntry
-	nil,                           // 12: wfd.v1.WorkItem.ResolvedEntry
+var file_wfd_state_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_wfd_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_wfd_state_v1_state_proto_goTypes = []any{
+	(HandlerStatus)(0),            // 0: wfd.state.v1.HandlerStatus
+	(*Event)(nil),                 // 1: wfd.state.v1.Event
+	(*HandlerState)(nil),          // 2: wfd.state.v1.HandlerState
+	(*ChildResult)(nil),           // 3: wfd.state.v1.ChildResult
+	(*HumanTask)(nil),             // 4: wfd.state.v1.HumanTask
+	(*StepState)(nil),             // 5: wfd.state.v1.StepState
+	(*WorkItem)(nil),              // 6: wfd.state.v1.WorkItem
+	(*Execution)(nil),             // 7: wfd.state.v1.Execution
+	(*Waiter)(nil),                // 8: wfd.state.v1.Waiter
+	(*WaitResult)(nil),            // 9: wfd.state.v1.WaitResult
+	nil,                           // 10: wfd.state.v1.HandlerState.StoreEntry
+	nil,                           // 11: wfd.state.v1.HandlerState.ChildResultsEntry
+	nil,                           // 12: wfd.state.v1.WorkItem.ResolvedEntry
 	(*structpb.Struct)(nil),       // 13: google.protobuf.Struct
 	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
 	(*structpb.Value)(nil),        // 15: google.protobuf.Value
 }
-var file_wfd_v1_state_proto_depIdxs = []int32{
-	13, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
-	0,  // 1: wfd.v1.HandlerState.status:type_name -> wfd.v1.HandlerStatus
-	1,  // 2: wfd.v1.HandlerState.start:type_name -> wfd.v1.Event
-	5,  // 3: wfd.v1.HandlerState.steps:type_name -> wfd.v1.StepState
-	10, // 4: wfd.v1.HandlerState.store:type_name -> wfd.v1.HandlerState.StoreEntry
-	14, // 5: wfd.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
-	14, // 6: wfd.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
-	14, // 7: wfd.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
-	13, // 8: wfd.v1.HandlerState.result:type_name -> google.protobuf.Struct
-	14, // 9: wfd.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
-	11, // 10: wfd.v1.HandlerState.child_results:type_name -> wfd.v1.HandlerState.ChildResultsEntry
-	0,  // 11: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
-	13, // 12: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	13, // 13: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	6,  // 14: wfd.v1.StepState.queue:type_name -> wfd.v1.WorkItem
-	7,  // 15: wfd.v1.StepState.in_progress:type_name -> wfd.v1.Execution
-	1,  // 16: wfd.v1.StepState.collected:type_name -> wfd.v1.Event
-	8,  // 17: wfd.v1.StepState.waiters:type_name -> wfd.v1.Waiter
-	1,  // 18: wfd.v1.WorkItem.event:type_name -> wfd.v1.Event
-	14, // 19: wfd.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
-	12, // 20: wfd.v1.WorkItem.resolved:type_name -> wfd.v1.WorkItem.ResolvedEntry
-	6,  // 21: wfd.v1.Execution.item:type_name -> wfd.v1.WorkItem
-	14, // 22: wfd.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
-	13, // 23: wfd.v1.Waiter.match:type_name -> google.protobuf.Struct
-	14, // 24: wfd.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	6,  // 25: wfd.v1.Waiter.resume:type_name -> wfd.v1.WorkItem
-	4,  // 26: wfd.v1.Waiter.task:type_name -> wfd.v1.HumanTask
-	14, // 27: wfd.v1.Waiter.since:type_name -> google.protobuf.Timestamp
-	14, // 28: wfd.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 29: wfd.v1.WaitResult.event:type_name -> wfd.v1.Event
-	15, // 30: wfd.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
-	3,  // 31: wfd.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.v1.ChildResult
-	9,  // 32: wfd.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.v1.WaitResult
+var file_wfd_state_v1_state_proto_depIdxs = []int32{
+	13, // 0: wfd.state.v1.Event.data:type_name -> google.protobuf.Struct
+	0,  // 1: wfd.state.v1.HandlerState.status:type_name -> wfd.state.v1.HandlerStatus
+	1,  // 2: wfd.state.v1.HandlerState.start:type_name -> wfd.state.v1.Event
+	5,  // 3: wfd.state.v1.HandlerState.steps:type_name -> wfd.state.v1.StepState
+	10, // 4: wfd.state.v1.HandlerState.store:type_name -> wfd.state.v1.HandlerState.StoreEntry
+	14, // 5: wfd.state.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
+	14, // 6: wfd.state.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
+	14, // 7: wfd.state.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
+	13, // 8: wfd.state.v1.HandlerState.result:type_name -> google.protobuf.Struct
+	14, // 9: wfd.state.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
+	11, // 10: wfd.state.v1.HandlerState.child_results:type_name -> wfd.state.v1.HandlerState.ChildResultsEntry
+	0,  // 11: wfd.state.v1.ChildResult.status:type_name -> wfd.state.v1.HandlerStatus
+	13, // 12: wfd.state.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	13, // 13: wfd.state.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	6,  // 14: wfd.state.v1.StepState.queue:type_name -> wfd.state.v1.WorkItem
+	7,  // 15: wfd.state.v1.StepState.in_progress:type_name -> wfd.state.v1.Execution
+	1,  // 16: wfd.state.v1.StepState.collected:type_name -> wfd.state.v1.Event
+	8,  // 17: wfd.state.v1.StepState.waiters:type_name -> wfd.state.v1.Waiter
+	1,  // 18: wfd.state.v1.WorkItem.event:type_name -> wfd.state.v1.Event
+	14, // 19: wfd.state.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
+	12, // 20: wfd.state.v1.WorkItem.resolved:type_name -> wfd.state.v1.WorkItem.ResolvedEntry
+	6,  // 21: wfd.state.v1.Execution.item:type_name -> wfd.state.v1.WorkItem
+	14, // 22: wfd.state.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
+	13, // 23: wfd.state.v1.Waiter.match:type_name -> google.protobuf.Struct
+	14, // 24: wfd.state.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	6,  // 25: wfd.state.v1.Waiter.resume:type_name -> wfd.state.v1.WorkItem
+	4,  // 26: wfd.state.v1.Waiter.task:type_name -> wfd.state.v1.HumanTask
+	14, // 27: wfd.state.v1.Waiter.since:type_name -> google.protobuf.Timestamp
+	14, // 28: wfd.state.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 29: wfd.state.v1.WaitResult.event:type_name -> wfd.state.v1.Event
+	15, // 30: wfd.state.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
+	3,  // 31: wfd.state.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.state.v1.ChildResult
+	9,  // 32: wfd.state.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.state.v1.WaitResult
 	33, // [33:33] is the sub-list for method output_type
 	33, // [33:33] is the sub-list for method input_type
 	33, // [33:33] is the sub-list for extension type_name
@@ -1091,12 +1099,12 @@ var file_wfd_v1_state_proto_depIdxs = []int32{
 	0,  // [0:33] is the sub-list for field type_name
 }
 
-func init() { file_wfd_v1_state_proto_init() }
-func file_wfd_v1_state_proto_init() {
-	if File_wfd_v1_state_proto != nil {
+func init() { file_wfd_state_v1_state_proto_init() }
+func file_wfd_state_v1_state_proto_init() {
+	if File_wfd_state_v1_state_proto != nil {
 		return
 	}
-	file_wfd_v1_state_proto_msgTypes[8].OneofWrappers = []any{
+	file_wfd_state_v1_state_proto_msgTypes[8].OneofWrappers = []any{
 		(*WaitResult_Event)(nil),
 		(*WaitResult_TimedOut)(nil),
 	}
@@ -1104,18 +1112,18 @@ func file_wfd_v1_state_proto_init() {
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_state_proto_rawDesc), len(file_wfd_v1_state_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_state_v1_state_proto_rawDesc), len(file_wfd_state_v1_state_proto_rawDesc)),
 			NumEnums:      1,
 			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_wfd_v1_state_proto_goTypes,
-		DependencyIndexes: file_wfd_v1_state_proto_depIdxs,
-		EnumInfos:         file_wfd_v1_state_proto_enumTypes,
-		MessageInfos:      file_wfd_v1_state_proto_msgTypes,
+		GoTypes:           file_wfd_state_v1_state_proto_goTypes,
+		DependencyIndexes: file_wfd_state_v1_state_proto_depIdxs,
+		EnumInfos:         file_wfd_state_v1_state_proto_enumTypes,
+		MessageInfos:      file_wfd_state_v1_state_proto_msgTypes,
 	}.Build()
-	File_wfd_v1_state_proto = out.File
-	file_wfd_v1_state_proto_goTypes = nil
-	file_wfd_v1_state_proto_depIdxs = nil
+	File_wfd_state_v1_state_proto = out.File
+	file_wfd_state_v1_state_proto_goTypes = nil
+	file_wfd_state_v1_state_proto_depIdxs = nil
 }
