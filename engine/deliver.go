@@ -41,6 +41,9 @@ func (r *runner) deliver(ev Event) {
 	for _, i := range r.wf.accepting[ev.Type] {
 		s.steps[i].queue = append(s.steps[i].queue, item{ev: ev, attempt: 1})
 	}
+	if !s.hasWaiters() {
+		return // most events resolve no waiter: this spares the call below
+	}
 	r.resumeWaiters(waitResult{ev: ev}, func(w *waiter) bool {
 		return w.eventType == ev.Type && r.satisfies(w, ev)
 	})
@@ -165,4 +168,14 @@ func eventsFromValue(v *structpb.Value) []Event {
 		out[i] = Event{ID: f["id"].GetStringValue(), Type: f["type"].GetStringValue(), Data: f["data"].GetStructValue()}
 	}
 	return out
+}
+
+// hasWaiters reports whether a run of the handler is parked in a wait.
+func (s *state) hasWaiters() bool {
+	for i := range s.steps {
+		if len(s.steps[i].waiters) > 0 {
+			return true
+		}
+	}
+	return false
 }

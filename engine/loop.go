@@ -104,32 +104,27 @@ func (h *Handler) loop() {
 		h.lc.r = r
 	}
 	for r.exit == 0 {
-		h.takeBatch(r)
+		// One message (waiting for it), then whatever else is queued, up
+		// to maxBatch, so that one journal change covers a burst.
+		if m, ok := h.receive(r.stopping); ok {
+			r.now = h.e.opts.Now()
+			r.handle(m)
+			for i := 1; i < maxBatch && r.exit == 0; i++ {
+				m, ok := h.tryReceive()
+				if !ok {
+					break
+				}
+				r.handle(m)
+			}
+		} else {
+			r.exit = exitStopped
+		}
 		r.settle()
 		if r.exit == 0 && !r.stopping && r.runningCount() == 0 && h.tryPark(r) {
 			return
 		}
 	}
 	h.exitLoop(r)
-}
-
-// takeBatch handles the next message (waiting for one), then whatever else
-// is queued, up to maxBatch in all.
-func (h *Handler) takeBatch(r *runner) {
-	m, ok := h.receive(r.stopping)
-	if !ok {
-		r.exit = exitStopped
-		return
-	}
-	r.now = h.e.opts.Now()
-	r.handle(m)
-	for i := 1; i < maxBatch && r.exit == 0; i++ {
-		m, ok := h.tryReceive()
-		if !ok {
-			return
-		}
-		r.handle(m)
-	}
 }
 
 // tryPark lets the loop goroutine go while no step runs. It reports whether

@@ -22,7 +22,7 @@ func (r *runner) startDueRuns() {
 	for i := range s.steps {
 		ss := &s.steps[i]
 		def := &r.wf.def.Steps[i]
-		for len(ss.running) < def.Workers {
+		for len(ss.running) < def.Workers && len(ss.queue) > 0 {
 			it, ok := ss.takeDue(r.now)
 			if !ok {
 				break
@@ -141,7 +141,17 @@ func (r *runner) finish(x *execution, err error) {
 		return
 	}
 	x.finished = true
-	r.retire(x)
+	// The run is over: it leaves the step's runs in progress.
+	ss := &r.s.steps[x.step]
+	if i := slices.Index(ss.running, x); i >= 0 {
+		ss.running = slices.Delete(ss.running, i, i+1)
+		if len(ss.running) == 0 {
+			ss.running = nil // an idle handler keeps no empty buffers
+		}
+	}
+	if x.cancel != nil {
+		x.cancel()
+	}
 	if r.s.status.Terminal() {
 		return
 	}
@@ -160,21 +170,6 @@ func (r *runner) finish(x *execution, err error) {
 		r.commit(x, &ch)
 	default:
 		r.retryOrFail(x, def, &ch, err)
-	}
-}
-
-// retire takes a run off its step's runs in progress and cancels its
-// context.
-func (r *runner) retire(x *execution) {
-	ss := &r.s.steps[x.step]
-	if i := slices.Index(ss.running, x); i >= 0 {
-		ss.running = slices.Delete(ss.running, i, i+1)
-		if len(ss.running) == 0 {
-			ss.running = nil // an idle handler keeps no empty buffers
-		}
-	}
-	if x.cancel != nil {
-		x.cancel()
 	}
 }
 
