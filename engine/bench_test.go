@@ -23,13 +23,13 @@ func chain() engine.Workflow {
 	}}
 }
 
-// loop3 cycles a → b → c → a until the event ids pass limit, so one handler
+// cycle runs a → b → c → a until the event ids pass limit, so one handler
 // makes many step transitions and the benchmark sees their steady cost.
-func loop3(limit int) engine.Workflow {
+func cycle(limit int) engine.Workflow {
 	pass := func(emit string) engine.StepFunc {
 		return func(_ context.Context, sc *engine.StepContext, in engine.Event) error { return sc.Send(emit, nil) }
 	}
-	return engine.Workflow{Name: "loop3", Steps: []engine.Step{
+	return engine.Workflow{Name: "cycle", Steps: []engine.Step{
 		{Name: "a", Accepts: []string{engine.StartEvent, "ca"}, Emits: []string{"ab"}, Run: pass("ab")},
 		step("b", "ab", []string{"bc"}, pass("bc")),
 		step("c", "bc", []string{"ca", engine.StopEvent}, func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
@@ -47,7 +47,7 @@ func BenchmarkStepTransitions(b *testing.B) {
 	handlers := 4 * runtime.GOMAXPROCS(0)
 	per := max(b.N/handlers, 3)
 	e := engine.New(engine.Options{})
-	if err := e.Register(loop3(per)); err != nil {
+	if err := e.Register(cycle(per)); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
@@ -57,7 +57,7 @@ func BenchmarkStepTransitions(b *testing.B) {
 	var wg sync.WaitGroup
 	for range handlers {
 		wg.Go(func() {
-			h, err := e.Start(ctx, "loop3", nil, engine.StartOptions{})
+			h, err := e.Start(ctx, "cycle", nil, engine.StartOptions{})
 			if err != nil {
 				b.Error(err)
 				return

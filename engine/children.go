@@ -128,16 +128,9 @@ func (sc *StepContext) WaitForChildren(ids []string, timeout time.Duration) (Chi
 	if len(c.Pending) == 0 {
 		return c, nil
 	}
-	w, ok, err := sc.park(&waiter{eventType: ChildEvent, on: &waitOn{children: slices.Clone(ids)}}, id, timeout)
-	switch {
-	case err != nil:
-		return c, err
-	case !ok:
-		return c, ErrWaiting
-	case w.timedOut:
-		return c, fmt.Errorf("waiting for %d of %d children: %w", len(c.Pending), len(ids), ErrTimeout)
-	}
-	// Resolved but a result is missing: cannot happen, since the waiter
+	// Resolved (no error) with a result missing cannot happen: the waiter
 	// resolves only when every child has a result.
-	return c, nil
+	_, err = sc.await(&waiter{eventType: ChildEvent, on: &waitOn{children: slices.Clone(ids)}}, id, timeout,
+		func() string { return fmt.Sprintf("waiting for %d of %d children", len(c.Pending), len(ids)) })
+	return c, err
 }

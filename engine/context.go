@@ -185,22 +185,16 @@ func (sc *StepContext) WaitFor(typ string, opts WaitOptions) (Event, error) {
 	if err != nil {
 		return Event{}, sc.refuse(fmt.Errorf("step %q waits for %q: %w", sc.Step(), typ, err))
 	}
-	r, ok, err := sc.wait(typ, opts.Match, opts.Timeout)
-	switch {
-	case err != nil:
-		return Event{}, err
-	case !ok:
-		return Event{}, ErrWaiting
-	case r.timedOut:
-		return Event{}, fmt.Errorf("waiting for %q: %w", typ, ErrTimeout)
-	}
-	return r.ev, nil
+	return sc.await(&waiter{eventType: typ, match: opts.Match}, sc.nextWaitID(), opts.Timeout,
+		func() string { return fmt.Sprintf("waiting for %q", typ) })
 }
 
 // Sleep parks the run for d on a durable timer: it returns ErrWaiting, which
 // the step must return, and nil when the step runs again after d.
 func (sc *StepContext) Sleep(d time.Duration) error {
-	_, ok, err := sc.wait("", nil, max(d, time.Nanosecond))
+	// The wait's timeout is the sleep: once it passes the wait is resolved
+	// (timed out), which is what the step waited for.
+	_, ok, err := sc.park(&waiter{}, sc.nextWaitID(), max(d, time.Nanosecond))
 	if err != nil {
 		return err
 	}
@@ -210,9 +204,21 @@ func (sc *StepContext) Sleep(d time.Duration) error {
 	return nil
 }
 
-func (sc *StepContext) wait(typ string, match *structpb.Struct, timeout time.Duration) (waitResult, bool, error) {
-	id := sc.nextWaitID()
-	return sc.park(&waiter{eventType: typ, match: match}, id, timeout)
+// await parks on w as wait id (see park) and says what the wait comes to:
+// the event that resolved it, ErrWaiting while it is pending (the step
+// returns it), or, once its timeout passed, ErrTimeout in an error that
+// begins with what() ("waiting for ...").
+func (sc *StepContext) await(w *waiter, id string, timeout time.Duration, what func() string) (Event, error) {
+	r, ok, err := sc.park(w, id, timeout)
+	switch {
+	case err != nil:
+		return Event{}, err
+	case !ok:
+		return Event{}, ErrWaiting
+	case r.timedOut:
+		return Event{}, fmt.Errorf("%s: %w", what(), ErrTimeout)
+	}
+	return r.ev, nil
 }
 
 // nextWaitID names the run's next wait: the input event, the step and the

@@ -267,11 +267,7 @@ func (e *Engine) Handler(id string) (*Handler, bool) {
 // so call it when the engine is quiet (a server does after releases), not
 // per handler.
 func (e *Engine) Compact() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var ok bool
-	e.live, ok = shrink.Map(e.live, &e.livePeak)
-	return ok
+	return shrink.Locked(&e.mu, &e.live, &e.livePeak)
 }
 
 // Live returns the number of handlers in memory.

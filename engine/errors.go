@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 
 	pl "github.com/wfd-dev/wfd/internal/payload"
 )
@@ -54,3 +55,8 @@ var (
 	// ErrUndeclaredEvent: a step sent an event type it does not declare in Emits.
 	ErrUndeclaredEvent = errors.New("event type not declared in the step's Emits")
 )
+
+// errHandlerDone is ErrHandlerDone for handler id, which ended with status.
+func errHandlerDone(id string, status Status) error {
+	return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, id, status)
+}

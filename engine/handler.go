@@ -160,7 +160,7 @@ func (h *Handler) afterExit() error {
 func (h *Handler) exitErrLocked() error {
 	switch h.exit {
 	case exitTerminal:
-		return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, h.st.id, h.st.status)
+		return errHandlerDone(h.st.id, h.st.status)
 	case exitReleased:
 		return fmt.Errorf("%w: %s", ErrReleased, h.st.id)
 	}

@@ -104,14 +104,10 @@ func (sc *StepContext) WaitForKey(key string, opts KeyOptions) (Published, error
 		}
 	}
 	match := &structpb.Struct{Fields: map[string]*structpb.Value{"key": structpb.NewStringValue(key)}}
-	r, ok, err := sc.park(&waiter{eventType: KeyEvent, match: match, on: &waitOn{key: key, since: since}}, id, opts.Timeout)
-	switch {
-	case err != nil:
+	ev, err := sc.await(&waiter{eventType: KeyEvent, match: match, on: &waitOn{key: key, since: since}}, id, opts.Timeout,
+		func() string { return fmt.Sprintf("waiting for key %q", key) })
+	if err != nil {
 		return Published{}, err
-	case !ok:
-		return Published{}, ErrWaiting
-	case r.timedOut:
-		return Published{}, fmt.Errorf("waiting for key %q: %w", key, ErrTimeout)
 	}
-	return publishedFrom(r.ev), nil
+	return publishedFrom(ev), nil
 }

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/testlog"
 )
 
 // engineWith is newEngine with options (the recorder is the journal).
@@ -386,29 +386,11 @@ func TestLimits(t *testing.T) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer that goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestPanicKeepsStackInLog: a panicking step's error, which clients see,
 // says what panicked and carries an error id, but no stack or source
 // path; the log has the stack under that id.
 func TestPanicKeepsStackInLog(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	w := one("w", func(context.Context, *engine.StepContext, engine.Event) error {
 		var m map[string]int
 		m["boom"]++ // assignment to a nil map

@@ -1,20 +1,24 @@
 package engine
 
+// The control loop's lifecycle and its dispatch of messages: the goroutine
+// that owns a handler's state while it has work, how it parks and exits,
+// and what each message does. Delivery of events is in deliver.go, step
+// runs in run.go, the batch for the journal in batch.go, timers in
+// timers.go; the inbox is in mailbox.go.
+
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/wfd-dev/wfd/internal/errid"
 )
+
+// maxBatch is how many messages the loop takes before it settles, so that
+// one journal change covers a burst of messages.
+const maxBatch = 64
 
 // loopState is what the control loop keeps across parks: the timer of the
 // handler's next deadline, the context of its step runs, and a few counters.
@@ -100,12 +104,12 @@ func (h *Handler) loop() {
 		h.lc.r = r
 	}
 	for r.exit == 0 {
+		// One message (waiting for it), then whatever else is queued, up
+		// to maxBatch, so that one journal change covers a burst.
 		if m, ok := h.receive(r.stopping); ok {
 			r.now = h.e.opts.Now()
 			r.handle(m)
-			// Take what else is waiting before settling, so that one
-			// journal change covers a burst of messages.
-			for i := 0; i < 63 && r.exit == 0; i++ {
+			for i := 1; i < maxBatch && r.exit == 0; i++ {
 				m, ok := h.tryReceive()
 				if !ok {
 					break
@@ -116,35 +120,46 @@ func (h *Handler) loop() {
 			r.exit = exitStopped
 		}
 		r.settle()
-		if r.exit == 0 && !r.stopping && r.runningCount() == 0 {
-			// Nothing runs: the runs' context and what the runner holds
-			// are not needed while parked. If a message came meanwhile,
-			// they are made again.
-			h.lc.endRuns()
-			if !r.pending() {
-				if r.lingerTimer != nil {
-					r.lingerTimer.Stop()
-				}
-				h.lc.r = nil
-			}
-			if !h.st.idleSince.IsZero() && h.e.compactIdle() {
-				h.st.freeze()
-			}
-			if h.park() {
-				return
-			}
-			h.st.thaw()
-			if h.lc.r == nil {
-				h.lc.r = r
-			}
+		if r.exit == 0 && !r.stopping && r.runningCount() == 0 && h.tryPark(r) {
+			return
 		}
 	}
+	h.exitLoop(r)
+}
+
+// tryPark lets the loop goroutine go while no step runs. It reports whether
+// it did (the goroutine must return); if a message came meanwhile the loop
+// goes on with r.
+func (h *Handler) tryPark(r *runner) bool {
+	// Nothing runs: the runs' context and what the runner holds are not
+	// needed while parked. If a message came meanwhile, they are made
+	// again.
+	h.lc.endRuns()
+	if !r.pending() {
+		r.stopLinger()
+		h.lc.r = nil
+	}
+	if !h.st.idleSince.IsZero() && h.e.compactIdle() {
+		h.st.freeze()
+	}
+	if h.park() {
+		return true
+	}
+	h.st.thaw()
+	if h.lc.r == nil {
+		h.lc.r = r
+	}
+	return false
+}
+
+// exitLoop ends the loop for good: the handler ended, was released or the
+// engine stopped. It leaves the registry and answers what is left in the
+// inbox with the reason.
+func (h *Handler) exitLoop(r *runner) {
 	if h.lc.timer != nil {
 		h.lc.timer.Stop()
 	}
-	if r.lingerTimer != nil {
-		r.lingerTimer.Stop()
-	}
+	r.stopLinger()
 	h.lc.endRuns()
 	h.lc.r = nil
 	h.e.forget(h)
@@ -155,15 +170,24 @@ func (h *Handler) loop() {
 			refuse(m, err)
 		}
 	}
-	if m := h.st.rare(); r.exit == exitTerminal && m.parent != "" && h.e.opts.Starter == nil {
-		// Without a Starter the engine runs children itself and tells a
-		// parent in memory (a server does this durably instead).
-		if p, ok := h.e.Handler(m.parent); ok {
-			go func() {
-				_ = p.SendEvent(context.Background(), ChildDoneEvent(h.st.id, ChildResult{Status: h.st.status, Result: m.result, Error: m.err}),
-					WithIdempotencyKey("child:"+h.st.id))
-			}()
-		}
+	if r.exit == exitTerminal {
+		h.tellParent()
+	}
+}
+
+// tellParent tells a parent in memory that this child ended. Without a
+// Starter the engine runs children itself and does this; a server does it
+// durably instead.
+func (h *Handler) tellParent() {
+	m := h.st.rare()
+	if m.parent == "" || h.e.opts.Starter != nil {
+		return
+	}
+	if p, ok := h.e.Handler(m.parent); ok {
+		go func() {
+			_ = p.SendEvent(context.Background(), ChildDoneEvent(h.st.id, ChildResult{Status: h.st.status, Result: m.result, Error: m.err}),
+				WithIdempotencyKey("child:"+h.st.id))
+		}()
 	}
 }
 
@@ -184,50 +208,20 @@ func (lc *loopState) endRuns() {
 	}
 }
 
+// handle applies one message to the state. Messages that ask for something
+// are answered on m.reply; those that change something durable are
+// acknowledged on m.ack once the change holding them is committed.
 func (r *runner) handle(m msg) {
 	s := r.s
 	switch m.kind {
 	case msgStart:
-		r.created = true
-		ev := m.p.ev
-		ev.ID = r.newID()
-		s.start = ev
-		r.deliver(ev)
-		r.acks = append(r.acks, m.ack)
+		r.handleStart(m)
 	case msgDone:
 		r.finish(m.exec, m.err)
 	case msgSend:
-		if m.p.key != "" && s.hasKey(m.p.key) {
-			// A retry of an event already taken: acknowledge it with this
-			// batch and deliver nothing, whatever the handler waits for now.
-			r.acks = append(r.acks, m.ack)
-			m.reply <- reply{}
-			return
-		}
-		err := r.checkExternal(m.p.ev)
-		if err == nil {
-			err = r.checkHeld([]Event{m.p.ev})
-		}
-		if err != nil {
-			m.reply <- reply{err: err}
-			return
-		}
-		if m.p.key != "" {
-			s.seenKey(m.p.key)
-		}
-		ev := m.p.ev
-		ev.ID = ""
-		r.deliver(ev)
-		r.acks = append(r.acks, m.ack)
-		m.reply <- reply{}
+		m.reply <- reply{err: r.handleSend(m)}
 	case msgCancel:
-		if s.status.Terminal() {
-			m.reply <- reply{err: fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)}
-			return
-		}
-		r.terminate(StatusCancelled, nil, "cancelled")
-		r.acks = append(r.acks, m.ack)
-		m.reply <- reply{}
+		m.reply <- reply{err: r.handleCancel(m)}
 	case msgSnapshot:
 		r.update()
 		m.reply <- reply{state: s.toProto()}
@@ -235,19 +229,7 @@ func (r *runner) handle(m msg) {
 		r.update()
 		m.reply <- reply{info: s.info()}
 	case msgRelease:
-		r.update()
-		switch {
-		case s.status.Terminal():
-			m.reply <- reply{err: fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)}
-		case s.idleSince.IsZero():
-			m.reply <- reply{err: fmt.Errorf("%w: %s", ErrNotIdle, s.id)}
-		default:
-			r.record(Record{Kind: RecordReleased})
-			r.acks = append(r.acks, m.ack)
-			r.released = true
-			r.exit = exitReleased
-			m.reply <- reply{state: s.toProto()}
-		}
+		m.reply <- r.handleRelease(m)
 	case msgStop:
 		r.stopping = true
 	case msgTimer:
@@ -259,15 +241,7 @@ func (r *runner) handle(m msg) {
 	case msgSet:
 		m.reply <- reply{err: s.setKV(m.p.key, m.p.val, r.h.e.lim.MaxStoreBytes)}
 	case msgAddChild:
-		if x := s.rareMut(); !slices.Contains(x.children, m.p.key) {
-			if limit := r.h.e.lim.MaxChildren; len(x.children) >= limit {
-				m.reply <- reply{err: fmt.Errorf("%w: handler %s has started %d children, the limit (Limits.MaxChildren)", ErrLimit, s.id, limit)}
-				return
-			}
-			x.children = append(x.children, m.p.key)
-			r.childrenChanged = true
-		}
-		m.reply <- reply{}
+		m.reply <- reply{err: r.addChild(m.p.key)}
 	case msgChildren:
 		m.reply <- reply{children: maps.Clone(s.rare().childResults)}
 	case msgCollect:
@@ -280,11 +254,90 @@ func (r *runner) handle(m msg) {
 	}
 }
 
+// handleStart queues the start event of a new handler.
+func (r *runner) handleStart(m msg) {
+	r.created = true
+	ev := m.p.ev
+	ev.ID = r.newID()
+	r.s.start = ev
+	r.deliver(ev)
+	r.acks = append(r.acks, m.ack)
+}
+
+// handleSend takes an event from outside, unless the handler has taken it
+// already (same idempotency key) or may not take it.
+func (r *runner) handleSend(m msg) error {
+	s := r.s
+	if m.p.key != "" && s.hasKey(m.p.key) {
+		// A retry of an event already taken: acknowledge it with this
+		// batch and deliver nothing, whatever the handler waits for now.
+		r.acks = append(r.acks, m.ack)
+		return nil
+	}
+	err := r.checkExternal(m.p.ev)
+	if err == nil {
+		err = r.checkHeld([]Event{m.p.ev})
+	}
+	if err != nil {
+		return err
+	}
+	if m.p.key != "" {
+		s.seenKey(m.p.key)
+	}
+	ev := m.p.ev
+	ev.ID = ""
+	r.deliver(ev)
+	r.acks = append(r.acks, m.ack)
+	return nil
+}
+
+// handleCancel ends the handler as cancelled.
+func (r *runner) handleCancel(m msg) error {
+	if r.s.status.Terminal() {
+		return errHandlerDone(r.s.id, r.s.status)
+	}
+	r.terminate(StatusCancelled, nil, "cancelled")
+	r.acks = append(r.acks, m.ack)
+	return nil
+}
+
+// handleRelease takes an idle handler out of memory: the loop exits after
+// this batch, and the reply carries the state to keep.
+func (r *runner) handleRelease(m msg) reply {
+	s := r.s
+	r.update()
+	switch {
+	case s.status.Terminal():
+		return reply{err: errHandlerDone(s.id, s.status)}
+	case s.idleSince.IsZero():
+		return reply{err: fmt.Errorf("%w: %s", ErrNotIdle, s.id)}
+	}
+	r.record(Record{Kind: RecordReleased})
+	r.acks = append(r.acks, m.ack)
+	r.released = true
+	r.exit = exitReleased
+	return reply{state: s.toProto()}
+}
+
+// addChild remembers a child a run starts, within Limits.MaxChildren.
+func (r *runner) addChild(id string) error {
+	x := r.s.rareMut()
+	if slices.Contains(x.children, id) {
+		return nil
+	}
+	if limit := r.h.e.lim.MaxChildren; len(x.children) >= limit {
+		return fmt.Errorf("%w: handler %s has started %d children, the limit (Limits.MaxChildren)", ErrLimit, r.s.id, limit)
+	}
+	x.children = append(x.children, id)
+	r.childrenChanged = true
+	return nil
+}
+
 // checkExternal decides whether an event from outside may enter.
 func (r *runner) checkExternal(ev Event) error {
 	s := r.s
 	if s.status.Terminal() {
-		return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)
+		return errHandlerDone(s.id, s.status)
 	}
 	switch ev.Type {
 	case "":
@@ -306,368 +359,8 @@ func (r *runner) checkExternal(ev Event) error {
 		ErrInvalidEvent, r.wf.def.Name, ev.Type, AcceptedList(slices.Sorted(maps.Keys(r.wf.external))), s.id)
 }
 
-func (r *runner) newID() string {
-	r.s.nextID++
-	return strconv.FormatUint(r.s.nextID, 10)
-}
-
-// deliver routes an event: to every step that accepts its type and to every
-// waiter it matches. The stop event ends the handler instead.
-func (r *runner) deliver(ev Event) {
-	s := r.s
-	if ev.ID == "" {
-		ev.ID = r.newID()
-	}
-	if ev.Type == StopEvent {
-		r.terminate(StatusCompleted, ev.Data, "")
-		return
-	}
-	if ev.Type == ChildEvent {
-		// Kept whether or not a step waits yet: WaitForChildren reads it.
-		id, res := childDone(ev)
-		m := s.rareMut()
-		if m.childResults == nil {
-			m.childResults = map[string]ChildResult{}
-		}
-		m.childResults[id] = res
-	}
-	for _, i := range r.wf.accepting[ev.Type] {
-		s.steps[i].queue = append(s.steps[i].queue, item{ev: ev, attempt: 1})
-	}
-	for i := range s.steps {
-		ss := &s.steps[i]
-		for j := 0; j < len(ss.waiters); {
-			w := ss.waiters[j]
-			if w.eventType == ev.Type && r.satisfies(w, ev) {
-				ss.waiters = slices.Delete(ss.waiters, j, j+1)
-				r.resume(w, waitResult{ev: ev})
-				continue
-			}
-			j++
-		}
-	}
-}
-
-// satisfies reports whether ev (of the waiter's type) resolves w: it
-// matches, or, for a wait on children, every child has ended.
-func (r *runner) satisfies(w *waiter, ev Event) bool {
-	children := w.target().children
-	if children == nil {
-		return ev.Matches(w.match)
-	}
-	results := r.s.rare().childResults
-	for _, c := range children {
-		if _, ok := results[c]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// resume queues the parked run again with the wait's result.
-func (r *runner) resume(w *waiter, res waitResult) {
-	r.resolved = append(r.resolved, Resolution{Waiter: w.info(r.wf.def.Steps), TimedOut: res.timedOut, Event: res.ev})
-	it := w.resume
-	if it.resolved == nil {
-		it.resolved = map[string]waitResult{}
-	}
-	it.resolved[w.id] = res
-	it.notBefore = time.Time{}
-	r.s.steps[w.step].queue = append(r.s.steps[w.step].queue, it)
-}
-
-func (r *runner) collect(step int, ev Event, key string, types []string) ([]Event, error) {
-	if v, ok := r.s.rare().kv[key]; ok {
-		return eventsFromValue(v), nil
-	}
-	ss := &r.s.steps[step]
-	if !slices.ContainsFunc(ss.collected, func(e Event) bool { return e.ID == ev.ID }) {
-		ss.collected = append(ss.collected, ev)
-	}
-	used := make([]bool, len(ss.collected))
-	picked := make([]int, 0, len(types))
-	for _, t := range types {
-		found := -1
-		for i, e := range ss.collected {
-			if !used[i] && e.Type == t {
-				found = i
-				break
-			}
-		}
-		if found < 0 {
-			return nil, nil
-		}
-		used[found] = true
-		picked = append(picked, found)
-	}
-	out := make([]Event, len(picked))
-	for k, i := range picked {
-		out[k] = ss.collected[i]
-	}
-	// The set is remembered in the store, so it counts against its limit.
-	if err := r.s.setKV(key, eventsToValue(out), r.h.e.lim.MaxStoreBytes); err != nil {
-		return nil, err
-	}
-	ss.collected = slices.DeleteFunc(ss.collected, func(e Event) bool {
-		return slices.ContainsFunc(out, func(o Event) bool { return o.ID == e.ID })
-	})
-	return out, nil
-}
-
-// eventsToValue encodes events for the key/value store, where a completed
-// collection is remembered until its run finishes.
-func eventsToValue(evs []Event) *structpb.Value {
-	l := &structpb.ListValue{Values: make([]*structpb.Value, len(evs))}
-	for i, e := range evs {
-		f := map[string]*structpb.Value{"id": structpb.NewStringValue(e.ID), "type": structpb.NewStringValue(e.Type)}
-		if e.Data != nil {
-			f["data"] = structpb.NewStructValue(e.Data)
-		}
-		l.Values[i] = structpb.NewStructValue(&structpb.Struct{Fields: f})
-	}
-	return structpb.NewListValue(l)
-}
-
-func eventsFromValue(v *structpb.Value) []Event {
-	vals := v.GetListValue().GetValues()
-	out := make([]Event, len(vals))
-	for i, ev := range vals {
-		f := ev.GetStructValue().GetFields()
-		out[i] = Event{ID: f["id"].GetStringValue(), Type: f["type"].GetStringValue(), Data: f["data"].GetStructValue()}
-	}
-	return out
-}
-
-// dispatch starts every queued run that has a free worker and is due.
-func (r *runner) dispatch() {
-	s := r.s
-	for i := range s.steps {
-		ss := &s.steps[i]
-		def := &r.wf.def.Steps[i]
-		for len(ss.running) < def.Workers && len(ss.queue) > 0 {
-			k := 0
-			for k < len(ss.queue) && !ss.queue[k].notBefore.IsZero() && ss.queue[k].notBefore.After(r.now) {
-				k++
-			}
-			if k == len(ss.queue) {
-				break
-			}
-			it := ss.queue[k]
-			copy(ss.queue[k:], ss.queue[k+1:])
-			ss.queue[len(ss.queue)-1] = item{}
-			ss.queue = ss.queue[:len(ss.queue)-1]
-			if len(ss.queue) == 0 {
-				ss.queue = nil // an idle handler keeps no empty buffers
-			}
-			r.start(i, it)
-		}
-	}
-}
-
-// freeWorker returns the lowest worker slot that no run in progress holds.
-// It is derived rather than kept, so an idle handler holds no slots.
-func (ss *stepState) freeWorker() int {
-	if n := len(ss.running); n > 32 {
-		used := make([]bool, n+1)
-		for _, x := range ss.running {
-			if x.worker <= n {
-				used[x.worker] = true
-			}
-		}
-		return slices.Index(used, false)
-	}
-	for w := 0; ; w++ {
-		if !slices.ContainsFunc(ss.running, func(x *execution) bool { return x.worker == w }) {
-			return w
-		}
-	}
-}
-
-func (r *runner) start(step int, it item) {
-	ss := &r.s.steps[step]
-	def := &r.wf.def.Steps[step]
-	worker := ss.freeWorker()
-	r.h.lc.nextExec++
-	x := &execution{h: r.h, id: r.h.lc.nextExec, step: step, worker: worker, item: it, startedAt: r.now}
-	x.sc.x = x
-	ctx := r.h.lc.runsContext()
-	if def.Timeout > 0 {
-		ctx, x.cancel = context.WithTimeout(ctx, def.Timeout)
-	}
-	x.ctx = ctx
-	ss.running = append(ss.running, x)
-	r.record(Record{Kind: RecordStepState, Step: StepChange{
-		Step: def.Name, Worker: worker, Running: true, InputType: it.ev.Type, Attempt: it.attempt,
-	}})
-	go r.h.run(ctx, x, def)
-}
-
-// run executes one step run on its own goroutine and reports to the loop.
-func (h *Handler) run(ctx context.Context, x *execution, def *Step) {
-	report := func(err error) {
-		_ = h.post(context.Background(), msg{kind: msgDone, exec: x, err: err})
-	}
-	if def.Timeout > 0 {
-		// A step that ignores its context still loses its worker at the
-		// deadline; its late report is ignored.
-		stop := context.AfterFunc(ctx, func() {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				report(errTimedOut{def.Timeout})
-			}
-		})
-		defer stop()
-	}
-	report(h.call1(ctx, x, def))
-}
-
-type errTimedOut struct{ d time.Duration }
-
-func (e errTimedOut) Error() string { return fmt.Sprintf("step timed out after %v", e.d) }
-
-// call1 runs the step. A panic fails the run: its error (which clients
-// see on the stream and as the handler's error) says what panicked, and
-// the stack, which names source files, goes to the log under an error id
-// the message carries.
-func (h *Handler) call1(ctx context.Context, x *execution, def *Step) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			id := errid.New()
-			h.e.log.Error("step panicked", "handler", h.st.id, "step", def.Name, "error_id", id,
-				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = fmt.Errorf("step %q panicked: %v (error id %s)", def.Name, p, id)
-		}
-	}()
-	return def.Run(ctx, &x.sc, x.item.ev)
-}
-
-// finish applies the end of a run.
-func (r *runner) finish(x *execution, err error) {
-	if x.finished {
-		return
-	}
-	x.finished = true
-	s := r.s
-	ss := &s.steps[x.step]
-	if i := slices.Index(ss.running, x); i >= 0 {
-		ss.running = slices.Delete(ss.running, i, i+1)
-		if len(ss.running) == 0 {
-			ss.running = nil // an idle handler keeps no empty buffers
-		}
-	}
-	if x.cancel != nil {
-		x.cancel()
-	}
-	if s.status.Terminal() {
-		return
-	}
-	def := &r.wf.def.Steps[x.step]
-	ch := StepChange{Step: def.Name, Worker: x.worker, InputType: x.item.ev.Type, Attempt: x.item.attempt}
-	// A timeout is reported while the step may still be running: its
-	// outputs must not be read.
-	var timedOut errTimedOut
-	isTimeout := errors.As(err, &timedOut)
-	if !isTimeout {
-		// The run has ended, so its fields are the loop's to read.
-		switch {
-		case x.fault() != nil:
-			err = x.fault()
-		case err == nil || errors.Is(err, ErrWaiting):
-			if herr := r.checkHeld(x.sent); herr != nil {
-				err = fmt.Errorf("step %q sends %d events: %w", def.Name, len(x.sent), herr)
-			}
-		}
-	}
-	parked := !isTimeout && x.wait != nil && (err == nil || errors.Is(err, ErrWaiting))
-	switch {
-	case parked:
-		ch.Waiting = true
-		r.commit(x, &ch)
-		w := x.wait
-		w.resume = x.item
-		w.created = r.now
-		if !w.deadline.IsZero() {
-			r.h.lc.timed = true
-		}
-		ss.waiters = append(ss.waiters, w)
-		r.newWaiters = append(r.newWaiters, w.info(r.wf.def.Steps))
-		if w.target().children != nil && r.satisfies(w, Event{}) {
-			// The last child ended while the run was deciding to wait.
-			ss.waiters = ss.waiters[:len(ss.waiters)-1]
-			r.resume(w, waitResult{ev: Event{Type: ChildEvent}})
-		}
-	case err == nil:
-		if x.usedOnce {
-			r.dropOnce(def.Name, x.item.ev.ID)
-		}
-		r.commit(x, &ch)
-	default:
-		if errors.Is(err, ErrWaiting) {
-			err = fmt.Errorf("step returned ErrWaiting without waiting: %w", err)
-		}
-		ch.Error = cleanError(err.Error())
-		r.record(Record{Kind: RecordStepState, Step: ch})
-		if x.item.attempt < def.Retry.MaxAttempts {
-			it := x.item
-			it.attempt++
-			it.notBefore = r.now.Add(def.Retry.Backoff(it.attempt))
-			r.h.lc.timed = true
-			ss.queue = append(ss.queue, it)
-			return
-		}
-		r.terminate(StatusFailed, nil, cleanError(fmt.Sprintf("step %q failed after %d attempt(s): %v", def.Name, x.item.attempt, err)))
-	}
-}
-
-// commit applies what a finished or parked run wrote and sent.
-func (r *runner) commit(x *execution, ch *StepChange) {
-	for _, ev := range x.written {
-		ev.ID = r.newID()
-		r.record(Record{Kind: RecordEvent, Event: ev})
-	}
-	if len(x.sent) > 0 {
-		ch.Emitted = make([]string, len(x.sent))
-		for i, ev := range x.sent {
-			ch.Emitted[i] = ev.Type
-		}
-	}
-	r.record(Record{Kind: RecordStepState, Step: *ch})
-	for _, ev := range x.sent {
-		if r.s.status.Terminal() {
-			return
-		}
-		r.deliver(ev)
-	}
-}
-
-func (r *runner) dropOnce(step, eventID string) {
-	prefix := onceKeyPrefix(step, eventID)
-	for k := range r.s.rare().kv {
-		if strings.HasPrefix(k, prefix) {
-			_ = r.s.setKV(k, nil, 0) // a delete always fits
-		}
-	}
-}
-
-func (r *runner) fireTimers() {
-	s := r.s
-	if d := s.rare().deadline; !d.IsZero() && !d.After(r.now) {
-		r.terminate(StatusFailed, nil, fmt.Sprintf("%v after %v", ErrWorkflowTimeout, r.wf.def.Timeout))
-		return
-	}
-	for i := range s.steps {
-		ss := &s.steps[i]
-		for j := 0; j < len(ss.waiters); {
-			w := ss.waiters[j]
-			if !w.deadline.IsZero() && !w.deadline.After(r.now) {
-				ss.waiters = slices.Delete(ss.waiters, j, j+1)
-				r.resume(w, waitResult{timedOut: true})
-				continue
-			}
-			j++
-		}
-	}
-}
-
+// terminate ends the handler with status: its runs are abandoned, its
+// waiters dropped, and the loop exits after this batch.
 func (r *runner) terminate(status Status, result *structpb.Struct, errMsg string) {
 	s := r.s
 	s.status = status
@@ -684,216 +377,4 @@ func (r *runner) terminate(status Status, result *structpb.Struct, errMsg string
 	}
 	r.record(Record{Kind: RecordTerminal, Status: status, Result: result, Error: errMsg})
 	r.exit = exitTerminal
-}
-
-// update starts due work and recomputes idleness; it runs after every batch
-// of messages, so idle is detected on the change that causes it.
-func (r *runner) update() {
-	s := r.s
-	if s.status != StatusRunning || r.exit != 0 {
-		return
-	}
-	// Leaving idle is recorded before the runs it starts.
-	if !s.idleSince.IsZero() && !r.quiescent() {
-		s.idleSince = time.Time{}
-		r.record(Record{Kind: RecordIdle})
-	}
-	if !r.stopping {
-		r.dispatch()
-	}
-	if !s.idleSince.IsZero() || !r.quiescent() {
-		return
-	}
-	waiters := 0
-	for i := range s.steps {
-		waiters += len(s.steps[i].waiters)
-	}
-	if waiters == 0 && !r.wf.wakeable {
-		r.terminate(StatusFailed, nil, ErrStalled.Error())
-		return
-	}
-	s.idleSince = r.now
-	r.record(Record{Kind: RecordIdle, Idle: s.buildIdle()})
-}
-
-// quiescent: nothing queued and nothing running.
-func (r *runner) quiescent() bool {
-	for i := range r.s.steps {
-		ss := &r.s.steps[i]
-		if len(ss.queue) > 0 || len(ss.running) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func (r *runner) record(rec Record) {
-	r.s.seq++
-	rec.Seq = r.s.seq
-	rec.Time = r.now
-	r.records = append(r.records, rec)
-}
-
-func (r *runner) settle() {
-	r.update()
-	if r.stopping && r.exit == 0 && r.runningCount() == 0 {
-		r.exit = exitStopped
-	}
-	if !r.linger() {
-		r.flush()
-	}
-	r.resetTimer()
-}
-
-// linger reports whether to hold this batch back: with Options.Linger set,
-// while step runs are in progress and for at most that long, changes gather
-// into one journal change, so a quick step's start and end (and the
-// acknowledgement of the call that started it) share one commit.
-func (r *runner) linger() bool {
-	d := r.h.e.opts.Linger
-	if d <= 0 || r.journal == nil || r.exit != 0 || r.stopping || r.runningCount() == 0 {
-		return false
-	}
-	if len(r.records) == 0 && len(r.acks) == 0 && !r.created {
-		return false
-	}
-	if r.lingerSince.IsZero() {
-		r.lingerSince = r.now
-		if r.lingerTimer == nil {
-			r.lingerTimer = time.AfterFunc(d, r.h.lingerOver)
-		} else {
-			r.lingerTimer.Reset(d)
-		}
-	}
-	return r.now.Sub(r.lingerSince) < d
-}
-
-// lingerOver runs on the timer's goroutine and wakes the loop to flush.
-func (h *Handler) lingerOver() {
-	_ = h.post(context.Background(), msg{kind: msgTimer})
-}
-
-func (r *runner) runningCount() int {
-	n := 0
-	for i := range r.s.steps {
-		n += len(r.s.steps[i].running)
-	}
-	return n
-}
-
-// flush hands the batch of changes to the journal.
-func (r *runner) flush() {
-	if len(r.records) == 0 && len(r.acks) == 0 && !r.created && !r.released && len(r.resolved) == 0 && !r.childrenChanged {
-		return
-	}
-	if r.journal != nil && len(r.records) == 1 && r.records[0].Kind == RecordRestored && len(r.acks) == 0 &&
-		!r.created && !r.released && len(r.resolved) == 0 && len(r.newWaiters) == 0 && len(r.dropped) == 0 && !r.childrenChanged {
-		// A restore by itself changes nothing durable: its record waits
-		// for the next change (usually the event that caused the load),
-		// so that waking a handler costs one commit, not two.
-		return
-	}
-	s := r.s
-	r.lingerSince = time.Time{}
-	if r.journal == nil {
-		for _, a := range r.acks {
-			a <- ackResult{}
-		}
-		clear(r.acks)
-		r.acks = r.acks[:0]
-		clear(r.records)
-		r.records = r.records[:0]
-		r.created = false
-		r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
-		return
-	}
-	m := s.rare()
-	c := &Change{
-		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
-		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: m.completedAt, Deadline: m.deadline,
-		Result: m.result, Error: m.err, Records: r.records, st: s, acks: r.acks,
-		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: m.parent,
-		Waiters: r.waiters(),
-	}
-	if r.childrenChanged || (m.lastChildren == nil && len(m.children) > 0) {
-		s.rareMut().lastChildren = slices.Clone(m.children)
-	}
-	c.Children = s.rare().lastChildren
-	r.records, r.acks, r.created = nil, nil, false
-	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
-	r.journal.Append(c)
-	c.st = nil
-}
-
-func (r *runner) resetTimer() {
-	next := time.Time{}
-	if r.exit == 0 {
-		next = r.s.rare().deadline
-		if r.h.lc.timed {
-			r.h.lc.timed = false
-			for i := range r.s.steps {
-				ss := &r.s.steps[i]
-				for _, w := range ss.waiters {
-					if !w.deadline.IsZero() {
-						r.h.lc.timed = true
-						next = earliest(next, w.deadline)
-					}
-				}
-				for _, it := range ss.queue {
-					if !it.notBefore.IsZero() {
-						r.h.lc.timed = true
-						next = earliest(next, it.notBefore)
-					}
-				}
-			}
-		}
-	}
-	if next.IsZero() {
-		if r.h.lc.timer != nil {
-			// Dropped rather than kept stopped: most idle handlers have
-			// no deadline.
-			r.h.lc.timer.Stop()
-			r.h.lc.timer = nil
-		}
-		r.h.lc.timerAt = 0
-		return
-	}
-	if next.UnixNano() == r.h.lc.timerAt {
-		return
-	}
-	d := max(next.Sub(r.h.e.opts.Now()), 0)
-	if r.h.lc.timer == nil {
-		r.h.lc.timer = time.AfterFunc(d, r.h.timerFired)
-	} else {
-		r.h.lc.timer.Reset(d)
-	}
-	r.h.lc.timerAt = next.UnixNano()
-}
-
-// timerFired runs on the timer's goroutine: it only posts a message. A
-// late or stale firing is harmless, fireTimers acts on what is due.
-func (h *Handler) timerFired() {
-	_ = h.post(context.Background(), msg{kind: msgTimer})
-}
-
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || b.Before(a) {
-		return b
-	}
-	return a
-}
-
-// waiters lists the handler's waiters for a change. It is built for each
-// change rather than kept, so an idle handler in memory holds no copy.
-func (r *runner) waiters() []WaiterInfo {
-	if r.s.status.Terminal() {
-		return nil
-	}
-	var out []WaiterInfo
-	for i := range r.s.steps {
-		for _, w := range r.s.steps[i].waiters {
-			out = append(out, w.info(r.wf.def.Steps))
-		}
-	}
-	return out
 }

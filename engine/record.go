@@ -4,35 +4,24 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/wfd-dev/wfd/internal/status"
 )
 
-// Status is where a handler is in its life.
-type Status int
+// Status is where a handler is in its life: running, then one of the
+// terminal completed, failed and cancelled. It is the store's
+// persistence.Status (both are aliases of one definition in
+// internal/status, since neither package imports the other), and its
+// values are those of wfdv1.HandlerStatus.
+type Status = status.Status
 
-// Handler statuses. The values match wfdv1.HandlerStatus.
+// Handler statuses.
 const (
-	StatusRunning Status = iota + 1
-	StatusCompleted
-	StatusFailed
-	StatusCancelled
+	StatusRunning   = status.Running
+	StatusCompleted = status.Completed
+	StatusFailed    = status.Failed
+	StatusCancelled = status.Cancelled
 )
-
-// Terminal reports whether the status is final.
-func (s Status) Terminal() bool { return s >= StatusCompleted }
-
-func (s Status) String() string {
-	switch s {
-	case StatusRunning:
-		return "running"
-	case StatusCompleted:
-		return "completed"
-	case StatusFailed:
-		return "failed"
-	case StatusCancelled:
-		return "cancelled"
-	}
-	return "unspecified"
-}
 
 // RecordKind says which part of a Record is set.
 type RecordKind uint8

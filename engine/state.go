@@ -305,7 +305,7 @@ func stateFromProto(wf *compiled, p *statev1.HandlerState) (*state, error) {
 	}
 	s := newState(wf, p.GetHandlerId(), fromTS(p.GetCreatedAt()))
 	s.status = Status(p.GetStatus())
-	if s.status < StatusRunning || s.status > StatusCancelled {
+	if !s.status.Valid() {
 		return nil, fmt.Errorf("%w: status %v", ErrInvalidState, p.GetStatus())
 	}
 	s.start = eventFromProto(p.GetStart())

@@ -65,16 +65,12 @@ func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
 	waitID := sc.nextWaitID()
 	t.ID = sc.HandlerID() + ":" + waitID
 	match := &structpb.Struct{Fields: map[string]*structpb.Value{"task_id": structpb.NewStringValue(t.ID)}}
-	r, ok, err := sc.park(&waiter{eventType: TaskEvent, match: match, on: &waitOn{task: &t}}, waitID, t.Deadline)
-	switch {
-	case err != nil:
+	ev, err := sc.await(&waiter{eventType: TaskEvent, match: match, on: &waitOn{task: &t}}, waitID, t.Deadline,
+		func() string { return fmt.Sprintf("task %q", t.Title) })
+	if err != nil {
 		return TaskAnswer{}, err
-	case !ok:
-		return TaskAnswer{}, ErrWaiting
-	case r.timedOut:
-		return TaskAnswer{}, fmt.Errorf("task %q: %w", t.Title, ErrTimeout)
 	}
-	f := r.ev.Data.GetFields()
+	f := ev.Data.GetFields()
 	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())
 	return TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
 }

@@ -1,41 +1,20 @@
 package persistence
 
-import "fmt"
+import "github.com/wfd-dev/wfd/internal/status"
 
 // Status is where a handler is in its life. The zero value is unspecified
-// and never stored.
-type Status int
+// and never stored. It is the engine's engine.Status (both are aliases of
+// one definition in internal/status), so the server stores what the
+// engine reports without converting it.
+type Status = status.Status
 
 // Handler statuses. Completed, failed and cancelled are terminal.
 const (
-	StatusRunning Status = iota + 1
-	StatusCompleted
-	StatusFailed
-	StatusCancelled
+	StatusRunning   = status.Running
+	StatusCompleted = status.Completed
+	StatusFailed    = status.Failed
+	StatusCancelled = status.Cancelled
 )
 
 // Statuses lists every valid status, in numeric order.
-func Statuses() []Status {
-	return []Status{StatusRunning, StatusCompleted, StatusFailed, StatusCancelled}
-}
-
-// Valid reports whether s is one of the defined statuses.
-func (s Status) Valid() bool { return s >= StatusRunning && s <= StatusCancelled }
-
-// Terminal reports whether a handler with status s has ended.
-func (s Status) Terminal() bool { return s >= StatusCompleted && s <= StatusCancelled }
-
-func (s Status) String() string {
-	switch s {
-	case StatusRunning:
-		return "running"
-	case StatusCompleted:
-		return "completed"
-	case StatusFailed:
-		return "failed"
-	case StatusCancelled:
-		return "cancelled"
-	default:
-		return fmt.Sprintf("Status(%d)", int(s))
-	}
-}
+func Statuses() []Status { return status.All() }

@@ -89,7 +89,7 @@ func (s *Server) recheckChildren(parent string, children []string) {
 			result = &structpb.Struct{}
 			_ = proto.Unmarshal(meta.Result, result)
 		}
-		s.childEnded(&engine.Change{HandlerID: id, Parent: parent, Status: engine.Status(meta.Status), Result: result, Error: meta.Error})
+		s.childEnded(&engine.Change{HandlerID: id, Parent: parent, Status: meta.Status, Result: result, Error: meta.Error})
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/internal/testlog"
 )
 
 // TestStoreErrorShowsNoPath fills the file system under a real store (a
@@ -31,7 +32,7 @@ func TestStoreErrorShowsNoPath(t *testing.T) {
 			t.Errorf("unmount: %v", err)
 		}
 	})
-	var logs syncBuffer
+	var logs testlog.Buffer
 	ts := startServer(t, serverConfig{dir: dir, logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError}))})
 	c := ts.client()
 	run(t, c, "echo", nil)

@@ -45,11 +45,7 @@ func (h *hub) subscribe(id string) *subscription {
 // compact rebuilds the map of followed handlers if it fell far below its
 // peak (see shrink.Map); it reports whether it did.
 func (h *hub) compact() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var ok bool
-	h.subs, ok = shrink.Map(h.subs, &h.peak)
-	return ok
+	return shrink.Locked(&h.mu, &h.subs, &h.peak)
 }
 
 func (h *hub) unsubscribe(id string, s *subscription) {

@@ -48,9 +48,5 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 // compact rebuilds the map if it fell far below its peak (see shrink.Map);
 // it reports whether it did.
 func (k *keyedMutex) compact() bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var ok bool
-	k.m, ok = shrink.Map(k.m, &k.peak)
-	return ok
+	return shrink.Locked(&k.mu, &k.m, &k.peak)
 }

@@ -32,9 +32,7 @@ func (t *logThrottle) allow() (ok bool, suppressed int) {
 		t.suppressed++
 		return false, 0
 	}
-	t.next = now.Add(t.every)
-	suppressed, t.suppressed = t.suppressed, 0
-	return true, suppressed
+	return true, t.letThroughLocked(now)
 }
 
 // flush lets a line through that reports the lines held back, when there
@@ -47,7 +45,13 @@ func (t *logThrottle) flush() (ok bool, suppressed int) {
 	if t.suppressed == 0 || now.Before(t.next) {
 		return false, 0
 	}
+	return true, t.letThroughLocked(now)
+}
+
+// letThroughLocked starts a new interval at now with a line let through,
+// and returns how many lines were held back before it.
+func (t *logThrottle) letThroughLocked(now time.Time) (suppressed int) {
 	t.next = now.Add(t.every)
 	suppressed, t.suppressed = t.suppressed, 0
-	return true, suppressed
+	return suppressed
 }

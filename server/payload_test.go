@@ -21,6 +21,7 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/workflows"
@@ -327,7 +328,7 @@ func panics() engine.Workflow {
 // with source paths in the handler's error and on its stream. Clients now
 // see what panicked and an error id; the log has the stack under that id.
 func TestPanicShowsNoStack(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	ts := startServer(t, serverConfig{workflows: append(workflows.All(), panics()),
 		logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	c := ts.jsonClient()

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
@@ -21,7 +21,7 @@ import (
 // in memory and released ones alike still take events and complete.
 func TestReclaimAfterReleases(t *testing.T) {
 	const quiet = 100 * time.Millisecond
-	var logs syncBuffer
+	var logs testlog.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ts := startServer(t, serverConfig{workflows: testWorkflows(), reclaimAfter: quiet, logger: logger})
 	c := ts.client()
@@ -146,26 +146,8 @@ func parallel(t *testing.T, ids []string, workers int, fn func(id string)) {
 
 // waitReclaimAfter waits for the server to log a reclaim that follows
 // the given total of releases.
-func waitReclaimAfter(t *testing.T, logs *syncBuffer, releases int) {
+func waitReclaimAfter(t *testing.T, logs *testlog.Buffer, releases int) {
 	t.Helper()
 	line := fmt.Sprintf(`msg="reclaimed memory after releases" releases=%d `, releases)
 	testwait.For(t, "a reclaim after "+strconv.Itoa(releases)+" releases", func() bool { return strings.Contains(logs.String(), line) })
-}
-
-// syncBuffer is a bytes.Buffer that goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

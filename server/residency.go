@@ -97,11 +97,7 @@ func (s *idleSet) pick(cutoff time.Time, keep int) []string {
 // compact rebuilds the index if it fell far below its peak (see
 // shrink.Map); it reports whether it did.
 func (s *idleSet) compact() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ok bool
-	s.byID, ok = shrink.Map(s.byID, &s.peak)
-	return ok
+	return shrink.Locked(&s.mu, &s.byID, &s.peak)
 }
 
 // reaper releases idle handlers after the idle timeout, and the least

@@ -4,7 +4,10 @@
 // the most handlers it ever held.
 package shrink
 
-import "maps"
+import (
+	"maps"
+	"sync"
+)
 
 // A map is rebuilt once it has held MinPeak entries and holds less than
 // 1/Ratio of its peak.
@@ -27,4 +30,15 @@ func Map[K comparable, V any](m map[K]V, peak *int) (map[K]V, bool) {
 	maps.Copy(n, m)
 	*peak = len(n)
 	return n, true
+}
+
+// Locked is Map for a map that mu guards, the way its owner calls it: it
+// takes mu, replaces *m by its rebuilt copy if it fell far below *peak, and
+// reports whether it did.
+func Locked[K comparable, V any](mu sync.Locker, m *map[K]V, peak *int) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	var rebuilt bool
+	*m, rebuilt = Map(*m, peak)
+	return rebuilt
 }

@@ -1,6 +1,7 @@
 package shrink_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/wfd-dev/wfd/internal/shrink"
@@ -42,5 +43,34 @@ func TestMap(t *testing.T) {
 				t.Errorf("peak = %d, want %d", peak, wantPeak)
 			}
 		})
+	}
+}
+
+// TestLocked: the map is rebuilt in place under the lock it names, which is
+// free again afterwards.
+func TestLocked(t *testing.T) {
+	var mu sync.Mutex
+	m := map[int]int{}
+	for i := range 4000 {
+		m[i] = i
+	}
+	peak := len(m)
+	for i := 10; i < 4000; i++ {
+		delete(m, i)
+	}
+	before := m
+	if !shrink.Locked(&mu, &m, &peak) {
+		t.Fatal("not rebuilt")
+	}
+	if !mu.TryLock() {
+		t.Fatal("the lock is still held")
+	}
+	mu.Unlock()
+	before[-1] = -1 // the old map is no longer the owner's
+	if len(m) != 10 || peak != 10 || m[9] != 9 || m[-1] != 0 {
+		t.Fatalf("after the rebuild: %d entries %v, peak %d", len(m), m, peak)
+	}
+	if shrink.Locked(&mu, &m, &peak) {
+		t.Fatal("rebuilt again at its peak")
 	}
 }
