@@ -6,38 +6,19 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/wfd-dev/wfd/cli"
+	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/internal/testwait"
 )
-
-// syncBuffer is a bytes.Buffer that a command may write while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // serve runs "wfd serve" on a loopback port and a fresh data directory
 // until the test ends, and returns the address it logged.
 func serve(t *testing.T, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	done := make(chan int, 1)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json", "--grace", "2s"}, extra...)
 	go func() { done <- cli.Main(ctx, args, io.Discard, logs) }()

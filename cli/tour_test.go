@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wfd-dev/wfd/cli"
+	"github.com/wfd-dev/wfd/internal/testlog"
 )
 
 // TestApprovalTour is the README's human-in-the-loop tour: run approval,
@@ -23,8 +24,8 @@ func TestApprovalTour(t *testing.T) {
 	}
 
 	// Follow the handler in the background, as a person would in a terminal.
-	streamOut := &syncBuffer{}
-	streamErr := &syncBuffer{}
+	streamOut := &testlog.Buffer{}
+	streamErr := &testlog.Buffer{}
 	done := make(chan int, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -194,7 +195,7 @@ func TestInterrupt(t *testing.T) {
 	id := field(ok(t, "run", "approval", "--addr", addr))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &testlog.Buffer{}, &testlog.Buffer{}
 	done := make(chan int, 1)
 	go func() { done <- cli.Main(ctx, []string{"stream", id, "--addr", addr}, stdout, stderr) }()
 	eventually(t, "the stream shows the idle record", func() bool {

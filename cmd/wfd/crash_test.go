@@ -3,7 +3,6 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -24,6 +23,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
@@ -492,7 +492,7 @@ func TestMain(m *testing.M) {
 type wfdProc struct {
 	cmd    *exec.Cmd
 	addr   string
-	out    *syncBuffer
+	out    *testlog.Buffer
 	exited chan struct{}
 	err    error
 	http   *http.Client
@@ -508,7 +508,7 @@ func startWfd(t *testing.T, bin, data string, extra ...string) *wfdProc {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	p := &wfdProc{addr: addr, out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &wfdProc{addr: addr, out: &testlog.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -608,21 +608,4 @@ func (p *wfdProc) stop(t *testing.T) {
 	if p.err != nil {
 		t.Fatalf("wfd serve exited with %v\n%s", p.err, p.out.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
