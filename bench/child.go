@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -161,7 +160,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -225,5 +224,3 @@ func (t *tailBuffer) String() string {
 	}
 	return "server output (last part):\n" + t.buf.String()
 }
-
-var errNoProc = errors.New("process statistics need Linux /proc")

@@ -23,7 +23,7 @@ func (d *diskResult) read(path string, n int) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	err = db.View(func(tx *bolt.Tx) error {
 		d.PageSize = db.Info().PageSize
 		d.HighWaterBytes = tx.Size()

@@ -3,9 +3,12 @@
 package bench
 
 import (
+	"errors"
 	"syscall"
 	"time"
 )
+
+var errNoProc = errors.New("process statistics need Linux /proc")
 
 func childAttrs() *syscall.SysProcAttr { return nil }
 

@@ -29,7 +29,7 @@ func debugGet(ctx context.Context, c *child, path string) (*http.Response, error
 		return nil, fmt.Errorf("server pprof %s: %w", path, err)
 	}
 	if res.StatusCode != http.StatusOK {
-		res.Body.Close()
+		_ = res.Body.Close()
 		cancel()
 		return nil, fmt.Errorf("server pprof %s: %s", path, res.Status)
 	}
@@ -57,7 +57,7 @@ func (r *runner) gcHeap(ctx context.Context, c *child) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	const key = "# HeapAlloc = "
@@ -87,14 +87,14 @@ func (r *runner) saveHeap(ctx context.Context, c *child, suffix string) error {
 	if err != nil {
 		return err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	path := r.cfg.HeapProf + suffix
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(f, res.Body); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("saving the server's heap profile: %w", err)
 	}
 	if err := f.Close(); err != nil {

@@ -55,7 +55,7 @@ func (f *clientFlags) call(ctx context.Context, fn func(context.Context, *client
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	cctx, cancel := f.bound(ctx)
 	defer cancel()
 	return fn(cctx, c)

@@ -160,7 +160,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
 	})
 	if err != nil {
-		l.Close()
+		_ = l.Close()
 		return explainStore(o.data, fmt.Errorf("start server: %w", err))
 	}
 	names := make([]string, len(wfs))
@@ -170,7 +170,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if o.debugAddr != "" {
 		stopDebug, err := serveDebug(o.debugAddr, log)
 		if err != nil {
-			l.Close()
+			_ = l.Close()
 			return err
 		}
 		defer stopDebug()

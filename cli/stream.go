@@ -25,7 +25,7 @@ failed or was cancelled). A dropped connection is resumed where it broke.`,
 				if err != nil {
 					return err
 				}
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				return follow(ctx, c, cf.printer(e), args[0], *after)
 			}
 		},

@@ -95,7 +95,8 @@ func (sc *StepContext) Write(typ string, data *structpb.Struct) {
 		err = sc.output(data, lim, "data")
 	}
 	if err != nil {
-		sc.refuse(fmt.Errorf("step %q writes %q: %w", sc.Step(), typ, err))
+		// refuse records the fault on the step; its result is for callers that return it.
+		_ = sc.refuse(fmt.Errorf("step %q writes %q: %w", sc.Step(), typ, err))
 		return
 	}
 	x.written = append(x.written, Event{Type: typ, Data: data})

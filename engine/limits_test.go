@@ -393,7 +393,7 @@ func TestPanicKeepsStackInLog(t *testing.T) {
 	var logs testlog.Buffer
 	w := one("w", func(context.Context, *engine.StepContext, engine.Event) error {
 		var m map[string]int
-		m["boom"]++ // assignment to a nil map
+		m["boom"]++ //nolint:staticcheck // SA5000: the nil-map write is the panic under test
 		return nil
 	})
 	e, rec := engineWith(t, engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, w)

@@ -159,7 +159,9 @@ func (g *genWorkflow) drive(t *testing.T, restore bool) ([]string, engine.Info) 
 		}
 		for _, w := range last.Idle.Waiters {
 			var i int
-			fmt.Sscanf(w.EventType, "x%d", &i)
+			if _, err := fmt.Sscanf(w.EventType, "x%d", &i); err != nil {
+				t.Fatalf("waiter %q: %v", w.EventType, err)
+			}
 			if g.steps[i].decoy {
 				send(t, h, w.EventType, map[string]any{"k": -1.0, "add": 1000.0})
 			}

@@ -44,7 +44,7 @@ func TestDrainInFlight(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer real.Close()
+			defer func() { _ = real.Close() }()
 			var hold atomic.Bool
 			entered := make(chan struct{}, 1)
 			release := make(chan struct{})
@@ -77,7 +77,7 @@ func TestDrainInFlight(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer watch.Close()
+			defer func() { _ = watch.Close() }()
 			if !watch.Receive() || watch.Msg().GetStatus() != healthpb.HealthCheckResponse_SERVING {
 				t.Fatalf("Watch: %v %v", watch.Msg(), watch.Err())
 			}

@@ -42,12 +42,12 @@ func Example_embed() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	store, err := bolt.Open(filepath.Join(dir, "wfd.db"), bolt.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer store.Close()
+	defer func() { _ = store.Close() }()
 
 	ctx, stop := context.WithCancel(context.Background())
 	srv, err := server.New(ctx, server.Options{
@@ -69,7 +69,7 @@ func Example_embed() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	h, err := c.Run(ctx, "greet", map[string]any{"name": "gopher"})
 	if err != nil {
 		log.Fatal(err)

@@ -73,7 +73,7 @@ func TestHealthAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer func() { _ = store.Close() }()
 	srv, err := server.New(ctxT(t), server.Options{Store: store, Workflows: testWorkflows()})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestHealthFollowsCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer real.Close()
+	defer func() { _ = real.Close() }()
 	// A full disk as bbolt meets it: a commit that fits in the pages the
 	// file has free succeeds, a bigger one fails.
 	var room atomic.Int64
@@ -218,7 +218,7 @@ func TestHealthFollowsCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cc.Close()
+	defer func() { _ = cc.Close() }()
 	hc := healthpb.NewHealthClient(cc)
 	check := func() healthpb.HealthCheckResponse_ServingStatus {
 		t.Helper()
@@ -327,7 +327,7 @@ func TestLogsWhileCommitsFlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer real.Close()
+	defer func() { _ = real.Close() }()
 	var writes, failed atomic.Int64
 	store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
 		if writes.Add(1)%2 == 0 {

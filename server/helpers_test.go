@@ -75,7 +75,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 		Logger: cfg.logger, Limits: cfg.limits,
 	})
 	if err != nil {
-		store.Close()
+		_ = store.Close() // the server's error is the one to report
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -161,7 +161,7 @@ func collect(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, afte
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var out []*wfdv1.Record
 	for s.Receive() {
 		if r := s.Msg().GetRecord(); r != nil {

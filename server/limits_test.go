@@ -37,7 +37,7 @@ func serveWith(t *testing.T, opts server.Options) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { store.Close() })
+		t.Cleanup(func() { _ = store.Close() })
 		opts.Store = store
 	}
 	if opts.Workflows == nil {
@@ -81,7 +81,7 @@ func dialH2(t *testing.T, addr string, ack bool) *h2conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	_ = c.SetDeadline(time.Now().Add(patience))
 	h := &h2conn{t: t, c: c, fr: http2.NewFramer(c, c)}
 	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -216,7 +216,7 @@ func TestStalledBodyIsCut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_, err = io.WriteString(c, "POST /wfd.v1.WorkflowService/RunWorkflow HTTP/1.1\r\nHost: wfd\r\n"+
 			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"workflow\":")
 		if err != nil {
@@ -310,7 +310,7 @@ func TestStreamsOutliveBodyTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			// Heartbeats keep coming for four times the body timeout.
 			start := time.Now()
 			for time.Since(start) < 4*timeout {
@@ -333,14 +333,16 @@ func TestConnectionLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(patience))
 	_, _ = io.WriteString(c, http2.ClientPreface)
 	if n, err := c.Read(make([]byte, 64)); err == nil || isTimeout(err) {
 		t.Fatalf("a connection past the limit was served: read %d bytes, %v", n, err)
 	}
 
-	first.c.Close()
+	if err := first.c.Close(); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(patience)
 	for !servedWithin(addr) {
 		if time.Now().After(deadline) {
@@ -357,7 +359,7 @@ func servedWithin(addr string) bool {
 	if err != nil {
 		return false
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(patience))
 	fr := http2.NewFramer(c, c)
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {

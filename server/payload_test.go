@@ -234,7 +234,7 @@ func TestStoredPoisonReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	for s.Receive() {
 		if r := s.Msg().GetRecord(); r != nil {
 			wantSanitized(t, "idle record's waiter", r.GetIdleChanged().GetInfo().GetWaiters()[0].GetMatch())
@@ -284,7 +284,9 @@ func TestRunWithoutInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("RunWorkflow job: HTTP %d %s", resp.StatusCode, body)
 	}

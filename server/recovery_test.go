@@ -70,7 +70,9 @@ func TestCorruptSnapshotFailsOnlyThatHandler(t *testing.T) {
 	if err := store.Write(context.Background(), persistence.Change{Handler: meta, Snapshot: []byte("\xff\xffnot a snapshot")}); err != nil {
 		t.Fatal(err)
 	}
-	store.Close()
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	ts = startServer(t, serverConfig{dir: dir})
 	c = ts.client()

@@ -382,7 +382,7 @@ func TestStreamSpansRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var recs []*wfdv1.Record
 	// next reads the stream up to and including record seq.
 	next := func(seq uint64) {

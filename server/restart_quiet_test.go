@@ -28,7 +28,7 @@ func recordsSoFar(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var out []*wfdv1.Record
 	for s.Receive() {
 		if r := s.Msg().GetRecord(); r != nil {
@@ -178,7 +178,9 @@ func TestRestartReportsUnseenChildEnd(t *testing.T) {
 	if err := store.Write(context.Background(), persistence.Change{Handler: meta}); err != nil {
 		t.Fatal(err)
 	}
-	store.Close()
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	ts = startServer(t, serverConfig{dir: dir})
 	recs := collect(t, ts.client(), parent, 0)

@@ -316,7 +316,7 @@ func TestStreamReplayResumeAndSubscribers(t *testing.T) {
 			t.Fatal(err)
 		}
 		go func() {
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			if i == 1 {
 				time.Sleep(50 * time.Millisecond)
 			}

@@ -51,7 +51,7 @@ func startServer(t *testing.T, wfs []engine.Workflow, dir ...string) *testServer
 		Store: store, Workflows: wfs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
-		store.Close()
+		_ = store.Close()
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -87,7 +87,7 @@ func dial(t *testing.T, addr string, opts ...client.Option) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

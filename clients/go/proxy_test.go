@@ -19,7 +19,6 @@ type proxy struct {
 	conns    map[net.Conn]struct{}
 	refuse   int // connections still to refuse
 	budget   int // bytes a connection forwards to the client before it is cut; 0: no limit
-	toClient int // bytes forwarded to clients
 	accepted int // connections forwarded
 }
 
@@ -33,7 +32,7 @@ func startProxy(t *testing.T, target string) *proxy {
 	p.wg.Add(1)
 	go p.serve()
 	t.Cleanup(func() {
-		l.Close()
+		_ = l.Close()
 		p.sever()
 		p.wg.Wait()
 	})
@@ -47,7 +46,7 @@ func (p *proxy) sever() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for c := range p.conns {
-		c.Close()
+		_ = c.Close()
 		delete(p.conns, c)
 	}
 }
@@ -65,13 +64,6 @@ func (p *proxy) cutAfter(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.budget = n
-}
-
-// bytesToClient is how many bytes ended connections forwarded to clients.
-func (p *proxy) bytesToClient() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.toClient
 }
 
 // retarget sends new connections to target.
@@ -105,7 +97,7 @@ func (p *proxy) serve() {
 		}
 		p.mu.Unlock()
 		if refused {
-			in.Close()
+			_ = in.Close()
 			continue
 		}
 		p.mu.Lock()
@@ -113,7 +105,7 @@ func (p *proxy) serve() {
 		p.mu.Unlock()
 		out, err := net.Dial("tcp", target)
 		if err != nil {
-			in.Close()
+			_ = in.Close()
 			continue
 		}
 		p.mu.Lock()
@@ -131,8 +123,8 @@ func (p *proxy) serve() {
 func (p *proxy) pipe(dst, src net.Conn, toClient bool) {
 	defer p.wg.Done()
 	defer func() {
-		dst.Close()
-		src.Close()
+		_ = dst.Close()
+		_ = src.Close()
 		p.mu.Lock()
 		delete(p.conns, dst)
 		delete(p.conns, src)
@@ -152,11 +144,6 @@ func (p *proxy) pipe(dst, src net.Conn, toClient bool) {
 				return
 			}
 			budget -= n
-			if toClient {
-				p.mu.Lock()
-				p.toClient += n
-				p.mu.Unlock()
-			}
 		}
 		if err != nil {
 			return

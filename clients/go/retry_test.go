@@ -62,7 +62,7 @@ func TestDefaultTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { hole.Close() })
+	t.Cleanup(func() { _ = hole.Close() })
 	c := dial(t, hole.Addr().String(), client.WithTimeout(50*time.Millisecond))
 	start := time.Now()
 	_, err = c.Workflows(context.Background())

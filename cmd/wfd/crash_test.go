@@ -395,7 +395,7 @@ func waitCompleted(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowSer
 	if err != nil {
 		t.Fatalf("StreamEvents %s: %v", id, err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	for s.Receive() {
 		if f := s.Msg().GetRecord().GetHandlerFinished(); f != nil {
 			if f.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
@@ -423,7 +423,7 @@ func checkReplay(ctx context.Context, c wfdv1connect.WorkflowServiceClient, id s
 	if err != nil {
 		return false, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var want uint64 = 1
 	var finished bool
 	for s.Receive() {
@@ -484,7 +484,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	_ = os.RemoveAll(dir) // a temporary build directory: nothing to report to
 	os.Exit(code)
 }
 
@@ -507,7 +507,9 @@ func startWfd(t *testing.T, bin, data string, extra ...string) *wfdProc {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	p := &wfdProc{addr: addr, out: &testlog.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

@@ -44,7 +44,9 @@ func TestServeLimitFlags(t *testing.T) {
 		t.Fatalf("stalled body: read %q, %v; want deadline_exceeded and the connection closed", res, err)
 	}
 	t.Logf("stalled body cut after %v: %q", time.Since(began).Round(time.Millisecond), bytes.SplitN(res, []byte("\r\n"), 2)[0])
-	c.Close()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	// The second connection is served and told the stream limit; the
 	// slot of the first one above comes back once the server has closed
@@ -60,7 +62,7 @@ func TestServeLimitFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_ = c.SetDeadline(time.Now().Add(patience))
 		fr = http2.NewFramer(c, c)
 		_, _ = io.WriteString(c, http2.ClientPreface)
@@ -78,7 +80,7 @@ func TestServeLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer third.Close()
+	defer func() { _ = third.Close() }()
 	_ = third.SetDeadline(time.Now().Add(patience))
 	_, _ = io.WriteString(third, http2.ClientPreface)
 	if n, err := third.Read(make([]byte, 64)); err == nil {

@@ -249,7 +249,7 @@ func writeAt(t *testing.T, path string, off int64, b []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.WriteAt(b, off); err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func bucketRoot(t *testing.T, path, name string) (pageSize int, root uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	err = db.View(func(tx *bbolt.Tx) error {
 		root = uint64(tx.Bucket([]byte(name)).Root())
 		return nil
@@ -286,7 +286,9 @@ func breakBranch(t *testing.T, path, name string, i int) (from, to string) {
 		t.Fatal(err)
 	}
 	_, err = f.ReadAt(page, int64(root)*int64(pageSize))
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func BenchmarkListTasks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	start := time.Now()
 	var changes []persistence.Change
 	for h := range n / 10 {
@@ -91,7 +91,7 @@ func BenchmarkPublish(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			data := make([]byte, 200)
 			handler := uuid.Must(uuid.NewV7()).String()
 			publish := func() {
@@ -133,7 +133,7 @@ func BenchmarkFindPublished(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	ids := make([]string, handlers)
 	for i := range ids {
 		ids[i] = uuid.Must(uuid.NewV7()).String()

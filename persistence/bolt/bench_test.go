@@ -44,7 +44,7 @@ func BenchmarkWrite(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			snapshot := make([]byte, 1024)
 			record := make([]byte, 200)
 			var writers atomic.Int64
@@ -137,19 +137,19 @@ func fill(b *testing.B, n int, now time.Time) *bolt.Store {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { s.Close() })
+	b.Cleanup(func() { _ = s.Close() })
 	const batch = 1000
 	changes := make([]persistence.Change, 0, batch)
 	for i := range n {
 		h := benchHandler(uuid.Must(uuid.NewV7()).String(), i)
-		switch {
-		case i%3 == 0:
+		switch i % 3 {
+		case 0:
 			h.IdleSince = now.Add(-time.Duration(float64(100*24*time.Hour) * float64(n-i) / float64(n)))
 			h.Waiters = []persistence.Waiter{{ID: "w", Key: "answer/" + h.ID, Deadline: now.Add(time.Hour)}}
 			if i%2 == 0 {
 				h.Residency, h.Owner = persistence.ResidencyReleased, ""
 			}
-		case i%3 == 1:
+		case 1:
 			h.Status = persistence.StatusCompleted
 		}
 		changes = append(changes, persistence.Change{Handler: h, Snapshot: make([]byte, 256)})
@@ -174,7 +174,7 @@ func BenchmarkReadRecords(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	ids := make([]string, 3)
 	for i := range ids {
 		ids[i] = uuid.Must(uuid.NewV7()).String()

@@ -85,7 +85,7 @@ func TestReopen(t *testing.T) {
 	}
 
 	s = open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	for i, id := range testIDs() {
 		h, err := s.GetHandler(t.Context(), id)
 		if err != nil {
@@ -153,7 +153,9 @@ func TestCorruptMetadata(t *testing.T) {
 			if err := s.Write(t.Context(), changes...); err != nil {
 				t.Fatal(err)
 			}
-			s.Close()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
 
 			bad := testIDs()[1]
 			db, err := bbolt.Open(path, 0o600, nil)
@@ -165,10 +167,12 @@ func TestCorruptMetadata(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			db.Close()
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
 
 			s = open(t, path)
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			_, err = s.GetHandler(t.Context(), bad)
 			if !errors.Is(err, persistence.ErrCorrupt) {
 				t.Fatalf("GetHandler(corrupt) = %v, want ErrCorrupt", err)
@@ -227,7 +231,9 @@ func TestDeleteCorrupt(t *testing.T) {
 	if err := s.Write(t.Context(), persistence.Change{Handler: h, Records: []persistence.Record{{Seq: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -237,10 +243,12 @@ func TestDeleteCorrupt(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	s = open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if err := s.Write(t.Context(), persistence.Change{Handler: persistence.Handler{ID: h.ID}, Delete: true}); err != nil {
 		t.Fatalf("Delete of a corrupt handler: %v", err)
 	}
@@ -268,7 +276,7 @@ func TestOpenErrors(t *testing.T) {
 	t.Run("locked by another store", func(t *testing.T) {
 		path := filepath.Join(dir, "locked.db")
 		s := open(t, path)
-		defer s.Close()
+		defer func() { _ = s.Close() }()
 		_, err := bolt.Open(path, bolt.Options{Timeout: 50 * time.Millisecond})
 		if !errors.Is(err, persistence.ErrUnavailable) {
 			t.Fatalf("second Open = %v, want ErrUnavailable", err)
@@ -276,7 +284,9 @@ func TestOpenErrors(t *testing.T) {
 	})
 	t.Run("newer schema", func(t *testing.T) {
 		path := filepath.Join(dir, "newer.db")
-		open(t, path).Close()
+		if err := open(t, path).Close(); err != nil {
+			t.Fatal(err)
+		}
 		db, err := bbolt.Open(path, 0o600, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -286,7 +296,9 @@ func TestOpenErrors(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 		_, err = bolt.Open(path, bolt.Options{})
 		if !errors.Is(err, persistence.ErrCorrupt) {
 			t.Fatalf("Open = %v, want ErrCorrupt", err)

@@ -86,7 +86,7 @@ func Check(ctx context.Context, path string) (*CheckReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bolt: check %s: %w", path, err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	// Counted as loaded, also when the file has no free list of its own
 	// and bbolt rebuilt it (after 'bbolt surgery freelist abandon').
 	r.Free = db.Stats().FreePageN

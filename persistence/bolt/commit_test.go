@@ -22,7 +22,7 @@ func TestCommitterGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	c := newCommitter(db.Update, 100, db.Path())
 
 	release := make(chan struct{})

@@ -36,7 +36,7 @@ func pageOf(t *testing.T, path string, id uint64, pageSize int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	page := make([]byte, pageSize)
 	if _, err := f.ReadAt(page, int64(id)*int64(pageSize)); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func overwrite(t *testing.T, path string, off int64, b []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.WriteAt(b, off); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func layout(t *testing.T, path, name string) (pageSize int, freelist, root uint6
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	err = db.View(func(tx *bbolt.Tx) error {
 		root = uint64(tx.Bucket([]byte(name)).Root())
 		// The free list's page is the only page of its kind.
@@ -164,7 +164,9 @@ func TestOpenDamaged(t *testing.T) {
 			tt.damage(t, path)
 			s, err := bolt.Open(path, bolt.Options{})
 			if err == nil {
-				s.Close()
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
 				t.Fatal("Open succeeded on a damaged file")
 			}
 			var d *bolt.DamagedError
@@ -184,7 +186,9 @@ func TestOpenDamaged(t *testing.T) {
 			copyFile(t, good, path)
 			s = open(t, path)
 			checkSnapshot(t, s, 7)
-			s.Close()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }
@@ -198,7 +202,7 @@ func TestDamagedPage(t *testing.T) {
 	path := damagedStore(t, n)
 	from, to := breakChild(t, path, "handlers", 1)
 	s := open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	ctx := t.Context()
 	damaged := 0
 	for i := range n {
@@ -258,7 +262,7 @@ func TestFileCutUnderneath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			writeHandlers(t, s, 0, 50)
 			checkSnapshot(t, s, 3)
 			// Keep the meta pages: bbolt reads them from its own copy.
@@ -307,7 +311,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check read %d keys of %d pages of %d bytes, want at least 20 keys", r.Keys, r.Pages, r.PageSize)
 	}
 	s := open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	_, err = bolt.Check(t.Context(), path)
 	var inUse *bolt.InUseError
 	if !errors.As(err, &inUse) || !errors.Is(err, persistence.ErrUnavailable) {
@@ -327,7 +331,9 @@ func TestOpenInUse(t *testing.T) {
 	_, err := bolt.Open(path, bolt.Options{})
 	var inUse *bolt.InUseError
 	if !errors.As(err, &inUse) || !errors.Is(err, persistence.ErrUnavailable) {
-		first.Close()
+		if err := first.Close(); err != nil {
+			t.Fatal(err)
+		}
 		t.Fatalf("second Open = %v, want an InUseError", err)
 	}
 	if runtime.GOOS == "linux" && (inUse.PID != os.Getpid() || inUse.Holder() != "this process") {

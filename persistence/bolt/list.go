@@ -180,7 +180,7 @@ func (s *prefixStream) seek(upper []byte, inclusive bool) []byte {
 	if upper == nil {
 		if end := prefixEnd(s.prefix); end == nil {
 			k, v = s.c.Last()
-		} else if k, v = s.c.Seek(end); k == nil {
+		} else if k, _ = s.c.Seek(end); k == nil {
 			k, v = s.c.Last()
 		} else {
 			k, v = s.c.Prev()

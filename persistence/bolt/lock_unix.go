@@ -34,10 +34,10 @@ func lockShared(path string, timeout time.Duration) (f *os.File, inUse bool, err
 		case err == nil:
 			return f, false, nil
 		case !errors.Is(err, unix.EWOULDBLOCK):
-			f.Close()
+			_ = f.Close()
 			return nil, false, err
 		case timeout >= 0 && !time.Now().Before(deadline):
-			f.Close()
+			_ = f.Close()
 			return nil, true, nil
 		}
 		time.Sleep(lockRetry)

@@ -75,7 +75,7 @@ func underLoad(t *testing.T, path string, opts bolt.Options, op func(*bolt.Store
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { _ = s.Close() })
 	writeHandlers(t, s, 0, 50)
 
 	var written atomic.Int64
@@ -147,7 +147,7 @@ func TestDropMappedPagesRSS(t *testing.T) {
 		t.Skip("DropMappedPages drops pages on Linux only")
 	}
 	s := open(t, filepath.Join(t.TempDir(), "wfd.db"))
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	const n = 1000 // about 6 MiB of snapshots
 	writeHandlers(t, s, 0, n)
 	for i := range n {
@@ -180,7 +180,7 @@ func rssFile(t *testing.T) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "RssFile:"); ok {

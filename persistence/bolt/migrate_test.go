@@ -101,7 +101,7 @@ func schemaVersion(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var v []byte
 	_ = db.View(func(tx *bbolt.Tx) error {
 		v = bytes.Clone(tx.Bucket([]byte("meta")).Get([]byte("schema")))
@@ -120,7 +120,7 @@ func TestOpenSchema2(t *testing.T) {
 		t.Fatalf("testdata schema version = %v, want 2", v)
 	}
 	s := open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	checkSchema2Listings(t, s)
 
 	c, err := s.Count(t.Context())
@@ -159,12 +159,14 @@ func TestOpenSchema2(t *testing.T) {
 	}
 
 	// Reopening (already migrated) lists the same.
-	s.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 3}) {
 		t.Fatalf("schema version after migration = %v, want 3", v)
 	}
 	s = open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	checkSchema2Listings(t, s)
 
 	// Moving every handler out of every filtered set leaves no migrated
@@ -203,7 +205,7 @@ func TestOpenSchema2(t *testing.T) {
 // it.
 func TestOpenSchema2Corrupt(t *testing.T) {
 	s := open(t, copyTestdata(t, "schema2-corrupt.db"))
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	for _, q := range []persistence.Query{{}, {Workflow: "alpha"}, {Statuses: []persistence.Status{persistence.StatusRunning}}} {
 		hs, _, err := s.ListHandlers(t.Context(), q)
 		if !errors.Is(err, persistence.ErrCorrupt) || slices.Contains(ids(hs), "kkk-corrupt") {
@@ -276,7 +278,9 @@ func TestMigrateSchema1(t *testing.T) {
 	if err != nil || c.Handlers != 7 || c.Tasks != 1 {
 		t.Fatalf("Count after migration = %+v, %v", c, err)
 	}
-	s.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 3}) {
 		t.Fatalf("schema version after migration = %v, want 3", v)
 	}
@@ -287,7 +291,7 @@ func TestMigrateSchema1(t *testing.T) {
 // lists again from the first page instead of getting a wrong page.
 func TestSchema2PageToken(t *testing.T) {
 	s := open(t, copyTestdata(t, "schema2.db"))
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	old := append([]byte{1}, "mmm-third"...)
 	old = binary.BigEndian.AppendUint64(old, 0x1234)
 	_, _, err := s.ListHandlers(t.Context(), persistence.Query{PageToken: base64.RawURLEncoding.EncodeToString(old)})

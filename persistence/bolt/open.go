@@ -33,7 +33,7 @@ func openBolt(path string, opts bolt.Options, wait time.Duration) (*bolt.DB, *os
 	}
 	fm, err := validate(path)
 	if lock != nil {
-		lock.Close() // bbolt takes its own lock below
+		_ = lock.Close() // bbolt takes its own lock below
 	}
 	var damaged *DamagedError
 	switch {
@@ -68,7 +68,7 @@ func openBolt(path string, opts bolt.Options, wait time.Duration) (*bolt.DB, *os
 		return db, file, fm, nil
 	case errors.As(err, &damaged):
 		if file != nil {
-			file.Close()
+			_ = file.Close()
 		}
 		return nil, nil, fm, err
 	case errors.Is(err, berrors.ErrTimeout):

@@ -31,7 +31,7 @@ func TestReopenWhileBusy(t *testing.T) {
 				t.Fatal(err)
 			}
 			s = open(t, path)
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			for i := range n {
 				checkSnapshot(t, s, i)
 			}
@@ -44,7 +44,7 @@ func TestReopenWhileBusy(t *testing.T) {
 // the file's mapped pages, both go.
 func TestReopenReleasesMemory(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "wfd.db"))
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	const n = 5000 // about 8 MiB of file
 	snap := make([]byte, 1000)
 	for i := 0; i < n; i += 10 {
@@ -96,7 +96,7 @@ func liveHeap() uint64 {
 func TestReopenFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wfd.db")
 	s := open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	writeHandlers(t, s, 0, 10)
 
 	// Overwrite both meta pages (bbolt's pages 0 and 1).
@@ -137,7 +137,7 @@ func BenchmarkReopen(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	const n = 20000
 	snap := make([]byte, 1000)
 	for i := 0; i < n; i += 100 {

@@ -37,7 +37,7 @@ func rawUpdate(t *testing.T, path string, fn func(tx *bbolt.Tx) error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if err := db.Update(fn); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestReopenTasksAndPublished(t *testing.T) {
 	}
 
 	s = open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	ids := testIDs()
 	pending, _, err := s.ListTasks(t.Context(), persistence.TaskQuery{Statuses: []persistence.TaskStatus{persistence.TaskPending}, Assignee: "alice"})
 	if want := []string{ids[2] + ":a", ids[1] + ":a", ids[0] + ":a"}; err != nil || !slices.Equal(taskIDs(pending), want) {
@@ -147,13 +147,15 @@ func TestCorruptTask(t *testing.T) {
 				if err := s.Write(t.Context(), persistence.Change{Handler: h, Tasks: tasks}); err != nil {
 					t.Fatal(err)
 				}
-				s.Close()
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
 				rawUpdate(t, path, func(tx *bbolt.Tx) error {
 					return tx.Bucket([]byte("tasks")).Put([]byte(bad.ID), value)
 				})
 
 				s = open(t, path)
-				defer s.Close()
+				defer func() { _ = s.Close() }()
 				_, err := s.GetTask(t.Context(), bad.ID)
 				if !errors.Is(err, persistence.ErrCorrupt) {
 					t.Fatalf("GetTask(corrupt) = %v, want ErrCorrupt", err)
@@ -233,13 +235,15 @@ func TestCorruptPublished(t *testing.T) {
 		}
 		events = append(events, p)
 	}
-	s.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	rawUpdate(t, path, func(tx *bbolt.Tx) error {
 		return tx.Bucket([]byte("published")).Put(binary.BigEndian.AppendUint64(nil, events[1].Seq), []byte("junk"))
 	})
 
 	s = open(t, path)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if _, _, err := s.FindPublished(t.Context(), "b", "", at); !errors.Is(err, persistence.ErrCorrupt) {
 		t.Fatalf("FindPublished(corrupt) = %v, want ErrCorrupt", err)
 	}

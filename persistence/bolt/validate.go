@@ -43,8 +43,8 @@ type fileMeta struct {
 
 // meta is one decoded meta page.
 type meta struct {
-	magic, version, pageSize                 uint32
-	root, freelist, pgid, txid, checksum, at uint64
+	magic, version, pageSize             uint32
+	root, freelist, pgid, txid, checksum uint64
 }
 
 func decodeMeta(page []byte) (meta, error) {
@@ -86,7 +86,7 @@ func validate(path string) (*fileMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err

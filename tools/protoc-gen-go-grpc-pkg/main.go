@@ -59,7 +59,7 @@ func run(plugin []string, in io.Reader, out io.Writer) error {
 	}
 	if hasMOption(req.GetParameter()) {
 		// An M option would override the go_package set here.
-		return errors.New("M options are not supported")
+		return errors.New("the M options are not supported")
 	}
 	if err := split(&req); err != nil {
 		return err

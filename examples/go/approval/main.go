@@ -36,7 +36,7 @@ func run(ctx context.Context, addr string, approve bool) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	h, err := c.Run(ctx, "approval", map[string]any{"amount": 42, "requested_by": "ada"})
 	if err != nil {
 		return err
