@@ -22,6 +22,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testwait"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
@@ -280,11 +281,7 @@ func TestHealthFollowsCommits(t *testing.T) {
 
 	// The server's probe commits are as big as the commits that failed:
 	// they fail too, although a small one would fit.
-	for deadline := time.Now().Add(time.Minute); probesFailed.Load() < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d probe commits failed in a minute, want 2", probesFailed.Load())
-		}
-	}
+	testwait.For(t, "two failed probe commits", func() bool { return probesFailed.Load() >= 2 })
 	if got := check(); got != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Fatalf("Check after failed probe commits: %v", got)
 	}

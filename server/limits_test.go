@@ -20,13 +20,14 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/testwait"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 )
 
 // patience bounds every wait in these tests: generous, so a busy machine
 // does not fail them; the limits under test are far shorter.
-const patience = 30 * time.Second
+const patience = testwait.Timeout
 
 // serveWith serves a server with opts (Store defaults to a fresh bbolt
 // file) on a loopback port until the test ends, and returns its address.

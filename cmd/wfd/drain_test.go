@@ -17,7 +17,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
-	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 )
 
 // drainCall is one call a worker made while the server was told to stop.
@@ -65,7 +64,7 @@ func TestDrainSIGTERM(t *testing.T) {
 		_, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "approval", HandlerId: ids[i], Input: input(i)})
 		return err
 	})
-	waitIdleCount(ctx, t, c, parked)
+	waitAllIdle(ctx, t, c, parked)
 
 	watch := healthWatch(ctx, t, srv)
 	if !watch.Receive() || watch.Msg().GetStatus() != healthpb.HealthCheckResponse_SERVING {
@@ -216,23 +215,4 @@ func hasRetryInfo(err error) bool {
 		}
 	}
 	return false
-}
-
-// waitIdleCount waits (up to a minute) until n approval handlers are idle.
-func waitIdleCount(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServiceClient, n int) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		res, err := c.ListHandlers(ctx, &wfdv1.ListHandlersRequest{Workflow: "approval", IdleOnly: true, PageSize: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.GetHandlers()) == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d handlers idle", len(res.GetHandlers()), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // TestServeLimitFlags runs `wfd serve` with its connection limits set low
@@ -22,7 +24,7 @@ func TestServeLimitFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs wfd serve")
 	}
-	const patience = 30 * time.Second
+	const patience = testwait.Timeout
 	srv := startWfd(t, buildWfd(t), t.TempDir(),
 		"--read-body-timeout", "200ms", "--max-connections", "2", "--max-streams-per-connection", "5")
 	// The health check that saw the server start holds one connection.
