@@ -193,30 +193,47 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 	}
 }
 
-// Restore continues a handler from a snapshot. Runs that were in progress
-// when it was taken run again. The handler's stream gets a RecordRestored.
-func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState) (*Handler, error) {
+// RestoreOptions tune Restore.
+type RestoreOptions struct {
+	// Accepting, if set, is the type of the event from outside that the
+	// restore is for: if the handler would refuse it (the workflow does
+	// not accept it from outside and no waiter waits for it), Restore
+	// returns that refusal (ErrInvalidEvent) and restores nothing.
+	// The event itself is then sent with Handler.SendEvent.
+	Accepting string
+}
+
+// Restore continues a handler from a snapshot and returns it with its Info
+// as restored. Runs that were in progress when the snapshot was taken run
+// again. The handler's stream gets a RecordRestored.
+func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState, opts RestoreOptions) (*Handler, Info, error) {
 	c, err := e.lookup(snap.GetWorkflow())
 	if err != nil {
-		return nil, err
+		return nil, Info{}, err
 	}
 	s, err := stateFromProto(c, snap)
 	if err != nil {
-		return nil, err
+		return nil, Info{}, err
 	}
 	if s.status.Terminal() {
-		return nil, fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, s.id, s.status)
+		return nil, Info{}, errHandlerDone(s.id, s.status)
+	}
+	if opts.Accepting != "" {
+		if err := s.accepts(c, opts.Accepting); err != nil {
+			return nil, Info{}, err
+		}
 	}
 	h, err := e.launch(s, true)
 	if err != nil {
-		return nil, err
+		return nil, Info{}, err
 	}
 	// A restore changes nothing by itself; wait until the loop has settled
 	// it so that Info and Snapshot are consistent on return.
-	if _, err := h.Info(ctx); err != nil {
-		return h, err
+	info, err := h.Info(ctx)
+	if err != nil {
+		return h, Info{}, err
 	}
-	return h, nil
+	return h, info, nil
 }
 
 func (e *Engine) launch(s *state, restored bool) (*Handler, error) {

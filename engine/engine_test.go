@@ -533,7 +533,7 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2, rec2 := newEngine(t, w)
-	h2, err := e2.Restore(ctx, snap)
+	h2, _, err := e2.Restore(ctx, snap, engine.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestGoldenCheckpoint(t *testing.T) {
 	}
 
 	e, rec := newEngine(t, workflows.Approval())
-	h, err := e.Restore(context.Background(), &snap)
+	h, _, err := e.Restore(context.Background(), &snap, engine.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

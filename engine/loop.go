@@ -335,28 +335,33 @@ func (r *runner) addChild(id string) error {
 
 // checkExternal decides whether an event from outside may enter.
 func (r *runner) checkExternal(ev Event) error {
-	s := r.s
-	if s.status.Terminal() {
-		return errHandlerDone(s.id, s.status)
-	}
 	switch ev.Type {
 	case "":
 		return fmt.Errorf("%w: event has no type", ErrInvalidEvent)
 	case StartEvent, StopEvent:
 		return fmt.Errorf("%w: %q is reserved", ErrInvalidEvent, ev.Type)
 	}
-	if r.wf.external[ev.Type] || ev.Type == ChildEvent {
+	return r.s.accepts(r.wf, ev.Type)
+}
+
+// accepts decides whether the handler takes an event of type typ from
+// outside: the workflow accepts it from outside, or a waiter waits for it.
+func (s *state) accepts(wf *compiled, typ string) error {
+	if s.status.Terminal() {
+		return errHandlerDone(s.id, s.status)
+	}
+	if wf.external[typ] || typ == ChildEvent {
 		return nil
 	}
 	for i := range s.steps {
 		for _, w := range s.steps[i].waiters {
-			if w.eventType == ev.Type {
+			if w.eventType == typ {
 				return nil
 			}
 		}
 	}
 	return fmt.Errorf("%w: workflow %q does not accept %q from outside (%s) and no step of handler %s waits for it",
-		ErrInvalidEvent, r.wf.def.Name, ev.Type, AcceptedList(slices.Sorted(maps.Keys(r.wf.external))), s.id)
+		ErrInvalidEvent, wf.def.Name, typ, AcceptedList(slices.Sorted(maps.Keys(wf.external))), s.id)
 }
 
 // terminate ends the handler with status: its runs are abandoned, its

@@ -153,7 +153,7 @@ func (g *genWorkflow) drive(t *testing.T, restore bool) ([]string, engine.Info) 
 			}
 			e, rec = newEngine(t, g.workflow())
 			seen = 0
-			if h, err = e.Restore(context.Background(), snap); err != nil {
+			if h, _, err = e.Restore(context.Background(), snap, engine.RestoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

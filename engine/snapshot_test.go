@@ -50,7 +50,7 @@ func TestReleaseAndRestore(t *testing.T) {
 	}
 
 	e2, rec2 := newEngine(t, workflows.Approval())
-	h2, err := e2.Restore(context.Background(), &back)
+	h2, _, err := e2.Restore(context.Background(), &back, engine.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestRestoreRerunsInProgress(t *testing.T) {
 	}
 
 	e2, _ := newEngine(t, mk())
-	h2, err := e2.Restore(context.Background(), snap)
+	h2, _, err := e2.Restore(context.Background(), snap, engine.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestRestoreRejectsBadState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.mutate(proto.Clone(good).(*statev1.HandlerState))
-			_, err := e.Restore(context.Background(), s)
+			_, _, err := e.Restore(context.Background(), s, engine.RestoreOptions{})
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("Restore = %v, want %v mentioning %q", err, tt.want, tt.msg)
 			}
@@ -192,7 +192,7 @@ func TestWorkflowTimeoutSurvivesRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e2.Close(context.Background()) })
-	h2, err := e2.Restore(context.Background(), snap)
+	h2, _, err := e2.Restore(context.Background(), snap, engine.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,13 @@ type Handler struct {
 	// Waiters are what the handler waits for. Their Deadlines are indexed
 	// as timers and their Keys in the waiter index.
 	Waiters []Waiter
+	// External lists the event types the handler accepts from outside
+	// while it is idle (besides what its waiters wait for).
+	External []string
+	// Deadline, if not zero, is the end of the handler's whole-run timeout.
+	// It is indexed as a timer whose WaiterID is "" (see Store.DueTimers),
+	// so that a released handler is woken when it passes.
+	Deadline time.Time
 
 	Error  string // why the handler failed, if it did
 	Result []byte // opaque result (JSON or protobuf bytes)
@@ -97,8 +104,13 @@ func (h *Handler) Validate() error {
 	for _, t := range []struct {
 		name string
 		t    time.Time
-	}{{"CreatedAt", h.CreatedAt}, {"UpdatedAt", h.UpdatedAt}, {"CompletedAt", h.CompletedAt}, {"IdleSince", h.IdleSince}} {
+	}{{"CreatedAt", h.CreatedAt}, {"UpdatedAt", h.UpdatedAt}, {"CompletedAt", h.CompletedAt}, {"IdleSince", h.IdleSince}, {"Deadline", h.Deadline}} {
 		if err := checkTime(t.name, t.t); err != nil {
+			return fmt.Errorf("handler %q: %w", h.ID, err)
+		}
+	}
+	for _, t := range h.External {
+		if err := checkName("external event type", t, MaxKeyLen, true); err != nil {
 			return fmt.Errorf("handler %q: %w", h.ID, err)
 		}
 	}

@@ -25,6 +25,12 @@ type Store interface {
 	// GetHandler returns a handler's metadata.
 	GetHandler(ctx context.Context, id string) (Handler, error)
 
+	// LoadHandler returns a handler's metadata and its latest snapshot as
+	// one consistent read: what waking a released handler needs. The
+	// snapshot is nil if none was ever written; a handler that does not
+	// exist is ErrNotFound.
+	LoadHandler(ctx context.Context, id string) (Handler, []byte, error)
+
 	// LoadSnapshot returns a handler's latest snapshot. It returns
 	// ErrNotFound if the handler does not exist, and nil with no error if
 	// the handler exists but no snapshot was ever written.
@@ -41,8 +47,9 @@ type Store interface {
 	// Seq > afterSeq, in order. limit <= 0 means DefaultRecordLimit.
 	ReadRecords(ctx context.Context, id string, afterSeq uint64, limit int) ([]Record, error)
 
-	// DueTimers returns up to limit waiter deadlines due at or before
-	// before, earliest first (ties by handler id, then waiter id).
+	// DueTimers returns up to limit timers (waiter deadlines and handler
+	// Deadlines) due at or before before, earliest first (ties by handler
+	// id, then waiter id).
 	// limit <= 0 means DefaultScanLimit.
 	DueTimers(ctx context.Context, before time.Time, limit int) ([]Timer, error)
 

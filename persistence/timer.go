@@ -2,11 +2,14 @@ package persistence
 
 import "time"
 
-// Timer is a waiter's deadline, as returned by Store.DueTimers.
+// Timer is a waiter's deadline or a handler's Deadline, as returned by
+// Store.DueTimers.
 type Timer struct {
 	Due       time.Time
 	HandlerID string
-	WaiterID  string
+	// WaiterID is the waiter whose deadline it is; "" for the handler's
+	// own Deadline.
+	WaiterID string
 }
 
 // Idle is an idle handler, as returned by Store.LongestIdle.

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -51,16 +49,6 @@ func idleToProto(i *engine.Idle) *wfdv1.IdleInfo {
 	return p
 }
 
-// The store's waiter list also holds two kinds of pseudo-waiters, which
-// engine waiter ids (they start with an event id, a number) never clash
-// with: the external event types an idle handler accepts, and the end of
-// its whole-workflow timeout, so that the store's timer index wakes a
-// released handler when it passes.
-const (
-	externalPrefix = "~external/"
-	timeoutWaiter  = "~timeout"
-)
-
 // childrenKey indexes, in the store, the waiters of parents waiting for
 // children, so that start-up can check on them.
 const childrenKey = "wfd.children"
@@ -93,12 +81,11 @@ func metaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 	}
 	if c.Idle != nil {
 		h.IdleSince = c.Idle.Since
-		for _, t := range c.Idle.External {
-			h.Waiters = append(h.Waiters, persistence.Waiter{ID: externalPrefix + t, EventType: t})
-		}
+		h.External = c.Idle.External
 	}
-	if !c.Deadline.IsZero() && c.Status == engine.StatusRunning {
-		h.Waiters = append(h.Waiters, persistence.Waiter{ID: timeoutWaiter, Deadline: c.Deadline})
+	if c.Status == engine.StatusRunning {
+		// Indexed as a timer, so that a released handler wakes for it.
+		h.Deadline = c.Deadline
 	}
 	return h, nil
 }
@@ -136,19 +123,13 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 		}
 	}
 	if !h.IdleSince.IsZero() {
-		p.Idle = &wfdv1.IdleInfo{Since: timestamppb.New(h.IdleSince)}
+		p.Idle = &wfdv1.IdleInfo{Since: timestamppb.New(h.IdleSince), ExternalEventTypes: h.External}
 		for _, w := range h.Waiters {
-			switch {
-			case strings.HasPrefix(w.ID, externalPrefix):
-				p.Idle.ExternalEventTypes = append(p.Idle.ExternalEventTypes, w.EventType)
-			case w.ID == timeoutWaiter:
-			default:
-				wi := &wfdv1.WaiterInfo{}
-				if proto.Unmarshal(w.Match, wi) != nil {
-					wi = &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
-				}
-				p.Idle.Waiters = append(p.Idle.Waiters, cleanWaiter(wi))
+			wi := &wfdv1.WaiterInfo{}
+			if proto.Unmarshal(w.Match, wi) != nil {
+				wi = &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
 			}
+			p.Idle.Waiters = append(p.Idle.Waiters, cleanWaiter(wi))
 		}
 	}
 	return p

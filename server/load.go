@@ -19,79 +19,95 @@ import (
 // loadCall is one load of a handler into memory that concurrent callers share.
 type loadCall struct {
 	done chan struct{}
-	h    *engine.Handler
-	err  error
+	// accepting is the outside event type the load is for ("" for none).
+	accepting string
+	h         *engine.Handler
+	err       error
 }
 
 // live returns the in-memory handler, loading it from its last checkpoint
 // if it is not in memory. However many callers ask at once, the handler is
 // loaded once; they all wait for that load.
 func (s *Server) live(ctx context.Context, id string) (*engine.Handler, error) {
-	if h, ok := s.engine.Handler(id); ok {
-		return h, nil
-	}
-	s.loadMu.Lock()
-	if h, ok := s.engine.Handler(id); ok {
-		s.loadMu.Unlock()
-		return h, nil
-	}
-	c, ok := s.loading[id]
-	if !ok {
-		c = &loadCall{done: make(chan struct{})}
-		s.loading[id] = c
-		s.loadMu.Unlock()
-		// The load must not fail because the caller that started it went
-		// away: others may be waiting for it.
-		c.h, c.err = s.load(context.WithoutCancel(ctx), id)
+	return s.liveFor(ctx, id, "")
+}
+
+// liveFor is live for a caller that brings an event of type accepting from
+// outside ("" for none): a handler not in memory that would refuse it is
+// not loaded, and the refusal is the error (engine.RestoreOptions).
+func (s *Server) liveFor(ctx context.Context, id, accepting string) (*engine.Handler, error) {
+	for {
+		if h, ok := s.engine.Handler(id); ok {
+			return h, nil
+		}
 		s.loadMu.Lock()
-		delete(s.loading, id)
+		if h, ok := s.engine.Handler(id); ok {
+			s.loadMu.Unlock()
+			return h, nil
+		}
+		c, ok := s.loading[id]
+		if !ok {
+			c = &loadCall{done: make(chan struct{}), accepting: accepting}
+			s.loading[id] = c
+			s.loadMu.Unlock()
+			// The load must not fail because the caller that started it
+			// went away: others may be waiting for it.
+			c.h, c.err = s.load(context.WithoutCancel(ctx), id, accepting)
+			s.loadMu.Lock()
+			delete(s.loading, id)
+			s.loadMu.Unlock()
+			close(c.done)
+			return c.h, c.err
+		}
 		s.loadMu.Unlock()
-		close(c.done)
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if c.accepting != accepting && errors.Is(c.err, engine.ErrInvalidEvent) {
+			// The load refused another caller's event, not necessarily
+			// this one's: load again.
+			continue
+		}
 		return c.h, c.err
-	}
-	s.loadMu.Unlock()
-	select {
-	case <-c.done:
-		return c.h, c.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 
-// load restores a running handler from the store.
-func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
+// load restores a running handler from the store: one read of its
+// metadata and checkpoint together, one restore.
+func (s *Server) load(ctx context.Context, id, accepting string) (*engine.Handler, error) {
 	start := time.Now()
 	// A handler that just left memory may still have its last changes on
 	// their way to the store: load what they leave, not what was before.
 	if err := s.journal.settled(ctx, id); err != nil {
 		return nil, err
 	}
-	meta, err := s.meta(ctx, id)
+	meta, raw, err := s.store.LoadHandler(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, fmt.Errorf("handler %q %w", id, errNotFound)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if meta.Status != persistence.StatusRunning {
 		return nil, errDone(id, meta.Status)
 	}
-	raw, err := s.store.LoadSnapshot(ctx, id)
-	if err != nil && !errors.Is(err, persistence.ErrCorrupt) && !errors.Is(err, persistence.ErrNotFound) {
-		return nil, err
-	}
 	var st statev1.HandlerState
-	if err == nil {
-		err = proto.Unmarshal(raw, &st)
-	}
-	if err != nil {
+	if err := proto.Unmarshal(raw, &st); err != nil {
 		return nil, s.failHandler(ctx, meta, fmt.Errorf("cannot decode its checkpoint: %w", err))
 	}
-	h, err := s.engine.Restore(ctx, &st)
+	if raw == nil {
+		return nil, s.failHandler(ctx, meta, errors.New("it has no checkpoint"))
+	}
+	h, info, err := s.engine.Restore(ctx, &st, engine.RestoreOptions{Accepting: accepting})
 	switch {
 	case err == nil:
 		s.stats.rehydrated(time.Since(start))
 		// The restore reaches the journal with the handler's next change;
 		// until then the idle list learns of it here, so an idle handler
 		// loaded for nothing is still released in time.
-		if info, ierr := h.Info(ctx); ierr == nil && info.Idle != nil {
+		if info.Idle != nil {
 			s.trackIdle(&engine.Change{HandlerID: id, Status: info.Status, Idle: info.Idle})
 		}
 		return h, nil
@@ -100,6 +116,8 @@ func (s *Server) load(ctx context.Context, id string) (*engine.Handler, error) {
 			return h, nil
 		}
 		return nil, err
+	case errors.Is(err, engine.ErrInvalidEvent):
+		return nil, err // refused the caller's event: nothing was restored
 	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, engine.ErrInvalidState), errors.Is(err, engine.ErrHandlerDone):
 		return nil, s.failHandler(ctx, meta, fmt.Errorf("cannot restore its checkpoint: %w", err))
 	}

@@ -166,10 +166,7 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 		opts = append(opts, engine.WithIdempotencyKey(key))
 	}
 	var live *engine.Handler
-	err := v.s.refuseWithoutLoading(ctx, id, ev.Type)
-	if err == nil {
-		err = v.s.withLive(ctx, id, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts...) })
-	}
+	err := v.s.withLiveFor(ctx, id, ev.Type, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts...) })
 	if key != "" && (errors.Is(err, engine.ErrHandlerDone) || errors.Is(err, engine.ErrInvalidEvent)) && v.s.tookKey(ctx, id, key) {
 		// A retry of an event the handler took (one that finished it, or
 		// one it no longer waits for): acknowledge it, deliver nothing.
@@ -185,37 +182,6 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	return &wfdv1.SendEventResponse{Handler: h}, nil
 }
 
-// refuseWithoutLoading rejects, from the stored metadata alone, an event
-// for a handler that is not in memory when loading it could not help: the
-// handler is finished, or idle with no waiter for the type and the workflow
-// does not accept it from outside. A handler in memory is left to the engine.
-func (s *Server) refuseWithoutLoading(ctx context.Context, id, typ string) error {
-	if _, ok := s.engine.Handler(id); ok {
-		return nil
-	}
-	meta, err := s.meta(ctx, id)
-	if err != nil {
-		return err
-	}
-	if meta.Status != persistence.StatusRunning {
-		return errDone(id, meta.Status)
-	}
-	if meta.IdleSince.IsZero() {
-		return nil
-	}
-	wf, ok := s.engine.Workflow(meta.Workflow)
-	if !ok || slices.Contains(wf.External, typ) {
-		return nil
-	}
-	for _, w := range meta.Waiters {
-		if w.EventType == typ {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: workflow %q does not accept %q from outside (%s) and no step of handler %s waits for it",
-		engine.ErrInvalidEvent, meta.Workflow, typ, engine.AcceptedList(slices.Sorted(slices.Values(wf.External))), id)
-}
-
 // withLive runs fn on the in-memory handler, loading it if needed. If the
 // handler leaves memory between the lookup and fn (a release racing with
 // the call), it is loaded again and fn retried, so nothing is lost. Each
@@ -223,8 +189,15 @@ func (s *Server) refuseWithoutLoading(ctx context.Context, id, typ string) error
 // make happen several times in a row: the bound only stops a call that
 // could never win (the caller's deadline ends it sooner, if it has one).
 func (s *Server) withLive(ctx context.Context, id string, fn func(*engine.Handler) error) error {
+	return s.withLiveFor(ctx, id, "", fn)
+}
+
+// withLiveFor is withLive for a call that brings an event of type
+// accepting from outside: a handler not in memory that would refuse it is
+// not loaded (liveFor).
+func (s *Server) withLiveFor(ctx context.Context, id, accepting string, fn func(*engine.Handler) error) error {
 	for range maxReleaseRaces {
-		h, err := s.live(ctx, id)
+		h, err := s.liveFor(ctx, id, accepting)
 		if err != nil {
 			return err
 		}

@@ -73,7 +73,14 @@ func allBuckets() []string {
 // end in time|id instead of id), so that newest first means newest whatever
 // ids callers choose. Older files migrate by rewriting those indexes
 // (migrateHandlerOrder).
-const schemaVersion = 3
+//
+// Version 4 stores handler metadata of encoding version 2, which keeps an
+// idle handler's outside event types and its run deadline in fields, and
+// indexes the run deadline as a timer with no waiter id; version 3 kept
+// them as pseudo-waiters and indexed the deadline under waiter "~timeout".
+// Older files migrate by rewriting the metadata and those timer entries
+// (migrateRunFields).
+const schemaVersion = 4
 
 const keySchema = "schema"
 
@@ -102,8 +109,13 @@ func initSchema(tx *bolt.Tx) error {
 	}
 	// A new file, or an older layout. Versions 1 and 2 only lacked buckets,
 	// which the loop above created, and kept the handler indexes in id
-	// order. In a new file the indexes are empty and this does nothing.
-	if err := migrateHandlerOrder(tx); err != nil {
+	// order. In a new file the buckets are empty and this does nothing.
+	if version < 3 {
+		if err := migrateHandlerOrder(tx); err != nil {
+			return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
+		}
+	}
+	if err := migrateRunFields(tx); err != nil {
 		return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
 	}
 	return bucket(tx, bucketMeta).Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, schemaVersion))

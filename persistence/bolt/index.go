@@ -25,7 +25,7 @@ func (e entry) same(o entry) bool {
 // end in h's order key (creation time, then id).
 func entriesOf(h *persistence.Handler) []entry {
 	order := orderKey(h.CreatedAt, h.ID)
-	es := make([]entry, 0, 6+2*len(h.Waiters))
+	es := make([]entry, 0, 7+2*len(h.Waiters))
 	es = append(es,
 		entry{bucketCreated, order, []byte{}},
 		entry{bucketStatus, statusKey(byte(h.Status), order), []byte{}},
@@ -37,6 +37,10 @@ func entriesOf(h *persistence.Handler) []entry {
 			entry{bucketIdle, order, appendTime(nil, h.IdleSince)},
 			entry{bucketIdleTime, idleTimeKey(h.IdleSince, h.ID), []byte{}},
 		)
+	}
+	if !h.Deadline.IsZero() {
+		// The handler's own deadline: a timer with no waiter.
+		es = append(es, entry{bucketTimers, timerKey(h.Deadline, h.ID, ""), []byte{}})
 	}
 	for i := range h.Waiters {
 		w := &h.Waiters[i]

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
 // migrateHandlerOrder rewrites the handler indexes of a schema 1 or 2 file,
@@ -60,6 +62,57 @@ func migrateHandlerOrder(tx *bolt.Tx) error {
 		}
 		if err := rewriteBucket(tx, name, entries); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// migrateRunFields rewrites, in a schema 3 or older file, the metadata of
+// encoding version 1 as version 2 (codec.DecodeHandler moves the
+// pseudo-waiters "~external/<type>" and "~timeout" into External and
+// Deadline), and moves the run deadline's timer entries from waiter
+// "~timeout" to no waiter, where entriesOf puts them now. Metadata that
+// cannot be decoded is left as it is (reads report it, a write repairs it).
+// It runs in Open's transaction: if it fails, the file stays as it was.
+func migrateRunFields(tx *bolt.Tx) error {
+	b := bucket(tx, bucketHandlers)
+	type rewrite struct{ key, value []byte }
+	var metas []rewrite
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		h, err := decodeStored(string(k), v)
+		if err != nil {
+			continue
+		}
+		raw, err := codec.EncodeHandler(&h)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(raw, v) {
+			metas = append(metas, rewrite{bytes.Clone(k), raw})
+		}
+	}
+	// Puts after the scan: a cursor must not see the bucket change under it.
+	for _, m := range metas {
+		if err := b.Put(m.key, m.value); err != nil {
+			return fmt.Errorf("rewrite handler %q: %w", m.key, err)
+		}
+	}
+	timers := bucket(tx, bucketTimers)
+	var moved [][]byte
+	c = timers.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if _, _, waiter, ok := parseTimerKey(k); ok && codec.IsV1TimeoutWaiter(waiter) {
+			moved = append(moved, bytes.Clone(k))
+		}
+	}
+	for _, k := range moved {
+		due, handler, _, _ := parseTimerKey(k)
+		if err := timers.Delete(k); err != nil {
+			return fmt.Errorf("move timer of handler %q: %w", handler, err)
+		}
+		if err := timers.Put(timerKey(due, handler, ""), []byte{}); err != nil {
+			return fmt.Errorf("move timer of handler %q: %w", handler, err)
 		}
 	}
 	return nil

@@ -33,6 +33,27 @@ func getHandler(tx *bolt.Tx, id string) (persistence.Handler, error) {
 	return decodeStored(id, b.Get([]byte(id)))
 }
 
+// LoadHandler returns a handler's metadata and latest snapshot, read in
+// one transaction.
+func (s *Store) LoadHandler(ctx context.Context, id string) (persistence.Handler, []byte, error) {
+	var (
+		h    persistence.Handler
+		snap []byte
+	)
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		var err error
+		if h, err = getHandler(tx, id); err != nil {
+			return err
+		}
+		snap = getSnapshot(tx, id)
+		return nil
+	})
+	if err != nil {
+		return persistence.Handler{}, nil, fmt.Errorf("bolt: load handler: %w", err)
+	}
+	return h, snap, nil
+}
+
 // LoadSnapshot returns a handler's latest snapshot, or nil if it has none.
 func (s *Store) LoadSnapshot(ctx context.Context, id string) ([]byte, error) {
 	var snap []byte
@@ -40,19 +61,24 @@ func (s *Store) LoadSnapshot(ctx context.Context, id string) ([]byte, error) {
 		if !has(bucket(tx, bucketHandlers), []byte(id)) {
 			return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
 		}
-		k, v := bucket(tx, bucketSnapshots).Cursor().Seek([]byte(id))
-		if k != nil && string(k) == id {
-			// Copy: v points into the memory map, valid only inside the
-			// transaction. A stored empty snapshot is returned as empty,
-			// not nil.
-			snap = append([]byte{}, v...)
-		}
+		snap = getSnapshot(tx, id)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bolt: load snapshot: %w", err)
 	}
 	return snap, nil
+}
+
+// getSnapshot returns a copy of handler id's snapshot, nil if it has none:
+// a value points into the memory map, valid only inside the transaction.
+// A stored empty snapshot is returned as empty, not nil.
+func getSnapshot(tx *bolt.Tx, id string) []byte {
+	k, v := bucket(tx, bucketSnapshots).Cursor().Seek([]byte(id))
+	if k == nil || string(k) != id {
+		return nil
+	}
+	return append([]byte{}, v...)
 }
 
 // ReadRecords returns up to limit records of a handler's stream after

@@ -19,6 +19,10 @@ func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Cont
 			_, err := s.GetHandler(ctx, id)
 			return err
 		},
+		"LoadHandler": func(ctx context.Context) error {
+			_, _, err := s.LoadHandler(ctx, id)
+			return err
+		},
 		"LoadSnapshot": func(ctx context.Context) error {
 			_, err := s.LoadSnapshot(ctx, id)
 			return err

@@ -27,6 +27,8 @@ func testCreateGetUpdate(t *testing.T, open OpenFunc) {
 		{ID: "w1", Step: "ask", EventType: "answer", Match: []byte(`{"q":1}`), Deadline: base.Add(time.Hour), Key: "answer"},
 		{ID: "w2", Step: "ask", EventType: "cancel"},
 	}
+	h.External = []string{"note", "close"}
+	h.Deadline = base.Add(48 * time.Hour)
 	h.LastSeq = 99 // ignored: the store maintains LastSeq
 	write(t, s, persistence.Change{Handler: h, Create: true})
 	want := h
@@ -42,6 +44,8 @@ func testCreateGetUpdate(t *testing.T, open OpenFunc) {
 	h.CompletedAt = base.Add(2 * time.Hour)
 	h.IdleSince = time.Time{}
 	h.Waiters = nil
+	h.External = nil
+	h.Deadline = time.Time{}
 	h.Error = "step ask: boom"
 	h.Result = []byte(`{"ok":false}`)
 	write(t, s, persistence.Change{Handler: h})
@@ -236,7 +240,11 @@ func testSnapshot(t *testing.T, open OpenFunc) {
 		{"empty replaces too", []byte{}, []byte{}},
 		{"and nil keeps empty", nil, []byte{}},
 	}
-	for _, st := range steps {
+	_, _, err = s.LoadHandler(t.Context(), id)
+	wantErr(t, "LoadHandler(unknown)", err, persistence.ErrNotFound)
+
+	for i, st := range steps {
+		h.UpdatedAt = h.CreatedAt.Add(time.Duration(i) * time.Second)
 		write(t, s, persistence.Change{Handler: h, Snapshot: st.snapshot})
 		got, err := s.LoadSnapshot(t.Context(), id)
 		if err != nil {
@@ -245,6 +253,15 @@ func testSnapshot(t *testing.T, open OpenFunc) {
 		if !bytes.Equal(got, st.want) || (got == nil) != (st.want == nil) {
 			t.Fatalf("%s: LoadSnapshot = %.20q (nil %v), want %.20q (nil %v)", st.name, got, got == nil, st.want, st.want == nil)
 		}
+		// LoadHandler reads the same snapshot and the metadata with it.
+		meta, got, err := s.LoadHandler(t.Context(), id)
+		if err != nil {
+			t.Fatalf("%s: LoadHandler: %v", st.name, err)
+		}
+		if !bytes.Equal(got, st.want) || (got == nil) != (st.want == nil) {
+			t.Fatalf("%s: LoadHandler snapshot = %.20q (nil %v), want %.20q (nil %v)", st.name, got, got == nil, st.want, st.want == nil)
+		}
+		checkHandler(t, meta, h)
 	}
 
 	// The returned slice is the caller's: changing it changes nothing stored.

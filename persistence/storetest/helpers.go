@@ -108,6 +108,8 @@ func diffHandler(got, want persistence.Handler) string {
 		{"Result", got.Result, want.Result, bytes.Equal(got.Result, want.Result)},
 		{"Parent", got.Parent, want.Parent, got.Parent == want.Parent},
 		{"LastSeq", got.LastSeq, want.LastSeq, got.LastSeq == want.LastSeq},
+		{"External", got.External, want.External, slices.Equal(got.External, want.External)},
+		{"Deadline", got.Deadline, want.Deadline, got.Deadline.Equal(want.Deadline)},
 		{"len(Waiters)", len(got.Waiters), len(want.Waiters), len(got.Waiters) == len(want.Waiters)},
 	}
 	for _, f := range fields {

@@ -40,6 +40,8 @@ func testIndexCleanup(t *testing.T, open OpenFunc) {
 		{"create", func() { put(a, b, c) }},
 		{"idle with waiters", func() {
 			a.IdleSince = now.Add(-time.Hour)
+			a.External = []string{"note"}
+			a.Deadline = now.Add(3 * time.Hour)
 			a.Waiters = []persistence.Waiter{
 				{ID: "w1", Key: "k1", Deadline: now.Add(time.Hour)},
 				{ID: "w2", Key: "k2"},
@@ -49,6 +51,7 @@ func testIndexCleanup(t *testing.T, open OpenFunc) {
 		}},
 		{"waiters change", func() {
 			a.IdleSince = now.Add(-time.Minute)
+			a.Deadline = now.Add(-2 * time.Minute)
 			a.Waiters = []persistence.Waiter{
 				{ID: "w2", Key: "k3"},
 				{ID: "w3", Deadline: now.Add(-time.Minute)},
@@ -67,11 +70,11 @@ func testIndexCleanup(t *testing.T, open OpenFunc) {
 		}},
 		{"woken", func() {
 			a.Residency, a.Owner = persistence.ResidencyActive, "replica-b"
-			a.IdleSince, a.Waiters = time.Time{}, nil
+			a.IdleSince, a.Waiters, a.External = time.Time{}, nil, nil
 			put(a)
 		}},
 		{"terminal and renamed", func() {
-			a.Status, a.CompletedAt = persistence.StatusCompleted, now
+			a.Status, a.CompletedAt, a.Deadline = persistence.StatusCompleted, now, time.Time{}
 			b.Workflow, b.Status = "gamma", persistence.StatusFailed
 			put(a, b)
 		}},
@@ -104,6 +107,10 @@ func testDueTimers(t *testing.T, open OpenFunc) {
 	}
 	for i, ds := range deadlines {
 		h := newHandler(ids[i], "wf")
+		if i == 1 {
+			// Its own deadline: a timer with no waiter, first of its ties.
+			h.Deadline = now.Add(time.Minute)
+		}
 		for j, d := range ds {
 			w := persistence.Waiter{ID: "w" + string(rune('0'+j))}
 			if d != 0 {
@@ -121,6 +128,7 @@ func testDueTimers(t *testing.T, open OpenFunc) {
 		timer(-time.Hour, 2, "w0"),
 		timer(time.Second, 1, "w2"),
 		timer(time.Minute, 0, "w0"),
+		timer(time.Minute, 1, ""),
 		timer(time.Minute, 1, "w0"),
 		timer(time.Minute, 1, "w1"),
 		timer(24*time.Hour, 2, "w1"),
@@ -133,7 +141,7 @@ func testDueTimers(t *testing.T, open OpenFunc) {
 	}{
 		{"none due", now.Add(-2 * time.Hour), 0, nil},
 		{"overdue", now, 0, all[:2]},
-		{"due exactly at before", now.Add(time.Minute), 0, all[:6]},
+		{"due exactly at before", now.Add(time.Minute), 0, all[:7]},
 		{"a nanosecond earlier", now.Add(time.Minute - 1), 0, all[:3]},
 		{"all", now.Add(365 * 24 * time.Hour), 0, all},
 		{"limit", now.Add(365 * 24 * time.Hour), 4, all[:4]},

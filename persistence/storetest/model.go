@@ -38,6 +38,9 @@ func (m model) list(q persistence.Query) []string {
 func (m model) timers(before time.Time) []persistence.Timer {
 	var ts []persistence.Timer
 	for _, h := range m {
+		if !h.Deadline.IsZero() && !h.Deadline.After(before) {
+			ts = append(ts, persistence.Timer{Due: h.Deadline, HandlerID: h.ID})
+		}
 		for _, w := range h.Waiters {
 			if !w.Deadline.IsZero() && !w.Deadline.After(before) {
 				ts = append(ts, persistence.Timer{Due: w.Deadline, HandlerID: h.ID, WaiterID: w.ID})

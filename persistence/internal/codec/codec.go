@@ -6,6 +6,7 @@ package codec
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -16,7 +17,10 @@ import (
 )
 
 // Version is the HandlerMeta encoding version this package writes.
-const Version = 1
+// Version 2 keeps a handler's outside event types and run deadline in
+// fields of their own; version 1 kept them as pseudo-waiters (see
+// upgradeV1), and is still read.
+const Version = 2
 
 // EncodeHandler returns the stored form of h. It does not validate h.
 func EncodeHandler(h *persistence.Handler) ([]byte, error) {
@@ -36,6 +40,8 @@ func EncodeHandler(h *persistence.Handler) ([]byte, error) {
 		Children:    h.Children,
 		Owner:       h.Owner,
 		LastSeq:     h.LastSeq,
+		External:    h.External,
+		Deadline:    timestamp(h.Deadline),
 	}
 	if len(h.Waiters) > 0 {
 		m.Waiters = make([]*storagev1.Waiter, len(h.Waiters))
@@ -69,7 +75,7 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 	if err := proto.Unmarshal(b, &m); err != nil {
 		return persistence.Handler{}, fmt.Errorf("%w: handler metadata: %w", persistence.ErrCorrupt, err)
 	}
-	if m.Version != Version {
+	if m.Version != 1 && m.Version != Version {
 		return persistence.Handler{}, fmt.Errorf("%w: handler metadata: unknown version %d", persistence.ErrCorrupt, m.Version)
 	}
 	h := persistence.Handler{
@@ -83,6 +89,7 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 		Children:  m.Children,
 		Owner:     m.Owner,
 		LastSeq:   m.LastSeq,
+		External:  m.External,
 	}
 	var err error
 	if h.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {
@@ -96,6 +103,9 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 	}
 	if h.IdleSince, err = fromTimestamp(m.IdleSince); err != nil {
 		return persistence.Handler{}, corrupt(m.Id, "idle_since", err)
+	}
+	if h.Deadline, err = fromTimestamp(m.Deadline); err != nil {
+		return persistence.Handler{}, corrupt(m.Id, "deadline", err)
 	}
 	if len(m.Waiters) > 0 {
 		h.Waiters = make([]persistence.Waiter, len(m.Waiters))
@@ -112,11 +122,47 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 			}
 		}
 	}
+	if m.Version == 1 {
+		upgradeV1(&h)
+	}
 	if err := h.Validate(); err != nil {
 		return persistence.Handler{}, fmt.Errorf("%w: handler metadata: %w", persistence.ErrCorrupt, err)
 	}
 	return h, nil
 }
+
+// The pseudo-waiters of version 1: wfd's server kept an idle handler's
+// outside event types as waiters "~external/<type>" and its run deadline
+// as a waiter "~timeout" with that deadline (engine waiter ids, which
+// start with a number, never clash with them).
+const (
+	v1ExternalPrefix = "~external/"
+	v1TimeoutWaiter  = "~timeout"
+)
+
+// upgradeV1 moves version 1's pseudo-waiters into External and Deadline.
+func upgradeV1(h *persistence.Handler) {
+	ws := h.Waiters[:0]
+	for _, w := range h.Waiters {
+		switch {
+		case strings.HasPrefix(w.ID, v1ExternalPrefix):
+			h.External = append(h.External, w.EventType)
+		case w.ID == v1TimeoutWaiter:
+			h.Deadline = w.Deadline
+		default:
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		ws = nil
+	}
+	h.Waiters = ws
+}
+
+// IsV1TimeoutWaiter reports whether a version 1 store indexed a timer of
+// waiter id as the run deadline it now indexes with no waiter (the bolt
+// migration to schema 4 moves those index entries).
+func IsV1TimeoutWaiter(id string) bool { return id == v1TimeoutWaiter }
 
 func corrupt(id, field string, err error) error {
 	return fmt.Errorf("%w: handler %q metadata: %s: %w", persistence.ErrCorrupt, id, field, err)

@@ -197,7 +197,8 @@ func (TaskStatus) EnumDescriptor() ([]byte, []int) {
 type HandlerMeta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Encoding version. Writers set the current version; readers refuse
-	// versions they do not know rather than misread them.
+	// versions they do not know rather than misread them. Version 2 added
+	// external and deadline.
 	Version   uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	Id        string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	Workflow  string                 `protobuf:"bytes,3,opt,name=workflow,proto3" json:"workflow,omitempty"`
@@ -221,7 +222,13 @@ type HandlerMeta struct {
 	// Sequence number of the last record on the handler's stream.
 	LastSeq uint64 `protobuf:"varint,15,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
 	// Ids of the handlers this one started, in order.
-	Children      []string `protobuf:"bytes,16,rep,name=children,proto3" json:"children,omitempty"`
+	Children []string `protobuf:"bytes,16,rep,name=children,proto3" json:"children,omitempty"`
+	// Event types the handler accepts from outside while idle (version 2;
+	// version 1 kept them as waiters with ids "~external/<type>").
+	External []string `protobuf:"bytes,17,rep,name=external,proto3" json:"external,omitempty"`
+	// End of the handler's whole-run timeout, indexed as a timer; unset when
+	// it has none (version 2; version 1 kept it as a waiter "~timeout").
+	Deadline      *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -364,6 +371,20 @@ func (x *HandlerMeta) GetLastSeq() uint64 {
 func (x *HandlerMeta) GetChildren() []string {
 	if x != nil {
 		return x.Children
+	}
+	return nil
+}
+
+func (x *HandlerMeta) GetExternal() []string {
+	if x != nil {
+		return x.External
+	}
+	return nil
+}
+
+func (x *HandlerMeta) GetDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Deadline
 	}
 	return nil
 }
@@ -724,7 +745,7 @@ var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf1\x04\n" +
+	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc5\x05\n" +
 	"\vHandlerMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
@@ -745,7 +766,9 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\x06parent\x18\r \x01(\tR\x06parent\x12\x14\n" +
 	"\x05owner\x18\x0e \x01(\tR\x05owner\x12\x19\n" +
 	"\blast_seq\x18\x0f \x01(\x04R\alastSeq\x12\x1a\n" +
-	"\bchildren\x18\x10 \x03(\tR\bchildren\"\xab\x01\n" +
+	"\bchildren\x18\x10 \x03(\tR\bchildren\x12\x1a\n" +
+	"\bexternal\x18\x11 \x03(\tR\bexternal\x126\n" +
+	"\bdeadline\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xab\x01\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n" +
@@ -832,17 +855,18 @@ var file_wfd_storage_v1_storage_proto_depIdxs = []int32{
 	7,  // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
 	7,  // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
 	4,  // 6: wfd.storage.v1.HandlerMeta.waiters:type_name -> wfd.storage.v1.Waiter
-	7,  // 7: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	2,  // 8: wfd.storage.v1.TaskMeta.status:type_name -> wfd.storage.v1.TaskStatus
-	7,  // 9: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
-	7,  // 10: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
-	7,  // 11: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
-	7,  // 12: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	7,  // 7: wfd.storage.v1.HandlerMeta.deadline:type_name -> google.protobuf.Timestamp
+	7,  // 8: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	2,  // 9: wfd.storage.v1.TaskMeta.status:type_name -> wfd.storage.v1.TaskStatus
+	7,  // 10: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
+	7,  // 11: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
+	7,  // 12: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
+	7,  // 13: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_wfd_storage_v1_storage_proto_init() }
