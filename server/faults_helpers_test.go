@@ -182,3 +182,11 @@ func waitClosed(t *testing.T, ctx context.Context, ch <-chan struct{}, what stri
 		t.Fatalf("gave up waiting for %s: %v", what, ctx.Err())
 	}
 }
+
+// writeThrough returns a double of inner whose Writes go through write
+// (which calls inner's Write for those it lets pass).
+func writeThrough(inner persistence.Store, write func(ctx context.Context, changes ...persistence.Change) error) *faultstore.Store {
+	fs := faultstore.New(inner)
+	fs.Update(func(f *faultstore.Funcs) { f.WriteFunc = write })
+	return fs
+}
