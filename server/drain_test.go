@@ -48,7 +48,7 @@ func TestDrainInFlight(t *testing.T) {
 			var hold atomic.Bool
 			entered := make(chan struct{}, 1)
 			release := make(chan struct{})
-			store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
+			store := writeThrough(real, func(ctx context.Context, changes ...persistence.Change) error {
 				if hold.Load() {
 					select {
 					case entered <- struct{}{}:
@@ -57,7 +57,7 @@ func TestDrainInFlight(t *testing.T) {
 					<-release
 				}
 				return real.Write(ctx, changes...)
-			}}
+			})
 			srv, err := server.New(ctx, server.Options{Store: store, Workflows: testWorkflows()})
 			if err != nil {
 				t.Fatal(err)

@@ -102,20 +102,6 @@ func TestHealthAfterClose(t *testing.T) {
 	}
 }
 
-// storeDouble is the real bbolt store with its Write going through
-// WriteFunc (litestream's function-field style), so that a test can make
-// commits fail the way a full disk makes them fail.
-type storeDouble struct {
-	*bolt.Store
-	WriteFunc func(ctx context.Context, changes ...persistence.Change) error
-}
-
-var _ persistence.Store = (*storeDouble)(nil)
-
-func (s *storeDouble) Write(ctx context.Context, changes ...persistence.Change) error {
-	return s.WriteFunc(ctx, changes...)
-}
-
 // logRecorder is a slog.Handler that keeps every record.
 type logRecorder struct {
 	mu   sync.Mutex
@@ -178,7 +164,7 @@ func TestHealthFollowsCommits(t *testing.T) {
 	room.Store(math.MaxInt64)
 	var probesFailed, checkpointsFailed atomic.Int64
 	diskFull := fmt.Errorf("%w: bolt: write wfd.db: %w", persistence.ErrUnavailable, syscall.ENOSPC)
-	store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
+	store := writeThrough(real, func(ctx context.Context, changes ...persistence.Change) error {
 		size := 0
 		for _, c := range changes {
 			size += len(c.Snapshot)
@@ -195,7 +181,7 @@ func TestHealthFollowsCommits(t *testing.T) {
 			return diskFull
 		}
 		return real.Write(ctx, changes...)
-	}}
+	})
 	logs := &logRecorder{}
 	srv, err := server.New(ctx, server.Options{Store: store, Workflows: testWorkflows(), Logger: slog.New(logs)})
 	if err != nil {
@@ -326,13 +312,13 @@ func TestLogsWhileCommitsFlap(t *testing.T) {
 	}
 	defer func() { _ = real.Close() }()
 	var writes, failed atomic.Int64
-	store := &storeDouble{Store: real, WriteFunc: func(ctx context.Context, changes ...persistence.Change) error {
+	store := writeThrough(real, func(ctx context.Context, changes ...persistence.Change) error {
 		if writes.Add(1)%2 == 0 {
 			failed.Add(1)
 			return fmt.Errorf("%w: bolt: write wfd.db: %w", persistence.ErrUnavailable, syscall.ENOSPC)
 		}
 		return real.Write(ctx, changes...)
-	}}
+	})
 	logs := &logRecorder{}
 	addr := serveWith(t, server.Options{Store: store, Workflows: testWorkflows(), Logger: slog.New(logs)})
 	c := wfdv1connect.NewWorkflowServiceClient(h2cClient(), "http://"+addr, connect.WithGRPC())

@@ -1,0 +1,172 @@
+package faultstore
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// Store is a persistence.Store that passes every call to the store it
+// wraps unless a function of Funcs is set for that method, and counts the
+// calls. It is safe for concurrent use, and so is changing its functions
+// (Update, Reset) while it is used.
+type Store struct {
+	// Calls counts the calls of each method.
+	Calls Calls
+
+	inner persistence.Store
+	// funcs is replaced as a whole (copy on write, under mu), so a call
+	// reads a consistent set without a lock.
+	funcs atomic.Pointer[Funcs]
+	mu    sync.Mutex
+}
+
+var _ persistence.Store = (*Store)(nil)
+
+// New returns a Store that wraps inner and passes every call through.
+func New(inner persistence.Store) *Store {
+	return &Store{inner: inner}
+}
+
+// Inner returns the wrapped store: what a function calls to pass a call
+// through, and what a test reads to see the store as it is.
+func (s *Store) Inner() persistence.Store { return s.inner }
+
+// Write implements persistence.Store.
+func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error {
+	s.Calls.Write.Add(1)
+	if f := s.current().WriteFunc; f != nil {
+		return f(ctx, changes...)
+	}
+	return s.inner.Write(ctx, changes...)
+}
+
+// GetHandler implements persistence.Store.
+func (s *Store) GetHandler(ctx context.Context, id string) (persistence.Handler, error) {
+	s.Calls.GetHandler.Add(1)
+	if f := s.current().GetHandlerFunc; f != nil {
+		return f(ctx, id)
+	}
+	return s.inner.GetHandler(ctx, id)
+}
+
+// LoadSnapshot implements persistence.Store.
+func (s *Store) LoadSnapshot(ctx context.Context, id string) ([]byte, error) {
+	s.Calls.LoadSnapshot.Add(1)
+	if f := s.current().LoadSnapshotFunc; f != nil {
+		return f(ctx, id)
+	}
+	return s.inner.LoadSnapshot(ctx, id)
+}
+
+// ListHandlers implements persistence.Store.
+func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persistence.Handler, string, error) {
+	s.Calls.ListHandlers.Add(1)
+	if f := s.current().ListHandlersFunc; f != nil {
+		return f(ctx, q)
+	}
+	return s.inner.ListHandlers(ctx, q)
+}
+
+// ReadRecords implements persistence.Store.
+func (s *Store) ReadRecords(ctx context.Context, id string, afterSeq uint64, limit int) ([]persistence.Record, error) {
+	s.Calls.ReadRecords.Add(1)
+	if f := s.current().ReadRecordsFunc; f != nil {
+		return f(ctx, id, afterSeq, limit)
+	}
+	return s.inner.ReadRecords(ctx, id, afterSeq, limit)
+}
+
+// DueTimers implements persistence.Store.
+func (s *Store) DueTimers(ctx context.Context, before time.Time, limit int) ([]persistence.Timer, error) {
+	s.Calls.DueTimers.Add(1)
+	if f := s.current().DueTimersFunc; f != nil {
+		return f(ctx, before, limit)
+	}
+	return s.inner.DueTimers(ctx, before, limit)
+}
+
+// WaitingFor implements persistence.Store.
+func (s *Store) WaitingFor(ctx context.Context, key string, limit int) ([]string, error) {
+	s.Calls.WaitingFor.Add(1)
+	if f := s.current().WaitingForFunc; f != nil {
+		return f(ctx, key, limit)
+	}
+	return s.inner.WaitingFor(ctx, key, limit)
+}
+
+// LongestIdle implements persistence.Store.
+func (s *Store) LongestIdle(ctx context.Context, before time.Time, limit int) ([]persistence.Idle, error) {
+	s.Calls.LongestIdle.Add(1)
+	if f := s.current().LongestIdleFunc; f != nil {
+		return f(ctx, before, limit)
+	}
+	return s.inner.LongestIdle(ctx, before, limit)
+}
+
+// Count implements persistence.Store.
+func (s *Store) Count(ctx context.Context) (persistence.Counts, error) {
+	s.Calls.Count.Add(1)
+	if f := s.current().CountFunc; f != nil {
+		return f(ctx)
+	}
+	return s.inner.Count(ctx)
+}
+
+// GetTask implements persistence.Store.
+func (s *Store) GetTask(ctx context.Context, id string) (persistence.Task, error) {
+	s.Calls.GetTask.Add(1)
+	if f := s.current().GetTaskFunc; f != nil {
+		return f(ctx, id)
+	}
+	return s.inner.GetTask(ctx, id)
+}
+
+// ListTasks implements persistence.Store.
+func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persistence.Task, string, error) {
+	s.Calls.ListTasks.Add(1)
+	if f := s.current().ListTasksFunc; f != nil {
+		return f(ctx, q)
+	}
+	return s.inner.ListTasks(ctx, q)
+}
+
+// Publish implements persistence.Store.
+func (s *Store) Publish(ctx context.Context, p persistence.Published) (persistence.Published, error) {
+	s.Calls.Publish.Add(1)
+	if f := s.current().PublishFunc; f != nil {
+		return f(ctx, p)
+	}
+	return s.inner.Publish(ctx, p)
+}
+
+// FindPublished implements persistence.Store.
+func (s *Store) FindPublished(ctx context.Context, key, handlerID string, since time.Time) (persistence.Published, bool, error) {
+	s.Calls.FindPublished.Add(1)
+	if f := s.current().FindPublishedFunc; f != nil {
+		return f(ctx, key, handlerID, since)
+	}
+	return s.inner.FindPublished(ctx, key, handlerID, since)
+}
+
+// PublishedAfter implements persistence.Store.
+func (s *Store) PublishedAfter(ctx context.Context, afterSeq uint64, limit int) ([]persistence.Published, error) {
+	s.Calls.PublishedAfter.Add(1)
+	if f := s.current().PublishedAfterFunc; f != nil {
+		return f(ctx, afterSeq, limit)
+	}
+	return s.inner.PublishedAfter(ctx, afterSeq, limit)
+}
+
+// Close implements persistence.Store. It closes the wrapped store (unless
+// CloseFunc is set).
+func (s *Store) Close() error {
+	s.Calls.Close.Add(1)
+	if f := s.current().CloseFunc; f != nil {
+		return f()
+	}
+	return s.inner.Close()
+}
