@@ -20,16 +20,19 @@ import (
 // spoilLoads makes the read that loads a released handler's checkpoint
 // return what spoil makes of handler id's snapshot; other handlers load as
 // stored. It is the one place that knows which store reads a load makes:
-// today LoadSnapshot (the metadata the load reads first, with GetHandler,
-// is left intact: the call reads it before the load too).
+// one LoadHandler, which reads the metadata and the checkpoint together.
 func spoilLoads(fs *faultstore.Store, id string, spoil func(snap []byte) ([]byte, error)) {
 	fs.Update(func(f *faultstore.Funcs) {
-		f.LoadSnapshotFunc = func(ctx context.Context, hid string) ([]byte, error) {
-			snap, err := fs.Inner().LoadSnapshot(ctx, hid)
+		f.LoadHandlerFunc = func(ctx context.Context, hid string) (persistence.Handler, []byte, error) {
+			h, snap, err := fs.Inner().LoadHandler(ctx, hid)
 			if err != nil || hid != id {
-				return snap, err
+				return h, snap, err
 			}
-			return spoil(snap)
+			snap, err = spoil(snap)
+			if err != nil {
+				return persistence.Handler{}, nil, err
+			}
+			return h, snap, nil
 		}
 	})
 }
@@ -71,9 +74,11 @@ func TestLoadFailures(t *testing.T) {
 			connect.CodeUnavailable, errorIDMessage("the store is unavailable; retry later"), false},
 		{"snapshot undecodable", garbage, nil,
 			connect.CodeFailedPrecondition, regexp.MustCompile(`handler [^ ]+ failed: cannot decode its checkpoint: proto`), true},
+		// Damage the store reports is the file's, not the handler's: the
+		// call gets DataLoss (no detail) and the handler stays as it was.
 		{"store reports corrupt data", func([]byte) ([]byte, error) {
-			return nil, fmt.Errorf("bolt: load snapshot: %w: the store file is damaged: page 7 is not a leaf", persistence.ErrCorrupt)
-		}, nil, connect.CodeFailedPrecondition, regexp.MustCompile(`handler [^ ]+ failed: cannot decode its checkpoint: .*page 7 is not a leaf$`), true},
+			return nil, fmt.Errorf("bolt: load handler: %w: the store file is damaged: page 7 is not a leaf", persistence.ErrCorrupt)
+		}, nil, connect.CodeDataLoss, errorIDMessage("stored data is damaged"), false},
 		// Marking the handler failed is a commit: if that cannot be made,
 		// nothing changes, and the handler loads once the store works.
 		{"snapshot undecodable, failure cannot be recorded", garbage, unavailable,

@@ -8,6 +8,7 @@ import "sync/atomic"
 type Calls struct {
 	Write          atomic.Int64
 	GetHandler     atomic.Int64
+	LoadHandler    atomic.Int64
 	LoadSnapshot   atomic.Int64
 	ListHandlers   atomic.Int64
 	ReadRecords    atomic.Int64

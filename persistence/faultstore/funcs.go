@@ -14,6 +14,7 @@ import (
 type Funcs struct {
 	WriteFunc          func(ctx context.Context, changes ...persistence.Change) error
 	GetHandlerFunc     func(ctx context.Context, id string) (persistence.Handler, error)
+	LoadHandlerFunc    func(ctx context.Context, id string) (persistence.Handler, []byte, error)
 	LoadSnapshotFunc   func(ctx context.Context, id string) ([]byte, error)
 	ListHandlersFunc   func(ctx context.Context, q persistence.Query) ([]persistence.Handler, string, error)
 	ReadRecordsFunc    func(ctx context.Context, id string, afterSeq uint64, limit int) ([]persistence.Record, error)

@@ -53,6 +53,15 @@ func (s *Store) GetHandler(ctx context.Context, id string) (persistence.Handler,
 	return s.inner.GetHandler(ctx, id)
 }
 
+// LoadHandler implements persistence.Store.
+func (s *Store) LoadHandler(ctx context.Context, id string) (persistence.Handler, []byte, error) {
+	s.Calls.LoadHandler.Add(1)
+	if f := s.current().LoadHandlerFunc; f != nil {
+		return f(ctx, id)
+	}
+	return s.inner.LoadHandler(ctx, id)
+}
+
 // LoadSnapshot implements persistence.Store.
 func (s *Store) LoadSnapshot(ctx context.Context, id string) ([]byte, error) {
 	s.Calls.LoadSnapshot.Add(1)
