@@ -56,7 +56,21 @@ var (
 	ErrUndeclaredEvent = errors.New("event type not declared in the step's Emits")
 )
 
+// HandlerDoneError is the ErrHandlerDone of a handler that has ended: an
+// operation needs it running.
+type HandlerDoneError struct {
+	HandlerID string
+	Status    Status
+}
+
+func (e *HandlerDoneError) Error() string {
+	return fmt.Sprintf("%v: handler %s is %v", ErrHandlerDone, e.HandlerID, e.Status)
+}
+
+// Unwrap makes the error ErrHandlerDone for errors.Is.
+func (e *HandlerDoneError) Unwrap() error { return ErrHandlerDone }
+
 // errHandlerDone is ErrHandlerDone for handler id, which ended with status.
 func errHandlerDone(id string, status Status) error {
-	return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, id, status)
+	return &HandlerDoneError{HandlerID: id, Status: status}
 }

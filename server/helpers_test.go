@@ -55,6 +55,8 @@ type serverConfig struct {
 	logger *slog.Logger
 	// limits is Options.Limits.
 	limits engine.Limits
+	// linger is Options.Linger.
+	linger time.Duration
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -72,7 +74,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	srv, err := server.New(context.Background(), server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
 		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
-		Logger: cfg.logger, Limits: cfg.limits,
+		Logger: cfg.logger, Limits: cfg.limits, Linger: cfg.linger,
 	})
 	if err != nil {
 		_ = store.Close() // the server's error is the one to report

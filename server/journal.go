@@ -53,6 +53,20 @@ type journal struct {
 	// inflight counts each handler's changes not yet committed; drained
 	// is closed when a handler's count drops to zero.
 	inflight map[string]*inflight
+
+	// watchMu guards watched: the handlers whose committed metadata a
+	// caller waits to answer with (watch). Empty when nobody waits.
+	watchMu sync.Mutex
+	watched map[string]*watched
+}
+
+// watched is what the journal keeps for the callers watching one handler.
+type watched struct {
+	n int // callers watching
+	// meta is the handler as the latest change committed since the
+	// first of them began watching stored it; ok once there is one.
+	meta persistence.Handler
+	ok   bool
 }
 
 type inflight struct {
@@ -71,7 +85,7 @@ var _ engine.Journal = (*journal)(nil)
 
 func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onStore func(error, int)) *journal {
 	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inflight: map[string]*inflight{}, failures: newLogThrottle(failureLogEvery, time.Now)}
+		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: newLogThrottle(failureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
 }
@@ -121,7 +135,7 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 	p.records = make([]*wfdv1.Record, len(c.Records))
 	if n := len(c.Records); n > 0 {
 		// The store keeps LastSeq itself; set it here too, for the copy
-		// callers get back (Change.Committed).
+		// watchers get (watch).
 		p.change.Handler.LastSeq = c.Records[n-1].Seq
 	}
 	p.change.Records = make([]persistence.Record, len(c.Records))
@@ -178,6 +192,7 @@ func (j *journal) commit(batch []*pending) {
 		err = nil
 	}
 	j.report(batch, err)
+	j.keepWatched(batch, err)
 	for _, p := range batch {
 		e := p.err
 		if e == nil {
@@ -193,7 +208,6 @@ func (j *journal) commit(batch []*pending) {
 			j.onCommit(p.ec)
 		}
 		j.hub.publish(p.ec.HandlerID, p.records)
-		p.ec.Committed = &p.change.Handler
 		p.ec.Done(nil)
 	}
 	j.mu.Lock()
@@ -206,6 +220,64 @@ func (j *journal) commit(batch []*pending) {
 		}
 	}
 	j.mu.Unlock()
+}
+
+// watch lets a caller answer with a handler's metadata as the store
+// committed it, without reading it back: call it before the engine call
+// that changes the handler, then, once that call has returned (its change
+// is committed), committed returns the metadata of the latest change of
+// the handler committed since watch, and false if none was or if they
+// carried no records (the store keeps LastSeq; the journal knows it only
+// from records). Call done when finished: the journal keeps nothing for a
+// handler nobody watches.
+func (j *journal) watch(id string) (committed func() (persistence.Handler, bool), done func()) {
+	j.watchMu.Lock()
+	w := j.watched[id]
+	if w == nil {
+		w = &watched{}
+		j.watched[id] = w
+	}
+	w.n++
+	j.watchMu.Unlock()
+	committed = func() (persistence.Handler, bool) {
+		j.watchMu.Lock()
+		defer j.watchMu.Unlock()
+		return w.meta, w.ok && w.meta.LastSeq > 0
+	}
+	done = func() {
+		j.watchMu.Lock()
+		defer j.watchMu.Unlock()
+		if w.n--; w.n == 0 {
+			delete(j.watched, id)
+		}
+	}
+	return committed, done
+}
+
+// keepWatched keeps the committed metadata of watched handlers, before
+// their changes are acknowledged; err is the commit's error. With nobody
+// watching it costs a lock and a map look-up per change.
+func (j *journal) keepWatched(batch []*pending, err error) {
+	if err != nil {
+		return
+	}
+	j.watchMu.Lock()
+	defer j.watchMu.Unlock()
+	if len(j.watched) == 0 {
+		return
+	}
+	for _, p := range batch {
+		w := j.watched[p.ec.HandlerID]
+		if w == nil || p.err != nil {
+			continue
+		}
+		seq := w.meta.LastSeq
+		w.meta, w.ok = p.change.Handler, true
+		// A change without records leaves the stream where it was: keep
+		// the position an earlier watched change gave (changes of one
+		// handler commit in order).
+		w.meta.LastSeq = max(w.meta.LastSeq, seq)
+	}
 }
 
 // report logs a commit's failed checkpoints, throttled (a full disk fails
