@@ -18,10 +18,12 @@ var (
 	ErrUnknownWorkflow = errors.New("unknown workflow")
 	// ErrHandlerExists: a live handler already has that id.
 	ErrHandlerExists = errors.New("handler already exists")
-	// ErrHandlerDone: the handler has reached a terminal status.
+	// ErrHandlerDone: the handler has reached a terminal status (a
+	// HandlerDoneError says which).
 	ErrHandlerDone = errors.New("handler is finished")
 	// ErrInvalidEvent: the event's type is reserved, or the workflow does not
-	// accept it from outside and no waiter waits for it.
+	// accept it from outside and no waiter waits for it (an
+	// EventRefusedError).
 	ErrInvalidEvent = errors.New("invalid event")
 	// ErrNotIdle: the operation needs an idle handler.
 	ErrNotIdle = errors.New("handler is not idle")
