@@ -223,35 +223,47 @@ func (j *journal) commit(batch []*pending) {
 }
 
 // watch lets a caller answer with a handler's metadata as the store
-// committed it, without reading it back: call it before the engine call
-// that changes the handler, then, once that call has returned (its change
-// is committed), committed returns the metadata of the latest change of
-// the handler committed since watch, and false if none was or if they
-// carried no records (the store keeps LastSeq; the journal knows it only
-// from records). Call done when finished: the journal keeps nothing for a
-// handler nobody watches.
-func (j *journal) watch(id string) (committed func() (persistence.Handler, bool), done func()) {
+// committed it, without reading it back: it begins before the engine call
+// that changes the handler, and once that call has returned (its change is
+// committed) watch.committed has the latest change of the handler
+// committed since. Call watch.done when finished: the journal keeps
+// nothing for a handler nobody watches.
+func (j *journal) watch(id string) watch {
 	j.watchMu.Lock()
+	defer j.watchMu.Unlock()
 	w := j.watched[id]
 	if w == nil {
 		w = &watched{}
 		j.watched[id] = w
 	}
 	w.n++
-	j.watchMu.Unlock()
-	committed = func() (persistence.Handler, bool) {
-		j.watchMu.Lock()
-		defer j.watchMu.Unlock()
-		return w.meta, w.ok && w.meta.LastSeq > 0
+	return watch{j: j, id: id, w: w}
+}
+
+// watch is one caller's interest in a handler's commits (journal.watch).
+type watch struct {
+	j  *journal
+	id string
+	w  *watched
+}
+
+// committed returns the handler's metadata as the latest change committed
+// since the watch began stored it; false if none was committed, or if the
+// changes carried no records (the store keeps LastSeq; the journal knows it
+// only from records).
+func (w watch) committed() (persistence.Handler, bool) {
+	w.j.watchMu.Lock()
+	defer w.j.watchMu.Unlock()
+	return w.w.meta, w.w.ok && w.w.meta.LastSeq > 0
+}
+
+// done ends the watch.
+func (w watch) done() {
+	w.j.watchMu.Lock()
+	defer w.j.watchMu.Unlock()
+	if w.w.n--; w.w.n == 0 {
+		delete(w.j.watched, w.id)
 	}
-	done = func() {
-		j.watchMu.Lock()
-		defer j.watchMu.Unlock()
-		if w.n--; w.n == 0 {
-			delete(j.watched, id)
-		}
-	}
-	return committed, done
 }
 
 // keepWatched keeps the committed metadata of watched handlers, before

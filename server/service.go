@@ -68,27 +68,28 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if input == nil {
 		input = &structpb.Struct{}
 	}
-	committed, done := s.journal.watch(id)
-	defer done()
+	w := s.journal.watch(id)
+	defer w.done()
 	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
 	if err != nil {
 		return nil, err
 	}
-	return s.afterCommit(ctx, id, h, committed)
+	return s.afterCommit(ctx, id, h, &w)
 }
 
 // afterCommit answers a call whose change to handler id is durable with
-// the handler as the journal committed it (journal.watch), without reading
-// it back; when the journal has no stream position for it (nothing
-// watched, or changes without records) it reads the store instead.
+// the handler as the journal committed it (w, begun before the call),
+// without reading it back; without a watch, or when the journal has no
+// stream position for the handler (changes without records), it reads the
+// store instead.
 //
 // The call's change is durable by now, so it must not answer with an
 // error a client would take for "nothing happened" (and retry, creating a
 // second handler): if the store cannot be read back, it answers from the
 // engine's view of the handler h (when there is one).
-func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, committed func() (persistence.Handler, bool)) (*wfdv1.Handler, error) {
-	if committed != nil {
-		if m, ok := committed(); ok {
+func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, w *watch) (*wfdv1.Handler, error) {
+	if w != nil {
+		if m, ok := w.committed(); ok {
 			return handlerToProto(&m), nil
 		}
 	}
@@ -176,8 +177,9 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err := v.s.engine.CheckEvent(ev, opts); err != nil {
 		return nil, toConnect(err)
 	}
-	committed, done := v.s.journal.watch(id)
-	defer done()
+	w := v.s.journal.watch(id)
+	defer w.done()
+	committed := &w
 	var live *engine.Handler
 	err := v.s.refuseWithoutLoading(ctx, id, ev.Type)
 	if err == nil {
