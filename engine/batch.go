@@ -136,7 +136,7 @@ func (r *runner) onlyRestored() bool {
 // once, and the batch's buffers are kept for the next one.
 func (r *runner) acknowledge() {
 	for _, a := range r.acks {
-		a <- ackResult{}
+		a <- nil
 	}
 	clear(r.acks)
 	r.acks = r.acks[:0]

@@ -47,6 +47,7 @@ func BenchmarkStepTransitions(b *testing.B) {
 	handlers := 4 * runtime.GOMAXPROCS(0)
 	per := max(b.N/handlers, 3)
 	e := engine.New(engine.Options{})
+	engine.CompactAlways(e)
 	if err := e.Register(cycle(per)); err != nil {
 		b.Fatal(err)
 	}
@@ -77,6 +78,7 @@ func BenchmarkStepTransitions(b *testing.B) {
 // flight. One op is one handler (three step executions).
 func BenchmarkHandlers(b *testing.B) {
 	e := engine.New(engine.Options{})
+	engine.CompactAlways(e)
 	if err := e.Register(chain()); err != nil {
 		b.Fatal(err)
 	}

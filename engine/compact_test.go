@@ -26,6 +26,7 @@ func TestCompact(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &idleCounter{idle: make(chan struct{}, tc.start)}
 			e := engine.New(engine.Options{Journal: j})
+			engine.CompactAlways(e)
 			if err := e.Register(workflows.Approval()); err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +62,7 @@ func TestCompact(t *testing.T) {
 				if got, ok := e.Handler(h.ID()); !ok || got != h {
 					t.Fatalf("Handler(%s) after Compact: %v, %v", h.ID(), got, ok)
 				}
-				if err := h.SendEvent(ctx, engine.Event{Type: workflows.ApprovalEvent, Data: approve}); err != nil {
+				if err := h.SendEvent(ctx, engine.Event{Type: workflows.ApprovalEvent, Data: approve}, engine.SendOptions{}); err != nil {
 					t.Fatalf("SendEvent: %v", err)
 				}
 				if info, err := h.Wait(ctx); err != nil || info.Status != engine.StatusCompleted {

@@ -18,7 +18,19 @@ import (
 	"github.com/wfd-dev/wfd/internal/shrink"
 )
 
-// Options configure an Engine. The zero value is usable.
+// Defaults of Options. A zero field takes its default, in the engine and
+// in server.Options alike.
+const (
+	// DefaultLinger is Options.Linger's default: long enough for a quick
+	// step's start and end to share a commit, short against a commit.
+	DefaultLinger = 2 * time.Millisecond
+	// DefaultCompactIdleAbove is Options.CompactIdleAbove's default: with
+	// fewer handlers in memory the memory saved is not worth the CPU.
+	DefaultCompactIdleAbove = 10000
+)
+
+// Options configure an Engine. The zero value is usable: every zero field
+// takes its default.
 type Options struct {
 	// Journal receives every handler change; nil keeps nothing.
 	Journal Journal
@@ -28,8 +40,8 @@ type Options struct {
 	Now func() time.Time
 	// Linger lets a handler hold its changes back while step runs are in
 	// progress, for at most this long, so that they reach the journal (and
-	// callers their acknowledgements) together. 0 hands every batch over at
-	// once.
+	// callers their acknowledgements) together. 0 takes DefaultLinger; a
+	// negative value hands every batch over at once.
 	Linger time.Duration
 	// EventLog looks up published events for WaitForKey (nil: a keyed wait
 	// sees only publications that arrive while it waits).
@@ -40,8 +52,8 @@ type Options struct {
 	// encoded while it waits (freeze.go): once more than this many handlers
 	// are in memory. Encoding saves a few hundred bytes per idle handler
 	// and costs an encode when it parks and a decode when it wakes, which
-	// only pays when many handlers are in memory. 0 compacts always; a
-	// negative value never.
+	// only pays when many handlers are in memory. 0 takes
+	// DefaultCompactIdleAbove; a negative value never compacts.
 	CompactIdleAbove int
 	// Limits bound what a handler may hold and a step run produce; zero
 	// fields take their defaults.
@@ -72,6 +84,12 @@ func New(opts Options) *Engine {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Linger == 0 {
+		opts.Linger = DefaultLinger
+	}
+	if opts.CompactIdleAbove == 0 {
+		opts.CompactIdleAbove = DefaultCompactIdleAbove
 	}
 	return &Engine{opts: opts, log: opts.Logger, lim: opts.Limits.withDefaults(), workflows: map[string]*compiled{}, live: map[string]*Handler{}}
 }
@@ -139,9 +157,6 @@ type StartOptions struct {
 	HandlerID string
 	// Parent is the handler that starts this one as a child.
 	Parent string
-	// Committed, if set, receives what the journal attached to the change
-	// that made the handler's creation durable (Change.Committed).
-	Committed *any
 }
 
 // Start runs a new handler of the named workflow with input as the data of
@@ -175,17 +190,14 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 	if err != nil {
 		return nil, err
 	}
-	ack := make(chan ackResult, 1)
+	ack := make(chan error, 1)
 	if err := h.post(ctx, msg{kind: msgStart, p: &payload{ev: Event{Type: StartEvent, Data: input}}, ack: ack}); err != nil {
 		return nil, err
 	}
 	select {
-	case a := <-ack:
-		if opts.Committed != nil {
-			*opts.Committed = a.committed
-		}
-		if a.err != nil {
-			return h, a.err
+	case err := <-ack:
+		if err != nil {
+			return h, err
 		}
 		return h, nil
 	case <-ctx.Done():
@@ -198,7 +210,8 @@ type RestoreOptions struct {
 	// Accepting, if set, is the type of the event from outside that the
 	// restore is for: if the handler would refuse it (the workflow does
 	// not accept it from outside and no waiter waits for it), Restore
-	// returns that refusal (ErrInvalidEvent) and restores nothing.
+	// returns that refusal (an *EventRefusedError, or ErrInvalidEvent
+	// for a type no sender from outside may use) and restores nothing.
 	// The event itself is then sent with Handler.SendEvent.
 	Accepting string
 }
@@ -219,7 +232,7 @@ func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState, opts R
 		return nil, Info{}, errHandlerDone(s.id, s.status)
 	}
 	if opts.Accepting != "" {
-		if err := s.accepts(c, opts.Accepting); err != nil {
+		if err := s.accepts(Event{Type: opts.Accepting}, false); err != nil {
 			return nil, Info{}, err
 		}
 	}
@@ -263,10 +276,12 @@ func (e *Engine) forget(h *Handler) {
 }
 
 // compactIdle reports whether a handler that parks idle now should encode
-// its events' data (Options.CompactIdleAbove).
+// its events' data (Options.CompactIdleAbove, never 0 after New but for
+// tests: export_test.go's CompactAlways sets 0, which compacts always, as a
+// parking handler is in memory itself).
 func (e *Engine) compactIdle() bool {
 	n := e.opts.CompactIdleAbove
-	return n == 0 || (n > 0 && e.liveN.Load() > int64(n))
+	return n >= 0 && e.liveN.Load() > int64(n)
 }
 
 // Handler returns the live handler with that id.
@@ -281,13 +296,14 @@ func (e *Engine) Handler(id string) (*Handler, bool) {
 // peak (shrink.Map): a Go map keeps the memory of its largest size, about
 // 50 bytes per handler, after its entries are deleted. It reports whether
 // it rebuilt the registry. It copies the registry under the engine's lock,
-// so call it when the engine is quiet (a server does after releases), not
-// per handler.
+// so call it when the engine is quiet (a server does once releases have
+// stopped for a while), not per handler.
 func (e *Engine) Compact() bool {
 	return shrink.Locked(&e.mu, &e.live, &e.livePeak)
 }
 
-// Live returns the number of handlers in memory.
+// Live returns the number of handlers in memory, for a caller's statistics
+// (a server reports it as its active handlers).
 func (e *Engine) Live() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()

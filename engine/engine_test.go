@@ -36,7 +36,7 @@ func TestEcho(t *testing.T) {
 	if ch := rec.changesOf(h.ID()); !ch[0].Created || ch[len(ch)-1].Status != engine.StatusCompleted {
 		t.Fatalf("changes: first Created=%v last status %v", ch[0].Created, ch[len(ch)-1].Status)
 	}
-	if err := h.SendEvent(context.Background(), engine.Event{Type: "x"}); !errors.Is(err, engine.ErrHandlerDone) {
+	if err := h.SendEvent(context.Background(), engine.Event{Type: "x"}, engine.SendOptions{}); !errors.Is(err, engine.ErrHandlerDone) {
 		t.Fatalf("SendEvent after completion = %v, want ErrHandlerDone", err)
 	}
 	if err := h.Cancel(context.Background()); !errors.Is(err, engine.ErrHandlerDone) {
@@ -71,12 +71,12 @@ func TestApprovalWaitsInside(t *testing.T) {
 	}
 
 	// An event of a type nobody waits for and the workflow does not accept.
-	err = h.SendEvent(context.Background(), engine.Event{Type: "nonsense"})
+	err = h.SendEvent(context.Background(), engine.Event{Type: "nonsense"}, engine.SendOptions{})
 	if !errors.Is(err, engine.ErrInvalidEvent) || !strings.Contains(err.Error(), `does not accept "nonsense"`) {
 		t.Fatalf("SendEvent(nonsense) = %v", err)
 	}
 	for _, typ := range []string{"", engine.StartEvent, engine.StopEvent} {
-		if err := h.SendEvent(context.Background(), engine.Event{Type: typ}); !errors.Is(err, engine.ErrInvalidEvent) {
+		if err := h.SendEvent(context.Background(), engine.Event{Type: typ}, engine.SendOptions{}); !errors.Is(err, engine.ErrInvalidEvent) {
 			t.Fatalf("SendEvent(%q) = %v, want ErrInvalidEvent", typ, err)
 		}
 	}
@@ -361,7 +361,7 @@ func TestCancel(t *testing.T) {
 		if info := wait(t, h); info.Status != engine.StatusCancelled || info.Idle != nil {
 			t.Fatalf("got %+v", info)
 		}
-		if err := h.SendEvent(context.Background(), engine.Event{Type: "approval"}); !errors.Is(err, engine.ErrHandlerDone) {
+		if err := h.SendEvent(context.Background(), engine.Event{Type: "approval"}, engine.SendOptions{}); !errors.Is(err, engine.ErrHandlerDone) {
 			t.Fatalf("SendEvent after cancel = %v", err)
 		}
 	})
@@ -518,7 +518,7 @@ func TestIdempotencyKey(t *testing.T) {
 	rec.awaitIdle(t, h.ID(), 1)
 	ctx := context.Background()
 	for _, key := range []string{"a", "b", "a", "a", "b", "c"} {
-		if err := h.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": key})}, engine.WithIdempotencyKey(key)); err != nil {
+		if err := h.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": key})}, engine.SendOptions{IdempotencyKey: key}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -537,10 +537,10 @@ func TestIdempotencyKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h2.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": "b"})}, engine.WithIdempotencyKey("b")); err != nil {
+	if err := h2.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": "b"})}, engine.SendOptions{IdempotencyKey: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h2.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": "d"})}, engine.WithIdempotencyKey("d")); err != nil {
+	if err := h2.SendEvent(ctx, engine.Event{Type: "inc", Data: mustStruct(t, map[string]any{"k": "d"})}, engine.SendOptions{IdempotencyKey: "d"}); err != nil {
 		t.Fatal(err)
 	}
 	rec2.await(t, h2.ID(), 1, func(r engine.Record) bool { return r.Kind == engine.RecordEvent })

@@ -18,10 +18,12 @@ var (
 	ErrUnknownWorkflow = errors.New("unknown workflow")
 	// ErrHandlerExists: a live handler already has that id.
 	ErrHandlerExists = errors.New("handler already exists")
-	// ErrHandlerDone: the handler has reached a terminal status.
+	// ErrHandlerDone: the handler has reached a terminal status (a
+	// HandlerDoneError says which).
 	ErrHandlerDone = errors.New("handler is finished")
 	// ErrInvalidEvent: the event's type is reserved, or the workflow does not
-	// accept it from outside and no waiter waits for it.
+	// accept it from outside and no waiter waits for it (an
+	// EventRefusedError).
 	ErrInvalidEvent = errors.New("invalid event")
 	// ErrNotIdle: the operation needs an idle handler.
 	ErrNotIdle = errors.New("handler is not idle")
@@ -56,7 +58,21 @@ var (
 	ErrUndeclaredEvent = errors.New("event type not declared in the step's Emits")
 )
 
+// HandlerDoneError is the ErrHandlerDone of a handler that has ended: an
+// operation needs it running.
+type HandlerDoneError struct {
+	HandlerID string
+	Status    Status
+}
+
+func (e *HandlerDoneError) Error() string {
+	return fmt.Sprintf("%v: handler %s is %v", ErrHandlerDone, e.HandlerID, e.Status)
+}
+
+// Unwrap makes the error ErrHandlerDone for errors.Is.
+func (e *HandlerDoneError) Unwrap() error { return ErrHandlerDone }
+
 // errHandlerDone is ErrHandlerDone for handler id, which ended with status.
 func errHandlerDone(id string, status Status) error {
-	return fmt.Errorf("%w: handler %s is %v", ErrHandlerDone, id, status)
+	return &HandlerDoneError{HandlerID: id, Status: status}
 }

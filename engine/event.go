@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"strconv"
-	"strings"
-
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -41,17 +38,4 @@ func (e Event) Matches(match *structpb.Struct) bool {
 		}
 	}
 	return true
-}
-
-// AcceptedList describes the event types a workflow accepts from outside,
-// for error messages: `it accepts "a", "b"` or `it accepts none`.
-func AcceptedList(types []string) string {
-	if len(types) == 0 {
-		return "it accepts none"
-	}
-	q := make([]string, len(types))
-	for i, t := range types {
-		q[i] = strconv.Quote(t)
-	}
-	return "it accepts " + strings.Join(q, ", ")
 }

@@ -29,6 +29,7 @@ func BenchmarkIdleFootprint(b *testing.B) {
 	for range b.N {
 		j := &idleCounter{idle: make(chan struct{}, n)}
 		e := engine.New(engine.Options{Journal: j})
+		engine.CompactAlways(e)
 		if err := e.Register(workflows.Approval()); err != nil {
 			b.Fatal(err)
 		}

@@ -30,6 +30,7 @@ func TestIdleKeepsData(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &idleCounter{idle: make(chan struct{}, 4)}
 			e := engine.New(engine.Options{Journal: j})
+			engine.CompactAlways(e)
 			if err := e.Register(workflows.Approval()); err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +57,7 @@ func TestIdleKeepsData(t *testing.T) {
 				}
 			}
 			approve := &structpb.Struct{Fields: map[string]*structpb.Value{"approved": structpb.NewBoolValue(true)}}
-			if err := h.SendEvent(ctx, engine.Event{Type: workflows.ApprovalEvent, Data: approve}); err != nil {
+			if err := h.SendEvent(ctx, engine.Event{Type: workflows.ApprovalEvent, Data: approve}, engine.SendOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			info, err := h.Wait(ctx)
@@ -71,8 +72,9 @@ func TestIdleKeepsData(t *testing.T) {
 }
 
 // TestCompactIdleAbove parks 2,000 approval handlers with a nested input
-// and compares the heap they keep: encoding idle data (CompactIdleAbove 0)
-// must save memory against never encoding it (-1), and with a threshold of
+// and compares the heap they keep: encoding idle data (always, which only
+// engine.CompactAlways asks for) must save memory against never encoding it
+// (CompactIdleAbove -1), and with a threshold of
 // 1,000 only the handlers that park once more than 1,000 are in memory are
 // encoded, so the saving is about half.
 func TestCompactIdleAbove(t *testing.T) {
@@ -81,10 +83,15 @@ func TestCompactIdleAbove(t *testing.T) {
 	}
 	const n = 2000
 	input := mustStruct(t, map[string]any{"amount": 12.5, "who": map[string]any{"name": "ada", "tags": []any{"a", true, nil}}})
+	// perHandler measures with Options.CompactIdleAbove set to above, or
+	// with CompactAlways when above is 0 (which would take the default).
 	perHandler := func(above int) float64 {
 		t.Helper()
 		j := &idleCounter{idle: make(chan struct{}, n)}
 		e := engine.New(engine.Options{Journal: j, CompactIdleAbove: above})
+		if above == 0 {
+			engine.CompactAlways(e)
+		}
 		if err := e.Register(workflows.Approval()); err != nil {
 			t.Fatal(err)
 		}

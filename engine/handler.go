@@ -94,7 +94,7 @@ type msg struct {
 	exec  *execution
 	err   error
 	p     *payload // for the kinds that carry data
-	ack   chan<- ackResult
+	ack   chan<- error
 	reply chan<- reply
 }
 
@@ -105,6 +105,8 @@ type payload struct {
 	key   string
 	val   *structpb.Value
 	types []string
+	// fromWfd: a send with SendOptions.FromWfd.
+	fromWfd bool
 }
 
 type reply struct {
@@ -185,71 +187,44 @@ func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
 
 // SendEvent delivers an event from outside. The workflow must accept its
 // type from outside, or a waiter of the handler must wait for it; otherwise
-// the error is ErrInvalidEvent. It returns once the journal has
-// acknowledged the change that holds the event.
+// the error is an EventRefusedError (ErrInvalidEvent). It returns once the
+// journal has acknowledged the change that holds the event.
 //
-// Data that breaks the payload rules is ErrInvalidPayload; an event that
-// would make the handler hold more than Limits.MaxQueuedEvents is ErrLimit.
-// The data of the types wfd sends itself (TaskEvent, KeyEvent, ChildEvent)
-// was checked where it entered, and may come from a store written before
-// that: it is sanitized rather than refused, so a parent always learns
-// that its child ended.
-func (h *Handler) SendEvent(ctx context.Context, ev Event, opts ...SendOption) error {
-	if reserved(ev.Type) {
-		ev.Data = pl.Sanitize(ev.Data)
-	} else if err := pl.Check(h.e.lim.payload(), "event.data", ev.Data); err != nil {
+// An event CheckEvent refuses is refused first, whatever the handler's
+// state: without SendOptions.FromWfd a reserved type is ErrInvalidEvent and
+// data that breaks the payload rules ErrInvalidPayload. An event that would
+// make the handler hold more than Limits.MaxQueuedEvents is ErrLimit, and
+// one for a handler that has ended a HandlerDoneError (ErrHandlerDone).
+func (h *Handler) SendEvent(ctx context.Context, ev Event, opts SendOptions) error {
+	if err := h.e.CheckEvent(ev, opts); err != nil {
 		return err
 	}
-	var o sendOptions
-	for _, opt := range opts {
-		opt(&o)
+	if opts.FromWfd {
+		ev.Data = pl.Sanitize(ev.Data)
 	}
-	ack := make(chan ackResult, 1)
-	if _, err := h.call(ctx, msg{kind: msgSend, p: &payload{ev: ev, key: o.key}, ack: ack}); err != nil {
+	ack := make(chan error, 1)
+	p := &payload{ev: ev, key: opts.IdempotencyKey, fromWfd: opts.FromWfd}
+	if _, err := h.call(ctx, msg{kind: msgSend, p: p, ack: ack}); err != nil {
 		return err
 	}
 	select {
-	case a := <-ack:
-		if o.committed != nil {
-			*o.committed = a.committed
-		}
-		return a.err
+	case err := <-ack:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// SendOption tunes SendEvent.
-type SendOption func(*sendOptions)
-
-type sendOptions struct {
-	key       string
-	committed *any
-}
-
-// ReceiveCommitted stores in dst what the journal attached to the change
-// that made the event durable (Change.Committed).
-func ReceiveCommitted(dst *any) SendOption {
-	return func(o *sendOptions) { o.committed = dst }
-}
-
-// WithIdempotencyKey makes a send safe to retry: an event whose key the
-// handler has seen among its latest 1,024 is acknowledged and not
-// delivered again. The keys are part of the handler's state.
-func WithIdempotencyKey(key string) SendOption {
-	return func(o *sendOptions) { o.key = key }
-}
-
 // Cancel ends the handler as cancelled; runs in progress see their context
 // cancelled and their results are dropped.
 func (h *Handler) Cancel(ctx context.Context) error {
-	ack := make(chan ackResult, 1)
+	ack := make(chan error, 1)
 	if _, err := h.call(ctx, msg{kind: msgCancel, ack: ack}); err != nil {
 		return err
 	}
 	select {
-	case a := <-ack:
-		return a.err
+	case err := <-ack:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -273,15 +248,15 @@ func (h *Handler) Snapshot(ctx context.Context) (*statev1.HandlerState, error) {
 // It returns once the journal has acknowledged that change. A handler that is
 // not idle is ErrNotIdle.
 func (h *Handler) Release(ctx context.Context) (*statev1.HandlerState, error) {
-	ack := make(chan ackResult, 1)
+	ack := make(chan error, 1)
 	r, err := h.call(ctx, msg{kind: msgRelease, ack: ack})
 	if err != nil {
 		return nil, err
 	}
 	select {
-	case a := <-ack:
-		if a.err != nil {
-			return nil, a.err
+	case err := <-ack:
+		if err != nil {
+			return nil, err
 		}
 		return r.state, nil
 	case <-ctx.Done():

@@ -157,7 +157,7 @@ func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
 
 func send(t *testing.T, h *engine.Handler, typ string, data map[string]any) {
 	t.Helper()
-	if err := h.SendEvent(context.Background(), engine.Event{Type: typ, Data: mustStruct(t, data)}); err != nil {
+	if err := h.SendEvent(context.Background(), engine.Event{Type: typ, Data: mustStruct(t, data)}, engine.SendOptions{}); err != nil {
 		t.Fatalf("SendEvent(%s): %v", typ, err)
 	}
 }

@@ -54,19 +54,10 @@ type Change struct {
 	Parent   string
 	Children []string
 
-	// Committed is for the journal: a value it sets before Done (say, the
-	// stored metadata) that callers waiting on this change receive (see
-	// StartOptions.Committed and ReceiveCommitted).
-	Committed any
-
-	st   *state // valid only during Append
-	acks []chan<- ackResult
-}
-
-// ackResult answers a caller waiting for a change to be durable.
-type ackResult struct {
-	err       error
-	committed any
+	st *state // valid only during Append
+	// acks are the callers waiting for the change to be durable; each
+	// gets Done's error.
+	acks []chan<- error
 }
 
 // Snapshot returns the handler's state as of this change, to checkpoint.
@@ -92,7 +83,7 @@ func (c *Change) Snapshot() *statev1.HandlerState {
 // Done acknowledges the change: err is nil when it is durable.
 func (c *Change) Done(err error) {
 	for _, a := range c.acks {
-		a <- ackResult{err: err, committed: c.Committed}
+		a <- err
 	}
 	c.acks = nil
 }

@@ -40,6 +40,7 @@ func TestWaitForKey(t *testing.T) {
 	log := &eventLog{}
 	rec := newRecorder()
 	e := engine.New(engine.Options{Journal: rec, EventLog: log})
+	engine.CompactAlways(e)
 	if err := e.Register(w); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestWaitForKey(t *testing.T) {
 		t.Fatalf("waiter %+v", wt)
 	}
 	p := engine.Published{ID: "b", Key: "payment:B", At: time.Now(), Data: mustStruct(t, map[string]any{"n": "b"})}
-	if err := b.SendEvent(context.Background(), engine.PublishedEvent(p), engine.WithIdempotencyKey("pub:b")); err != nil {
+	if err := b.SendEvent(context.Background(), engine.PublishedEvent(p), engine.SendOptions{IdempotencyKey: "pub:b", FromWfd: true}); err != nil {
 		t.Fatal(err)
 	}
 	if info := wait(t, b); info.Result.Fields["n"].GetStringValue() != "b" {

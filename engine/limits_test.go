@@ -24,6 +24,9 @@ func engineWith(t *testing.T, opts engine.Options, wfs ...engine.Workflow) (*eng
 	rec := newRecorder()
 	opts.Journal = rec
 	e := engine.New(opts)
+	// The tests run with idle data encoded (freeze.go) whatever the count
+	// of handlers, as they did when CompactIdleAbove 0 meant always.
+	engine.CompactAlways(e)
 	for _, w := range wfs {
 		if err := e.Register(w); err != nil {
 			t.Fatalf("Register(%s): %v", w.Name, err)
@@ -182,7 +185,7 @@ func TestBadInputRefused(t *testing.T) {
 	h := start(t, e, "waits", nil)
 	rec.awaitIdle(t, h.ID(), 1)
 	before := len(rec.changesOf(h.ID()))
-	err := h.SendEvent(ctx, engine.Event{Type: "go", Data: data(map[string]*structpb.Value{"v": {}})})
+	err := h.SendEvent(ctx, engine.Event{Type: "go", Data: data(map[string]*structpb.Value{"v": {}})}, engine.SendOptions{})
 	if !errors.Is(err, engine.ErrInvalidPayload) || !strings.Contains(err.Error(), "event.data.v: value has no kind") {
 		t.Fatalf("SendEvent = %v", err)
 	}
@@ -269,7 +272,7 @@ func TestLimits(t *testing.T) {
 		for range 3 {
 			send(t, h, "job", nil)
 		}
-		err := h.SendEvent(context.Background(), engine.Event{Type: "job"})
+		err := h.SendEvent(context.Background(), engine.Event{Type: "job"}, engine.SendOptions{})
 		close(release)
 		if !errors.Is(err, engine.ErrLimit) || !strings.Contains(err.Error(), "holds 3 queued events; 1 more would pass the limit of 3") {
 			t.Fatalf("SendEvent past the limit = %v", err)
@@ -291,7 +294,7 @@ func TestLimits(t *testing.T) {
 			send(t, h, "q", nil)
 			rec.awaitIdle(t, h.ID(), i+2)
 		}
-		err := h.SendEvent(context.Background(), engine.Event{Type: "q"})
+		err := h.SendEvent(context.Background(), engine.Event{Type: "q"}, engine.SendOptions{})
 		if !errors.Is(err, engine.ErrLimit) || !strings.Contains(err.Error(), "holds 2 queued events; 1 more would pass the limit of 2") {
 			t.Fatalf("SendEvent past the limit = %v", err)
 		}

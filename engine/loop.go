@@ -55,7 +55,7 @@ type runner struct {
 	now     time.Time // the loop's clock for the current iteration
 
 	records []Record
-	acks    []chan<- ackResult
+	acks    []chan<- error
 	created bool
 	// Waiters added, resolved and dropped since the last change, and
 	// whether the list of children grew: the journal keeps task and
@@ -186,7 +186,7 @@ func (h *Handler) tellParent() {
 	if p, ok := h.e.Handler(m.parent); ok {
 		go func() {
 			_ = p.SendEvent(context.Background(), ChildDoneEvent(h.st.id, ChildResult{Status: h.st.status, Result: m.result, Error: m.err}),
-				WithIdempotencyKey("child:"+h.st.id))
+				SendOptions{IdempotencyKey: "child:" + h.st.id, FromWfd: true})
 		}()
 	}
 }
@@ -274,7 +274,7 @@ func (r *runner) handleSend(m msg) error {
 		r.acks = append(r.acks, m.ack)
 		return nil
 	}
-	err := r.checkExternal(m.p.ev)
+	err := s.accepts(m.p.ev, m.p.fromWfd)
 	if err == nil {
 		err = r.checkHeld([]Event{m.p.ev})
 	}
@@ -331,37 +331,6 @@ func (r *runner) addChild(id string) error {
 	x.children = append(x.children, id)
 	r.childrenChanged = true
 	return nil
-}
-
-// checkExternal decides whether an event from outside may enter.
-func (r *runner) checkExternal(ev Event) error {
-	switch ev.Type {
-	case "":
-		return fmt.Errorf("%w: event has no type", ErrInvalidEvent)
-	case StartEvent, StopEvent:
-		return fmt.Errorf("%w: %q is reserved", ErrInvalidEvent, ev.Type)
-	}
-	return r.s.accepts(r.wf, ev.Type)
-}
-
-// accepts decides whether the handler takes an event of type typ from
-// outside: the workflow accepts it from outside, or a waiter waits for it.
-func (s *state) accepts(wf *compiled, typ string) error {
-	if s.status.Terminal() {
-		return errHandlerDone(s.id, s.status)
-	}
-	if wf.external[typ] || typ == ChildEvent {
-		return nil
-	}
-	for i := range s.steps {
-		for _, w := range s.steps[i].waiters {
-			if w.eventType == typ {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("%w: workflow %q does not accept %q from outside (%s) and no step of handler %s waits for it",
-		ErrInvalidEvent, wf.def.Name, typ, AcceptedList(slices.Sorted(maps.Keys(wf.external))), s.id)
 }
 
 // terminate ends the handler with status: its runs are abandoned, its

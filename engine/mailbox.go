@@ -183,6 +183,6 @@ func refuse(m msg, err error) {
 	case m.reply != nil:
 		m.reply <- reply{err: err, gone: true}
 	case m.ack != nil:
-		m.ack <- ackResult{err: err}
+		m.ack <- err
 	}
 }

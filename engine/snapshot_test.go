@@ -36,7 +36,7 @@ func TestReleaseAndRestore(t *testing.T) {
 	if last := changes[len(changes)-1]; !last.Released || last.Idle == nil {
 		t.Fatalf("last change Released=%v Idle=%v", last.Released, last.Idle)
 	}
-	if err := h.SendEvent(context.Background(), engine.Event{Type: "approval"}); !errors.Is(err, engine.ErrReleased) {
+	if err := h.SendEvent(context.Background(), engine.Event{Type: "approval"}, engine.SendOptions{}); !errors.Is(err, engine.ErrReleased) {
 		t.Fatalf("SendEvent to released handle = %v, want ErrReleased", err)
 	}
 	// The snapshot survives a trip through its wire format.
@@ -188,6 +188,7 @@ func TestWorkflowTimeoutSurvivesRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2 := engine.New(engine.Options{Now: func() time.Time { return time.Now().Add(2 * time.Hour) }})
+	engine.CompactAlways(e2)
 	if err := e2.Register(w); err != nil {
 		t.Fatal(err)
 	}
@@ -252,6 +253,7 @@ func (j *lastSnapshot) Append(c *engine.Change) {
 func TestFinishedSnapshot(t *testing.T) {
 	j := &lastSnapshot{idle: make(chan struct{}, 1)}
 	e := engine.New(engine.Options{Journal: j})
+	engine.CompactAlways(e)
 	if err := e.Register(workflows.Approval()); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +270,7 @@ func TestFinishedSnapshot(t *testing.T) {
 	}
 	j.mu.Unlock()
 	answer := engine.Event{Type: workflows.ApprovalEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{"approved": structpb.NewBoolValue(true)}}}
-	if err := h.SendEvent(ctx, answer, engine.WithIdempotencyKey("answer-1")); err != nil {
+	if err := h.SendEvent(ctx, answer, engine.SendOptions{IdempotencyKey: "answer-1"}); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := h.Wait(ctx); err != nil || info.Status != engine.StatusCompleted {

@@ -48,7 +48,7 @@ func TestAskHuman(t *testing.T) {
 		}
 		ev := engine.Event{Type: engine.TaskEvent, Data: mustStruct(t, map[string]any{
 			"task_id": task.ID, "answer": map[string]any{"ok": true}, "completed_by": "ada", "completed_at": time.Now().Format(time.RFC3339Nano)})}
-		if err := h.SendEvent(context.Background(), ev); err != nil {
+		if err := h.SendEvent(context.Background(), ev, engine.SendOptions{FromWfd: true}); err != nil {
 			t.Fatal(err)
 		}
 		info := wait(t, h)

@@ -256,6 +256,3 @@ func compile(w Workflow) (*compiled, error) {
 const reservedPrefix = "wfd."
 
 func reserved(t string) bool { return strings.HasPrefix(t, reservedPrefix) }
-
-// Reserved reports whether t is an event type only wfd itself may send.
-func Reserved(t string) bool { return reserved(t) }

@@ -47,7 +47,7 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 func (s *Server) childEnded(c *engine.Change) {
 	ev := engine.ChildDoneEvent(c.HandlerID, engine.ChildResult{Status: c.Status, Result: c.Result, Error: c.Error})
 	err := s.withLive(s.background, c.Parent, func(h *engine.Handler) error {
-		return h.SendEvent(s.background, ev, engine.WithIdempotencyKey("child:"+c.HandlerID))
+		return h.SendEvent(s.background, ev, engine.SendOptions{IdempotencyKey: "child:" + c.HandlerID, FromWfd: true})
 	})
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && s.background.Err() == nil {
 		s.log.Warn("telling a parent its child ended", "parent", c.Parent, "child", c.HandlerID, "err", err)

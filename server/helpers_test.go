@@ -57,6 +57,8 @@ type serverConfig struct {
 	limits engine.Limits
 	// now is Options.Now (time.Now when nil).
 	now func() time.Time
+	// linger is Options.Linger.
+	linger time.Duration
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -74,7 +76,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	srv, err := server.New(context.Background(), server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
 		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
-		Logger: cfg.logger, Limits: cfg.limits, Now: cfg.now,
+		Logger: cfg.logger, Limits: cfg.limits, Now: cfg.now, Linger: cfg.linger,
 	})
 	if err != nil {
 		_ = store.Close() // the server's error is the one to report

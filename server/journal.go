@@ -53,6 +53,11 @@ type journal struct {
 	// inflight counts each handler's changes not yet committed; drained
 	// is closed when a handler's count drops to zero.
 	inflight map[string]*inflight
+
+	// watchMu guards watched: the handlers whose committed metadata a
+	// caller waits to answer with (watch). Empty when nobody waits.
+	watchMu sync.Mutex
+	watched map[string]*watched
 }
 
 type inflight struct {
@@ -71,7 +76,7 @@ var _ engine.Journal = (*journal)(nil)
 
 func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onStore func(error, int)) *journal {
 	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inflight: map[string]*inflight{}, failures: newLogThrottle(failureLogEvery, time.Now)}
+		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: newLogThrottle(failureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
 }
@@ -121,7 +126,7 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 	p.records = make([]*wfdv1.Record, len(c.Records))
 	if n := len(c.Records); n > 0 {
 		// The store keeps LastSeq itself; set it here too, for the copy
-		// callers get back (Change.Committed).
+		// watchers get (watch).
 		p.change.Handler.LastSeq = c.Records[n-1].Seq
 	}
 	p.change.Records = make([]persistence.Record, len(c.Records))
@@ -178,6 +183,7 @@ func (j *journal) commit(batch []*pending) {
 		err = nil
 	}
 	j.report(batch, err)
+	j.keepWatched(batch, err)
 	for _, p := range batch {
 		e := p.err
 		if e == nil {
@@ -193,7 +199,6 @@ func (j *journal) commit(batch []*pending) {
 			j.onCommit(p.ec)
 		}
 		j.hub.publish(p.ec.HandlerID, p.records)
-		p.ec.Committed = &p.change.Handler
 		p.ec.Done(nil)
 	}
 	j.mu.Lock()

@@ -114,7 +114,7 @@ func (s *Server) wake(ctx context.Context, p *persistence.Published) (int, error
 // not an error.
 func (s *Server) deliverPublished(ctx context.Context, id string, ev engine.Event, eventID string) bool {
 	err := s.withLive(ctx, id, func(h *engine.Handler) error {
-		return h.SendEvent(ctx, ev, engine.WithIdempotencyKey("pub:"+eventID))
+		return h.SendEvent(ctx, ev, engine.SendOptions{IdempotencyKey: "pub:" + eventID, FromWfd: true})
 	})
 	switch {
 	case err == nil:

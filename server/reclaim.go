@@ -86,7 +86,3 @@ func (rc *reclaimer) reclaim(ctx context.Context, releases int64) {
 	s.log.Debug("reclaimed memory after releases", "releases", releases, "maps_rebuilt", rebuilt, "store", store,
 		"took", time.Since(start))
 }
-
-// Reclaims returns how many times the server has given memory back after
-// releases (see Options.ReclaimAfter).
-func (s *Server) Reclaims() int64 { return s.stats.reclaims.Load() }

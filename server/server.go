@@ -44,13 +44,15 @@ type Options struct {
 	MaxIdleInMemory int
 	// Linger is how long a handler may hold its changes back while step runs
 	// are in progress, so that a quick step's start and end share a commit
-	// (engine.Options.Linger). Default 2ms; negative disables it.
+	// (engine.Options.Linger). 0 takes engine.DefaultLinger (2ms); negative
+	// disables it.
 	Linger time.Duration
 	// CompactIdleAbove: once more handlers than this are in memory, an
 	// idle handler keeps its events' data encoded while it waits
 	// (engine.Options.CompactIdleAbove): a few hundred bytes less per idle
-	// handler, for an encode and a decode of that data per wait. Default
-	// 10,000 (with fewer the memory is not worth the CPU); negative never.
+	// handler, for an encode and a decode of that data per wait. 0 takes
+	// engine.DefaultCompactIdleAbove (10,000: with fewer the memory is not
+	// worth the CPU); negative never.
 	CompactIdleAbove int
 	// ReclaimAfter is how long releases must have stopped before the
 	// server gives the memory they freed back to the OS (server/reclaim.go).
@@ -129,12 +131,6 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Linger == 0 {
-		opts.Linger = 2 * time.Millisecond
-	}
-	if opts.CompactIdleAbove == 0 {
-		opts.CompactIdleAbove = 10000
-	}
 	if opts.ReclaimAfter == 0 {
 		opts.ReclaimAfter = time.Second
 	}
@@ -158,7 +154,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.health.committed)
-	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: max(opts.Linger, 0), CompactIdleAbove: opts.CompactIdleAbove,
+	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
@@ -227,9 +223,6 @@ func (s *Server) trackIdle(c *engine.Change) {
 		s.reaper.poke()
 	}
 }
-
-// Engine returns the server's engine (for embedding and tests).
-func (s *Server) Engine() *engine.Engine { return s.engine }
 
 // Handler returns the HTTP handler that serves the API, health checks and
 // reflection. A request body that stalls for Options.ReadBodyTimeout

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -58,29 +59,39 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 			return h, err
 		}
 	}
+	if id == "" {
+		// Named here rather than by the engine, so the journal can be
+		// asked to keep the handler's first commit (watch).
+		id = uuid.Must(uuid.NewV7()).String()
+	}
 	input := req.GetInput()
 	if input == nil {
 		input = &structpb.Struct{}
 	}
-	var committed any
-	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id, Committed: &committed})
+	w := s.journal.watch(id)
+	defer w.done()
+	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
 	if err != nil {
 		return nil, err
 	}
-	return s.afterCommit(ctx, h.ID(), h, committed)
+	return s.afterCommit(ctx, id, h, &w)
 }
 
-// afterCommit answers a call with the handler as the commit that made the
-// call durable stored it, without reading it back; a commit that carried
-// no records (so no stream position) is read from the store instead.
+// afterCommit answers a call whose change to handler id is durable with
+// the handler as the journal committed it (w, begun before the call),
+// without reading it back; without a watch, or when the journal has no
+// stream position for the handler (changes without records), it reads the
+// store instead.
 //
 // The call's change is durable by now, so it must not answer with an
 // error a client would take for "nothing happened" (and retry, creating a
 // second handler): if the store cannot be read back, it answers from the
 // engine's view of the handler h (when there is one).
-func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, committed any) (*wfdv1.Handler, error) {
-	if m, ok := committed.(*persistence.Handler); ok && m.ID == id && m.LastSeq > 0 {
-		return handlerToProto(m), nil
+func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, w *watch) (*wfdv1.Handler, error) {
+	if w != nil {
+		if m, ok := w.committed(); ok {
+			return handlerToProto(&m), nil
+		}
 	}
 	p, err := s.get(ctx, id)
 	if err == nil || h == nil {
@@ -160,17 +171,21 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
 	id, key := req.GetHandlerId(), req.GetIdempotencyKey()
-	var committed any
-	opts := []engine.SendOption{engine.ReceiveCommitted(&committed)}
-	if key != "" {
-		opts = append(opts, engine.WithIdempotencyKey(key))
+	opts := engine.SendOptions{IdempotencyKey: key}
+	// What the engine refuses of any event (a reserved type, say) is
+	// refused before the handler's state is looked at.
+	if err := v.s.engine.CheckEvent(ev, opts); err != nil {
+		return nil, toConnect(err)
 	}
+	w := v.s.journal.watch(id)
+	defer w.done()
+	committed := &w
 	var live *engine.Handler
-	err := v.s.withLiveFor(ctx, id, ev.Type, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts...) })
+	err := v.s.withLiveFor(ctx, id, ev.Type, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts) })
 	if key != "" && (errors.Is(err, engine.ErrHandlerDone) || errors.Is(err, engine.ErrInvalidEvent)) && v.s.tookKey(ctx, id, key) {
 		// A retry of an event the handler took (one that finished it, or
 		// one it no longer waits for): acknowledge it, deliver nothing.
-		err, live = nil, nil
+		err, live, committed = nil, nil, nil
 	}
 	if err != nil {
 		return nil, toConnect(err)
@@ -260,8 +275,8 @@ func (s *Server) meta(ctx context.Context, id string) (persistence.Handler, erro
 }
 
 // errDone is the error for a call that needs a running handler.
-func errDone(id string, st fmt.Stringer) error {
-	return fmt.Errorf("%w: handler %s is %v", engine.ErrHandlerDone, id, st)
+func errDone(id string, st persistence.Status) error {
+	return &engine.HandlerDoneError{HandlerID: id, Status: st}
 }
 
 // tookKey reports whether the handler's last checkpoint lists the

@@ -201,7 +201,7 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 		"completed_by": structpb.NewStringValue(req.GetCompletedBy()),
 		"completed_at": structpb.NewStringValue(s.opts.Now().UTC().Format(time.RFC3339Nano)),
 	}}}
-	err = s.withLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev) })
+	err = s.withLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, engine.ErrInvalidEvent) {
 		return t, err
 	}

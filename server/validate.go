@@ -8,7 +8,6 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
-	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/internal/payload"
 )
 
@@ -94,9 +93,6 @@ func validateSend(r *wfdv1.SendEventRequest, lim payload.Limits) error {
 	}
 	if err := checkName("event.type", r.GetEvent().GetType()); err != nil {
 		return err
-	}
-	if engine.Reserved(r.GetEvent().GetType()) {
-		return fmt.Errorf("%w: event type %q is reserved (use CompleteTask or PublishEvent)", errInvalid, r.GetEvent().GetType())
 	}
 	if k := r.GetIdempotencyKey(); k != "" {
 		if len(k) > maxHandlerIDLen {

@@ -1,0 +1,118 @@
+package engine
+
+// Whether an event from outside a handler may enter it: the engine's one
+// definition, used by Handler.SendEvent (in the handler's loop) and by any
+// other caller that must decide it from a handler's state.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	pl "github.com/wfd-dev/wfd/internal/payload"
+)
+
+// SendOptions tune Handler.SendEvent.
+type SendOptions struct {
+	// IdempotencyKey makes a send safe to retry: an event whose key the
+	// handler has seen among its latest 1,024 is acknowledged and not
+	// delivered again. The keys are part of the handler's state.
+	IdempotencyKey string
+	// FromWfd says the event comes from wfd itself: a task's answer, a
+	// published key, a child's end. Only then may its type be one of the
+	// reserved "wfd." types (TaskEvent, KeyEvent, ChildEvent), and its data,
+	// checked where it entered wfd and possibly read from a store written
+	// before that, is sanitized rather than refused, so that a parent always
+	// learns that its child ended. Without it a reserved type is
+	// ErrInvalidEvent.
+	FromWfd bool
+}
+
+// EventRefusedError is the ErrInvalidEvent of an event that the handler's
+// workflow does not accept from outside and that no step of the handler
+// waits for.
+type EventRefusedError struct {
+	HandlerID string
+	Workflow  string
+	// Type is the refused event's type.
+	Type string
+	// Accepted are the types the workflow accepts from outside, sorted.
+	Accepted []string
+}
+
+func (e *EventRefusedError) Error() string {
+	return fmt.Sprintf("%v: workflow %q does not accept %q from outside (%s) and no step of handler %s waits for it",
+		ErrInvalidEvent, e.Workflow, e.Type, acceptedList(e.Accepted), e.HandlerID)
+}
+
+// Unwrap makes the error ErrInvalidEvent for errors.Is.
+func (e *EventRefusedError) Unwrap() error { return ErrInvalidEvent }
+
+// acceptedList describes the event types a workflow accepts from outside:
+// `it accepts "a", "b"` or `it accepts none`.
+func acceptedList(types []string) string {
+	if len(types) == 0 {
+		return "it accepts none"
+	}
+	q := make([]string, len(types))
+	for i, t := range types {
+		q[i] = strconv.Quote(t)
+	}
+	return "it accepts " + strings.Join(q, ", ")
+}
+
+// CheckEvent returns the error SendEvent would refuse ev with whatever the
+// handler: no type, a type only the engine or wfd itself sends, data that
+// breaks the payload limits. SendEvent runs it first; a caller that
+// consults its own store before it loads a handler runs it before that, so
+// that a bad event is refused the same way whatever the handler's state.
+func (e *Engine) CheckEvent(ev Event, opts SendOptions) error {
+	if err := checkEventType(ev.Type, opts.FromWfd); err != nil {
+		return err
+	}
+	if opts.FromWfd {
+		return nil // sanitized by SendEvent, not refused
+	}
+	return pl.Check(e.lim.payload(), "event.data", ev.Data)
+}
+
+// checkEventType refuses the types no sender from outside may use.
+func checkEventType(t string, fromWfd bool) error {
+	switch {
+	case t == "":
+		return fmt.Errorf("%w: event has no type", ErrInvalidEvent)
+	case t == StartEvent, t == StopEvent:
+		return fmt.Errorf("%w: %q is reserved", ErrInvalidEvent, t)
+	case reserved(t) && !fromWfd:
+		return fmt.Errorf("%w: event type %q is reserved: types starting with %q are sent by wfd itself (task answers, published keys, children's ends)",
+			ErrInvalidEvent, t, reservedPrefix)
+	}
+	return nil
+}
+
+// accepts decides whether an event from outside may enter a handler in
+// state s: it is ErrInvalidEvent for a type no sender from outside may use,
+// a HandlerDoneError once the handler has ended, and an EventRefusedError
+// when the workflow does not accept the type from outside and no step
+// waits for it.
+func (s *state) accepts(ev Event, fromWfd bool) error {
+	if err := checkEventType(ev.Type, fromWfd); err != nil {
+		return err
+	}
+	if s.status.Terminal() {
+		return errHandlerDone(s.id, s.status)
+	}
+	if s.wf.external[ev.Type] || ev.Type == ChildEvent {
+		return nil
+	}
+	for i := range s.steps {
+		for _, w := range s.steps[i].waiters {
+			if w.eventType == ev.Type {
+				return nil
+			}
+		}
+	}
+	return &EventRefusedError{HandlerID: s.id, Workflow: s.wf.def.Name, Type: ev.Type, Accepted: slices.Sorted(maps.Keys(s.wf.external))}
+}

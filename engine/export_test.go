@@ -1,0 +1,10 @@
+package engine
+
+// Hooks for the engine's black-box tests (package engine_test).
+
+// CompactAlways makes every handler of e that parks idle keep its events'
+// data encoded, however few handlers are in memory, so that the tests run
+// freeze.go's paths. Options cannot ask for it: 0 takes
+// DefaultCompactIdleAbove, and "more than 0 handlers in memory" is always
+// true of a handler that parks. Call it before e starts handlers.
+func CompactAlways(e *Engine) { e.opts.CompactIdleAbove = 0 }

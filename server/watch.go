@@ -1,0 +1,87 @@
+package server
+
+// The journal keeps what it committed for the callers that asked, so that
+// RunWorkflow and SendEvent answer with the handler as the store committed
+// their change, without reading it back and without the engine carrying
+// the server's metadata for them.
+
+import "github.com/wfd-dev/wfd/persistence"
+
+// watched is what the journal keeps for the callers watching one handler.
+type watched struct {
+	n int // callers watching
+	// meta is the handler as the latest change committed since the
+	// first of them began watching stored it; ok once there is one.
+	meta persistence.Handler
+	ok   bool
+}
+
+// watch lets a caller answer with a handler's metadata as the store
+// committed it, without reading it back: it begins before the engine call
+// that changes the handler, and once that call has returned (its change is
+// committed) watch.committed has the latest change of the handler
+// committed since. Call watch.done when finished: the journal keeps
+// nothing for a handler nobody watches.
+func (j *journal) watch(id string) watch {
+	j.watchMu.Lock()
+	defer j.watchMu.Unlock()
+	w := j.watched[id]
+	if w == nil {
+		w = &watched{}
+		j.watched[id] = w
+	}
+	w.n++
+	return watch{j: j, id: id, w: w}
+}
+
+// watch is one caller's interest in a handler's commits (journal.watch).
+type watch struct {
+	j  *journal
+	id string
+	w  *watched
+}
+
+// committed returns the handler's metadata as the latest change committed
+// since the watch began stored it; false if none was committed, or if the
+// changes carried no records (the store keeps LastSeq; the journal knows it
+// only from records).
+func (w watch) committed() (persistence.Handler, bool) {
+	w.j.watchMu.Lock()
+	defer w.j.watchMu.Unlock()
+	return w.w.meta, w.w.ok && w.w.meta.LastSeq > 0
+}
+
+// done ends the watch.
+func (w watch) done() {
+	w.j.watchMu.Lock()
+	defer w.j.watchMu.Unlock()
+	if w.w.n--; w.w.n == 0 {
+		delete(w.j.watched, w.id)
+	}
+}
+
+// keepWatched keeps the committed metadata of watched handlers, before
+// their changes are acknowledged; err is the commit's error. With nobody
+// watching it costs one lock per commit and no look-up.
+func (j *journal) keepWatched(batch []*pending, err error) {
+	if err != nil {
+		return
+	}
+	j.watchMu.Lock()
+	defer j.watchMu.Unlock()
+	if len(j.watched) == 0 {
+		return
+	}
+	for _, p := range batch {
+		w := j.watched[p.ec.HandlerID]
+		if w == nil || p.err != nil {
+			continue
+		}
+		seq := w.meta.LastSeq
+		w.meta, w.ok = p.change.Handler, true
+		// A change without records leaves the stream where it was: keep
+		// the position an earlier watched change gave (changes of one
+		// handler commit in order).
+		w.meta.LastSeq = max(w.meta.LastSeq, seq)
+	}
+}
