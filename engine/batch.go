@@ -18,8 +18,14 @@ func (r *runner) record(rec Record) {
 	r.records = append(r.records, rec)
 }
 
-// settle runs after every burst of messages.
+// settle runs after every burst of messages. A lost handler (a change of
+// it could not be made durable) starts nothing and hands the journal
+// nothing more: the loop exits.
 func (r *runner) settle() {
+	if r.h.lost.Load() {
+		r.exit = exitLost
+		return
+	}
 	r.update()
 	if r.stopping && r.exit == 0 && r.runningCount() == 0 {
 		r.exit = exitStopped
@@ -111,6 +117,12 @@ func (r *runner) flush() {
 		r.acknowledge()
 		return
 	}
+	if r.h.lost.Load() {
+		// Checked again as late as can be: what the journal takes
+		// now it must fail (Change.Lost).
+		r.exit = exitLost
+		return
+	}
 	c := r.change()
 	r.records, r.acks, r.created = nil, nil, false
 	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
@@ -154,7 +166,7 @@ func (r *runner) change() *Change {
 	c := &Change{
 		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
 		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: m.completedAt, Deadline: m.deadline,
-		Result: m.result, Error: m.err, Records: r.records, st: s, acks: r.acks,
+		Result: m.result, Error: m.err, Records: r.records, st: s, h: r.h, acks: r.acks,
 		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: m.parent,
 		Waiters: r.waiters(),
 	}

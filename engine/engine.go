@@ -163,7 +163,9 @@ type StartOptions struct {
 // its start event. It returns once the journal has acknowledged the
 // handler's creation. An input that breaks the payload limits is
 // ErrInvalidPayload, one the workflow's CheckInput refuses ErrInvalidInput;
-// neither creates a handler.
+// neither creates a handler. If the creation cannot be made durable the
+// handler is lost (ErrLost) and a later Start with the same id creates it
+// afresh (it waits for the lost one to leave memory).
 func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Struct, opts StartOptions) (*Handler, error) {
 	c, err := e.lookup(workflow)
 	if err != nil {
@@ -186,7 +188,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 	if opts.Parent != "" {
 		s.rareMut().parent = opts.Parent
 	}
-	h, err := e.launch(s, false)
+	h, err := e.launch(ctx, s, false)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +238,7 @@ func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState, opts R
 			return nil, Info{}, err
 		}
 	}
-	h, err := e.launch(s, true)
+	h, err := e.launch(ctx, s, true)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -249,21 +251,44 @@ func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState, opts R
 	return h, info, nil
 }
 
-func (e *Engine) launch(s *state, restored bool) (*Handler, error) {
+// launch registers a handler for state s. A live handler with the same id
+// is ErrHandlerExists, unless it is lost: it is leaving memory, and launch
+// waits until it has gone, so that what it handed the journal is in the
+// journal's hands before the new one hands it anything.
+func (e *Engine) launch(ctx context.Context, s *state, restored bool) (*Handler, error) {
+	for {
+		h, lost, err := e.register(s, restored)
+		if lost == nil {
+			return h, err
+		}
+		select {
+		case <-lost.Done():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// register adds a handler for s to the registry and returns it; or it
+// returns the lost handler that still holds the id, to wait for.
+func (e *Engine) register(s *state, restored bool) (h, lost *Handler, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
-	if _, ok := e.live[s.id]; ok {
-		return nil, fmt.Errorf("%w: %s", ErrHandlerExists, s.id)
+	if old, ok := e.live[s.id]; ok {
+		if old.lost.Load() {
+			return nil, old, nil
+		}
+		return nil, nil, fmt.Errorf("%w: %s", ErrHandlerExists, s.id)
 	}
-	h := newHandler(e, s)
+	h = newHandler(e, s)
 	h.lc.restored = restored
 	e.live[s.id] = h
 	e.liveN.Store(int64(len(e.live)))
 	e.livePeak = max(e.livePeak, len(e.live))
-	return h, nil
+	return h, nil, nil
 }
 
 func (e *Engine) forget(h *Handler) {
@@ -284,12 +309,17 @@ func (e *Engine) compactIdle() bool {
 	return n >= 0 && e.liveN.Load() > int64(n)
 }
 
-// Handler returns the live handler with that id.
+// Handler returns the live handler with that id. A lost handler (a change
+// of it could not be made durable: ErrLost) is not returned while it
+// leaves memory: it is to be restored.
 func (e *Engine) Handler(id string) (*Handler, bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	h, ok := e.live[id]
-	return h, ok
+	e.mu.Unlock()
+	if !ok || h.lost.Load() {
+		return nil, false
+	}
+	return h, true
 }
 
 // Compact rebuilds the registry of live handlers if it fell far below its

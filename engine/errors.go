@@ -31,6 +31,13 @@ var (
 	ErrClosed = errors.New("engine closed")
 	// ErrReleased: the handler was released; restore it to go on.
 	ErrReleased = errors.New("handler was released from memory")
+	// ErrLost: a change of the handler could not be made durable (its
+	// journal acknowledged it with an error), so the handler left memory
+	// without it and without anything it did after it: its last durable
+	// checkpoint is where it stands. Restore it to go on. It is an
+	// ErrReleased too (errors.Is), so a caller that restores a released
+	// handler does the same for a lost one.
+	ErrLost error = lostError{}
 	// ErrInvalidState: a snapshot cannot be restored.
 	ErrInvalidState = errors.New("invalid handler state")
 
@@ -57,6 +64,15 @@ var (
 	// ErrUndeclaredEvent: a step sent an event type it does not declare in Emits.
 	ErrUndeclaredEvent = errors.New("event type not declared in the step's Emits")
 )
+
+type lostError struct{}
+
+func (lostError) Error() string {
+	return "handler left memory: a change of it could not be made durable"
+}
+
+// Is makes ErrLost an ErrReleased for errors.Is.
+func (lostError) Is(target error) bool { return target == ErrReleased }
 
 // HandlerDoneError is the ErrHandlerDone of a handler that has ended: an
 // operation needs it running.

@@ -8,3 +8,11 @@ package engine
 // DefaultCompactIdleAbove, and "more than 0 handlers in memory" is always
 // true of a handler that parks. Call it before e starts handlers.
 func CompactAlways(e *Engine) { e.opts.CompactIdleAbove = 0 }
+
+// Parked reports whether h's loop goroutine is not running (it parked, or
+// exited), so that a test can act on a parked handler.
+func Parked(h *Handler) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.running
+}

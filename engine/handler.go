@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -39,6 +40,10 @@ type Handler struct {
 	exit    exitReason
 	// aborted makes a stopping loop give up on running steps.
 	aborted bool
+	// lost is set (under mu) once a change of the handler could not be
+	// made durable (lose); the loop reads it without the lock before it
+	// hands the journal anything.
+	lost atomic.Bool
 
 	// The rest belongs to the loop goroutine, which parks and starts again
 	// under mu, so one goroutine at a time uses it.
@@ -51,6 +56,8 @@ const (
 	exitTerminal exitReason = iota + 1
 	exitReleased
 	exitStopped
+	// exitLost: a change could not be made durable (lose).
+	exitLost
 )
 
 // Info is a handler's status at one moment.
@@ -132,7 +139,8 @@ func (h *Handler) ID() string { return h.st.id }
 func (h *Handler) Workflow() string { return h.st.wf.def.Name }
 
 // Done is closed when the handler has left memory: it finished, was
-// released, or the engine closed.
+// released, was lost (a change of it could not be made durable: ErrLost),
+// or the engine closed.
 func (h *Handler) Done() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -152,6 +160,43 @@ func (h *Handler) exited() bool {
 	return h.exit != 0
 }
 
+// answersFromState reports whether calls that read the handler may answer
+// from its state because its loop has gone: not if it was lost, since
+// that state holds what never became durable.
+func (h *Handler) answersFromState() bool {
+	return h.exited() && !h.lost.Load()
+}
+
+// lose marks the handler lost: a change of it could not be made durable
+// (Change.Done with an error). Callers get ErrLost from now on, the loop
+// hands the journal nothing more and exits (see settle), and
+// Engine.Handler no longer returns the handler, which is loaded again from
+// its last durable checkpoint by whoever needs it. It runs before the
+// failed change's callers are answered, so one that retries cannot reach
+// this handler without being told.
+func (h *Handler) lose() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lost.Load() {
+		return
+	}
+	h.lost.Store(true)
+	if h.exit != 0 {
+		return // the loop has exited already (the change ended or released the handler)
+	}
+	// The loop must see the mark: start it if parked, wake it if it waits.
+	switch {
+	case !h.running:
+		h.running = true
+		go h.loop()
+	case h.signal != nil:
+		select {
+		case h.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // afterExit is the answer of a handler whose loop has gone.
 func (h *Handler) afterExit() error {
 	h.mu.Lock()
@@ -160,6 +205,9 @@ func (h *Handler) afterExit() error {
 }
 
 func (h *Handler) exitErrLocked() error {
+	if h.lost.Load() {
+		return fmt.Errorf("%w: %s", ErrLost, h.st.id)
+	}
 	switch h.exit {
 	case exitTerminal:
 		return errHandlerDone(h.st.id, h.st.status)
@@ -231,11 +279,12 @@ func (h *Handler) Cancel(ctx context.Context) error {
 }
 
 // Snapshot returns the handler's state. After the handler has left memory it
-// returns the state it left with.
+// returns the state it left with; a lost handler's is ErrLost, since it
+// holds what never became durable.
 func (h *Handler) Snapshot(ctx context.Context) (*statev1.HandlerState, error) {
 	r, err := h.call(ctx, msg{kind: msgSnapshot})
 	if err != nil {
-		if h.exited() {
+		if h.answersFromState() {
 			return h.st.toProto(), nil
 		}
 		return nil, err
@@ -264,11 +313,12 @@ func (h *Handler) Release(ctx context.Context) (*statev1.HandlerState, error) {
 	}
 }
 
-// Info returns the handler's status.
+// Info returns the handler's status (after it has left memory, its last;
+// ErrLost for a lost handler).
 func (h *Handler) Info(ctx context.Context) (Info, error) {
 	r, err := h.call(ctx, msg{kind: msgInfo})
 	if err != nil {
-		if h.exited() {
+		if h.answersFromState() {
 			return h.st.info(), nil
 		}
 		return Info{}, err
@@ -276,10 +326,14 @@ func (h *Handler) Info(ctx context.Context) (Info, error) {
 	return r.info, nil
 }
 
-// Wait blocks until the handler leaves memory and returns its final Info.
+// Wait blocks until the handler leaves memory and returns its final Info;
+// ErrLost if a change of it could not be made durable.
 func (h *Handler) Wait(ctx context.Context) (Info, error) {
 	select {
 	case <-h.Done():
+		if h.lost.Load() {
+			return Info{}, fmt.Errorf("%w: %s", ErrLost, h.st.id)
+		}
 		return h.st.info(), nil
 	case <-ctx.Done():
 		return Info{}, ctx.Err()

@@ -16,6 +16,16 @@ import (
 // A journal must call Change.Done exactly once per change, from any
 // goroutine, when the change is durable (or failed to be): callers of
 // Engine.Start and Handler.SendEvent are acknowledged only then.
+//
+// A change that fails (Done with an error) makes the handler lost: it
+// leaves memory without that change and without anything it did after it
+// (ErrLost), and is restored from its last durable checkpoint by whoever
+// needs it next. Its later changes build on the one that failed, so the
+// journal must make none of them durable: it fails them instead (Done
+// with an error that wraps ErrLost). Once the failed change is
+// acknowledged, Change.Lost reports it on the changes the handler had
+// already handed over; the changes committed together with the failed
+// one the journal must tell apart itself.
 type Journal interface {
 	Append(c *Change)
 }
@@ -55,6 +65,8 @@ type Change struct {
 	Children []string
 
 	st *state // valid only during Append
+	// h is the handler the change is of: Done makes it lost on an error.
+	h *Handler
 	// acks are the callers waiting for the change to be durable; each
 	// gets Done's error.
 	acks []chan<- error
@@ -80,8 +92,19 @@ func (c *Change) Snapshot() *statev1.HandlerState {
 	return c.st.toProto()
 }
 
-// Done acknowledges the change: err is nil when it is durable.
+// Lost reports whether an earlier change of the handler has been
+// acknowledged with an error: the handler is lost (ErrLost), and this
+// change, which it handed over before it knew, must not be made durable.
+func (c *Change) Lost() bool {
+	return c.h != nil && c.h.lost.Load()
+}
+
+// Done acknowledges the change: err is nil when it is durable. An error
+// makes the handler lost (see Journal) before the callers get it.
 func (c *Change) Done(err error) {
+	if err != nil && c.h != nil {
+		c.h.lose()
+	}
 	for _, a := range c.acks {
 		a <- err
 	}

@@ -116,6 +116,8 @@ func (h *Handler) loop() {
 				}
 				r.handle(m)
 			}
+		} else if h.lost.Load() {
+			r.exit = exitLost
 		} else {
 			r.exit = exitStopped
 		}
@@ -152,9 +154,12 @@ func (h *Handler) tryPark(r *runner) bool {
 	return false
 }
 
-// exitLoop ends the loop for good: the handler ended, was released or the
-// engine stopped. It leaves the registry and answers what is left in the
-// inbox with the reason.
+// exitLoop ends the loop for good: the handler ended, was released or
+// lost, or the engine stopped. It runs after the loop's last Append: only
+// then does the handler leave the registry, so that a load that finds it
+// gone finds its last changes in the journal's hands. Runs in progress are
+// cancelled (their reports are dropped); what is left in the inbox, and
+// the callers of a batch a lost handler never handed over, get the reason.
 func (h *Handler) exitLoop(r *runner) {
 	if h.lc.timer != nil {
 		h.lc.timer.Stop()
@@ -164,13 +169,17 @@ func (h *Handler) exitLoop(r *runner) {
 	h.lc.r = nil
 	h.e.forget(h)
 	left := h.closeInbox(r.exit)
-	if len(left) > 0 {
+	if len(left) > 0 || len(r.acks) > 0 {
 		err := h.afterExit()
+		for _, a := range r.acks {
+			a <- err
+		}
+		r.acks = nil
 		for _, m := range left {
 			refuse(m, err)
 		}
 	}
-	if r.exit == exitTerminal {
+	if r.exit == exitTerminal && !h.lost.Load() {
 		h.tellParent()
 	}
 }

@@ -43,7 +43,7 @@ func (q *mailbox) pop() (msg, bool) {
 func (h *Handler) post(ctx context.Context, m msg) error {
 	for {
 		h.mu.Lock()
-		if h.exit != 0 {
+		if h.exit != 0 || h.lost.Load() {
 			err := h.exitErrLocked()
 			h.mu.Unlock()
 			return err
@@ -80,13 +80,13 @@ func (h *Handler) post(ctx context.Context, m msg) error {
 }
 
 // receive takes the next message, waiting for one if the inbox is empty.
-// While the loop is stopping it gives up (false) once the handler is
-// aborted.
+// It gives up (false) once the handler is lost, and, while the loop is
+// stopping, once the handler is aborted.
 func (h *Handler) receive(stopping bool) (msg, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for {
-		if stopping && h.aborted {
+		if h.lost.Load() || stopping && h.aborted {
 			return msg{}, false
 		}
 		if m, ok := h.popLocked(); ok {
@@ -102,10 +102,14 @@ func (h *Handler) receive(stopping bool) (msg, bool) {
 	}
 }
 
-// tryReceive takes the next message if one is waiting.
+// tryReceive takes the next message if one is waiting (and the handler is
+// not lost: what it would do with it could not become durable).
 func (h *Handler) tryReceive() (msg, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.lost.Load() {
+		return msg{}, false
+	}
 	return h.popLocked()
 }
 
@@ -126,7 +130,8 @@ func (h *Handler) popLocked() (msg, bool) {
 func (h *Handler) park() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.inbox.len() > 0 {
+	if h.inbox.len() > 0 || h.lost.Load() {
+		// A lost handler exits instead (lose found its loop running).
 		return false
 	}
 	h.running = false

@@ -136,6 +136,22 @@ func (h *health) committed(err error, size int) {
 	}
 }
 
+// whenCommitting waits until commits succeed (none has failed since the
+// last that succeeded); false if ctx ends first.
+func (h *health) whenCommitting(ctx context.Context) bool {
+	for {
+		changed := h.changes()
+		if !h.failing.Load() {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // probe tries a commit every commitProbeEvery while commits fail, until
 // one succeeds (a probe's, or a call's) or the server shuts down.
 func (h *health) probe() {

@@ -38,6 +38,9 @@ type journal struct {
 	stats *stats
 	// onCommit is told about every committed change (residency tracking).
 	onCommit func(*engine.Change)
+	// onFail is told about every change that failed, once its handler
+	// is lost (engine.ErrLost): why, and which handler.
+	onFail func(*engine.Change, error)
 	// onStore is told whether each commit reached the store: nil, or the
 	// storage failure (persistence.ErrUnavailable) that stopped it; and
 	// how many bytes of snapshots and records the changes held.
@@ -74,8 +77,10 @@ type pending struct {
 
 var _ engine.Journal = (*journal)(nil)
 
-func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onStore func(error, int)) *journal {
-	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
+func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onFail func(*engine.Change, error),
+	onStore func(error, int),
+) *journal {
+	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onFail: onFail, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: newLogThrottle(failureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
@@ -164,22 +169,21 @@ func (j *journal) commitLoop() {
 }
 
 func (j *journal) commit(batch []*pending) {
+	dropLost(batch)
 	changes := make([]persistence.Change, 0, len(batch))
 	for _, p := range batch {
 		if p.err == nil {
 			changes = append(changes, p.change)
 		}
 	}
-	err := j.store.Write(context.Background(), changes...)
-	j.stats.commits.Add(1)
-	j.stats.changes.Add(int64(len(changes)))
+	var err error
+	if len(changes) > 0 {
+		err = j.store.Write(context.Background(), changes...)
+		j.stats.commits.Add(1)
+		j.stats.changes.Add(int64(len(changes)))
+	}
 	if err != nil && !errors.Is(err, persistence.ErrUnavailable) && len(changes) > 1 {
-		// One bad change must not fail the others: write them one by one.
-		for _, p := range batch {
-			if p.err == nil {
-				p.err = j.store.Write(context.Background(), p.change)
-			}
-		}
+		j.writeAlone(batch)
 		err = nil
 	}
 	j.report(batch, err)
@@ -190,7 +194,11 @@ func (j *journal) commit(batch []*pending) {
 			e = err
 		}
 		if e != nil {
+			// Done makes the handler lost before its callers hear of it.
 			p.ec.Done(e)
+			if j.onFail != nil {
+				j.onFail(p.ec, e)
+			}
 			continue
 		}
 		// Bookkeeping and streams first, so a caller that gets the
@@ -213,6 +221,63 @@ func (j *journal) commit(batch []*pending) {
 	j.mu.Unlock()
 }
 
+// A handler's changes build on each other: once one fails, the handler is
+// lost (engine.ErrLost) and none of its later changes may be committed,
+// or the store would hold a stream with a gap and a checkpoint that
+// includes what the failed change's callers were told did not happen.
+// The committer acknowledges a commit's changes before it takes the next
+// batch, so a change of a later batch knows (engine.Change.Lost); within
+// a batch dropLost and writeAlone keep track.
+
+// dropLost fails, before a commit, the changes that build on a failed
+// one: those of a handler lost in an earlier commit, and those that follow
+// a change of their handler that could not be encoded. The common batch,
+// with no failure, costs an atomic load per change and no allocation.
+func dropLost(batch []*pending) {
+	var failed map[string]bool
+	for _, p := range batch {
+		id := p.ec.HandlerID
+		if p.err == nil && (p.ec.Lost() || failed != nil && failed[id]) {
+			p.err = errLost(id)
+		}
+		if p.err != nil {
+			if failed == nil {
+				failed = map[string]bool{}
+			}
+			failed[id] = true
+		}
+	}
+}
+
+// writeAlone writes a batch the store refused change by change, so that
+// one bad change does not fail the others; a handler's changes after one
+// of its own that fails are not written.
+func (j *journal) writeAlone(batch []*pending) {
+	var failed map[string]bool
+	for _, p := range batch {
+		id := p.ec.HandlerID
+		if p.err == nil && failed != nil && failed[id] {
+			p.err = errLost(id)
+		}
+		if p.err == nil {
+			p.err = j.store.Write(context.Background(), p.change)
+		}
+		if p.err != nil {
+			if failed == nil {
+				failed = map[string]bool{}
+			}
+			failed[id] = true
+		}
+	}
+}
+
+// errLost is the error of a change not committed because an earlier change
+// of its handler failed: its callers load the handler again and retry
+// (engine.ErrLost is an engine.ErrReleased).
+func errLost(id string) error {
+	return fmt.Errorf("%w: handler %s: an earlier change of it failed", engine.ErrLost, id)
+}
+
 // report logs a commit's failed checkpoints, throttled (a full disk fails
 // every one of them, thousands a second), and tells onStore whether the
 // store committed. err is the shared commit's error, p.err a change's own.
@@ -229,6 +294,9 @@ func (j *journal) report(batch []*pending, err error) {
 			committed = true
 			done += changeSize(&p.change)
 			continue
+		}
+		if errors.Is(e, engine.ErrLost) {
+			continue // it follows a failure, logged as such
 		}
 		if errors.Is(e, persistence.ErrUnavailable) {
 			if storage == nil {

@@ -52,19 +52,33 @@ func (s *idleSet) observe(c *engine.Change, now time.Time) bool {
 		s.byID[c.HandlerID] = e
 		s.peak = max(s.peak, len(s.byID))
 	case !idle && present:
-		if e.prev != nil {
-			e.prev.next = e.next
-		} else {
-			s.head = e.next
-		}
-		if e.next != nil {
-			e.next.prev = e.prev
-		} else {
-			s.tail = e.prev
-		}
-		delete(s.byID, c.HandlerID)
+		s.unlinkLocked(e)
 	}
 	return idle
+}
+
+// remove takes a handler that left memory other than by a committed
+// change (a lost one) off the set.
+func (s *idleSet) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.byID[id]; ok {
+		s.unlinkLocked(e)
+	}
+}
+
+func (s *idleSet) unlinkLocked(e *idleEntry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		s.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		s.tail = e.prev
+	}
+	delete(s.byID, e.id)
 }
 
 func (s *idleSet) len() int {

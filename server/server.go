@@ -97,7 +97,9 @@ type Server struct {
 	health *health
 	reaper *reaper
 	timers *scheduler
-	stats  stats
+	// reloads loads lost handlers again once the store commits (lost.go).
+	reloads *reloader
+	stats   stats
 	// background runs the reaper and the timer scheduler.
 	background     context.Context
 	stopBackground context.CancelFunc
@@ -153,7 +155,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
-	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.health.committed)
+	s.reloads = &reloader{s: s, kick: make(chan struct{}, 1)}
+	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
 	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
 	for _, w := range opts.Workflows {
@@ -170,6 +173,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: checking on waiting parents: %w", err)
 	}
 	s.backgroundDone.Go(func() { s.timers.run(s.background) })
+	s.backgroundDone.Go(func() { s.reloads.run(s.background) })
 	if opts.IdleTimeout > 0 || keep >= 0 {
 		s.backgroundDone.Go(func() { s.reaper.run(s.background) })
 	}
