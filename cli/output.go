@@ -111,14 +111,22 @@ func (p *printer) workflows(ws []*wfdv1.Workflow) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTEPS\tEXTERNAL EVENTS\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tSTEPS\tINPUT\tEVENTS FROM OUTSIDE\tDESCRIPTION")
 	for _, w := range ws {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.GetName(), list(w.GetSteps()), list(w.GetExternalEventTypes()), w.GetDescription())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.GetName(), list(w.GetSteps()), inputText(w), eventTypesText(w), w.GetDescription())
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
 	return nil
+}
+
+// workflowDetails prints everything about one workflow.
+func (p *printer) workflowDetails(w *wfdv1.Workflow) error {
+	if p.json {
+		return p.message(w)
+	}
+	return p.fields(workflowFields(w))
 }
 
 // task prints one task as one line.

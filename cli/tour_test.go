@@ -74,16 +74,6 @@ func TestApprovalTour(t *testing.T) {
 	matchLines(t, ok(t, "get", id, "--addr", addr), []string{`^status: +completed$`, `^result: +\{"approved":true,`})
 }
 
-func TestWorkflows(t *testing.T) {
-	addr := serve(t)
-	out := ok(t, "workflows", "--addr", addr)
-	for _, want := range []string{"NAME", "echo", "approval  decide", "fanin     split,square,gather"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("workflows does not show %q:\n%s", want, out)
-		}
-	}
-}
-
 func TestRunFollow(t *testing.T) {
 	addr := serve(t)
 	tests := []struct {

@@ -94,9 +94,12 @@ func checkEventType(t string, fromWfd bool) error {
 
 // accepts decides whether an event from outside may enter a handler in
 // state s: it is ErrInvalidEvent for a type no sender from outside may use,
-// a HandlerDoneError once the handler has ended, and an EventRefusedError
+// a HandlerDoneError once the handler has ended, an EventRefusedError
 // when the workflow does not accept the type from outside and no step
-// waits for it.
+// waits for it, and a SchemaError when the event's data does not match
+// the schema the workflow declares for its type (unless wfd sends it).
+// SendEvent decides in the handler's loop, Restore before it restores a
+// handler for the event: a refused event changes nothing and loads nothing.
 func (s *state) accepts(ev Event, fromWfd bool) error {
 	if err := checkEventType(ev.Type, fromWfd); err != nil {
 		return err
@@ -104,15 +107,27 @@ func (s *state) accepts(ev Event, fromWfd bool) error {
 	if s.status.Terminal() {
 		return errHandlerDone(s.id, s.status)
 	}
-	if s.wf.external[ev.Type] || ev.Type == ChildEvent {
-		return nil
+	if !s.takes(ev.Type) {
+		return &EventRefusedError{HandlerID: s.id, Workflow: s.wf.def.Name, Type: ev.Type, Accepted: slices.Sorted(maps.Keys(s.wf.external))}
+	}
+	if fromWfd {
+		return nil // checked where it entered wfd, against its own schema if any
+	}
+	return s.wf.checkEventSchema(ev)
+}
+
+// takes reports whether the handler takes an event of type t from outside
+// now: the workflow accepts it at any time, or a step waits for it.
+func (s *state) takes(t string) bool {
+	if s.wf.external[t] || t == ChildEvent {
+		return true
 	}
 	for i := range s.steps {
 		for _, w := range s.steps[i].waiters {
-			if w.eventType == ev.Type {
-				return nil
+			if w.eventType == t {
+				return true
 			}
 		}
 	}
-	return &EventRefusedError{HandlerID: s.id, Workflow: s.wf.def.Name, Type: ev.Type, Accepted: slices.Sorted(maps.Keys(s.wf.external))}
+	return false
 }

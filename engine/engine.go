@@ -162,16 +162,20 @@ type StartOptions struct {
 // Start runs a new handler of the named workflow with input as the data of
 // its start event. It returns once the journal has acknowledged the
 // handler's creation. An input that breaks the payload limits is
-// ErrInvalidPayload, one the workflow's CheckInput refuses ErrInvalidInput;
-// neither creates a handler. If the creation cannot be made durable the
-// handler is lost (ErrLost) and a later Start with the same id creates it
-// afresh (it waits for the lost one to leave memory).
+// ErrInvalidPayload, one the workflow's InputSchema refuses a SchemaError
+// and one its CheckInput refuses ErrInvalidInput (both are
+// ErrInvalidInput); none creates a handler. If the creation cannot be made
+// durable the handler is lost (ErrLost) and a later Start with the same id
+// creates it afresh (it waits for the lost one to leave memory).
 func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Struct, opts StartOptions) (*Handler, error) {
 	c, err := e.lookup(workflow)
 	if err != nil {
 		return nil, err
 	}
 	if err := pl.Check(e.lim.payload(), "input", input); err != nil {
+		return nil, err
+	}
+	if err := c.checkInputSchema(input); err != nil {
 		return nil, err
 	}
 	if err := c.checkInput(input); err != nil {
@@ -209,13 +213,15 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 
 // RestoreOptions tune Restore.
 type RestoreOptions struct {
-	// Accepting, if set, is the type of the event from outside that the
-	// restore is for: if the handler would refuse it (the workflow does
-	// not accept it from outside and no waiter waits for it), Restore
-	// returns that refusal (an *EventRefusedError, or ErrInvalidEvent
-	// for a type no sender from outside may use) and restores nothing.
-	// The event itself is then sent with Handler.SendEvent.
-	Accepting string
+	// Accepting, if set, is the event from outside that the restore is
+	// for: if the handler would refuse it (the workflow does not accept
+	// its type from outside and no waiter waits for it, or its data does
+	// not match the schema the workflow declares for its type), Restore
+	// returns that refusal (an *EventRefusedError, a *SchemaError, or
+	// ErrInvalidEvent for a type no sender from outside may use) and
+	// restores nothing. The event itself is then sent with
+	// Handler.SendEvent.
+	Accepting *Event
 }
 
 // Restore continues a handler from a snapshot and returns it with its Info
@@ -233,8 +239,8 @@ func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState, opts R
 	if s.status.Terminal() {
 		return nil, Info{}, errHandlerDone(s.id, s.status)
 	}
-	if opts.Accepting != "" {
-		if err := s.accepts(Event{Type: opts.Accepting}, false); err != nil {
+	if opts.Accepting != nil {
+		if err := s.accepts(*opts.Accepting, false); err != nil {
 			return nil, Info{}, err
 		}
 	}

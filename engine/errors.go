@@ -23,7 +23,8 @@ var (
 	ErrHandlerDone = errors.New("handler is finished")
 	// ErrInvalidEvent: the event's type is reserved, or the workflow does not
 	// accept it from outside and no waiter waits for it (an
-	// EventRefusedError).
+	// EventRefusedError), or its data does not match the schema the
+	// workflow declares for its type (a SchemaError).
 	ErrInvalidEvent = errors.New("invalid event")
 	// ErrNotIdle: the operation needs an idle handler.
 	ErrNotIdle = errors.New("handler is not idle")
@@ -57,7 +58,8 @@ var (
 	// a step passes is empty, too long or not UTF-8. The message names the
 	// value, as in "input.items[3].x: NaN is not allowed".
 	ErrInvalidPayload = pl.ErrInvalid
-	// ErrInvalidInput: the workflow's CheckInput refused the input.
+	// ErrInvalidInput: the workflow's InputSchema (a SchemaError) or its
+	// CheckInput refused the input.
 	ErrInvalidInput = errors.New("invalid input")
 	// ErrLimit: the operation would pass one of the engine's Limits.
 	ErrLimit = errors.New("limit exceeded")

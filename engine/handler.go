@@ -235,8 +235,10 @@ func (h *Handler) call(ctx context.Context, m msg) (reply, error) {
 
 // SendEvent delivers an event from outside. The workflow must accept its
 // type from outside, or a waiter of the handler must wait for it; otherwise
-// the error is an EventRefusedError (ErrInvalidEvent). It returns once the
-// journal has acknowledged the change that holds the event.
+// the error is an EventRefusedError (ErrInvalidEvent). Data that does not
+// match the schema the workflow declares for the type (Workflow.Events) is
+// a SchemaError (ErrInvalidEvent). It returns once the journal has
+// acknowledged the change that holds the event.
 //
 // An event CheckEvent refuses is refused first, whatever the handler's
 // state: without SendOptions.FromWfd a reserved type is ErrInvalidEvent and

@@ -302,7 +302,7 @@ func TestLostHandlerLeavesMemory(t *testing.T) {
 			t.Fatalf("%d changes appended after the failed one", got-durable-3)
 		}
 		// Restored from its last durable checkpoint, it waits for "go" again.
-		r, info, err := e.Restore(ctx, j.snapshot(durable), engine.RestoreOptions{Accepting: "go"})
+		r, info, err := e.Restore(ctx, j.snapshot(durable), engine.RestoreOptions{Accepting: &engine.Event{Type: "go"}})
 		if err != nil || info.Idle == nil || len(info.Idle.Waiters) != 1 || info.Idle.Waiters[0].EventType != "go" {
 			t.Fatalf("Restore from the last durable checkpoint: %v, %+v", err, info.Idle)
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -79,6 +80,19 @@ type Workflow struct {
 	// handler (SendEvent) for the steps that accept them. An event of another
 	// type is accepted only while a waiter of the handler waits for it.
 	External []string
+	// Events declares event types the workflow takes from outside, External
+	// ones or ones its steps wait for, with what they mean and the JSON
+	// Schema of their data (see EventType). SendEvent refuses data its
+	// type's schema refuses (a SchemaError).
+	Events []EventType
+	// InputSchema is a JSON Schema, as JSON, for the input (the start
+	// event's data); nil accepts any object. Start refuses an input it
+	// refuses (a SchemaError, ErrInvalidInput), before CheckInput, which
+	// remains for what a schema cannot say. Like every schema here it
+	// must be a JSON object and self-contained: a "$ref" may point inside
+	// it, never at a file or URL. Draft 2020-12 applies unless "$schema"
+	// names another; "format" is not checked.
+	InputSchema []byte
 	// Timeout bounds the whole run from its start; 0 means no limit. It is
 	// kept as an absolute deadline, so restoring a snapshot does not restart it.
 	Timeout time.Duration
@@ -109,6 +123,12 @@ func (c *compiled) checkInput(input *structpb.Struct) (err error) {
 
 // Validate checks the definition and reports every problem it finds.
 func (w *Workflow) Validate() error {
+	_, err := w.check()
+	return err
+}
+
+// check is Validate, which compiles the schemas: it returns them.
+func (w *Workflow) check() (schemas, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if w.Name == "" {
@@ -122,14 +142,12 @@ func (w *Workflow) Validate() error {
 	}
 	produced := map[string]bool{StartEvent: true}
 	for _, t := range w.External {
-		switch {
-		case t == "":
-			bad("workflow %q: empty external event type", w.Name)
-		case t == StartEvent, t == StopEvent, reserved(t):
-			bad("workflow %q: %q cannot be an external event type", w.Name, t)
+		if p := outsideTypeProblem(t); p != "" {
+			bad("workflow %q: %q cannot be an external event type: %s", w.Name, t, p)
 		}
 		produced[t] = true
 	}
+	sch := w.checkSchemas(bad)
 	names := map[string]bool{}
 	acceptsStart, emitsStop := false, false
 	for i, s := range w.Steps {
@@ -196,9 +214,9 @@ func (w *Workflow) Validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalidWorkflow, errors.Join(errs...))
+		return schemas{}, fmt.Errorf("%w: %w", ErrInvalidWorkflow, errors.Join(errs...))
 	}
-	return nil
+	return sch, nil
 }
 
 // compiled is a validated workflow with the lookups the control loop needs.
@@ -210,16 +228,26 @@ type compiled struct {
 	// wakeable: some step accepts an external type, so the handler can always
 	// be woken from outside.
 	wakeable bool
+	schemas  schemas
 }
 
 func compile(w Workflow) (*compiled, error) {
-	if err := w.Validate(); err != nil {
+	sch, err := w.check()
+	if err != nil {
 		return nil, err
 	}
 	w.Steps = slices.Clone(w.Steps)
 	w.External = slices.Clone(w.External)
+	// The schemas are compiled from these bytes: the definition Workflows
+	// returns keeps its own copy.
+	w.InputSchema = bytes.Clone(w.InputSchema)
+	w.Events = slices.Clone(w.Events)
+	for i := range w.Events {
+		w.Events[i].Schema = bytes.Clone(w.Events[i].Schema)
+	}
 	c := &compiled{
 		def:       w,
+		schemas:   sch,
 		accepting: map[string][]int{},
 		external:  map[string]bool{},
 		emits:     make([]map[string]bool, len(w.Steps)),

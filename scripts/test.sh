@@ -44,6 +44,7 @@ fuzz() {
 suite "fuzz FuzzPayload" fuzz FuzzPayload ./internal/payload
 suite "fuzz FuzzRequestValidation" fuzz FuzzRequestValidation ./server
 suite "fuzz FuzzOutput" fuzz FuzzOutput ./server
+suite "fuzz FuzzSchema" fuzz FuzzSchema ./internal/schema
 
 # One wfd binary for the client test suites, which start their own servers.
 bin="$(mktemp -d)"

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"maps"
+	"slices"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/internal/payload"
+	"github.com/wfd-dev/wfd/internal/schema"
 	"github.com/wfd-dev/wfd/persistence"
 )
 
@@ -135,12 +139,44 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 	return p
 }
 
+// workflowToProto describes a registered workflow: its schemas as
+// Structs, and every event type it takes from outside, external or
+// declared, sorted by type.
 func workflowToProto(w *engine.Workflow) *wfdv1.Workflow {
-	p := &wfdv1.Workflow{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External}
+	p := &wfdv1.Workflow{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External,
+		InputSchema: schemaStruct(w.InputSchema)}
 	for _, s := range w.Steps {
 		p.Steps = append(p.Steps, s.Name)
 	}
+	types := map[string]*wfdv1.EventType{}
+	for _, t := range w.External {
+		types[t] = &wfdv1.EventType{Type: t, External: true}
+	}
+	for _, et := range w.Events {
+		t := types[et.Type]
+		if t == nil {
+			t = &wfdv1.EventType{Type: et.Type}
+			types[et.Type] = t
+		}
+		t.Description, t.Schema = et.Description, schemaStruct(et.Schema)
+	}
+	for _, t := range slices.Sorted(maps.Keys(types)) {
+		p.EventTypes = append(p.EventTypes, types[t])
+	}
 	return p
+}
+
+// schemaStruct is a registered schema as the API carries it (nil for
+// none). Register made sure that it converts.
+func schemaStruct(raw []byte) *structpb.Struct {
+	if len(raw) == 0 {
+		return nil
+	}
+	st, err := schema.Struct(raw)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // Output is sanitized (payload.Sanitize) wherever the service answers with

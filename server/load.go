@@ -19,8 +19,10 @@ import (
 // loadCall is one load of a handler into memory that concurrent callers share.
 type loadCall struct {
 	done chan struct{}
-	// accepting is the outside event type the load is for ("" for none).
-	accepting string
+	// accepting is the outside event the load is for (nil for none); its
+	// identity tells the callers sharing the load whose event a refusal
+	// refused.
+	accepting *engine.Event
 	h         *engine.Handler
 	err       error
 }
@@ -29,13 +31,14 @@ type loadCall struct {
 // if it is not in memory. However many callers ask at once, the handler is
 // loaded once; they all wait for that load.
 func (s *Server) live(ctx context.Context, id string) (*engine.Handler, error) {
-	return s.liveFor(ctx, id, "")
+	return s.liveFor(ctx, id, nil)
 }
 
-// liveFor is live for a caller that brings an event of type accepting from
-// outside ("" for none): a handler not in memory that would refuse it is
-// not loaded, and the refusal is the error (engine.RestoreOptions).
-func (s *Server) liveFor(ctx context.Context, id, accepting string) (*engine.Handler, error) {
+// liveFor is live for a caller that brings the event accepting from
+// outside (nil for none): a handler not in memory that would refuse it (its
+// type, or its data by the workflow's schema) is not loaded, and the
+// refusal is the error (engine.RestoreOptions).
+func (s *Server) liveFor(ctx context.Context, id string, accepting *engine.Event) (*engine.Handler, error) {
 	for {
 		if h, ok := s.engine.Handler(id); ok {
 			return h, nil
@@ -66,8 +69,8 @@ func (s *Server) liveFor(ctx context.Context, id, accepting string) (*engine.Han
 			return nil, ctx.Err()
 		}
 		if c.accepting != accepting && errors.Is(c.err, engine.ErrInvalidEvent) {
-			// The load refused another caller's event, not necessarily
-			// this one's: load again.
+			// The load refused another caller's event (its type or its
+			// data), not necessarily this one's: load again.
 			continue
 		}
 		return c.h, c.err
@@ -76,7 +79,7 @@ func (s *Server) liveFor(ctx context.Context, id, accepting string) (*engine.Han
 
 // load restores a running handler from the store: one read of its
 // metadata and checkpoint together, one restore.
-func (s *Server) load(ctx context.Context, id, accepting string) (*engine.Handler, error) {
+func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (*engine.Handler, error) {
 	start := time.Now()
 	// A handler that just left memory may still have its last changes on
 	// their way to the store: load what they leave, not what was before.

@@ -181,7 +181,7 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	defer w.done()
 	committed := &w
 	var live *engine.Handler
-	err := v.s.withLiveFor(ctx, id, ev.Type, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts) })
+	err := v.s.withLiveFor(ctx, id, &ev, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts) })
 	if key != "" && (errors.Is(err, engine.ErrHandlerDone) || errors.Is(err, engine.ErrInvalidEvent)) && v.s.tookKey(ctx, id, key) {
 		// A retry of an event the handler took (one that finished it, or
 		// one it no longer waits for): acknowledge it, deliver nothing.
@@ -204,13 +204,13 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 // make happen several times in a row: the bound only stops a call that
 // could never win (the caller's deadline ends it sooner, if it has one).
 func (s *Server) withLive(ctx context.Context, id string, fn func(*engine.Handler) error) error {
-	return s.withLiveFor(ctx, id, "", fn)
+	return s.withLiveFor(ctx, id, nil, fn)
 }
 
-// withLiveFor is withLive for a call that brings an event of type
-// accepting from outside: a handler not in memory that would refuse it is
-// not loaded (liveFor).
-func (s *Server) withLiveFor(ctx context.Context, id, accepting string, fn func(*engine.Handler) error) error {
+// withLiveFor is withLive for a call that brings the event accepting from
+// outside: a handler not in memory that would refuse it is not loaded
+// (liveFor).
+func (s *Server) withLiveFor(ctx context.Context, id string, accepting *engine.Event, fn func(*engine.Handler) error) error {
 	for range maxReleaseRaces {
 		h, err := s.liveFor(ctx, id, accepting)
 		if err != nil {

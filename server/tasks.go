@@ -1,15 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -18,6 +14,7 @@ import (
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/internal/payload"
+	"github.com/wfd-dev/wfd/internal/schema"
 	"github.com/wfd-dev/wfd/persistence"
 )
 
@@ -217,42 +214,16 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 
 // checkAnswer validates an answer against a JSON Schema (JSON bytes; none
 // accepts any object). The error names the failing fields.
-func checkAnswer(schema []byte, answer *structpb.Struct) error {
-	if len(schema) == 0 {
+func checkAnswer(raw []byte, answer *structpb.Struct) error {
+	if len(raw) == 0 {
 		return nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	sch, err := schema.Compile(raw)
 	if err != nil {
-		return fmt.Errorf("%w: the task's schema is not JSON: %w", errFailedPrecondition, err)
+		return fmt.Errorf("%w: the task's schema %w", errFailedPrecondition, err)
 	}
-	c := jsonschema.NewCompiler()
-	const url = "urn:wfd:task-answer"
-	if err := c.AddResource(url, doc); err != nil {
-		return fmt.Errorf("%w: the task's schema: %w", errFailedPrecondition, err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		return fmt.Errorf("%w: the task's schema does not compile: %w", errFailedPrecondition, err)
-	}
-	// Validate the JSON form, as a client would send it.
-	b, err := protojson.Marshal(answer)
-	if err != nil {
-		return err
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	if err := sch.Validate(v); err != nil {
-		// The first line names the schema; the others name the fields.
-		lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
-		if len(lines) > 1 {
-			lines = lines[1:]
-		}
-		for i, l := range lines {
-			lines[i] = strings.TrimPrefix(strings.TrimSpace(l), "- ")
-		}
-		return fmt.Errorf("%w: the answer does not match the task's schema: %s", errInvalid, strings.Join(lines, "; "))
+	if err := sch.Validate(answer); err != nil {
+		return fmt.Errorf("%w: the answer does not match the task's schema: %w", errInvalid, err)
 	}
 	return nil
 }

@@ -13,17 +13,35 @@ import (
 // must hold "approved" (bool); "comment" (string) is optional.
 const ApprovalEvent = "approval"
 
+// ApprovalEventSchema is the JSON Schema of an ApprovalEvent's data.
+func ApprovalEventSchema() []byte {
+	return jsonSchema(obj(map[string]any{
+		"approved": map[string]any{"type": "boolean", "description": "true approves the request, false rejects it"},
+		"comment":  map[string]any{"type": "string"},
+	}, "approved"))
+}
+
 // Approval asks a person whether to approve its input and completes with
 // the decision: {"approved": bool, "comment": string, "request": input}.
 //
 // The step waits inside (StepContext.WaitFor), so the handler is idle until
 // the answer arrives. It writes a "question" event to the stream when it
-// parks; an answer whose "approved" is not a bool gets an "invalid_answer"
-// event instead, and the step waits again. Each park writes one event.
+// parks. The workflow declares the "approval" event with its schema, so
+// SendEvent refuses an answer without a boolean "approved"
+// (INVALID_ARGUMENT); the step checks too, so that it stays correct in a
+// definition without the declaration: such an answer gets an
+// "invalid_answer" event, and the step waits again. Each park writes one
+// event.
 func Approval() engine.Workflow {
 	return engine.Workflow{
 		Name:        "approval",
 		Description: `Waits for an "approval" event whose data holds "approved" (bool) and completes with the decision.`,
+		InputSchema: anyObject("the request to approve"),
+		Events: []engine.EventType{{
+			Type:        ApprovalEvent,
+			Description: `The decision: {"approved": true|false, "comment": "..."}; the step waits for it.`,
+			Schema:      ApprovalEventSchema(),
+		}},
 		Steps: []engine.Step{{
 			Name:    "decide",
 			Accepts: []string{engine.StartEvent},

@@ -20,6 +20,15 @@ func Batch() engine.Workflow {
 	return engine.Workflow{
 		Name:        "batch",
 		Description: `Starts "n" job children and waits for all of them.`,
+		InputSchema: jsonSchema(obj(map[string]any{
+			"n": map[string]any{"type": "integer", "minimum": 0, "maximum": BatchMaxJobs, "description": "how many jobs (default 3)"},
+			"fail": map[string]any{"type": "array", "description": "the indexes of the jobs that fail (each below n)",
+				"items": map[string]any{"type": "integer", "minimum": 0, "maximum": BatchMaxJobs - 1}},
+			"timeout_s": secondsSchema("how long to wait for the jobs, in seconds (default: no limit)"),
+			"job_wait":  nameSchema("an event type every job waits for before it ends"),
+		})),
+		// CheckInput keeps what the schema cannot say: every "fail" index
+		// is below "n", and names fit in 200 bytes.
 		CheckInput: func(in *structpb.Struct) error {
 			_, err := parseBatch(in)
 			return err
@@ -108,6 +117,13 @@ func Job() engine.Workflow {
 	return engine.Workflow{
 		Name:        "job",
 		Description: "A unit of work for batch: completes, or fails when asked to.",
+		// The event its input's "wait" names is not declared: the input
+		// chooses its type.
+		InputSchema: jsonSchema(obj(map[string]any{
+			"index": map[string]any{"type": "integer", "minimum": 0, "maximum": BatchMaxJobs, "description": "the job's index in its batch"},
+			"fail":  map[string]any{"type": "boolean", "description": "fail instead of completing"},
+			"wait":  nameSchema("an event type to wait for before ending"),
+		})),
 		CheckInput: func(in *structpb.Struct) error {
 			_, err := parseJob(in)
 			return err

@@ -1,12 +1,14 @@
 // Package workflows holds the example workflows that wfd serves out of the
 // box: echo, approval and fanin; expense (a human task), order (waits for a
-// published payment) and batch with its job children. They double as documentation of the step
-// API and as fixtures for the engine, server and client tests.
+// published payment), batch with its job children, and notebook (takes
+// events at any time). Each declares the JSON Schemas of its input and of
+// the events it takes from outside. They double as documentation of the
+// step API and as fixtures for the engine, server and client tests.
 package workflows
 
 import "github.com/wfd-dev/wfd/engine"
 
 // All returns every example workflow.
 func All() []engine.Workflow {
-	return []engine.Workflow{Echo(), Approval(), FanIn(), Expense(), Order(), Batch(), Job()}
+	return []engine.Workflow{Echo(), Approval(), FanIn(), Expense(), Order(), Batch(), Job(), Notebook()}
 }

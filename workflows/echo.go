@@ -11,6 +11,7 @@ func Echo() engine.Workflow {
 	return engine.Workflow{
 		Name:        "echo",
 		Description: "Completes with its input.",
+		InputSchema: anyObject("anything: the result"),
 		Steps: []engine.Step{{
 			Name:    "echo",
 			Accepts: []string{engine.StartEvent},

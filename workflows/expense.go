@@ -20,6 +20,10 @@ func Expense() engine.Workflow {
 	return engine.Workflow{
 		Name:        "expense",
 		Description: `Asks the input's "approver" to approve an expense (a human task with an answer schema).`,
+		InputSchema: jsonSchema(obj(map[string]any{
+			"approver":   nameSchema(`who is asked (default "finance")`),
+			"deadline_s": secondsSchema("how long the task stays open, in seconds (default: no deadline)"),
+		})),
 		CheckInput: func(in *structpb.Struct) error {
 			_, _, err := parseExpense(in)
 			return err

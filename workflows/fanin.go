@@ -18,6 +18,7 @@ func FanIn() engine.Workflow {
 	return engine.Workflow{
 		Name:        "fanin",
 		Description: "Emits three events handled in parallel and collects them.",
+		InputSchema: anyObject("ignored"),
 		Steps: []engine.Step{
 			{
 				Name:    "split",

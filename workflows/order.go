@@ -18,6 +18,9 @@ func Order() engine.Workflow {
 	return engine.Workflow{
 		Name:        "order",
 		Description: `Waits for an event published under the key "payment:<order_id>".`,
+		InputSchema: jsonSchema(obj(map[string]any{
+			"order_id": nameSchema(`the order; its payment is published under "payment:<order_id>"`),
+		}, "order_id")),
 		CheckInput: func(in *structpb.Struct) error {
 			_, err := orderID(in)
 			return err

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -35,6 +36,38 @@ func TestWorkflows(t *testing.T) {
 		if !slices.Equal(steps[name], s) {
 			t.Errorf("workflow %s: steps %v, want %v", name, steps[name], s)
 		}
+	}
+}
+
+// TestSchemas: Workflows carries the schemas, which Run and Send enforce.
+func TestSchemas(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	wfs, err := c.Workflows(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(wfs, func(w *wfdv1.Workflow) bool { return w.GetName() == "approval" })
+	approval := wfs[i]
+	if et := approval.GetEventTypes(); len(et) != 1 || et[0].GetType() != "approval" || et[0].GetExternal() ||
+		et[0].GetSchema().GetFields()["required"].GetListValue().GetValues()[0].GetStringValue() != "approved" {
+		t.Fatalf("approval's event types %v", et)
+	}
+	if approval.GetInputSchema().GetFields()["type"].GetStringValue() != "object" {
+		t.Fatalf("approval's input schema %v", approval.GetInputSchema())
+	}
+
+	_, err = c.Run(ctxT(t), "order", map[string]any{"order_id": 42})
+	wantCode(t, err, codes.InvalidArgument, "at '/order_id': got number, want string")
+	h, err := c.Run(ctxT(t), "approval", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, c, h.GetHandlerId()) // its step waits for the answer
+	_, err = c.Send(ctxT(t), h.GetHandlerId(), "approval", map[string]any{"approved": "yes"})
+	wantCode(t, err, codes.InvalidArgument, `the data of event "approval" does not match its schema`, "at '/approved': got string, want boolean")
+	if _, err := c.Send(ctxT(t), h.GetHandlerId(), "approval", map[string]any{"approved": true}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -10,7 +10,12 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 )
 
-// Workflows returns the workflows the server runs.
+// Workflows returns the workflows the server runs, each with the JSON
+// Schema of its input (GetInputSchema) and the event types it takes from
+// outside (GetEventTypes): their schemas, and whether a handler takes them
+// at any time (GetExternal) or while a step waits for them. Run and Send
+// fail with codes.InvalidArgument, naming the failing fields, for an input
+// or event data that does not match its schema.
 func (c *Client) Workflows(ctx context.Context) ([]*wfdv1.Workflow, error) {
 	res, err := c.svc.ListWorkflows(ctx, &wfdv1.ListWorkflowsRequest{})
 	if err != nil {

@@ -52,6 +52,23 @@ async def test_workflows(aclient: AsyncClient) -> None:
     wfs = {wf.name: wf for wf in await aclient.workflows()}
     assert {"approval", "echo", "fanin"} <= set(wfs)
     assert list(wfs["approval"].steps) == ["decide"]
+    [answer] = wfs["approval"].event_types
+    assert answer.type == "approval" and not answer.external
+    assert struct_to_dict(answer.schema)["required"] == ["approved"]
+    [note] = wfs["notebook"].event_types
+    assert note.external
+
+
+async def test_schemas_refuse(aclient: AsyncClient) -> None:
+    with pytest.raises(w.InvalidArgument, match="at '/n': got string, want integer"):
+        await aclient.run("batch", {"n": "five"})
+    h = await aclient.run("approval")
+    idle = await wait_idle(aclient, h.handler_id)
+    with pytest.raises(w.InvalidArgument, match="at '': missing property 'approved'"):
+        await aclient.send(h.handler_id, "approval", {"comment": "no decision"})
+    assert (await aclient.get(h.handler_id)).last_seq == idle
+    await aclient.send(h.handler_id, "approval", {"approved": False})
+    await finish(aclient, h.handler_id)
 
 
 async def test_run_echo_get_and_result(aclient: AsyncClient) -> None:
@@ -194,16 +211,16 @@ async def test_errors(aclient: AsyncClient) -> None:
 
 
 async def test_idempotent_send(aclient: AsyncClient) -> None:
-    h = await aclient.run("approval")
+    h = await aclient.run("notebook")
     idle = await wait_idle(aclient, h.handler_id)
     key = f"k-{w.uuid7()}"
-    await aclient.send(h.handler_id, "approval", {"approved": "maybe"}, idempotency_key=key)
-    seq = await wait_idle(aclient, h.handler_id, after=idle)  # the re-run is over
-    await aclient.send(h.handler_id, "approval", {"approved": "maybe"}, idempotency_key=key)
+    await aclient.send(h.handler_id, "note", {"text": "once"}, idempotency_key=key)
+    seq = await wait_idle(aclient, h.handler_id, after=idle)  # the run is over
+    await aclient.send(h.handler_id, "note", {"text": "once"}, idempotency_key=key)
     assert (await aclient.get(h.handler_id)).last_seq == seq
     # Events are delivered in order: had the repeat been delivered, the step
-    # would run for it before it runs for this answer.
-    await aclient.send(h.handler_id, "approval", {"approved": True})
+    # would run for it before it runs for this note.
+    await aclient.send(h.handler_id, "note", {"text": "done", "last": True})
     recs = await finish(aclient, h.handler_id)
     runs = [r for r in recs if kind(r) == "step_state_changed" and r.step_state_changed.running]
     assert len(runs) == 3
@@ -226,9 +243,9 @@ async def test_stream_resumes_after_connection_is_cut(aclient: AsyncClient, prox
 
 async def test_stream_resumes_when_cut_mid_message(aclient: AsyncClient, proxy: Proxy) -> None:
     # As in test_sync: bursts of records while following, cut mid-frame;
-    # each answer waits until the follower has the idle record the last one
-    # ended with, so each burst is one answer's records.
-    h = await aclient.run("approval")
+    # each note waits until the follower has the idle record the last one
+    # ended with, so each burst is one note's records.
+    h = await aclient.run("notebook")
     await wait_idle(aclient, h.handler_id)
     proxy.cut_after(4000)
     got: list[w.Record] = []
@@ -246,8 +263,8 @@ async def test_stream_resumes_when_cut_mid_message(aclient: AsyncClient, proxy: 
         task = asyncio.create_task(follow())
         for i in range(60):
             await wait_for_async(lambda: f"the follower has {i + 1} idle records (it has {idles()})", lambda: idles() > i)
-            await aclient.send(h.handler_id, "approval", {"approved": "not a bool", "n": i})
-        await aclient.send(h.handler_id, "approval", {"approved": True})
+            await aclient.send(h.handler_id, "note", {"text": f"note {i}"})
+        await aclient.send(h.handler_id, "note", {"text": "done", "last": True})
         await asyncio.wait_for(task, WAIT)
     assert got == await finish(aclient, h.handler_id)
     check_sequence(got)

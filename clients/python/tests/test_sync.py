@@ -56,6 +56,34 @@ def test_workflows(client: Client) -> None:
     assert wfs["echo"].description
 
 
+def test_schemas(client: Client) -> None:
+    wfs = {wf.name: wf for wf in client.workflows()}
+    # approval waits for "approval"; notebook takes "note" at any time.
+    [answer] = wfs["approval"].event_types
+    assert isinstance(answer, w.EventType)
+    assert answer.type == "approval" and not answer.external and answer.description
+    schema = struct_to_dict(answer.schema)
+    assert schema["required"] == ["approved"] and schema["properties"]["approved"] == {
+        "type": "boolean",
+        "description": "true approves the request, false rejects it",
+    }
+    assert struct_to_dict(wfs["approval"].input_schema)["type"] == "object"
+    [note] = wfs["notebook"].event_types
+    assert note.type == "note" and note.external and struct_to_dict(note.schema)["required"] == ["text"]
+    assert not wfs["echo"].event_types
+
+    # Run and send refuse what the schemas refuse, naming the fields.
+    with pytest.raises(w.InvalidArgument, match="at '': missing property 'order_id'"):
+        client.run("order")
+    h = client.run("approval")
+    idle = wait_idle(client, h.handler_id)
+    with pytest.raises(w.InvalidArgument, match="at '/approved': got string, want boolean"):
+        client.send(h.handler_id, "approval", {"approved": "yes"})
+    assert client.get(h.handler_id).last_seq == idle  # nothing changed
+    client.send(h.handler_id, "approval", {"approved": True})
+    assert finish(client, h.handler_id)[-1].handler_finished.status == COMPLETED
+
+
 def test_run_echo_get_and_result(client: Client) -> None:
     data = {"x": 1, "nested": {"list": [1, "b", None, True, 2.5]}}
     h = client.run("echo", data)
@@ -236,22 +264,23 @@ def test_errors(client: Client) -> None:
 
 
 def test_idempotent_send(client: Client) -> None:
-    h = client.run("approval")
+    h = client.run("notebook")
     idle = wait_idle(client, h.handler_id)
-    # An answer the step refuses ("approved" is not a bool): it writes
-    # invalid_answer and waits again, so each delivery re-runs the step.
+    # A note runs the step and the handler waits again, so each delivery
+    # shows on the stream.
     key = f"k-{w.uuid7()}"
-    first = client.send(h.handler_id, "approval", {"approved": "maybe"}, idempotency_key=key)
-    seq = wait_idle(client, h.handler_id, after=idle)  # the re-run is over
-    again = client.send(h.handler_id, "approval", {"approved": "maybe"}, idempotency_key=key)
+    first = client.send(h.handler_id, "note", {"text": "once"}, idempotency_key=key)
+    seq = wait_idle(client, h.handler_id, after=idle)  # the run is over
+    again = client.send(h.handler_id, "note", {"text": "once"}, idempotency_key=key)
     assert again.handler_id == first.handler_id
     assert client.get(h.handler_id).last_seq == seq
     # Events are delivered in order: had the repeat been delivered, the step
-    # would run for it before it runs for this answer.
-    client.send(h.handler_id, "approval", {"approved": True})
+    # would run for it before it runs for this note.
+    client.send(h.handler_id, "note", {"text": "done", "last": True})
     recs = finish(client, h.handler_id)
     runs = [r for r in recs if kind(r) == "step_state_changed" and r.step_state_changed.running]
-    assert len(runs) == 3  # the start, the refused answer once, the good answer
+    assert len(runs) == 3  # the start, the keyed note once, the last note
+    assert struct_to_dict(recs[-1].handler_finished.result) == {"notes": 2}
 
 
 def test_stream_resumes_after_connection_is_cut(client: Client, proxy: Proxy) -> None:
@@ -270,13 +299,13 @@ def test_stream_resumes_after_connection_is_cut(client: Client, proxy: Proxy) ->
 
 
 def test_stream_resumes_when_cut_mid_message(client: Client, proxy: Proxy) -> None:
-    # Records arrive in bursts (one per answer) while the stream follows,
+    # Records arrive in bursts (one per note) while the stream follows,
     # and each connection dies in the middle of a frame after 4000 bytes.
     # (A replay goes out in as few frames as the server can: a budget
     # smaller than a replay burst could never let a record through.)
-    # Each answer waits until the follower has the idle record the last
-    # one ended with, so each burst is one answer's records.
-    h = client.run("approval")
+    # Each note waits until the follower has the idle record the last
+    # one ended with, so each burst is one note's records.
+    h = client.run("notebook")
     wait_idle(client, h.handler_id)
     proxy.cut_after(4000)
     got: list[w.Record] = []
@@ -299,8 +328,8 @@ def test_stream_resumes_when_cut_mid_message(client: Client, proxy: Proxy) -> No
         t.start()
         for i in range(60):
             wait_for(lambda: f"the follower has {i + 1} idle records (it has {idles()})", lambda: idles() > i)
-            client.send(h.handler_id, "approval", {"approved": "not a bool", "n": i})
-        client.send(h.handler_id, "approval", {"approved": True})
+            client.send(h.handler_id, "note", {"text": f"note {i}"})
+        client.send(h.handler_id, "note", {"text": "done", "last": True})
         t.join(WAIT)
         assert not t.is_alive(), "the follower did not finish"
     assert not errors

@@ -73,6 +73,20 @@ for (const [name, make] of clients) {
       for (const name of ["approval", "echo", "fanin"]) assert.ok(names.includes(name), `${name} in ${names}`);
       const fanin = wfs.find((w) => w.name === "fanin")!;
       assert.deepEqual(fanin.steps, ["split", "square", "gather"]);
+      // The schemas, and when each event type is taken: approval waits for
+      // "approval", notebook takes "note" at any time.
+      const approval = wfs.find((w) => w.name === "approval")!;
+      assert.equal(approval.inputSchema?.["type"], "object");
+      assert.deepEqual(
+        approval.eventTypes.map((t) => [t.type, t.external, t.schema?.["required"]]),
+        [["approval", false, ["approved"]]],
+      );
+      assert.match(approval.eventTypes[0]!.description, /approved/);
+      const notebook = wfs.find((w) => w.name === "notebook")!;
+      assert.deepEqual(
+        notebook.eventTypes.map((t) => [t.type, t.external]),
+        [["note", true]],
+      );
     });
 
     test("run, stream, get: echo completes with its input", async () => {
@@ -195,6 +209,9 @@ for (const [name, make] of clients) {
       await untilIdle(c, waiting.handlerId);
       const bad = await rejectsWith(c.send(waiting.handlerId, "no_such_event", {}), Code.InvalidArgument, /no_such_event/);
       assert.match(bad.message, /^\[invalid_argument\]/);
+      // Data and input that their schemas refuse, the failing fields named.
+      await rejectsWith(c.send(waiting.handlerId, "approval", { approved: "yes" }), Code.InvalidArgument, /at '\/approved': got string, want boolean/);
+      await rejectsWith(c.run("order", {}), Code.InvalidArgument, /at '': missing property 'order_id'/);
       await c.cancel(waiting.handlerId);
 
       const echo = await c.run("echo", { a: 1 });

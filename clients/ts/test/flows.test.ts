@@ -1,5 +1,6 @@
 // Human-in-the-loop flows end to end: the approval question and answer, a
-// released handler woken by an event, and idempotent sends.
+// released handler woken by an event, and idempotent sends (to notebook,
+// which takes notes at any time).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
@@ -133,28 +134,29 @@ describe("idempotent send", () => {
   }
 
   test("the same key twice delivers the event once", async () => {
-    const id = await idleApproval();
-    // An invalid answer makes the step write "invalid_answer" and wait
-    // again: a second delivery would write it twice.
-    const bad = { approved: "maybe" };
-    const first = await c.send(id, "approval", bad, { idempotencyKey: "answer-1" });
-    const again = await c.send(id, "approval", bad, { idempotencyKey: "answer-1" });
+    const h = await c.run("notebook");
+    const id = h.handlerId;
+    // Each note runs the step, which writes "noted": a second delivery
+    // would write it twice.
+    const note = { text: "once" };
+    const first = await c.send(id, "note", note, { idempotencyKey: "note-1" });
+    const again = await c.send(id, "note", note, { idempotencyKey: "note-1" });
     assert.equal(again.handlerId, first.handlerId);
     // The same data under another key is another event, and so is a send
     // without a key (the client makes up a fresh one each time).
-    await c.send(id, "approval", bad, { idempotencyKey: "answer-2" });
-    await c.send(id, "approval", bad);
-    await c.send(id, "approval", { approved: true, comment: "once" });
+    await c.send(id, "note", note, { idempotencyKey: "note-2" });
+    await c.send(id, "note", note);
+    await c.send(id, "note", { text: "done", last: true });
     const recs = await drain(c, id);
     const k = kinds(recs);
-    // Each delivered event re-runs the step once: the start, three invalid
-    // answers (not four) and the final one.
+    // Each delivered event runs the step once: the start, three notes (not
+    // four) and the last one.
     assert.equal(k.filter((x) => x === "step:start").length, 5, k.join(" "));
-    assert.equal(k.filter((x) => x === "idle").length, 4, k.join(" "));
+    assert.equal(k.filter((x) => x === "event:noted").length, 4, k.join(" "));
     assert.equal(k.filter((x) => x === "handlerFinished").length, 1);
     const done = await c.get(id);
     assert.equal(done.status, HandlerStatus.COMPLETED);
-    assert.deepEqual(done.result, { approved: true, comment: "once", request: {} });
+    assert.deepEqual(done.result, { notes: 4 });
   });
 
   // A retry after a lost answer: the server acknowledges the key it took.

@@ -31,8 +31,16 @@ type Workflow struct {
 	// Event types clients may send to its handlers at any time.
 	ExternalEventTypes []string `protobuf:"bytes,3,rep,name=external_event_types,json=externalEventTypes,proto3" json:"external_event_types,omitempty"`
 	Steps              []string `protobuf:"bytes,4,rep,name=steps,proto3" json:"steps,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// JSON Schema of the input (the start event's data); unset: any object.
+	// RunWorkflow refuses an input that does not match it
+	// (INVALID_ARGUMENT, naming the failing fields).
+	InputSchema *structpb.Struct `protobuf:"bytes,5,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// The event types clients send to its handlers (SendEvent), sorted: every
+	// one of external_event_types, and those its steps wait for that the
+	// workflow declares.
+	EventTypes    []*EventType `protobuf:"bytes,6,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Workflow) Reset() {
@@ -93,6 +101,96 @@ func (x *Workflow) GetSteps() []string {
 	return nil
 }
 
+func (x *Workflow) GetInputSchema() *structpb.Struct {
+	if x != nil {
+		return x.InputSchema
+	}
+	return nil
+}
+
+func (x *Workflow) GetEventTypes() []*EventType {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+// EventType is an event type a workflow takes from outside.
+type EventType struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// What the event means, for people.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// JSON Schema of the event's data; unset: any object. SendEvent refuses
+	// data that does not match it (INVALID_ARGUMENT, naming the failing
+	// fields).
+	Schema *structpb.Struct `protobuf:"bytes,3,opt,name=schema,proto3" json:"schema,omitempty"`
+	// True: handlers accept it at any time (it is one of the workflow's
+	// external_event_types). False: a handler accepts it only while one of
+	// its steps waits for it (the handler's idle waiters show when).
+	External      bool `protobuf:"varint,4,opt,name=external,proto3" json:"external,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventType) Reset() {
+	*x = EventType{}
+	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventType) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventType) ProtoMessage() {}
+
+func (x *EventType) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventType.ProtoReflect.Descriptor instead.
+func (*EventType) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *EventType) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *EventType) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *EventType) GetSchema() *structpb.Struct {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *EventType) GetExternal() bool {
+	if x != nil {
+		return x.External
+	}
+	return false
+}
+
 type ListWorkflowsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -101,7 +199,7 @@ type ListWorkflowsRequest struct {
 
 func (x *ListWorkflowsRequest) Reset() {
 	*x = ListWorkflowsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	mi := &file_wfd_v1_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +211,7 @@ func (x *ListWorkflowsRequest) String() string {
 func (*ListWorkflowsRequest) ProtoMessage() {}
 
 func (x *ListWorkflowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	mi := &file_wfd_v1_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +224,7 @@ func (x *ListWorkflowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkflowsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{2}
 }
 
 type ListWorkflowsResponse struct {
@@ -138,7 +236,7 @@ type ListWorkflowsResponse struct {
 
 func (x *ListWorkflowsResponse) Reset() {
 	*x = ListWorkflowsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[2]
+	mi := &file_wfd_v1_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -150,7 +248,7 @@ func (x *ListWorkflowsResponse) String() string {
 func (*ListWorkflowsResponse) ProtoMessage() {}
 
 func (x *ListWorkflowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[2]
+	mi := &file_wfd_v1_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -163,7 +261,7 @@ func (x *ListWorkflowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkflowsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListWorkflowsResponse) GetWorkflows() []*Workflow {
@@ -187,7 +285,7 @@ type RunWorkflowRequest struct {
 
 func (x *RunWorkflowRequest) Reset() {
 	*x = RunWorkflowRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[3]
+	mi := &file_wfd_v1_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -199,7 +297,7 @@ func (x *RunWorkflowRequest) String() string {
 func (*RunWorkflowRequest) ProtoMessage() {}
 
 func (x *RunWorkflowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[3]
+	mi := &file_wfd_v1_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -212,7 +310,7 @@ func (x *RunWorkflowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWorkflowRequest.ProtoReflect.Descriptor instead.
 func (*RunWorkflowRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{3}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunWorkflowRequest) GetWorkflow() string {
@@ -245,7 +343,7 @@ type RunWorkflowResponse struct {
 
 func (x *RunWorkflowResponse) Reset() {
 	*x = RunWorkflowResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[4]
+	mi := &file_wfd_v1_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -257,7 +355,7 @@ func (x *RunWorkflowResponse) String() string {
 func (*RunWorkflowResponse) ProtoMessage() {}
 
 func (x *RunWorkflowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[4]
+	mi := &file_wfd_v1_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -270,7 +368,7 @@ func (x *RunWorkflowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWorkflowResponse.ProtoReflect.Descriptor instead.
 func (*RunWorkflowResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{4}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RunWorkflowResponse) GetHandler() *Handler {
@@ -289,7 +387,7 @@ type GetHandlerRequest struct {
 
 func (x *GetHandlerRequest) Reset() {
 	*x = GetHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[5]
+	mi := &file_wfd_v1_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -301,7 +399,7 @@ func (x *GetHandlerRequest) String() string {
 func (*GetHandlerRequest) ProtoMessage() {}
 
 func (x *GetHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[5]
+	mi := &file_wfd_v1_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -314,7 +412,7 @@ func (x *GetHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHandlerRequest.ProtoReflect.Descriptor instead.
 func (*GetHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetHandlerRequest) GetHandlerId() string {
@@ -333,7 +431,7 @@ type GetHandlerResponse struct {
 
 func (x *GetHandlerResponse) Reset() {
 	*x = GetHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[6]
+	mi := &file_wfd_v1_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +443,7 @@ func (x *GetHandlerResponse) String() string {
 func (*GetHandlerResponse) ProtoMessage() {}
 
 func (x *GetHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[6]
+	mi := &file_wfd_v1_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +456,7 @@ func (x *GetHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHandlerResponse.ProtoReflect.Descriptor instead.
 func (*GetHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetHandlerResponse) GetHandler() *Handler {
@@ -390,7 +488,7 @@ type ListHandlersRequest struct {
 
 func (x *ListHandlersRequest) Reset() {
 	*x = ListHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[7]
+	mi := &file_wfd_v1_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -402,7 +500,7 @@ func (x *ListHandlersRequest) String() string {
 func (*ListHandlersRequest) ProtoMessage() {}
 
 func (x *ListHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[7]
+	mi := &file_wfd_v1_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -415,7 +513,7 @@ func (x *ListHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandlersRequest.ProtoReflect.Descriptor instead.
 func (*ListHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListHandlersRequest) GetWorkflow() string {
@@ -478,7 +576,7 @@ type ListHandlersResponse struct {
 
 func (x *ListHandlersResponse) Reset() {
 	*x = ListHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[8]
+	mi := &file_wfd_v1_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +588,7 @@ func (x *ListHandlersResponse) String() string {
 func (*ListHandlersResponse) ProtoMessage() {}
 
 func (x *ListHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[8]
+	mi := &file_wfd_v1_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +601,7 @@ func (x *ListHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandlersResponse.ProtoReflect.Descriptor instead.
 func (*ListHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListHandlersResponse) GetHandlers() []*Handler {
@@ -535,7 +633,7 @@ type SendEventRequest struct {
 
 func (x *SendEventRequest) Reset() {
 	*x = SendEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[9]
+	mi := &file_wfd_v1_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +645,7 @@ func (x *SendEventRequest) String() string {
 func (*SendEventRequest) ProtoMessage() {}
 
 func (x *SendEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[9]
+	mi := &file_wfd_v1_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +658,7 @@ func (x *SendEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEventRequest.ProtoReflect.Descriptor instead.
 func (*SendEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SendEventRequest) GetHandlerId() string {
@@ -593,7 +691,7 @@ type SendEventResponse struct {
 
 func (x *SendEventResponse) Reset() {
 	*x = SendEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[10]
+	mi := &file_wfd_v1_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -605,7 +703,7 @@ func (x *SendEventResponse) String() string {
 func (*SendEventResponse) ProtoMessage() {}
 
 func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[10]
+	mi := &file_wfd_v1_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -618,7 +716,7 @@ func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEventResponse.ProtoReflect.Descriptor instead.
 func (*SendEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SendEventResponse) GetHandler() *Handler {
@@ -639,7 +737,7 @@ type StreamEventsRequest struct {
 
 func (x *StreamEventsRequest) Reset() {
 	*x = StreamEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[11]
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +749,7 @@ func (x *StreamEventsRequest) String() string {
 func (*StreamEventsRequest) ProtoMessage() {}
 
 func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[11]
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +762,7 @@ func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsRequest.ProtoReflect.Descriptor instead.
 func (*StreamEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StreamEventsRequest) GetHandlerId() string {
@@ -694,7 +792,7 @@ type StreamEventsResponse struct {
 
 func (x *StreamEventsResponse) Reset() {
 	*x = StreamEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +804,7 @@ func (x *StreamEventsResponse) String() string {
 func (*StreamEventsResponse) ProtoMessage() {}
 
 func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +817,7 @@ func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsResponse.ProtoReflect.Descriptor instead.
 func (*StreamEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StreamEventsResponse) GetKind() isStreamEventsResponse_Kind {
@@ -774,7 +872,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +884,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +897,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Heartbeat) GetLastSeq() uint64 {
@@ -818,7 +916,7 @@ type CancelHandlerRequest struct {
 
 func (x *CancelHandlerRequest) Reset() {
 	*x = CancelHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +928,7 @@ func (x *CancelHandlerRequest) String() string {
 func (*CancelHandlerRequest) ProtoMessage() {}
 
 func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +941,7 @@ func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerRequest.ProtoReflect.Descriptor instead.
 func (*CancelHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CancelHandlerRequest) GetHandlerId() string {
@@ -862,7 +960,7 @@ type CancelHandlerResponse struct {
 
 func (x *CancelHandlerResponse) Reset() {
 	*x = CancelHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +972,7 @@ func (x *CancelHandlerResponse) String() string {
 func (*CancelHandlerResponse) ProtoMessage() {}
 
 func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +985,7 @@ func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerResponse.ProtoReflect.Descriptor instead.
 func (*CancelHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelHandlerResponse) GetHandler() *Handler {
@@ -906,7 +1004,7 @@ type ReleaseHandlerRequest struct {
 
 func (x *ReleaseHandlerRequest) Reset() {
 	*x = ReleaseHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1016,7 @@ func (x *ReleaseHandlerRequest) String() string {
 func (*ReleaseHandlerRequest) ProtoMessage() {}
 
 func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1029,7 @@ func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReleaseHandlerRequest) GetHandlerId() string {
@@ -950,7 +1048,7 @@ type ReleaseHandlerResponse struct {
 
 func (x *ReleaseHandlerResponse) Reset() {
 	*x = ReleaseHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1060,7 @@ func (x *ReleaseHandlerResponse) String() string {
 func (*ReleaseHandlerResponse) ProtoMessage() {}
 
 func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1073,7 @@ func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReleaseHandlerResponse) GetHandler() *Handler {
@@ -993,7 +1091,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1103,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1116,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 type GetStatsResponse struct {
@@ -1049,7 +1147,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1159,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1172,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetStatsResponse) GetHandlersActive() int64 {
@@ -1171,7 +1269,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1281,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1294,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListTasksRequest) GetStatuses() []TaskStatus {
@@ -1251,7 +1349,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1361,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1374,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1302,7 +1400,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1412,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1425,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetTaskRequest) GetTaskId() string {
@@ -1346,7 +1444,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1456,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1469,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -1394,7 +1492,7 @@ type CompleteTaskRequest struct {
 
 func (x *CompleteTaskRequest) Reset() {
 	*x = CompleteTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1504,7 @@ func (x *CompleteTaskRequest) String() string {
 func (*CompleteTaskRequest) ProtoMessage() {}
 
 func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1517,7 @@ func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskRequest.ProtoReflect.Descriptor instead.
 func (*CompleteTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CompleteTaskRequest) GetTaskId() string {
@@ -1452,7 +1550,7 @@ type CompleteTaskResponse struct {
 
 func (x *CompleteTaskResponse) Reset() {
 	*x = CompleteTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1562,7 @@ func (x *CompleteTaskResponse) String() string {
 func (*CompleteTaskResponse) ProtoMessage() {}
 
 func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1575,7 @@ func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskResponse.ProtoReflect.Descriptor instead.
 func (*CompleteTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CompleteTaskResponse) GetTask() *Task {
@@ -1501,7 +1599,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1611,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1624,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PublishEventRequest) GetKey() string {
@@ -1570,7 +1668,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1680,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1693,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PublishEventResponse) GetEventId() string {
@@ -1623,12 +1721,20 @@ var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14wfd/v1/handler.proto\"\x88\x01\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14wfd/v1/handler.proto\"\xf8\x01\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
 	"\x14external_event_types\x18\x03 \x03(\tR\x12externalEventTypes\x12\x14\n" +
-	"\x05steps\x18\x04 \x03(\tR\x05steps\"\x16\n" +
+	"\x05steps\x18\x04 \x03(\tR\x05steps\x12:\n" +
+	"\finput_schema\x18\x05 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x122\n" +
+	"\vevent_types\x18\x06 \x03(\v2\x11.wfd.v1.EventTypeR\n" +
+	"eventTypes\"\x8e\x01\n" +
+	"\tEventType\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12/\n" +
+	"\x06schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x1a\n" +
+	"\bexternal\x18\x04 \x01(\bR\bexternal\"\x16\n" +
 	"\x14ListWorkflowsRequest\"G\n" +
 	"\x15ListWorkflowsResponse\x12.\n" +
 	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"~\n" +
@@ -1760,102 +1866,106 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_service_proto_rawDescData
 }
 
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(*Workflow)(nil),               // 0: wfd.v1.Workflow
-	(*ListWorkflowsRequest)(nil),   // 1: wfd.v1.ListWorkflowsRequest
-	(*ListWorkflowsResponse)(nil),  // 2: wfd.v1.ListWorkflowsResponse
-	(*RunWorkflowRequest)(nil),     // 3: wfd.v1.RunWorkflowRequest
-	(*RunWorkflowResponse)(nil),    // 4: wfd.v1.RunWorkflowResponse
-	(*GetHandlerRequest)(nil),      // 5: wfd.v1.GetHandlerRequest
-	(*GetHandlerResponse)(nil),     // 6: wfd.v1.GetHandlerResponse
-	(*ListHandlersRequest)(nil),    // 7: wfd.v1.ListHandlersRequest
-	(*ListHandlersResponse)(nil),   // 8: wfd.v1.ListHandlersResponse
-	(*SendEventRequest)(nil),       // 9: wfd.v1.SendEventRequest
-	(*SendEventResponse)(nil),      // 10: wfd.v1.SendEventResponse
-	(*StreamEventsRequest)(nil),    // 11: wfd.v1.StreamEventsRequest
-	(*StreamEventsResponse)(nil),   // 12: wfd.v1.StreamEventsResponse
-	(*Heartbeat)(nil),              // 13: wfd.v1.Heartbeat
-	(*CancelHandlerRequest)(nil),   // 14: wfd.v1.CancelHandlerRequest
-	(*CancelHandlerResponse)(nil),  // 15: wfd.v1.CancelHandlerResponse
-	(*ReleaseHandlerRequest)(nil),  // 16: wfd.v1.ReleaseHandlerRequest
-	(*ReleaseHandlerResponse)(nil), // 17: wfd.v1.ReleaseHandlerResponse
-	(*GetStatsRequest)(nil),        // 18: wfd.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),       // 19: wfd.v1.GetStatsResponse
-	(*ListTasksRequest)(nil),       // 20: wfd.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),      // 21: wfd.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),         // 22: wfd.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 23: wfd.v1.GetTaskResponse
-	(*CompleteTaskRequest)(nil),    // 24: wfd.v1.CompleteTaskRequest
-	(*CompleteTaskResponse)(nil),   // 25: wfd.v1.CompleteTaskResponse
-	(*PublishEventRequest)(nil),    // 26: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),   // 27: wfd.v1.PublishEventResponse
-	nil,                            // 28: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),        // 29: google.protobuf.Struct
-	(*Handler)(nil),                // 30: wfd.v1.Handler
-	(HandlerStatus)(0),             // 31: wfd.v1.HandlerStatus
-	(*durationpb.Duration)(nil),    // 32: google.protobuf.Duration
-	(Residency)(0),                 // 33: wfd.v1.Residency
-	(*Event)(nil),                  // 34: wfd.v1.Event
-	(*Record)(nil),                 // 35: wfd.v1.Record
-	(TaskStatus)(0),                // 36: wfd.v1.TaskStatus
-	(*Task)(nil),                   // 37: wfd.v1.Task
+	(*EventType)(nil),              // 1: wfd.v1.EventType
+	(*ListWorkflowsRequest)(nil),   // 2: wfd.v1.ListWorkflowsRequest
+	(*ListWorkflowsResponse)(nil),  // 3: wfd.v1.ListWorkflowsResponse
+	(*RunWorkflowRequest)(nil),     // 4: wfd.v1.RunWorkflowRequest
+	(*RunWorkflowResponse)(nil),    // 5: wfd.v1.RunWorkflowResponse
+	(*GetHandlerRequest)(nil),      // 6: wfd.v1.GetHandlerRequest
+	(*GetHandlerResponse)(nil),     // 7: wfd.v1.GetHandlerResponse
+	(*ListHandlersRequest)(nil),    // 8: wfd.v1.ListHandlersRequest
+	(*ListHandlersResponse)(nil),   // 9: wfd.v1.ListHandlersResponse
+	(*SendEventRequest)(nil),       // 10: wfd.v1.SendEventRequest
+	(*SendEventResponse)(nil),      // 11: wfd.v1.SendEventResponse
+	(*StreamEventsRequest)(nil),    // 12: wfd.v1.StreamEventsRequest
+	(*StreamEventsResponse)(nil),   // 13: wfd.v1.StreamEventsResponse
+	(*Heartbeat)(nil),              // 14: wfd.v1.Heartbeat
+	(*CancelHandlerRequest)(nil),   // 15: wfd.v1.CancelHandlerRequest
+	(*CancelHandlerResponse)(nil),  // 16: wfd.v1.CancelHandlerResponse
+	(*ReleaseHandlerRequest)(nil),  // 17: wfd.v1.ReleaseHandlerRequest
+	(*ReleaseHandlerResponse)(nil), // 18: wfd.v1.ReleaseHandlerResponse
+	(*GetStatsRequest)(nil),        // 19: wfd.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),       // 20: wfd.v1.GetStatsResponse
+	(*ListTasksRequest)(nil),       // 21: wfd.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),      // 22: wfd.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),         // 23: wfd.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),        // 24: wfd.v1.GetTaskResponse
+	(*CompleteTaskRequest)(nil),    // 25: wfd.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),   // 26: wfd.v1.CompleteTaskResponse
+	(*PublishEventRequest)(nil),    // 27: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),   // 28: wfd.v1.PublishEventResponse
+	nil,                            // 29: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),        // 30: google.protobuf.Struct
+	(*Handler)(nil),                // 31: wfd.v1.Handler
+	(HandlerStatus)(0),             // 32: wfd.v1.HandlerStatus
+	(*durationpb.Duration)(nil),    // 33: google.protobuf.Duration
+	(Residency)(0),                 // 34: wfd.v1.Residency
+	(*Event)(nil),                  // 35: wfd.v1.Event
+	(*Record)(nil),                 // 36: wfd.v1.Record
+	(TaskStatus)(0),                // 37: wfd.v1.TaskStatus
+	(*Task)(nil),                   // 38: wfd.v1.Task
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	0,  // 0: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	29, // 1: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	30, // 2: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	30, // 3: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	31, // 4: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	32, // 5: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	33, // 6: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	30, // 7: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	34, // 8: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	30, // 9: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	35, // 10: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	13, // 11: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	30, // 12: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	30, // 13: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	28, // 14: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	32, // 15: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	32, // 16: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	36, // 17: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	37, // 18: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	37, // 19: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	29, // 20: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	37, // 21: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	29, // 22: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	1,  // 23: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	3,  // 24: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	5,  // 25: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	7,  // 26: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	9,  // 27: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	11, // 28: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	14, // 29: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	16, // 30: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	20, // 31: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	22, // 32: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	24, // 33: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	26, // 34: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	18, // 35: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	2,  // 36: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	4,  // 37: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	6,  // 38: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	8,  // 39: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	10, // 40: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	12, // 41: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	15, // 42: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	17, // 43: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	21, // 44: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	23, // 45: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	25, // 46: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	27, // 47: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	19, // 48: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	36, // [36:49] is the sub-list for method output_type
-	23, // [23:36] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	30, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	1,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
+	30, // 2: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	0,  // 3: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
+	30, // 4: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	31, // 5: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	31, // 6: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	32, // 7: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	33, // 8: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	34, // 9: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	31, // 10: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	35, // 11: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	31, // 12: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	36, // 13: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	14, // 14: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	31, // 15: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	31, // 16: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	29, // 17: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	33, // 18: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	33, // 19: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	37, // 20: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	38, // 21: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	38, // 22: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	30, // 23: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	38, // 24: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	30, // 25: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	2,  // 26: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	4,  // 27: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	6,  // 28: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	8,  // 29: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	10, // 30: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	12, // 31: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	15, // 32: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	17, // 33: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	21, // 34: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	23, // 35: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	25, // 36: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	27, // 37: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	19, // 38: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	3,  // 39: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	5,  // 40: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	7,  // 41: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	9,  // 42: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	11, // 43: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	13, // 44: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	16, // 45: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	18, // 46: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	22, // 47: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	24, // 48: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	26, // 49: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	28, // 50: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	20, // 51: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	39, // [39:52] is the sub-list for method output_type
+	26, // [26:39] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -1864,7 +1974,7 @@ func file_wfd_v1_service_proto_init() {
 		return
 	}
 	file_wfd_v1_handler_proto_init()
-	file_wfd_v1_service_proto_msgTypes[12].OneofWrappers = []any{
+	file_wfd_v1_service_proto_msgTypes[13].OneofWrappers = []any{
 		(*StreamEventsResponse_Record)(nil),
 		(*StreamEventsResponse_Heartbeat)(nil),
 	}
@@ -1874,7 +1984,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -20,6 +20,7 @@ from .errors import InvalidArgument
 Handler: TypeAlias = handler_pb2.Handler
 Record: TypeAlias = handler_pb2.Record
 Workflow: TypeAlias = service_pb2.Workflow
+EventType: TypeAlias = service_pb2.EventType
 Stats: TypeAlias = service_pb2.GetStatsResponse
 Event: TypeAlias = handler_pb2.Event
 HandlerStatus = handler_pb2.HandlerStatus

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/service.proto.
  */
 export const file_wfd_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIloKCFdvcmtmbG93EgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAkSDQoFc3RlcHMYBCADKAkiFgoUTGlzdFdvcmtmbG93c1JlcXVlc3QiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyJiChJSdW5Xb3JrZmxvd1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYAyABKAkiNwoTUnVuV29ya2Zsb3dSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiJwoRR2V0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI2ChJHZXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIt0BChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEicKCHN0YXR1c2VzGAIgAygOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSEQoJaWRsZV9vbmx5GAMgASgIEisKCGlkbGVfZm9yGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiQKCXJlc2lkZW5jeRgFIAEoDjIRLndmZC52MS5SZXNpZGVuY3kSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoUTGlzdEhhbmRsZXJzUmVzcG9uc2USIQoIaGFuZGxlcnMYASADKAsyDy53ZmQudjEuSGFuZGxlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCSI1ChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiPAoTU3RyZWFtRXZlbnRzUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJoChRTdHJlYW1FdmVudHNSZXNwb25zZRIgCgZyZWNvcmQYASABKAsyDi53ZmQudjEuUmVjb3JkSAASJgoJaGVhcnRiZWF0GAIgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHQoJSGVhcnRiZWF0EhAKCGxhc3Rfc2VxGAEgASgEIioKFENhbmNlbEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOQoVQ2FuY2VsSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIrChVSZWxlYXNlSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI6ChZSZWxlYXNlSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIRCg9HZXRTdGF0c1JlcXVlc3Qi0wMKEEdldFN0YXRzUmVzcG9uc2USFwoPaGFuZGxlcnNfYWN0aXZlGAEgASgDEh8KF2hhbmRsZXJzX2lkbGVfaW5fbWVtb3J5GAIgASgDEhkKEWhhbmRsZXJzX3JlbGVhc2VkGAMgASgDEkoKEmhhbmRsZXJzX2J5X3N0YXR1cxgEIAMoCzIuLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlLkhhbmRsZXJzQnlTdGF0dXNFbnRyeRIWCg5yZWxlYXNlc190b3RhbBgFIAEoAxIaChJyZWh5ZHJhdGlvbnNfdG90YWwYBiABKAMSOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDUwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A5ORgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdzdHJlYW1zGAkgASgDEhUKDWNvbW1pdHNfdG90YWwYCiABKAMSFQoNY2hhbmdlc190b3RhbBgLIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKXAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiSQoRTGlzdFRhc2tzUmVzcG9uc2USGwoFdGFza3MYASADKAsyDC53ZmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIQoOR2V0VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSItCg9HZXRUYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrImUKE0NvbXBsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRInCgZhbnN3ZXIYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGNvbXBsZXRlZF9ieRgDIAEoCSIyChRDb21wbGV0ZVRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2sibwoTUHVibGlzaEV2ZW50UmVxdWVzdBILCgNrZXkYASABKAkSJQoEZGF0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCghldmVudF9pZBgEIAEoCSJEChRQdWJsaXNoRXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSDQoFd29rZW4YAyABKAUy2wcKD1dvcmtmbG93U2VydmljZRJRCg1MaXN0V29ya2Zsb3dzEhwud2ZkLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0Gh0ud2ZkLnYxLkxpc3RXb3JrZmxvd3NSZXNwb25zZSIDkAIBEkYKC1J1bldvcmtmbG93Ehoud2ZkLnYxLlJ1bldvcmtmbG93UmVxdWVzdBobLndmZC52MS5SdW5Xb3JrZmxvd1Jlc3BvbnNlEkgKCkdldEhhbmRsZXISGS53ZmQudjEuR2V0SGFuZGxlclJlcXVlc3QaGi53ZmQudjEuR2V0SGFuZGxlclJlc3BvbnNlIgOQAgESTgoMTGlzdEhhbmRsZXJzEhsud2ZkLnYxLkxpc3RIYW5kbGVyc1JlcXVlc3QaHC53ZmQudjEuTGlzdEhhbmRsZXJzUmVzcG9uc2UiA5ACARJACglTZW5kRXZlbnQSGC53ZmQudjEuU2VuZEV2ZW50UmVxdWVzdBoZLndmZC52MS5TZW5kRXZlbnRSZXNwb25zZRJQCgxTdHJlYW1FdmVudHMSGy53ZmQudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBocLndmZC52MS5TdHJlYW1FdmVudHNSZXNwb25zZSIDkAIBMAESTAoNQ2FuY2VsSGFuZGxlchIcLndmZC52MS5DYW5jZWxIYW5kbGVyUmVxdWVzdBodLndmZC52MS5DYW5jZWxIYW5kbGVyUmVzcG9uc2USTwoOUmVsZWFzZUhhbmRsZXISHS53ZmQudjEuUmVsZWFzZUhhbmRsZXJSZXF1ZXN0Gh4ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVzcG9uc2USRQoJTGlzdFRhc2tzEhgud2ZkLnYxLkxpc3RUYXNrc1JlcXVlc3QaGS53ZmQudjEuTGlzdFRhc2tzUmVzcG9uc2UiA5ACARI/CgdHZXRUYXNrEhYud2ZkLnYxLkdldFRhc2tSZXF1ZXN0Ghcud2ZkLnYxLkdldFRhc2tSZXNwb25zZSIDkAIBEkkKDENvbXBsZXRlVGFzaxIbLndmZC52MS5Db21wbGV0ZVRhc2tSZXF1ZXN0Ghwud2ZkLnYxLkNvbXBsZXRlVGFza1Jlc3BvbnNlEkkKDFB1Ymxpc2hFdmVudBIbLndmZC52MS5QdWJsaXNoRXZlbnRSZXF1ZXN0Ghwud2ZkLnYxLlB1Ymxpc2hFdmVudFJlc3BvbnNlEkIKCEdldFN0YXRzEhcud2ZkLnYxLkdldFN0YXRzUmVxdWVzdBoYLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlIgOQAgFCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_wfd_v1_handler]);
+  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIrEBCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlImkKCUV2ZW50VHlwZRIMCgR0eXBlGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEicKBnNjaGVtYRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIZXh0ZXJuYWwYBCABKAgiFgoUTGlzdFdvcmtmbG93c1JlcXVlc3QiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyJiChJSdW5Xb3JrZmxvd1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYAyABKAkiNwoTUnVuV29ya2Zsb3dSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiJwoRR2V0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI2ChJHZXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIt0BChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEicKCHN0YXR1c2VzGAIgAygOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSEQoJaWRsZV9vbmx5GAMgASgIEisKCGlkbGVfZm9yGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiQKCXJlc2lkZW5jeRgFIAEoDjIRLndmZC52MS5SZXNpZGVuY3kSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoUTGlzdEhhbmRsZXJzUmVzcG9uc2USIQoIaGFuZGxlcnMYASADKAsyDy53ZmQudjEuSGFuZGxlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCSI1ChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiPAoTU3RyZWFtRXZlbnRzUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJoChRTdHJlYW1FdmVudHNSZXNwb25zZRIgCgZyZWNvcmQYASABKAsyDi53ZmQudjEuUmVjb3JkSAASJgoJaGVhcnRiZWF0GAIgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHQoJSGVhcnRiZWF0EhAKCGxhc3Rfc2VxGAEgASgEIioKFENhbmNlbEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOQoVQ2FuY2VsSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIrChVSZWxlYXNlSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI6ChZSZWxlYXNlSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIRCg9HZXRTdGF0c1JlcXVlc3Qi0wMKEEdldFN0YXRzUmVzcG9uc2USFwoPaGFuZGxlcnNfYWN0aXZlGAEgASgDEh8KF2hhbmRsZXJzX2lkbGVfaW5fbWVtb3J5GAIgASgDEhkKEWhhbmRsZXJzX3JlbGVhc2VkGAMgASgDEkoKEmhhbmRsZXJzX2J5X3N0YXR1cxgEIAMoCzIuLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlLkhhbmRsZXJzQnlTdGF0dXNFbnRyeRIWCg5yZWxlYXNlc190b3RhbBgFIAEoAxIaChJyZWh5ZHJhdGlvbnNfdG90YWwYBiABKAMSOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDUwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A5ORgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdzdHJlYW1zGAkgASgDEhUKDWNvbW1pdHNfdG90YWwYCiABKAMSFQoNY2hhbmdlc190b3RhbBgLIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKXAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiSQoRTGlzdFRhc2tzUmVzcG9uc2USGwoFdGFza3MYASADKAsyDC53ZmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIQoOR2V0VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSItCg9HZXRUYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrImUKE0NvbXBsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRInCgZhbnN3ZXIYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGNvbXBsZXRlZF9ieRgDIAEoCSIyChRDb21wbGV0ZVRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2sibwoTUHVibGlzaEV2ZW50UmVxdWVzdBILCgNrZXkYASABKAkSJQoEZGF0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCghldmVudF9pZBgEIAEoCSJEChRQdWJsaXNoRXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSDQoFd29rZW4YAyABKAUy2wcKD1dvcmtmbG93U2VydmljZRJRCg1MaXN0V29ya2Zsb3dzEhwud2ZkLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0Gh0ud2ZkLnYxLkxpc3RXb3JrZmxvd3NSZXNwb25zZSIDkAIBEkYKC1J1bldvcmtmbG93Ehoud2ZkLnYxLlJ1bldvcmtmbG93UmVxdWVzdBobLndmZC52MS5SdW5Xb3JrZmxvd1Jlc3BvbnNlEkgKCkdldEhhbmRsZXISGS53ZmQudjEuR2V0SGFuZGxlclJlcXVlc3QaGi53ZmQudjEuR2V0SGFuZGxlclJlc3BvbnNlIgOQAgESTgoMTGlzdEhhbmRsZXJzEhsud2ZkLnYxLkxpc3RIYW5kbGVyc1JlcXVlc3QaHC53ZmQudjEuTGlzdEhhbmRsZXJzUmVzcG9uc2UiA5ACARJACglTZW5kRXZlbnQSGC53ZmQudjEuU2VuZEV2ZW50UmVxdWVzdBoZLndmZC52MS5TZW5kRXZlbnRSZXNwb25zZRJQCgxTdHJlYW1FdmVudHMSGy53ZmQudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBocLndmZC52MS5TdHJlYW1FdmVudHNSZXNwb25zZSIDkAIBMAESTAoNQ2FuY2VsSGFuZGxlchIcLndmZC52MS5DYW5jZWxIYW5kbGVyUmVxdWVzdBodLndmZC52MS5DYW5jZWxIYW5kbGVyUmVzcG9uc2USTwoOUmVsZWFzZUhhbmRsZXISHS53ZmQudjEuUmVsZWFzZUhhbmRsZXJSZXF1ZXN0Gh4ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVzcG9uc2USRQoJTGlzdFRhc2tzEhgud2ZkLnYxLkxpc3RUYXNrc1JlcXVlc3QaGS53ZmQudjEuTGlzdFRhc2tzUmVzcG9uc2UiA5ACARI/CgdHZXRUYXNrEhYud2ZkLnYxLkdldFRhc2tSZXF1ZXN0Ghcud2ZkLnYxLkdldFRhc2tSZXNwb25zZSIDkAIBEkkKDENvbXBsZXRlVGFzaxIbLndmZC52MS5Db21wbGV0ZVRhc2tSZXF1ZXN0Ghwud2ZkLnYxLkNvbXBsZXRlVGFza1Jlc3BvbnNlEkkKDFB1Ymxpc2hFdmVudBIbLndmZC52MS5QdWJsaXNoRXZlbnRSZXF1ZXN0Ghwud2ZkLnYxLlB1Ymxpc2hFdmVudFJlc3BvbnNlEkIKCEdldFN0YXRzEhcud2ZkLnYxLkdldFN0YXRzUmVxdWVzdBoYLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlIgOQAgFCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_wfd_v1_handler]);
 
 /**
  * Workflow describes a registered workflow.
@@ -43,6 +43,24 @@ export type Workflow = Message<"wfd.v1.Workflow"> & {
    * @generated from field: repeated string steps = 4;
    */
   steps: string[];
+
+  /**
+   * JSON Schema of the input (the start event's data); unset: any object.
+   * RunWorkflow refuses an input that does not match it
+   * (INVALID_ARGUMENT, naming the failing fields).
+   *
+   * @generated from field: google.protobuf.Struct input_schema = 5;
+   */
+  inputSchema?: JsonObject | undefined;
+
+  /**
+   * The event types clients send to its handlers (SendEvent), sorted: every
+   * one of external_event_types, and those its steps wait for that the
+   * workflow declares.
+   *
+   * @generated from field: repeated wfd.v1.EventType event_types = 6;
+   */
+  eventTypes: EventType[];
 };
 
 /**
@@ -51,6 +69,50 @@ export type Workflow = Message<"wfd.v1.Workflow"> & {
  */
 export const WorkflowSchema: GenMessage<Workflow> = /*@__PURE__*/
   messageDesc(file_wfd_v1_service, 0);
+
+/**
+ * EventType is an event type a workflow takes from outside.
+ *
+ * @generated from message wfd.v1.EventType
+ */
+export type EventType = Message<"wfd.v1.EventType"> & {
+  /**
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * What the event means, for people.
+   *
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * JSON Schema of the event's data; unset: any object. SendEvent refuses
+   * data that does not match it (INVALID_ARGUMENT, naming the failing
+   * fields).
+   *
+   * @generated from field: google.protobuf.Struct schema = 3;
+   */
+  schema?: JsonObject | undefined;
+
+  /**
+   * True: handlers accept it at any time (it is one of the workflow's
+   * external_event_types). False: a handler accepts it only while one of
+   * its steps waits for it (the handler's idle waiters show when).
+   *
+   * @generated from field: bool external = 4;
+   */
+  external: boolean;
+};
+
+/**
+ * Describes the message wfd.v1.EventType.
+ * Use `create(EventTypeSchema)` to create a new message.
+ */
+export const EventTypeSchema: GenMessage<EventType> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 1);
 
 /**
  * @generated from message wfd.v1.ListWorkflowsRequest
@@ -63,7 +125,7 @@ export type ListWorkflowsRequest = Message<"wfd.v1.ListWorkflowsRequest"> & {
  * Use `create(ListWorkflowsRequestSchema)` to create a new message.
  */
 export const ListWorkflowsRequestSchema: GenMessage<ListWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 1);
+  messageDesc(file_wfd_v1_service, 2);
 
 /**
  * @generated from message wfd.v1.ListWorkflowsResponse
@@ -80,7 +142,7 @@ export type ListWorkflowsResponse = Message<"wfd.v1.ListWorkflowsResponse"> & {
  * Use `create(ListWorkflowsResponseSchema)` to create a new message.
  */
 export const ListWorkflowsResponseSchema: GenMessage<ListWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 2);
+  messageDesc(file_wfd_v1_service, 3);
 
 /**
  * @generated from message wfd.v1.RunWorkflowRequest
@@ -112,7 +174,7 @@ export type RunWorkflowRequest = Message<"wfd.v1.RunWorkflowRequest"> & {
  * Use `create(RunWorkflowRequestSchema)` to create a new message.
  */
 export const RunWorkflowRequestSchema: GenMessage<RunWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 3);
+  messageDesc(file_wfd_v1_service, 4);
 
 /**
  * @generated from message wfd.v1.RunWorkflowResponse
@@ -129,7 +191,7 @@ export type RunWorkflowResponse = Message<"wfd.v1.RunWorkflowResponse"> & {
  * Use `create(RunWorkflowResponseSchema)` to create a new message.
  */
 export const RunWorkflowResponseSchema: GenMessage<RunWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 4);
+  messageDesc(file_wfd_v1_service, 5);
 
 /**
  * @generated from message wfd.v1.GetHandlerRequest
@@ -146,7 +208,7 @@ export type GetHandlerRequest = Message<"wfd.v1.GetHandlerRequest"> & {
  * Use `create(GetHandlerRequestSchema)` to create a new message.
  */
 export const GetHandlerRequestSchema: GenMessage<GetHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 5);
+  messageDesc(file_wfd_v1_service, 6);
 
 /**
  * @generated from message wfd.v1.GetHandlerResponse
@@ -163,7 +225,7 @@ export type GetHandlerResponse = Message<"wfd.v1.GetHandlerResponse"> & {
  * Use `create(GetHandlerResponseSchema)` to create a new message.
  */
 export const GetHandlerResponseSchema: GenMessage<GetHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 6);
+  messageDesc(file_wfd_v1_service, 7);
 
 /**
  * @generated from message wfd.v1.ListHandlersRequest
@@ -224,7 +286,7 @@ export type ListHandlersRequest = Message<"wfd.v1.ListHandlersRequest"> & {
  * Use `create(ListHandlersRequestSchema)` to create a new message.
  */
 export const ListHandlersRequestSchema: GenMessage<ListHandlersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 7);
+  messageDesc(file_wfd_v1_service, 8);
 
 /**
  * @generated from message wfd.v1.ListHandlersResponse
@@ -248,7 +310,7 @@ export type ListHandlersResponse = Message<"wfd.v1.ListHandlersResponse"> & {
  * Use `create(ListHandlersResponseSchema)` to create a new message.
  */
 export const ListHandlersResponseSchema: GenMessage<ListHandlersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 8);
+  messageDesc(file_wfd_v1_service, 9);
 
 /**
  * @generated from message wfd.v1.SendEventRequest
@@ -281,7 +343,7 @@ export type SendEventRequest = Message<"wfd.v1.SendEventRequest"> & {
  * Use `create(SendEventRequestSchema)` to create a new message.
  */
 export const SendEventRequestSchema: GenMessage<SendEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 9);
+  messageDesc(file_wfd_v1_service, 10);
 
 /**
  * @generated from message wfd.v1.SendEventResponse
@@ -298,7 +360,7 @@ export type SendEventResponse = Message<"wfd.v1.SendEventResponse"> & {
  * Use `create(SendEventResponseSchema)` to create a new message.
  */
 export const SendEventResponseSchema: GenMessage<SendEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 10);
+  messageDesc(file_wfd_v1_service, 11);
 
 /**
  * @generated from message wfd.v1.StreamEventsRequest
@@ -322,7 +384,7 @@ export type StreamEventsRequest = Message<"wfd.v1.StreamEventsRequest"> & {
  * Use `create(StreamEventsRequestSchema)` to create a new message.
  */
 export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 11);
+  messageDesc(file_wfd_v1_service, 12);
 
 /**
  * @generated from message wfd.v1.StreamEventsResponse
@@ -353,7 +415,7 @@ export type StreamEventsResponse = Message<"wfd.v1.StreamEventsResponse"> & {
  * Use `create(StreamEventsResponseSchema)` to create a new message.
  */
 export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 12);
+  messageDesc(file_wfd_v1_service, 13);
 
 /**
  * Heartbeat says the stream is alive; last_seq is the handler's latest record.
@@ -372,7 +434,7 @@ export type Heartbeat = Message<"wfd.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 13);
+  messageDesc(file_wfd_v1_service, 14);
 
 /**
  * @generated from message wfd.v1.CancelHandlerRequest
@@ -389,7 +451,7 @@ export type CancelHandlerRequest = Message<"wfd.v1.CancelHandlerRequest"> & {
  * Use `create(CancelHandlerRequestSchema)` to create a new message.
  */
 export const CancelHandlerRequestSchema: GenMessage<CancelHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 14);
+  messageDesc(file_wfd_v1_service, 15);
 
 /**
  * @generated from message wfd.v1.CancelHandlerResponse
@@ -406,7 +468,7 @@ export type CancelHandlerResponse = Message<"wfd.v1.CancelHandlerResponse"> & {
  * Use `create(CancelHandlerResponseSchema)` to create a new message.
  */
 export const CancelHandlerResponseSchema: GenMessage<CancelHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 15);
+  messageDesc(file_wfd_v1_service, 16);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerRequest
@@ -423,7 +485,7 @@ export type ReleaseHandlerRequest = Message<"wfd.v1.ReleaseHandlerRequest"> & {
  * Use `create(ReleaseHandlerRequestSchema)` to create a new message.
  */
 export const ReleaseHandlerRequestSchema: GenMessage<ReleaseHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 16);
+  messageDesc(file_wfd_v1_service, 17);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerResponse
@@ -440,7 +502,7 @@ export type ReleaseHandlerResponse = Message<"wfd.v1.ReleaseHandlerResponse"> & 
  * Use `create(ReleaseHandlerResponseSchema)` to create a new message.
  */
 export const ReleaseHandlerResponseSchema: GenMessage<ReleaseHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 17);
+  messageDesc(file_wfd_v1_service, 18);
 
 /**
  * @generated from message wfd.v1.GetStatsRequest
@@ -453,7 +515,7 @@ export type GetStatsRequest = Message<"wfd.v1.GetStatsRequest"> & {
  * Use `create(GetStatsRequestSchema)` to create a new message.
  */
 export const GetStatsRequestSchema: GenMessage<GetStatsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 18);
+  messageDesc(file_wfd_v1_service, 19);
 
 /**
  * @generated from message wfd.v1.GetStatsResponse
@@ -538,7 +600,7 @@ export type GetStatsResponse = Message<"wfd.v1.GetStatsResponse"> & {
  * Use `create(GetStatsResponseSchema)` to create a new message.
  */
 export const GetStatsResponseSchema: GenMessage<GetStatsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 19);
+  messageDesc(file_wfd_v1_service, 20);
 
 /**
  * @generated from message wfd.v1.ListTasksRequest
@@ -586,7 +648,7 @@ export type ListTasksRequest = Message<"wfd.v1.ListTasksRequest"> & {
  * Use `create(ListTasksRequestSchema)` to create a new message.
  */
 export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 20);
+  messageDesc(file_wfd_v1_service, 21);
 
 /**
  * @generated from message wfd.v1.ListTasksResponse
@@ -608,7 +670,7 @@ export type ListTasksResponse = Message<"wfd.v1.ListTasksResponse"> & {
  * Use `create(ListTasksResponseSchema)` to create a new message.
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 21);
+  messageDesc(file_wfd_v1_service, 22);
 
 /**
  * @generated from message wfd.v1.GetTaskRequest
@@ -625,7 +687,7 @@ export type GetTaskRequest = Message<"wfd.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 22);
+  messageDesc(file_wfd_v1_service, 23);
 
 /**
  * @generated from message wfd.v1.GetTaskResponse
@@ -642,7 +704,7 @@ export type GetTaskResponse = Message<"wfd.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 23);
+  messageDesc(file_wfd_v1_service, 24);
 
 /**
  * @generated from message wfd.v1.CompleteTaskRequest
@@ -673,7 +735,7 @@ export type CompleteTaskRequest = Message<"wfd.v1.CompleteTaskRequest"> & {
  * Use `create(CompleteTaskRequestSchema)` to create a new message.
  */
 export const CompleteTaskRequestSchema: GenMessage<CompleteTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 24);
+  messageDesc(file_wfd_v1_service, 25);
 
 /**
  * @generated from message wfd.v1.CompleteTaskResponse
@@ -690,7 +752,7 @@ export type CompleteTaskResponse = Message<"wfd.v1.CompleteTaskResponse"> & {
  * Use `create(CompleteTaskResponseSchema)` to create a new message.
  */
 export const CompleteTaskResponseSchema: GenMessage<CompleteTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 25);
+  messageDesc(file_wfd_v1_service, 26);
 
 /**
  * @generated from message wfd.v1.PublishEventRequest
@@ -726,7 +788,7 @@ export type PublishEventRequest = Message<"wfd.v1.PublishEventRequest"> & {
  * Use `create(PublishEventRequestSchema)` to create a new message.
  */
 export const PublishEventRequestSchema: GenMessage<PublishEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 26);
+  messageDesc(file_wfd_v1_service, 27);
 
 /**
  * @generated from message wfd.v1.PublishEventResponse
@@ -757,7 +819,7 @@ export type PublishEventResponse = Message<"wfd.v1.PublishEventResponse"> & {
  * Use `create(PublishEventResponseSchema)` to create a new message.
  */
 export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 27);
+  messageDesc(file_wfd_v1_service, 28);
 
 /**
  * WorkflowService runs workflows: start handlers, stream what they do, send
