@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Store keeps handlers, their human tasks and the published-event log
-// durable. Implementations are safe for concurrent use.
+// Store keeps handlers, their human tasks, the published-event log and
+// workflow definitions durable. Implementations are safe for concurrent use.
 //
 // Every method checks ctx before it starts; a Write that has been handed to
 // the storage engine completes (or fails) regardless of ctx, because the
@@ -96,6 +96,31 @@ type Store interface {
 	// decoded are left out and named by an error wrapping ErrCorrupt,
 	// returned with the others.
 	PublishedAfter(ctx context.Context, afterSeq uint64, limit int) ([]Published, error)
+
+	// PutWorkflow stores def under def.Name, replacing a stored definition
+	// of that name, in a commit of its own (it may share one with
+	// concurrent writes). ifHash makes it conditional: "" puts whatever is
+	// stored; Absent requires that no definition of that name is stored
+	// (else ErrExists); any other value requires a stored definition whose
+	// Hash is ifHash (ErrNotFound if none is stored, ErrConflict if its
+	// Hash differs). Of concurrent puts with the same condition, one wins.
+	PutWorkflow(ctx context.Context, def WorkflowDef, ifHash string) error
+
+	// GetWorkflow returns the definition stored under name (ErrNotFound if
+	// there is none).
+	GetWorkflow(ctx context.Context, name string) (WorkflowDef, error)
+
+	// ListWorkflowDefs returns every stored definition, by name. There is
+	// no paging: a server has few definitions (one per remote workflow).
+	// If some cannot be decoded, it returns the others and an error
+	// wrapping ErrCorrupt that names them.
+	ListWorkflowDefs(ctx context.Context) ([]WorkflowDef, error)
+
+	// DeleteWorkflow removes the definition stored under name
+	// (ErrNotFound if there is none). If ifHash is not "", the stored
+	// definition's Hash must be ifHash, else ErrConflict. Handlers of the
+	// workflow are not touched.
+	DeleteWorkflow(ctx context.Context, name, ifHash string) error
 
 	// Close releases the store. Calls after Close fail with
 	// ErrUnavailable; closing twice is a no-op.

@@ -33,6 +33,8 @@ const (
 	bucketPublished    = "published"
 	bucketPublishedID  = "idx_published_id"
 	bucketPublishedKey = "idx_published_key"
+
+	bucketWorkflows = "workflows"
 )
 
 // fillPercent is how full bbolt fills a page before it splits one. Keys
@@ -57,6 +59,7 @@ func allBuckets() []string {
 		bucketTimers, bucketWaitKeys, bucketMeta,
 		bucketTasks, bucketTaskStatus, bucketTaskAssignee, bucketTaskWorkflow, bucketTaskHandler,
 		bucketPublished, bucketPublishedID, bucketPublishedKey,
+		bucketWorkflows,
 	}
 }
 
@@ -80,7 +83,14 @@ func allBuckets() []string {
 // them as pseudo-waiters and indexed the deadline under waiter "~timeout".
 // Older files migrate by rewriting the metadata and those timer entries
 // (migrateRunFields).
-const schemaVersion = 4
+//
+// Version 5 added the workflows bucket (the definitions of remote
+// workflows). Older files migrate by creating it. The bump is what keeps
+// an older wfd from opening a file that has definitions: it would ignore
+// the bucket, but not the handlers of those workflows, which it cannot
+// restore without them and marks failed for good (an unknown workflow)
+// the first time it loads one.
+const schemaVersion = 5
 
 const keySchema = "schema"
 
@@ -107,7 +117,7 @@ func initSchema(tx *bolt.Tx) error {
 	if version == schemaVersion {
 		return nil
 	}
-	// A new file, or an older layout. Versions 1 and 2 only lacked buckets,
+	// A new file, or an older layout. Versions 1 and 2 lacked buckets,
 	// which the loop above created, and kept the handler indexes in id
 	// order. In a new file the buckets are empty and this does nothing.
 	if version < 3 {
@@ -115,8 +125,11 @@ func initSchema(tx *bolt.Tx) error {
 			return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
 		}
 	}
-	if err := migrateRunFields(tx); err != nil {
-		return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
+	if version < 4 {
+		if err := migrateRunFields(tx); err != nil {
+			return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
+		}
 	}
+	// Version 4 only lacked the workflows bucket, created above.
 	return bucket(tx, bucketMeta).Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, schemaVersion))
 }

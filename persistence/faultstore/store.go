@@ -170,6 +170,42 @@ func (s *Store) PublishedAfter(ctx context.Context, afterSeq uint64, limit int) 
 	return s.inner.PublishedAfter(ctx, afterSeq, limit)
 }
 
+// PutWorkflow implements persistence.Store.
+func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, ifHash string) error {
+	s.Calls.PutWorkflow.Add(1)
+	if f := s.current().PutWorkflowFunc; f != nil {
+		return f(ctx, def, ifHash)
+	}
+	return s.inner.PutWorkflow(ctx, def, ifHash)
+}
+
+// GetWorkflow implements persistence.Store.
+func (s *Store) GetWorkflow(ctx context.Context, name string) (persistence.WorkflowDef, error) {
+	s.Calls.GetWorkflow.Add(1)
+	if f := s.current().GetWorkflowFunc; f != nil {
+		return f(ctx, name)
+	}
+	return s.inner.GetWorkflow(ctx, name)
+}
+
+// ListWorkflowDefs implements persistence.Store.
+func (s *Store) ListWorkflowDefs(ctx context.Context) ([]persistence.WorkflowDef, error) {
+	s.Calls.ListWorkflowDefs.Add(1)
+	if f := s.current().ListWorkflowDefsFunc; f != nil {
+		return f(ctx)
+	}
+	return s.inner.ListWorkflowDefs(ctx)
+}
+
+// DeleteWorkflow implements persistence.Store.
+func (s *Store) DeleteWorkflow(ctx context.Context, name, ifHash string) error {
+	s.Calls.DeleteWorkflow.Add(1)
+	if f := s.current().DeleteWorkflowFunc; f != nil {
+		return f(ctx, name, ifHash)
+	}
+	return s.inner.DeleteWorkflow(ctx, name, ifHash)
+}
+
 // Close implements persistence.Store. It closes the wrapped store (unless
 // CloseFunc is set).
 func (s *Store) Close() error {

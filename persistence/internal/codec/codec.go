@@ -1,6 +1,7 @@
-// Package codec encodes persistence.Handler, persistence.Task and
-// persistence.Published as the protobuf messages wfd.storage.v1.HandlerMeta,
-// TaskMeta and PublishedEvent. Backends share it so that every backend
+// Package codec encodes persistence.Handler, persistence.Task,
+// persistence.Published and persistence.WorkflowDef as the protobuf
+// messages wfd.storage.v1.HandlerMeta, TaskMeta, PublishedEvent and
+// WorkflowDef. Backends share it so that every backend
 // stores them in the same, versioned, forward-compatible format.
 package codec
 

@@ -741,6 +741,106 @@ func (x *PublishedEvent) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// WorkflowDef is one stored workflow definition (persistence.WorkflowDef):
+// what a worker registered, kept so that handlers of remote workflows
+// restore while no worker is connected. Replaced as a whole on every put.
+type WorkflowDef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Encoding version, as in HandlerMeta.
+	Version uint32 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// Workflow name; equal to the entry's key.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Content hash of def, computed by the writer (hex SHA-256).
+	Hash string `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`
+	// The encoded definition, opaque to the store (a wfd.v1 message).
+	Def       []byte                 `protobuf:"bytes,4,opt,name=def,proto3" json:"def,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Who registered it (a worker's name); empty if unknown.
+	Source        string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowDef) Reset() {
+	*x = WorkflowDef{}
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowDef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowDef) ProtoMessage() {}
+
+func (x *WorkflowDef) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowDef.ProtoReflect.Descriptor instead.
+func (*WorkflowDef) Descriptor() ([]byte, []int) {
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *WorkflowDef) GetVersion() uint32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *WorkflowDef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowDef) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *WorkflowDef) GetDef() []byte {
+	if x != nil {
+		return x.Def
+	}
+	return nil
+}
+
+func (x *WorkflowDef) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *WorkflowDef) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *WorkflowDef) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
@@ -804,7 +904,17 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
 	"handler_id\x18\x05 \x01(\tR\thandlerId\x12\x12\n" +
 	"\x04data\x18\x06 \x01(\fR\x04data\x12*\n" +
-	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at*s\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xef\x01\n" +
+	"\vWorkflowDef\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04hash\x18\x03 \x01(\tR\x04hash\x12\x10\n" +
+	"\x03def\x18\x04 \x01(\fR\x03def\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x16\n" +
+	"\x06source\x18\a \x01(\tR\x06source*s\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTATUS_RUNNING\x10\x01\x12\x14\n" +
@@ -836,7 +946,7 @@ func file_wfd_storage_v1_storage_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_storage_v1_storage_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_wfd_storage_v1_storage_proto_goTypes = []any{
 	(Status)(0),                   // 0: wfd.storage.v1.Status
 	(Residency)(0),                // 1: wfd.storage.v1.Residency
@@ -845,28 +955,31 @@ var file_wfd_storage_v1_storage_proto_goTypes = []any{
 	(*Waiter)(nil),                // 4: wfd.storage.v1.Waiter
 	(*TaskMeta)(nil),              // 5: wfd.storage.v1.TaskMeta
 	(*PublishedEvent)(nil),        // 6: wfd.storage.v1.PublishedEvent
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*WorkflowDef)(nil),           // 7: wfd.storage.v1.WorkflowDef
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_wfd_storage_v1_storage_proto_depIdxs = []int32{
 	0,  // 0: wfd.storage.v1.HandlerMeta.status:type_name -> wfd.storage.v1.Status
 	1,  // 1: wfd.storage.v1.HandlerMeta.residency:type_name -> wfd.storage.v1.Residency
-	7,  // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
-	7,  // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
-	7,  // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
-	7,  // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
+	8,  // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
+	8,  // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
+	8,  // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
 	4,  // 6: wfd.storage.v1.HandlerMeta.waiters:type_name -> wfd.storage.v1.Waiter
-	7,  // 7: wfd.storage.v1.HandlerMeta.deadline:type_name -> google.protobuf.Timestamp
-	7,  // 8: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 7: wfd.storage.v1.HandlerMeta.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 8: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
 	2,  // 9: wfd.storage.v1.TaskMeta.status:type_name -> wfd.storage.v1.TaskStatus
-	7,  // 10: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
-	7,  // 11: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
-	7,  // 12: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
-	7,  // 13: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	8,  // 10: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 11: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 12: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
+	8,  // 13: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
+	8,  // 14: wfd.storage.v1.WorkflowDef.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 15: wfd.storage.v1.WorkflowDef.updated_at:type_name -> google.protobuf.Timestamp
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_wfd_storage_v1_storage_proto_init() }
@@ -880,7 +993,7 @@ func file_wfd_storage_v1_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_storage_v1_storage_proto_rawDesc), len(file_wfd_storage_v1_storage_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,58 @@
+package codec
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	storagev1 "github.com/wfd-dev/wfd/internal/gen/wfd/storage/v1"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// WorkflowDefVersion is the WorkflowDef encoding version this package
+// writes.
+const WorkflowDefVersion = 1
+
+// EncodeWorkflowDef returns the stored form of d. It does not validate d.
+func EncodeWorkflowDef(d *persistence.WorkflowDef) ([]byte, error) {
+	m := &storagev1.WorkflowDef{
+		Version:   WorkflowDefVersion,
+		Name:      d.Name,
+		Hash:      d.Hash,
+		Def:       d.Def,
+		CreatedAt: timestamp(d.CreatedAt),
+		UpdatedAt: timestamp(d.UpdatedAt),
+		Source:    d.Source,
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode workflow %q: %w", d.Name, err)
+	}
+	return b, nil
+}
+
+// DecodeWorkflowDef parses the stored form of a workflow definition.
+// Anything that is not a valid WorkflowDef of a known version that
+// PutWorkflow would accept fails with an error wrapping
+// persistence.ErrCorrupt. It never panics.
+func DecodeWorkflowDef(b []byte) (persistence.WorkflowDef, error) {
+	var m storagev1.WorkflowDef
+	if err := proto.Unmarshal(b, &m); err != nil {
+		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition: %w", persistence.ErrCorrupt, err)
+	}
+	if m.Version != WorkflowDefVersion {
+		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition: unknown version %d", persistence.ErrCorrupt, m.Version)
+	}
+	d := persistence.WorkflowDef{Name: m.Name, Hash: m.Hash, Def: m.Def, Source: m.Source}
+	var err error
+	if d.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {
+		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition %q: created_at: %w", persistence.ErrCorrupt, m.Name, err)
+	}
+	if d.UpdatedAt, err = fromTimestamp(m.UpdatedAt); err != nil {
+		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition %q: updated_at: %w", persistence.ErrCorrupt, m.Name, err)
+	}
+	if err := d.Validate(); err != nil {
+		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition: %w", persistence.ErrCorrupt, err)
+	}
+	return d, nil
+}

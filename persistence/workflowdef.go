@@ -1,0 +1,92 @@
+package persistence
+
+import (
+	"fmt"
+	"time"
+)
+
+// WorkflowDef is a stored workflow definition: what a worker registered
+// for a workflow it serves, kept so that handlers of that workflow can be
+// restored (and released, and answered) while no worker is connected.
+// The store treats Def as opaque bytes and compares definitions by Hash
+// only.
+//
+// Times are stored with nanosecond precision and returned in UTC. The
+// caller sets them (an update keeps CreatedAt by passing the stored one
+// on); the store stores them as given.
+type WorkflowDef struct {
+	// Name is the workflow's name, the key definitions are stored under;
+	// the rules of Handler.Workflow apply.
+	Name string
+	// Hash identifies Def's content (the server uses the hex SHA-256 of
+	// Def), computed by the caller. PutWorkflow and DeleteWorkflow compare
+	// it for their optimistic concurrency; the store never computes it.
+	Hash string
+	// Def is the encoded definition, opaque to the store (the server
+	// stores a wfd.v1 message). It must not be empty.
+	Def []byte
+	// CreatedAt is when the name was first registered, UpdatedAt when
+	// this definition replaced the previous one.
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// Source says who registered the definition, e.g. the worker's name;
+	// "" if unknown.
+	Source string
+}
+
+// Limits of a WorkflowDef.
+const (
+	MaxHashLen   = 128     // WorkflowDef.Hash, room for any common digest in hex
+	MaxDefLen    = 1 << 20 // WorkflowDef.Def: 1 MiB, far above any definition with its schemas
+	MaxSourceLen = 256     // WorkflowDef.Source
+)
+
+// Absent, passed as PutWorkflow's ifHash, makes the put create-only: it
+// fails with ErrExists if a definition of that name is stored. It cannot
+// be a stored Hash (hashes have no NUL byte).
+const Absent = "\x00absent"
+
+// Validate reports whether d may be stored. The error wraps ErrInvalid.
+func (d *WorkflowDef) Validate() error {
+	if err := checkName("workflow", d.Name, MaxWorkflowLen, true); err != nil {
+		return err
+	}
+	if err := checkName("definition hash", d.Hash, MaxHashLen, true); err != nil {
+		return fmt.Errorf("workflow %q: %w", d.Name, err)
+	}
+	switch {
+	case len(d.Def) == 0:
+		return fmt.Errorf("%w: workflow %q: definition is empty", ErrInvalid, d.Name)
+	case len(d.Def) > MaxDefLen:
+		return fmt.Errorf("%w: workflow %q: definition has %d bytes, more than %d", ErrInvalid, d.Name, len(d.Def), MaxDefLen)
+	case len(d.Source) > MaxSourceLen:
+		return fmt.Errorf("%w: workflow %q: source is longer than %d bytes", ErrInvalid, d.Name, MaxSourceLen)
+	}
+	if err := checkTime("CreatedAt", d.CreatedAt); err != nil {
+		return fmt.Errorf("workflow %q: %w", d.Name, err)
+	}
+	if err := checkTime("UpdatedAt", d.UpdatedAt); err != nil {
+		return fmt.Errorf("workflow %q: %w", d.Name, err)
+	}
+	return nil
+}
+
+// ValidateIfHash reports whether ifHash may be passed to
+// Store.PutWorkflow (allowAbsent) or Store.DeleteWorkflow: "", a hash that
+// Validate accepts, or Absent where allowed. The error wraps ErrInvalid.
+func ValidateIfHash(ifHash string, allowAbsent bool) error {
+	if ifHash == "" || (ifHash == Absent && allowAbsent) {
+		return nil
+	}
+	if ifHash == Absent {
+		return fmt.Errorf("%w: Absent is not a condition for a delete", ErrInvalid)
+	}
+	return checkName("if-hash", ifHash, MaxHashLen, false)
+}
+
+// ValidateWorkflowName reports whether name may be passed to
+// Store.GetWorkflow and Store.DeleteWorkflow: the rules of
+// WorkflowDef.Name. The error wraps ErrInvalid.
+func ValidateWorkflowName(name string) error {
+	return checkName("workflow", name, MaxWorkflowLen, true)
+}
