@@ -72,6 +72,9 @@ func TestCountsEveryCall(t *testing.T) {
 	if _, err := fs.LoadSnapshot(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := fs.GetWorkflow(ctx, "w"); !errors.Is(err, persistence.ErrNotFound) {
+		t.Fatalf("GetWorkflow: %v", err)
+	}
 	for _, c := range []struct {
 		method string
 		got    int64
@@ -80,6 +83,8 @@ func TestCountsEveryCall(t *testing.T) {
 		{"Write", fs.Calls.Write.Load(), 1},
 		{"GetHandler", fs.Calls.GetHandler.Load(), 3}, // answered by the function: counted too
 		{"LoadSnapshot", fs.Calls.LoadSnapshot.Load(), 1},
+		{"GetWorkflow", fs.Calls.GetWorkflow.Load(), 1},
+		{"PutWorkflow", fs.Calls.PutWorkflow.Load(), 0},
 		{"Count", fs.Calls.Count.Load(), 0},
 	} {
 		if c.got != c.want {

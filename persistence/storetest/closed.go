@@ -71,6 +71,20 @@ func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Cont
 			_, err := s.PublishedAfter(ctx, 0, 0)
 			return err
 		},
+		"PutWorkflow": func(ctx context.Context) error {
+			return s.PutWorkflow(ctx, newDef("wf", "1"), "")
+		},
+		"GetWorkflow": func(ctx context.Context) error {
+			_, err := s.GetWorkflow(ctx, "wf")
+			return err
+		},
+		"ListWorkflowDefs": func(ctx context.Context) error {
+			_, err := s.ListWorkflowDefs(ctx)
+			return err
+		},
+		"DeleteWorkflow": func(ctx context.Context) error {
+			return s.DeleteWorkflow(ctx, "wf", "")
+		},
 	}
 }
 

@@ -69,6 +69,10 @@ func Run(t *testing.T, open OpenFunc) {
 		{"FindPublished", testFindPublished},
 		{"PublishedAfter", testPublishedAfter},
 		{"ConcurrentTasksAndPublish", testConcurrentTasksAndPublish},
+		{"WorkflowDefs", testWorkflowDefs},
+		{"ListWorkflowDefs", testListWorkflowDefs},
+		{"InvalidWorkflowDefs", testInvalidWorkflowDefs},
+		{"ConcurrentWorkflowPuts", testConcurrentWorkflowPuts},
 		{"Closed", testClosed},
 		{"CanceledContext", testCanceledContext},
 	}
