@@ -36,6 +36,8 @@
 //	idx_published_id   id                                → seq
 //	idx_published_key  key|0|handler|0|time|seq          → "" (handler "" for global)
 //
+//	workflows          name                              → WorkflowDef (protobuf)
+//
 // ListHandlers lists newest first by creation time, whatever the ids
 // (callers may choose them), so every index it reads ends in the handler's
 // order key and is walked backwards: idx_created alone without filters, a
@@ -66,6 +68,12 @@
 // seeks idx_published_key twice, once under the handler's prefix and once
 // under the global one, to the first entry at or after since; the older of
 // the two is the answer, so it never scans the events of a key.
+//
+// Workflow definitions are few (one per remote workflow) and read whole:
+// the workflows bucket has no index, and ListWorkflowDefs walks it in name
+// order. PutWorkflow and DeleteWorkflow commit through the group commit
+// like Publish and check their condition (the stored hash) inside the
+// transaction.
 //
 // Stream records share one key space (id|0|seq) instead of a nested bucket
 // per handler: bbolt gives every nested bucket that outgrows a quarter page
