@@ -662,6 +662,9 @@ func (x *Dispatch) GetDeadline() *timestamppb.Timestamp {
 type StepCallRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The worker's id (Connected.worker_id): a run that is no longer this
+	// worker's is refused (FAILED_PRECONDITION).
+	WorkerId string `protobuf:"bytes,13,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// Types that are valid to be assigned to Operation:
 	//
 	//	*StepCallRequest_WaitFor
@@ -713,6 +716,13 @@ func (*StepCallRequest) Descriptor() ([]byte, []int) {
 func (x *StepCallRequest) GetRunId() string {
 	if x != nil {
 		return x.RunId
+	}
+	return ""
+}
+
+func (x *StepCallRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
 	}
 	return ""
 }
@@ -1556,6 +1566,8 @@ func (x *ChildResult) GetError() string {
 type FinishRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The worker's id, as in StepCallRequest.
+	WorkerId string `protobuf:"bytes,6,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// Events the run sent, in order.
 	Sent []*Event `protobuf:"bytes,2,rep,name=sent,proto3" json:"sent,omitempty"`
 	// Events the run wrote to the stream, in order.
@@ -1599,6 +1611,13 @@ func (*FinishRunRequest) Descriptor() ([]byte, []int) {
 func (x *FinishRunRequest) GetRunId() string {
 	if x != nil {
 		return x.RunId
+	}
+	return ""
+}
+
+func (x *FinishRunRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
 	}
 	return ""
 }
@@ -1950,9 +1969,10 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\x04step\x18\x04 \x01(\tR\x04step\x12#\n" +
 	"\x05input\x18\x05 \x01(\v2\r.wfd.v1.EventR\x05input\x12\x18\n" +
 	"\aattempt\x18\x06 \x01(\x05R\aattempt\x126\n" +
-	"\bdeadline\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xb0\x04\n" +
+	"\bdeadline\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xcd\x04\n" +
 	"\x0fStepCallRequest\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12,\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
+	"\tworker_id\x18\r \x01(\tR\bworkerId\x12,\n" +
 	"\bwait_for\x18\x02 \x01(\v2\x0f.wfd.v1.WaitForH\x00R\awaitFor\x121\n" +
 	"\x05sleep\x18\x03 \x01(\v2\x19.google.protobuf.DurationH\x00R\x05sleep\x12\x12\n" +
 	"\x03get\x18\x04 \x01(\tH\x00R\x03get\x12$\n" +
@@ -2018,9 +2038,10 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\vChildResult\x12-\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x15.wfd.v1.HandlerStatusR\x06status\x12/\n" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\xc5\x01\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\xe2\x01\n" +
 	"\x10FinishRunRequest\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12!\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
+	"\tworker_id\x18\x06 \x01(\tR\bworkerId\x12!\n" +
 	"\x04sent\x18\x02 \x03(\v2\r.wfd.v1.EventR\x04sent\x12'\n" +
 	"\awritten\x18\x03 \x03(\v2\r.wfd.v1.EventR\awritten\x12)\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x0f.wfd.v1.OutcomeR\aoutcome\x12#\n" +
