@@ -167,6 +167,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: %w", err)
 		}
 	}
+	// Stored worker definitions first: their handlers are recovered too.
+	if err := s.workers.loadStored(ctx); err != nil {
+		_ = s.Close(ctx)
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	if err := s.recover(ctx); err != nil {
 		_ = s.Close(ctx)
 		return nil, err

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -14,8 +13,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
-
-	"github.com/wfd-dev/wfd/engine"
 )
 
 // workerRegistry holds the connected step workers, the workflows they
@@ -64,12 +61,14 @@ func (r *workerRegistry) wake() {
 	r.changed = make(chan struct{})
 }
 
-// register registers the definitions of a connecting worker with the
-// engine. A name the engine already serves is fine if a worker
-// registered it with an equal definition; otherwise it is refused
+// register registers the definitions of a connecting worker (source
+// names it) with the engine and stores them. A name already registered
+// is fine with an equal definition; with another it is refused
 // (FailedPrecondition): a changed definition must never misroute a
-// running handler's state. Replacing a definition is not built yet.
-func (r *workerRegistry) register(defs []*wfdv1.WorkflowDefinition) ([]string, error) {
+// running handler's state. Replacing a definition is not built yet, so
+// a changed definition needs a new name. A definition that fails
+// validation is InvalidArgument, with engine.Register's errors.
+func (r *workerRegistry) register(ctx context.Context, source string, defs []*wfdv1.WorkflowDefinition) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var names []string
@@ -82,14 +81,20 @@ func (r *workerRegistry) register(defs []*wfdv1.WorkflowDefinition) ([]string, e
 			}
 			continue
 		}
+		if _, ok := r.s.engine.Workflow(d.GetName()); ok {
+			return nil, fmt.Errorf("%w: workflow %q is built into the server", errFailedPrecondition, d.GetName())
+		}
 		w, err := r.workflowFromDefinition(d)
+		if err == nil {
+			err = w.Validate()
+		}
 		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errInvalid, err)
+		}
+		if err := r.store(ctx, d, source); err != nil {
 			return nil, err
 		}
 		if err := r.s.engine.Register(w); err != nil {
-			if errors.Is(err, engine.ErrWorkflowExists) {
-				return nil, fmt.Errorf("%w: workflow %q is built into the server: %w", errFailedPrecondition, d.GetName(), err)
-			}
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
 		r.defs[d.GetName()] = proto.CloneOf(d)
@@ -204,7 +209,7 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 	if req.GetMaxRuns() < 0 {
 		return toConnect(fmt.Errorf("%w: max_runs %d is negative", errInvalid, req.GetMaxRuns()))
 	}
-	names, err := s.workers.register(req.GetWorkflows())
+	names, err := s.workers.register(ctx, req.GetName(), req.GetWorkflows())
 	if err != nil {
 		return toConnect(err)
 	}
