@@ -115,6 +115,7 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 		if !lost {
 			return err
 		}
+		r.stats.redispatches.Add(1)
 		r.s.log.Info("worker lost mid-run; dispatching the run again", "handler", run.handlerID, "step", step, "worker", w.id)
 		sc.Rewind()
 	}
@@ -131,14 +132,20 @@ func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in e
 	w := run.worker
 	select {
 	case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Dispatch{Dispatch: d}}:
+		r.stats.dispatches.Add(1)
 	case <-w.gone:
 		return true, nil
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
+	sentAt, answered := time.Now(), false
 	for {
 		select {
 		case c := <-run.calls:
+			if !answered {
+				answered = true
+				r.stats.latency.add(time.Since(sentAt))
+			}
 			if c.fin != nil {
 				err := replay(sc, c.fin)
 				c.reply <- runReply{}

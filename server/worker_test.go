@@ -191,4 +191,12 @@ func TestWorkerLostMidRunIsReplaced(t *testing.T) {
 			t.Fatalf("a run failed (a lost worker must not count as a failed attempt): %v", r)
 		}
 	}
+	stats, err := c.GetStats(ctxT(t), &wfdv1.GetStatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first dispatch, the redispatch, and the re-run after the wait.
+	if stats.GetRedispatchesTotal() != 1 || stats.GetDispatchesTotal() != 3 || stats.GetWorkersConnected() != 1 {
+		t.Fatalf("stats: %d redispatches, %d dispatches, %d workers; want 1, 3, 1", stats.GetRedispatchesTotal(), stats.GetDispatchesTotal(), stats.GetWorkersConnected())
+	}
 }

@@ -31,6 +31,7 @@ type workerRegistry struct {
 	// frees capacity, to wake proxies waiting for a worker.
 	changed chan struct{}
 	next    int // round-robin start among equally loaded workers
+	stats   dispatchStats
 }
 
 // worker is one connected worker.
