@@ -139,6 +139,9 @@ func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in e
 		return false, ctx.Err()
 	}
 	sentAt, answered := time.Now(), false
+	// The last numbered call and its answer, for a retried call.
+	var lastSeq uint64
+	var last runReply
 	for {
 		select {
 		case c := <-run.calls:
@@ -151,8 +154,15 @@ func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in e
 				c.reply <- runReply{}
 				return false, err
 			}
+			if seq := c.req.GetSeq(); seq != 0 && seq == lastSeq {
+				c.reply <- last
+				continue
+			}
 			resp, err := execute(ctx, sc, c.req)
 			c.reply <- runReply{resp: resp, err: err}
+			if c.req.GetSeq() != 0 {
+				lastSeq, last = c.req.GetSeq(), runReply{resp: resp, err: err}
+			}
 		case <-w.gone:
 			return true, nil
 		case <-ctx.Done():

@@ -48,9 +48,12 @@ type remoteContext struct {
 	svc      wfdv1grpc.WorkerServiceClient
 	workerID string
 	d        *wfdv1.Dispatch
-	emits    map[string]bool
-	sent     []*wfdv1.Event
-	written  []*wfdv1.Event
+	// seq numbers the run's StepCalls, so a retried call is answered
+	// without being executed again.
+	seq     uint64
+	emits   map[string]bool
+	sent    []*wfdv1.Event
+	written []*wfdv1.Event
 	// lost is the error of a call that failed: the run is no longer
 	// this worker's (or the server is gone) and is abandoned, with no
 	// FinishRun.
@@ -86,7 +89,8 @@ func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.St
 	if c.lost != nil {
 		return nil, c.lost
 	}
-	req.RunId, req.WorkerId = c.d.GetRunId(), c.workerID
+	c.seq++
+	req.RunId, req.WorkerId, req.Seq = c.d.GetRunId(), c.workerID, c.seq
 	resp, err := c.svc.StepCall(c.ctx, req)
 	switch {
 	case err != nil:

@@ -665,6 +665,11 @@ type StepCallRequest struct {
 	// The worker's id (Connected.worker_id): a run that is no longer this
 	// worker's is refused (FAILED_PRECONDITION).
 	WorkerId string `protobuf:"bytes,13,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// Numbers the run's calls from 1. A call with the number of the run's
+	// previous call is a retry: it gets that call's answer again and is not
+	// executed twice (a second wait would get the next wait id). 0: not
+	// numbered, always executed.
+	Seq uint64 `protobuf:"varint,14,opt,name=seq,proto3" json:"seq,omitempty"`
 	// Types that are valid to be assigned to Operation:
 	//
 	//	*StepCallRequest_WaitFor
@@ -725,6 +730,13 @@ func (x *StepCallRequest) GetWorkerId() string {
 		return x.WorkerId
 	}
 	return ""
+}
+
+func (x *StepCallRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
 }
 
 func (x *StepCallRequest) GetOperation() isStepCallRequest_Operation {
@@ -1969,10 +1981,11 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\x04step\x18\x04 \x01(\tR\x04step\x12#\n" +
 	"\x05input\x18\x05 \x01(\v2\r.wfd.v1.EventR\x05input\x12\x18\n" +
 	"\aattempt\x18\x06 \x01(\x05R\aattempt\x126\n" +
-	"\bdeadline\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xcd\x04\n" +
+	"\bdeadline\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xdf\x04\n" +
 	"\x0fStepCallRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
-	"\tworker_id\x18\r \x01(\tR\bworkerId\x12,\n" +
+	"\tworker_id\x18\r \x01(\tR\bworkerId\x12\x10\n" +
+	"\x03seq\x18\x0e \x01(\x04R\x03seq\x12,\n" +
 	"\bwait_for\x18\x02 \x01(\v2\x0f.wfd.v1.WaitForH\x00R\awaitFor\x121\n" +
 	"\x05sleep\x18\x03 \x01(\v2\x19.google.protobuf.DurationH\x00R\x05sleep\x12\x12\n" +
 	"\x03get\x18\x04 \x01(\tH\x00R\x03get\x12$\n" +

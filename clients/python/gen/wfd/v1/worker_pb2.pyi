@@ -118,9 +118,10 @@ class Dispatch(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., input: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., attempt: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class StepCallRequest(_message.Message):
-    __slots__ = ("run_id", "worker_id", "wait_for", "sleep", "get", "set", "collect", "once_get", "once_put", "ask_human", "wait_for_key", "start_child", "wait_for_children")
+    __slots__ = ("run_id", "worker_id", "seq", "wait_for", "sleep", "get", "set", "collect", "once_get", "once_put", "ask_human", "wait_for_key", "start_child", "wait_for_children")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
     WAIT_FOR_FIELD_NUMBER: _ClassVar[int]
     SLEEP_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
@@ -134,6 +135,7 @@ class StepCallRequest(_message.Message):
     WAIT_FOR_CHILDREN_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     worker_id: str
+    seq: int
     wait_for: WaitFor
     sleep: _duration_pb2.Duration
     get: str
@@ -145,7 +147,7 @@ class StepCallRequest(_message.Message):
     wait_for_key: WaitForKey
     start_child: StartChild
     wait_for_children: WaitForChildren
-    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., get: _Optional[str] = ..., set: _Optional[_Union[SetValue, _Mapping]] = ..., collect: _Optional[_Union[Collect, _Mapping]] = ..., once_get: _Optional[str] = ..., once_put: _Optional[_Union[SetValue, _Mapping]] = ..., ask_human: _Optional[_Union[AskHuman, _Mapping]] = ..., wait_for_key: _Optional[_Union[WaitForKey, _Mapping]] = ..., start_child: _Optional[_Union[StartChild, _Mapping]] = ..., wait_for_children: _Optional[_Union[WaitForChildren, _Mapping]] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., seq: _Optional[int] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., get: _Optional[str] = ..., set: _Optional[_Union[SetValue, _Mapping]] = ..., collect: _Optional[_Union[Collect, _Mapping]] = ..., once_get: _Optional[str] = ..., once_put: _Optional[_Union[SetValue, _Mapping]] = ..., ask_human: _Optional[_Union[AskHuman, _Mapping]] = ..., wait_for_key: _Optional[_Union[WaitForKey, _Mapping]] = ..., start_child: _Optional[_Union[StartChild, _Mapping]] = ..., wait_for_children: _Optional[_Union[WaitForChildren, _Mapping]] = ...) -> None: ...
 
 class WaitFor(_message.Message):
     __slots__ = ("type", "match", "timeout")
