@@ -2,6 +2,10 @@ package server_test
 
 import (
 	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
@@ -75,5 +79,54 @@ func TestWorkerProtocolRetriedStepCall(t *testing.T) {
 	}
 	if n := len(kids.GetHandlers()); n != 1 {
 		t.Fatalf("%d children, want 1", n)
+	}
+}
+
+// TestWorkerProtocolStepTimeout: a run past its step's timeout is taken
+// back: the worker is told (cancel_run_id), its late FinishRun is refused,
+// and the attempt fails as an in-process one that times out.
+func TestWorkerProtocolStepTimeout(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client()
+	wc := wfdv1connect.NewWorkerServiceClient(ts.http, "http://"+ts.addr)
+	def := &wfdv1.WorkflowDefinition{Name: "slow-remote", Steps: []*wfdv1.StepDefinition{{Name: "s", Accepts: []string{"start"}, Emits: []string{"stop"},
+		Timeout: durationpb.New(50 * time.Millisecond)}}}
+	stream, err := wc.Connect(ctxT(t), &wfdv1.ConnectRequest{Name: "raw", Workflows: []*wfdv1.WorkflowDefinition{def}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stream.Close() }()
+	next := func() *wfdv1.ConnectResponse {
+		t.Helper()
+		for stream.Receive() {
+			if stream.Msg().GetHeartbeat() == nil {
+				return stream.Msg()
+			}
+		}
+		t.Fatalf("stream ended: %v", stream.Err())
+		return nil
+	}
+	workerID := next().GetConnected().GetWorkerId()
+	res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "slow-remote", Input: st(t, map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := next().GetDispatch()
+	if d.GetDeadline() == nil {
+		t.Fatalf("dispatch of a step with a timeout has no deadline: %v", d)
+	}
+	if got := next().GetCancelRunId(); got != d.GetRunId() {
+		t.Fatalf("after the timeout the worker got cancel %q, want %q", got, d.GetRunId())
+	}
+	_, err = wc.FinishRun(ctxT(t), &wfdv1.FinishRunRequest{RunId: d.GetRunId(), WorkerId: workerID, Outcome: wfdv1.Outcome_OUTCOME_OK})
+	wantCode(t, err, connect.CodeFailedPrecondition, "")
+	var fin *wfdv1.HandlerFinished
+	for _, r := range collect(t, c, res.GetHandler().GetHandlerId(), 0) {
+		if f := r.GetHandlerFinished(); f != nil {
+			fin = f
+		}
+	}
+	if fin.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_FAILED {
+		t.Fatalf("finished %v, want failed (the only attempt timed out)", fin)
 	}
 }
