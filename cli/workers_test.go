@@ -71,4 +71,6 @@ func TestWorkersAgainstAStockServe(t *testing.T) {
 		return got.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED &&
 			got.GetResult().GetFields()["approved"].GetBoolValue()
 	})
+	// The run, and its re-run after the wait.
+	matchLines(t, ok(t, "stats", "--addr", addr), []string{`^workers: +1$`, `^dispatches: +2 \(0 redispatched; latency p50 \S+, p99 \S+\)$`})
 }
