@@ -143,6 +143,11 @@ func (r *workerRegistry) pick(ctx context.Context, workflow string) (*worker, er
 				best = w
 			}
 		}
+		if r.s.isDraining() {
+			// Shutting down: a run dispatched now would hold the drain;
+			// the run is taken up again after the restart.
+			best = nil
+		}
 		if best != nil {
 			best.runs++
 			r.next++
@@ -157,6 +162,20 @@ func (r *workerRegistry) pick(ctx context.Context, workflow string) (*worker, er
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// busy says whether w has runs in progress.
+func (r *workerRegistry) busy(w *worker) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return w.runs > 0
+}
+
+// changes returns a channel closed at the registry's next change.
+func (r *workerRegistry) changes() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
 }
 
 // release gives back a slot pick took.
@@ -223,6 +242,9 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 	}
 	heartbeat := time.NewTicker(s.opts.Heartbeat)
 	defer heartbeat.Stop()
+	// draining fires when the drain begins, then on every registry
+	// change while it lasts.
+	var draining <-chan struct{} = s.draining
 	for {
 		var m *wfdv1.ConnectResponse
 		select {
@@ -231,8 +253,15 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 			m = &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{}}}
 		case <-ctx.Done():
 			return toConnect(ctx.Err())
-		case <-s.draining:
-			return toConnect(errShuttingDown())
+		case <-draining:
+			// Keep the stream while the worker has runs in progress, so
+			// they finish within the grace period; no new ones come
+			// (pick dispatches none during the drain).
+			if !s.workers.busy(w) {
+				return toConnect(errShuttingDown())
+			}
+			draining = s.workers.changes()
+			continue
 		}
 		if err := out.Send(m); err != nil {
 			return err
