@@ -125,3 +125,30 @@ func TestWorkerLostAfterStartingAChild(t *testing.T) {
 		t.Fatalf("%d echo children, want 1: %v", n, kids.GetHandlers())
 	}
 }
+
+// TestWorkerHandlerReleasedAndWoken: an idle handler of a worker-defined
+// workflow is released from memory like any other and woken by its event;
+// the worker holds nothing for it meanwhile.
+func TestWorkerHandlerReleasedAndWoken(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client()
+	startWorker(t, ts, "w", worker.Workflow{Definition: approvalDef("approval-released"), Run: map[string]worker.StepFunc{"decide": decide}})
+	workersServing(t, ts, "approval-released", 1)
+	res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "approval-released", Input: st(t, map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.GetHandler().GetHandlerId()
+	waitIdle(t, c, id)
+	if _, err := c.ReleaseHandler(ctxT(t), &wfdv1.ReleaseHandlerRequest{HandlerId: id}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.GetHandler().GetResidency() != wfdv1.Residency_RESIDENCY_RELEASED {
+		t.Fatalf("after ReleaseHandler the handler is %v, want released", h.GetHandler().GetResidency())
+	}
+	finishApproval(t, c, id)
+}
