@@ -92,6 +92,31 @@ func TestWorkerRegistrationRefused(t *testing.T) {
 			}
 		})
 	}
+
+	// A refused connect registers none of its workflows, valid ones neither.
+	c, err := client.Dial(ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	run := map[string]worker.StepFunc{"decide": decide}
+	w, err := worker.New(c.Conn(), worker.Options{Name: "mixed"},
+		worker.Workflow{Definition: approvalDef("approval-partial"), Run: run}, worker.Workflow{Definition: noStart, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(ctxT(t)); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("Run: %v, want InvalidArgument", err)
+	}
+	list, err := ts.client().ListWorkflows(ctxT(t), &wfdv1.ListWorkflowsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wf := range list.GetWorkflows() {
+		if wf.GetName() == "approval-partial" {
+			t.Fatal("a refused connect registered approval-partial")
+		}
+	}
 }
 
 // TestWorkerCallsForAnotherWorkersRunAreRefused: StepCall and FinishRun

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
 )
 
 // workerRegistry holds the connected step workers, the workflows they
@@ -72,8 +74,19 @@ func (r *workerRegistry) wake() {
 func (r *workerRegistry) register(ctx context.Context, source string, defs []*wfdv1.WorkflowDefinition) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Everything is checked before anything is registered, so a refused
+	// connect leaves nothing behind (but a stored definition that differs,
+	// found only when storing).
+	type added struct {
+		d *wfdv1.WorkflowDefinition
+		w engine.Workflow
+	}
 	var names []string
+	var todo []added
 	for _, d := range defs {
+		if slices.Contains(names, d.GetName()) {
+			return nil, fmt.Errorf("%w: workflow %q is defined twice", errInvalid, d.GetName())
+		}
 		names = append(names, d.GetName())
 		if old, ok := r.defs[d.GetName()]; ok {
 			if !proto.Equal(old, d) {
@@ -92,13 +105,16 @@ func (r *workerRegistry) register(ctx context.Context, source string, defs []*wf
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
-		if err := r.store(ctx, d, source); err != nil {
+		todo = append(todo, added{d, w})
+	}
+	for _, a := range todo {
+		if err := r.store(ctx, a.d, source); err != nil {
 			return nil, err
 		}
-		if err := r.s.engine.Register(w); err != nil {
+		if err := r.s.engine.Register(a.w); err != nil {
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
-		r.defs[d.GetName()] = proto.CloneOf(d)
+		r.defs[a.d.GetName()] = proto.CloneOf(a.d)
 	}
 	return names, nil
 }
