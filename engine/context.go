@@ -36,6 +36,9 @@ type execution struct {
 	collects int
 	childN   int
 	usedOnce bool
+	// interrupted: the run returned ErrInterrupted while the engine
+	// closes; it stays in progress (loop-owned).
+	interrupted bool
 	// out is made when the run first sends or writes data, or is refused
 	// an operation (most runs of most steps do neither, and execution is
 	// allocated per run).

@@ -115,6 +115,16 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 		if !lost {
 			return err
 		}
+		if r.s.isDraining() {
+			// Shutting down: nothing is dispatched again; the run stays in
+			// progress once the engine closes and runs after the restart.
+			select {
+			case <-r.s.engine.Closing():
+				return fmt.Errorf("worker lost at shutdown: %w", engine.ErrInterrupted)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		r.stats.redispatches.Add(1)
 		r.s.log.Info("worker lost mid-run; dispatching the run again", "handler", run.handlerID, "step", step, "worker", w.id)
 		sc.Rewind()

@@ -176,22 +176,10 @@ func (r *workerRegistry) pick(ctx context.Context, workflow string) (*worker, er
 		case <-ch:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-r.s.engine.Closing():
+			return nil, fmt.Errorf("no worker took the run before the server stopped: %w", engine.ErrInterrupted)
 		}
 	}
-}
-
-// busy says whether w has runs in progress.
-func (r *workerRegistry) busy(w *worker) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return w.runs > 0
-}
-
-// changes returns a channel closed at the registry's next change.
-func (r *workerRegistry) changes() <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.changed
 }
 
 // release gives back a slot pick took.
@@ -258,9 +246,6 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 	}
 	heartbeat := time.NewTicker(s.opts.Heartbeat)
 	defer heartbeat.Stop()
-	// draining fires when the drain begins, then on every registry
-	// change while it lasts.
-	var draining <-chan struct{} = s.draining
 	for {
 		var m *wfdv1.ConnectResponse
 		select {
@@ -269,15 +254,12 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 			m = &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{}}}
 		case <-ctx.Done():
 			return toConnect(ctx.Err())
-		case <-draining:
-			// Keep the stream while the worker has runs in progress, so
-			// they finish within the grace period; no new ones come
-			// (pick dispatches none during the drain).
-			if !s.workers.busy(w) {
-				return toConnect(errShuttingDown())
-			}
-			draining = s.workers.changes()
-			continue
+		case <-s.draining:
+			// The worker reconnects to the next server. Its runs cannot
+			// finish here (http.Server.Shutdown lets no new call in): their
+			// proxies leave them in progress once the engine closes
+			// (ErrInterrupted), and they run again after the restart.
+			return toConnect(errShuttingDown())
 		}
 		if err := out.Send(m); err != nil {
 			return err
