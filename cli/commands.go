@@ -40,6 +40,7 @@ func commands() []*command {
 		completeCommand(),
 		publishCommand(),
 		statsCommand(),
+		workersCommand(),
 		storeCommand(),
 	}
 }

@@ -380,5 +380,16 @@ func statsFields(s *wfdv1.GetStatsResponse) [][2]string {
 		{"rehydrate latency", latency},
 		{"streams", fmt.Sprint(s.GetStreams())},
 		{"commits", fmt.Sprintf("%d (%d changes)", s.GetCommitsTotal(), s.GetChangesTotal())},
+		{"workers", fmt.Sprint(s.GetWorkersConnected())},
+		{"dispatches", dispatchText(s)},
 	}
+}
+
+// dispatchText sums up the step runs dispatched to workers.
+func dispatchText(s *wfdv1.GetStatsResponse) string {
+	if s.GetDispatchesTotal() == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%d redispatched; latency p50 %v, p99 %v)", s.GetDispatchesTotal(), s.GetRedispatchesTotal(),
+		s.GetDispatchLatencyP50().AsDuration().Round(time.Microsecond), s.GetDispatchLatencyP99().AsDuration().Round(time.Microsecond))
 }

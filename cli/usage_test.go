@@ -51,6 +51,8 @@ func TestUsage(t *testing.T) {
 		{"publish with extra argument", []string{"publish", "k", "{}", "x"}, 2, "", "wrong number of arguments"},
 		{"publish bad data", []string{"publish", "k", "{"}, 2, "", "JSON is not a JSON object"},
 		{"stats with an argument", []string{"stats", "now"}, 2, "", "wrong number of arguments"},
+		{"help lists workers", []string{"help"}, 0, "list the connected step workers", ""},
+		{"workers with an argument", []string{"workers", "x"}, 2, "", "wrong number of arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

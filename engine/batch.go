@@ -27,7 +27,7 @@ func (r *runner) settle() {
 		return
 	}
 	r.update()
-	if r.stopping && r.exit == 0 && r.runningCount() == 0 {
+	if r.stopping && r.exit == 0 && r.runningCount() == r.interruptedCount() {
 		r.exit = exitStopped
 	}
 	if !r.linger() {

@@ -36,6 +36,9 @@ type execution struct {
 	collects int
 	childN   int
 	usedOnce bool
+	// interrupted: the run returned ErrInterrupted while the engine
+	// closes; it stays in progress (loop-owned).
+	interrupted bool
 	// out is made when the run first sends or writes data, or is refused
 	// an operation (most runs of most steps do neither, and execution is
 	// allocated per run).
@@ -372,4 +375,17 @@ func (sc *StepContext) oncePrefix() string {
 
 func onceKeyPrefix(step, eventID string) string {
 	return "\x00once/" + step + "/" + eventID + "/"
+}
+
+// Rewind makes the run start over from its beginning on this context: its
+// waits, collects and children are numbered from the first again, and what
+// it sent, wrote or parked on so far is dropped. It is for a step that
+// executes its code elsewhere (the server's proxy for remote workers) and
+// hands the run to another executor after the first was lost: the second
+// then reaches the same wait ids, memos and children, as a re-run does.
+// Durable effects of the lost executor (Set, Once) stay, as after a crash.
+func (sc *StepContext) Rewind() {
+	x := sc.x
+	x.sent, x.written, x.wait = nil, nil, nil
+	x.waits, x.collects, x.childN = 0, 0, 0
 }

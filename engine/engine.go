@@ -73,6 +73,8 @@ type Engine struct {
 	// rebuilt (see Compact).
 	livePeak int
 	closed   bool
+	// closing is closed when Close begins (see Closing).
+	closing chan struct{}
 	// liveN is len(live), for handlers to read without the lock.
 	liveN atomic.Int64
 }
@@ -91,7 +93,8 @@ func New(opts Options) *Engine {
 	if opts.CompactIdleAbove == 0 {
 		opts.CompactIdleAbove = DefaultCompactIdleAbove
 	}
-	return &Engine{opts: opts, log: opts.Logger, lim: opts.Limits.withDefaults(), workflows: map[string]*compiled{}, live: map[string]*Handler{}}
+	return &Engine{opts: opts, log: opts.Logger, lim: opts.Limits.withDefaults(), workflows: map[string]*compiled{}, live: map[string]*Handler{},
+		closing: make(chan struct{})}
 }
 
 // Register validates a workflow and makes it available to Start.
@@ -107,6 +110,20 @@ func (e *Engine) Register(w Workflow) error {
 	}
 	e.workflows[w.Name] = c
 	return nil
+}
+
+// Closing is closed when Close begins: from then on a step may return
+// ErrInterrupted to leave its run in progress.
+func (e *Engine) Closing() <-chan struct{} { return e.closing }
+
+// isClosing reports whether Close has begun.
+func (e *Engine) isClosing() bool {
+	select {
+	case <-e.closing:
+		return true
+	default:
+		return false
+	}
 }
 
 // Workflow returns the registered workflow of that name.
@@ -352,6 +369,9 @@ func (e *Engine) Live() int {
 // restored). Their last changes are handed to the journal first.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
+	if !e.closed {
+		close(e.closing)
+	}
 	e.closed = true
 	hs := make([]*Handler, 0, len(e.live))
 	for _, h := range e.live {

@@ -46,6 +46,13 @@ var (
 	// must park. The step returns it (wrapped or not); the run ends, and the
 	// step runs again from the start once the wait resolves.
 	ErrWaiting = errors.New("step is waiting")
+	// ErrInterrupted is returned by a step whose run was cut from outside
+	// while the engine closes (after Engine.Closing fires), such as a run
+	// executed by a remote worker when the server shuts down: the run stays
+	// in progress, as when Close's deadline passes, and runs again from
+	// the start after a restore; it is not an attempt. Returned at any
+	// other time it fails the attempt like any error.
+	ErrInterrupted = errors.New("step run interrupted")
 	// ErrTimeout: a wait's deadline passed before a matching event arrived.
 	ErrTimeout = errors.New("wait timed out")
 	// ErrStalled: the handler is quiescent and nothing can ever wake it.

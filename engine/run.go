@@ -88,6 +88,20 @@ func (r *runner) start(step int, it item) {
 	go r.h.run(ctx, x, def)
 }
 
+// interruptedCount counts the runs in progress that returned
+// ErrInterrupted: a stopping handler does not wait for them.
+func (r *runner) interruptedCount() int {
+	n := 0
+	for i := range r.s.steps {
+		for _, x := range r.s.steps[i].running {
+			if x.interrupted {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func (r *runner) runningCount() int {
 	n := 0
 	for i := range r.s.steps {
@@ -141,6 +155,12 @@ func (r *runner) finish(x *execution, err error) {
 		return
 	}
 	x.finished = true
+	if errors.Is(err, ErrInterrupted) && r.h.e.isClosing() {
+		// Left in progress: the handler stops without waiting for it,
+		// and a restore runs it again.
+		x.interrupted = true
+		return
+	}
 	// The run is over: it leaves the step's runs in progress.
 	ss := &r.s.steps[x.step]
 	if i := slices.Index(ss.running, x); i >= 0 {

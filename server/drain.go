@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"connectrpc.com/connect"
+
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 )
 
 // Shutdown drains the server so that every client can tell what became of
@@ -68,7 +70,7 @@ var _ connect.Interceptor = drainGate{}
 
 func (g drainGate) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if g.s.isDraining() {
+		if g.s.isDraining() && !finishesWork(req.Spec().Procedure) {
 			return nil, toConnect(errShuttingDown())
 		}
 		res, err := next(ctx, req)
@@ -87,4 +89,11 @@ func (g drainGate) WrapStreamingHandler(next connect.StreamingHandlerFunc) conne
 		}
 		return g.s.cutShort(next(ctx, conn))
 	}
+}
+
+// finishesWork says whether a call serves a step run already in progress
+// (a worker's StepCall and FinishRun): the drain lets those through, so
+// that remote runs finish within the grace period as in-process ones do.
+func finishesWork(procedure string) bool {
+	return procedure == wfdv1connect.WorkerServiceStepCallProcedure || procedure == wfdv1connect.WorkerServiceFinishRunProcedure
 }

@@ -99,6 +99,8 @@ type Server struct {
 	timers *scheduler
 	// reloads loads lost handlers again once the store commits (lost.go).
 	reloads *reloader
+	// workers are the connected step workers (workers.go).
+	workers *workerRegistry
 	stats   stats
 	// background runs the reaper and the timer scheduler.
 	background     context.Context
@@ -156,6 +158,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.reloads = &reloader{s: s, kick: make(chan struct{}, 1)}
+	s.workers = newWorkerRegistry(s)
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
 	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
@@ -163,6 +166,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		if err := s.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
+	}
+	// Stored worker definitions first: their handlers are recovered too.
+	if err := s.workers.loadStored(ctx); err != nil {
+		_ = s.Close(ctx)
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if err := s.recover(ctx); err != nil {
 		_ = s.Close(ctx)
@@ -245,8 +253,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, svcOpts...))
+	mux.Handle(wfdv1connect.NewWorkerServiceHandler(&workerService{s: s}, svcOpts...))
 	mux.Handle(s.health.handler(opts...))
-	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, grpchealth.HealthV1ServiceName)
+	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	return limitBodyStall(mux, s.opts.ReadBodyTimeout)

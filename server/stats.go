@@ -61,6 +61,7 @@ func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv
 		return nil, toConnect(err)
 	}
 	p50, p99 := s.stats.quantiles()
+	d50, d99 := s.workers.stats.latency.quantiles()
 	out := &wfdv1.GetStatsResponse{
 		HandlersActive:       int64(s.engine.Live()),
 		HandlersIdleInMemory: int64(s.idle.len()),
@@ -73,6 +74,11 @@ func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv
 		Streams:              int64(s.hub.count()),
 		CommitsTotal:         s.stats.commits.Load(),
 		ChangesTotal:         s.stats.changes.Load(),
+		WorkersConnected:     int64(s.workers.connected()),
+		DispatchesTotal:      s.workers.stats.dispatches.Load(),
+		RedispatchesTotal:    s.workers.stats.redispatches.Load(),
+		DispatchLatencyP50:   durationpb.New(d50),
+		DispatchLatencyP99:   durationpb.New(d99),
 	}
 	for st, n := range counts.ByStatus {
 		out.HandlersByStatus[st.String()] = n

@@ -73,3 +73,8 @@ func (c *Client) Close() error {
 // Service returns the generated stub behind the client, with the same
 // timeout and retry interceptors, for calls this package does not wrap.
 func (c *Client) Service() wfdv1grpc.WorkflowServiceClient { return c.svc }
+
+// Conn returns the client's connection, with its timeout and retry
+// interceptors, for other services of the server on the same connection
+// (the worker package's WorkerService).
+func (c *Client) Conn() grpc.ClientConnInterface { return c.conn }

@@ -1139,10 +1139,20 @@ type GetStatsResponse struct {
 	// Live StreamEvents subscriptions.
 	Streams int64 `protobuf:"varint,9,opt,name=streams,proto3" json:"streams,omitempty"`
 	// Store commits, and the handler changes they carried.
-	CommitsTotal  int64 `protobuf:"varint,10,opt,name=commits_total,json=commitsTotal,proto3" json:"commits_total,omitempty"`
-	ChangesTotal  int64 `protobuf:"varint,11,opt,name=changes_total,json=changesTotal,proto3" json:"changes_total,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CommitsTotal int64 `protobuf:"varint,10,opt,name=commits_total,json=commitsTotal,proto3" json:"commits_total,omitempty"`
+	ChangesTotal int64 `protobuf:"varint,11,opt,name=changes_total,json=changesTotal,proto3" json:"changes_total,omitempty"`
+	// Step workers connected now (WorkerService.Connect streams).
+	WorkersConnected int64 `protobuf:"varint,12,opt,name=workers_connected,json=workersConnected,proto3" json:"workers_connected,omitempty"`
+	// Step runs dispatched to workers since the server started, and of
+	// those, runs dispatched again because their worker was lost.
+	DispatchesTotal   int64 `protobuf:"varint,13,opt,name=dispatches_total,json=dispatchesTotal,proto3" json:"dispatches_total,omitempty"`
+	RedispatchesTotal int64 `protobuf:"varint,14,opt,name=redispatches_total,json=redispatchesTotal,proto3" json:"redispatches_total,omitempty"`
+	// Latency of recent dispatches: from sending the run to the worker's
+	// first call for it (StepCall or FinishRun).
+	DispatchLatencyP50 *durationpb.Duration `protobuf:"bytes,15,opt,name=dispatch_latency_p50,json=dispatchLatencyP50,proto3" json:"dispatch_latency_p50,omitempty"`
+	DispatchLatencyP99 *durationpb.Duration `protobuf:"bytes,16,opt,name=dispatch_latency_p99,json=dispatchLatencyP99,proto3" json:"dispatch_latency_p99,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1250,6 +1260,41 @@ func (x *GetStatsResponse) GetChangesTotal() int64 {
 		return x.ChangesTotal
 	}
 	return 0
+}
+
+func (x *GetStatsResponse) GetWorkersConnected() int64 {
+	if x != nil {
+		return x.WorkersConnected
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetDispatchesTotal() int64 {
+	if x != nil {
+		return x.DispatchesTotal
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetRedispatchesTotal() int64 {
+	if x != nil {
+		return x.RedispatchesTotal
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetDispatchLatencyP50() *durationpb.Duration {
+	if x != nil {
+		return x.DispatchLatencyP50
+	}
+	return nil
+}
+
+func (x *GetStatsResponse) GetDispatchLatencyP99() *durationpb.Duration {
+	if x != nil {
+		return x.DispatchLatencyP99
+	}
+	return nil
 }
 
 type ListTasksRequest struct {
@@ -1789,7 +1834,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\"C\n" +
 	"\x16ReleaseHandlerResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\x11\n" +
-	"\x0fGetStatsRequest\"\x9a\x05\n" +
+	"\x0fGetStatsRequest\"\xbb\a\n" +
 	"\x10GetStatsResponse\x12'\n" +
 	"\x0fhandlers_active\x18\x01 \x01(\x03R\x0ehandlersActive\x125\n" +
 	"\x17handlers_idle_in_memory\x18\x02 \x01(\x03R\x14handlersIdleInMemory\x12+\n" +
@@ -1802,7 +1847,12 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\astreams\x18\t \x01(\x03R\astreams\x12#\n" +
 	"\rcommits_total\x18\n" +
 	" \x01(\x03R\fcommitsTotal\x12#\n" +
-	"\rchanges_total\x18\v \x01(\x03R\fchangesTotal\x1aC\n" +
+	"\rchanges_total\x18\v \x01(\x03R\fchangesTotal\x12+\n" +
+	"\x11workers_connected\x18\f \x01(\x03R\x10workersConnected\x12)\n" +
+	"\x10dispatches_total\x18\r \x01(\x03R\x0fdispatchesTotal\x12-\n" +
+	"\x12redispatches_total\x18\x0e \x01(\x03R\x11redispatchesTotal\x12K\n" +
+	"\x14dispatch_latency_p50\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x12dispatchLatencyP50\x12K\n" +
+	"\x14dispatch_latency_p99\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12dispatchLatencyP99\x1aC\n" +
 	"\x15HandlersByStatusEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xd5\x01\n" +
@@ -1929,43 +1979,45 @@ var file_wfd_v1_service_proto_depIdxs = []int32{
 	29, // 17: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
 	33, // 18: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
 	33, // 19: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	37, // 20: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	38, // 21: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	38, // 22: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	30, // 23: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	38, // 24: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	30, // 25: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	2,  // 26: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	4,  // 27: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	6,  // 28: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	8,  // 29: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	10, // 30: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	12, // 31: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	15, // 32: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	17, // 33: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	21, // 34: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	23, // 35: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	25, // 36: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	27, // 37: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	19, // 38: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	3,  // 39: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	5,  // 40: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	7,  // 41: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	9,  // 42: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	11, // 43: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	13, // 44: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	16, // 45: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	18, // 46: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	22, // 47: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	24, // 48: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	26, // 49: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	28, // 50: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	20, // 51: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	39, // [39:52] is the sub-list for method output_type
-	26, // [26:39] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	33, // 20: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	33, // 21: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	37, // 22: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	38, // 23: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	38, // 24: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	30, // 25: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	38, // 26: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	30, // 27: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	2,  // 28: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	4,  // 29: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	6,  // 30: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	8,  // 31: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	10, // 32: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	12, // 33: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	15, // 34: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	17, // 35: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	21, // 36: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	23, // 37: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	25, // 38: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	27, // 39: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	19, // 40: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	3,  // 41: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	5,  // 42: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	7,  // 43: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	9,  // 44: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	11, // 45: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	13, // 46: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	16, // 47: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	18, // 48: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	22, // 49: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	24, // 50: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	26, // 51: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	28, // 52: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	20, // 53: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	41, // [41:54] is the sub-list for method output_type
+	28, // [28:41] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }

@@ -1,0 +1,234 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1grpc"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// Context is what a step uses to talk to its handler: the method set of
+// *engine.StepContext, which satisfies it, so a step written against
+// Context runs in process (see InProcess) and in a worker alike.
+type Context interface {
+	HandlerID() string
+	Step() string
+	Attempt() int
+	Send(typ string, data *structpb.Struct) error
+	Write(typ string, data *structpb.Struct)
+	WaitFor(typ string, opts engine.WaitOptions) (engine.Event, error)
+	Sleep(d time.Duration) error
+	Collect(ev engine.Event, types ...string) ([]engine.Event, error)
+	Get(key string) (*structpb.Value, bool)
+	Set(key string, v *structpb.Value) error
+	Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error)
+	AskHuman(t engine.Task) (engine.TaskAnswer, error)
+	WaitForKey(key string, opts engine.KeyOptions) (engine.Published, error)
+	StartChild(workflow string, input *structpb.Struct) (string, error)
+	WaitForChildren(ids []string, timeout time.Duration) (engine.Children, error)
+}
+
+var _ Context = (*engine.StepContext)(nil)
+
+// remoteContext is a Context whose operations are StepCalls to the server,
+// which executes them on the run's real StepContext. Sends and writes are
+// kept and travel with FinishRun. Like a StepContext it is used from the
+// run's goroutine only.
+type remoteContext struct {
+	ctx      context.Context
+	svc      wfdv1grpc.WorkerServiceClient
+	workerID string
+	d        *wfdv1.Dispatch
+	// seq numbers the run's StepCalls, so a retried call is answered
+	// without being executed again.
+	seq     uint64
+	emits   map[string]bool
+	sent    []*wfdv1.Event
+	written []*wfdv1.Event
+	// lost is the error of a call that failed: the run is no longer
+	// this worker's (or the server is gone) and is abandoned, with no
+	// FinishRun.
+	lost error
+	// fault is an operation the server refused: the run fails with it
+	// whatever the step returns, as in process.
+	fault error
+}
+
+var _ Context = (*remoteContext)(nil)
+
+func (c *remoteContext) HandlerID() string { return c.d.GetHandlerId() }
+func (c *remoteContext) Step() string      { return c.d.GetStep() }
+func (c *remoteContext) Attempt() int      { return int(c.d.GetAttempt()) }
+
+// Send keeps an event for FinishRun; the step must declare its type.
+func (c *remoteContext) Send(typ string, data *structpb.Struct) error {
+	if !c.emits[typ] {
+		return fmt.Errorf("step %q sends %q: %w", c.Step(), typ, engine.ErrUndeclaredEvent)
+	}
+	c.sent = append(c.sent, &wfdv1.Event{Type: typ, Data: data})
+	return nil
+}
+
+// Write keeps a stream record for FinishRun.
+func (c *remoteContext) Write(typ string, data *structpb.Struct) {
+	c.written = append(c.written, &wfdv1.Event{Type: typ, Data: data})
+}
+
+// call makes one StepCall and turns its answer's waiting, timed_out and
+// error into the errors a StepContext returns (what names the wait).
+func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.StepCallResponse, error) {
+	if c.lost != nil {
+		return nil, c.lost
+	}
+	c.seq++
+	req.RunId, req.WorkerId, req.Seq = c.d.GetRunId(), c.workerID, c.seq
+	resp, err := c.svc.StepCall(c.ctx, req)
+	switch {
+	case err != nil:
+		c.lost = fmt.Errorf("worker: step call: %w", err)
+		return nil, c.lost
+	case resp.GetWaiting():
+		return resp, engine.ErrWaiting
+	case resp.GetTimedOut():
+		return resp, fmt.Errorf("%s: %w", what, engine.ErrTimeout)
+	case resp.GetError() != "":
+		err := errors.New(resp.GetError())
+		if c.fault == nil {
+			c.fault = err
+		}
+		return resp, err
+	}
+	return resp, nil
+}
+
+func (c *remoteContext) WaitFor(typ string, opts engine.WaitOptions) (engine.Event, error) {
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitFor{WaitFor: &wfdv1.WaitFor{
+		Type: typ, Match: opts.Match, Timeout: dur(opts.Timeout)}}}, fmt.Sprintf("waiting for %q", typ))
+	if err != nil {
+		return engine.Event{}, err
+	}
+	return eventFrom(resp.GetEvent()), nil
+}
+
+func (c *remoteContext) Sleep(d time.Duration) error {
+	_, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_Sleep{Sleep: durationpb.New(d)}}, "sleeping")
+	return err
+}
+
+func (c *remoteContext) Collect(ev engine.Event, types ...string) ([]engine.Event, error) {
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_Collect{Collect: &wfdv1.Collect{
+		Event: &wfdv1.Event{Id: ev.ID, Type: ev.Type, Data: ev.Data}, Types: types}}}, "collecting")
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Event
+	for _, e := range resp.GetEvents() {
+		out = append(out, eventFrom(e))
+	}
+	return out, nil
+}
+
+func (c *remoteContext) Get(key string) (*structpb.Value, bool) {
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_Get{Get: key}}, "getting")
+	if err != nil || !resp.GetFound() {
+		return nil, false
+	}
+	return resp.GetValue(), true
+}
+
+func (c *remoteContext) Set(key string, v *structpb.Value) error {
+	_, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_Set{Set: &wfdv1.SetValue{Key: key, Value: v}}}, "setting")
+	return err
+}
+
+// Once looks the memo up on the server, and stores what fn computes if
+// there is none; a worker lost between the two runs fn again, as an
+// in-process run that crashes there does.
+func (c *remoteContext) Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error) {
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_OnceGet{OnceGet: key}}, "Once")
+	if err != nil {
+		return nil, err
+	}
+	if resp.GetFound() {
+		return resp.GetValue(), nil
+	}
+	v, err := fn()
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = structpb.NewNullValue()
+	}
+	resp, err = c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_OncePut{OncePut: &wfdv1.SetValue{Key: key, Value: v}}}, "Once")
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetValue(), nil
+}
+
+func (c *remoteContext) AskHuman(t engine.Task) (engine.TaskAnswer, error) {
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_AskHuman{AskHuman: &wfdv1.AskHuman{
+		Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee, Deadline: dur(t.Deadline)}}},
+		fmt.Sprintf("task %q", t.Title))
+	if err != nil {
+		return engine.TaskAnswer{}, err
+	}
+	f := resp.GetEvent().GetData().GetFields()
+	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())
+	return engine.TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
+}
+
+func (c *remoteContext) WaitForKey(key string, opts engine.KeyOptions) (engine.Published, error) {
+	k := &wfdv1.WaitForKey{Key: key, Timeout: dur(opts.Timeout)}
+	if !opts.Since.IsZero() {
+		k.Since = timestamppb.New(opts.Since)
+	}
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitForKey{WaitForKey: k}}, fmt.Sprintf("waiting for key %q", key))
+	if err != nil {
+		return engine.Published{}, err
+	}
+	f := resp.GetEvent().GetData().GetFields()
+	at, _ := time.Parse(time.RFC3339Nano, f["published_at"].GetStringValue())
+	return engine.Published{ID: f["event_id"].GetStringValue(), Key: f["key"].GetStringValue(), Data: f["data"].GetStructValue(),
+		At: at, HandlerID: f["handler_id"].GetStringValue()}, nil
+}
+
+func (c *remoteContext) StartChild(workflow string, input *structpb.Struct) (string, error) {
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_StartChild{StartChild: &wfdv1.StartChild{
+		Workflow: workflow, Input: input}}}, "starting a child")
+	if err != nil {
+		return "", err
+	}
+	return resp.GetChildId(), nil
+}
+
+func (c *remoteContext) WaitForChildren(ids []string, timeout time.Duration) (engine.Children, error) {
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitForChildren{WaitForChildren: &wfdv1.WaitForChildren{
+		HandlerIds: ids, Timeout: dur(timeout)}}}, "waiting for children")
+	p := resp.GetChildren()
+	ch := engine.Children{Completed: p.GetCompleted(), Failed: p.GetFailed(), Pending: p.GetPending(), Results: map[string]engine.ChildResult{}}
+	for id, r := range p.GetResults() {
+		ch.Results[id] = engine.ChildResult{Status: engine.Status(r.GetStatus()), Result: r.GetResult(), Error: r.GetError()}
+	}
+	return ch, err
+}
+
+func dur(d time.Duration) *durationpb.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return durationpb.New(d)
+}
+
+func eventFrom(e *wfdv1.Event) engine.Event {
+	return engine.Event{ID: e.GetId(), Type: e.GetType(), Data: e.GetData()}
+}

@@ -1,0 +1,210 @@
+// Package worker serves wfd workflows from a Go process: it connects to a
+// wfd server (WorkerService), registers the workflows' definitions, and
+// runs the step runs the server dispatches to it. The server keeps all
+// handler state; a step's context operations are calls to the server,
+// which executes them on the run's real engine.StepContext, so a step
+// behaves as it does in process (docs/design/workers.md).
+//
+//	c, _ := client.Dial("127.0.0.1:7233")
+//	w, _ := worker.New(c.Conn(), worker.Options{Name: "billing", MaxRuns: 8}, worker.Workflow{
+//		Definition: def, // an engine.Workflow; its steps' Run fields are not used
+//		Run:        map[string]worker.StepFunc{"decide": decide},
+//	})
+//	err := w.Run(ctx) // until ctx ends; reconnects on its own
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1grpc"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// StepFunc is the code of a step run by a worker: engine.StepFunc with
+// a Context in place of *engine.StepContext (which satisfies Context).
+type StepFunc func(ctx context.Context, sc Context, in engine.Event) error
+
+// InProcess adapts f to an engine.StepFunc, so the same step function
+// runs in process too.
+func InProcess(f StepFunc) engine.StepFunc {
+	return func(ctx context.Context, sc *engine.StepContext, in engine.Event) error { return f(ctx, sc, in) }
+}
+
+// Workflow is a workflow a worker serves: its definition (the steps' Run
+// fields are not used) and the code of each step, by step name.
+type Workflow struct {
+	Definition engine.Workflow
+	Run        map[string]StepFunc
+}
+
+// Options configure a Worker.
+type Options struct {
+	// Name identifies the worker to operators (wfd workers).
+	Name string
+	// MaxRuns is how many step runs it executes at once (default 1).
+	MaxRuns int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Backoff is the pause before reconnecting (default 100ms, doubling to
+	// 5s while the server stays away).
+	Backoff time.Duration
+}
+
+// Worker serves workflows to one server.
+type Worker struct {
+	svc   wfdv1grpc.WorkerServiceClient
+	opts  Options
+	log   *slog.Logger
+	req   *wfdv1.ConnectRequest
+	steps map[string]map[string]StepFunc // workflow → step → code
+	emits map[string]map[string]map[string]bool
+	// slots bounds the runs in progress to MaxRuns.
+	slots chan struct{}
+	mu    sync.Mutex
+	// cancels ends runs the server takes back, by run id.
+	cancels map[string]context.CancelFunc
+}
+
+// New checks the workflows and returns a worker over conn (a client's
+// Conn()). It connects when Run is called.
+func New(conn grpc.ClientConnInterface, opts Options, workflows ...Workflow) (*Worker, error) {
+	if opts.MaxRuns <= 0 {
+		opts.MaxRuns = 1
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 100 * time.Millisecond
+	}
+	w := &Worker{svc: wfdv1grpc.NewWorkerServiceClient(conn), opts: opts, log: opts.Logger,
+		req:   &wfdv1.ConnectRequest{Name: opts.Name, MaxRuns: int32(opts.MaxRuns)},
+		steps: map[string]map[string]StepFunc{}, emits: map[string]map[string]map[string]bool{},
+		slots: make(chan struct{}, opts.MaxRuns), cancels: map[string]context.CancelFunc{}}
+	for _, wf := range workflows {
+		def := wf.Definition
+		w.steps[def.Name] = map[string]StepFunc{}
+		w.emits[def.Name] = map[string]map[string]bool{}
+		for _, s := range def.Steps {
+			f := wf.Run[s.Name]
+			if f == nil {
+				return nil, fmt.Errorf("worker: workflow %q: step %q has no code in Workflow.Run", def.Name, s.Name)
+			}
+			w.steps[def.Name][s.Name] = f
+			w.emits[def.Name][s.Name] = map[string]bool{}
+			for _, t := range s.Emits {
+				w.emits[def.Name][s.Name][t] = true
+			}
+		}
+		d, err := definition(def)
+		if err != nil {
+			return nil, err
+		}
+		w.req.Workflows = append(w.req.Workflows, d)
+	}
+	return w, nil
+}
+
+// Run connects and serves dispatched runs until ctx ends, reconnecting
+// after a lost connection. A refused registration (a definition that
+// fails validation, a name registered with another definition) ends it
+// with the server's error. Runs in progress end with ctx too.
+func (w *Worker) Run(ctx context.Context) error {
+	var runs sync.WaitGroup
+	defer runs.Wait()
+	pause := w.opts.Backoff
+	for {
+		connected, err := w.session(ctx, &runs)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if isPermanent(err) {
+			return fmt.Errorf("worker: connect: %w", err)
+		}
+		if connected {
+			pause = w.opts.Backoff
+		}
+		w.log.Info("worker: connection lost; reconnecting", "err", err, "in", pause)
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return nil
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// session is one Connect stream: it serves dispatches until the stream
+// ends, and says whether it got as far as connected.
+func (w *Worker) session(ctx context.Context, runs *sync.WaitGroup) (bool, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := w.svc.Connect(sctx, w.req)
+	if err != nil {
+		return false, err
+	}
+	var workerID string
+	for {
+		m, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return workerID != "", errors.New("the server ended the stream")
+		}
+		if err != nil {
+			return workerID != "", err
+		}
+		switch k := m.GetKind().(type) {
+		case *wfdv1.ConnectResponse_Connected:
+			workerID = k.Connected.GetWorkerId()
+			w.log.Info("worker: connected", "worker", workerID)
+		case *wfdv1.ConnectResponse_Dispatch:
+			w.start(sctx, runs, workerID, k.Dispatch)
+		case *wfdv1.ConnectResponse_CancelRunId:
+			w.mu.Lock()
+			if c := w.cancels[k.CancelRunId]; c != nil {
+				c()
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// start runs a dispatched run in a goroutine of its own. The server
+// dispatches no more than MaxRuns at once; slots guards against a
+// redispatch arriving before the old run's goroutine is done.
+func (w *Worker) start(ctx context.Context, runs *sync.WaitGroup, workerID string, d *wfdv1.Dispatch) {
+	var rctx context.Context
+	var cancel context.CancelFunc
+	if dl := d.GetDeadline(); dl != nil {
+		rctx, cancel = context.WithDeadline(ctx, dl.AsTime())
+	} else {
+		rctx, cancel = context.WithCancel(ctx)
+	}
+	w.mu.Lock()
+	w.cancels[d.GetRunId()] = cancel
+	w.mu.Unlock()
+	runs.Go(func() {
+		defer func() {
+			w.mu.Lock()
+			delete(w.cancels, d.GetRunId())
+			w.mu.Unlock()
+			cancel()
+		}()
+		select {
+		case w.slots <- struct{}{}:
+			defer func() { <-w.slots }()
+		case <-rctx.Done():
+			return
+		}
+		w.execute(rctx, workerID, d)
+	})
+}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// remoteRun is a step run dispatched to a worker. The proxy goroutine
+// (the engine's run goroutine) owns the run's StepContext; the worker's
+// StepCall and FinishRun requests reach it through calls, so the context
+// is only ever used from its own goroutine, as the engine requires.
+type remoteRun struct {
+	id        string
+	handlerID string
+	step      string
+	since     time.Time
+	worker    *worker
+	calls     chan *runCall
+	// done is closed when the proxy stops serving the run (it finished,
+	// was dispatched again, or its context ended).
+	done chan struct{}
+}
+
+// runCall is a StepCall (req) or a FinishRun (fin) for the proxy.
+type runCall struct {
+	req   *wfdv1.StepCallRequest
+	fin   *wfdv1.FinishRunRequest
+	reply chan runReply // buffered: the proxy never blocks on it
+}
+
+type runReply struct {
+	resp *wfdv1.StepCallResponse
+	err  error
+}
+
+// errRunGone refuses a call for a run the proxy no longer serves.
+func errRunGone(id string) error {
+	return fmt.Errorf("%w: run %q is no longer in progress on this worker", errFailedPrecondition, id)
+}
+
+// ask hands c to the run's proxy and waits for its answer.
+func (run *remoteRun) ask(ctx context.Context, c *runCall) (runReply, error) {
+	c.reply = make(chan runReply, 1)
+	select {
+	case run.calls <- c:
+	case <-run.done:
+		return runReply{}, errRunGone(run.id)
+	case <-ctx.Done():
+		return runReply{}, ctx.Err()
+	}
+	select {
+	case r := <-c.reply:
+		return r, nil
+	case <-ctx.Done():
+		return runReply{}, ctx.Err()
+	}
+}
+
+// call executes one context operation of the run.
+func (run *remoteRun) call(ctx context.Context, req *wfdv1.StepCallRequest) (*wfdv1.StepCallResponse, error) {
+	r, err := run.ask(ctx, &runCall{req: req})
+	if err != nil {
+		return nil, err
+	}
+	return r.resp, r.err
+}
+
+// finish ends the run.
+func (run *remoteRun) finish(ctx context.Context, req *wfdv1.FinishRunRequest) error {
+	r, err := run.ask(ctx, &runCall{fin: req})
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// proxy is the Run of a remote step: it hands each run to a worker.
+func (r *workerRegistry) proxy(workflow, step string) engine.StepFunc {
+	return func(ctx context.Context, sc *engine.StepContext, in engine.Event) error {
+		return r.runRemote(ctx, sc, in, workflow, step)
+	}
+}
+
+// runRemote dispatches the run to a worker serving workflow and serves
+// it until it finishes. With no worker free it waits (the run is in
+// progress for the engine: the handler is busy, never failed). A worker
+// lost mid-run has the run dispatched again, from the start, to another:
+// that is not an attempt (the step did not fail).
+func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, step string) error {
+	for {
+		w, err := r.pick(ctx, workflow)
+		if err != nil {
+			return err
+		}
+		run := &remoteRun{id: uuid.NewString(), handlerID: sc.HandlerID(), step: step, since: r.s.opts.Now(), worker: w,
+			calls: make(chan *runCall), done: make(chan struct{})}
+		r.mu.Lock()
+		r.runs[run.id] = run
+		r.mu.Unlock()
+		lost, err := r.serve(ctx, sc, in, run, workflow)
+		r.mu.Lock()
+		delete(r.runs, run.id)
+		r.mu.Unlock()
+		close(run.done)
+		r.release(w)
+		if !lost {
+			return err
+		}
+		if r.s.isDraining() {
+			// Shutting down: nothing is dispatched again; the run stays in
+			// progress once the engine closes and runs after the restart.
+			select {
+			case <-r.s.engine.Closing():
+				return fmt.Errorf("worker lost at shutdown: %w", engine.ErrInterrupted)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		r.stats.redispatches.Add(1)
+		r.s.log.Info("worker lost mid-run; dispatching the run again", "handler", run.handlerID, "step", step, "worker", w.id)
+		sc.Rewind()
+	}
+}
+
+// serve sends run to its worker and executes the worker's calls until
+// FinishRun, the worker's loss (lost), or the end of ctx.
+func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string) (lost bool, err error) {
+	d := &wfdv1.Dispatch{RunId: run.id, HandlerId: run.handlerID, Workflow: workflow, Step: run.step,
+		Input: &wfdv1.Event{Id: in.ID, Type: in.Type, Data: in.Data}, Attempt: int32(sc.Attempt())}
+	if dl, ok := ctx.Deadline(); ok {
+		d.Deadline = timestamppb.New(dl)
+	}
+	w := run.worker
+	select {
+	case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Dispatch{Dispatch: d}}:
+		r.stats.dispatches.Add(1)
+	case <-w.gone:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	sentAt, answered := time.Now(), false
+	// The last numbered call and its answer, for a retried call.
+	var lastSeq uint64
+	var last runReply
+	for {
+		select {
+		case c := <-run.calls:
+			if !answered {
+				answered = true
+				r.stats.latency.add(time.Since(sentAt))
+			}
+			if c.fin != nil {
+				err := replay(sc, c.fin)
+				c.reply <- runReply{}
+				return false, err
+			}
+			if seq := c.req.GetSeq(); seq != 0 && seq == lastSeq {
+				c.reply <- last
+				continue
+			}
+			resp, err := execute(ctx, sc, c.req)
+			c.reply <- runReply{resp: resp, err: err}
+			if c.req.GetSeq() != 0 {
+				lastSeq, last = c.req.GetSeq(), runReply{resp: resp, err: err}
+			}
+		case <-w.gone:
+			return true, nil
+		case <-ctx.Done():
+			// Tell the worker to abandon it; a full stream means the worker
+			// is behind, and its late calls are refused anyway.
+			select {
+			case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_CancelRunId{CancelRunId: run.id}}:
+			default:
+			}
+			return false, ctx.Err()
+		}
+	}
+}
+
+// replay applies a FinishRun to the run: its sends and writes, in order,
+// and its outcome as the step's return.
+func replay(sc *engine.StepContext, f *wfdv1.FinishRunRequest) error {
+	for _, ev := range f.GetWritten() {
+		sc.Write(ev.GetType(), ev.GetData())
+	}
+	for _, ev := range f.GetSent() {
+		if err := sc.Send(ev.GetType(), ev.GetData()); err != nil {
+			return err
+		}
+	}
+	switch f.GetOutcome() {
+	case wfdv1.Outcome_OUTCOME_OK:
+		return nil
+	case wfdv1.Outcome_OUTCOME_WAITING:
+		return engine.ErrWaiting
+	case wfdv1.Outcome_OUTCOME_ERROR:
+		msg := f.GetErrorMessage()
+		if msg == "" {
+			msg = "the step failed"
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("the worker finished the run with outcome %v", f.GetOutcome())
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// Worker-registered definitions are stored (persistence.WorkflowDef, the
+// wfd.v1.WorkflowDefinition encoded deterministically, its hex SHA-256 as
+// the hash) and registered again at start-up, before handlers are
+// recovered, so handlers of remote workflows restore, release and answer
+// GetHandler before any worker is back.
+
+// encodeDefinition is d as stored, with its content hash.
+func encodeDefinition(d *wfdv1.WorkflowDefinition) ([]byte, string, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(d)
+	if err != nil {
+		return nil, "", fmt.Errorf("encoding workflow %q: %w", d.GetName(), err)
+	}
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:]), nil
+}
+
+// loadStored registers every stored definition with the engine.
+func (r *workerRegistry) loadStored(ctx context.Context) error {
+	defs, err := r.s.store.ListWorkflowDefs(ctx)
+	if err != nil {
+		// Corrupt entries are named in err; the others still load.
+		if !errors.Is(err, persistence.ErrCorrupt) {
+			return fmt.Errorf("listing stored workflow definitions: %w", err)
+		}
+		r.s.log.Error("some stored workflow definitions cannot be read", "err", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, sd := range defs {
+		d := &wfdv1.WorkflowDefinition{}
+		if err := proto.Unmarshal(sd.Def, d); err != nil {
+			r.s.log.Error("stored workflow definition cannot be decoded", "workflow", sd.Name, "err", err)
+			continue
+		}
+		w, err := r.workflowFromDefinition(d)
+		if err == nil {
+			err = r.s.engine.Register(w)
+		}
+		if err != nil {
+			// A built-in workflow of that name now, or stricter validation:
+			// say so, and serve the rest.
+			r.s.log.Error("stored workflow definition not registered", "workflow", sd.Name, "err", err)
+			continue
+		}
+		r.defs[d.GetName()] = d
+	}
+	return nil
+}
+
+// store stores a newly registered definition; one stored under the name
+// with other content is refused, as a changed definition is.
+func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, source string) error {
+	b, hash, err := encodeDefinition(d)
+	if err != nil {
+		return err
+	}
+	now := r.s.opts.Now()
+	err = r.s.store.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
+		Source: truncate(source, persistence.MaxSourceLen)}, persistence.Absent)
+	if errors.Is(err, persistence.ErrExists) {
+		old, gerr := r.s.store.GetWorkflow(ctx, d.GetName())
+		if gerr != nil {
+			return fmt.Errorf("reading the stored definition of %q: %w", d.GetName(), gerr)
+		}
+		if old.Hash == hash {
+			return nil
+		}
+		return fmt.Errorf("%w: workflow %q is stored with another definition; use a new name to serve both", errFailedPrecondition, d.GetName())
+	}
+	if err != nil {
+		return fmt.Errorf("storing the definition of %q: %w", d.GetName(), err)
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes (for names shown to operators).
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}

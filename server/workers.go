@@ -1,0 +1,296 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// workerRegistry holds the connected step workers, the workflows they
+// registered, and the runs dispatched to them (docs/design/workers.md).
+// A worker is connected while its Connect stream is open.
+type workerRegistry struct {
+	s *Server
+
+	mu      sync.Mutex
+	workers map[string]*worker
+	// defs are the definitions of the workflows workers registered, by
+	// name: a worker may register a name again only with an equal one.
+	defs map[string]*wfdv1.WorkflowDefinition
+	runs map[string]*remoteRun
+	// changed is closed (and replaced) when a worker connects or a run
+	// frees capacity, to wake proxies waiting for a worker.
+	changed chan struct{}
+	next    int // round-robin start among equally loaded workers
+	stats   dispatchStats
+}
+
+// worker is one connected worker.
+type worker struct {
+	id          string
+	name        string
+	maxRuns     int
+	workflows   []string
+	connectedAt time.Time
+	// out carries what the Connect stream sends the worker; it is
+	// buffered so a proxy never blocks on a slow stream for long.
+	out chan *wfdv1.ConnectResponse
+	// gone is closed when the stream ends: the worker's runs are
+	// dispatched again.
+	gone chan struct{}
+	// runs counts the runs in progress on it (registry.mu).
+	runs int
+}
+
+func newWorkerRegistry(s *Server) *workerRegistry {
+	return &workerRegistry{s: s, workers: map[string]*worker{}, defs: map[string]*wfdv1.WorkflowDefinition{},
+		runs: map[string]*remoteRun{}, changed: make(chan struct{})}
+}
+
+// wake tells waiting proxies that something changed. Callers hold r.mu.
+func (r *workerRegistry) wake() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// register registers the definitions of a connecting worker (source
+// names it) with the engine and stores them. A name already registered
+// is fine with an equal definition; with another it is refused
+// (FailedPrecondition): a changed definition must never misroute a
+// running handler's state. Replacing a definition is not built yet, so
+// a changed definition needs a new name. A definition that fails
+// validation is InvalidArgument, with engine.Register's errors.
+func (r *workerRegistry) register(ctx context.Context, source string, defs []*wfdv1.WorkflowDefinition) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Everything is checked before anything is registered, so a refused
+	// connect leaves nothing behind (but a stored definition that differs,
+	// found only when storing).
+	type added struct {
+		d *wfdv1.WorkflowDefinition
+		w engine.Workflow
+	}
+	var names []string
+	var todo []added
+	for _, d := range defs {
+		if slices.Contains(names, d.GetName()) {
+			return nil, fmt.Errorf("%w: workflow %q is defined twice", errInvalid, d.GetName())
+		}
+		names = append(names, d.GetName())
+		if old, ok := r.defs[d.GetName()]; ok {
+			if !proto.Equal(old, d) {
+				return nil, fmt.Errorf("%w: workflow %q is registered with another definition; use a new name (e.g. %q) to serve both",
+					errFailedPrecondition, d.GetName(), d.GetName()+"-v2")
+			}
+			continue
+		}
+		if _, ok := r.s.engine.Workflow(d.GetName()); ok {
+			return nil, fmt.Errorf("%w: workflow %q is built into the server", errFailedPrecondition, d.GetName())
+		}
+		w, err := r.workflowFromDefinition(d)
+		if err == nil {
+			err = w.Validate()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errInvalid, err)
+		}
+		todo = append(todo, added{d, w})
+	}
+	for _, a := range todo {
+		if err := r.store(ctx, a.d, source); err != nil {
+			return nil, err
+		}
+		if err := r.s.engine.Register(a.w); err != nil {
+			return nil, fmt.Errorf("%w: %w", errInvalid, err)
+		}
+		r.defs[a.d.GetName()] = proto.CloneOf(a.d)
+	}
+	return names, nil
+}
+
+// connect adds a worker that registered names.
+func (r *workerRegistry) connect(name string, maxRuns int, names []string) *worker {
+	w := &worker{id: uuid.NewString(), name: name, maxRuns: max(maxRuns, 1), workflows: names,
+		connectedAt: r.s.opts.Now(), out: make(chan *wfdv1.ConnectResponse, 64), gone: make(chan struct{})}
+	r.mu.Lock()
+	r.workers[w.id] = w
+	r.wake()
+	r.mu.Unlock()
+	return w
+}
+
+// disconnect removes a worker; its runs in progress go to others.
+func (r *workerRegistry) disconnect(w *worker) {
+	r.mu.Lock()
+	delete(r.workers, w.id)
+	r.mu.Unlock()
+	close(w.gone)
+}
+
+// pick returns a worker with free capacity that serves workflow (the
+// least loaded; ties round-robin) and takes one of its slots, waiting
+// until there is one or ctx ends.
+func (r *workerRegistry) pick(ctx context.Context, workflow string) (*worker, error) {
+	for {
+		r.mu.Lock()
+		var best *worker
+		ids := make([]string, 0, len(r.workers))
+		for id := range r.workers {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for i := range ids {
+			w := r.workers[ids[(i+r.next)%len(ids)]]
+			if w.runs >= w.maxRuns || !slices.Contains(w.workflows, workflow) {
+				continue
+			}
+			if best == nil || w.runs < best.runs {
+				best = w
+			}
+		}
+		if r.s.isDraining() {
+			// Shutting down: a run dispatched now would hold the drain;
+			// the run is taken up again after the restart.
+			best = nil
+		}
+		if best != nil {
+			best.runs++
+			r.next++
+			r.mu.Unlock()
+			return best, nil
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-r.s.engine.Closing():
+			return nil, fmt.Errorf("no worker took the run before the server stopped: %w", engine.ErrInterrupted)
+		}
+	}
+}
+
+// release gives back a slot pick took.
+func (r *workerRegistry) release(w *worker) {
+	r.mu.Lock()
+	w.runs--
+	r.wake()
+	r.mu.Unlock()
+}
+
+// run returns the run of that id if it is workerID's.
+func (r *workerRegistry) run(runID, workerID string) (*remoteRun, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[runID]
+	if !ok || run.worker.id != workerID {
+		return nil, fmt.Errorf("%w: run %q is not (or no longer) this worker's", errFailedPrecondition, runID)
+	}
+	return run, nil
+}
+
+// list describes the connected workers, for ListWorkers.
+func (r *workerRegistry) list() []*wfdv1.WorkerInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	byWorker := map[string]*wfdv1.WorkerInfo{}
+	var out []*wfdv1.WorkerInfo
+	for _, w := range r.workers {
+		wi := &wfdv1.WorkerInfo{WorkerId: w.id, Name: w.name, Workflows: w.workflows, MaxRuns: int32(w.maxRuns),
+			ConnectedAt: timestamppb.New(w.connectedAt)}
+		byWorker[w.id] = wi
+		out = append(out, wi)
+	}
+	for _, run := range r.runs {
+		if wi := byWorker[run.worker.id]; wi != nil {
+			wi.Runs = append(wi.Runs, &wfdv1.RunInfo{RunId: run.id, HandlerId: run.handlerID, Step: run.step, Since: timestamppb.New(run.since)})
+		}
+	}
+	slices.SortFunc(out, func(a, b *wfdv1.WorkerInfo) int {
+		return a.ConnectedAt.AsTime().Compare(b.ConnectedAt.AsTime())
+	})
+	return out
+}
+
+// workerService implements wfd.v1.WorkerService.
+type workerService struct{ s *Server }
+
+// Connect registers a worker and streams it its runs until it goes.
+func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, out *connect.ServerStream[wfdv1.ConnectResponse]) error {
+	s := v.s
+	if req.GetMaxRuns() < 0 {
+		return toConnect(fmt.Errorf("%w: max_runs %d is negative", errInvalid, req.GetMaxRuns()))
+	}
+	names, err := s.workers.register(ctx, req.GetName(), req.GetWorkflows())
+	if err != nil {
+		return toConnect(err)
+	}
+	w := s.workers.connect(req.GetName(), int(req.GetMaxRuns()), names)
+	defer s.workers.disconnect(w)
+	s.log.Info("worker connected", "worker", w.id, "name", w.name, "workflows", names, "max_runs", w.maxRuns)
+	defer s.log.Info("worker disconnected", "worker", w.id, "name", w.name)
+	if err := out.Send(&wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Connected{Connected: &wfdv1.Connected{WorkerId: w.id}}}); err != nil {
+		return err
+	}
+	heartbeat := time.NewTicker(s.opts.Heartbeat)
+	defer heartbeat.Stop()
+	for {
+		var m *wfdv1.ConnectResponse
+		select {
+		case m = <-w.out:
+		case <-heartbeat.C:
+			m = &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{}}}
+		case <-ctx.Done():
+			return toConnect(ctx.Err())
+		case <-s.draining:
+			// The worker reconnects to the next server. Its runs cannot
+			// finish here (http.Server.Shutdown lets no new call in): their
+			// proxies leave them in progress once the engine closes
+			// (ErrInterrupted), and they run again after the restart.
+			return toConnect(errShuttingDown())
+		}
+		if err := out.Send(m); err != nil {
+			return err
+		}
+		heartbeat.Reset(s.opts.Heartbeat)
+	}
+}
+
+// StepCall executes one context operation of a run on its StepContext.
+func (v *workerService) StepCall(ctx context.Context, req *wfdv1.StepCallRequest) (*wfdv1.StepCallResponse, error) {
+	run, err := v.s.workers.run(req.GetRunId(), req.GetWorkerId())
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	resp, err := run.call(ctx, req)
+	return resp, toConnect(err)
+}
+
+// FinishRun ends a run.
+func (v *workerService) FinishRun(ctx context.Context, req *wfdv1.FinishRunRequest) (*wfdv1.FinishRunResponse, error) {
+	run, err := v.s.workers.run(req.GetRunId(), req.GetWorkerId())
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	if err := run.finish(ctx, req); err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.FinishRunResponse{}, nil
+}
+
+// ListWorkers lists the connected workers.
+func (v *workerService) ListWorkers(context.Context, *wfdv1.ListWorkersRequest) (*wfdv1.ListWorkersResponse, error) {
+	return &wfdv1.ListWorkersResponse{Workers: v.s.workers.list()}, nil
+}
