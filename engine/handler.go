@@ -185,16 +185,7 @@ func (h *Handler) lose() {
 		return // the loop has exited already (the change ended or released the handler)
 	}
 	// The loop must see the mark: start it if parked, wake it if it waits.
-	switch {
-	case !h.running:
-		h.running = true
-		go h.loop()
-	case h.signal != nil:
-		select {
-		case h.signal <- struct{}{}:
-		default:
-		}
-	}
+	h.wakeLocked()
 }
 
 // afterExit is the answer of a handler whose loop has gone.

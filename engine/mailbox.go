@@ -53,16 +53,7 @@ func (h *Handler) post(ctx context.Context, m msg) error {
 				h.inbox = new(mailbox)
 			}
 			h.inbox.push(m)
-			switch {
-			case !h.running:
-				h.running = true
-				go h.loop()
-			case h.signal != nil:
-				select {
-				case h.signal <- struct{}{}:
-				default:
-				}
-			}
+			h.wakeLocked()
 			h.mu.Unlock()
 			return nil
 		}
@@ -189,5 +180,20 @@ func refuse(m msg, err error) {
 		m.reply <- reply{err: err, gone: true}
 	case m.ack != nil:
 		m.ack <- err
+	}
+}
+
+// wakeLocked makes the loop look at the handler: it starts the loop if it
+// is parked and wakes it if it waits for a message. h.mu is held.
+func (h *Handler) wakeLocked() {
+	switch {
+	case !h.running:
+		h.running = true
+		go h.loop()
+	case h.signal != nil:
+		select {
+		case h.signal <- struct{}{}:
+		default:
+		}
 	}
 }
