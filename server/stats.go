@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,36 +20,13 @@ type stats struct {
 	changes      atomic.Int64
 	// reclaims counts the times memory was given back after releases.
 	reclaims atomic.Int64
-
-	mu     sync.Mutex
-	recent []time.Duration // ring of the latest rehydrate latencies
-	next   int
+	// rehydrate holds the latest rehydrate latencies.
+	rehydrate latencyRing
 }
-
-const latencyWindow = 1024
 
 func (s *stats) rehydrated(d time.Duration) {
 	s.rehydrations.Add(1)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.recent) < latencyWindow {
-		s.recent = append(s.recent, d)
-		return
-	}
-	s.recent[s.next] = d
-	s.next = (s.next + 1) % latencyWindow
-}
-
-// quantiles returns the p50 and p99 of the recent rehydrations.
-func (s *stats) quantiles() (p50, p99 time.Duration) {
-	s.mu.Lock()
-	ds := slices.Clone(s.recent)
-	s.mu.Unlock()
-	if len(ds) == 0 {
-		return 0, 0
-	}
-	slices.Sort(ds)
-	return ds[len(ds)*50/100], ds[min(len(ds)*99/100, len(ds)-1)]
+	s.rehydrate.add(d)
 }
 
 func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv1.GetStatsResponse, error) {
@@ -60,7 +35,7 @@ func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	p50, p99 := s.stats.quantiles()
+	p50, p99 := s.stats.rehydrate.quantiles()
 	d50, d99 := s.workers.stats.latency.quantiles()
 	out := &wfdv1.GetStatsResponse{
 		HandlersActive:       int64(s.engine.Live()),
