@@ -38,6 +38,14 @@ type config struct {
 	Grace     time.Duration // SIGTERM to SIGKILL for the child
 	CPUProf   string        // write this process's CPU profile here
 
+	// --worker: the phases again with the workflows served by a worker
+	// process of each language (workerproc.go).
+	Workers       []string
+	InProcess     bool   // with --worker, run the phases in the server too
+	WorkerMaxRuns int    // the worker's --max-runs
+	TSWorker      string // command of the TypeScript worker
+	PythonWorker  string // command of the Python worker
+
 	// --mode release (release.go).
 	Mode      string        // modePhases (default) or modeRelease
 	Rehydrate int           // released handlers answered per rehydrate run
@@ -74,6 +82,9 @@ that the server's one-time costs are not counted per handler.
 // the exit status: 0 on success, 1 if the benchmark failed, 2 on a usage
 // error.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "worker" {
+		return goWorkerMain(ctx, args[1:], stderr)
+	}
 	cfg, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -139,6 +150,19 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&cfg.Rehydrate, "rehydrate", 5000, "--mode release: released `handlers` answered in each rehydrate run (at most n/2)")
 	fs.DurationVar(&cfg.Settle, "settle", 5*time.Second, "--mode release: how long to wait before the settled memory readings")
 	fs.BoolVar(&cfg.ServerGC, "server-gc", true, "--mode release: serve the server's pprof (--debug-addr) and force its GC there before reading its live heap")
+	fs.Func("worker", "run the phases again with the workflows served by a worker `process` in go, ts or python (comma-separated; each on a new server): bench-echo and bench-approval, as echo and approval", func(v string) error {
+		for l := range strings.SplitSeq(v, ",") {
+			if _, err := workerCommand(config{TSWorker: "-", PythonWorker: "-"}, l); err != nil {
+				return err
+			}
+			cfg.Workers = append(cfg.Workers, l)
+		}
+		return nil
+	})
+	fs.BoolVar(&cfg.InProcess, "in-process", true, "with --worker, run the phases with the workflows in the server first (false: the workers only)")
+	fs.IntVar(&cfg.WorkerMaxRuns, "worker-max-runs", 64, "step `runs` a worker process takes at once")
+	fs.StringVar(&cfg.TSWorker, "ts-worker", "", "`command` of the TypeScript worker (default: node examples/ts/bench-worker.mjs, from the repository root); --addr and --max-runs are added")
+	fs.StringVar(&cfg.PythonWorker, "python-worker", "", "`command` of the Python worker (default: clients/python/.venv/bin/python, else python3, examples/python/bench_worker.py); --addr and --max-runs are added")
 	fs.StringVar(&cfg.HeapProf, "heapprofile", "", "--mode release: save the server's heap profile with n handlers parked to `prefix`.parked and after the releases to prefix.released")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -189,6 +213,14 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--timeout must be positive")
 	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != ""):
 		return cfg, errors.New("--addr uses a running server: --wfd and --data start one")
+	case cfg.Mode == modeRelease && (len(cfg.Workers) > 0 || set["in-process"]):
+		return cfg, errors.New("--mode release runs the built-in workflows: --worker and --in-process do not apply")
+	case cfg.Addr != "" && len(cfg.Workers) > 1:
+		return cfg, errors.New("--addr with --worker takes one language: the workers register the same workflows, each needs its own server")
+	case !cfg.InProcess && len(cfg.Workers) == 0:
+		return cfg, errors.New("--in-process=false needs --worker (nothing would run)")
+	case cfg.WorkerMaxRuns < 1:
+		return cfg, errors.New("--worker-max-runs must be at least 1")
 	case cfg.ServerPID != 0 && cfg.Addr == "":
 		return cfg, errors.New("--server-pid needs --addr (a started server's pid is known)")
 	}
@@ -215,8 +247,8 @@ func writeDefaults(w io.Writer, fs *flag.FlagSet) {
 	})
 }
 
-// run starts (or finds) the server, runs the phases and stops the server.
-// It returns what it measured so far even when it fails.
+// run runs the phases with the workflows in the server, then with each
+// --worker, and returns what it measured so far even when it fails.
 func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error) {
 	if cfg.Mode == modeRelease {
 		return runRelease(ctx, cfg, log)
@@ -225,30 +257,71 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 		Mode: cfg.Mode, N: cfg.N, C: cfg.C, Echo: cfg.Echo, Conns: cfg.Conns, Client: cfg.Client, Protocol: cfg.Protocol, Gzip: cfg.Gzip,
 		Fsync: "on (the server's default)",
 	}}
+	if cfg.Addr != "" {
+		res.Config.Fsync = "the running server's setting"
+	}
+	if cfg.InProcess {
+		err := runMode(ctx, cfg, "", &res.modeResult)
+		res.Config.Server, res.Config.ServerPID = res.Server, res.ServerPID
+		res.Server, res.ServerPID = "", 0
+		if err != nil {
+			return res, err
+		}
+	}
+	for _, lang := range cfg.Workers {
+		m := &modeResult{Worker: lang}
+		res.Workers = append(res.Workers, m)
+		if err := runMode(ctx, cfg, lang, m); err != nil {
+			return res, fmt.Errorf("--worker %s: %w", lang, err)
+		}
+		if res.Config.Server == "" {
+			res.Config.Server, res.Config.ServerPID = m.Server, m.ServerPID
+		}
+	}
+	return res, nil
+}
+
+// runMode starts (or finds) the server, starts lang's worker (none for
+// ""), runs the phases into res and stops what it started.
+func runMode(ctx context.Context, cfg config, lang string, res *modeResult) (err error) {
 	addr, pid := cfg.Addr, cfg.ServerPID
 	var srv *child
 	if addr == "" {
 		srv, err = startChild(cfg, false)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		addr, pid = srv.addr, srv.pid()
-		res.Config.Server = "started: " + strings.Join(srv.args, " ")
+		res.Server = "started: " + strings.Join(srv.args, " ")
 		defer func() {
 			if serr := srv.stop(cfg.Grace); serr != nil {
 				err = errors.Join(err, serr)
 			}
 		}()
 	} else {
-		res.Config.Server = "running at " + addr
-		res.Config.Fsync = "the running server's setting"
+		res.Server = "running at " + addr
 	}
-	res.Config.ServerPID = pid
+	res.ServerPID = pid
 	cl := newClients(addr, cfg)
 	defer cl.close()
 	if err := waitHealthy(ctx, cl, srv, 10*time.Millisecond); err != nil {
-		return nil, err
+		return err
 	}
-	b := &runner{cfg: cfg, cl: cl, pid: pid, res: res}
-	return res, b.phases(ctx)
+	b := &runner{cfg: cfg, cl: cl, pid: pid, res: res, echoWF: echoWorkflow, approvalWF: approvalWorkflow}
+	if lang != "" {
+		w, err := startWorker(ctx, cfg, cl, lang, addr)
+		if err != nil {
+			return err
+		}
+		// Stopped before the server: a worker outliving its server would
+		// only reconnect in vain.
+		defer func() {
+			if werr := w.stop(cfg.Grace); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}()
+		res.WorkerCommand, res.WorkerPID = strings.Join(w.args, " "), w.pid()
+		b.workerPID, b.echoWF, b.approvalWF = w.pid(), workerEchoWorkflow, workerApprovalWorkflow
+	}
+	return b.phases(ctx)
 }

@@ -176,6 +176,49 @@ func TestBenchJSON(t *testing.T) {
 	}
 }
 
+// TestBenchWorker runs the phases with the workflows served by the Go
+// bench worker (`wfd bench worker`) only.
+func TestBenchWorker(t *testing.T) {
+	bin := buildWfd(t)
+	code, out, errs := runMain(t, "-n", "20", "-c", "4", "--echo", "10", "--warmup", "2", "--json", "--worker", "go", "--in-process=false", "--wfd", bin)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	var res struct {
+		Echo    *phase `json:"echo"`
+		Workers []struct {
+			Worker       string `json:"worker"`
+			Command      string `json:"worker_command"`
+			PID          int    `json:"worker_pid"`
+			Echo         *phase `json:"echo"`
+			Park         *phase `json:"park"`
+			Resume       *phase `json:"resume"`
+			WorkerMemory *struct {
+				BeforePark mem `json:"before_park"`
+				AfterPark  mem `json:"after_park"`
+			} `json:"worker_memory"`
+		} `json:"workers"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if res.Echo != nil || len(res.Workers) != 1 {
+		t.Fatalf("want only the worker's phases, got %s", out)
+	}
+	w := res.Workers[0]
+	if w.Worker != "go" || w.PID == 0 || !strings.Contains(w.Command, " bench worker --addr ") {
+		t.Errorf("worker %q, pid %d, command %q", w.Worker, w.PID, w.Command)
+	}
+	for name, p := range map[string]*phase{"echo": w.Echo, "park": w.Park, "resume": w.Resume} {
+		if p == nil || p.Count == 0 || p.Latency.P50 <= 0 {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+	if m := w.WorkerMemory; m == nil || !m.BeforePark.ok() || !m.AfterPark.ok() {
+		t.Errorf("worker memory %+v", w.WorkerMemory)
+	}
+}
+
 type mem struct {
 	RSS  int64 `json:"vm_rss_bytes"`
 	Anon int64 `json:"rss_anon_bytes"`
@@ -250,6 +293,12 @@ func TestBenchUsage(t *testing.T) {
 		{"--mode", "release", "--server-gc=false", "--heapprofile", "x"},
 		{"--rehydrate", "5"},
 		{"--heapprofile", "x"},
+		{"--worker", "rust"},
+		{"--worker", "go,"},
+		{"--in-process=false"},
+		{"--worker", "go", "--worker-max-runs", "0"},
+		{"--worker", "go,ts", "--addr", "127.0.0.1:7233"},
+		{"--mode", "release", "--worker", "go"},
 	} {
 		code, out, errs := runMain(t, args...)
 		if code != 2 || out != "" || !strings.HasPrefix(errs, "wfd bench: ") {

@@ -201,9 +201,10 @@ func waitHealthy(ctx context.Context, cl *clients, c *child, interval time.Durat
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
+	mu   sync.Mutex
+	max  int
+	what string // whose output, for String (default "server")
+	buf  bytes.Buffer
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
@@ -219,8 +220,12 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.buf.Len() == 0 {
-		return "(the server wrote nothing)"
+	what := t.what
+	if what == "" {
+		what = "server"
 	}
-	return "server output (last part):\n" + t.buf.String()
+	if t.buf.Len() == 0 {
+		return "(the " + what + " wrote nothing)"
+	}
+	return what + " output (last part):\n" + t.buf.String()
 }

@@ -24,6 +24,15 @@
 //   - memory: the server's VmRSS (/proc/<pid>/status) before park, after
 //     park (-n handlers parked in memory) and after resume.
 //
+// --worker go,ts,python (workerproc.go) runs the phases again with the
+// workflows served by a worker process of each language, each on a new
+// server: the worker (`wfd bench worker` for Go, examples/ts/bench-worker.mjs,
+// examples/python/bench_worker.py) registers bench-echo and bench-approval,
+// which behave as echo and approval, and the phases run those. The
+// worker's CPU time and resident memory are reported beside the server's.
+// The in-process phases run first, on their own server, unless
+// --in-process=false, so one run gives both.
+//
 // --mode release (release.go) measures instead what releasing idle
 // handlers buys. It starts the server with --idle-timeout 0 (only the
 // benchmark releases) and --debug-addr (to force a GC and read the live

@@ -28,7 +28,12 @@ type runner struct {
 	cfg config
 	cl  *clients
 	pid int // the server's pid, 0 if unknown
-	res *Result
+	// workerPID is the worker process serving the workflows (--worker),
+	// 0 when they run in the server.
+	workerPID int
+	// The workflows the phases run: the built-in ones, or the worker's.
+	echoWF, approvalWF string
+	res                *modeResult
 	// parked holds the handlers of the park phase for the resume phase.
 	parked []parkedHandler
 	// noStats is set once GetStats failed; it is not asked again.
@@ -50,34 +55,57 @@ func (r *runner) phases(ctx context.Context) error {
 		}
 		r.res.Echo = p
 	}
-	mem := &memoryResult{}
-	measured := r.pid != 0
-	if measured {
-		var err error
-		if mem.BeforePark, err = rss(r.pid); err != nil {
-			measured = false // e.g. not Linux, or another host's pid
-		}
-	}
+	srvMem, wMem := newMemAround(r.pid, r.cfg.N), newMemAround(r.workerPID, r.cfg.N)
 	p, err := r.park(ctx)
 	if err != nil {
 		return err
 	}
 	r.res.Park = p
-	if measured {
-		mem.AfterPark, _ = rss(r.pid)
-		mem.PerParkedHandler = (mem.AfterPark.RSS - mem.BeforePark.RSS) / int64(r.cfg.N)
-		mem.AnonPerParkedHandler = (mem.AfterPark.Anon - mem.BeforePark.Anon) / int64(r.cfg.N)
-		r.res.Memory = mem
-	}
+	r.res.Memory, r.res.WorkerMemory = srvMem.parked(), wMem.parked()
 	p, err = r.resume(ctx)
 	if err != nil {
 		return err
 	}
 	r.res.Resume = p
-	if measured {
-		mem.AfterResume, _ = rss(r.pid)
-	}
+	srvMem.resumed()
+	wMem.resumed()
 	return nil
+}
+
+// memAround reads a process's memory around the park phase; nil when
+// it cannot (no pid, not Linux, another host's pid).
+type memAround struct {
+	pid int
+	n   int
+	m   *memoryResult
+}
+
+func newMemAround(pid, n int) *memAround {
+	if pid == 0 {
+		return nil
+	}
+	s, err := rss(pid)
+	if err != nil {
+		return nil
+	}
+	return &memAround{pid: pid, n: n, m: &memoryResult{BeforePark: s}}
+}
+
+func (r *memAround) parked() *memoryResult {
+	if r == nil {
+		return nil
+	}
+	m := r.m
+	m.AfterPark, _ = rss(r.pid)
+	m.PerParkedHandler = (m.AfterPark.RSS - m.BeforePark.RSS) / int64(r.n)
+	m.AnonPerParkedHandler = (m.AfterPark.Anon - m.BeforePark.Anon) / int64(r.n)
+	return m
+}
+
+func (r *memAround) resumed() {
+	if r != nil {
+		r.m.AfterResume, _ = rss(r.pid)
+	}
 }
 
 // warmup runs a few echo handlers on every connection, so the measured
@@ -87,7 +115,7 @@ func (r *runner) warmup(ctx context.Context) error {
 	if r.cfg.Warmup == 0 {
 		n = len(r.cl.conns) // still dial every connection
 	}
-	req := &wfdv1.RunWorkflowRequest{Workflow: echoWorkflow, Input: benchInput("warmup")}
+	req := &wfdv1.RunWorkflowRequest{Workflow: r.echoWF, Input: benchInput("warmup")}
 	sreq := &wfdv1.StreamEventsRequest{}
 	for i := range n {
 		api := r.cl.api(i)
@@ -104,7 +132,7 @@ func (r *runner) echo(ctx context.Context) (*phaseResult, error) {
 	lat := make([]time.Duration, n)
 	ack := make([]time.Duration, n)
 	api := r.cl.api(0)
-	req := &wfdv1.RunWorkflowRequest{Workflow: echoWorkflow, Input: benchInput("echo")}
+	req := &wfdv1.RunWorkflowRequest{Workflow: r.echoWF, Input: benchInput("echo")}
 	sreq := &wfdv1.StreamEventsRequest{}
 	inResponse := 0
 	m := r.startMeter()
@@ -168,7 +196,7 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 	m := r.startMeter()
 	err := r.workers(ctx, r.cfg.C, func(ctx context.Context, w int) error {
 		api := r.cl.api(w)
-		req := &wfdv1.RunWorkflowRequest{Workflow: approvalWorkflow, Input: benchInput("park")}
+		req := &wfdv1.RunWorkflowRequest{Workflow: r.approvalWF, Input: benchInput("park")}
 		sreq := &wfdv1.StreamEventsRequest{}
 		for {
 			i := int(next.Add(1) - 1)
@@ -363,11 +391,11 @@ func benchInput(phase string) *structpb.Struct {
 // meter measures a phase's wall time, the CPU time the server and this
 // process spend in it, and the server's commit counters (GetStats).
 type meter struct {
-	r         *runner
-	start     time.Time
-	srv, self time.Duration
-	srvOK, ok bool
-	stats     *wfdv1.GetStatsResponse
+	r                *runner
+	start            time.Time
+	srv, self, wrk   time.Duration
+	srvOK, ok, wrkOK bool
+	stats            *wfdv1.GetStatsResponse
 	// The machine's stolen and total CPU ticks (machineCPU).
 	steal, total uint64
 	machineOK    bool
@@ -379,6 +407,11 @@ func (r *runner) startMeter() meter {
 		var err error
 		m.srv, err = cpuTime(r.pid)
 		m.srvOK = err == nil
+	}
+	if r.workerPID != 0 {
+		var err error
+		m.wrk, err = cpuTime(r.workerPID)
+		m.wrkOK = err == nil
 	}
 	var err error
 	m.self, err = selfCPU()
@@ -397,6 +430,12 @@ func (m meter) stop(n int) *phaseResult {
 		if t, err := cpuTime(m.r.pid); err == nil {
 			p.ServerCPUSeconds = (t - m.srv).Seconds()
 			p.ServerCPUPerOp = float64((t - m.srv).Microseconds()) / float64(n)
+		}
+	}
+	if m.wrkOK {
+		if t, err := cpuTime(m.r.workerPID); err == nil {
+			p.WorkerCPUSeconds = (t - m.wrk).Seconds()
+			p.WorkerCPUPerOp = float64((t - m.wrk).Microseconds()) / float64(n)
 		}
 	}
 	if m.ok {

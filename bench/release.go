@@ -66,7 +66,7 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 	}()
 	res.Config.Server = "started: " + strings.Join(srv.args, " ")
 	res.Config.ServerPID = srv.pid()
-	r := &runner{cfg: cfg, res: res}
+	r := &runner{cfg: cfg, res: &res.modeResult, echoWF: echoWorkflow, approvalWF: approvalWorkflow}
 	defer func() { r.cl.close() }()
 	r.attach(srv)
 	if err := waitHealthy(ctx, r.cl, srv, 10*time.Millisecond); err != nil {
@@ -104,7 +104,7 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 			return res, err
 		}
 	}
-	if err := r.saveHeap(ctx, srv, ".parked"); err != nil {
+	if err := r.saveHeap(ctx, srv, rel, ".parked"); err != nil {
 		return res, err
 	}
 
@@ -131,7 +131,7 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 		if mem.AfterGC, err = r.memory(ctx, srv, true, cfg.Settle); err != nil {
 			return res, err
 		}
-		if err := r.saveHeap(ctx, srv, ".released"); err != nil {
+		if err := r.saveHeap(ctx, srv, rel, ".released"); err != nil {
 			return res, err
 		}
 	}

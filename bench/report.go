@@ -9,13 +9,32 @@ import (
 
 // Result is what a benchmark run measured; --json prints it.
 type Result struct {
-	Config resultConfig  `json:"config"`
+	Config resultConfig `json:"config"`
+	// The phases with the workflows in the server (echo, park, resume,
+	// memory at the top level of the JSON).
+	modeResult
+	// Workers are the phases again with the workflows served by a worker
+	// process (--worker), one entry per language, each on a new server.
+	Workers []*modeResult `json:"workers,omitempty"`
+	// Release is --mode release (release.go).
+	Release *releaseResult `json:"release,omitempty"`
+}
+
+// modeResult is one run of the phases: with the workflows in the server,
+// or served by a worker process (Worker names its language).
+type modeResult struct {
+	Worker        string `json:"worker,omitempty"`
+	WorkerCommand string `json:"worker_command,omitempty"`
+	WorkerPID     int    `json:"worker_pid,omitempty"`
+	Server        string `json:"server,omitempty"`
+	ServerPID     int    `json:"server_pid,omitempty"`
+
 	Echo   *phaseResult  `json:"echo,omitempty"`
 	Park   *phaseResult  `json:"park,omitempty"`
 	Resume *phaseResult  `json:"resume,omitempty"`
 	Memory *memoryResult `json:"memory,omitempty"`
-	// Release is --mode release (release.go).
-	Release *releaseResult `json:"release,omitempty"`
+	// WorkerMemory is the worker process's memory around the park phase.
+	WorkerMemory *memoryResult `json:"worker_memory,omitempty"`
 }
 
 type resultConfig struct {
@@ -55,6 +74,9 @@ type phaseResult struct {
 	ServerCPUPerOp   float64 `json:"server_cpu_us_per_op,omitempty"`
 	BenchCPUSeconds  float64 `json:"bench_cpu_seconds,omitempty"`
 	BenchCPUPerOp    float64 `json:"bench_cpu_us_per_op,omitempty"`
+	// The worker process's CPU time (--worker).
+	WorkerCPUSeconds float64 `json:"worker_cpu_seconds,omitempty"`
+	WorkerCPUPerOp   float64 `json:"worker_cpu_us_per_op,omitempty"`
 	// StealPercent is the share of the machine's CPU time that the
 	// hypervisor gave to other guests during the phase (/proc/stat
 	// "steal"). On a shared VM it is the best single sign of a noisy run:
@@ -118,6 +140,18 @@ func writeTable(w io.Writer, res *Result) {
 		fmt.Fprintf(w, " (pid %d)", c.ServerPID)
 	}
 	fmt.Fprint(w, "\n\n")
+	if res.Echo != nil || res.Park != nil {
+		fmt.Fprintln(w, "workflows in the server:")
+		writeMode(w, &res.modeResult)
+	}
+	for _, m := range res.Workers {
+		fmt.Fprintf(w, "\nworkflows served by the %s worker: %s (pid %d); server: %s (pid %d)\n", m.Worker, m.WorkerCommand, m.WorkerPID, m.Server, m.ServerPID)
+		writeMode(w, m)
+	}
+}
+
+// writeMode writes the table of one run of the phases.
+func writeMode(w io.Writer, res *modeResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, phaseHeader)
 	row := func(name, what string, p *phaseResult) { phaseRow(tw, name, what, ackName(name), p) }
@@ -141,8 +175,15 @@ func writeTable(w io.Writer, res *Result) {
 		serverLine(w, ph.name, 6, ph.p)
 	}
 	fmt.Fprintln(w)
-	if m := res.Memory; m != nil {
-		fmt.Fprintf(w, "server memory   %22s  %22s  %22s\n", "VmRSS", "RssAnon", "RssFile")
+	if res.Worker != "" {
+		writeMemory(w, res.Worker+" worker", res.WorkerMemory)
+	}
+	writeMemory(w, "server", res.Memory)
+}
+
+func writeMemory(w io.Writer, who string, m *memoryResult) {
+	if m != nil {
+		fmt.Fprintf(w, "%-14s  %22s  %22s  %22s\n", who+" memory", "VmRSS", "RssAnon", "RssFile")
 		for _, r := range []struct {
 			name string
 			s    memSample
@@ -152,11 +193,11 @@ func writeTable(w io.Writer, res *Result) {
 		fmt.Fprintf(w, "per parked handler: %d bytes VmRSS, %d bytes RssAnon ((after park - before park) / n)\n",
 			m.PerParkedHandler, m.AnonPerParkedHandler)
 	} else {
-		fmt.Fprintln(w, "server memory: not measured (give --server-pid with --addr)")
+		fmt.Fprintf(w, "%s memory: not measured (give --server-pid with --addr)\n", who)
 	}
 }
 
-const phaseHeader = "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tbench CPU µs/op\tsteal %\t\n"
+const phaseHeader = "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tworker CPU µs/op\tbench CPU µs/op\tsteal %\t\n"
 
 // phaseRow writes a phase's row and, if it measured one, the row of its
 // RPC alone (ack).
@@ -169,11 +210,11 @@ func phaseRow(tw io.Writer, name, what, ack string, p *phaseResult) {
 	if p.StealPercent != nil {
 		steal = fmt.Sprintf("%.0f", *p.StealPercent)
 	}
-	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t\n",
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t\n",
 		name, what, p.Count, p.WallSeconds, p.PerSecond, s.P50, s.P90, s.P99, s.Max,
-		cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp), steal)
+		cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.WorkerCPUSeconds, p.WorkerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp), steal)
 	if a := p.Ack; a.Count > 0 {
-		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\t\n", ack, a.P50, a.P90, a.P99, a.Max)
+		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\t\t\n", ack, a.P50, a.P90, a.P99, a.Max)
 	}
 }
 

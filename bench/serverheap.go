@@ -79,7 +79,7 @@ func (r *runner) gcHeap(ctx context.Context, c *child) (int64, error) {
 
 // saveHeap saves the server's heap profile (after a GC) to the
 // --heapprofile prefix with suffix, if one was given.
-func (r *runner) saveHeap(ctx context.Context, c *child, suffix string) error {
+func (r *runner) saveHeap(ctx context.Context, c *child, rel *releaseResult, suffix string) error {
 	if r.cfg.HeapProf == "" {
 		return nil
 	}
@@ -100,6 +100,6 @@ func (r *runner) saveHeap(ctx context.Context, c *child, suffix string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	r.res.Release.HeapProfiles = append(r.res.Release.HeapProfiles, path)
+	rel.HeapProfiles = append(rel.HeapProfiles, path)
 	return nil
 }
