@@ -29,6 +29,8 @@ func handlerState(h *wfdv1.Handler) string {
 		return "released"
 	case h.GetIdle() != nil:
 		return "idle"
+	case len(h.GetWaitingForWorker()) > 0:
+		return "waiting for a worker"
 	}
 	return "running"
 }
@@ -67,6 +69,9 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 	}
 	if i := h.GetIdle(); i != nil {
 		out = append(out, [2]string{"idle since", timeText(i.GetSince())}, [2]string{"idle", waitsText(i)})
+	}
+	for _, w := range h.GetWaitingForWorker() {
+		out = append(out, [2]string{"waiting for a worker", fmt.Sprintf("step %s attempt %d since %s", w.GetStep(), w.GetAttempt(), timeText(w.GetSince()))})
 	}
 	if h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
 		out = append(out, [2]string{"result", jsonText(h.GetResult())})
@@ -149,6 +154,12 @@ func recordLine(r *wfdv1.Record) string {
 		return prefix + "released"
 	case *wfdv1.Record_HandlerRestored:
 		return prefix + "restored"
+	case *wfdv1.Record_RunWaitingForWorker:
+		w := k.RunWaitingForWorker
+		if w.GetWaiting() {
+			return prefix + fmt.Sprintf("step %s waits for a worker (attempt %d): none that serves the workflow has room", w.GetStep(), w.GetAttempt())
+		}
+		return prefix + fmt.Sprintf("step %s taken by a worker (attempt %d)", w.GetStep(), w.GetAttempt())
 	}
 	return prefix + "unknown record"
 }

@@ -39,6 +39,9 @@ type execution struct {
 	// interrupted: the run returned ErrInterrupted while the engine
 	// closes; it stays in progress (loop-owned).
 	interrupted bool
+	// blocked is what the run waits for to be executed
+	// (StepContext.Blocked; loop-owned).
+	blocked string
 	// out is made when the run first sends or writes data, or is refused
 	// an operation (most runs of most steps do neither, and execution is
 	// allocated per run).
@@ -388,4 +391,13 @@ func (sc *StepContext) Rewind() {
 	x := sc.x
 	x.sent, x.written, x.wait = nil, nil, nil
 	x.waits, x.collects, x.childN = 0, 0, 0
+}
+
+// Blocked reports that the run waits for something outside the handler
+// to execute it (on, e.g. "worker": a server's proxy step with no worker
+// to take it), or, with on == "", that it no longer does. The handler's
+// stream records each change (RecordBlocked), so clients see why a busy
+// handler does not move. Repeating the current state records nothing.
+func (sc *StepContext) Blocked(on string) {
+	_, _ = sc.roundTrip(msg{kind: msgBlocked, p: &payload{key: on}})
 }

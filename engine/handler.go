@@ -92,6 +92,7 @@ const (
 	msgTimer
 	msgAddChild
 	msgChildren
+	msgBlocked
 )
 
 // msg is the one type the control loop receives. It travels by value, so

@@ -253,6 +253,9 @@ func (r *runner) handle(m msg) {
 		m.reply <- reply{err: r.addChild(m.p.key)}
 	case msgChildren:
 		m.reply <- reply{children: maps.Clone(s.rare().childResults)}
+	case msgBlocked:
+		r.block(m.exec, m.p.key)
+		m.reply <- reply{}
 	case msgCollect:
 		if m.exec.finished {
 			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}

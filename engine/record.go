@@ -40,6 +40,10 @@ const (
 	RecordReleased
 	// RecordRestored: the handler was rebuilt from a snapshot (Engine.Restore).
 	RecordRestored
+	// RecordBlocked: a run in progress started or stopped waiting for
+	// something outside the handler to execute it (Record.Blocked), as
+	// its step reported with StepContext.Blocked.
+	RecordBlocked
 )
 
 // Record is one entry of a handler's stream. Records are values with few
@@ -57,6 +61,18 @@ type Record struct {
 	Status Status           // RecordTerminal
 	Result *structpb.Struct // RecordTerminal, completed
 	Error  string           // RecordTerminal, failed or cancelled
+
+	Blocked *Blocked // RecordBlocked
+}
+
+// Blocked is a run in progress that waits for something outside the
+// handler to execute it: a server's proxy step waiting for a worker.
+type Blocked struct {
+	Step    string
+	Attempt int
+	// On says what the run waits for (e.g. "worker"); "" means it
+	// stopped waiting.
+	On string
 }
 
 // StepChange is a step run starting (Running) or ending.

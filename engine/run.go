@@ -288,3 +288,13 @@ func (r *runner) dropOnce(step, eventID string) {
 		}
 	}
 }
+
+// block records that run x waits (on != "") or no longer waits (on == "")
+// for something outside the handler to execute it.
+func (r *runner) block(x *execution, on string) {
+	if x.finished || x.blocked == on {
+		return
+	}
+	x.blocked = on
+	r.record(Record{Kind: RecordBlocked, Blocked: &Blocked{Step: r.s.wf.def.Steps[x.step].Name, Attempt: x.item.attempt, On: on}})
+}

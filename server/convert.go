@@ -38,6 +38,12 @@ func recordToProto(r *engine.Record) *wfdv1.Record {
 		p.Kind = &wfdv1.Record_HandlerReleased{HandlerReleased: &wfdv1.HandlerReleased{}}
 	case engine.RecordRestored:
 		p.Kind = &wfdv1.Record_HandlerRestored{HandlerRestored: &wfdv1.HandlerRestored{}}
+	case engine.RecordBlocked:
+		if b := r.Blocked; b != nil && (b.On == blockedOnWorker || b.On == "") {
+			p.Kind = &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: &wfdv1.RunWaitingForWorker{
+				Step: b.Step, Attempt: uint32(b.Attempt), Waiting: b.On != "",
+			}}
+		}
 	}
 	return p
 }

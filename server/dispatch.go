@@ -95,9 +95,20 @@ func (r *workerRegistry) proxy(workflow, step string) engine.StepFunc {
 // progress for the engine: the handler is busy, never failed). A worker
 // lost mid-run has the run dispatched again, from the start, to another:
 // that is not an attempt (the step did not fail).
+// blockedOnWorker is what a proxy run waiting for a worker reports to
+// the engine (StepContext.Blocked): its stream shows RunWaitingForWorker.
+const blockedOnWorker = "worker"
+
 func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, step string) error {
 	for {
-		w, err := r.pick(ctx, workflow)
+		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, attempt: sc.Attempt()}
+		w, err := r.pick(ctx, workflow, wr, func(waiting bool) {
+			if waiting {
+				sc.Blocked(blockedOnWorker)
+			} else {
+				sc.Blocked("")
+			}
+		})
 		if err != nil {
 			return err
 		}

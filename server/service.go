@@ -90,7 +90,7 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, w *watch) (*wfdv1.Handler, error) {
 	if w != nil {
 		if m, ok := w.committed(); ok {
-			return handlerToProto(&m), nil
+			return s.view(&m), nil
 		}
 	}
 	p, err := s.get(ctx, id)
@@ -118,7 +118,17 @@ func (s *Server) existing(ctx context.Context, id, workflow string) (*wfdv1.Hand
 	if meta.Workflow != workflow {
 		return nil, fmt.Errorf("%w: handler %s runs workflow %q, not %q", errAlreadyExists, id, meta.Workflow, workflow)
 	}
-	return handlerToProto(&meta), nil
+	return s.view(&meta), nil
+}
+
+// view is the API view of a handler's stored metadata with what only
+// memory knows: its runs waiting for a worker.
+func (s *Server) view(m *persistence.Handler) *wfdv1.Handler {
+	p := handlerToProto(m)
+	if m.Status == persistence.StatusRunning {
+		p.WaitingForWorker = s.workers.waitingFor(m.ID)
+	}
+	return p
 }
 
 func (s *Server) get(ctx context.Context, id string) (*wfdv1.Handler, error) {
@@ -126,7 +136,7 @@ func (s *Server) get(ctx context.Context, id string) (*wfdv1.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return handlerToProto(&meta), nil
+	return s.view(&meta), nil
 }
 
 func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) (*wfdv1.GetHandlerResponse, error) {
@@ -160,7 +170,7 @@ func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 	}
 	out := &wfdv1.ListHandlersResponse{NextPageToken: next, Handlers: make([]*wfdv1.Handler, len(hs))}
 	for i := range hs {
-		out.Handlers[i] = handlerToProto(&hs[i])
+		out.Handlers[i] = v.s.view(&hs[i])
 	}
 	return out, nil
 }
@@ -262,7 +272,7 @@ func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerR
 	if meta.Status != persistence.StatusRunning {
 		return nil, toConnect(errDone(id, meta.Status))
 	}
-	return &wfdv1.ReleaseHandlerResponse{Handler: handlerToProto(&meta)}, nil
+	return &wfdv1.ReleaseHandlerResponse{Handler: v.s.view(&meta)}, nil
 }
 
 // meta reads a handler's stored metadata; an unknown id is errNotFound.

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	"github.com/wfd-dev/wfd/clients/go/worker"
 	"github.com/wfd-dev/wfd/engine"
@@ -30,8 +32,42 @@ func TestWorkerRunWaitsForAWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := res.GetHandler().GetHandlerId()
+	// The handler shows the wait (GetHandler, ListHandlers) ...
+	testwait.Until(t, func() error {
+		g, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
+		if err != nil {
+			return err
+		}
+		w := g.GetHandler().GetWaitingForWorker()
+		if len(w) != 1 || w[0].GetStep() != "decide" || w[0].GetAttempt() != 1 || !w[0].GetWaiting() || w[0].GetSince() == nil {
+			return fmt.Errorf("waiting_for_worker %v", w)
+		}
+		return nil
+	})
+	l, err := c.ListHandlers(ctxT(t), &wfdv1.ListHandlersRequest{Workflow: "approval-later"})
+	if err != nil || len(l.GetHandlers()) != 1 || len(l.GetHandlers()[0].GetWaitingForWorker()) != 1 {
+		t.Fatalf("ListHandlers: %v, %v", l, err)
+	}
 	startWorker(t, ts, "second", wf)
-	finishApproval(t, c, res.GetHandler().GetHandlerId())
+	finishApproval(t, c, id)
+	// ... and its stream records when it began and when a worker took it.
+	var waits []bool
+	for _, r := range collect(t, c, id, 0) {
+		if w := r.GetRunWaitingForWorker(); w != nil {
+			if w.GetStep() != "decide" || w.GetAttempt() != 1 {
+				t.Errorf("record %v", w)
+			}
+			waits = append(waits, w.GetWaiting())
+		}
+	}
+	if fmt.Sprint(waits) != "[true false]" {
+		t.Errorf("RunWaitingForWorker records: waiting %v, want [true false]", waits)
+	}
+	g, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
+	if err != nil || len(g.GetHandler().GetWaitingForWorker()) != 0 {
+		t.Fatalf("after completion: %v, %v", g, err)
+	}
 }
 
 // TestWorkerStepFailureIsRetried: a step that fails in a worker fails its

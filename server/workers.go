@@ -29,6 +29,9 @@ type workerRegistry struct {
 	// name: a worker may register a name again only with an equal one.
 	defs map[string]*wfdv1.WorkflowDefinition
 	runs map[string]*remoteRun
+	// waiting holds the runs waiting for a worker, by handler id, for
+	// the API's Handler.waiting_for_worker.
+	waiting map[string]map[*waitingRun]struct{}
 	// changed is closed (and replaced) when a worker connects or a run
 	// frees capacity, to wake proxies waiting for a worker.
 	changed chan struct{}
@@ -55,7 +58,7 @@ type worker struct {
 
 func newWorkerRegistry(s *Server) *workerRegistry {
 	return &workerRegistry{s: s, workers: map[string]*worker{}, defs: map[string]*wfdv1.WorkflowDefinition{},
-		runs: map[string]*remoteRun{}, changed: make(chan struct{})}
+		runs: map[string]*remoteRun{}, waiting: map[string]map[*waitingRun]struct{}{}, changed: make(chan struct{})}
 }
 
 // wake tells waiting proxies that something changed. Callers hold r.mu.
@@ -138,10 +141,27 @@ func (r *workerRegistry) disconnect(w *worker) {
 	close(w.gone)
 }
 
+// waitingRun is a run waiting for a worker (Handler.waiting_for_worker).
+type waitingRun struct {
+	handlerID, step string
+	attempt         int
+	since           time.Time
+}
+
 // pick returns a worker with free capacity that serves workflow (the
 // least loaded; ties round-robin) and takes one of its slots, waiting
-// until there is one or ctx ends.
-func (r *workerRegistry) pick(ctx context.Context, workflow string) (*worker, error) {
+// until there is one or ctx ends. Before it first waits (unless the
+// server is draining) it lists wr as waiting and calls blocked(true);
+// once it stops waiting it unlists wr and calls blocked(false), so the
+// handler shows the wait.
+func (r *workerRegistry) pick(ctx context.Context, workflow string, wr *waitingRun, blocked func(bool)) (*worker, error) {
+	waited := false
+	defer func() {
+		if waited {
+			r.unlistWaiting(wr)
+			blocked(false)
+		}
+	}()
 	for {
 		r.mu.Lock()
 		var best *worker
@@ -171,6 +191,19 @@ func (r *workerRegistry) pick(ctx context.Context, workflow string) (*worker, er
 			return best, nil
 		}
 		ch := r.changed
+		if !waited && !r.s.isDraining() {
+			waited = true
+			wr.since = r.s.opts.Now()
+			m := r.waiting[wr.handlerID]
+			if m == nil {
+				m = map[*waitingRun]struct{}{}
+				r.waiting[wr.handlerID] = m
+			}
+			m[wr] = struct{}{}
+			r.mu.Unlock()
+			blocked(true)
+			continue // look again: a worker may have come meanwhile
+		}
 		r.mu.Unlock()
 		select {
 		case <-ch:
@@ -180,6 +213,32 @@ func (r *workerRegistry) pick(ctx context.Context, workflow string) (*worker, er
 			return nil, fmt.Errorf("no worker took the run before the server stopped: %w", engine.ErrInterrupted)
 		}
 	}
+}
+
+func (r *workerRegistry) unlistWaiting(wr *waitingRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.waiting[wr.handlerID]
+	delete(m, wr)
+	if len(m) == 0 {
+		delete(r.waiting, wr.handlerID)
+	}
+}
+
+// waitingFor lists a handler's runs waiting for a worker.
+func (r *workerRegistry) waitingFor(handlerID string) []*wfdv1.RunWaitingForWorker {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.waiting[handlerID]
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]*wfdv1.RunWaitingForWorker, 0, len(m))
+	for wr := range m {
+		out = append(out, &wfdv1.RunWaitingForWorker{Step: wr.step, Attempt: uint32(wr.attempt), Waiting: true, Since: timestamppb.New(wr.since)})
+	}
+	slices.SortFunc(out, func(a, b *wfdv1.RunWaitingForWorker) int { return a.GetSince().AsTime().Compare(b.GetSince().AsTime()) })
+	return out
 }
 
 // release gives back a slot pick took.

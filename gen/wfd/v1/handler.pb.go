@@ -275,9 +275,13 @@ type Handler struct {
 	// The handler that started this one ("" for a top-level handler).
 	ParentId string `protobuf:"bytes,12,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// The handlers this one started, in order.
-	Children      []string `protobuf:"bytes,13,rep,name=children,proto3" json:"children,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Children []string `protobuf:"bytes,13,rep,name=children,proto3" json:"children,omitempty"`
+	// Step runs in progress that wait for a worker: the workflow is served
+	// by step workers and none that serves it has room (or none is
+	// connected). Empty for built-in workflows.
+	WaitingForWorker []*RunWaitingForWorker `protobuf:"bytes,14,rep,name=waiting_for_worker,json=waitingForWorker,proto3" json:"waiting_for_worker,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Handler) Reset() {
@@ -397,6 +401,13 @@ func (x *Handler) GetParentId() string {
 func (x *Handler) GetChildren() []string {
 	if x != nil {
 		return x.Children
+	}
+	return nil
+}
+
+func (x *Handler) GetWaitingForWorker() []*RunWaitingForWorker {
+	if x != nil {
+		return x.WaitingForWorker
 	}
 	return nil
 }
@@ -663,6 +674,7 @@ type Record struct {
 	//	*Record_HandlerFinished
 	//	*Record_HandlerReleased
 	//	*Record_HandlerRestored
+	//	*Record_RunWaitingForWorker
 	Kind          isRecord_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -773,6 +785,15 @@ func (x *Record) GetHandlerRestored() *HandlerRestored {
 	return nil
 }
 
+func (x *Record) GetRunWaitingForWorker() *RunWaitingForWorker {
+	if x != nil {
+		if x, ok := x.Kind.(*Record_RunWaitingForWorker); ok {
+			return x.RunWaitingForWorker
+		}
+	}
+	return nil
+}
+
 type isRecord_Kind interface {
 	isRecord_Kind()
 }
@@ -802,6 +823,10 @@ type Record_HandlerRestored struct {
 	HandlerRestored *HandlerRestored `protobuf:"bytes,8,opt,name=handler_restored,json=handlerRestored,proto3,oneof"`
 }
 
+type Record_RunWaitingForWorker struct {
+	RunWaitingForWorker *RunWaitingForWorker `protobuf:"bytes,9,opt,name=run_waiting_for_worker,json=runWaitingForWorker,proto3,oneof"`
+}
+
 func (*Record_StepStateChanged) isRecord_Kind() {}
 
 func (*Record_EventWritten) isRecord_Kind() {}
@@ -813,6 +838,8 @@ func (*Record_HandlerFinished) isRecord_Kind() {}
 func (*Record_HandlerReleased) isRecord_Kind() {}
 
 func (*Record_HandlerRestored) isRecord_Kind() {}
+
+func (*Record_RunWaitingForWorker) isRecord_Kind() {}
 
 // StepStateChanged: a step run started (running) or ended.
 type StepStateChanged struct {
@@ -1110,6 +1137,80 @@ func (*HandlerRestored) Descriptor() ([]byte, []int) {
 	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
 }
 
+// RunWaitingForWorker: a step run of a workflow that step workers serve
+// found no worker to take it and waits for one (waiting), or a worker
+// took it after such a wait (!waiting). Nothing fails meanwhile: the run
+// starts once a worker that serves the workflow connects or has room.
+type RunWaitingForWorker struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Step    string                 `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	Attempt uint32                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Waiting bool                   `protobuf:"varint,3,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// Since when it waits (in Handler.waiting_for_worker; a record has its
+	// time).
+	Since         *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunWaitingForWorker) Reset() {
+	*x = RunWaitingForWorker{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunWaitingForWorker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunWaitingForWorker) ProtoMessage() {}
+
+func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunWaitingForWorker.ProtoReflect.Descriptor instead.
+func (*RunWaitingForWorker) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RunWaitingForWorker) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *RunWaitingForWorker) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *RunWaitingForWorker) GetWaiting() bool {
+	if x != nil {
+		return x.Waiting
+	}
+	return false
+}
+
+func (x *RunWaitingForWorker) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
 // Task is a human task in the inbox.
 type Task struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -1134,7 +1235,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1247,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1260,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Task) GetTaskId() string {
@@ -1268,7 +1369,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\x9a\x04\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xe5\x04\n" +
 	"\aHandler\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n" +
@@ -1286,7 +1387,8 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	" \x01(\tR\x05error\x12\x19\n" +
 	"\blast_seq\x18\v \x01(\x04R\alastSeq\x12\x1b\n" +
 	"\tparent_id\x18\f \x01(\tR\bparentId\x12\x1a\n" +
-	"\bchildren\x18\r \x03(\tR\bchildren\"\x9c\x01\n" +
+	"\bchildren\x18\r \x03(\tR\bchildren\x12I\n" +
+	"\x12waiting_for_worker\x18\x0e \x03(\v2\x1b.wfd.v1.RunWaitingForWorkerR\x10waitingForWorker\"\x9c\x01\n" +
 	"\bIdleInfo\x120\n" +
 	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12,\n" +
 	"\awaiters\x18\x02 \x03(\v2\x12.wfd.v1.WaiterInfoR\awaiters\x120\n" +
@@ -1307,7 +1409,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
-	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xde\x03\n" +
+	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xb2\x04\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -1316,7 +1418,8 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\fidle_changed\x18\x05 \x01(\v2\x13.wfd.v1.IdleChangedH\x00R\vidleChanged\x12D\n" +
 	"\x10handler_finished\x18\x06 \x01(\v2\x17.wfd.v1.HandlerFinishedH\x00R\x0fhandlerFinished\x12D\n" +
 	"\x10handler_released\x18\a \x01(\v2\x17.wfd.v1.HandlerReleasedH\x00R\x0fhandlerReleased\x12D\n" +
-	"\x10handler_restored\x18\b \x01(\v2\x17.wfd.v1.HandlerRestoredH\x00R\x0fhandlerRestoredB\x06\n" +
+	"\x10handler_restored\x18\b \x01(\v2\x17.wfd.v1.HandlerRestoredH\x00R\x0fhandlerRestored\x12R\n" +
+	"\x16run_waiting_for_worker\x18\t \x01(\v2\x1b.wfd.v1.RunWaitingForWorkerH\x00R\x13runWaitingForWorkerB\x06\n" +
 	"\x04kind\"\xfc\x01\n" +
 	"\x10StepStateChanged\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\tR\x04step\x12\x16\n" +
@@ -1335,7 +1438,12 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\"\x11\n" +
 	"\x0fHandlerReleased\"\x11\n" +
-	"\x0fHandlerRestored\"\xb2\x04\n" +
+	"\x0fHandlerRestored\"\x8f\x01\n" +
+	"\x13RunWaitingForWorker\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\tR\x04step\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x18\n" +
+	"\awaiting\x18\x03 \x01(\bR\awaiting\x120\n" +
+	"\x05since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"\xb2\x04\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -1385,7 +1493,7 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(Residency)(0),                // 1: wfd.v1.Residency
@@ -1401,46 +1509,50 @@ var file_wfd_v1_handler_proto_goTypes = []any{
 	(*HandlerFinished)(nil),       // 11: wfd.v1.HandlerFinished
 	(*HandlerReleased)(nil),       // 12: wfd.v1.HandlerReleased
 	(*HandlerRestored)(nil),       // 13: wfd.v1.HandlerRestored
-	(*Task)(nil),                  // 14: wfd.v1.Task
-	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*RunWaitingForWorker)(nil),   // 14: wfd.v1.RunWaitingForWorker
+	(*Task)(nil),                  // 15: wfd.v1.Task
+	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	15, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	16, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	16, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	16, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	16, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	17, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	17, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	17, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
 	5,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	15, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
-	16, // 8: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
-	6,  // 9: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	15, // 10: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	16, // 11: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
-	7,  // 12: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	15, // 13: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	16, // 14: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	9,  // 15: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
-	3,  // 16: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	10, // 17: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	11, // 18: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	12, // 19: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	13, // 20: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	5,  // 21: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	0,  // 22: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	15, // 23: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	15, // 24: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	2,  // 25: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	16, // 26: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	16, // 27: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	16, // 28: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	15, // 29: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	16, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	14, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	17, // 9: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	6,  // 10: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
+	16, // 11: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	17, // 12: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	7,  // 13: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
+	16, // 14: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	17, // 15: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	9,  // 16: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	3,  // 17: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
+	10, // 18: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	11, // 19: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	12, // 20: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	13, // 21: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	14, // 22: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	5,  // 23: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 24: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	16, // 25: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	17, // 26: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	16, // 27: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	2,  // 28: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	17, // 29: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	17, // 30: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	17, // 31: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	16, // 32: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -1455,6 +1567,7 @@ func file_wfd_v1_handler_proto_init() {
 		(*Record_HandlerFinished)(nil),
 		(*Record_HandlerReleased)(nil),
 		(*Record_HandlerRestored)(nil),
+		(*Record_RunWaitingForWorker)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1462,7 +1575,7 @@ func file_wfd_v1_handler_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -57,7 +57,7 @@ class Event(_message.Message):
     def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Handler(_message.Message):
-    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children")
+    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children", "waiting_for_worker")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +71,7 @@ class Handler(_message.Message):
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_WORKER_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     workflow: str
     status: HandlerStatus
@@ -84,7 +85,8 @@ class Handler(_message.Message):
     last_seq: int
     parent_id: str
     children: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ...) -> None: ...
+    waiting_for_worker: _containers.RepeatedCompositeFieldContainer[RunWaitingForWorker]
+    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ..., waiting_for_worker: _Optional[_Iterable[_Union[RunWaitingForWorker, _Mapping]]] = ...) -> None: ...
 
 class IdleInfo(_message.Message):
     __slots__ = ("since", "waiters", "external_event_types")
@@ -131,7 +133,7 @@ class HumanTask(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ...) -> None: ...
 
 class Record(_message.Message):
-    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored")
+    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     STEP_STATE_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +142,7 @@ class Record(_message.Message):
     HANDLER_FINISHED_FIELD_NUMBER: _ClassVar[int]
     HANDLER_RELEASED_FIELD_NUMBER: _ClassVar[int]
     HANDLER_RESTORED_FIELD_NUMBER: _ClassVar[int]
+    RUN_WAITING_FOR_WORKER_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     step_state_changed: StepStateChanged
@@ -148,7 +151,8 @@ class Record(_message.Message):
     handler_finished: HandlerFinished
     handler_released: HandlerReleased
     handler_restored: HandlerRestored
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ...) -> None: ...
+    run_waiting_for_worker: RunWaitingForWorker
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ...) -> None: ...
 
 class StepStateChanged(_message.Message):
     __slots__ = ("step", "worker", "running", "input_event_type", "emitted_event_types", "attempt", "waiting", "error")
@@ -195,6 +199,18 @@ class HandlerReleased(_message.Message):
 class HandlerRestored(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class RunWaitingForWorker(_message.Message):
+    __slots__ = ("step", "attempt", "waiting", "since")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    step: str
+    attempt: int
+    waiting: bool
+    since: _timestamp_pb2.Timestamp
+    def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Task(_message.Message):
     __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer")
