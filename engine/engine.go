@@ -112,6 +112,26 @@ func (e *Engine) Register(w Workflow) error {
 	return nil
 }
 
+// Replace puts w in place of the registered workflow of its name (which
+// must exist: ErrUnknownWorkflow otherwise). Handlers started from now on,
+// and handlers restored from now on, run w; handlers in memory keep the
+// definition they started with. The caller makes sure that no handler of
+// the old definition is waiting to be restored (a server refuses to
+// replace a workflow that has running handlers).
+func (e *Engine) Replace(w Workflow) error {
+	c, err := compile(w)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.workflows[w.Name]; !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownWorkflow, w.Name)
+	}
+	e.workflows[w.Name] = c
+	return nil
+}
+
 // Closing is closed when Close begins: from then on a step may return
 // ErrInterrupted to leave its run in progress.
 func (e *Engine) Closing() <-chan struct{} { return e.closing }

@@ -15,8 +15,9 @@ import (
 // definition: the same fields, and for each step a proxy Run that hands
 // the step's runs to the workers serving the workflow (dispatch.go). The
 // result is validated by engine.Register, so a bad definition gets the
-// errors a Go one would.
-func (r *workerRegistry) workflowFromDefinition(d *wfdv1.WorkflowDefinition) (engine.Workflow, error) {
+// errors a Go one would. hash is the definition's (encodeDefinition): its
+// runs go only to workers that registered that same definition.
+func (r *workerRegistry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, hash string) (engine.Workflow, error) {
 	w := engine.Workflow{
 		Name:        d.GetName(),
 		Description: d.GetDescription(),
@@ -48,7 +49,7 @@ func (r *workerRegistry) workflowFromDefinition(d *wfdv1.WorkflowDefinition) (en
 				Multiplier:     rp.GetMultiplier(),
 			},
 			Timeout: s.GetTimeout().AsDuration(),
-			Run:     r.proxy(d.GetName(), s.GetName()),
+			Run:     r.proxy(d.GetName(), hash, s.GetName()),
 		})
 	}
 	return w, nil

@@ -84,25 +84,25 @@ func (run *remoteRun) finish(ctx context.Context, req *wfdv1.FinishRunRequest) e
 }
 
 // proxy is the Run of a remote step: it hands each run to a worker.
-func (r *workerRegistry) proxy(workflow, step string) engine.StepFunc {
+func (r *workerRegistry) proxy(workflow, hash, step string) engine.StepFunc {
 	return func(ctx context.Context, sc *engine.StepContext, in engine.Event) error {
-		return r.runRemote(ctx, sc, in, workflow, step)
+		return r.runRemote(ctx, sc, in, workflow, hash, step)
 	}
 }
+
+// blockedOnWorker is what a proxy run waiting for a worker reports to
+// the engine (StepContext.Blocked): its stream shows RunWaitingForWorker.
+const blockedOnWorker = "worker"
 
 // runRemote dispatches the run to a worker serving workflow and serves
 // it until it finishes. With no worker free it waits (the run is in
 // progress for the engine: the handler is busy, never failed). A worker
 // lost mid-run has the run dispatched again, from the start, to another:
 // that is not an attempt (the step did not fail).
-// blockedOnWorker is what a proxy run waiting for a worker reports to
-// the engine (StepContext.Blocked): its stream shows RunWaitingForWorker.
-const blockedOnWorker = "worker"
-
-func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, step string) error {
+func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, hash, step string) error {
 	for {
 		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, attempt: sc.Attempt()}
-		w, err := r.pick(ctx, workflow, wr, func(waiting bool) {
+		w, err := r.pick(ctx, workflow, hash, wr, func(waiting bool) {
 			if waiting {
 				sc.Blocked(blockedOnWorker)
 			} else {

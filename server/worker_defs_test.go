@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"connectrpc.com/connect"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
@@ -61,6 +64,11 @@ func TestWorkerRegistrationRefused(t *testing.T) {
 	ts := startServer(t, serverConfig{})
 	startWorker(t, ts, "first", worker.Workflow{Definition: approvalDef("approval-taken"), Run: map[string]worker.StepFunc{"decide": decide}})
 	workersServing(t, ts, "approval-taken", 1)
+	// A running handler keeps its definition: a changed one is refused.
+	running, err := ts.client().RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "approval-taken", Input: st(t, map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	noStart := approvalDef("approval-bad")
 	noStart.Steps[0].Accepts = []string{"approval"}
@@ -73,7 +81,7 @@ func TestWorkerRegistrationRefused(t *testing.T) {
 		msg  string
 	}{
 		{"invalid", noStart, codes.InvalidArgument, `no step accepts the "start" event`},
-		{"changed", changed, codes.FailedPrecondition, "registered with another definition"},
+		{"changed", changed, codes.FailedPrecondition, "registered with another definition and has running handlers (e.g. " + running.GetHandler().GetHandlerId()},
 		{"built-in", approvalDef("approval"), codes.FailedPrecondition, "built into the server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,4 +136,97 @@ func TestWorkerCallsForAnotherWorkersRunAreRefused(t *testing.T) {
 	wantCode(t, err, connect.CodeFailedPrecondition, "not (or no longer) this worker's")
 	_, err = wc.FinishRun(ctxT(t), &wfdv1.FinishRunRequest{RunId: "nope", WorkerId: "nobody", Outcome: wfdv1.Outcome_OUTCOME_OK})
 	wantCode(t, err, connect.CodeFailedPrecondition, "not (or no longer) this worker's")
+}
+
+// TestWorkerDefinitionReplacedWhenNoneRuns: a changed definition is
+// refused while a handler of the workflow runs, and replaces the old one
+// once none does; new handlers then run the new definition, and a worker
+// still connected with the old one is given none of their runs.
+func TestWorkerDefinitionReplacedWhenNoneRuns(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client()
+	var oldRuns atomic.Int32
+	version := func(v float64, counter *atomic.Int32) worker.StepFunc {
+		return func(_ context.Context, sc worker.Context, _ engine.Event) error {
+			if counter != nil {
+				counter.Add(1)
+			}
+			if _, err := sc.WaitFor("approval", engine.WaitOptions{}); err != nil {
+				return err
+			}
+			return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"version": structpb.NewNumberValue(v)}})
+		}
+	}
+	v1 := approvalDef("approval-swap")
+	v2 := approvalDef("approval-swap")
+	v2.Description = "version 2"
+	startWorker(t, ts, "v1", worker.Workflow{Definition: v1, Run: map[string]worker.StepFunc{"decide": version(1, &oldRuns)}})
+	workersServing(t, ts, "approval-swap", 1)
+	h1, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "approval-swap", Input: st(t, map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id1 := h1.GetHandler().GetHandlerId()
+	waitIdle(t, c, id1)
+
+	cl, err := client.Dial(ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl.Close() }()
+	refused, err := worker.New(cl.Conn(), worker.Options{Name: "v2-early"}, worker.Workflow{Definition: v2, Run: map[string]worker.StepFunc{"decide": version(2, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := refused.Run(ctxT(t)); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "has running handlers (e.g. "+id1) {
+		t.Fatalf("v2 while %s runs: %v, want FailedPrecondition naming it", id1, err)
+	}
+	if res := answer(t, c, id1); res.GetFields()["version"].GetNumberValue() != 1 {
+		t.Fatalf("the running handler finished with %v, want version 1", res)
+	}
+
+	startWorker(t, ts, "v2", worker.Workflow{Definition: v2, Run: map[string]worker.StepFunc{"decide": version(2, nil)}})
+	workersServing(t, ts, "approval-swap", 2) // v1's worker is still connected
+	list, err := c.ListWorkflows(ctxT(t), &wfdv1.ListWorkflowsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wf := range list.GetWorkflows() {
+		if wf.GetName() == "approval-swap" && wf.GetDescription() != "version 2" {
+			t.Fatalf("listed description %q, want the new definition's", wf.GetDescription())
+		}
+	}
+	before := oldRuns.Load()
+	for range 4 {
+		h, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "approval-swap", Input: st(t, map[string]any{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitIdle(t, c, h.GetHandler().GetHandlerId())
+		if res := answer(t, c, h.GetHandler().GetHandlerId()); res.GetFields()["version"].GetNumberValue() != 2 {
+			t.Fatalf("a new handler finished with %v, want version 2", res)
+		}
+	}
+	if n := oldRuns.Load(); n != before {
+		t.Fatalf("the worker with the old definition ran %d runs of the new one's handlers", n-before)
+	}
+}
+
+// answer sends an approval to an idle handler and returns its result.
+func answer(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) *structpb.Struct {
+	t.Helper()
+	if _, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: id,
+		Event: &wfdv1.Event{Type: "approval", Data: st(t, map[string]any{"approved": true})}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range collect(t, c, id, 0) {
+		if f := r.GetHandlerFinished(); f != nil {
+			if f.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
+				t.Fatalf("handler %s ended %v: %s", id, f.GetStatus(), f.GetError())
+			}
+			return f.GetResult()
+		}
+	}
+	t.Fatalf("handler %s: no HandlerFinished", id)
+	return nil
 }

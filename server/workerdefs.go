@@ -49,7 +49,7 @@ func (r *workerRegistry) loadStored(ctx context.Context) error {
 			r.s.log.Error("stored workflow definition cannot be decoded", "workflow", sd.Name, "err", err)
 			continue
 		}
-		w, err := r.workflowFromDefinition(d)
+		w, err := r.workflowFromDefinition(d, sd.Hash)
 		if err == nil {
 			err = r.s.engine.Register(w)
 		}
@@ -64,17 +64,23 @@ func (r *workerRegistry) loadStored(ctx context.Context) error {
 	return nil
 }
 
-// store stores a newly registered definition; one stored under the name
-// with other content is refused, as a changed definition is.
-func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, source string) error {
+// store stores a registered definition: a new one (replaces == "") only
+// if none is stored under the name, a replacement only if the stored one
+// is still the one of hash replaces. Another stored definition is
+// refused, as a changed definition is.
+func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, source, replaces string) error {
 	b, hash, err := encodeDefinition(d)
 	if err != nil {
 		return err
 	}
 	now := r.s.opts.Now()
+	ifHash := persistence.Absent
+	if replaces != "" {
+		ifHash = replaces
+	}
 	err = r.s.store.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
-		Source: truncate(source, persistence.MaxSourceLen)}, persistence.Absent)
-	if errors.Is(err, persistence.ErrExists) {
+		Source: truncate(source, persistence.MaxSourceLen)}, ifHash)
+	if errors.Is(err, persistence.ErrExists) || errors.Is(err, persistence.ErrConflict) {
 		old, gerr := r.s.store.GetWorkflow(ctx, d.GetName())
 		if gerr != nil {
 			return fmt.Errorf("reading the stored definition of %q: %w", d.GetName(), gerr)

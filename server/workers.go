@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/persistence"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -41,10 +43,13 @@ type workerRegistry struct {
 
 // worker is one connected worker.
 type worker struct {
-	id          string
-	name        string
-	maxRuns     int
-	workflows   []string
+	id        string
+	name      string
+	maxRuns   int
+	workflows []string
+	// hashes are the definitions it registered, by workflow name: it is
+	// given runs of handlers of those definitions only.
+	hashes      map[string]string
 	connectedAt time.Time
 	// out carries what the Connect stream sends the worker; it is
 	// buffered so a proxy never blocks on a slow stream for long.
@@ -68,63 +73,97 @@ func (r *workerRegistry) wake() {
 }
 
 // register registers the definitions of a connecting worker (source
-// names it) with the engine and stores them. A name already registered
-// is fine with an equal definition; with another it is refused
-// (FailedPrecondition): a changed definition must never misroute a
-// running handler's state. Replacing a definition is not built yet, so
-// a changed definition needs a new name. A definition that fails
-// validation is InvalidArgument, with engine.Register's errors.
-func (r *workerRegistry) register(ctx context.Context, source string, defs []*wfdv1.WorkflowDefinition) ([]string, error) {
+// names it) with the engine and stores them, and returns their hashes by
+// name. A name already registered is fine with an equal definition. A
+// different one replaces it only while no handler of the workflow runs
+// (none in memory, none released): a running handler's state belongs to
+// the definition it started with, so replacing it under them could
+// misroute their events; otherwise it is refused (FailedPrecondition).
+// Runs go only to workers that registered the definition their handler
+// runs (pick), so a worker still connected with the old definition gets
+// none of the new one's. A definition that fails validation is
+// InvalidArgument, with engine.Register's errors.
+func (r *workerRegistry) register(ctx context.Context, source string, defs []*wfdv1.WorkflowDefinition) (map[string]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Everything is checked before anything is registered, so a refused
-	// connect leaves nothing behind (but a stored definition that differs,
-	// found only when storing).
+	// connect leaves nothing behind.
 	type added struct {
-		d *wfdv1.WorkflowDefinition
-		w engine.Workflow
+		d        *wfdv1.WorkflowDefinition
+		w        engine.Workflow
+		hash     string
+		replaces string // the hash of the definition it replaces, if any
 	}
-	var names []string
+	hashes := map[string]string{}
 	var todo []added
 	for _, d := range defs {
-		if slices.Contains(names, d.GetName()) {
+		if _, ok := hashes[d.GetName()]; ok {
 			return nil, fmt.Errorf("%w: workflow %q is defined twice", errInvalid, d.GetName())
 		}
-		names = append(names, d.GetName())
-		if old, ok := r.defs[d.GetName()]; ok {
-			if !proto.Equal(old, d) {
-				return nil, fmt.Errorf("%w: workflow %q is registered with another definition; use a new name (e.g. %q) to serve both",
-					errFailedPrecondition, d.GetName(), d.GetName()+"-v2")
-			}
-			continue
+		_, hash, err := encodeDefinition(d)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
-		if _, ok := r.s.engine.Workflow(d.GetName()); ok {
+		hashes[d.GetName()] = hash
+		var replaces string
+		if old, ok := r.defs[d.GetName()]; ok {
+			_, oldHash, _ := encodeDefinition(old)
+			if oldHash == hash {
+				continue
+			}
+			if err := r.replaceable(ctx, d.GetName()); err != nil {
+				return nil, err
+			}
+			replaces = oldHash
+		} else if _, ok := r.s.engine.Workflow(d.GetName()); ok {
 			return nil, fmt.Errorf("%w: workflow %q is built into the server", errFailedPrecondition, d.GetName())
 		}
-		w, err := r.workflowFromDefinition(d)
+		w, err := r.workflowFromDefinition(d, hash)
 		if err == nil {
 			err = w.Validate()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
-		todo = append(todo, added{d, w})
+		todo = append(todo, added{d, w, hash, replaces})
 	}
 	for _, a := range todo {
-		if err := r.store(ctx, a.d, source); err != nil {
+		if err := r.store(ctx, a.d, source, a.replaces); err != nil {
 			return nil, err
 		}
-		if err := r.s.engine.Register(a.w); err != nil {
+		register := r.s.engine.Register
+		if a.replaces != "" {
+			register = r.s.engine.Replace
+			r.s.log.Info("workflow definition replaced", "workflow", a.d.GetName(), "worker", source, "hash", a.hash, "was", a.replaces)
+		}
+		if err := register(a.w); err != nil {
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
 		r.defs[a.d.GetName()] = proto.CloneOf(a.d)
 	}
-	return names, nil
+	return hashes, nil
 }
 
-// connect adds a worker that registered names.
-func (r *workerRegistry) connect(name string, maxRuns int, names []string) *worker {
-	w := &worker{id: uuid.NewString(), name: name, maxRuns: max(maxRuns, 1), workflows: names,
+// replaceable says whether the workflow's definition may be replaced:
+// only while none of its handlers runs.
+func (r *workerRegistry) replaceable(ctx context.Context, name string) error {
+	hs, _, err := r.s.store.ListHandlers(ctx, persistence.Query{Workflow: name, Statuses: []persistence.Status{persistence.StatusRunning}, PageSize: 1})
+	if err != nil {
+		return fmt.Errorf("looking for running handlers of %q: %w", name, err)
+	}
+	if len(hs) > 0 {
+		return fmt.Errorf("%w: workflow %q is registered with another definition and has running handlers (e.g. %s); "+
+			"a changed definition replaces it only once none runs: let them finish or cancel them, or use a new name (e.g. %q)",
+			errFailedPrecondition, name, hs[0].ID, name+"-v2")
+	}
+	return nil
+}
+
+// connect adds a worker that registered the definitions of hashes (by
+// workflow name).
+func (r *workerRegistry) connect(name string, maxRuns int, hashes map[string]string) *worker {
+	names := slices.Sorted(maps.Keys(hashes))
+	w := &worker{id: uuid.NewString(), name: name, maxRuns: max(maxRuns, 1), workflows: names, hashes: hashes,
 		connectedAt: r.s.opts.Now(), out: make(chan *wfdv1.ConnectResponse, 64), gone: make(chan struct{})}
 	r.mu.Lock()
 	r.workers[w.id] = w
@@ -149,12 +188,13 @@ type waitingRun struct {
 }
 
 // pick returns a worker with free capacity that serves workflow (the
-// least loaded; ties round-robin) and takes one of its slots, waiting
+// least loaded; ties round-robin) that registered the definition of that
+// hash, and takes one of its slots, waiting
 // until there is one or ctx ends. Before it first waits (unless the
 // server is draining) it lists wr as waiting and calls blocked(true);
 // once it stops waiting it unlists wr and calls blocked(false), so the
 // handler shows the wait.
-func (r *workerRegistry) pick(ctx context.Context, workflow string, wr *waitingRun, blocked func(bool)) (*worker, error) {
+func (r *workerRegistry) pick(ctx context.Context, workflow, hash string, wr *waitingRun, blocked func(bool)) (*worker, error) {
 	waited := false
 	defer func() {
 		if waited {
@@ -172,7 +212,7 @@ func (r *workerRegistry) pick(ctx context.Context, workflow string, wr *waitingR
 		slices.Sort(ids)
 		for i := range ids {
 			w := r.workers[ids[(i+r.next)%len(ids)]]
-			if w.runs >= w.maxRuns || !slices.Contains(w.workflows, workflow) {
+			if w.runs >= w.maxRuns || w.hashes[workflow] != hash {
 				continue
 			}
 			if best == nil || w.runs < best.runs {
@@ -292,13 +332,13 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 	if req.GetMaxRuns() < 0 {
 		return toConnect(fmt.Errorf("%w: max_runs %d is negative", errInvalid, req.GetMaxRuns()))
 	}
-	names, err := s.workers.register(ctx, req.GetName(), req.GetWorkflows())
+	hashes, err := s.workers.register(ctx, req.GetName(), req.GetWorkflows())
 	if err != nil {
 		return toConnect(err)
 	}
-	w := s.workers.connect(req.GetName(), int(req.GetMaxRuns()), names)
+	w := s.workers.connect(req.GetName(), int(req.GetMaxRuns()), hashes)
 	defer s.workers.disconnect(w)
-	s.log.Info("worker connected", "worker", w.id, "name", w.name, "workflows", names, "max_runs", w.maxRuns)
+	s.log.Info("worker connected", "worker", w.id, "name", w.name, "workflows", w.workflows, "max_runs", w.maxRuns)
 	defer s.log.Info("worker disconnected", "worker", w.id, "name", w.name)
 	if err := out.Send(&wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Connected{Connected: &wfdv1.Connected{WorkerId: w.id}}}); err != nil {
 		return err
