@@ -3,8 +3,11 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -102,6 +105,40 @@ func TestRetryBackoff(t *testing.T) {
 	for attempt, want := range map[int]int{2: 10, 3: 20, 4: 35, 5: 35} {
 		if got := p.Backoff(attempt); int(got) != want {
 			t.Errorf("Backoff(%d) = %d, want %d", attempt, got, want)
+		}
+	}
+}
+
+// TestReplace: Replace needs a registered name; handlers started before
+// keep the definition they started with, those started after run the new.
+func TestReplace(t *testing.T) {
+	def := func(v float64) engine.Workflow {
+		return engine.Workflow{Name: "swap", Description: fmt.Sprint(v), Steps: []engine.Step{step("s", engine.StartEvent, []string{engine.StopEvent},
+			func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+				if _, err := sc.WaitFor("go", engine.WaitOptions{}); err != nil {
+					return err
+				}
+				return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"v": structpb.NewNumberValue(v)}})
+			})}}
+	}
+	e, _ := newEngine(t, def(1))
+	if err := e.Replace(engine.Workflow{Name: "nope", Steps: def(1).Steps}); !errors.Is(err, engine.ErrUnknownWorkflow) {
+		t.Fatalf("Replace of an unknown workflow: %v", err)
+	}
+	old := start(t, e, "swap", map[string]any{})
+	if err := e.Replace(def(2)); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := e.Workflow("swap"); w.Description != "2" {
+		t.Fatalf("registered description %q, want 2", w.Description)
+	}
+	fresh := start(t, e, "swap", map[string]any{})
+	for h, want := range map[*engine.Handler]float64{old: 1, fresh: 2} {
+		if err := h.SendEvent(context.Background(), engine.Event{Type: "go"}, engine.SendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if info := wait(t, h); info.Result.GetFields()["v"].GetNumberValue() != want {
+			t.Errorf("handler %s finished with %v, want v=%v", h.ID(), info.Result, want)
 		}
 	}
 }
