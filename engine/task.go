@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
+	"github.com/wfd-dev/wfd/internal/schema"
 
 	pl "github.com/wfd-dev/wfd/internal/payload"
 )
@@ -58,6 +59,16 @@ func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
 	}
 	if err == nil {
 		err = pl.Check(sc.x.h.e.lim.payload(), "schema", t.Schema)
+	}
+	if err == nil && t.Schema != nil {
+		// A schema that does not compile would refuse every answer: say
+		// so now, to the step, rather than to the person answering.
+		var raw []byte
+		if raw, err = t.Schema.MarshalJSON(); err == nil {
+			if _, err = schema.Compile(raw); err != nil {
+				err = fmt.Errorf("its answer schema %w", err)
+			}
+		}
 	}
 	if err != nil {
 		return TaskAnswer{}, sc.refuse(fmt.Errorf("step %q asks task %q: %w", sc.Step(), t.Title, err))

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,4 +94,21 @@ func TestAskHuman(t *testing.T) {
 			t.Fatalf("last change dropped %+v", last.Dropped)
 		}
 	})
+}
+
+// TestAskHumanBadSchema: a task whose answer schema does not compile is
+// refused when it is asked (the run fails, saying why), not found out
+// when someone answers.
+func TestAskHumanBadSchema(t *testing.T) {
+	w := engine.Workflow{Name: "bad-task", Steps: []engine.Step{step("ask", engine.StartEvent, []string{engine.StopEvent},
+		func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+			_, err := sc.AskHuman(engine.Task{Title: "Pick", Schema: mustStruct(t, map[string]any{"type": 12.0})})
+			return err
+		})}}
+	e, _ := newEngine(t, w)
+	h := start(t, e, "bad-task", map[string]any{})
+	info := wait(t, h)
+	if info.Status != engine.StatusFailed || !strings.Contains(info.Error, `asks task "Pick": its answer schema is not a valid JSON Schema`) {
+		t.Fatalf("status %v, error %q", info.Status, info.Error)
+	}
 }
