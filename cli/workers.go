@@ -18,7 +18,7 @@ func workersCommand() *command {
 		name:    "workers",
 		summary: "list the connected step workers, their workflows and runs in progress",
 		detail: `Step workers are processes that serve workflows to the server
-(WorkerService; see docs/design/workers.md). For each connected worker:
+(WorkerService; see docs/ARCHITECTURE.md "Step workers"). For each connected worker:
 its id and name, the workflows it serves, how many runs it takes at once
 and has in progress, and since when it is connected.`,
 		define: func(fs *flagSet) action {

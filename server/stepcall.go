@@ -18,7 +18,7 @@ var errNotMemoized = errors.New("not memoized")
 
 // execute runs one StepCall operation on the run's real StepContext, so
 // a remote step's waits, memos, children and limits are the engine's own
-// (docs/design/workers.md "Context operations"). Parking, timing out and
+// (docs/ARCHITECTURE.md "Step workers"). Parking, timing out and
 // the operation's own error are answers (waiting, timed_out, error), not
 // call failures; a malformed request is InvalidArgument.
 func execute(_ context.Context, sc *engine.StepContext, req *wfdv1.StepCallRequest) (*wfdv1.StepCallResponse, error) {

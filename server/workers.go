@@ -20,7 +20,7 @@ import (
 )
 
 // workerRegistry holds the connected step workers, the workflows they
-// registered, and the runs dispatched to them (docs/design/workers.md).
+// registered, and the runs dispatched to them (docs/ARCHITECTURE.md "Step workers").
 // A worker is connected while its Connect stream is open.
 type workerRegistry struct {
 	s *Server

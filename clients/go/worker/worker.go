@@ -3,7 +3,7 @@
 // runs the step runs the server dispatches to it. The server keeps all
 // handler state; a step's context operations are calls to the server,
 // which executes them on the run's real engine.StepContext, so a step
-// behaves as it does in process (docs/design/workers.md).
+// behaves as it does in process (docs/ARCHITECTURE.md "Step workers").
 //
 //	c, _ := client.Dial("127.0.0.1:7233")
 //	w, _ := worker.New(c.Conn(), worker.Options{Name: "billing", MaxRuns: 8}, worker.Workflow{

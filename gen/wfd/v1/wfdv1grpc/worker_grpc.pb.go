@@ -34,7 +34,7 @@ const (
 // connects (a server stream: its presence), registers its workflows'
 // definitions, receives step runs on the stream, and serves each run's
 // context operations and its end with unary calls. See
-// docs/design/workers.md for why it is a listening stream plus unary calls
+// docs/ARCHITECTURE.md "Step workers" for why it is a listening stream plus unary calls
 // and not one bidirectional stream.
 type WorkerServiceClient interface {
 	// Connect registers the worker and its definitions and streams it the
@@ -114,7 +114,7 @@ func (c *workerServiceClient) ListWorkers(ctx context.Context, in *v1.ListWorker
 // connects (a server stream: its presence), registers its workflows'
 // definitions, receives step runs on the stream, and serves each run's
 // context operations and its end with unary calls. See
-// docs/design/workers.md for why it is a listening stream plus unary calls
+// docs/ARCHITECTURE.md "Step workers" for why it is a listening stream plus unary calls
 // and not one bidirectional stream.
 type WorkerServiceServer interface {
 	// Connect registers the worker and its definitions and streams it the

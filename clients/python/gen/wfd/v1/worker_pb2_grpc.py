@@ -30,7 +30,7 @@ class WorkerServiceStub:
     connects (a server stream: its presence), registers its workflows'
     definitions, receives step runs on the stream, and serves each run's
     context operations and its end with unary calls. See
-    docs/design/workers.md for why it is a listening stream plus unary calls
+    docs/ARCHITECTURE.md "Step workers" for why it is a listening stream plus unary calls
     and not one bidirectional stream.
     """
 
@@ -67,7 +67,7 @@ class WorkerServiceServicer:
     connects (a server stream: its presence), registers its workflows'
     definitions, receives step runs on the stream, and serves each run's
     context operations and its end with unary calls. See
-    docs/design/workers.md for why it is a listening stream plus unary calls
+    docs/ARCHITECTURE.md "Step workers" for why it is a listening stream plus unary calls
     and not one bidirectional stream.
     """
 
@@ -137,7 +137,7 @@ class WorkerService:
     connects (a server stream: its presence), registers its workflows'
     definitions, receives step runs on the stream, and serves each run's
     context operations and its end with unary calls. See
-    docs/design/workers.md for why it is a listening stream plus unary calls
+    docs/ARCHITECTURE.md "Step workers" for why it is a listening stream plus unary calls
     and not one bidirectional stream.
     """
 

@@ -967,7 +967,7 @@ export const OutcomeSchema: GenEnum<Outcome> = /*@__PURE__*/
  * connects (a server stream: its presence), registers its workflows'
  * definitions, receives step runs on the stream, and serves each run's
  * context operations and its end with unary calls. See
- * docs/design/workers.md for why it is a listening stream plus unary calls
+ * docs/ARCHITECTURE.md "Step workers" for why it is a listening stream plus unary calls
  * and not one bidirectional stream.
  *
  * @generated from service wfd.v1.WorkerService
