@@ -111,9 +111,9 @@ func (p *printer) workflows(ws []*wfdv1.Workflow) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTEPS\tINPUT\tEVENTS FROM OUTSIDE\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tSTEPS\tINPUT\tEVENTS FROM OUTSIDE\tSERVED BY\tDESCRIPTION")
 	for _, w := range ws {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.GetName(), list(w.GetSteps()), inputText(w), eventTypesText(w), w.GetDescription())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.GetName(), list(w.GetSteps()), inputText(w), eventTypesText(w), servedText(w), w.GetDescription())
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write: %w", err)

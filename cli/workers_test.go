@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,9 @@ func TestWorkersAgainstAStockServe(t *testing.T) {
 		return out != "" && protojson.Unmarshal([]byte(strings.Split(out, "\n")[0]), &info) == nil &&
 			info.GetName() == "go-worker" && len(info.GetWorkflows()) == 1 && info.GetWorkflows()[0] == "approval-go"
 	})
-	if out := ok(t, "workflows", "--addr", addr); !strings.Contains(out, "approval-go") {
-		t.Fatalf("wfd workflows does not list approval-go:\n%s", out)
+	if out := ok(t, "workflows", "--addr", addr); !regexp.MustCompile(`(?m)^approval-go .* 1 worker `).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^approval .* wfd `).MatchString(out) {
+		t.Fatalf("wfd workflows does not list approval-go served by 1 worker, approval by wfd:\n%s", out)
 	}
 	h := field(ok(t, "run", "approval-go", "--addr", addr))
 	eventually(t, "the handler is idle", func() bool {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -20,7 +21,8 @@ func workflowsCommand() *command {
 		summary: "list the workflows the server runs, or show one with its schemas",
 		detail: `Lists the workflows with their steps, whether the input has a schema, and
 the event types each takes from outside: "any time" (one of its external
-types) or "waited for" (accepted while a step waits for it). With a
+types) or "waited for" (accepted while a step waits for it), and what
+runs their steps: wfd itself, or the step workers connected now. With a
 WORKFLOW, shows that one in full: its input schema and, per event type,
 what it means, its fields and its schema. RunWorkflow and SendEvent refuse
 an input or event data that does not match its schema.`,
@@ -56,6 +58,21 @@ func inputText(w *wfdv1.Workflow) string {
 	return "schema"
 }
 
+// servedText says what runs a workflow's steps: "wfd" (built in), "2
+// workers", "no worker" (its runs wait for one).
+func servedText(w *wfdv1.Workflow) string {
+	switch n := w.GetWorkersConnected(); {
+	case !w.GetServedByWorkers():
+		return "wfd"
+	case n == 0:
+		return "no worker"
+	case n == 1:
+		return "1 worker"
+	default:
+		return fmt.Sprintf("%d workers", n)
+	}
+}
+
 // eventTypeText is one event type a workflow takes from outside and when:
 // "note (any time)", "approval (waited for)".
 func eventTypeText(t *wfdv1.EventType) string {
@@ -85,6 +102,9 @@ func workflowFields(w *wfdv1.Workflow) [][2]string {
 		out = append(out, [2]string{"description", w.GetDescription()})
 	}
 	out = append(out, [2]string{"steps", list(w.GetSteps())})
+	if w.GetServedByWorkers() {
+		out = append(out, [2]string{"served by", servedText(w) + " (step workers; wfd workers lists them)"})
+	}
 	if s := w.GetInputSchema(); s != nil {
 		if f := schemaFieldsText(s); f != "" {
 			out = append(out, [2]string{"input fields", f})

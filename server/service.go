@@ -29,7 +29,9 @@ var _ wfdv1connect.WorkflowServiceHandler = (*service)(nil)
 func (v *service) ListWorkflows(context.Context, *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
 	out := &wfdv1.ListWorkflowsResponse{}
 	for _, w := range v.s.engine.Workflows() {
-		out.Workflows = append(out.Workflows, workflowToProto(&w))
+		p := workflowToProto(&w)
+		p.ServedByWorkers, p.WorkersConnected = v.s.workers.serving(w.Name)
+		out.Workflows = append(out.Workflows, p)
 	}
 	return out, nil
 }

@@ -281,6 +281,25 @@ func (r *workerRegistry) waitingFor(handlerID string) []*wfdv1.RunWaitingForWork
 	return out
 }
 
+// serving says whether workers define the workflow, and how many
+// connected ones serve its current definition.
+func (r *workerRegistry) serving(workflow string) (bool, int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, ok := r.defs[workflow]
+	if !ok {
+		return false, 0
+	}
+	_, hash, _ := encodeDefinition(d)
+	var n int32
+	for _, w := range r.workers {
+		if w.hashes[workflow] == hash {
+			n++
+		}
+	}
+	return true, n
+}
+
 // release gives back a slot pick took.
 func (r *workerRegistry) release(w *worker) {
 	r.mu.Lock()

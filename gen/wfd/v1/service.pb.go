@@ -38,9 +38,15 @@ type Workflow struct {
 	// The event types clients send to its handlers (SendEvent), sorted: every
 	// one of external_event_types, and those its steps wait for that the
 	// workflow declares.
-	EventTypes    []*EventType `protobuf:"bytes,6,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EventTypes []*EventType `protobuf:"bytes,6,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	// Defined by a step worker's registration (WorkerService), not built
+	// into the server: its steps run in the workers that serve it.
+	ServedByWorkers bool `protobuf:"varint,7,opt,name=served_by_workers,json=servedByWorkers,proto3" json:"served_by_workers,omitempty"`
+	// For served_by_workers: the connected workers that serve its current
+	// definition. 0: its runs wait until one connects.
+	WorkersConnected int32 `protobuf:"varint,8,opt,name=workers_connected,json=workersConnected,proto3" json:"workers_connected,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Workflow) Reset() {
@@ -113,6 +119,20 @@ func (x *Workflow) GetEventTypes() []*EventType {
 		return x.EventTypes
 	}
 	return nil
+}
+
+func (x *Workflow) GetServedByWorkers() bool {
+	if x != nil {
+		return x.ServedByWorkers
+	}
+	return false
+}
+
+func (x *Workflow) GetWorkersConnected() int32 {
+	if x != nil {
+		return x.WorkersConnected
+	}
+	return 0
 }
 
 // EventType is an event type a workflow takes from outside.
@@ -1766,7 +1786,7 @@ var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14wfd/v1/handler.proto\"\xf8\x01\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14wfd/v1/handler.proto\"\xd1\x02\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -1774,7 +1794,9 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x05steps\x18\x04 \x03(\tR\x05steps\x12:\n" +
 	"\finput_schema\x18\x05 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x122\n" +
 	"\vevent_types\x18\x06 \x03(\v2\x11.wfd.v1.EventTypeR\n" +
-	"eventTypes\"\x8e\x01\n" +
+	"eventTypes\x12*\n" +
+	"\x11served_by_workers\x18\a \x01(\bR\x0fservedByWorkers\x12+\n" +
+	"\x11workers_connected\x18\b \x01(\x05R\x10workersConnected\"\x8e\x01\n" +
 	"\tEventType\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12/\n" +
