@@ -138,10 +138,17 @@ func TestWorkerRunsAWorkflowItDefines(t *testing.T) {
 	}
 	found := false
 	for _, w := range list.GetWorkflows() {
-		found = found || w.GetName() == "approval-remote"
+		switch w.GetName() {
+		case "approval-remote":
+			found = w.GetServedByWorkers() && w.GetWorkersConnected() == 1
+		case "approval":
+			if w.GetServedByWorkers() || w.GetWorkersConnected() != 0 {
+				t.Errorf("built-in approval listed as served by workers: %v", w)
+			}
+		}
 	}
 	if !found {
-		t.Fatalf("ListWorkflows does not show approval-remote: %v", list)
+		t.Fatalf("ListWorkflows does not show approval-remote served by 1 worker: %v", list)
 	}
 	res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "approval-remote", Input: st(t, map[string]any{})})
 	if err != nil {
