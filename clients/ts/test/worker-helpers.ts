@@ -1,11 +1,13 @@
 // Helpers of the worker tests: workers started and stopped by the test,
 // the WorkerService's ListWorkers, waits for a handler's end.
+import { spawn } from "node:child_process";
+
 import { createClient } from "@connectrpc/connect";
 import { HandlerStatus, type Handler, type WfdClient } from "@wfd/client";
-import { nodeTransport } from "@wfd/client/node";
+import { nodeTransport, wfdClientForNode } from "@wfd/client/node";
 import { Worker, WorkerService, type WorkerInfo, type WorkerOptions, type WorkflowSpec } from "@wfd/client/worker";
 
-import { waitFor } from "./helpers.js";
+import { waitFor, wfdBin, type TestServer } from "./helpers.js";
 
 export interface RunningWorker {
   worker: Worker;
@@ -87,4 +89,42 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
   const promise = new Promise<void>((res) => (open = res));
   return { promise, open };
+}
+
+/**
+ * Starts `wfd serve` on addr with dataDir (a restart of an earlier
+ * server: same port, same data) and waits until it answers.
+ */
+export async function restartServer(addr: string, dataDir: string): Promise<TestServer> {
+  const proc = spawn(wfdBin(), ["serve", "--addr", addr, "--data", dataDir, "--log-level", "warn", "--idle-timeout", "0"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  proc.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const exited = new Promise<void>((res) => proc.once("exit", () => res()));
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
+    await exited;
+  };
+  const c = wfdClientForNode(addr, { timeoutMs: 10_000, retry: { maxAttempts: 1 } });
+  try {
+    await waitFor(
+      () => `wfd serve answers on ${addr} (stderr: ${stderr})`,
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`wfd serve exited with ${proc.exitCode}: ${stderr}`);
+        try {
+          await c.workflows();
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    );
+  } catch (e) {
+    await stop();
+    throw e;
+  } finally {
+    c.close();
+  }
+  return { addr, dataDir, proc, stop };
 }
