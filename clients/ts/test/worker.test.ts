@@ -276,7 +276,6 @@ describe("workers", () => {
     let active = 0;
     let most = 0;
     const held: (() => void)[] = [];
-    const ranOn = new Set<string>();
     const jobs = 6;
     const wf = workflow({
       name: "limit-t",
@@ -311,7 +310,6 @@ describe("workers", () => {
           w.runs.filter((r) => r.step === "work").map((r) => ({ worker: w.name, run: r.runId })),
         );
         assert.equal(runs.length, 1, JSON.stringify(runs));
-        ranOn.add(runs[0]!.worker);
         assert.equal(active, 1);
         held[i]!();
       }
@@ -320,7 +318,6 @@ describe("workers", () => {
       assert.deepEqual(got.result, { done: [0, 1, 2, 3, 4, 5] });
       assert.equal(held.length, jobs);
       assert.equal(most, 1, "at most one run of the step at once");
-      assert.deepEqual([...ranOn].sort(), ["a", "b"], "both workers took runs");
     } finally {
       held.forEach((f) => f());
       await Promise.all([a.stop(), b.stop()]);
