@@ -232,6 +232,28 @@ describe("a worker-defined workflow", () => {
     });
   });
 
+  test("a step past its timeout: the server takes the run back and its signal aborts", async () => {
+    let aborted = 0;
+    const wf = workflow({
+      name: "slow-t",
+      steps: {
+        slow: step({ accepts: ["start"], emits: ["stop"], timeoutMs: 100 }, async (ctx) => {
+          assert.ok(ctx.deadline instanceof Date, "the dispatch carries the deadline");
+          await new Promise<void>((res) => ctx.signal.addEventListener("abort", () => res(), { once: true }));
+          aborted++;
+          ctx.send("stop", {}); // too late: dropped
+        }),
+      },
+    });
+    await withWorker([wf], async () => {
+      const h = await c.run("slow-t", {});
+      const got = await waitEnded(c, h.handlerId);
+      assert.equal(got.status, HandlerStatus.FAILED);
+      assert.match(got.error, /timed out|deadline/i);
+      await waitFor("the run's signal aborted", () => aborted === 1);
+    });
+  });
+
   test("a swallowed Waiting parks the run anyway", async () => {
     const wf = workflow({
       name: "swallow-t",
