@@ -54,6 +54,7 @@ const approval = workflow({
   ],
   steps: {
     decide: step({ accepts: ["start"], emits: ["stop"] }, async (ctx, input) => {
+      /** @type {{ type: string, data: import("@wfd/client").JsonObject }} */
       let notice = {
         type: "question",
         data: {

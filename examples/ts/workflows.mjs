@@ -34,6 +34,7 @@ export const approval = workflow({
     decide: step({ accepts: ["start"], emits: ["stop"] }, async (ctx, input) => {
       // Written when the run parks, so that each park writes once: a
       // re-run passes the earlier waits again without writing.
+      /** @type {{ type: string, data: import("@wfd/client").JsonObject }} */
       let notice = {
         type: "question",
         data: {
