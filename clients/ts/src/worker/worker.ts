@@ -74,6 +74,7 @@ export class Worker {
   private busy = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private id = "";
+  private started = false;
 
   constructor(opts: WorkerOptions) {
     if (!opts.transport && !opts.addr) {
@@ -113,9 +114,13 @@ export class Worker {
    * runs in progress have ended. Rejects with the server's ConnectError if
    * it refuses the registration (InvalidArgument: a definition that fails
    * validation; FailedPrecondition: a built-in name, or a name registered
-   * with another definition).
+   * with another definition). Call it once per Worker.
    */
   async run(signal?: AbortSignal): Promise<void> {
+    if (this.started) {
+      throw new Error("wfd worker: run() may be called once per Worker");
+    }
+    this.started = true;
     const stop = signal ?? new AbortController().signal;
     let pause = this.backoffMs;
     try {
