@@ -254,6 +254,23 @@ describe("a worker-defined workflow", () => {
     });
   });
 
+  test("a send of an undeclared type throws at once; uncaught, it fails the run with its message", async () => {
+    const wf = workflow({
+      name: "undeclared-t",
+      steps: {
+        s: step({ accepts: ["start"], emits: ["stop"] }, (ctx) => {
+          ctx.send("surprise", {});
+        }),
+      },
+    });
+    await withWorker([wf], async () => {
+      const h = await c.run("undeclared-t", {});
+      const got = await waitEnded(c, h.handlerId);
+      assert.equal(got.status, HandlerStatus.FAILED);
+      assert.match(got.error, /step "s" sends "surprise": event type not declared in the step's emits/);
+    });
+  });
+
   test("a swallowed Waiting parks the run anyway", async () => {
     const wf = workflow({
       name: "swallow-t",
