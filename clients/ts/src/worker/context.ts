@@ -2,10 +2,7 @@ import { create, fromJson, toJson, type JsonObject, type JsonValue, type Message
 import { timestampDate, timestampFromDate, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 
-import type { Event, HandlerStatus } from "../gen/wfd/v1/handler_pb.js";
-import {
-  EventSchema as WireEventSchema,
-} from "../gen/wfd/v1/handler_pb.js";
+import { EventSchema as WireEventSchema, type Event, type HandlerStatus } from "../gen/wfd/v1/handler_pb.js";
 import {
   StepCallRequestSchema,
   WorkerService,
