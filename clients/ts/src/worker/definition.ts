@@ -1,0 +1,138 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+
+import { EventTypeSchema } from "../gen/wfd/v1/service_pb.js";
+import {
+  RetryPolicySchema,
+  StepDefinitionSchema,
+  WorkflowDefinitionSchema,
+  type WorkflowDefinition,
+} from "../gen/wfd/v1/worker_pb.js";
+import type { StepContext, WorkflowEvent } from "./context.js";
+
+/**
+ * The code of a step: a plain async function of the run's context and the
+ * event it runs for. Returning ends the run well; throwing fails the
+ * attempt (retried as the step's retry policy says) with the error's
+ * message; a wait that parks throws {@link Waiting}, which must not be
+ * caught (or must be rethrown).
+ */
+export type StepFn = (ctx: StepContext, ev: WorkflowEvent) => Promise<void> | void;
+
+/** How a failed step is retried: exponential backoff with a cap; unset fields take the engine's defaults. */
+export interface StepRetry {
+  /** Attempts in all, counting the first (0 and 1: no retry). */
+  maxAttempts?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  multiplier?: number;
+}
+
+/** What the server needs to know of a step (the engine's Step, without its code). */
+export interface StepOptions {
+  /** Event types the step runs for ("start" for the handler's input). */
+  accepts: string[];
+  /** Event types it may send ("stop" ends the handler with its data as the result). */
+  emits?: string[];
+  /** How many runs of the step execute at once, across all workers (default 1). */
+  workers?: number;
+  retry?: StepRetry;
+  /** Bounds one run (ms); default none. */
+  timeoutMs?: number;
+}
+
+/** A step: its options and its code. Made by {@link step}. */
+export interface StepSpec extends StepOptions {
+  readonly run: StepFn;
+}
+
+/** An event type the workflow takes from outside, with its JSON Schema. */
+export interface EventDeclaration {
+  type: string;
+  description?: string;
+  /** JSON Schema of the event's data: SendEvent refuses data it refuses. */
+  schema?: JsonObject;
+  /**
+   * true: clients may send it at any time, for the steps that accept it
+   * (the engine's Workflow.External); false (default): it is accepted only
+   * while a wait of the handler waits for it.
+   */
+  external?: boolean;
+}
+
+/** A workflow served by a worker. Made by {@link workflow}. */
+export interface WorkflowOptions {
+  /** Must not be a built-in workflow's name (approval, expense, echo, ...). */
+  name: string;
+  description?: string;
+  /** JSON Schema of the input (the start event's data); default any object. */
+  inputSchema?: JsonObject;
+  /** Outside event types, with their schemas. */
+  events?: EventDeclaration[];
+  /** More external event types, without schemas. */
+  external?: string[];
+  /** Bounds the whole run of a handler (ms); default none. */
+  timeoutMs?: number;
+  /** The steps, by name. */
+  steps: Record<string, StepSpec>;
+}
+
+/** A workflow definition with its steps' code, ready for a {@link Worker}. */
+export interface WorkflowSpec extends WorkflowOptions {
+  /** The definition the worker registers (what the server validates). */
+  readonly definition: WorkflowDefinition;
+}
+
+/** Declares a step: `step({ accepts: ["start"], emits: ["stop"] }, async (ctx, ev) => {...})`. */
+export function step(opts: StepOptions, run: StepFn): StepSpec {
+  if (typeof run !== "function") {
+    throw new TypeError("wfd worker: step() needs the step's function");
+  }
+  return { ...opts, run };
+}
+
+/**
+ * Declares a workflow. The definition is checked by the server when a
+ * worker registers it, exactly as a Go workflow is (the worker's run()
+ * rejects with the server's InvalidArgument if it is not valid).
+ */
+export function workflow(opts: WorkflowOptions): WorkflowSpec {
+  return { ...opts, definition: toDefinition(opts) };
+}
+
+function toDefinition(w: WorkflowOptions): WorkflowDefinition {
+  const external = [...(w.external ?? [])];
+  for (const e of w.events ?? []) {
+    if (e.external && !external.includes(e.type)) external.push(e.type);
+  }
+  return create(WorkflowDefinitionSchema, {
+    name: w.name,
+    description: w.description ?? "",
+    externalEventTypes: external,
+    eventTypes: (w.events ?? []).map((e) =>
+      create(EventTypeSchema, { type: e.type, description: e.description ?? "", schema: e.schema }),
+    ),
+    inputSchema: w.inputSchema,
+    timeout: ms(w.timeoutMs),
+    steps: Object.entries(w.steps).map(([name, s]) =>
+      create(StepDefinitionSchema, {
+        name,
+        accepts: s.accepts,
+        emits: s.emits ?? [],
+        workers: s.workers ?? 0,
+        timeout: ms(s.timeoutMs),
+        retry: create(RetryPolicySchema, {
+          maxAttempts: s.retry?.maxAttempts ?? 0,
+          initialBackoff: ms(s.retry?.initialBackoffMs),
+          maxBackoff: ms(s.retry?.maxBackoffMs),
+          multiplier: s.retry?.multiplier ?? 0,
+        }),
+      }),
+    ),
+  });
+}
+
+/** A positive number of milliseconds as a Duration; undefined for none. */
+export function ms(v: number | undefined) {
+  return v !== undefined && v > 0 ? durationFromMs(v) : undefined;
+}
