@@ -128,6 +128,18 @@ func propMain(_ context.Context, sc worker.Context, in engine.Event) error {
 				return err
 			}
 			sc.Write("child", sv(map[string]any{"completed": len(kids.Completed), "result": kids.Results[id].Result.AsMap()}))
+		case "task":
+			ans, err := sc.AskHuman(engine.Task{Title: "task " + k, Assignee: "ann"})
+			if err != nil {
+				return err
+			}
+			sc.Write("answered", sv(map[string]any{"answer": ans.Data.AsMap(), "by": ans.CompletedBy, "at": !ans.CompletedAt.IsZero()}))
+		case "key":
+			pub, err := sc.WaitForKey("key"+k, engine.KeyOptions{})
+			if err != nil {
+				return err
+			}
+			sc.Write("published", sv(map[string]any{"id": pub.ID, "key": pub.Key, "data": pub.Data.AsMap(), "for": pub.HandlerID, "at": !pub.At.IsZero()}))
 		case "fail":
 			if sc.Attempt() == 1 {
 				sc.Write("doomed", nil) // dropped with the failed run
@@ -183,7 +195,7 @@ func propChild() engine.Workflow {
 // propScript generates a script: ops, with at most one failing op, each
 // send followed by a wait; and the items for the fan-in.
 func propScript(r *rand.Rand) map[string]any {
-	kinds := []string{"write", "setget", "once", "send", "wait", "timeout", "sleep", "child", "fail"}
+	kinds := []string{"write", "setget", "once", "send", "wait", "timeout", "sleep", "child", "task", "key", "fail"}
 	var ops []any
 	failed := false
 	for range 3 + r.IntN(8) {
@@ -207,8 +219,9 @@ func propScript(r *rand.Rand) map[string]any {
 }
 
 // drive answers a handler until it ends: each wait for "ev" with a decoy
-// that does not match and then the matching event, each child with "go".
-// Timers fire on their own.
+// that does not match and then the matching event, each child with "go",
+// each task with an answer, each wait for a key with an event published
+// for the handler. Timers fire on their own.
 func drive(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) {
 	t.Helper()
 	answered := map[string]bool{}
@@ -238,6 +251,16 @@ func drive(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) {
 					if _, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: kid, Event: &wfdv1.Event{Type: "go", Data: sv(nil)}}); err != nil {
 						t.Fatal(err)
 					}
+				}
+			case w.GetTask() != nil:
+				if _, err := c.CompleteTask(ctxT(t), &wfdv1.CompleteTaskRequest{TaskId: w.GetTask().GetTaskId(),
+					Answer: sv(map[string]any{"title": w.GetTask().GetTitle()}), CompletedBy: "ann"}); err != nil {
+					t.Fatal(err)
+				}
+			case w.GetKey() != "":
+				if _, err := c.PublishEvent(ctxT(t), &wfdv1.PublishEventRequest{Key: w.GetKey(), HandlerId: id,
+					Data: sv(map[string]any{"key": w.GetKey()})}); err != nil {
+					t.Fatal(err)
 				}
 			default:
 				continue // a timer: it fires on its own
@@ -303,7 +326,10 @@ func dropTimes(v any) {
 // TestWorkerPropertySameStreamInProcessAndRemote: for generated scripts
 // (seeded; the seed is logged), the workflow in process and the same
 // workflow served by a Go worker complete with the same result and the
-// same stream, record for record.
+// same stream, record for record. Every context operation is in the mix:
+// writes, sends, waits with a match (after a decoy), a timed-out wait, a
+// sleep, get/set, once, a child, a task, a published key, a failed attempt
+// that is retried, and collect (fan-in).
 func TestWorkerPropertySameStreamInProcessAndRemote(t *testing.T) {
 	ts := startServer(t, serverConfig{workflows: append(workflows.All(), propInProcess("prop-local"), propChild())})
 	c := ts.client()
