@@ -86,7 +86,7 @@ func TestWorkerProcessKilledMidStep(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		t.Logf("worker process ended: %v", <-exited)
 	})
 	workersServing(t, ts, "killed-remote", 1)
 
