@@ -79,6 +79,7 @@ class Core:
                 self.emits[(wf.name, s.name)] = frozenset(s.emits)
             self.req.workflows.append(wf.definition())
         self.worker_id = ""
+        self.stop_requested = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopping: asyncio.Event | None = None
         self.stub: worker_pb2_grpc.WorkerServiceStub | None = None
@@ -90,6 +91,7 @@ class Core:
 
     def stop(self) -> None:
         """Ends run(): callable from any thread or a signal handler."""
+        self.stop_requested = True
         loop, ev = self.loop, self.stopping
         if loop is None or ev is None or loop.is_closed():
             return
@@ -103,12 +105,14 @@ class Core:
         after a lost connection (100 ms doubling to 5 s while the server
         stays away). A refused registration raises the server's error
         (InvalidArgument, FailedPrecondition, ...)."""
-        self.loop = asyncio.get_running_loop()
         self.stopping = asyncio.Event()
+        self.loop = asyncio.get_running_loop()
+        if self.stop_requested:  # stop() came before the loop did
+            self.stopping.set()
         self.slots = asyncio.Semaphore(self.max_runs)
         # A cancelled sync run keeps its thread until its next operation:
         # room for as many again so new runs do not queue behind them.
-        self.executor = concurrent.futures.ThreadPoolExecutor(2 * self.max_runs, thread_name_prefix="wfd-step")
+        self.executor = concurrent.futures.ThreadPoolExecutor(2 * self.max_runs, thread_name_prefix=f"wfd-step-{self.req.name}")
         if self.credentials is None:
             channel = grpc.aio.insecure_channel(self.target, options=self.options)
         else:
