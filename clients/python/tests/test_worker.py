@@ -14,7 +14,7 @@ import pytest
 from conftest import WAIT, WorkerThread, aconnect, connect, unique, wait_for, wait_for_async
 
 import wfd_client as w
-from wfd_client import HandlerStatus, InvalidArgument, is_terminal, struct_to_dict
+from wfd_client import FailedPrecondition, HandlerStatus, InvalidArgument, is_terminal, struct_to_dict
 from wfd_client.worker import (
     AsyncStepContext,
     AsyncWorker,
@@ -30,6 +30,7 @@ from wfd_client.worker import (
 
 COMPLETED = HandlerStatus.Value("HANDLER_STATUS_COMPLETED")
 FAILED = HandlerStatus.Value("HANDLER_STATUS_FAILED")
+CANCELLED = HandlerStatus.Value("HANDLER_STATUS_CANCELLED")
 
 APPROVAL_SCHEMA = {
     "type": "object",
@@ -248,17 +249,58 @@ def test_worker_context_operations(server: str) -> None:
 
 
 def test_worker_refused_definition(server: str) -> None:
-    wf = Workflow(unique("never-stops"))
+    """A definition that fails validation ends run() with InvalidArgument
+    and the engine's message; a built-in workflow's name with
+    FailedPrecondition."""
+    invalid = Workflow(unique("never-stops"))
 
-    @wf.step(accepts=["start"], emits=[])
+    @invalid.step(accepts=["start"], emits=[])
     def nothing(ctx: StepContext, ev: Event) -> None:
         pass
 
-    t = WorkerThread(server, [wf])
-    t.thread.join(WAIT)
-    assert not t.thread.is_alive()
-    assert isinstance(t.error, InvalidArgument), t.error
-    assert 'no step emits the "stop" event, so it can never complete' in t.error.message
+    builtin = Workflow("approval")
+
+    @builtin.step(accepts=["start"], emits=["stop"])
+    def decide(ctx: StepContext, ev: Event) -> None:
+        pass
+
+    for wf, cls, text in [
+        (invalid, InvalidArgument, 'no step emits the "stop" event, so it can never complete'),
+        (builtin, FailedPrecondition, "approval"),
+    ]:
+        t = WorkerThread(server, [wf])
+        t.thread.join(WAIT)
+        assert not t.thread.is_alive()
+        assert isinstance(t.error, cls), t.error
+        assert text in t.error.message
+
+
+@pytest.mark.parametrize("how", ["step-timeout", "handler-cancelled"])
+def test_worker_run_taken_back(server: str, how: str) -> None:
+    """A run the server takes back: past its step's timeout (the dispatch's
+    deadline, and cancel_run_id), or its handler cancelled (cancel_run_id
+    alone): the coroutine is cancelled."""
+    name = unique("taken-back-py")
+    wf = Workflow(name)
+    started, cancelled = threading.Event(), threading.Event()
+
+    @wf.step(accepts=["start"], emits=["stop"], timeout=0.3 if how == "step-timeout" else None)
+    async def stuck(ctx: AsyncStepContext, ev: Event) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # never set
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    with WorkerThread(server, [wf]), connect(server) as c:
+        h = c.run(name)
+        wait_for("the step started", started.is_set)
+        if how == "handler-cancelled":
+            c.cancel(h.handler_id)
+        got = wait_done(c, h.handler_id)
+        assert got.status == (FAILED if how == "step-timeout" else CANCELLED), got
+        wait_for("the step was cancelled", cancelled.is_set)
 
 
 def test_worker_step_fails_and_retries(server: str) -> None:

@@ -9,6 +9,7 @@ engine's own. Sends and writes are kept and travel with FinishRun.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import datetime
 import inspect
@@ -237,7 +238,14 @@ class Run:
     def call_sync(self, req: worker_pb2.StepCallRequest, what: str) -> worker_pb2.StepCallResponse:
         if self.lost is not None:
             raise self.lost
-        return asyncio.run_coroutine_threadsafe(self.call(req, what), self.loop).result()
+        try:
+            return asyncio.run_coroutine_threadsafe(self.call(req, what), self.loop).result()
+        except (concurrent.futures.CancelledError, RuntimeError) as e:
+            # The worker stopped under the call (its loop cancelled the call
+            # or is closed): the run is no longer this worker's.
+            if self.lost is None and isinstance(e, RuntimeError) and not self.loop.is_closed():
+                raise
+            raise self.lost or RunCancelled("the worker stopped") from None
 
 
 # --- operations: requests and answers ------------------------------------------------
