@@ -295,12 +295,14 @@ def test_worker_run_taken_back(server: str, how: str) -> None:
 
     with WorkerThread(server, [wf]), connect(server) as c:
         h = c.run(name)
-        wait_for("the step started", started.is_set)
         if how == "handler-cancelled":
+            wait_for("the step started", started.is_set)
             c.cancel(h.handler_id)
         got = wait_done(c, h.handler_id)
         assert got.status == (FAILED if how == "step-timeout" else CANCELLED), got
-        wait_for("the step was cancelled", cancelled.is_set)
+        # (On a crowded machine the timeout may pass before the step starts.)
+        if started.is_set():
+            wait_for("the step was cancelled", cancelled.is_set)
 
 
 def test_worker_step_fails_and_retries(server: str) -> None:

@@ -224,10 +224,10 @@ class Run:
             self.marks = (len(self.sent), len(self.written))
             raise Waiting(what)
         if resp.timed_out:
-            e = WaitTimeout(resp.error or f"{what}: timed out")
+            timeout = WaitTimeout(resp.error or f"{what}: timed out")
             if resp.HasField("children"):
-                e.children = children_of(resp.children)
-            raise e
+                timeout.children = children_of(resp.children)
+            raise timeout
         if resp.error:
             err = OperationError(resp.error)
             if self.fault is None:

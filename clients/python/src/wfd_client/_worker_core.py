@@ -189,7 +189,12 @@ class Core:
             assert self.loop is not None
             delay = d.deadline.ToNanoseconds() / 1e9 - time.time()
             self.loop.call_later(max(delay, 0), t.cancel)
-        t.add_done_callback(lambda _t, rid=d.run_id: self.runs.pop(rid, None))
+        run_id = d.run_id
+
+        def forget(_: asyncio.Future[None]) -> None:
+            self.runs.pop(run_id, None)
+
+        t.add_done_callback(forget)
 
     async def execute(self, d: worker_pb2.Dispatch, worker_id: str) -> None:
         """Runs the step for d and reports its end with FinishRun, unless
