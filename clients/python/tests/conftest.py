@@ -249,3 +249,57 @@ def proxy(server: str) -> Iterator[Proxy]:
     p = Proxy(server)
     yield p
     p.close()
+
+
+# --- workers (test_worker*.py) ------------------------------------------------
+
+import threading  # noqa: E402
+import uuid  # noqa: E402
+
+from wfd_client.worker import Worker  # noqa: E402
+
+
+def unique(prefix: str) -> str:
+    """A workflow name of its own: definitions are stored per name, and a
+    name registered with one definition keeps it on the session's server."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+class WorkerThread:
+    """A Worker running in a thread of the test process until stop()."""
+
+    def __init__(self, addr: str, workflows: list[Any], **kw: Any) -> None:
+        self.worker = Worker(addr, workflows=workflows, **{"call_timeout": WAIT, **kw})
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.worker.run()
+        except BaseException as e:  # noqa: BLE001 - the test reads it
+            self.error = e
+
+    def stop(self) -> None:
+        self.worker.stop()
+        self.thread.join(WAIT)
+        assert not self.thread.is_alive(), "the worker did not stop"
+
+    def __enter__(self) -> WorkerThread:
+        """Waits until the server has registered the worker's workflows."""
+        wait_for(lambda: f"the worker connected (error: {self.error!r})", lambda: self.worker.worker_id or self.error)
+        assert self.error is None, self.error
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def worker_ids(addr: str) -> list[str]:
+    """The ids of the workers connected to the server at addr (ListWorkers)."""
+    from wfd.v1 import worker_pb2, worker_pb2_grpc
+
+    with connect(addr) as c:
+        stub = worker_pb2_grpc.WorkerServiceStub(c.channel)  # type: ignore[no-untyped-call]
+        res = stub.ListWorkers(worker_pb2.ListWorkersRequest(), timeout=WAIT)
+        return [w.worker_id for w in res.workers]

@@ -80,6 +80,26 @@ uuid module has none.
 :meth:`Client.stream` is not retried as a call: it resumes itself after the
 last sequence number it yielded, so each record arrives exactly once.
 
+Workers
+-------
+:mod:`wfd_client.worker` defines workflows in Python and serves their
+steps to the server (decorated plain or ``async`` functions)::
+
+    from wfd_client.worker import Worker, Workflow
+
+    wf = Workflow("greet-py")
+
+    @wf.step(accepts=["start"], emits=["stop"])
+    def greet(ctx, ev):
+        ctx.send("stop", {"greeting": "hello " + ev.data.get("name", "you")})
+
+    Worker("127.0.0.1:7233", workflows=[wf]).run()
+
+Its :class:`Worker`, :class:`AsyncWorker`, :class:`StepContext`,
+:class:`AsyncStepContext`, :class:`Waiting` and :class:`WaitTimeout` are
+also here (its ``Workflow`` and ``Event`` are not: those names here are the
+API's messages).
+
 Errors
 ------
 Every failed call raises a :class:`WfdError` subclass named after its gRPC
@@ -121,6 +141,7 @@ from ._common import (
 )
 from ._sync import Client, RecordStream
 from ._uuid import uuid7
+from .worker import AsyncStepContext, AsyncWorker, StepContext, Waiting, WaitTimeout, Worker
 from .errors import (
     Aborted,
     AlreadyExists,
@@ -186,4 +207,10 @@ __all__ = [
     "Unavailable",
     "DataLoss",
     "Unauthenticated",
+    "Worker",
+    "AsyncWorker",
+    "StepContext",
+    "AsyncStepContext",
+    "Waiting",
+    "WaitTimeout",
 ]
