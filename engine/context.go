@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -401,3 +403,40 @@ func (sc *StepContext) Rewind() {
 func (sc *StepContext) Blocked(on string) {
 	_, _ = sc.roundTrip(msg{kind: msgBlocked, p: &payload{key: on}})
 }
+
+// ResolvedWait is the result of one of a run's waits that an earlier run
+// resolved, by the wait's position in the run (0 for its first wait).
+type ResolvedWait struct {
+	Position int
+	Event    Event
+	TimedOut bool
+}
+
+// ResolvedWaits lists the run's waits that earlier runs resolved, by
+// position: what WaitFor, Sleep and the other waits at those positions
+// will answer at once. A server's proxy step hands them to a remote
+// worker, which then answers those waits itself.
+func (sc *StepContext) ResolvedWaits() []ResolvedWait {
+	x := sc.x
+	if len(x.item.resolved) == 0 {
+		return nil
+	}
+	prefix := x.item.ev.ID + "/" + sc.Step() + "/"
+	out := make([]ResolvedWait, 0, len(x.item.resolved))
+	for id, r := range x.item.resolved {
+		rest, ok := strings.CutPrefix(id, prefix)
+		if !ok {
+			continue
+		}
+		pos, err := strconv.Atoi(rest)
+		if err != nil {
+			continue
+		}
+		out = append(out, ResolvedWait{Position: pos, Event: r.ev, TimedOut: r.timedOut})
+	}
+	slices.SortFunc(out, func(a, b ResolvedWait) int { return a.Position - b.Position })
+	return out
+}
+
+// WaitPosition is the position the run's next wait will have.
+func (sc *StepContext) WaitPosition() int { return sc.x.waits }

@@ -42,6 +42,12 @@ type runReply struct {
 	err  error
 }
 
+// errStartOver refuses a call whose local waits the engine answered
+// otherwise: the run is dispatched again.
+func errStartOver(id string) error {
+	return fmt.Errorf("%w: run %q starts over: a wait the worker answered itself is answered otherwise here", errFailedPrecondition, id)
+}
+
 // errRunGone refuses a call for a run the proxy no longer serves.
 func errRunGone(id string) error {
 	return fmt.Errorf("%w: run %q is no longer in progress on this worker", errFailedPrecondition, id)
@@ -100,6 +106,7 @@ const blockedOnWorker = "worker"
 // lost mid-run has the run dispatched again, from the start, to another:
 // that is not an attempt (the step did not fail).
 func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, hash, step string) error {
+	local := true // the worker may answer waits itself (Dispatch.local_waits)
 	for {
 		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, attempt: sc.Attempt()}
 		w, err := r.pick(ctx, workflow, hash, wr, func(waiting bool) {
@@ -117,12 +124,22 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 		r.mu.Lock()
 		r.runs[run.id] = run
 		r.mu.Unlock()
-		lost, err := r.serve(ctx, sc, in, run, workflow)
+		lost, err := r.serve(ctx, sc, in, run, workflow, local)
 		r.mu.Lock()
 		delete(r.runs, run.id)
 		r.mu.Unlock()
 		close(run.done)
 		r.release(w)
+		if errors.Is(err, errLocalWaits) {
+			// The worker's own answer to a wait was not the engine's: the
+			// run starts over, every wait a StepCall. Not a redispatch of
+			// a lost run, not an attempt.
+			r.s.log.Warn("a worker answered a wait unlike the server; running the step again without local waits",
+				"handler", run.handlerID, "step", step, "worker", w.id, "err", err)
+			sc.Rewind()
+			local = false
+			continue
+		}
 		if !lost {
 			return err
 		}
@@ -144,9 +161,18 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 
 // serve sends run to its worker and executes the worker's calls until
 // FinishRun, the worker's loss (lost), or the end of ctx.
-func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string) (lost bool, err error) {
+func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string, local bool) (lost bool, err error) {
 	d := &wfdv1.Dispatch{RunId: run.id, HandlerId: run.handlerID, Workflow: workflow, Step: run.step,
-		Input: &wfdv1.Event{Id: in.ID, Type: in.Type, Data: in.Data}, Attempt: int32(sc.Attempt())}
+		Input: &wfdv1.Event{Id: in.ID, Type: in.Type, Data: in.Data}, Attempt: int32(sc.Attempt()), LocalWaits: local}
+	if local {
+		for _, rw := range sc.ResolvedWaits() {
+			p := &wfdv1.ResolvedWait{Position: uint32(rw.Position), TimedOut: rw.TimedOut}
+			if !rw.TimedOut {
+				p.Event = eventToProto(rw.Event, nil)
+			}
+			d.Resolved = append(d.Resolved, p)
+		}
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		d.Deadline = timestamppb.New(dl)
 	}
@@ -171,6 +197,10 @@ func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in e
 				r.stats.latency.add(time.Since(sentAt))
 			}
 			if c.fin != nil {
+				if err := applyLocalWaits(sc, c.fin.GetLocalWaits()); err != nil {
+					c.reply <- runReply{err: errStartOver(run.id)}
+					return false, err
+				}
 				err := replay(sc, c.fin)
 				c.reply <- runReply{}
 				return false, err
@@ -178,6 +208,10 @@ func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in e
 			if seq := c.req.GetSeq(); seq != 0 && seq == lastSeq {
 				c.reply <- last
 				continue
+			}
+			if err := applyLocalWaits(sc, c.req.GetLocalWaits()); err != nil {
+				c.reply <- runReply{err: errStartOver(run.id)}
+				return false, err
 			}
 			resp, err := execute(ctx, sc, c.req)
 			c.reply <- runReply{resp: resp, err: err}

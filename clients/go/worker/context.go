@@ -61,6 +61,40 @@ type remoteContext struct {
 	// fault is an operation the server refused: the run fails with it
 	// whatever the step returns, as in process.
 	fault error
+
+	// Local waits (Dispatch.local_waits): pos is the position of the
+	// run's next wait, resolved the answers the dispatch carried, pending
+	// the waits answered here since the last call, sent with the next
+	// StepCall or FinishRun.
+	local    bool
+	pos      uint32
+	resolved map[uint32]*wfdv1.ResolvedWait
+	pending  []*wfdv1.LocalWait
+}
+
+func newRemoteContext(ctx context.Context, svc wfdv1grpc.WorkerServiceClient, workerID string, d *wfdv1.Dispatch, emits map[string]bool) *remoteContext {
+	c := &remoteContext{ctx: ctx, svc: svc, workerID: workerID, d: d, emits: emits, local: d.GetLocalWaits()}
+	if len(d.GetResolved()) > 0 {
+		c.resolved = make(map[uint32]*wfdv1.ResolvedWait, len(d.GetResolved()))
+		for _, r := range d.GetResolved() {
+			c.resolved[r.GetPosition()] = r
+		}
+	}
+	return c
+}
+
+// localWait answers a WaitFor or Sleep here when the dispatch allows it:
+// from the dispatch's resolved waits, or by parking. ok is false when the
+// wait must be a StepCall.
+func (c *remoteContext) localWait(lw *wfdv1.LocalWait) (r *wfdv1.ResolvedWait, ok bool) {
+	if !c.local || c.lost != nil {
+		return nil, false
+	}
+	lw.Position = c.pos
+	c.pos++
+	r, lw.Resolved = c.resolved[lw.Position]
+	c.pending = append(c.pending, lw)
+	return r, true
 }
 
 var _ Context = (*remoteContext)(nil)
@@ -90,7 +124,13 @@ func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.St
 		return nil, c.lost
 	}
 	c.seq++
-	req.RunId, req.WorkerId, req.Seq = c.d.GetRunId(), c.workerID, c.seq
+	req.RunId, req.WorkerId, req.Seq, req.LocalWaits = c.d.GetRunId(), c.workerID, c.seq, c.pending
+	c.pending = nil
+	switch req.GetOperation().(type) {
+	case *wfdv1.StepCallRequest_WaitFor, *wfdv1.StepCallRequest_Sleep, *wfdv1.StepCallRequest_AskHuman,
+		*wfdv1.StepCallRequest_WaitForKey, *wfdv1.StepCallRequest_WaitForChildren:
+		c.pos++ // a wait: it takes the next position on the server too
+	}
 	resp, err := c.svc.StepCall(c.ctx, req)
 	switch {
 	case err != nil:
@@ -111,8 +151,18 @@ func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.St
 }
 
 func (c *remoteContext) WaitFor(typ string, opts engine.WaitOptions) (engine.Event, error) {
-	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitFor{WaitFor: &wfdv1.WaitFor{
-		Type: typ, Match: opts.Match, Timeout: dur(opts.Timeout)}}}, fmt.Sprintf("waiting for %q", typ))
+	wf := &wfdv1.WaitFor{Type: typ, Match: opts.Match, Timeout: dur(opts.Timeout)}
+	what := fmt.Sprintf("waiting for %q", typ)
+	if r, ok := c.localWait(&wfdv1.LocalWait{Kind: &wfdv1.LocalWait_WaitFor{WaitFor: wf}}); ok {
+		switch {
+		case r == nil:
+			return engine.Event{}, engine.ErrWaiting
+		case r.GetTimedOut():
+			return engine.Event{}, fmt.Errorf("%s: %w", what, engine.ErrTimeout)
+		}
+		return eventFrom(r.GetEvent()), nil
+	}
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitFor{WaitFor: wf}}, what)
 	if err != nil {
 		return engine.Event{}, err
 	}
@@ -120,6 +170,12 @@ func (c *remoteContext) WaitFor(typ string, opts engine.WaitOptions) (engine.Eve
 }
 
 func (c *remoteContext) Sleep(d time.Duration) error {
+	if r, ok := c.localWait(&wfdv1.LocalWait{Kind: &wfdv1.LocalWait_Sleep{Sleep: durationpb.New(d)}}); ok {
+		if r == nil {
+			return engine.ErrWaiting
+		}
+		return nil
+	}
 	_, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_Sleep{Sleep: durationpb.New(d)}}, "sleeping")
 	return err
 }

@@ -23,7 +23,7 @@ func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch
 		w.finish(ctx, fin)
 		return
 	}
-	rc := &remoteContext{ctx: ctx, svc: w.svc, workerID: workerID, d: d, emits: w.emits[d.GetWorkflow()][d.GetStep()]}
+	rc := newRemoteContext(ctx, w.svc, workerID, d, w.emits[d.GetWorkflow()][d.GetStep()])
 	err := call(ctx, f, rc, eventFrom(d.GetInput()))
 	if rc.lost != nil {
 		w.log.Info("worker: run abandoned", "run", d.GetRunId(), "err", rc.lost)
@@ -32,6 +32,7 @@ func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch
 	if err == nil && rc.fault != nil {
 		err = rc.fault
 	}
+	fin.LocalWaits = rc.pending
 	switch {
 	case err == nil:
 		fin.Outcome = wfdv1.Outcome_OUTCOME_OK

@@ -575,7 +575,19 @@ type Dispatch struct {
 	// 1 for the first attempt.
 	Attempt int32 `protobuf:"varint,6,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// When the step's timeout ends the run; unset: none.
-	Deadline      *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	Deadline *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// The run's waits that earlier runs resolved, by position (the first
+	// wait of a run is 0, whatever its kind: wait_for, sleep, ask_human,
+	// wait_for_key, wait_for_children), so the worker can answer a WaitFor
+	// or a Sleep at those positions itself instead of making a StepCall.
+	Resolved []*ResolvedWait `protobuf:"bytes,8,rep,name=resolved,proto3" json:"resolved,omitempty"`
+	// Set when resolved holds every resolved wait of the run: a WaitFor or
+	// Sleep at a position not in it parks, so the worker may park the run
+	// itself. Whatever a worker answers itself it reports (LocalWait) in its
+	// next StepCall or FinishRun, and the server applies it to the run
+	// first; if the server's answer differs, the run starts over on a new
+	// dispatch without local waits. Unset: make every wait a StepCall.
+	LocalWaits    bool `protobuf:"varint,9,opt,name=local_waits,json=localWaits,proto3" json:"local_waits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -659,6 +671,184 @@ func (x *Dispatch) GetDeadline() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Dispatch) GetResolved() []*ResolvedWait {
+	if x != nil {
+		return x.Resolved
+	}
+	return nil
+}
+
+func (x *Dispatch) GetLocalWaits() bool {
+	if x != nil {
+		return x.LocalWaits
+	}
+	return false
+}
+
+// ResolvedWait is the result of a wait an earlier run resolved.
+type ResolvedWait struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Position uint32                 `protobuf:"varint,1,opt,name=position,proto3" json:"position,omitempty"`
+	// The event that resolved it; unset when it timed out.
+	Event         *Event `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	TimedOut      bool   `protobuf:"varint,3,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolvedWait) Reset() {
+	*x = ResolvedWait{}
+	mi := &file_wfd_v1_worker_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolvedWait) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolvedWait) ProtoMessage() {}
+
+func (x *ResolvedWait) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_worker_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolvedWait.ProtoReflect.Descriptor instead.
+func (*ResolvedWait) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ResolvedWait) GetPosition() uint32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *ResolvedWait) GetEvent() *Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ResolvedWait) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
+// LocalWait is a WaitFor or Sleep the worker answered itself (see
+// Dispatch.local_waits).
+type LocalWait struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Position uint32                 `protobuf:"varint,1,opt,name=position,proto3" json:"position,omitempty"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*LocalWait_WaitFor
+	//	*LocalWait_Sleep
+	Kind isLocalWait_Kind `protobuf_oneof:"kind"`
+	// True: answered from Dispatch.resolved. False: the run parked on it
+	// (it is new).
+	Resolved      bool `protobuf:"varint,4,opt,name=resolved,proto3" json:"resolved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LocalWait) Reset() {
+	*x = LocalWait{}
+	mi := &file_wfd_v1_worker_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocalWait) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocalWait) ProtoMessage() {}
+
+func (x *LocalWait) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_worker_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocalWait.ProtoReflect.Descriptor instead.
+func (*LocalWait) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *LocalWait) GetPosition() uint32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *LocalWait) GetKind() isLocalWait_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *LocalWait) GetWaitFor() *WaitFor {
+	if x != nil {
+		if x, ok := x.Kind.(*LocalWait_WaitFor); ok {
+			return x.WaitFor
+		}
+	}
+	return nil
+}
+
+func (x *LocalWait) GetSleep() *durationpb.Duration {
+	if x != nil {
+		if x, ok := x.Kind.(*LocalWait_Sleep); ok {
+			return x.Sleep
+		}
+	}
+	return nil
+}
+
+func (x *LocalWait) GetResolved() bool {
+	if x != nil {
+		return x.Resolved
+	}
+	return false
+}
+
+type isLocalWait_Kind interface {
+	isLocalWait_Kind()
+}
+
+type LocalWait_WaitFor struct {
+	WaitFor *WaitFor `protobuf:"bytes,2,opt,name=wait_for,json=waitFor,proto3,oneof"`
+}
+
+type LocalWait_Sleep struct {
+	Sleep *durationpb.Duration `protobuf:"bytes,3,opt,name=sleep,proto3,oneof"`
+}
+
+func (*LocalWait_WaitFor) isLocalWait_Kind() {}
+
+func (*LocalWait_Sleep) isLocalWait_Kind() {}
+
 type StepCallRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
@@ -670,6 +860,9 @@ type StepCallRequest struct {
 	// executed twice (a second wait would get the next wait id). 0: not
 	// numbered, always executed.
 	Seq uint64 `protobuf:"varint,14,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The waits the worker answered itself since its previous call, in
+	// order; applied before the operation (Dispatch.local_waits).
+	LocalWaits []*LocalWait `protobuf:"bytes,15,rep,name=local_waits,json=localWaits,proto3" json:"local_waits,omitempty"`
 	// Types that are valid to be assigned to Operation:
 	//
 	//	*StepCallRequest_WaitFor
@@ -690,7 +883,7 @@ type StepCallRequest struct {
 
 func (x *StepCallRequest) Reset() {
 	*x = StepCallRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[7]
+	mi := &file_wfd_v1_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +895,7 @@ func (x *StepCallRequest) String() string {
 func (*StepCallRequest) ProtoMessage() {}
 
 func (x *StepCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[7]
+	mi := &file_wfd_v1_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +908,7 @@ func (x *StepCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCallRequest.ProtoReflect.Descriptor instead.
 func (*StepCallRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StepCallRequest) GetRunId() string {
@@ -737,6 +930,13 @@ func (x *StepCallRequest) GetSeq() uint64 {
 		return x.Seq
 	}
 	return 0
+}
+
+func (x *StepCallRequest) GetLocalWaits() []*LocalWait {
+	if x != nil {
+		return x.LocalWaits
+	}
+	return nil
 }
 
 func (x *StepCallRequest) GetOperation() isStepCallRequest_Operation {
@@ -927,7 +1127,7 @@ type WaitFor struct {
 
 func (x *WaitFor) Reset() {
 	*x = WaitFor{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[8]
+	mi := &file_wfd_v1_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1139,7 @@ func (x *WaitFor) String() string {
 func (*WaitFor) ProtoMessage() {}
 
 func (x *WaitFor) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[8]
+	mi := &file_wfd_v1_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1152,7 @@ func (x *WaitFor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitFor.ProtoReflect.Descriptor instead.
 func (*WaitFor) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WaitFor) GetType() string {
@@ -987,7 +1187,7 @@ type SetValue struct {
 
 func (x *SetValue) Reset() {
 	*x = SetValue{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[9]
+	mi := &file_wfd_v1_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1199,7 @@ func (x *SetValue) String() string {
 func (*SetValue) ProtoMessage() {}
 
 func (x *SetValue) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[9]
+	mi := &file_wfd_v1_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1212,7 @@ func (x *SetValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetValue.ProtoReflect.Descriptor instead.
 func (*SetValue) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SetValue) GetKey() string {
@@ -1041,7 +1241,7 @@ type Collect struct {
 
 func (x *Collect) Reset() {
 	*x = Collect{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[10]
+	mi := &file_wfd_v1_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1253,7 @@ func (x *Collect) String() string {
 func (*Collect) ProtoMessage() {}
 
 func (x *Collect) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[10]
+	mi := &file_wfd_v1_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1266,7 @@ func (x *Collect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Collect.ProtoReflect.Descriptor instead.
 func (*Collect) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Collect) GetEvent() *Event {
@@ -1097,7 +1297,7 @@ type AskHuman struct {
 
 func (x *AskHuman) Reset() {
 	*x = AskHuman{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[11]
+	mi := &file_wfd_v1_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1309,7 @@ func (x *AskHuman) String() string {
 func (*AskHuman) ProtoMessage() {}
 
 func (x *AskHuman) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[11]
+	mi := &file_wfd_v1_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1322,7 @@ func (x *AskHuman) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskHuman.ProtoReflect.Descriptor instead.
 func (*AskHuman) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AskHuman) GetTitle() string {
@@ -1172,7 +1372,7 @@ type WaitForKey struct {
 
 func (x *WaitForKey) Reset() {
 	*x = WaitForKey{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[12]
+	mi := &file_wfd_v1_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1384,7 @@ func (x *WaitForKey) String() string {
 func (*WaitForKey) ProtoMessage() {}
 
 func (x *WaitForKey) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[12]
+	mi := &file_wfd_v1_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1397,7 @@ func (x *WaitForKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForKey.ProtoReflect.Descriptor instead.
 func (*WaitForKey) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WaitForKey) GetKey() string {
@@ -1232,7 +1432,7 @@ type StartChild struct {
 
 func (x *StartChild) Reset() {
 	*x = StartChild{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[13]
+	mi := &file_wfd_v1_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1444,7 @@ func (x *StartChild) String() string {
 func (*StartChild) ProtoMessage() {}
 
 func (x *StartChild) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[13]
+	mi := &file_wfd_v1_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1457,7 @@ func (x *StartChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartChild.ProtoReflect.Descriptor instead.
 func (*StartChild) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StartChild) GetWorkflow() string {
@@ -1285,7 +1485,7 @@ type WaitForChildren struct {
 
 func (x *WaitForChildren) Reset() {
 	*x = WaitForChildren{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[14]
+	mi := &file_wfd_v1_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1497,7 @@ func (x *WaitForChildren) String() string {
 func (*WaitForChildren) ProtoMessage() {}
 
 func (x *WaitForChildren) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[14]
+	mi := &file_wfd_v1_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1510,7 @@ func (x *WaitForChildren) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForChildren.ProtoReflect.Descriptor instead.
 func (*WaitForChildren) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WaitForChildren) GetHandlerIds() []string {
@@ -1354,7 +1554,7 @@ type StepCallResponse struct {
 
 func (x *StepCallResponse) Reset() {
 	*x = StepCallResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	mi := &file_wfd_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1566,7 @@ func (x *StepCallResponse) String() string {
 func (*StepCallResponse) ProtoMessage() {}
 
 func (x *StepCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	mi := &file_wfd_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1579,7 @@ func (x *StepCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCallResponse.ProtoReflect.Descriptor instead.
 func (*StepCallResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StepCallResponse) GetWaiting() bool {
@@ -1458,7 +1658,7 @@ type ChildrenState struct {
 
 func (x *ChildrenState) Reset() {
 	*x = ChildrenState{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[16]
+	mi := &file_wfd_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1670,7 @@ func (x *ChildrenState) String() string {
 func (*ChildrenState) ProtoMessage() {}
 
 func (x *ChildrenState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[16]
+	mi := &file_wfd_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1683,7 @@ func (x *ChildrenState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildrenState.ProtoReflect.Descriptor instead.
 func (*ChildrenState) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ChildrenState) GetCompleted() []string {
@@ -1526,7 +1726,7 @@ type ChildResult struct {
 
 func (x *ChildResult) Reset() {
 	*x = ChildResult{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[17]
+	mi := &file_wfd_v1_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1738,7 @@ func (x *ChildResult) String() string {
 func (*ChildResult) ProtoMessage() {}
 
 func (x *ChildResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[17]
+	mi := &file_wfd_v1_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1751,7 @@ func (x *ChildResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildResult.ProtoReflect.Descriptor instead.
 func (*ChildResult) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChildResult) GetStatus() HandlerStatus {
@@ -1583,16 +1783,19 @@ type FinishRunRequest struct {
 	// Events the run sent, in order.
 	Sent []*Event `protobuf:"bytes,2,rep,name=sent,proto3" json:"sent,omitempty"`
 	// Events the run wrote to the stream, in order.
-	Written       []*Event `protobuf:"bytes,3,rep,name=written,proto3" json:"written,omitempty"`
-	Outcome       Outcome  `protobuf:"varint,4,opt,name=outcome,proto3,enum=wfd.v1.Outcome" json:"outcome,omitempty"`
-	ErrorMessage  string   `protobuf:"bytes,5,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	Written      []*Event `protobuf:"bytes,3,rep,name=written,proto3" json:"written,omitempty"`
+	Outcome      Outcome  `protobuf:"varint,4,opt,name=outcome,proto3,enum=wfd.v1.Outcome" json:"outcome,omitempty"`
+	ErrorMessage string   `protobuf:"bytes,5,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// The waits the worker answered itself since its last StepCall, in
+	// order (the last one may be the wait it parked on); applied first.
+	LocalWaits    []*LocalWait `protobuf:"bytes,7,rep,name=local_waits,json=localWaits,proto3" json:"local_waits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FinishRunRequest) Reset() {
 	*x = FinishRunRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[18]
+	mi := &file_wfd_v1_worker_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1807,7 @@ func (x *FinishRunRequest) String() string {
 func (*FinishRunRequest) ProtoMessage() {}
 
 func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[18]
+	mi := &file_wfd_v1_worker_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1820,7 @@ func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunRequest.ProtoReflect.Descriptor instead.
 func (*FinishRunRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FinishRunRequest) GetRunId() string {
@@ -1662,6 +1865,13 @@ func (x *FinishRunRequest) GetErrorMessage() string {
 	return ""
 }
 
+func (x *FinishRunRequest) GetLocalWaits() []*LocalWait {
+	if x != nil {
+		return x.LocalWaits
+	}
+	return nil
+}
+
 type FinishRunResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1670,7 +1880,7 @@ type FinishRunResponse struct {
 
 func (x *FinishRunResponse) Reset() {
 	*x = FinishRunResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[19]
+	mi := &file_wfd_v1_worker_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1682,7 +1892,7 @@ func (x *FinishRunResponse) String() string {
 func (*FinishRunResponse) ProtoMessage() {}
 
 func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[19]
+	mi := &file_wfd_v1_worker_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1695,7 +1905,7 @@ func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunResponse.ProtoReflect.Descriptor instead.
 func (*FinishRunResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{21}
 }
 
 type ListWorkersRequest struct {
@@ -1706,7 +1916,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[20]
+	mi := &file_wfd_v1_worker_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1928,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[20]
+	mi := &file_wfd_v1_worker_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1941,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{20}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{22}
 }
 
 type ListWorkersResponse struct {
@@ -1743,7 +1953,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[21]
+	mi := &file_wfd_v1_worker_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1965,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[21]
+	mi := &file_wfd_v1_worker_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1978,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{21}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -1793,7 +2003,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[22]
+	mi := &file_wfd_v1_worker_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +2015,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[22]
+	mi := &file_wfd_v1_worker_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +2028,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{22}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WorkerInfo) GetWorkerId() string {
@@ -1876,7 +2086,7 @@ type RunInfo struct {
 
 func (x *RunInfo) Reset() {
 	*x = RunInfo{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	mi := &file_wfd_v1_worker_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2098,7 @@ func (x *RunInfo) String() string {
 func (*RunInfo) ProtoMessage() {}
 
 func (x *RunInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	mi := &file_wfd_v1_worker_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2111,7 @@ func (x *RunInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunInfo.ProtoReflect.Descriptor instead.
 func (*RunInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{23}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RunInfo) GetRunId() string {
@@ -1972,7 +2182,7 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\theartbeat\x18\x04 \x01(\v2\x11.wfd.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
 	"\x04kind\"(\n" +
 	"\tConnected\x12\x1b\n" +
-	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xe7\x01\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xba\x02\n" +
 	"\bDispatch\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -1981,11 +2191,26 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\x04step\x18\x04 \x01(\tR\x04step\x12#\n" +
 	"\x05input\x18\x05 \x01(\v2\r.wfd.v1.EventR\x05input\x12\x18\n" +
 	"\aattempt\x18\x06 \x01(\x05R\aattempt\x126\n" +
-	"\bdeadline\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xdf\x04\n" +
+	"\bdeadline\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x120\n" +
+	"\bresolved\x18\b \x03(\v2\x14.wfd.v1.ResolvedWaitR\bresolved\x12\x1f\n" +
+	"\vlocal_waits\x18\t \x01(\bR\n" +
+	"localWaits\"l\n" +
+	"\fResolvedWait\x12\x1a\n" +
+	"\bposition\x18\x01 \x01(\rR\bposition\x12#\n" +
+	"\x05event\x18\x02 \x01(\v2\r.wfd.v1.EventR\x05event\x12\x1b\n" +
+	"\ttimed_out\x18\x03 \x01(\bR\btimedOut\"\xac\x01\n" +
+	"\tLocalWait\x12\x1a\n" +
+	"\bposition\x18\x01 \x01(\rR\bposition\x12,\n" +
+	"\bwait_for\x18\x02 \x01(\v2\x0f.wfd.v1.WaitForH\x00R\awaitFor\x121\n" +
+	"\x05sleep\x18\x03 \x01(\v2\x19.google.protobuf.DurationH\x00R\x05sleep\x12\x1a\n" +
+	"\bresolved\x18\x04 \x01(\bR\bresolvedB\x06\n" +
+	"\x04kind\"\x93\x05\n" +
 	"\x0fStepCallRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\tworker_id\x18\r \x01(\tR\bworkerId\x12\x10\n" +
-	"\x03seq\x18\x0e \x01(\x04R\x03seq\x12,\n" +
+	"\x03seq\x18\x0e \x01(\x04R\x03seq\x122\n" +
+	"\vlocal_waits\x18\x0f \x03(\v2\x11.wfd.v1.LocalWaitR\n" +
+	"localWaits\x12,\n" +
 	"\bwait_for\x18\x02 \x01(\v2\x0f.wfd.v1.WaitForH\x00R\awaitFor\x121\n" +
 	"\x05sleep\x18\x03 \x01(\v2\x19.google.protobuf.DurationH\x00R\x05sleep\x12\x12\n" +
 	"\x03get\x18\x04 \x01(\tH\x00R\x03get\x12$\n" +
@@ -2051,14 +2276,16 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\vChildResult\x12-\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x15.wfd.v1.HandlerStatusR\x06status\x12/\n" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\xe2\x01\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\x96\x02\n" +
 	"\x10FinishRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\tworker_id\x18\x06 \x01(\tR\bworkerId\x12!\n" +
 	"\x04sent\x18\x02 \x03(\v2\r.wfd.v1.EventR\x04sent\x12'\n" +
 	"\awritten\x18\x03 \x03(\v2\r.wfd.v1.EventR\awritten\x12)\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x0f.wfd.v1.OutcomeR\aoutcome\x12#\n" +
-	"\rerror_message\x18\x05 \x01(\tR\ferrorMessage\"\x13\n" +
+	"\rerror_message\x18\x05 \x01(\tR\ferrorMessage\x122\n" +
+	"\vlocal_waits\x18\a \x03(\v2\x11.wfd.v1.LocalWaitR\n" +
+	"localWaits\"\x13\n" +
 	"\x11FinishRunResponse\"\x14\n" +
 	"\x12ListWorkersRequest\"C\n" +
 	"\x13ListWorkersResponse\x12,\n" +
@@ -2102,7 +2329,7 @@ func file_wfd_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_wfd_v1_worker_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: wfd.v1.Outcome
 	(*WorkflowDefinition)(nil),    // 1: wfd.v1.WorkflowDefinition
@@ -2112,95 +2339,103 @@ var file_wfd_v1_worker_proto_goTypes = []any{
 	(*ConnectResponse)(nil),       // 5: wfd.v1.ConnectResponse
 	(*Connected)(nil),             // 6: wfd.v1.Connected
 	(*Dispatch)(nil),              // 7: wfd.v1.Dispatch
-	(*StepCallRequest)(nil),       // 8: wfd.v1.StepCallRequest
-	(*WaitFor)(nil),               // 9: wfd.v1.WaitFor
-	(*SetValue)(nil),              // 10: wfd.v1.SetValue
-	(*Collect)(nil),               // 11: wfd.v1.Collect
-	(*AskHuman)(nil),              // 12: wfd.v1.AskHuman
-	(*WaitForKey)(nil),            // 13: wfd.v1.WaitForKey
-	(*StartChild)(nil),            // 14: wfd.v1.StartChild
-	(*WaitForChildren)(nil),       // 15: wfd.v1.WaitForChildren
-	(*StepCallResponse)(nil),      // 16: wfd.v1.StepCallResponse
-	(*ChildrenState)(nil),         // 17: wfd.v1.ChildrenState
-	(*ChildResult)(nil),           // 18: wfd.v1.ChildResult
-	(*FinishRunRequest)(nil),      // 19: wfd.v1.FinishRunRequest
-	(*FinishRunResponse)(nil),     // 20: wfd.v1.FinishRunResponse
-	(*ListWorkersRequest)(nil),    // 21: wfd.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),   // 22: wfd.v1.ListWorkersResponse
-	(*WorkerInfo)(nil),            // 23: wfd.v1.WorkerInfo
-	(*RunInfo)(nil),               // 24: wfd.v1.RunInfo
-	nil,                           // 25: wfd.v1.ChildrenState.ResultsEntry
-	(*EventType)(nil),             // 26: wfd.v1.EventType
-	(*structpb.Struct)(nil),       // 27: google.protobuf.Struct
-	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
-	(*Heartbeat)(nil),             // 29: wfd.v1.Heartbeat
-	(*Event)(nil),                 // 30: wfd.v1.Event
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 32: google.protobuf.Value
-	(HandlerStatus)(0),            // 33: wfd.v1.HandlerStatus
+	(*ResolvedWait)(nil),          // 8: wfd.v1.ResolvedWait
+	(*LocalWait)(nil),             // 9: wfd.v1.LocalWait
+	(*StepCallRequest)(nil),       // 10: wfd.v1.StepCallRequest
+	(*WaitFor)(nil),               // 11: wfd.v1.WaitFor
+	(*SetValue)(nil),              // 12: wfd.v1.SetValue
+	(*Collect)(nil),               // 13: wfd.v1.Collect
+	(*AskHuman)(nil),              // 14: wfd.v1.AskHuman
+	(*WaitForKey)(nil),            // 15: wfd.v1.WaitForKey
+	(*StartChild)(nil),            // 16: wfd.v1.StartChild
+	(*WaitForChildren)(nil),       // 17: wfd.v1.WaitForChildren
+	(*StepCallResponse)(nil),      // 18: wfd.v1.StepCallResponse
+	(*ChildrenState)(nil),         // 19: wfd.v1.ChildrenState
+	(*ChildResult)(nil),           // 20: wfd.v1.ChildResult
+	(*FinishRunRequest)(nil),      // 21: wfd.v1.FinishRunRequest
+	(*FinishRunResponse)(nil),     // 22: wfd.v1.FinishRunResponse
+	(*ListWorkersRequest)(nil),    // 23: wfd.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),   // 24: wfd.v1.ListWorkersResponse
+	(*WorkerInfo)(nil),            // 25: wfd.v1.WorkerInfo
+	(*RunInfo)(nil),               // 26: wfd.v1.RunInfo
+	nil,                           // 27: wfd.v1.ChildrenState.ResultsEntry
+	(*EventType)(nil),             // 28: wfd.v1.EventType
+	(*structpb.Struct)(nil),       // 29: google.protobuf.Struct
+	(*durationpb.Duration)(nil),   // 30: google.protobuf.Duration
+	(*Heartbeat)(nil),             // 31: wfd.v1.Heartbeat
+	(*Event)(nil),                 // 32: wfd.v1.Event
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 34: google.protobuf.Value
+	(HandlerStatus)(0),            // 35: wfd.v1.HandlerStatus
 }
 var file_wfd_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: wfd.v1.WorkflowDefinition.steps:type_name -> wfd.v1.StepDefinition
-	26, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
-	27, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
-	28, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
+	28, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
+	29, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
+	30, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
 	3,  // 4: wfd.v1.StepDefinition.retry:type_name -> wfd.v1.RetryPolicy
-	28, // 5: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
-	28, // 6: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
-	28, // 7: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
+	30, // 5: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
+	30, // 6: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
+	30, // 7: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
 	1,  // 8: wfd.v1.ConnectRequest.workflows:type_name -> wfd.v1.WorkflowDefinition
 	6,  // 9: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
 	7,  // 10: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
-	29, // 11: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	30, // 12: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
-	31, // 13: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
-	9,  // 14: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
-	28, // 15: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
-	10, // 16: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
-	11, // 17: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
-	10, // 18: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
-	12, // 19: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
-	13, // 20: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
-	14, // 21: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
-	15, // 22: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
-	27, // 23: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
-	28, // 24: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
-	32, // 25: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
-	30, // 26: wfd.v1.Collect.event:type_name -> wfd.v1.Event
-	27, // 27: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
-	28, // 28: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
-	31, // 29: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
-	28, // 30: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
-	27, // 31: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
-	28, // 32: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
-	30, // 33: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
-	32, // 34: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
-	30, // 35: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
-	17, // 36: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
-	25, // 37: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
-	33, // 38: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
-	27, // 39: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	30, // 40: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
-	30, // 41: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
-	0,  // 42: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
-	23, // 43: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
-	24, // 44: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
-	31, // 45: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
-	31, // 46: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
-	18, // 47: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
-	4,  // 48: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
-	8,  // 49: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
-	19, // 50: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
-	21, // 51: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
-	5,  // 52: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
-	16, // 53: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
-	20, // 54: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
-	22, // 55: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
-	52, // [52:56] is the sub-list for method output_type
-	48, // [48:52] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	31, // 11: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	32, // 12: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
+	33, // 13: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 14: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
+	32, // 15: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
+	11, // 16: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
+	30, // 17: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
+	9,  // 18: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
+	11, // 19: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
+	30, // 20: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
+	12, // 21: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
+	13, // 22: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
+	12, // 23: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
+	14, // 24: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
+	15, // 25: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
+	16, // 26: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
+	17, // 27: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
+	29, // 28: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
+	30, // 29: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
+	34, // 30: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
+	32, // 31: wfd.v1.Collect.event:type_name -> wfd.v1.Event
+	29, // 32: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
+	30, // 33: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
+	33, // 34: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
+	30, // 35: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
+	29, // 36: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
+	30, // 37: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
+	32, // 38: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
+	34, // 39: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
+	32, // 40: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
+	19, // 41: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
+	27, // 42: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
+	35, // 43: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
+	29, // 44: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	32, // 45: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
+	32, // 46: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
+	0,  // 47: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
+	9,  // 48: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
+	25, // 49: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
+	26, // 50: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
+	33, // 51: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
+	33, // 52: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
+	20, // 53: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
+	4,  // 54: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
+	10, // 55: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
+	21, // 56: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
+	23, // 57: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
+	5,  // 58: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
+	18, // 59: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
+	22, // 60: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
+	24, // 61: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
+	58, // [58:62] is the sub-list for method output_type
+	54, // [54:58] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_worker_proto_init() }
@@ -2216,7 +2451,11 @@ func file_wfd_v1_worker_proto_init() {
 		(*ConnectResponse_CancelRunId)(nil),
 		(*ConnectResponse_Heartbeat)(nil),
 	}
-	file_wfd_v1_worker_proto_msgTypes[7].OneofWrappers = []any{
+	file_wfd_v1_worker_proto_msgTypes[8].OneofWrappers = []any{
+		(*LocalWait_WaitFor)(nil),
+		(*LocalWait_Sleep)(nil),
+	}
+	file_wfd_v1_worker_proto_msgTypes[9].OneofWrappers = []any{
 		(*StepCallRequest_WaitFor)(nil),
 		(*StepCallRequest_Sleep)(nil),
 		(*StepCallRequest_Get)(nil),
@@ -2235,7 +2474,7 @@ func file_wfd_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_worker_proto_rawDesc), len(file_wfd_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

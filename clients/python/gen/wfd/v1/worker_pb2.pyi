@@ -100,7 +100,7 @@ class Connected(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ...) -> None: ...
 
 class Dispatch(_message.Message):
-    __slots__ = ("run_id", "handler_id", "workflow", "step", "input", "attempt", "deadline")
+    __slots__ = ("run_id", "handler_id", "workflow", "step", "input", "attempt", "deadline", "resolved", "local_waits")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +108,8 @@ class Dispatch(_message.Message):
     INPUT_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_WAITS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     handler_id: str
     workflow: str
@@ -115,13 +117,38 @@ class Dispatch(_message.Message):
     input: _handler_pb2.Event
     attempt: int
     deadline: _timestamp_pb2.Timestamp
-    def __init__(self, run_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., input: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., attempt: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    resolved: _containers.RepeatedCompositeFieldContainer[ResolvedWait]
+    local_waits: bool
+    def __init__(self, run_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., input: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., attempt: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved: _Optional[_Iterable[_Union[ResolvedWait, _Mapping]]] = ..., local_waits: _Optional[bool] = ...) -> None: ...
+
+class ResolvedWait(_message.Message):
+    __slots__ = ("position", "event", "timed_out")
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    position: int
+    event: _handler_pb2.Event
+    timed_out: bool
+    def __init__(self, position: _Optional[int] = ..., event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., timed_out: _Optional[bool] = ...) -> None: ...
+
+class LocalWait(_message.Message):
+    __slots__ = ("position", "wait_for", "sleep", "resolved")
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_FIELD_NUMBER: _ClassVar[int]
+    SLEEP_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_FIELD_NUMBER: _ClassVar[int]
+    position: int
+    wait_for: WaitFor
+    sleep: _duration_pb2.Duration
+    resolved: bool
+    def __init__(self, position: _Optional[int] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., resolved: _Optional[bool] = ...) -> None: ...
 
 class StepCallRequest(_message.Message):
-    __slots__ = ("run_id", "worker_id", "seq", "wait_for", "sleep", "get", "set", "collect", "once_get", "once_put", "ask_human", "wait_for_key", "start_child", "wait_for_children")
+    __slots__ = ("run_id", "worker_id", "seq", "local_waits", "wait_for", "sleep", "get", "set", "collect", "once_get", "once_put", "ask_human", "wait_for_key", "start_child", "wait_for_children")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_WAITS_FIELD_NUMBER: _ClassVar[int]
     WAIT_FOR_FIELD_NUMBER: _ClassVar[int]
     SLEEP_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +163,7 @@ class StepCallRequest(_message.Message):
     run_id: str
     worker_id: str
     seq: int
+    local_waits: _containers.RepeatedCompositeFieldContainer[LocalWait]
     wait_for: WaitFor
     sleep: _duration_pb2.Duration
     get: str
@@ -147,7 +175,7 @@ class StepCallRequest(_message.Message):
     wait_for_key: WaitForKey
     start_child: StartChild
     wait_for_children: WaitForChildren
-    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., seq: _Optional[int] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., get: _Optional[str] = ..., set: _Optional[_Union[SetValue, _Mapping]] = ..., collect: _Optional[_Union[Collect, _Mapping]] = ..., once_get: _Optional[str] = ..., once_put: _Optional[_Union[SetValue, _Mapping]] = ..., ask_human: _Optional[_Union[AskHuman, _Mapping]] = ..., wait_for_key: _Optional[_Union[WaitForKey, _Mapping]] = ..., start_child: _Optional[_Union[StartChild, _Mapping]] = ..., wait_for_children: _Optional[_Union[WaitForChildren, _Mapping]] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., seq: _Optional[int] = ..., local_waits: _Optional[_Iterable[_Union[LocalWait, _Mapping]]] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., get: _Optional[str] = ..., set: _Optional[_Union[SetValue, _Mapping]] = ..., collect: _Optional[_Union[Collect, _Mapping]] = ..., once_get: _Optional[str] = ..., once_put: _Optional[_Union[SetValue, _Mapping]] = ..., ask_human: _Optional[_Union[AskHuman, _Mapping]] = ..., wait_for_key: _Optional[_Union[WaitForKey, _Mapping]] = ..., start_child: _Optional[_Union[StartChild, _Mapping]] = ..., wait_for_children: _Optional[_Union[WaitForChildren, _Mapping]] = ...) -> None: ...
 
 class WaitFor(_message.Message):
     __slots__ = ("type", "match", "timeout")
@@ -267,20 +295,22 @@ class ChildResult(_message.Message):
     def __init__(self, status: _Optional[_Union[_handler_pb2.HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class FinishRunRequest(_message.Message):
-    __slots__ = ("run_id", "worker_id", "sent", "written", "outcome", "error_message")
+    __slots__ = ("run_id", "worker_id", "sent", "written", "outcome", "error_message", "local_waits")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     SENT_FIELD_NUMBER: _ClassVar[int]
     WRITTEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_WAITS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     worker_id: str
     sent: _containers.RepeatedCompositeFieldContainer[_handler_pb2.Event]
     written: _containers.RepeatedCompositeFieldContainer[_handler_pb2.Event]
     outcome: Outcome
     error_message: str
-    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., sent: _Optional[_Iterable[_Union[_handler_pb2.Event, _Mapping]]] = ..., written: _Optional[_Iterable[_Union[_handler_pb2.Event, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., error_message: _Optional[str] = ...) -> None: ...
+    local_waits: _containers.RepeatedCompositeFieldContainer[LocalWait]
+    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., sent: _Optional[_Iterable[_Union[_handler_pb2.Event, _Mapping]]] = ..., written: _Optional[_Iterable[_Union[_handler_pb2.Event, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., error_message: _Optional[str] = ..., local_waits: _Optional[_Iterable[_Union[LocalWait, _Mapping]]] = ...) -> None: ...
 
 class FinishRunResponse(_message.Message):
     __slots__ = ()

@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/worker.proto.
  */
 export const file_wfd_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChN3ZmQvdjEvd29ya2VyLnByb3RvEgZ3ZmQudjEi/wEKEldvcmtmbG93RGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYud2ZkLnYxLlN0ZXBEZWZpbml0aW9uEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAQgAygJEiYKC2V2ZW50X3R5cGVzGAUgAygLMhEud2ZkLnYxLkV2ZW50VHlwZRItCgxpbnB1dF9zY2hlbWEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24inwEKDlN0ZXBEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSDwoHYWNjZXB0cxgCIAMoCRINCgVlbWl0cxgDIAMoCRIPCgd3b3JrZXJzGAQgASgFEiIKBXJldHJ5GAUgASgLMhMud2ZkLnYxLlJldHJ5UG9saWN5EioKB3RpbWVvdXQYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24imwEKC1JldHJ5UG9saWN5EhQKDG1heF9hdHRlbXB0cxgBIAEoBRIyCg9pbml0aWFsX2JhY2tvZmYYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoLbWF4X2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEgoKbXVsdGlwbGllchgEIAEoASJfCg5Db25uZWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCG1heF9ydW5zGAIgASgFEi0KCXdvcmtmbG93cxgDIAMoCzIaLndmZC52MS5Xb3JrZmxvd0RlZmluaXRpb24iqAEKD0Nvbm5lY3RSZXNwb25zZRImCgljb25uZWN0ZWQYASABKAsyES53ZmQudjEuQ29ubmVjdGVkSAASJAoIZGlzcGF0Y2gYAiABKAsyEC53ZmQudjEuRGlzcGF0Y2hIABIXCg1jYW5jZWxfcnVuX2lkGAMgASgJSAASJgoJaGVhcnRiZWF0GAQgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHgoJQ29ubmVjdGVkEhEKCXdvcmtlcl9pZBgBIAEoCSKrAQoIRGlzcGF0Y2gSDgoGcnVuX2lkGAEgASgJEhIKCmhhbmRsZXJfaWQYAiABKAkSEAoId29ya2Zsb3cYAyABKAkSDAoEc3RlcBgEIAEoCRIcCgVpbnB1dBgFIAEoCzINLndmZC52MS5FdmVudBIPCgdhdHRlbXB0GAYgASgFEiwKCGRlYWRsaW5lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLhAwoPU3RlcENhbGxSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYDSABKAkSCwoDc2VxGA4gASgEEiMKCHdhaXRfZm9yGAIgASgLMg8ud2ZkLnYxLldhaXRGb3JIABIqCgVzbGVlcBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkgAEg0KA2dldBgEIAEoCUgAEh8KA3NldBgFIAEoCzIQLndmZC52MS5TZXRWYWx1ZUgAEiIKB2NvbGxlY3QYBiABKAsyDy53ZmQudjEuQ29sbGVjdEgAEhIKCG9uY2VfZ2V0GAcgASgJSAASJAoIb25jZV9wdXQYCCABKAsyEC53ZmQudjEuU2V0VmFsdWVIABIlCglhc2tfaHVtYW4YCSABKAsyEC53ZmQudjEuQXNrSHVtYW5IABIqCgx3YWl0X2Zvcl9rZXkYCiABKAsyEi53ZmQudjEuV2FpdEZvcktleUgAEikKC3N0YXJ0X2NoaWxkGAsgASgLMhIud2ZkLnYxLlN0YXJ0Q2hpbGRIABI0ChF3YWl0X2Zvcl9jaGlsZHJlbhgMIAEoCzIXLndmZC52MS5XYWl0Rm9yQ2hpbGRyZW5IAEILCglvcGVyYXRpb24iawoHV2FpdEZvchIMCgR0eXBlGAEgASgJEiYKBW1hdGNoGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIj4KCFNldFZhbHVlEgsKA2tleRgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSI2CgdDb2xsZWN0EhwKBWV2ZW50GAEgASgLMg0ud2ZkLnYxLkV2ZW50Eg0KBXR5cGVzGAIgAygJIp0BCghBc2tIdW1hbhINCgV0aXRsZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIuCg1hbnN3ZXJfc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghhc3NpZ25lZRgEIAEoCRIrCghkZWFkbGluZRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJwCgpXYWl0Rm9yS2V5EgsKA2tleRgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJGCgpTdGFydENoaWxkEhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJSCg9XYWl0Rm9yQ2hpbGRyZW4SEwoLaGFuZGxlcl9pZHMYASADKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiLzAQoQU3RlcENhbGxSZXNwb25zZRIPCgd3YWl0aW5nGAEgASgIEhEKCXRpbWVkX291dBgCIAEoCBIcCgVldmVudBgDIAEoCzINLndmZC52MS5FdmVudBIlCgV2YWx1ZRgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVmb3VuZBgFIAEoCBIdCgZldmVudHMYBiADKAsyDS53ZmQudjEuRXZlbnQSEAoIY2hpbGRfaWQYByABKAkSJwoIY2hpbGRyZW4YCCABKAsyFS53ZmQudjEuQ2hpbGRyZW5TdGF0ZRINCgVlcnJvchgJIAEoCSK9AQoNQ2hpbGRyZW5TdGF0ZRIRCgljb21wbGV0ZWQYASADKAkSDgoGZmFpbGVkGAIgAygJEg8KB3BlbmRpbmcYAyADKAkSMwoHcmVzdWx0cxgEIAMoCzIiLndmZC52MS5DaGlsZHJlblN0YXRlLlJlc3VsdHNFbnRyeRpDCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEiIKBXZhbHVlGAIgASgLMhMud2ZkLnYxLkNoaWxkUmVzdWx0OgI4ASJsCgtDaGlsZFJlc3VsdBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIqsBChBGaW5pc2hSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYBiABKAkSGwoEc2VudBgCIAMoCzINLndmZC52MS5FdmVudBIeCgd3cml0dGVuGAMgAygLMg0ud2ZkLnYxLkV2ZW50EiAKB291dGNvbWUYBCABKA4yDy53ZmQudjEuT3V0Y29tZRIVCg1lcnJvcl9tZXNzYWdlGAUgASgJIhMKEUZpbmlzaFJ1blJlc3BvbnNlIhQKEkxpc3RXb3JrZXJzUmVxdWVzdCI6ChNMaXN0V29ya2Vyc1Jlc3BvbnNlEiMKB3dvcmtlcnMYASADKAsyEi53ZmQudjEuV29ya2VySW5mbyKjAQoKV29ya2VySW5mbxIRCgl3b3JrZXJfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCgl3b3JrZmxvd3MYAyADKAkSEAoIbWF4X3J1bnMYBCABKAUSHQoEcnVucxgFIAMoCzIPLndmZC52MS5SdW5JbmZvEjAKDGNvbm5lY3RlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiZgoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIMCgRzdGVwGAMgASgJEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpaCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESEwoPT1VUQ09NRV9XQUlUSU5HEAISEQoNT1VUQ09NRV9FUlJPUhADMpsCCg1Xb3JrZXJTZXJ2aWNlEjwKB0Nvbm5lY3QSFi53ZmQudjEuQ29ubmVjdFJlcXVlc3QaFy53ZmQudjEuQ29ubmVjdFJlc3BvbnNlMAESPQoIU3RlcENhbGwSFy53ZmQudjEuU3RlcENhbGxSZXF1ZXN0Ghgud2ZkLnYxLlN0ZXBDYWxsUmVzcG9uc2USQAoJRmluaXNoUnVuEhgud2ZkLnYxLkZpbmlzaFJ1blJlcXVlc3QaGS53ZmQudjEuRmluaXNoUnVuUmVzcG9uc2USSwoLTGlzdFdvcmtlcnMSGi53ZmQudjEuTGlzdFdvcmtlcnNSZXF1ZXN0Ghsud2ZkLnYxLkxpc3RXb3JrZXJzUmVzcG9uc2UiA5ACAUIpWidnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvdjE7d2ZkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_service]);
+  fileDesc("ChN3ZmQvdjEvd29ya2VyLnByb3RvEgZ3ZmQudjEi/wEKEldvcmtmbG93RGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYud2ZkLnYxLlN0ZXBEZWZpbml0aW9uEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAQgAygJEiYKC2V2ZW50X3R5cGVzGAUgAygLMhEud2ZkLnYxLkV2ZW50VHlwZRItCgxpbnB1dF9zY2hlbWEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24inwEKDlN0ZXBEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSDwoHYWNjZXB0cxgCIAMoCRINCgVlbWl0cxgDIAMoCRIPCgd3b3JrZXJzGAQgASgFEiIKBXJldHJ5GAUgASgLMhMud2ZkLnYxLlJldHJ5UG9saWN5EioKB3RpbWVvdXQYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24imwEKC1JldHJ5UG9saWN5EhQKDG1heF9hdHRlbXB0cxgBIAEoBRIyCg9pbml0aWFsX2JhY2tvZmYYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoLbWF4X2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEgoKbXVsdGlwbGllchgEIAEoASJfCg5Db25uZWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCG1heF9ydW5zGAIgASgFEi0KCXdvcmtmbG93cxgDIAMoCzIaLndmZC52MS5Xb3JrZmxvd0RlZmluaXRpb24iqAEKD0Nvbm5lY3RSZXNwb25zZRImCgljb25uZWN0ZWQYASABKAsyES53ZmQudjEuQ29ubmVjdGVkSAASJAoIZGlzcGF0Y2gYAiABKAsyEC53ZmQudjEuRGlzcGF0Y2hIABIXCg1jYW5jZWxfcnVuX2lkGAMgASgJSAASJgoJaGVhcnRiZWF0GAQgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHgoJQ29ubmVjdGVkEhEKCXdvcmtlcl9pZBgBIAEoCSLoAQoIRGlzcGF0Y2gSDgoGcnVuX2lkGAEgASgJEhIKCmhhbmRsZXJfaWQYAiABKAkSEAoId29ya2Zsb3cYAyABKAkSDAoEc3RlcBgEIAEoCRIcCgVpbnB1dBgFIAEoCzINLndmZC52MS5FdmVudBIPCgdhdHRlbXB0GAYgASgFEiwKCGRlYWRsaW5lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCghyZXNvbHZlZBgIIAMoCzIULndmZC52MS5SZXNvbHZlZFdhaXQSEwoLbG9jYWxfd2FpdHMYCSABKAgiUQoMUmVzb2x2ZWRXYWl0EhAKCHBvc2l0aW9uGAEgASgNEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhEKCXRpbWVkX291dBgDIAEoCCKIAQoJTG9jYWxXYWl0EhAKCHBvc2l0aW9uGAEgASgNEiMKCHdhaXRfZm9yGAIgASgLMg8ud2ZkLnYxLldhaXRGb3JIABIqCgVzbGVlcBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkgAEhAKCHJlc29sdmVkGAQgASgIQgYKBGtpbmQiiQQKD1N0ZXBDYWxsUmVxdWVzdBIOCgZydW5faWQYASABKAkSEQoJd29ya2VyX2lkGA0gASgJEgsKA3NlcRgOIAEoBBImCgtsb2NhbF93YWl0cxgPIAMoCzIRLndmZC52MS5Mb2NhbFdhaXQSIwoId2FpdF9mb3IYAiABKAsyDy53ZmQudjEuV2FpdEZvckgAEioKBXNsZWVwGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uSAASDQoDZ2V0GAQgASgJSAASHwoDc2V0GAUgASgLMhAud2ZkLnYxLlNldFZhbHVlSAASIgoHY29sbGVjdBgGIAEoCzIPLndmZC52MS5Db2xsZWN0SAASEgoIb25jZV9nZXQYByABKAlIABIkCghvbmNlX3B1dBgIIAEoCzIQLndmZC52MS5TZXRWYWx1ZUgAEiUKCWFza19odW1hbhgJIAEoCzIQLndmZC52MS5Bc2tIdW1hbkgAEioKDHdhaXRfZm9yX2tleRgKIAEoCzISLndmZC52MS5XYWl0Rm9yS2V5SAASKQoLc3RhcnRfY2hpbGQYCyABKAsyEi53ZmQudjEuU3RhcnRDaGlsZEgAEjQKEXdhaXRfZm9yX2NoaWxkcmVuGAwgASgLMhcud2ZkLnYxLldhaXRGb3JDaGlsZHJlbkgAQgsKCW9wZXJhdGlvbiJrCgdXYWl0Rm9yEgwKBHR5cGUYASABKAkSJgoFbWF0Y2gYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKB3RpbWVvdXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iPgoIU2V0VmFsdWUSCwoDa2V5GAEgASgJEiUKBXZhbHVlGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIjYKB0NvbGxlY3QSHAoFZXZlbnQYASABKAsyDS53ZmQudjEuRXZlbnQSDQoFdHlwZXMYAiADKAkinQEKCEFza0h1bWFuEg0KBXRpdGxlGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEi4KDWFuc3dlcl9zY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGFzc2lnbmVlGAQgASgJEisKCGRlYWRsaW5lGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uInAKCldhaXRGb3JLZXkSCwoDa2V5GAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkYKClN0YXJ0Q2hpbGQSEAoId29ya2Zsb3cYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlIKD1dhaXRGb3JDaGlsZHJlbhITCgtoYW5kbGVyX2lkcxgBIAMoCRIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIvMBChBTdGVwQ2FsbFJlc3BvbnNlEg8KB3dhaXRpbmcYASABKAgSEQoJdGltZWRfb3V0GAIgASgIEhwKBWV2ZW50GAMgASgLMg0ud2ZkLnYxLkV2ZW50EiUKBXZhbHVlGAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg0KBWZvdW5kGAUgASgIEh0KBmV2ZW50cxgGIAMoCzINLndmZC52MS5FdmVudBIQCghjaGlsZF9pZBgHIAEoCRInCghjaGlsZHJlbhgIIAEoCzIVLndmZC52MS5DaGlsZHJlblN0YXRlEg0KBWVycm9yGAkgASgJIr0BCg1DaGlsZHJlblN0YXRlEhEKCWNvbXBsZXRlZBgBIAMoCRIOCgZmYWlsZWQYAiADKAkSDwoHcGVuZGluZxgDIAMoCRIzCgdyZXN1bHRzGAQgAygLMiIud2ZkLnYxLkNoaWxkcmVuU3RhdGUuUmVzdWx0c0VudHJ5GkMKDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSIgoFdmFsdWUYAiABKAsyEy53ZmQudjEuQ2hpbGRSZXN1bHQ6AjgBImwKC0NoaWxkUmVzdWx0EiUKBnN0YXR1cxgBIAEoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEicKBnJlc3VsdBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYAyABKAki0wEKEEZpbmlzaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCXdvcmtlcl9pZBgGIAEoCRIbCgRzZW50GAIgAygLMg0ud2ZkLnYxLkV2ZW50Eh4KB3dyaXR0ZW4YAyADKAsyDS53ZmQudjEuRXZlbnQSIAoHb3V0Y29tZRgEIAEoDjIPLndmZC52MS5PdXRjb21lEhUKDWVycm9yX21lc3NhZ2UYBSABKAkSJgoLbG9jYWxfd2FpdHMYByADKAsyES53ZmQudjEuTG9jYWxXYWl0IhMKEUZpbmlzaFJ1blJlc3BvbnNlIhQKEkxpc3RXb3JrZXJzUmVxdWVzdCI6ChNMaXN0V29ya2Vyc1Jlc3BvbnNlEiMKB3dvcmtlcnMYASADKAsyEi53ZmQudjEuV29ya2VySW5mbyKjAQoKV29ya2VySW5mbxIRCgl3b3JrZXJfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCgl3b3JrZmxvd3MYAyADKAkSEAoIbWF4X3J1bnMYBCABKAUSHQoEcnVucxgFIAMoCzIPLndmZC52MS5SdW5JbmZvEjAKDGNvbm5lY3RlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiZgoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIMCgRzdGVwGAMgASgJEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpaCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESEwoPT1VUQ09NRV9XQUlUSU5HEAISEQoNT1VUQ09NRV9FUlJPUhADMpsCCg1Xb3JrZXJTZXJ2aWNlEjwKB0Nvbm5lY3QSFi53ZmQudjEuQ29ubmVjdFJlcXVlc3QaFy53ZmQudjEuQ29ubmVjdFJlc3BvbnNlMAESPQoIU3RlcENhbGwSFy53ZmQudjEuU3RlcENhbGxSZXF1ZXN0Ghgud2ZkLnYxLlN0ZXBDYWxsUmVzcG9uc2USQAoJRmluaXNoUnVuEhgud2ZkLnYxLkZpbmlzaFJ1blJlcXVlc3QaGS53ZmQudjEuRmluaXNoUnVuUmVzcG9uc2USSwoLTGlzdFdvcmtlcnMSGi53ZmQudjEuTGlzdFdvcmtlcnNSZXF1ZXN0Ghsud2ZkLnYxLkxpc3RXb3JrZXJzUmVzcG9uc2UiA5ACAUIpWidnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvdjE7d2ZkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_service]);
 
 /**
  * WorkflowDefinition is a workflow served by a worker; it maps 1:1 onto the
@@ -308,6 +308,28 @@ export type Dispatch = Message<"wfd.v1.Dispatch"> & {
    * @generated from field: google.protobuf.Timestamp deadline = 7;
    */
   deadline?: Timestamp | undefined;
+
+  /**
+   * The run's waits that earlier runs resolved, by position (the first
+   * wait of a run is 0, whatever its kind: wait_for, sleep, ask_human,
+   * wait_for_key, wait_for_children), so the worker can answer a WaitFor
+   * or a Sleep at those positions itself instead of making a StepCall.
+   *
+   * @generated from field: repeated wfd.v1.ResolvedWait resolved = 8;
+   */
+  resolved: ResolvedWait[];
+
+  /**
+   * Set when resolved holds every resolved wait of the run: a WaitFor or
+   * Sleep at a position not in it parks, so the worker may park the run
+   * itself. Whatever a worker answers itself it reports (LocalWait) in its
+   * next StepCall or FinishRun, and the server applies it to the run
+   * first; if the server's answer differs, the run starts over on a new
+   * dispatch without local waits. Unset: make every wait a StepCall.
+   *
+   * @generated from field: bool local_waits = 9;
+   */
+  localWaits: boolean;
 };
 
 /**
@@ -316,6 +338,82 @@ export type Dispatch = Message<"wfd.v1.Dispatch"> & {
  */
 export const DispatchSchema: GenMessage<Dispatch> = /*@__PURE__*/
   messageDesc(file_wfd_v1_worker, 6);
+
+/**
+ * ResolvedWait is the result of a wait an earlier run resolved.
+ *
+ * @generated from message wfd.v1.ResolvedWait
+ */
+export type ResolvedWait = Message<"wfd.v1.ResolvedWait"> & {
+  /**
+   * @generated from field: uint32 position = 1;
+   */
+  position: number;
+
+  /**
+   * The event that resolved it; unset when it timed out.
+   *
+   * @generated from field: wfd.v1.Event event = 2;
+   */
+  event?: Event | undefined;
+
+  /**
+   * @generated from field: bool timed_out = 3;
+   */
+  timedOut: boolean;
+};
+
+/**
+ * Describes the message wfd.v1.ResolvedWait.
+ * Use `create(ResolvedWaitSchema)` to create a new message.
+ */
+export const ResolvedWaitSchema: GenMessage<ResolvedWait> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_worker, 7);
+
+/**
+ * LocalWait is a WaitFor or Sleep the worker answered itself (see
+ * Dispatch.local_waits).
+ *
+ * @generated from message wfd.v1.LocalWait
+ */
+export type LocalWait = Message<"wfd.v1.LocalWait"> & {
+  /**
+   * @generated from field: uint32 position = 1;
+   */
+  position: number;
+
+  /**
+   * @generated from oneof wfd.v1.LocalWait.kind
+   */
+  kind: {
+    /**
+     * @generated from field: wfd.v1.WaitFor wait_for = 2;
+     */
+    value: WaitFor;
+    case: "waitFor";
+  } | {
+    /**
+     * @generated from field: google.protobuf.Duration sleep = 3;
+     */
+    value: Duration;
+    case: "sleep";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * True: answered from Dispatch.resolved. False: the run parked on it
+   * (it is new).
+   *
+   * @generated from field: bool resolved = 4;
+   */
+  resolved: boolean;
+};
+
+/**
+ * Describes the message wfd.v1.LocalWait.
+ * Use `create(LocalWaitSchema)` to create a new message.
+ */
+export const LocalWaitSchema: GenMessage<LocalWait> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_worker, 8);
 
 /**
  * @generated from message wfd.v1.StepCallRequest
@@ -343,6 +441,14 @@ export type StepCallRequest = Message<"wfd.v1.StepCallRequest"> & {
    * @generated from field: uint64 seq = 14;
    */
   seq: bigint;
+
+  /**
+   * The waits the worker answered itself since its previous call, in
+   * order; applied before the operation (Dispatch.local_waits).
+   *
+   * @generated from field: repeated wfd.v1.LocalWait local_waits = 15;
+   */
+  localWaits: LocalWait[];
 
   /**
    * @generated from oneof wfd.v1.StepCallRequest.operation
@@ -421,7 +527,7 @@ export type StepCallRequest = Message<"wfd.v1.StepCallRequest"> & {
  * Use `create(StepCallRequestSchema)` to create a new message.
  */
 export const StepCallRequestSchema: GenMessage<StepCallRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 7);
+  messageDesc(file_wfd_v1_worker, 9);
 
 /**
  * WaitFor waits for an event of a type, matching fields of its data.
@@ -450,7 +556,7 @@ export type WaitFor = Message<"wfd.v1.WaitFor"> & {
  * Use `create(WaitForSchema)` to create a new message.
  */
 export const WaitForSchema: GenMessage<WaitFor> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 8);
+  messageDesc(file_wfd_v1_worker, 10);
 
 /**
  * SetValue sets a key of the handler's store (unset value: delete it).
@@ -474,7 +580,7 @@ export type SetValue = Message<"wfd.v1.SetValue"> & {
  * Use `create(SetValueSchema)` to create a new message.
  */
 export const SetValueSchema: GenMessage<SetValue> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 9);
+  messageDesc(file_wfd_v1_worker, 11);
 
 /**
  * Collect adds event to the step's fan-in buffer and wants one event of
@@ -499,7 +605,7 @@ export type Collect = Message<"wfd.v1.Collect"> & {
  * Use `create(CollectSchema)` to create a new message.
  */
 export const CollectSchema: GenMessage<Collect> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 10);
+  messageDesc(file_wfd_v1_worker, 12);
 
 /**
  * AskHuman asks a person.
@@ -538,7 +644,7 @@ export type AskHuman = Message<"wfd.v1.AskHuman"> & {
  * Use `create(AskHumanSchema)` to create a new message.
  */
 export const AskHumanSchema: GenMessage<AskHuman> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 11);
+  messageDesc(file_wfd_v1_worker, 13);
 
 /**
  * WaitForKey waits for an event published under a key.
@@ -567,7 +673,7 @@ export type WaitForKey = Message<"wfd.v1.WaitForKey"> & {
  * Use `create(WaitForKeySchema)` to create a new message.
  */
 export const WaitForKeySchema: GenMessage<WaitForKey> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 12);
+  messageDesc(file_wfd_v1_worker, 14);
 
 /**
  * StartChild starts a child handler.
@@ -591,7 +697,7 @@ export type StartChild = Message<"wfd.v1.StartChild"> & {
  * Use `create(StartChildSchema)` to create a new message.
  */
 export const StartChildSchema: GenMessage<StartChild> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 13);
+  messageDesc(file_wfd_v1_worker, 15);
 
 /**
  * WaitForChildren waits until children end.
@@ -615,7 +721,7 @@ export type WaitForChildren = Message<"wfd.v1.WaitForChildren"> & {
  * Use `create(WaitForChildrenSchema)` to create a new message.
  */
 export const WaitForChildrenSchema: GenMessage<WaitForChildren> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 14);
+  messageDesc(file_wfd_v1_worker, 16);
 
 /**
  * StepCallResponse is the operation's answer. waiting: the run parks; the
@@ -689,7 +795,7 @@ export type StepCallResponse = Message<"wfd.v1.StepCallResponse"> & {
  * Use `create(StepCallResponseSchema)` to create a new message.
  */
 export const StepCallResponseSchema: GenMessage<StepCallResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 15);
+  messageDesc(file_wfd_v1_worker, 17);
 
 /**
  * ChildrenState is where a set of children stands.
@@ -723,7 +829,7 @@ export type ChildrenState = Message<"wfd.v1.ChildrenState"> & {
  * Use `create(ChildrenStateSchema)` to create a new message.
  */
 export const ChildrenStateSchema: GenMessage<ChildrenState> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 16);
+  messageDesc(file_wfd_v1_worker, 18);
 
 /**
  * ChildResult is how a child ended.
@@ -752,7 +858,7 @@ export type ChildResult = Message<"wfd.v1.ChildResult"> & {
  * Use `create(ChildResultSchema)` to create a new message.
  */
 export const ChildResultSchema: GenMessage<ChildResult> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 17);
+  messageDesc(file_wfd_v1_worker, 19);
 
 /**
  * @generated from message wfd.v1.FinishRunRequest
@@ -793,6 +899,14 @@ export type FinishRunRequest = Message<"wfd.v1.FinishRunRequest"> & {
    * @generated from field: string error_message = 5;
    */
   errorMessage: string;
+
+  /**
+   * The waits the worker answered itself since its last StepCall, in
+   * order (the last one may be the wait it parked on); applied first.
+   *
+   * @generated from field: repeated wfd.v1.LocalWait local_waits = 7;
+   */
+  localWaits: LocalWait[];
 };
 
 /**
@@ -800,7 +914,7 @@ export type FinishRunRequest = Message<"wfd.v1.FinishRunRequest"> & {
  * Use `create(FinishRunRequestSchema)` to create a new message.
  */
 export const FinishRunRequestSchema: GenMessage<FinishRunRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 18);
+  messageDesc(file_wfd_v1_worker, 20);
 
 /**
  * @generated from message wfd.v1.FinishRunResponse
@@ -813,7 +927,7 @@ export type FinishRunResponse = Message<"wfd.v1.FinishRunResponse"> & {
  * Use `create(FinishRunResponseSchema)` to create a new message.
  */
 export const FinishRunResponseSchema: GenMessage<FinishRunResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 19);
+  messageDesc(file_wfd_v1_worker, 21);
 
 /**
  * @generated from message wfd.v1.ListWorkersRequest
@@ -826,7 +940,7 @@ export type ListWorkersRequest = Message<"wfd.v1.ListWorkersRequest"> & {
  * Use `create(ListWorkersRequestSchema)` to create a new message.
  */
 export const ListWorkersRequestSchema: GenMessage<ListWorkersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 20);
+  messageDesc(file_wfd_v1_worker, 22);
 
 /**
  * @generated from message wfd.v1.ListWorkersResponse
@@ -843,7 +957,7 @@ export type ListWorkersResponse = Message<"wfd.v1.ListWorkersResponse"> & {
  * Use `create(ListWorkersResponseSchema)` to create a new message.
  */
 export const ListWorkersResponseSchema: GenMessage<ListWorkersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 21);
+  messageDesc(file_wfd_v1_worker, 23);
 
 /**
  * WorkerInfo is a connected worker.
@@ -887,7 +1001,7 @@ export type WorkerInfo = Message<"wfd.v1.WorkerInfo"> & {
  * Use `create(WorkerInfoSchema)` to create a new message.
  */
 export const WorkerInfoSchema: GenMessage<WorkerInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 22);
+  messageDesc(file_wfd_v1_worker, 24);
 
 /**
  * RunInfo is a run in progress on a worker.
@@ -921,7 +1035,7 @@ export type RunInfo = Message<"wfd.v1.RunInfo"> & {
  * Use `create(RunInfoSchema)` to create a new message.
  */
 export const RunInfoSchema: GenMessage<RunInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 23);
+  messageDesc(file_wfd_v1_worker, 25);
 
 /**
  * Outcome is how a step run ended.
