@@ -338,6 +338,42 @@ def test_worker_step_fails_for_good(server: str) -> None:
         assert got.status == FAILED and "no luck" in got.error, got.error
 
 
+def test_worker_local_waits_agree_with_the_engine(server: str) -> None:
+    """Waits the worker answers itself (wait_for, sleep) take the same
+    positions as the engine's, StepCall waits included: the step runs once
+    per park and once to the end, never again from the top because the
+    server found a local answer wrong."""
+    name, key = unique("local-py"), unique("key")
+    wf = Workflow(name)
+    runs: list[int] = []
+
+    @wf.step(accepts=["start"], emits=["stop"])
+    def waits(ctx: StepContext, ev: Event) -> None:
+        runs.append(1)
+        pub = ctx.wait_for_key(key)  # a StepCall: position 0
+        go = ctx.wait_for("go")  # answered here from now on: 1, 2, 3
+        try:
+            ctx.wait_for("late", timeout=0.05)
+        except WaitTimeout:
+            ctx.sleep(0.05)
+            ctx.send("stop", {"published": pub.data, "go": go.data})
+
+    with WorkerThread(server, [wf]), connect(server) as c:
+        h = c.run(name)
+        parks = 0
+        for rec in c.stream(h.handler_id):
+            if rec.WhichOneof("kind") == "idle_changed" and rec.idle_changed.idle:
+                parks += 1
+                if parks == 1:  # on the key
+                    c.publish(key, {"v": 1})
+                elif parks == 2:  # on go
+                    c.send(h.handler_id, "go", {"n": 2})
+        got = wait_done(c, h.handler_id)
+        assert struct_to_dict(got.result) == {"published": {"v": 1}, "go": {"n": 2}}
+        # Parked on the key, on go, on late, on the sleep; then to the end.
+        assert len(runs) == 5, runs
+
+
 def test_worker_park_is_not_swallowed(server: str) -> None:
     """`except Exception` does not catch Waiting; a step that swallows it
     anyway (`except BaseException`) still parks, its later operations raise

@@ -3,7 +3,10 @@ functions, in a thread) and AsyncStepContext (coroutines, on the loop).
 
 Every operation but send and write is a StepCall the server executes on the
 run's real engine context, so waits, memos, children and limits are the
-engine's own. Sends and writes are kept and travel with FinishRun.
+engine's own. Sends and writes are kept and travel with FinishRun. When the
+dispatch allows it (Dispatch.local_waits), wait_for and sleep are answered
+here instead, from the dispatch's resolved waits or by parking, and reported
+with the next StepCall or FinishRun (LocalWait), which the server checks.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import concurrent.futures
 import dataclasses
 import datetime
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -171,11 +175,11 @@ class Run:
     """One dispatched run: its numbered calls, what it sent and wrote, and
     whether it parked, was refused an operation, or was lost. Its calls run
     on the worker's event loop; a sync step's thread reaches them through
-    ``call_sync``."""
+    ``call_sync``. ``local_wait`` runs where the step runs: it makes no call."""
 
     __slots__ = (
         "d", "worker_id", "emits", "seq", "sent", "written", "parked", "marks", "fault", "lost",
-        "caller", "loop",
+        "caller", "loop", "pos", "resolved", "pending",
     )
 
     def __init__(
@@ -196,6 +200,13 @@ class Run:
         self.marks = (0, 0)
         self.fault: OperationError | None = None
         self.lost: RunCancelled | None = None
+        # Local waits (Dispatch.local_waits): pos is the position of the
+        # run's next wait (of any kind), resolved the answers the dispatch
+        # carried, pending the waits answered here since the last call,
+        # sent with the next StepCall or FinishRun.
+        self.pos = 0
+        self.resolved: dict[int, worker_pb2.ResolvedWait] = {r.position: r for r in d.resolved}
+        self.pending: list[worker_pb2.LocalWait] = []
 
     def send(self, type: str, data: StructLike) -> None:
         if type not in self.emits:
@@ -214,6 +225,11 @@ class Run:
             raise Waiting(what)
         self.seq += 1
         req.run_id, req.worker_id, req.seq = self.d.run_id, self.worker_id, self.seq
+        # A retry resends req as it is: the same seq with the same local waits.
+        req.local_waits.extend(self.pending)
+        self.pending = []
+        if req.WhichOneof("operation") in _WAITS:
+            self.pos += 1  # a wait: it takes the next position on the server too
         try:
             resp = await self.caller(req)
         except RunCancelled as e:
@@ -235,6 +251,31 @@ class Run:
             raise err
         return resp
 
+    def local_wait(self, req: worker_pb2.StepCallRequest, what: str) -> worker_pb2.ResolvedWait | None:
+        """Answers a wait_for or sleep request here when the dispatch allows
+        it: the resolved wait at its position, or Waiting (the run parks).
+        None: make it a StepCall."""
+        if not self.d.local_waits:
+            return None
+        if self.lost is not None:
+            raise self.lost
+        if self.parked:
+            raise Waiting(what)
+        lw = worker_pb2.LocalWait(position=self.pos)
+        if req.HasField("wait_for"):
+            lw.wait_for.CopyFrom(req.wait_for)
+        else:
+            lw.sleep.CopyFrom(req.sleep)
+        self.pos += 1
+        r = self.resolved.get(lw.position)
+        lw.resolved = r is not None
+        self.pending.append(lw)
+        if r is None:
+            self.parked = True
+            self.marks = (len(self.sent), len(self.written))
+            raise Waiting(what)
+        return r
+
     def call_sync(self, req: worker_pb2.StepCallRequest, what: str) -> worker_pb2.StepCallResponse:
         if self.lost is not None:
             raise self.lost
@@ -250,6 +291,9 @@ class Run:
 
 # --- operations: requests and answers ------------------------------------------------
 
+# The operations that are waits: each takes the run's next wait position.
+_WAITS = frozenset({"wait_for", "sleep", "ask_human", "wait_for_key", "wait_for_children"})
+
 
 def _req(**op: Any) -> worker_pb2.StepCallRequest:
     return worker_pb2.StepCallRequest(**op)
@@ -260,6 +304,18 @@ def _wait_for(type: str, match: StructLike, timeout: Seconds | None) -> worker_p
     if match is not None:
         w.match.CopyFrom(to_struct(match, "match"))
     return _req(wait_for=w)
+
+
+def _waited(r: worker_pb2.ResolvedWait, type: str) -> Event:
+    """What a wait_for answered here from a resolved wait returns: its
+    event, or the WaitTimeout a StepCall raises, worded as the engine does."""
+    if r.timed_out:
+        raise WaitTimeout(f"waiting for {json.dumps(type, ensure_ascii=False)}: wait timed out")
+    return event_of(r.event)
+
+
+def _sleep(seconds: Seconds) -> worker_pb2.StepCallRequest:
+    return _req(sleep=duration(seconds) or duration(1e-9))
 
 
 def _ask(title: str, description: str, schema: StructLike, assignee: str, deadline: Seconds | None) -> worker_pb2.StepCallRequest:
@@ -364,11 +420,16 @@ class StepContext(_Base):
     def wait_for(self, type: str, *, match: StructLike = None, timeout: Seconds | None = None) -> Event:
         """The first event of ``type`` (whose data holds ``match``'s fields)
         after the run first reached this wait."""
-        return event_of(self._run.call_sync(_wait_for(type, match, timeout), f"waiting for {type!r}").event)
+        req, what = _wait_for(type, match, timeout), f"waiting for {type!r}"
+        if (r := self._run.local_wait(req, what)) is not None:
+            return _waited(r, type)
+        return event_of(self._run.call_sync(req, what).event)
 
     def sleep(self, seconds: Seconds) -> None:
         """Parks the run on a durable timer; returns when it runs again after it."""
-        self._run.call_sync(_req(sleep=duration(seconds) or duration(1e-9)), "sleeping")
+        req = _sleep(seconds)
+        if self._run.local_wait(req, "sleeping") is None:
+            self._run.call_sync(req, "sleeping")
 
     def collect(self, ev: Event, *types: str) -> list[Event] | None:
         """Fan-in: adds ev to the step's buffer; the set (one event per entry
@@ -424,10 +485,15 @@ class AsyncStepContext(_Base):
     __slots__ = ()
 
     async def wait_for(self, type: str, *, match: StructLike = None, timeout: Seconds | None = None) -> Event:
-        return event_of((await self._run.call(_wait_for(type, match, timeout), f"waiting for {type!r}")).event)
+        req, what = _wait_for(type, match, timeout), f"waiting for {type!r}"
+        if (r := self._run.local_wait(req, what)) is not None:
+            return _waited(r, type)
+        return event_of((await self._run.call(req, what)).event)
 
     async def sleep(self, seconds: Seconds) -> None:
-        await self._run.call(_req(sleep=duration(seconds) or duration(1e-9)), "sleeping")
+        req = _sleep(seconds)
+        if self._run.local_wait(req, "sleeping") is None:
+            await self._run.call(req, "sleeping")
 
     async def collect(self, ev: Event, *types: str) -> list[Event] | None:
         resp = await self._run.call(_collect(ev, types), "collecting")

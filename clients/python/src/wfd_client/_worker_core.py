@@ -223,6 +223,7 @@ class Core:
         if run.lost is not None:
             log.info("worker: run %s abandoned: %s", d.run_id, run.lost)
             return
+        fin.local_waits.extend(run.pending)
         if run.parked or isinstance(raised, Waiting):
             fin.outcome = _WAITING
             sent, written = run.sent, run.written
