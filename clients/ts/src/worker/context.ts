@@ -4,9 +4,13 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 
 import { EventSchema as WireEventSchema, type Event, type HandlerStatus } from "../gen/wfd/v1/handler_pb.js";
 import {
+  LocalWaitSchema,
   StepCallRequestSchema,
+  StepCallResponseSchema,
   WorkerService,
   type Dispatch,
+  type LocalWait,
+  type ResolvedWait,
   type StepCallResponse,
 } from "../gen/wfd/v1/worker_pb.js";
 import { toJsonObject } from "../json.js";
@@ -118,6 +122,9 @@ export interface StepContext {
 
 type Operation = MessageInitShape<typeof StepCallRequestSchema>["operation"];
 
+/** The operations that are waits: each takes the run's next wait position. */
+const waits = new Set<NonNullable<Operation>["case"]>(["waitFor", "sleep", "askHuman", "waitForKey", "waitForChildren"]);
+
 /** How a remote context's calls are made (the worker's side). */
 export interface CallSettings {
   client: Client<typeof WorkerService>;
@@ -128,6 +135,11 @@ export interface CallSettings {
 /**
  * The worker's StepContext: numbered StepCalls (one at a time, in the
  * order the step makes them), and the sends and writes kept for FinishRun.
+ *
+ * When the dispatch allows it (Dispatch.localWaits), waitFor and sleep
+ * are answered here, in the same order, without a StepCall: from the
+ * waits the dispatch says are resolved, or by parking. The server learns
+ * of them (LocalWait) with the next StepCall or the FinishRun.
  */
 export class RemoteContext implements StepContext {
   readonly deadline?: Date;
@@ -142,8 +154,13 @@ export class RemoteContext implements StepContext {
   fault?: Error;
   /** A failed call: the run is abandoned (no FinishRun). */
   lost?: Error;
+  /** The waits answered here since the last StepCall, in order: sent with the next call or the FinishRun. */
+  pendingWaits: LocalWait[] = [];
   private seq = 0n;
   private queue: Promise<unknown> = Promise.resolve();
+  /** The position of the run's next wait (0 for its first), as the server counts them. */
+  private pos = 0;
+  private readonly resolved: ReadonlyMap<number, ResolvedWait>;
 
   constructor(
     private readonly calls: CallSettings,
@@ -152,6 +169,7 @@ export class RemoteContext implements StepContext {
     readonly signal: AbortSignal,
   ) {
     if (d.deadline) this.deadline = timestampDate(d.deadline);
+    this.resolved = new Map(d.resolved.map((r) => [r.position, r]));
   }
 
   get handlerId() {
@@ -303,17 +321,10 @@ export class RemoteContext implements StepContext {
   ): Promise<StepCallResponse> {
     if (this.lost) throw this.lost;
     if (this.parked) throw new Waiting(`${what} after the run parked`);
-    this.seq++;
-    const req = create(StepCallRequestSchema, { runId: this.d.runId, workerId: this.calls.workerId, seq: this.seq, operation });
-    let r: StepCallResponse;
-    try {
-      r = await callWithRetry(this.signal, (signal) =>
-        this.calls.client.stepCall(req, { signal, timeoutMs: this.calls.timeoutMs }),
-      );
-    } catch (e) {
-      this.lost = new RunLost(`run ${this.d.runId}: ${what}: ${ConnectError.from(e).message}`, { cause: e });
-      throw this.lost;
-    }
+    const r =
+      this.d.localWaits && (operation?.case === "waitFor" || operation?.case === "sleep")
+        ? this.answerLocally(operation)
+        : await this.stepCall(what, operation);
     if (r.waiting) {
       this.parked = true;
       this.sentAtPark = this.sent.length;
@@ -329,6 +340,42 @@ export class RemoteContext implements StepContext {
       throw err;
     }
     return r;
+  }
+
+  /** Makes the StepCall, with the waits answered here since the last one. */
+  private async stepCall(what: string, operation: Operation): Promise<StepCallResponse> {
+    this.seq++;
+    if (waits.has(operation?.case)) this.pos++;
+    // A retry sends this same request: the same seq and local waits.
+    const req = create(StepCallRequestSchema, {
+      runId: this.d.runId,
+      workerId: this.calls.workerId,
+      seq: this.seq,
+      operation,
+      localWaits: this.pendingWaits,
+    });
+    this.pendingWaits = [];
+    try {
+      return await callWithRetry(this.signal, (signal) =>
+        this.calls.client.stepCall(req, { signal, timeoutMs: this.calls.timeoutMs }),
+      );
+    } catch (e) {
+      this.lost = new RunLost(`run ${this.d.runId}: ${what}: ${ConnectError.from(e).message}`, { cause: e });
+      throw this.lost;
+    }
+  }
+
+  /**
+   * Answers a waitFor or sleep as the server would: from the dispatch's
+   * resolved wait at its position, else waiting; and records it.
+   */
+  private answerLocally(operation: Extract<Operation, { case: "waitFor" | "sleep" }>): StepCallResponse {
+    const position = this.pos++;
+    const r = this.resolved.get(position);
+    this.pendingWaits.push(create(LocalWaitSchema, { position, kind: operation, resolved: r !== undefined }));
+    if (!r) return create(StepCallResponseSchema, { waiting: true });
+    // A sleep is resolved by its timer running out: that is no timeout.
+    return create(StepCallResponseSchema, { event: r.event, timedOut: operation.case === "waitFor" && r.timedOut });
   }
 }
 

@@ -17,7 +17,7 @@ const waitingBrand = Symbol.for("@wfd/client/worker.Waiting");
  * ```
  *
  * A step that swallows it anyway still parks: once the server has said
- * `waiting`, the run ends OUTCOME_WAITING whatever the step does next,
+ * `waiting` (or the worker parked the run on a local wait), the run ends OUTCOME_WAITING whatever the step does next,
  * every later operation throws Waiting again, and what the step sends or
  * writes after the park is dropped (unless it ends by rethrowing Waiting,
  * as above).

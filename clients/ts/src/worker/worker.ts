@@ -227,6 +227,8 @@ export class Worker {
       this.log.info("run abandoned", { run: d.runId, err: String(ctx.lost ?? "aborted") });
       return;
     }
+    // The waits it answered itself since its last call: the server applies them first.
+    fin.localWaits = ctx.pendingWaits;
     if (ctx.fault) {
       fin.outcome = Outcome.ERROR;
       fin.errorMessage = ctx.fault.message;
