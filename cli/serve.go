@@ -19,7 +19,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--log-level L] [--log-format text|json]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--log-level L] [--log-format text|json]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -33,7 +33,10 @@ period in all, and every handler is checkpointed.
 A client may keep --max-connections connections open (0: no cap; one more
 is closed at once) and --max-streams-per-connection calls open on each; a
 call whose request body sends nothing for --read-body-timeout (0: no
-limit) fails with DeadlineExceeded.
+limit) fails with DeadlineExceeded. A connection that sends nothing for
+--ping-timeout gets an HTTP/2 PING and is closed if it goes unanswered as
+long again (0: no pings): a step worker that stopped loses its runs to
+another worker that way.
 
 A handler idle in memory for --idle-timeout (0 disables) is written to the
 store and dropped from memory; so are the least recently active ones when
@@ -74,12 +77,13 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.IntVar(&o.maxConns, "max-connections", server.DefaultMaxConnections, "client connections kept open (0: no cap)")
 			fs.IntVar(&o.maxStreams, "max-streams-per-connection", server.DefaultMaxStreamsPerConnection, "concurrent calls on one HTTP/2 connection")
 			fs.DurationVar(&o.readBodyTimeout, "read-body-timeout", server.DefaultReadBodyTimeout, "fail a call whose request body stalls this long (0: no limit)")
+			fs.DurationVar(&o.pingTimeout, "ping-timeout", server.DefaultPingTimeout, "ping a connection quiet this long; close it if the ping goes unanswered as long (0: no pings)")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
-				"max-connections", "max-streams-per-connection", "read-body-timeout")
+				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}
@@ -103,6 +107,7 @@ type serveOptions struct {
 	maxConns        int
 	maxStreams      int
 	readBodyTimeout time.Duration
+	pingTimeout     time.Duration
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -158,6 +163,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	srv, err := server.New(ctx, server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
+		PingTimeout: conn.PingTimeout,
 	})
 	if err != nil {
 		_ = l.Close()
@@ -186,10 +192,13 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 // connLimits turns the connection flags into server.Options fields (where 0
 // means the default and negative none).
 func (o *serveOptions) connLimits() (server.Options, error) {
-	if o.maxConns < 0 || o.maxStreams < 1 || o.readBodyTimeout < 0 {
-		return server.Options{}, usageErrorf("--max-connections and --read-body-timeout must not be negative, --max-streams-per-connection must be at least 1")
+	if o.maxConns < 0 || o.maxStreams < 1 || o.readBodyTimeout < 0 || o.pingTimeout < 0 {
+		return server.Options{}, usageErrorf("--max-connections, --read-body-timeout and --ping-timeout must not be negative, --max-streams-per-connection must be at least 1")
 	}
-	out := server.Options{MaxConnections: o.maxConns, MaxStreamsPerConnection: o.maxStreams, ReadBodyTimeout: o.readBodyTimeout}
+	out := server.Options{MaxConnections: o.maxConns, MaxStreamsPerConnection: o.maxStreams, ReadBodyTimeout: o.readBodyTimeout, PingTimeout: o.pingTimeout}
+	if o.pingTimeout == 0 {
+		out.PingTimeout = -1
+	}
 	if o.maxConns == 0 {
 		out.MaxConnections = -1
 	}

@@ -20,6 +20,8 @@ func TestUsage(t *testing.T) {
 		{"help run", []string{"help", "run"}, 0, "--follow", ""},
 		{"run -h", []string{"run", "-h"}, 0, "Usage: wfd run WORKFLOW", ""},
 		{"serve --help", []string{"serve", "--help"}, 0, "env WFD_DATA", ""},
+		{"serve --help ping", []string{"serve", "--help"}, 0, "--ping-timeout", ""},
+		{"negative ping timeout", []string{"serve", "--ping-timeout", "-1s"}, 2, "", "--ping-timeout must not be negative"},
 		{"help unknown", []string{"help", "nope"}, 2, "", `unknown command "nope"`},
 		{"unknown command", []string{"nope"}, 2, "", "Run 'wfd help' for usage."},
 		{"unknown flag", []string{"get", "x", "--nope"}, 2, "", "flag provided but not defined: -nope"},

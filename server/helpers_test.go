@@ -59,6 +59,8 @@ type serverConfig struct {
 	now func() time.Time
 	// linger is Options.Linger.
 	linger time.Duration
+	// pingTimeout is Options.PingTimeout.
+	pingTimeout time.Duration
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -76,7 +78,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	srv, err := server.New(context.Background(), server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
 		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
-		Logger: cfg.logger, Limits: cfg.limits, Now: cfg.now, Linger: cfg.linger,
+		Logger: cfg.logger, Limits: cfg.limits, Now: cfg.now, Linger: cfg.linger, PingTimeout: cfg.pingTimeout,
 	})
 	if err != nil {
 		_ = store.Close() // the server's error is the one to report

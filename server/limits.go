@@ -17,6 +17,7 @@ const (
 	DefaultMaxConnections          = 10000
 	DefaultMaxStreamsPerConnection = 250
 	DefaultReadBodyTimeout         = 30 * time.Second
+	DefaultPingTimeout             = 15 * time.Second
 )
 
 // refusedLogEvery is how often a refused connection is logged while

@@ -75,6 +75,13 @@ type Options struct {
 	// that gets no bytes for this long fails the call. Default
 	// DefaultReadBodyTimeout; negative disables it.
 	ReadBodyTimeout time.Duration
+	// PingTimeout: an HTTP/2 connection that sends nothing for this long
+	// gets a PING, and is closed if the answer does not come within as
+	// long again. That is how a peer that stopped (a frozen process, a
+	// network that drops everything) is noticed; for a step worker it
+	// ends its Connect stream, and its runs are dispatched to another.
+	// Default DefaultPingTimeout; negative: no pings.
+	PingTimeout time.Duration
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -146,6 +153,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.ReadBodyTimeout == 0 {
 		opts.ReadBodyTimeout = DefaultReadBodyTimeout
+	}
+	if opts.PingTimeout == 0 {
+		opts.PingTimeout = DefaultPingTimeout
 	}
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet(),
 		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
@@ -273,12 +283,20 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: s.opts.MaxStreamsPerConnection},
+		HTTP2:             s.http2Config(),
 		BaseContext:       func(net.Listener) context.Context { return s.requests },
 		// net/http reports every client that hangs up (GOAWAY, resets)
 		// here: useful when debugging, noise otherwise.
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+}
+
+func (s *Server) http2Config() *http.HTTP2Config {
+	c := &http.HTTP2Config{MaxConcurrentStreams: s.opts.MaxStreamsPerConnection}
+	if s.opts.PingTimeout > 0 {
+		c.SendPingTimeout, c.PingTimeout = s.opts.PingTimeout, s.opts.PingTimeout
+	}
+	return c
 }
 
 // Serve serves l until ctx is done, then shuts down gracefully (see

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -68,12 +69,20 @@ func TestHelperWorkerProcess(t *testing.T) {
 }
 
 // TestWorkerProcessKilledMidStep: a worker process SIGKILLed in the middle
-// of a step (no goodbye: its connection just breaks) has its run
+// of a step (no goodbye: its connection just breaks), or stopped with
+// SIGSTOP (its connection stays open but answers nothing: the server's
+// HTTP/2 PING goes unanswered and it closes the connection), has its run
 // dispatched again to a second worker, which finishes it. The handler
-// completes once, with the second worker's result; the killed run is not
-// a failed attempt and its write is not on the stream.
+// completes once, with the second worker's result; the lost run is not a
+// failed attempt and its write is not on the stream.
 func TestWorkerProcessKilledMidStep(t *testing.T) {
-	ts := startServer(t, serverConfig{})
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
+		t.Run(sig.String(), func(t *testing.T) { testWorkerProcessLost(t, sig) })
+	}
+}
+
+func testWorkerProcessLost(t *testing.T, sig syscall.Signal) {
+	ts := startServer(t, serverConfig{pingTimeout: 300 * time.Millisecond})
 	c := ts.client()
 	marker := filepath.Join(t.TempDir(), "started")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWorkerProcess$")
@@ -85,11 +94,10 @@ func TestWorkerProcessKilledMidStep(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = cmd.Process.Kill() // also ends a stopped process
 		t.Logf("worker process ended: %v", <-exited)
 	})
 	workersServing(t, ts, "killed-remote", 1)
-
 	res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "killed-remote", Input: st(t, map[string]any{})})
 	if err != nil {
 		t.Fatal(err)
@@ -108,14 +116,16 @@ func TestWorkerProcessKilledMidStep(t *testing.T) {
 		t.Fatalf("ListWorkers: %v, want the helper with the handler's run in progress", ws.GetWorkers())
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	var exit *exec.ExitError
-	if err := <-exited; !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the helper process ended with %v, want killed by SIGKILL", err)
+	if sig == syscall.SIGKILL {
+		var exit *exec.ExitError
+		if err := <-exited; !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("the helper process ended with %v, want killed by SIGKILL", err)
+		}
+		exited <- nil // for the cleanup
 	}
-	exited <- nil // for the cleanup
 	finish := func(_ context.Context, sc worker.Context, _ engine.Event) error {
 		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"by": structpb.NewStringValue("second")}})
 	}
