@@ -45,11 +45,17 @@ func decide(_ context.Context, sc worker.Context, in engine.Event) error {
 // test ends), and returns stop, which waits for the worker to end.
 func startWorker(t *testing.T, ts *testServer, name string, wf worker.Workflow) (stop func()) {
 	t.Helper()
+	return startWorkerN(t, ts, name, 4, wf)
+}
+
+// startWorkerN is startWorker with a worker that takes maxRuns runs at once.
+func startWorkerN(t *testing.T, ts *testServer, name string, maxRuns int, wf worker.Workflow) (stop func()) {
+	t.Helper()
 	c, err := client.Dial(ts.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(c.Conn(), worker.Options{Name: name, MaxRuns: 4}, wf)
+	w, err := worker.New(c.Conn(), worker.Options{Name: name, MaxRuns: maxRuns}, wf)
 	if err != nil {
 		t.Fatal(err)
 	}
