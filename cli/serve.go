@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wfd-dev/wfd/engine"
@@ -97,8 +98,14 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
-				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout",
-				"tls-cert", "tls-key", "tls-client-ca", "tls-client-auth")
+				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
+			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
+			// certificate: the server's TLS settings have variables of
+			// their own, so a client run beside the server (kubectl exec)
+			// does not present the server's certificate.
+			for _, n := range []string{"tls-cert", "tls-key", "tls-client-ca", "tls-client-auth"} {
+				fs.envAs(n, "WFD_SERVE_"+strings.ToUpper(strings.ReplaceAll(n, "-", "_")))
+			}
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}

@@ -203,3 +203,22 @@ func TestTokenFlagSendsABearerToken(t *testing.T) {
 		t.Fatalf("authorization headers %q, want one Bearer s3cret", auth)
 	}
 }
+
+// The server's TLS settings come from WFD_SERVE_TLS_*, not from the client
+// commands' WFD_TLS_CERT and WFD_TLS_KEY (a client certificate).
+func TestServeTLSFromTheEnvironment(t *testing.T) {
+	f := writePKI(t)
+	t.Setenv("WFD_SERVE_TLS_CERT", f.serverCert)
+	t.Setenv("WFD_SERVE_TLS_KEY", f.serverKey)
+	t.Setenv("WFD_SERVE_TLS_CLIENT_CA", f.ca)
+	t.Setenv("WFD_TLS_CERT", f.clientCert)
+	t.Setenv("WFD_TLS_KEY", f.clientKey)
+	t.Setenv("WFD_TLS_CA", f.ca)
+	addr, logs := serveLogged(t)
+	if !strings.Contains(logs.String(), `"tls":true`) {
+		t.Fatalf("serve did not log tls=true:\n%s", logs)
+	}
+	if out := ok(t, "workflows", "--addr", addr); !strings.Contains(out, "echo") {
+		t.Fatalf("workflows printed %q", out)
+	}
+}
