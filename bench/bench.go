@@ -37,6 +37,7 @@ type config struct {
 	Timeout   time.Duration // the whole run
 	Grace     time.Duration // SIGTERM to SIGKILL for the child
 	CPUProf   string        // write this process's CPU profile here
+	TLS       bool          // run the in-process phases again over TLS with a token
 
 	// --worker: the phases again with the workflows served by a worker
 	// process of each language (workerproc.go).
@@ -159,6 +160,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 		return nil
 	})
+	fs.BoolVar(&cfg.TLS, "tls", false, "run the phases with the workflows in the server again over TLS (a throwaway CA and certificate), with a bearer token on every call, on a new server, and compare")
 	fs.BoolVar(&cfg.InProcess, "in-process", true, "with --worker, run the phases with the workflows in the server first (false: the workers only)")
 	fs.IntVar(&cfg.WorkerMaxRuns, "worker-max-runs", 64, "step `runs` a worker process takes at once")
 	fs.StringVar(&cfg.TSWorker, "ts-worker", "", "`command` of the TypeScript worker (default: node examples/ts/bench-worker.mjs, from the repository root); --addr and --max-runs are added")
@@ -221,6 +223,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--in-process=false needs --worker (nothing would run)")
 	case cfg.WorkerMaxRuns < 1:
 		return cfg, errors.New("--worker-max-runs must be at least 1")
+	case cfg.TLS && (cfg.Mode != modePhases || cfg.Addr != "" || !cfg.InProcess):
+		return cfg, errors.New("--tls starts its own TLS server for the in-process phases: not with --mode release, --addr or --in-process=false")
 	case cfg.ServerPID != 0 && cfg.Addr == "":
 		return cfg, errors.New("--server-pid needs --addr (a started server's pid is known)")
 	}
@@ -261,17 +265,28 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 		res.Config.Fsync = "the running server's setting"
 	}
 	if cfg.InProcess {
-		err := runMode(ctx, cfg, "", &res.modeResult)
+		err := runMode(ctx, cfg, "", &res.modeResult, nil)
 		res.Config.Server, res.Config.ServerPID = res.Server, res.ServerPID
 		res.Server, res.ServerPID = "", 0
 		if err != nil {
 			return res, err
 		}
 	}
+	if cfg.TLS {
+		sec, err := newSecurity()
+		if err != nil {
+			return res, fmt.Errorf("--tls: %w", err)
+		}
+		defer sec.close()
+		res.TLS = &modeResult{}
+		if err := runMode(ctx, cfg, "", res.TLS, sec); err != nil {
+			return res, fmt.Errorf("--tls: %w", err)
+		}
+	}
 	for _, lang := range cfg.Workers {
 		m := &modeResult{Worker: lang}
 		res.Workers = append(res.Workers, m)
-		if err := runMode(ctx, cfg, lang, m); err != nil {
+		if err := runMode(ctx, cfg, lang, m, nil); err != nil {
 			return res, fmt.Errorf("--worker %s: %w", lang, err)
 		}
 		if res.Config.Server == "" {
@@ -282,12 +297,17 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 }
 
 // runMode starts (or finds) the server, starts lang's worker (none for
-// ""), runs the phases into res and stops what it started.
-func runMode(ctx context.Context, cfg config, lang string, res *modeResult) (err error) {
+// ""), runs the phases into res and stops what it started. With sec the
+// server and the clients speak TLS.
+func runMode(ctx context.Context, cfg config, lang string, res *modeResult, sec *security) (err error) {
 	addr, pid := cfg.Addr, cfg.ServerPID
 	var srv *child
 	if addr == "" {
-		srv, err = startChild(cfg, false)
+		var extra []string
+		if sec != nil {
+			extra = sec.serveArgs()
+		}
+		srv, err = startChild(cfg, false, extra...)
 		if err != nil {
 			return err
 		}
@@ -302,7 +322,7 @@ func runMode(ctx context.Context, cfg config, lang string, res *modeResult) (err
 		res.Server = "running at " + addr
 	}
 	res.ServerPID = pid
-	cl := newClients(addr, cfg)
+	cl := newClients(addr, cfg, sec)
 	defer cl.close()
 	if err := waitHealthy(ctx, cl, srv, 10*time.Millisecond); err != nil {
 		return err

@@ -299,6 +299,9 @@ func TestBenchUsage(t *testing.T) {
 		{"--worker", "go", "--worker-max-runs", "0"},
 		{"--worker", "go,ts", "--addr", "127.0.0.1:7233"},
 		{"--mode", "release", "--worker", "go"},
+		{"--tls", "--addr", "127.0.0.1:7233"},
+		{"--tls", "--mode", "release"},
+		{"--tls", "--worker", "go", "--in-process=false"},
 	} {
 		code, out, errs := runMain(t, args...)
 		if code != 2 || out != "" || !strings.HasPrefix(errs, "wfd bench: ") {

@@ -35,9 +35,16 @@ type conn struct {
 	api  wfdv1connect.WorkflowServiceClient
 }
 
-func newClients(addr string, cfg config) *clients {
+// With sec they speak TLS and send its token.
+func newClients(addr string, cfg config, sec *security) *clients {
 	cl := &clients{base: "http://" + addr}
 	var opts []connect.ClientOption
+	grpcOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if sec != nil {
+		cl.base = "https://" + addr
+		opts = append(opts, connect.WithInterceptors(tokenInterceptor{"Bearer " + sec.token}))
+		grpcOpts = sec.grpcOptions()
+	}
 	if cfg.Protocol == "grpc" {
 		opts = append(opts, connect.WithGRPC())
 	}
@@ -49,18 +56,23 @@ func newClients(addr string, cfg config) *clients {
 	}
 	for range cfg.Conns {
 		var p http.Protocols
-		p.SetUnencryptedHTTP2(true)
 		// Each transport holds its own connection.
 		tr := &http.Transport{
 			Protocols:   &p,
 			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		}
+		if sec != nil {
+			p.SetHTTP2(true)
+			tr.TLSClientConfig = sec.client.Clone()
+		} else {
+			p.SetUnencryptedHTTP2(true)
 		}
 		hc := &http.Client{Transport: tr}
 		c := conn{http: hc, api: wfdv1connect.NewWorkflowServiceClient(hc, cl.base, opts...)}
 		if cfg.Client == clientGRPCGo {
 			// grpc.NewClient only fails on a malformed target or options;
 			// addr is host:port, so a failure here is a bug.
-			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			cc, err := grpc.NewClient(addr, grpcOpts...)
 			if err != nil {
 				panic(err)
 			}

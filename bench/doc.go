@@ -33,6 +33,11 @@
 // The in-process phases run first, on their own server, unless
 // --in-process=false, so one run gives both.
 //
+// --tls (tls.go) runs the in-process phases again on a new server with
+// --tls-cert and --tls-key (a throwaway CA and certificate), the clients
+// speaking TLS and sending a bearer token on every call, and compares the
+// parks per second.
+//
 // --mode release (release.go) measures instead what releasing idle
 // handlers buys. It starts the server with --idle-timeout 0 (only the
 // benchmark releases) and --debug-addr (to force a GC and read the live

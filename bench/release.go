@@ -218,7 +218,7 @@ func (r *runner) attach(c *child) {
 	if r.cl != nil {
 		r.cl.close()
 	}
-	r.cl = newClients(c.addr, r.cfg)
+	r.cl = newClients(c.addr, r.cfg, nil)
 	r.pid = c.pid()
 	r.noStats = false
 }

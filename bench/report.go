@@ -16,6 +16,9 @@ type Result struct {
 	// Workers are the phases again with the workflows served by a worker
 	// process (--worker), one entry per language, each on a new server.
 	Workers []*modeResult `json:"workers,omitempty"`
+	// TLS is the in-process phases again over TLS with a bearer token
+	// (--tls), on a new server.
+	TLS *modeResult `json:"tls,omitempty"`
 	// Release is --mode release (release.go).
 	Release *releaseResult `json:"release,omitempty"`
 }
@@ -143,6 +146,14 @@ func writeTable(w io.Writer, res *Result) {
 	if res.Echo != nil || res.Park != nil {
 		fmt.Fprintln(w, "workflows in the server:")
 		writeMode(w, &res.modeResult)
+	}
+	if m := res.TLS; m != nil {
+		fmt.Fprintf(w, "\nworkflows in the server, over TLS with a bearer token; server: %s (pid %d)\n", m.Server, m.ServerPID)
+		writeMode(w, m)
+		if res.Park != nil && m.Park != nil && res.Park.PerSecond > 0 {
+			fmt.Fprintf(w, "parks per second over TLS: %.0f vs %.0f in plaintext (%+.1f %%)\n",
+				m.Park.PerSecond, res.Park.PerSecond, 100*(m.Park.PerSecond/res.Park.PerSecond-1))
+		}
 	}
 	for _, m := range res.Workers {
 		fmt.Fprintf(w, "\nworkflows served by the %s worker: %s (pid %d); server: %s (pid %d)\n", m.Worker, m.WorkerCommand, m.WorkerPID, m.Server, m.ServerPID)

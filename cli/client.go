@@ -7,6 +7,7 @@ import (
 	"time"
 
 	client "github.com/wfd-dev/wfd/clients/go"
+	"github.com/wfd-dev/wfd/server/tlsfiles"
 )
 
 // defaultAddr is where the server listens and the client connects unless
@@ -19,6 +20,9 @@ type clientFlags struct {
 	timeout time.Duration
 	tls     bool
 	json    bool
+
+	tlsCA, tlsCert, tlsKey string
+	token                  string
 }
 
 func addClientFlags(fs *flagSet) *clientFlags {
@@ -26,8 +30,12 @@ func addClientFlags(fs *flagSet) *clientFlags {
 	fs.StringVar(&f.addr, "addr", defaultAddr, "the server's `host:port`")
 	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "time limit of the command's calls, retries included (0: none; streams have none)")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS, verifying the server against the system's roots")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM `file` of the CAs to verify the server against, instead of the system's roots (implies --tls)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM `file` of a client certificate, for mutual TLS (implies --tls)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM `file` of the client certificate's key")
+	fs.StringVar(&f.token, "token", "", "bearer `token` sent with every call (needs TLS unless the server is on a loopback address)")
 	fs.BoolVar(&f.json, "json", false, "print protojson, one object per line")
-	fs.fromEnv("addr", "timeout", "tls")
+	fs.fromEnv("addr", "timeout", "tls", "tls-ca", "tls-cert", "tls-key", "token")
 	return f
 }
 
@@ -39,14 +47,48 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	// The command bounds its calls itself (see bound), whether or not the
 	// context it runs in has a deadline.
 	opts := []client.Option{client.WithTimeout(0)}
-	if f.tls {
-		opts = append(opts, client.WithTLS(&tls.Config{MinVersion: tls.VersionTLS12}))
+	cfg, err := f.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		opts = append(opts, client.WithTLS(cfg))
+	}
+	if f.token != "" {
+		opts = append(opts, client.WithBearerToken(f.token))
 	}
 	c, err := client.Dial(f.addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", f.addr, err)
 	}
 	return c, nil
+}
+
+// tlsConfig returns the client's TLS configuration, nil for plaintext:
+// any of --tls, --tls-ca, --tls-cert, --tls-key dials TLS.
+func (f *clientFlags) tlsConfig() (*tls.Config, error) {
+	if !f.tls && f.tlsCA == "" && f.tlsCert == "" && f.tlsKey == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.tlsCA != "" {
+		pool, err := tlsfiles.LoadPool(f.tlsCA)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return nil, usageErrorf("--tls-cert and --tls-key go together")
+	}
+	if f.tlsCert != "" {
+		pair, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("tls: load client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // call dials, runs fn with ctx bounded by --timeout, and closes the client.

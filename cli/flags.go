@@ -31,6 +31,12 @@ func (fs *flagSet) fromEnv(names ...string) {
 	}
 }
 
+// envAs makes variable the default of the flag name, for a flag whose
+// WFD_<NAME> another command uses for something else.
+func (fs *flagSet) envAs(name, variable string) {
+	fs.env[name] = variable
+}
+
 // parse applies the environment, then the arguments, and returns the
 // positional arguments. Flags and arguments may be mixed; "--" ends the
 // flags.

@@ -17,6 +17,13 @@ import (
 // until the test ends, and returns the address it logged.
 func serve(t *testing.T, extra ...string) string {
 	t.Helper()
+	addr, _ := serveLogged(t, extra...)
+	return addr
+}
+
+// serveLogged is serve that also returns the server's logs.
+func serveLogged(t *testing.T, extra ...string) (string, *testlog.Buffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &testlog.Buffer{}
 	done := make(chan int, 1)
@@ -47,7 +54,7 @@ func serve(t *testing.T, extra ...string) string {
 		}
 		return false
 	})
-	return addr
+	return addr, logs
 }
 
 // result is what one run of the command line printed and returned.

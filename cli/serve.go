@@ -7,19 +7,21 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/gcpolicy"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
+	"github.com/wfd-dev/wfd/server/tlsfiles"
 	"github.com/wfd-dev/wfd/workflows"
 )
 
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--log-level L] [--log-format text|json]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -37,6 +39,14 @@ limit) fails with DeadlineExceeded. A connection that sends nothing for
 --ping-timeout gets an HTTP/2 PING and is closed if it goes unanswered as
 long again (0: no pings): a step worker that stopped loses its runs to
 another worker that way.
+
+With --tls-cert and --tls-key the port speaks TLS instead (HTTP/2 by ALPN
+and HTTP/1.1; default: plaintext, and a warning in the log when the
+address is not a loopback one). The files are checked at each handshake
+and loaded again when they change (a pair that does not load is logged and
+the previous one kept). --tls-client-ca makes it mutual TLS: clients must
+present a certificate signed by one of those CAs (--tls-client-auth
+require, the default), or may come without one (verify-if-given).
 
 A handler idle in memory for --idle-timeout (0 disables) is written to the
 store and dropped from memory; so are the least recently active ones when
@@ -78,12 +88,24 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.IntVar(&o.maxStreams, "max-streams-per-connection", server.DefaultMaxStreamsPerConnection, "concurrent calls on one HTTP/2 connection")
 			fs.DurationVar(&o.readBodyTimeout, "read-body-timeout", server.DefaultReadBodyTimeout, "fail a call whose request body stalls this long (0: no limit)")
 			fs.DurationVar(&o.pingTimeout, "ping-timeout", server.DefaultPingTimeout, "ping a connection quiet this long; close it if the ping goes unanswered as long (0: no pings)")
+			fs.StringVar(&o.tls.Cert, "tls-cert", "", "PEM `file` of the server's certificate chain: serve TLS (default: plaintext)")
+			fs.StringVar(&o.tls.Key, "tls-key", "", "PEM `file` of the server's private key (with --tls-cert)")
+			fs.StringVar(&o.tls.ClientCA, "tls-client-ca", "", "PEM `file` of the CAs client certificates must chain to: mutual TLS (default: none)")
+			o.clientAuth = choice{value: string(tlsfiles.Require), choices: []string{string(tlsfiles.Require), string(tlsfiles.VerifyIfGiven)}}
+			fs.Var(&o.clientAuth, "tls-client-auth", "with --tls-client-ca, `mode` require or verify-if-given")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
 				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
+			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
+			// certificate: the server's TLS settings have variables of
+			// their own, so a client run beside the server (kubectl exec)
+			// does not present the server's certificate.
+			for _, n := range []string{"tls-cert", "tls-key", "tls-client-ca", "tls-client-auth"} {
+				fs.envAs(n, "WFD_SERVE_"+strings.ToUpper(strings.ReplaceAll(n, "-", "_")))
+			}
 			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
 		},
 	}
@@ -108,6 +130,9 @@ type serveOptions struct {
 	maxStreams      int
 	readBodyTimeout time.Duration
 	pingTimeout     time.Duration
+
+	tls        tlsfiles.Files
+	clientAuth choice
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -140,6 +165,10 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		return err
 	}
 	log := newLogger(logs, o.level, o.format.value)
+	tlsConfig, err := o.tlsConfig(log)
+	if err != nil {
+		return err
+	}
 	if o.gcHeadroomMiB > 0 {
 		gc := gcpolicy.Start(gcpolicy.Options{Headroom: uint64(o.gcHeadroomMiB) << 20, Logger: log})
 		defer gc.Stop()
@@ -163,7 +192,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	srv, err := server.New(ctx, server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
-		PingTimeout: conn.PingTimeout,
+		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig,
 	})
 	if err != nil {
 		_ = l.Close()
@@ -181,7 +210,10 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		}
 		defer stopDebug()
 	}
-	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names)
+	if tlsConfig == nil && !isLoopback(l.Addr()) {
+		log.Warn("serving plaintext on a non-loopback address: anyone on the network can read and alter the calls; use --tls-cert and --tls-key", "addr", l.Addr().String())
+	}
+	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil)
 	if err := srv.Serve(ctx, l, o.grace); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

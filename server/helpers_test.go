@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,8 @@ type serverConfig struct {
 	linger time.Duration
 	// pingTimeout is Options.PingTimeout.
 	pingTimeout time.Duration
+	// tlsConfig is Options.TLSConfig.
+	tlsConfig *tls.Config
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -79,6 +82,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
 		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
 		Logger: cfg.logger, Limits: cfg.limits, Now: cfg.now, Linger: cfg.linger, PingTimeout: cfg.pingTimeout,
+		TLSConfig: cfg.tlsConfig,
 	})
 	if err != nil {
 		_ = store.Close() // the server's error is the one to report

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,6 +83,11 @@ type Options struct {
 	// ends its Connect stream, and its runs are dispatched to another.
 	// Default DefaultPingTimeout; negative: no pings.
 	PingTimeout time.Duration
+	// TLSConfig, when set, makes Serve speak TLS (HTTP/2 by ALPN, and
+	// HTTP/1.1) instead of plaintext HTTP/2 and HTTP/1.1. It needs a
+	// certificate (Certificates or GetCertificate; package tlsfiles builds
+	// one that reloads its files) and, for mTLS, ClientCAs and ClientAuth.
+	TLSConfig *tls.Config
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -272,12 +278,20 @@ func (s *Server) Handler() http.Handler {
 }
 
 // HTTPServer returns an http.Server for Handler that speaks HTTP/1.1 and
-// plaintext HTTP/2 (needed by gRPC) on one port.
+// plaintext HTTP/2 (needed by gRPC) on one port, or with Options.TLSConfig
+// HTTP/1.1 and HTTP/2 over TLS (serve it with ServeTLS(l, "", "")).
 func (s *Server) HTTPServer() *http.Server {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
+	var tlsConfig *tls.Config
+	if s.opts.TLSConfig != nil {
+		protocols.SetHTTP2(true)
+		tlsConfig = s.opts.TLSConfig.Clone()
+	} else {
+		protocols.SetUnencryptedHTTP2(true)
+	}
 	return &http.Server{
+		TLSConfig:         tlsConfig,
 		Handler:           s.Handler(),
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -311,7 +325,14 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 	}
 	hs := s.HTTPServer()
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l) }()
+	go func() {
+		if hs.TLSConfig != nil {
+			// ServeTLS adds "h2" and "http/1.1" to the ALPN protocols.
+			errc <- hs.ServeTLS(l, "", "")
+			return
+		}
+		errc <- hs.Serve(l)
+	}()
 	select {
 	case err := <-errc:
 		_ = s.Close(context.Background())

@@ -55,6 +55,13 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvBytes)),
 		grpc.WithChainUnaryInterceptor(unaryInterceptors(&o)...),
 	}
+	if o.token != "" {
+		creds, err := tokenCredentials(target, o.token, o.creds)
+		if err != nil {
+			return nil, err
+		}
+		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(creds))
+	}
 	conn, err := grpc.NewClient(target, append(dialOpts, o.dialOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", target, err)

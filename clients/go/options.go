@@ -52,6 +52,7 @@ type options struct {
 	timeout  time.Duration
 	retry    RetryPolicy
 	creds    credentials.TransportCredentials
+	token    string
 	dialOpts []grpc.DialOption
 }
 
@@ -75,6 +76,15 @@ func WithRetry(p RetryPolicy) Option {
 // the system's roots. The default is plaintext, which wfd serves.
 func WithTLS(cfg *tls.Config) Option {
 	return func(o *options) { o.creds = credentials.NewTLS(cfg) }
+}
+
+// WithBearerToken sends token with every call, unary and streaming, as
+// "authorization: Bearer <token>". A token must not cross a network in
+// plaintext: over plaintext Dial accepts it only for a loopback target
+// (127.0.0.0/8, ::1, localhost, a unix socket: a local server, or a
+// mesh sidecar that adds TLS), and fails otherwise; use WithTLS.
+func WithBearerToken(token string) Option {
+	return func(o *options) { o.token = token }
 }
 
 // WithTransportCredentials sets the transport credentials (for instance

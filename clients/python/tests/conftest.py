@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -149,8 +149,12 @@ class Server:
     hand.
     """
 
-    def __init__(self, binary: str, data: Path, addr: str | None = None) -> None:
+    def __init__(
+        self, binary: str, data: Path, addr: str | None = None, extra_args: Sequence[str] = (), **probe_kw: Any
+    ) -> None:
+        # extra_args go to `wfd serve`; probe_kw to the client that waits for it (credentials=, say).
         self.binary, self.data = binary, data
+        self.extra_args, self.probe_kw = list(extra_args), probe_kw
         self._pick_port = addr is None  # until the first start succeeds
         self.addr = addr or f"127.0.0.1:{_free_port()}"
         self.log_path = data.parent / (data.name + ".log")
@@ -172,7 +176,7 @@ class Server:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--addr", self.addr, "--data", str(self.data), "--log-level", "warn",
-             "--idle-timeout", "0"],
+             "--idle-timeout", "0", *self.extra_args],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -180,7 +184,9 @@ class Server:
         proc = self.proc
         # One attempt per probe: the wait is the retry. Refused connections
         # fail at once; the timeout only bounds a probe the server accepted.
-        probe = wfd_client.Client(self.addr, timeout=10.0, retry=wfd_client.RetryPolicy(max_attempts=1))
+        probe = wfd_client.Client(
+            self.addr, timeout=10.0, retry=wfd_client.RetryPolicy(max_attempts=1), **self.probe_kw
+        )
         last: list[BaseException] = []
 
         def answers() -> bool:

@@ -27,6 +27,7 @@ export {
   type PublishOptions,
   type PublishResult,
 } from "./client.js";
+export { bearerTokenInterceptor, isLoopbackUrl, assertTokenTransport } from "./auth.js";
 export {
   type RetryPolicy,
   type FullRetryPolicy,

@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+import { readFileSync } from "node:fs";
 import type * as http2 from "node:http2";
 
 import type { Interceptor, Transport } from "@connectrpc/connect";
@@ -14,12 +15,33 @@ import {
   Http2SessionManager,
 } from "@connectrpc/connect-node";
 
+import { assertTokenTransport, bearerTokenInterceptor } from "./auth.js";
 import { WfdClient, type WfdClientOptions } from "./client.js";
 
 export * from "./index.js";
 
 /** The wire protocols wfd serves on one port. */
 export type Protocol = "grpc" | "connect" | "grpcweb";
+
+/**
+ * TLS settings of a node client: PEM contents (see {@link tlsFromFiles}
+ * for files). Without `ca` the server is verified against Node's roots.
+ */
+export interface TlsOptions {
+  /** CA certificates to verify the server against, instead of Node's roots. */
+  ca?: string | Buffer | (string | Buffer)[];
+  /** A client certificate (chain) and its key, for mutual TLS. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** The name to verify the server's certificate for, if not the URL's host. */
+  servername?: string;
+}
+
+/** Reads the PEM files of {@link TlsOptions}: `tlsFromFiles({ ca: "ca.crt", cert: "client.crt", key: "client.key" })`. */
+export function tlsFromFiles(files: { ca?: string; cert?: string; key?: string; servername?: string }): TlsOptions {
+  const read = (f?: string) => (f === undefined ? undefined : readFileSync(f));
+  return { ca: read(files.ca), cert: read(files.cert), key: read(files.key), servername: files.servername };
+}
 
 /** Options of {@link wfdClientForNode}. */
 export interface NodeClientOptions extends Omit<WfdClientOptions, "onClose"> {
@@ -43,14 +65,24 @@ export interface NodeClientOptions extends Omit<WfdClientOptions, "onClose"> {
   pingTimeoutMs?: number;
   /** Options for node:http2's connect() (TLS settings for `https://`, say). */
   nodeOptions?: http2.ClientSessionOptions | http2.SecureClientSessionOptions;
+  /**
+   * Connect over TLS (`true`: verified against Node's roots). A bare
+   * `host:port` then means `https://host:port`.
+   */
+  tls?: TlsOptions | boolean;
+  /**
+   * A bearer token sent with every call (`authorization: Bearer ...`);
+   * only over TLS, or in plaintext to a loopback address.
+   */
+  token?: string;
 }
 
 /**
  * The base URL for an address: `host:port` becomes `http://host:port`;
  * a URL with a scheme is left alone.
  */
-export function baseUrlOf(addr: string): string {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(addr) ? addr : `http://${addr}`;
+export function baseUrlOf(addr: string, tls = false): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(addr) ? addr : `${tls ? "https" : "http"}://${addr}`;
 }
 
 /**
@@ -61,27 +93,36 @@ export function nodeTransport(
   addr: string,
   opts: Omit<NodeClientOptions, "timeoutMs" | "retry"> = {},
 ): { transport: Transport; close: () => void } {
-  const baseUrl = baseUrlOf(addr);
+  const baseUrl = baseUrlOf(addr, opts.tls !== undefined && opts.tls !== false);
+  if (opts.tls && new URL(baseUrl).protocol !== "https:") {
+    throw new Error(`wfd client: tls options with a plaintext URL ${baseUrl}`);
+  }
   const protocol = opts.protocol ?? "grpc";
   const httpVersion = opts.httpVersion ?? "2";
-  const interceptors = opts.interceptors ?? [];
+  const interceptors = [...(opts.interceptors ?? [])];
+  if (opts.token !== undefined) {
+    assertTokenTransport(baseUrl);
+    interceptors.unshift(bearerTokenInterceptor(opts.token));
+  }
+  const tls = typeof opts.tls === "object" ? stripUndefined(opts.tls) : {};
   if (httpVersion === "1.1") {
+    const nodeOptions = tls;
     switch (protocol) {
       case "grpc":
         throw new Error('wfd client: gRPC needs httpVersion "2"');
       case "connect":
         return {
-          transport: createConnectTransport({ baseUrl, httpVersion, interceptors, useBinaryFormat: opts.useBinaryFormat ?? true }),
+          transport: createConnectTransport({ baseUrl, httpVersion, interceptors, nodeOptions, useBinaryFormat: opts.useBinaryFormat ?? true }),
           close: () => {},
         };
       case "grpcweb":
-        return { transport: createGrpcWebTransport({ baseUrl, httpVersion, interceptors }), close: () => {} };
+        return { transport: createGrpcWebTransport({ baseUrl, httpVersion, interceptors, nodeOptions }), close: () => {} };
     }
   }
   const sessionManager = new Http2SessionManager(
     baseUrl,
     { pingIntervalMs: opts.pingIntervalMs ?? 30_000, pingTimeoutMs: opts.pingTimeoutMs ?? 10_000 },
-    opts.nodeOptions,
+    { ...tls, ...opts.nodeOptions },
   );
   const common = { baseUrl, httpVersion: "2" as const, sessionManager, interceptors };
   let transport: Transport;
@@ -99,6 +140,10 @@ export function nodeTransport(
       throw new Error(`wfd client: unknown protocol ${JSON.stringify(protocol)} (want grpc, connect or grpcweb)`);
   }
   return { transport, close: () => sessionManager.abort() };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /**

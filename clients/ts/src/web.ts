@@ -8,6 +8,7 @@
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 
+import { assertTokenTransport, bearerTokenInterceptor } from "./auth.js";
 import { WfdClient, type WfdClientOptions } from "./client.js";
 
 export * from "./index.js";
@@ -25,11 +26,21 @@ export interface WebClientOptions extends Omit<WfdClientOptions, "onClose"> {
   interceptors?: Interceptor[];
   /** A fetch of your own, for instance one that sets `credentials: "include"`. */
   fetch?: typeof globalThis.fetch;
+  /**
+   * A bearer token sent with every call (`authorization: Bearer ...`);
+   * only to an `https://` URL, or a loopback address in plaintext. (TLS
+   * itself is the browser's: use an `https://` base URL.)
+   */
+  token?: string;
 }
 
 /** A fetch-based transport for wfd at `baseUrl` (for instance `"http://127.0.0.1:7233"`). */
 export function webTransport(baseUrl: string, opts: Omit<WebClientOptions, "timeoutMs" | "retry"> = {}): Transport {
-  const interceptors = opts.interceptors ?? [];
+  const interceptors = [...(opts.interceptors ?? [])];
+  if (opts.token !== undefined) {
+    assertTokenTransport(baseUrl);
+    interceptors.unshift(bearerTokenInterceptor(opts.token));
+  }
   switch (opts.protocol ?? "connect") {
     case "connect":
       return createConnectTransport({ baseUrl, interceptors, fetch: opts.fetch, useBinaryFormat: opts.useBinaryFormat ?? false });

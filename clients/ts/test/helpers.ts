@@ -61,7 +61,7 @@ export interface TestServer {
  * checks a handler's residency or the release count would otherwise depend
  * on how fast the machine gets there. Tests release by hand.
  */
-export async function startServer(dataDir?: string, extraArgs: string[] = []): Promise<TestServer> {
+export async function startServer(dataDir?: string, extraArgs: string[] = [], probe: NodeClientOptions = {}): Promise<TestServer> {
   const bin = wfdBin();
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), "wfd-ts-data-"));
   for (let tries = 0; ; tries++) {
@@ -83,7 +83,7 @@ export async function startServer(dataDir?: string, extraArgs: string[] = []): P
     };
     // One attempt per probe: the wait is the retry. Refused connections
     // fail at once; the timeout only bounds a probe the server accepted.
-    const c = wfdClientForNode(addr, { timeoutMs: 10_000, retry: { maxAttempts: 1 } });
+    const c = wfdClientForNode(addr, { ...probe, timeoutMs: 10_000, retry: { maxAttempts: 1 } });
     try {
       let last: unknown;
       await waitFor(

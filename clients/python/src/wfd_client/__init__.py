@@ -140,6 +140,7 @@ from ._common import (
     to_struct,
 )
 from ._sync import Client, RecordStream
+from ._tls import is_loopback_target, tls_credentials
 from ._uuid import uuid7
 from .worker import AsyncStepContext, AsyncWorker, StepContext, Waiting, WaitTimeout, Worker
 from .errors import (
@@ -166,6 +167,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Client",
+    "tls_credentials",
+    "is_loopback_target",
     "AsyncClient",
     "RecordStream",
     "AsyncRecordStream",

@@ -14,6 +14,7 @@ import grpc.aio
 from wfd.v1 import service_pb2, service_pb2_grpc
 
 from . import _common as c
+from ._tls import with_token
 from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
 __all__ = ["AsyncClient", "AsyncRecordStream"]
@@ -43,11 +44,12 @@ class AsyncClient:
         credentials: grpc.ChannelCredentials | None = None,
         metadata: Sequence[tuple[str, str]] | None = None,
         options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
         self.retry = retry or c.RetryPolicy()
-        self._metadata = tuple(metadata or ())
+        self._metadata = with_token(target, token, credentials is not None, metadata)
         opts = c.channel_options(self.retry, options)
         if credentials is None:
             self._channel = grpc.aio.insecure_channel(target, options=opts)

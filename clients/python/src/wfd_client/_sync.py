@@ -13,6 +13,7 @@ import grpc
 from wfd.v1 import service_pb2, service_pb2_grpc
 
 from . import _common as c
+from ._tls import with_token
 from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
 __all__ = ["Client", "RecordStream"]
@@ -31,10 +32,13 @@ class Client:
     Unary calls time out after ``timeout`` seconds (None: never) unless a
     call passes its own ``timeout=``; the timeout covers the retries. A call
     that fails with UNAVAILABLE is tried again according to ``retry``; no
-    other code is retried. ``credentials`` (e.g. ``grpc.ssl_channel_credentials()``)
-    make the channel secure; the default is plaintext, which wfd serves.
-    ``metadata`` is sent with every call; ``options`` are extra grpc channel
-    arguments, applied after the client's own.
+    other code is retried. ``credentials`` (e.g. ``grpc.ssl_channel_credentials()``,
+    or :func:`wfd_client.tls_credentials` from PEM files) make the channel
+    secure; the default is plaintext, which wfd serves by default.
+    ``token`` is sent as ``authorization: Bearer <token>`` with every call;
+    without ``credentials`` only to a loopback target (ValueError
+    otherwise). ``metadata`` is sent with every call; ``options`` are extra
+    grpc channel arguments, applied after the client's own.
     """
 
     def __init__(
@@ -46,11 +50,12 @@ class Client:
         credentials: grpc.ChannelCredentials | None = None,
         metadata: Sequence[tuple[str, str]] | None = None,
         options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
         self.retry = retry or c.RetryPolicy()
-        self._metadata = tuple(metadata or ())
+        self._metadata = with_token(target, token, credentials is not None, metadata)
         opts = c.channel_options(self.retry, options)
         if credentials is None:
             self._channel = grpc.insecure_channel(target, options=opts)

@@ -53,6 +53,7 @@ from typing import Any
 import grpc
 
 from . import _common as c
+from ._tls import with_token
 from ._worker_context import (
     AsyncStepContext,
     Children,
@@ -108,8 +109,8 @@ class AsyncWorker:
     StepCall and FinishRun that fail with UNAVAILABLE are retried per
     ``retry`` (the client's :class:`wfd_client.RetryPolicy`) and time out
     after ``call_timeout`` seconds; a lost connection is made again after
-    ``backoff`` seconds, doubling to 5 s. ``credentials``, ``metadata`` and
-    ``options`` are those of :class:`wfd_client.Client`.
+    ``backoff`` seconds, doubling to 5 s. ``credentials``, ``metadata``,
+    ``options`` and ``token`` are those of :class:`wfd_client.Client`.
 
     A registration the server refuses (a definition that fails validation:
     InvalidArgument; a name registered with another definition or a
@@ -129,10 +130,12 @@ class AsyncWorker:
         credentials: grpc.ChannelCredentials | None = None,
         metadata: Sequence[tuple[str, str]] | None = None,
         options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
     ) -> None:
         self._core = Core(
             target, workflows, name=name, max_runs=max_runs, retry=retry, call_timeout=call_timeout,
-            credentials=credentials, metadata=metadata, options=options, backoff=backoff,
+            credentials=credentials, metadata=with_token(target, token, credentials is not None, metadata),
+            options=options, backoff=backoff,
         )
 
     @property

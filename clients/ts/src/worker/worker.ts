@@ -11,7 +11,7 @@ import {
   type Dispatch,
   type FinishRunRequest,
 } from "../gen/wfd/v1/worker_pb.js";
-import { nodeTransport } from "../node.js";
+import { nodeTransport, type TlsOptions } from "../node.js";
 import { callWithRetry, RemoteContext, type CallSettings } from "./context.js";
 import type { StepFn, WorkflowSpec } from "./definition.js";
 import { isWaiting } from "./errors.js";
@@ -28,6 +28,10 @@ export interface WorkerOptions {
   addr?: string;
   /** Or a Connect transport of your own (gRPC or Connect over HTTP/2: the worker keeps a stream open). */
   transport?: Transport;
+  /** With `addr`: TLS settings, as for `wfdClientForNode`. */
+  tls?: TlsOptions | boolean;
+  /** With `addr`: a bearer token sent with every call. */
+  token?: string;
   /** Names the worker to operators (`wfd workers`); need not be unique. */
   name?: string;
   /** How many step runs it executes at once (default 1). */
@@ -86,7 +90,7 @@ export class Worker {
     } else {
       // Pings find a dead connection within seconds, so the worker
       // reconnects instead of waiting on a stream nobody answers.
-      const { transport, close } = nodeTransport(opts.addr!, { pingIntervalMs: 5_000, pingTimeoutMs: 5_000 });
+      const { transport, close } = nodeTransport(opts.addr!, { pingIntervalMs: 5_000, pingTimeoutMs: 5_000, tls: opts.tls, token: opts.token });
       this.client = createClient(WorkerService, transport);
       this.close = close;
     }
