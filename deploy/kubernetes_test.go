@@ -275,4 +275,4 @@ func portNamed(t *testing.T, ports []corev1.ContainerPort, name string) corev1.C
 	return corev1.ContainerPort{}
 }
 
-func itoa(n int32) string { return strconv.Itoa(int(n)) }
+func itoa[T int32 | int64](n T) string { return strconv.FormatInt(int64(n), 10) }
