@@ -109,6 +109,14 @@ type nginxProc struct {
 	exited chan struct{}
 	err    error
 	http   *http.Client // HTTP/2 over TLS, trusting the test CA
+	tls    *tls.Config
+}
+
+// http1 is an HTTP/1.1 client of nginx over TLS.
+func (p *nginxProc) http1() *http.Client {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	return &http.Client{Transport: &http.Transport{Protocols: &protocols, TLSClientConfig: p.tls.Clone()}}
 }
 
 // nginxBinary finds nginx, or skips the test: Debian's package puts it in
@@ -169,9 +177,8 @@ func startNginx(t *testing.T, upstream string, edits ...string) *nginxProc {
 		t.Fatal(err)
 	}
 
-	// As root the master keeps root and the workers become nobody (nginx
-	// refuses nothing here); as anyone else, both run as that user and
-	// nginx ignores the user directive.
+	// As root, the master stays root and the workers run as nobody; as
+	// anyone else, both run as that user (the directive would only warn).
 	userLine := ""
 	if os.Geteuid() == 0 {
 		group := "nogroup"
@@ -224,12 +231,11 @@ http {
 		}
 	})
 
+	// Each transport gets a clone: HTTP/2 set-up adds "h2" to the one it is given.
+	p.tls = &tls.Config{RootCAs: ca.pool, ServerName: "localhost", MinVersion: tls.VersionTLS12}
 	var protocols http.Protocols
 	protocols.SetHTTP2(true)
-	p.http = &http.Client{Transport: &http.Transport{
-		Protocols:       &protocols,
-		TLSClientConfig: &tls.Config{RootCAs: ca.pool, ServerName: "localhost", MinVersion: tls.VersionTLS12},
-	}}
+	p.http = &http.Client{Transport: &http.Transport{Protocols: &protocols, TLSClientConfig: p.tls.Clone()}}
 	health := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
 		p.http, p.url()+"/grpc.health.v1.Health/Check", connect.WithGRPC())
 	testwait.Until(t, func() error {

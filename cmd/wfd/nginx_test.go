@@ -26,6 +26,8 @@ const quietFor = 70 * time.Second
 // front of a real `wfd serve` (plaintext on loopback), and a gRPC client
 // over TLS to nginx, trusting a CA made for the test:
 //
+//  0. Connect and gRPC-Web clients, over HTTP/2 and HTTP/1.1, get through
+//     too.
 //  1. RunWorkflow starts an approval handler and StreamEvents follows it
 //     through nginx; the handler parks and the stream stays quiet (but
 //     for heartbeats) for 70 s, past nginx's 60 s timeouts. The stream is
@@ -56,6 +58,30 @@ func TestNginxGRPCProxy(t *testing.T) {
 		"grpc_read_timeout 300s;", "grpc_read_timeout 60s;",
 		"grpc_send_timeout 300s;", "grpc_send_timeout 60s;")
 	c := proxy.client()
+
+	t.Run("protocols", func(t *testing.T) {
+		// Besides gRPC: Connect and gRPC-Web, over HTTP/2 and HTTP/1.1
+		// (browsers' fetch may use either).
+		for _, tc := range []struct {
+			name  string
+			http1 bool
+			opts  []connect.ClientOption
+		}{
+			{"connect h2", false, nil},
+			{"grpc-web h2", false, []connect.ClientOption{connect.WithGRPCWeb()}},
+			{"connect http/1.1", true, nil},
+			{"grpc-web http/1.1", true, []connect.ClientOption{connect.WithGRPCWeb()}},
+		} {
+			hc := proxy.http
+			if tc.http1 {
+				hc = proxy.http1()
+			}
+			res, err := wfdv1connect.NewWorkflowServiceClient(hc, proxy.url(), tc.opts...).ListWorkflows(ctx, &wfdv1.ListWorkflowsRequest{})
+			if err != nil || len(res.GetWorkflows()) == 0 {
+				t.Errorf("%s: ListWorkflows through nginx: %v, %v", tc.name, res, err)
+			}
+		}
+	})
 
 	t.Run("quiet stream", func(t *testing.T) {
 		const id = "nginx-quiet"
