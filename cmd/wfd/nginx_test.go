@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,6 +80,14 @@ func TestNginxGRPCProxy(t *testing.T) {
 			res, err := wfdv1connect.NewWorkflowServiceClient(hc, proxy.url(), tc.opts...).ListWorkflows(ctx, &wfdv1.ListWorkflowsRequest{})
 			if err != nil || len(res.GetWorkflows()) == 0 {
 				t.Errorf("%s: ListWorkflows through nginx: %v, %v", tc.name, res, err)
+			}
+		}
+		// The plain HTTP paths reach wfd over HTTP/1.1: through nginx,
+		// the answer wfd gives directly.
+		for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+			direct := httpStatus(ctx, t, wfd.http, "http://"+wfd.addr+path)
+			if got := httpStatus(ctx, t, proxy.http1(), proxy.url()+path); got != direct {
+				t.Errorf("GET %s through nginx: %d, wfd answers %d", path, got, direct)
 			}
 		}
 	})
@@ -181,6 +190,21 @@ func TestNginxGRPCProxy(t *testing.T) {
 		}
 		wfd.stop(t)
 	})
+}
+
+// httpStatus GETs url and returns the status code.
+func httpStatus(ctx context.Context, t *testing.T, hc *http.Client, url string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	_ = res.Body.Close() // only the status matters
+	return res.StatusCode
 }
 
 // waitParked waits until the handler is running and idle (waiting for its
