@@ -25,7 +25,12 @@ suite() {
 }
 
 suite "go vet" go vet ./...
+# cmd/wfd's TestNginxGRPCProxy runs deploy/nginx/wfd.conf with Debian's
+# nginx (skipped, saying so, where nginx is not installed) and takes 80 s.
 suite "go test -race" go test -race -count=1 ./...
+# The deployment files (deploy/ is a module of its own): the Kubernetes
+# manifests decoded strictly into the API types, and the Dockerfile linted.
+suite "deploy (manifests, Dockerfile)" bash -c 'cd deploy && go vet ./... && go test -count=1 ./...'
 # The race detector slows the largest server tests ten times, so they run
 # scaled down above and at full size here: 10,000 tasks in the inbox over
 # released handlers, one publication waking 1,000 released handlers, a

@@ -502,6 +502,12 @@ type wfdProc struct {
 // health check says SERVING.
 func startWfd(t *testing.T, bin, data string, extra ...string) *wfdProc {
 	t.Helper()
+	return startWfdAt(t, bin, data, freeAddr(t), extra...)
+}
+
+// freeAddr returns a loopback address with a port free at the moment.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -510,6 +516,13 @@ func startWfd(t *testing.T, bin, data string, extra ...string) *wfdProc {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return addr
+}
+
+// startWfdAt is startWfd on a given address (a restart where a proxy
+// expects the server).
+func startWfdAt(t *testing.T, bin, data, addr string, extra ...string) *wfdProc {
+	t.Helper()
 	p := &wfdProc{addr: addr, out: &testlog.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
