@@ -82,6 +82,28 @@ func (j *faultyJournal) appended() int {
 	return len(j.changes)
 }
 
+// idleAppended waits until the journal has been handed a change in which
+// the handler became idle, and returns its index. (Info says idle as soon
+// as the loop knows it, which is before that change reaches the journal.)
+func (j *faultyJournal) idleAppended(t *testing.T) int {
+	t.Helper()
+	i := -1
+	testwait.For(t, "the change that makes the handler idle", func() bool {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		for k := len(j.changes) - 1; k >= 0; k-- {
+			for _, r := range j.changes[k].Records {
+				if r.Kind == engine.RecordIdle && r.Idle != nil {
+					i = k
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return i
+}
+
 // appendedSince returns the changes handed to the journal from the i-th on.
 func (j *faultyJournal) appendedSince(i int) []*engine.Change {
 	j.mu.Lock()
@@ -287,8 +309,7 @@ func TestLostHandlerLeavesMemory(t *testing.T) {
 		})
 		e := faultyEngine(t, j, lostFlow("again", nil))
 		h := start(t, e, "lost", nil)
-		testwait.For(t, "the handler to be idle", func() bool { info, _ := h.Info(ctx); return info.Idle != nil })
-		durable := j.appended() - 1
+		durable := j.idleAppended(t) // the index of the change that made it idle
 		sent := make(chan error, 1)
 		go func() { sent <- h.SendEvent(ctx, engine.Event{Type: "go"}, engine.SendOptions{}) }()
 		first := j.next(t)  // the run the event began
@@ -342,8 +363,7 @@ func TestLostHandlerLeavesMemory(t *testing.T) {
 		e := faultyEngine(t, j, lostFlow("again", nil))
 		t.Cleanup(j.release) // cleanups run last first: before the engine closes
 		h := start(t, e, "lost", nil)
-		testwait.For(t, "the handler to be idle", func() bool { info, _ := h.Info(ctx); return info.Idle != nil })
-		durable := j.appended() - 1
+		durable := j.idleAppended(t) // the index of the change that made it idle
 		sent := make(chan error, 1)
 		go func() { sent <- h.SendEvent(ctx, engine.Event{Type: "go"}, engine.SendOptions{}) }()
 		first := j.next(t)

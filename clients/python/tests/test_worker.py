@@ -103,7 +103,7 @@ def test_worker_workflow_start_stream_wait_answer_complete(server: str, use_asyn
             recs.append(rec)
             if rec.WhichOneof("kind") == "idle_changed" and rec.idle_changed.idle:
                 break
-        assert c.get(h.handler_id).idle
+        assert c.get(h.handler_id).HasField("idle")
         with pytest.raises(InvalidArgument, match="approved"):
             c.send(h.handler_id, "approval", {"approved": "yes"})  # the declared schema
         c.send(h.handler_id, "approval", {"approved": True, "comment": "fine"})
@@ -138,7 +138,7 @@ async def test_async_worker_runs_in_the_callers_loop(server: str) -> None:
 
 
 async def _idle(c: w.AsyncClient, id: str) -> bool:
-    return bool((await c.get(id)).idle)
+    return (await c.get(id)).HasField("idle")
 
 
 async def _finished(c: w.AsyncClient, id: str) -> w.Handler | None:
@@ -407,7 +407,7 @@ def test_worker_park_is_not_swallowed(server: str) -> None:
     with WorkerThread(server, [cw, sw], max_runs=2), connect(server) as c:
         for name in (caught, swallowed):
             h = c.run(name)
-            wait_for(f"{name} parked", lambda h=h: c.get(h.handler_id).idle)
+            wait_for(f"{name} parked", lambda h=h: c.get(h.handler_id).HasField("idle"))
             c.send(h.handler_id, "go", {"n": 1})
             got = wait_done(c, h.handler_id)
             assert struct_to_dict(got.result) == {"got": {"n": 1}}, name

@@ -110,7 +110,7 @@ def test_worker_reconnects_after_wfd_restart(wfd_bin: str, tmp_path: Path) -> No
                 WorkerThread(srv.addr, [async_wf], name="aio", backoff=0.05) as wa, connect(srv.addr) as c:
             hs = [c.run(sync_wf.name, {"n": 1}), c.run(async_wf.name, {"n": 2})]
             for h in hs:
-                wait_for(f"{h.handler_id} parked", lambda h=h: c.get(h.handler_id).idle)
+                wait_for(f"{h.handler_id} parked", lambda h=h: c.get(h.handler_id).HasField("idle"))
             old = {ws.worker.worker_id, wa.worker.worker_id}
             srv.stop()  # SIGTERM, as an operator would
             srv.start()  # the same port and data
@@ -118,7 +118,7 @@ def test_worker_reconnects_after_wfd_restart(wfd_bin: str, tmp_path: Path) -> No
                      lambda: len(ids := set(worker_ids(srv.addr))) == 2 and not ids & old)
             assert {ws.worker.worker_id, wa.worker.worker_id} == set(worker_ids(srv.addr))
             hs.append(c.run(sync_wf.name, {"n": 3}))
-            wait_for("the new handler parked", lambda: c.get(hs[-1].handler_id).idle)
+            wait_for("the new handler parked", lambda: c.get(hs[-1].handler_id).HasField("idle"))
             for h in hs:
                 c.send(h.handler_id, "approval", {"approved": True})
             for i, h in enumerate(hs):
