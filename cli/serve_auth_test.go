@@ -1,0 +1,93 @@
+package cli_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wfd-dev/wfd/cli"
+	"github.com/wfd-dev/wfd/internal/testlog"
+)
+
+// post calls a method over the Connect protocol with JSON and returns the
+// HTTP status.
+func post(t *testing.T, addr, method, token string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+addr+"/wfd.v1.WorkflowService/"+method, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestServeAuthTokens: "wfd serve --auth-tokens FILE" refuses calls
+// without a token (401) and with a token whose roles do not allow the
+// method (403), and serves the others; the CLI without a token fails.
+func TestServeAuthTokens(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(file, []byte("tokens:\n  - {token: r-token, subject: rita, roles: [reader]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, "--auth-tokens", file)
+	for _, tc := range []struct {
+		method, token string
+		want          int
+	}{
+		{"ListWorkflows", "", http.StatusUnauthorized},
+		{"ListWorkflows", "wrong", http.StatusUnauthorized},
+		{"ListWorkflows", "r-token", http.StatusOK},
+		{"GetStats", "r-token", http.StatusForbidden},
+	} {
+		if got := post(t, addr, tc.method, tc.token); got != tc.want {
+			t.Errorf("%s with token %q: HTTP %d, want %d", tc.method, tc.token, got, tc.want)
+		}
+	}
+	if r := wfd(t, "workflows", "--addr", addr); r.code == 0 || !strings.Contains(r.stderr, "unauthenticated") {
+		t.Errorf("wfd workflows without a token: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestServeWithoutAuthLogs: with no authentication configured everything
+// is open, and the log says so.
+func TestServeWithoutAuthLogs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &testlog.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json"}, io.Discard, logs)
+	}()
+	eventually(t, "serve warns it runs without authentication", func() bool {
+		return strings.Contains(logs.String(), "serving without authentication")
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited with %d; logs:\n%s", code, logs)
+	}
+}
+
+// TestServeRefusesBadTokenFile: a token file that does not parse stops
+// serve before it listens.
+func TestServeRefusesBadTokenFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(file, []byte("tokens:\n  - {token: x}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := wfd(t, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--auth-tokens", file)
+	if r.code == 0 || !strings.Contains(r.stderr, "no subject") {
+		t.Fatalf("serve with a bad token file: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
