@@ -91,3 +91,16 @@ func TestServeRefusesBadTokenFile(t *testing.T) {
 		t.Fatalf("serve with a bad token file: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestTasksMine: "wfd tasks --mine" asks the server for the caller's
+// tasks; a server without authentication cannot tell whose they are.
+func TestTasksMine(t *testing.T) {
+	addr := serve(t)
+	r := wfd(t, "tasks", "--mine", "--addr", addr)
+	if r.code == 0 || !strings.Contains(r.stderr, "authenticated") {
+		t.Fatalf("wfd tasks --mine on a server without authentication: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := wfd(t, "tasks", "--mine", "--assignee", "ada", "--addr", addr); r.code == 0 || !strings.Contains(r.stderr, "exclude") {
+		t.Fatalf("--mine with --assignee: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
