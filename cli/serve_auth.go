@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
+	"strings"
 
 	"github.com/wfd-dev/wfd/server"
 	"github.com/wfd-dev/wfd/server/auth"
@@ -14,8 +16,12 @@ import (
 type authFlags struct {
 	tokens, jwks, issuer, audience string
 	reflection                     optionalBool
+	hosts, origins                 string
+	debugAllowRemote               bool
 
 	authn *auth.Authenticator // built by prepare
+	// allowedHosts and allowedOrigins are the effective lists (prepare).
+	allowedHosts, allowedOrigins []string
 }
 
 func (a *authFlags) define(fs *flagSet) {
@@ -24,12 +30,19 @@ func (a *authFlags) define(fs *flagSet) {
 	fs.StringVar(&a.issuer, "auth-jwt-issuer", "", "the iss a JWT must have (any when empty)")
 	fs.StringVar(&a.audience, "auth-jwt-audience", "", "an aud a JWT must have (any when empty)")
 	fs.Var(&a.reflection, "reflection", "serve gRPC reflection (default: on without authentication, off with it)")
-	fs.fromEnv("auth-tokens", "auth-jwks", "auth-jwt-issuer", "auth-jwt-audience", "reflection")
+	fs.StringVar(&a.hosts, "allowed-hosts", "", "comma-separated Host `names` served, \"*\" for any (default: the loopback names on a loopback --addr, else any)")
+	fs.StringVar(&a.origins, "allowed-origins", "", "comma-separated browser `origins` served with CORS, \"*\" for any (default: http(s)://localhost|127.0.0.1|[::1] on any port on a loopback --addr, else none)")
+	fs.BoolVar(&a.debugAllowRemote, "debug-allow-remote", false, "let --debug-addr listen on a non-loopback address (pprof has no authentication)")
+	fs.fromEnv("auth-tokens", "auth-jwks", "auth-jwt-issuer", "auth-jwt-audience", "reflection", "allowed-hosts", "allowed-origins", "debug-allow-remote")
 }
 
 // prepare checks the flags and builds the authenticator (reading the
-// token file and the JWKS).
-func (a *authFlags) prepare(ctx context.Context, log *slog.Logger) error {
+// token file and the JWKS) and the Host and Origin lists for a server
+// listening on addr, with pprof on debugAddr.
+func (a *authFlags) prepare(ctx context.Context, log *slog.Logger, addr, debugAddr string) error {
+	if err := a.access(addr, debugAddr); err != nil {
+		return err
+	}
 	if (a.issuer != "" || a.audience != "") && a.jwks == "" {
 		return usageErrorf("--auth-jwt-issuer and --auth-jwt-audience need --auth-jwks")
 	}
@@ -44,8 +57,49 @@ func (a *authFlags) prepare(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
-// apply sets the server's Auth and Reflection.
+// access works out the allowed hosts and origins, and refuses pprof on a
+// non-loopback address unless asked.
+func (a *authFlags) access(addr, debugAddr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErrorf("--addr %q: %v", addr, err)
+	}
+	if server.IsLoopback(host) {
+		a.allowedHosts, a.allowedOrigins = server.LoopbackDefaults(host)
+	} else {
+		a.allowedHosts, a.allowedOrigins = nil, []string{}
+	}
+	if a.hosts != "" {
+		a.allowedHosts = splitList(a.hosts)
+	}
+	if a.origins != "" {
+		a.allowedOrigins = splitList(a.origins)
+	}
+	if debugAddr != "" && !a.debugAllowRemote {
+		h, _, err := net.SplitHostPort(debugAddr)
+		if err != nil {
+			return usageErrorf("--debug-addr %q: %v", debugAddr, err)
+		}
+		if !server.IsLoopback(h) {
+			return usageErrorf("--debug-addr %q is not a loopback address: pprof has no authentication (--debug-allow-remote to serve it anyway)", debugAddr)
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// apply sets the server's Auth, Reflection and allowed hosts and origins.
 func (a *authFlags) apply(o *server.Options) {
+	o.AllowedHosts, o.AllowedOrigins = a.allowedHosts, a.allowedOrigins
 	o.Auth = a.authn
 	if a.reflection.set {
 		o.Reflection = &a.reflection.v

@@ -104,3 +104,56 @@ func TestTasksMine(t *testing.T) {
 		t.Fatalf("--mine with --assignee: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestServeHostOriginDefaults: on a loopback --addr, "wfd serve" refuses
+// a Host header of another name and an Origin of another site (403), and
+// serves loopback names and pages; --allowed-origins replaces the default.
+func TestServeHostOriginDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		flags        []string
+		host, origin string
+		want         int
+	}{
+		{"loopback", nil, "", "", http.StatusOK},
+		{"rebound host", nil, "evil.example", "", http.StatusForbidden},
+		{"other site", nil, "", "https://evil.example", http.StatusForbidden},
+		{"local page", nil, "", "http://localhost:3000", http.StatusOK},
+		{"configured origin", []string{"--allowed-origins", "https://app.example"}, "", "https://app.example", http.StatusOK},
+		{"default replaced", []string{"--allowed-origins", "https://app.example"}, "", "http://localhost:3000", http.StatusForbidden},
+		{"any host", []string{"--allowed-hosts", "*"}, "evil.example", "", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := serve(t, tc.flags...)
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+addr+"/wfd.v1.WorkflowService/ListWorkflows", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("HTTP %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
+
+// TestServeDebugAddrLoopbackOnly: pprof has no authentication, so serve
+// refuses a non-loopback --debug-addr unless --debug-allow-remote.
+func TestServeDebugAddrLoopbackOnly(t *testing.T) {
+	r := wfd(t, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--debug-addr", "0.0.0.0:0")
+	if r.code == 0 || !strings.Contains(r.stderr, "not a loopback address") {
+		t.Fatalf("serve --debug-addr 0.0.0.0:0: exit %d, stderr %q", r.code, r.stderr)
+	}
+	serve(t, "--debug-addr", "127.0.0.1:0")
+}

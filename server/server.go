@@ -90,6 +90,14 @@ type Options struct {
 	// Reflection serves gRPC reflection; nil: on when Auth is nil, off
 	// when it is set.
 	Reflection *bool
+	// AllowedHosts are the Host headers served (origin.go): "*", a host
+	// (any port) or host:port; others get 403. Nil: any (the command line
+	// passes LoopbackDefaults on a loopback address).
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins served and answered CORS:
+	// "*", an origin, or one with any port ("http://localhost:*"); a
+	// request with another Origin header gets 403. Nil: no check.
+	AllowedOrigins []string
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -282,6 +290,7 @@ func (s *Server) Handler() http.Handler {
 	if s.opts.Auth != nil {
 		h = s.authenticate(h)
 	}
+	h = hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins)
 	return limitBodyStall(h, s.opts.ReadBodyTimeout)
 }
 
