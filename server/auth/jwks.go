@@ -56,7 +56,7 @@ func (ks *keySet) load(ctx context.Context) (jose.JSONWebKeySet, error) {
 		if err != nil {
 			return set, fmt.Errorf("auth: jwks: %w", err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		if resp.StatusCode != http.StatusOK {
 			return set, fmt.Errorf("auth: jwks: GET %s: %s", ks.source, resp.Status)
 		}
