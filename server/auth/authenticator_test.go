@@ -19,12 +19,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/wfd-dev/wfd/internal/testwait"
 	"github.com/wfd-dev/wfd/server/auth"
 )
 
@@ -275,4 +277,40 @@ func TestNoConfigNoAuthenticator(t *testing.T) {
 	if a != nil || err != nil {
 		t.Fatalf("New(zero Config) = %v, %v; want nil, nil", a, err)
 	}
+}
+
+// TestJWKSRevokedKey: a key the issuer dropped stops verifying once the
+// cached set is past its refresh period (refetched in the background).
+func TestJWKSRevokedKey(t *testing.T) {
+	old, rotated := newIssuer(t), newIssuer(t)
+	rotated.kid = "k2"
+	var mu sync.Mutex
+	current := old
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = w.Write(current.jwks(t))
+	}))
+	defer srv.Close()
+	var clockMu sync.Mutex
+	clock := time.Now()
+	now := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
+	a, err := auth.New(context.Background(), auth.Config{JWKS: srv.URL, JWKSRefresh: time.Minute, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := old.sign(t, jwt.Claims{Subject: "gil", Expiry: jwt.NewNumericDate(now().Add(time.Hour))}, nil)
+	if _, err := a.Authenticate(request(tok)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	current = rotated
+	mu.Unlock()
+	clockMu.Lock()
+	clock = clock.Add(2 * time.Minute)
+	clockMu.Unlock()
+	testwait.For(t, "the revoked key refused", func() bool {
+		_, err := a.Authenticate(request(tok))
+		return errors.Is(err, auth.ErrBadCredentials)
+	})
 }

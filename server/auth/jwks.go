@@ -80,20 +80,39 @@ func (ks *keySet) load(ctx context.Context) (jose.JSONWebKeySet, error) {
 	return set, nil
 }
 
-// key returns the verification keys for kid ("" : every key).
+// key returns the verification keys for kid ("": every key). A kid it
+// does not hold makes it fetch the set at once (rate-limited); a set
+// that is merely old is fetched again in the background, so calls do not
+// wait for the issuer.
 func (ks *keySet) key(ctx context.Context, kid string) []jose.JSONWebKey {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	found := ks.find(kid)
 	since := ks.now().Sub(ks.fetched)
-	if since >= ks.refresh || (len(found) == 0 && since >= ks.minRefresh) {
+	switch {
+	case len(found) == 0 && since >= ks.minRefresh:
 		ks.fetched = ks.now()
 		if keys, err := ks.load(ctx); err == nil {
 			ks.keys = keys
 			found = ks.find(kid)
 		}
+	case since >= ks.refresh:
+		ks.fetched = ks.now()
+		go ks.reload()
 	}
 	return found
+}
+
+func (ks *keySet) reload() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	keys, err := ks.load(ctx)
+	if err != nil {
+		return
+	}
+	ks.mu.Lock()
+	ks.keys = keys
+	ks.mu.Unlock()
 }
 
 func (ks *keySet) find(kid string) []jose.JSONWebKey {
