@@ -49,9 +49,11 @@ func (a authorizer) check(ctx context.Context, procedure string) (context.Contex
 	}
 	id, err := creds()
 	if err != nil {
+		a.s.log.Debug("call refused: unauthenticated", "procedure", procedure, "err", err)
 		return ctx, fmt.Errorf("%w: %w", errUnauthenticated, err)
 	}
 	if !auth.Allowed(id, procedure) {
+		a.s.log.Debug("call refused: permission denied", "procedure", procedure, "subject", id.Subject, "roles", id.Roles)
 		return ctx, fmt.Errorf("%w: %s (roles %v) may not call %s: it needs one of the roles %v or %s",
 			errPermissionDenied, id.Subject, id.Roles, procedure, auth.RolesFor(procedure), auth.RoleAdmin)
 	}
