@@ -46,7 +46,7 @@ func (a *authFlags) prepare(ctx context.Context, log *slog.Logger, addr, debugAd
 	if (a.issuer != "" || a.audience != "") && a.jwks == "" {
 		return usageErrorf("--auth-jwt-issuer and --auth-jwt-audience need --auth-jwks")
 	}
-	authn, err := auth.New(ctx, auth.Config{TokensFile: a.tokens, JWKS: a.jwks, Issuer: a.issuer, Audience: a.audience})
+	authn, err := auth.New(ctx, auth.Config{TokensFile: a.tokens, JWKS: a.jwks, Issuer: a.issuer, Audience: a.audience, Logger: log})
 	if err != nil {
 		return fmt.Errorf("authentication: %w", err)
 	}

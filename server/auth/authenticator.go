@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,8 +27,11 @@ var ErrBadCredentials = errors.New("invalid credentials")
 // with none, New returns nil (authentication is off).
 type Config struct {
 	// TokensFile is the --auth-tokens file (see File): static tokens, and
-	// the roles of client certificates.
+	// the roles of client certificates. It is read again when it changes.
 	TokensFile string
+	// Logger reports a token file that changed but does not read
+	// (default slog.Default()).
+	Logger *slog.Logger
 	// JWKS is a file or an http(s) URL holding the keys that sign JWTs.
 	JWKS string
 	// Issuer and Audience, if set, must match the JWT's iss and one of its aud.
@@ -57,8 +61,7 @@ func (c *Config) Enabled() bool {
 // Authenticator turns a request's credentials into an Identity.
 type Authenticator struct {
 	now         func() time.Time
-	tokens      *staticTokens
-	certRoles   map[string][]string
+	tokens      *tokenFile
 	certs       bool
 	keys        *keySet
 	issuer      string
@@ -71,7 +74,7 @@ func New(ctx context.Context, c Config) (*Authenticator, error) {
 	if !c.Enabled() {
 		return nil, nil
 	}
-	a := &Authenticator{now: c.Now, certs: c.ClientCertificates, certRoles: map[string][]string{},
+	a := &Authenticator{now: c.Now, certs: c.ClientCertificates,
 		issuer: c.Issuer, audience: c.Audience, rolesClaims: c.RolesClaims}
 	if a.now == nil {
 		a.now = time.Now
@@ -80,15 +83,13 @@ func New(ctx context.Context, c Config) (*Authenticator, error) {
 		a.rolesClaims = []string{"roles", "wfd_roles", "groups"}
 	}
 	if c.TokensFile != "" {
-		f, err := loadFile(c.TokensFile)
-		if err != nil {
-			return nil, err
+		log := c.Logger
+		if log == nil {
+			log = slog.Default()
 		}
-		if a.tokens, err = newStaticTokens(f); err != nil {
+		var err error
+		if a.tokens, err = openTokenFile(c.TokensFile, a.now, log); err != nil {
 			return nil, err
-		}
-		for _, e := range f.Certificates {
-			a.certRoles[e.Subject] = append(a.certRoles[e.Subject], e.Roles...)
 		}
 	}
 	if c.JWKS != "" {
@@ -128,8 +129,10 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 
 func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, error) {
 	if a.tokens != nil {
-		if id, ok := a.tokens.lookup(token); ok {
-			return id, nil
+		if tokens, _ := a.tokens.current(); tokens != nil {
+			if id, ok := tokens.lookup(token); ok {
+				return id, nil
+			}
 		}
 	}
 	if a.keys != nil && strings.Count(token, ".") == 2 {
@@ -212,5 +215,10 @@ func (a *Authenticator) certificate(c *x509.Certificate) (Identity, error) {
 	default:
 		return Identity{}, fmt.Errorf("%w: the client certificate names no subject (no URI SAN, common name or DNS SAN)", ErrBadCredentials)
 	}
-	return Identity{Subject: subject, Roles: slices.Clone(a.certRoles[subject])}, nil
+	id := Identity{Subject: subject}
+	if a.tokens != nil {
+		_, roles := a.tokens.current()
+		id.Roles = slices.Clone(roles[subject])
+	}
+	return id, nil
 }

@@ -314,3 +314,39 @@ func TestJWKSRevokedKey(t *testing.T) {
 		return errors.Is(err, auth.ErrBadCredentials)
 	})
 }
+
+// TestTokenFileReload: a changed token file takes effect without a
+// restart; one that no longer reads leaves the previous tokens in force.
+func TestTokenFileReload(t *testing.T) {
+	file := writeFile(t, "tokens.yaml", []byte("tokens:\n  - {token: one, subject: first, roles: [reader]}\n"))
+	var mu sync.Mutex
+	clock := time.Now()
+	advance := func() { mu.Lock(); clock = clock.Add(3 * time.Second); mu.Unlock() }
+	a, err := auth.New(context.Background(), auth.Config{TokensFile: file, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(body string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(file, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		advance()
+	}
+	check := func(token string, want error) {
+		t.Helper()
+		if _, err := a.Authenticate(request(token)); !errors.Is(err, want) {
+			t.Fatalf("token %q: %v, want %v", token, err, want)
+		}
+	}
+	check("one", nil)
+	rewrite("tokens:\n  - {token: two, subject: second, roles: [reader]}\n", time.Now().Add(time.Hour))
+	check("two", nil)
+	check("one", auth.ErrBadCredentials)
+	rewrite("tokens: [ {token: three", time.Now().Add(2*time.Hour))
+	check("two", nil)
+	check("three", auth.ErrBadCredentials)
+}

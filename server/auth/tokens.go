@@ -5,8 +5,11 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -101,4 +104,71 @@ func (st *staticTokens) lookup(token string) (Identity, bool) {
 		return Identity{}, false
 	}
 	return st.ids[found], true
+}
+
+// tokenFile is the token file, read again when it changes: a call checks
+// its size and modification time at most every tokenFileCheck. A file
+// that no longer reads keeps the previous tokens (and is logged).
+type tokenFile struct {
+	path string
+	now  func() time.Time
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	checked   time.Time
+	mod       time.Time
+	size      int64
+	tokens    *staticTokens
+	certRoles map[string][]string
+}
+
+const tokenFileCheck = 2 * time.Second
+
+func openTokenFile(path string, now func() time.Time, log *slog.Logger) (*tokenFile, error) {
+	tf := &tokenFile{path: path, now: now, log: log}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth: token file: %w", err)
+	}
+	if err := tf.load(); err != nil {
+		return nil, err
+	}
+	tf.checked, tf.mod, tf.size = now(), fi.ModTime(), fi.Size()
+	return tf, nil
+}
+
+func (tf *tokenFile) load() error {
+	f, err := loadFile(tf.path)
+	if err != nil {
+		return err
+	}
+	st, err := newStaticTokens(f)
+	if err != nil {
+		return err
+	}
+	roles := map[string][]string{}
+	for _, e := range f.Certificates {
+		roles[e.Subject] = append(roles[e.Subject], e.Roles...)
+	}
+	tf.tokens, tf.certRoles = st, roles
+	return nil
+}
+
+// current returns the tokens and certificate roles, reading the file
+// again if it changed.
+func (tf *tokenFile) current() (*staticTokens, map[string][]string) {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	if now := tf.now(); now.Sub(tf.checked) >= tokenFileCheck {
+		tf.checked = now
+		if fi, err := os.Stat(tf.path); err == nil && (!fi.ModTime().Equal(tf.mod) || fi.Size() != tf.size) {
+			tf.mod, tf.size = fi.ModTime(), fi.Size()
+			if err := tf.load(); err != nil {
+				tf.log.Warn("token file changed but does not read; keeping the previous tokens", "err", err)
+			} else {
+				tf.log.Info("token file read again", "path", tf.path, "tokens", len(tf.tokens.ids))
+			}
+		}
+	}
+	return tf.tokens, tf.certRoles
 }
