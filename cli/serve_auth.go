@@ -50,6 +50,9 @@ func (a *authFlags) prepare(ctx context.Context, log *slog.Logger, addr, debugAd
 	if err != nil {
 		return fmt.Errorf("authentication: %w", err)
 	}
+	if a.jwks != "" && a.audience == "" {
+		log.Warn("--auth-jwks without --auth-jwt-audience: a JWT the issuer made for any other service is accepted here")
+	}
 	if authn != nil {
 		a.authn = authn
 		log.Info("authentication on", "tokens", a.tokens, "jwks", a.jwks)
