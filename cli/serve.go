@@ -21,7 +21,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -96,6 +96,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
+			o.auth.define(fs)
 			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
 				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
@@ -133,6 +134,7 @@ type serveOptions struct {
 
 	tls        tlsfiles.Files
 	clientAuth choice
+	auth       authFlags
 }
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
@@ -173,6 +175,10 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		gc := gcpolicy.Start(gcpolicy.Options{Headroom: uint64(o.gcHeadroomMiB) << 20, Logger: log})
 		defer gc.Stop()
 	}
+	// Authentication first: a bad token file or JWKS fails before the store opens.
+	if err := o.auth.prepare(ctx, log, o.addr, o.debugAddr, o.tls.ClientCA != ""); err != nil {
+		return err
+	}
 	path := filepath.Join(o.data, "wfd.db")
 	store, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
@@ -189,11 +195,13 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		return fmt.Errorf("listen: %w", err)
 	}
 	wfs := workflows.All()
-	srv, err := server.New(ctx, server.Options{
+	sopts := server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
 		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig,
-	})
+	}
+	o.auth.apply(&sopts)
+	srv, err := server.New(ctx, sopts)
 	if err != nil {
 		_ = l.Close()
 		return explainStore(o.data, fmt.Errorf("start server: %w", err))

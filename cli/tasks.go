@@ -13,12 +13,14 @@ import (
 func tasksCommand() *command {
 	return &command{
 		name:    "tasks",
-		args:    "[--status S,...] [--assignee A] [--workflow W] [--handler H] [--limit N]",
+		args:    "[--status S,...] [--assignee A | --mine] [--workflow W] [--handler H] [--limit N]",
 		summary: "list human tasks (the inbox), newest first",
 		detail: `Lists the tasks that steps asked people to answer, across handlers in
 memory and released, with their status (pending, completed, expired or
 cancelled), assignee, title, handler, age and deadline. Answer one with
-'wfd complete TASK JSON'.`,
+'wfd complete TASK JSON'. --mine lists the tasks assigned to you (the
+subject the server authenticated) or to "group:<role>" for one of your
+roles; it needs a server with authentication.`,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			var o client.TaskOptions
@@ -28,12 +30,16 @@ cancelled), assignee, title, handler, age and deadline. Answer one with
 				return err
 			})
 			fs.StringVar(&o.Assignee, "assignee", "", "only tasks assigned to this `person`")
+			fs.BoolVar(&o.Mine, "mine", false, "only tasks assigned to you or your groups (needs authentication)")
 			fs.StringVar(&o.Workflow, "workflow", "", "only tasks of this `workflow`'s handlers")
 			fs.StringVar(&o.HandlerID, "handler", "", "only tasks of this `handler`")
 			limit := fs.Int("limit", 100, "print at most `N` tasks (0: all)")
 			return func(ctx context.Context, e *env, _ []string) error {
 				if *limit < 0 {
 					return usageErrorf("--limit must not be negative")
+				}
+				if o.Mine && o.Assignee != "" {
+					return usageErrorf("--mine and --assignee exclude each other")
 				}
 				if *limit > 0 {
 					o.PageSize = min(*limit, maxPageSize)

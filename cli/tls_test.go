@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -220,5 +221,26 @@ func TestServeTLSFromTheEnvironment(t *testing.T) {
 	}
 	if out := ok(t, "workflows", "--addr", addr); !strings.Contains(out, "echo") {
 		t.Fatalf("workflows printed %q", out)
+	}
+}
+
+// TestClientCertificateIdentity: with --tls-client-ca and --auth-tokens, a
+// client certificate is the caller's identity, with the roles the token
+// file gives its subject: alice (reader) may list workflows and is refused
+// RunWorkflow; a certificate subject the file does not name has no roles.
+func TestClientCertificateIdentity(t *testing.T) {
+	f := writePKI(t)
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(tokens, []byte("certificates:\n  - subject: alice\n    roles: [reader]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, "--tls-cert", f.serverCert, "--tls-key", f.serverKey, "--tls-client-ca", f.ca, "--auth-tokens", tokens)
+	alice := []string{"--addr", addr, "--timeout", "30s", "--tls-ca", f.ca, "--tls-cert", f.clientCert, "--tls-key", f.clientKey}
+	if out := ok(t, append([]string{"workflows"}, alice...)...); !strings.Contains(out, "echo") {
+		t.Fatalf("workflows as alice printed %q", out)
+	}
+	r := wfd(t, append([]string{"run", "echo"}, alice...)...)
+	if r.code == 0 || !strings.Contains(r.stderr, "permission_denied") {
+		t.Fatalf("run as alice (reader): exit %d, stderr %q; want permission_denied", r.code, r.stderr)
 	}
 }

@@ -36,7 +36,7 @@ func TestUsage(t *testing.T) {
 		{"negative limit", []string{"handlers", "--limit", "-1"}, 2, "", "must not be negative"},
 		{"bad after", []string{"stream", "h", "--after", "-1"}, 2, "", "invalid value"},
 		{"empty addr", []string{"workflows", "--addr", ""}, 2, "", "--addr is empty"},
-		{"help lists tasks", []string{"help"}, 0, "tasks [--status S,...] [--assignee A] [--workflow W] [--handler H] [--limit N]", ""},
+		{"help lists tasks", []string{"help"}, 0, "tasks [--status S,...] [--assignee A | --mine] [--workflow W] [--handler H] [--limit N]", ""},
 		{"help lists complete", []string{"help"}, 0, "complete TASK JSON [--by NAME]", ""},
 		{"help lists publish", []string{"help"}, 0, "publish KEY [JSON] [--handler H] [--id ID]", ""},
 		{"help complete", []string{"help", "complete"}, 0, "env WFD_BY", ""},

@@ -118,6 +118,9 @@ type TaskQuery struct {
 	// Assignee, if not "", keeps tasks assigned to that person. (There is
 	// no filter for unassigned tasks: "" means any assignee.)
 	Assignee string
+	// Assignees, if not empty, keeps tasks assigned to any of them (a
+	// person and their groups: "my tasks"). Not together with Assignee.
+	Assignees []string
 	// Workflow, if not "", keeps tasks of that workflow.
 	Workflow string
 	// HandlerID, if not "", keeps the tasks of that handler.
@@ -146,11 +149,25 @@ func (q *TaskQuery) Validate() error {
 			return fmt.Errorf("task query: %w", err)
 		}
 	}
+	if q.Assignee != "" && len(q.Assignees) > 0 {
+		return fmt.Errorf("%w: task query: Assignee and Assignees together", ErrInvalid)
+	}
+	if len(q.Assignees) > MaxTaskQueryAssignees {
+		return fmt.Errorf("%w: task query: more than %d assignees", ErrInvalid, MaxTaskQueryAssignees)
+	}
+	for _, a := range q.Assignees {
+		if err := checkName("assignee", a, MaxAssigneeLen, true); err != nil {
+			return fmt.Errorf("task query: %w", err)
+		}
+	}
 	if q.PageSize < 0 {
 		return fmt.Errorf("%w: task query: negative PageSize %d", ErrInvalid, q.PageSize)
 	}
 	return nil
 }
+
+// MaxTaskQueryAssignees bounds TaskQuery.Assignees (one index scan each).
+const MaxTaskQueryAssignees = 64
 
 // Limit returns the effective page size.
 func (q *TaskQuery) Limit() int { return pageLimit(q.PageSize) }

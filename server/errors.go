@@ -59,6 +59,10 @@ func toConnect(err error) error {
 		code = connect.CodeUnavailable
 	case errors.Is(err, persistence.ErrCorrupt):
 		code = connect.CodeDataLoss
+	case errors.Is(err, errUnauthenticated):
+		code = connect.CodeUnauthenticated
+	case errors.Is(err, errPermissionDenied):
+		code = connect.CodePermissionDenied
 	}
 	var cause error
 	var ie *internalError
@@ -74,7 +78,7 @@ func toConnect(err error) error {
 	default:
 		// Our own sentinels only pick the code; the message need not repeat it.
 		msg := err.Error()
-		for _, s := range []error{errInvalid, errAlreadyExists, errFailedPrecondition, errUnavailable, errNotFound} {
+		for _, s := range []error{errInvalid, errAlreadyExists, errFailedPrecondition, errUnavailable, errNotFound, errUnauthenticated, errPermissionDenied} {
 			msg = strings.TrimPrefix(msg, s.Error()+": ")
 		}
 		cause = errors.New(msg)
@@ -182,4 +186,6 @@ var (
 	errFailedPrecondition = errors.New("failed precondition")
 	errUnavailable        = errors.New("unavailable")
 	errNotFound           = errors.New("not found")
+	errUnauthenticated    = errors.New("unauthenticated")
+	errPermissionDenied   = errors.New("permission denied")
 )

@@ -64,6 +64,8 @@ type serverConfig struct {
 	pingTimeout time.Duration
 	// tlsConfig is Options.TLSConfig.
 	tlsConfig *tls.Config
+	// options, if set, adjusts the Options last (authentication, say).
+	options func(*server.Options)
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -78,12 +80,16 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(context.Background(), server.Options{
+	opts := server.Options{
 		Store: store, Workflows: cfg.workflows, Heartbeat: cfg.heartbeat, MaxMessageBytes: cfg.maxBytes,
 		IdleTimeout: cfg.idleTimeout, MaxIdleInMemory: cfg.maxIdle, ReclaimAfter: cfg.reclaimAfter,
 		Logger: cfg.logger, Limits: cfg.limits, Now: cfg.now, Linger: cfg.linger, PingTimeout: cfg.pingTimeout,
 		TLSConfig: cfg.tlsConfig,
-	})
+	}
+	if cfg.options != nil {
+		cfg.options(&opts)
+	}
+	srv, err := server.New(context.Background(), opts)
 	if err != nil {
 		_ = store.Close() // the server's error is the one to report
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/auth"
 )
 
 // Options configure a Server.
@@ -88,6 +89,21 @@ type Options struct {
 	// certificate (Certificates or GetCertificate; package tlsfiles builds
 	// one that reloads its files) and, for mTLS, ClientCAs and ClientAuth.
 	TLSConfig *tls.Config
+	// Auth authenticates callers (server/auth); nil: every call is
+	// allowed, without identities, and Serve logs so. Health checks,
+	// reflection and the HTTP probes stay open either way.
+	Auth *auth.Authenticator
+	// Reflection serves gRPC reflection; nil: on when Auth is nil, off
+	// when it is set.
+	Reflection *bool
+	// AllowedHosts are the Host headers served (origin.go): "*", a host
+	// (any port) or host:port; others get 403. Nil: any (the command line
+	// passes LoopbackDefaults on a loopback address).
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins served and answered CORS:
+	// "*", an origin, or one with any port ("http://localhost:*"); a
+	// request with another Origin header gets 403. Nil: no check.
+	AllowedOrigins []string
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -267,14 +283,28 @@ func (s *Server) Handler() http.Handler {
 		// this logs their detail under that id (errors.go).
 		connect.WithInterceptors(errorLogger{s.log}),
 	}
-	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(drainGate{s}))
+	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, svcOpts...))
 	mux.Handle(wfdv1connect.NewWorkerServiceHandler(&workerService{s: s}, svcOpts...))
 	mux.Handle(s.health.handler(opts...))
-	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	return limitBodyStall(mux, s.opts.ReadBodyTimeout)
+	if s.reflection() {
+		reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
+		mux.Handle(grpcreflect.NewHandlerV1(reflector))
+		mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	}
+	var h http.Handler = mux
+	if s.opts.Auth != nil {
+		h = s.authenticate(h)
+	}
+	h = hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins)
+	return limitBodyStall(h, s.opts.ReadBodyTimeout)
+}
+
+func (s *Server) reflection() bool {
+	if s.opts.Reflection != nil {
+		return *s.opts.Reflection
+	}
+	return s.opts.Auth == nil
 }
 
 // HTTPServer returns an http.Server for Handler that speaks HTTP/1.1 and
@@ -322,6 +352,9 @@ func (s *Server) http2Config() *http.HTTP2Config {
 func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
 	if s.opts.MaxConnections > 0 {
 		l = newLimitListener(l, s.opts.MaxConnections, s.log)
+	}
+	if s.opts.Auth == nil {
+		s.log.Warn("serving without authentication: whoever reaches the port may call every method (see --auth-tokens, --auth-jwks)", "addr", l.Addr().String())
 	}
 	hs := s.HTTPServer()
 	errc := make(chan error, 1)

@@ -16,6 +16,7 @@ import (
 	"github.com/wfd-dev/wfd/internal/payload"
 	"github.com/wfd-dev/wfd/internal/schema"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/auth"
 )
 
 // tasksFromChange derives the task records a change creates or ends: a new
@@ -126,6 +127,13 @@ func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*
 	}
 	q := persistence.TaskQuery{Assignee: req.GetAssignee(), Workflow: req.GetWorkflow(), HandlerID: req.GetHandlerId(),
 		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken()}
+	if req.GetMine() {
+		id, ok := auth.FromContext(ctx)
+		if !ok {
+			return nil, toConnect(fmt.Errorf("%w: mine needs an authenticated caller (the server runs without authentication)", errFailedPrecondition))
+		}
+		q.Assignees = myAssignees(id)
+	}
 	for _, s := range req.GetStatuses() {
 		q.Statuses = append(q.Statuses, persistence.TaskStatus(s))
 	}
@@ -189,13 +197,17 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 	if answer == nil {
 		answer = &structpb.Struct{}
 	}
+	completedBy, err := answerer(ctx, req.GetCompletedBy(), &t)
+	if err != nil {
+		return t, err
+	}
 	if err := checkAnswer(t.Schema, answer); err != nil {
 		return t, err
 	}
 	ev := engine.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
 		"task_id":      structpb.NewStringValue(id),
 		"answer":       structpb.NewStructValue(answer),
-		"completed_by": structpb.NewStringValue(req.GetCompletedBy()),
+		"completed_by": structpb.NewStringValue(completedBy),
 		"completed_at": structpb.NewStringValue(s.opts.Now().UTC().Format(time.RFC3339Nano)),
 	}}}
 	err = s.withLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })

@@ -153,6 +153,9 @@ func validateListTasks(r *wfdv1.ListTasksRequest) error {
 	if r.GetPageSize() < 0 || r.GetPageSize() > maxPageSize {
 		return fmt.Errorf("%w: page_size %d is outside 0..%d", errInvalid, r.GetPageSize(), maxPageSize)
 	}
+	if r.GetMine() && r.GetAssignee() != "" {
+		return fmt.Errorf("%w: mine and assignee together", errInvalid)
+	}
 	for _, f := range []struct{ name, v string }{{"assignee", r.GetAssignee()}, {"workflow", r.GetWorkflow()}} {
 		if f.v != "" {
 			if err := checkName(f.name, f.v); err != nil {

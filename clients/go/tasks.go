@@ -20,6 +20,10 @@ type TaskOptions struct {
 	Statuses []wfdv1.TaskStatus
 	// Assignee keeps the tasks assigned to this person.
 	Assignee string
+	// Mine keeps the caller's tasks: those assigned to its authenticated
+	// subject or to "group:<role>" for one of its roles. The server must
+	// authenticate (FailedPrecondition otherwise); not with Assignee.
+	Mine bool
 	// Workflow keeps the tasks of this workflow's handlers.
 	Workflow string
 	// HandlerID keeps the tasks of this handler.
@@ -35,7 +39,7 @@ func (o *TaskOptions) request() (*wfdv1.ListTasksRequest, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "client: page size %d out of range", o.PageSize)
 	}
 	return &wfdv1.ListTasksRequest{
-		Statuses: o.Statuses, Assignee: o.Assignee, Workflow: o.Workflow, HandlerId: o.HandlerID,
+		Statuses: o.Statuses, Assignee: o.Assignee, Mine: o.Mine, Workflow: o.Workflow, HandlerId: o.HandlerID,
 		PageSize: int32(o.PageSize), PageToken: o.PageToken,
 	}, nil
 }

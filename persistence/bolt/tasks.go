@@ -203,19 +203,33 @@ func planTaskQuery(tx *bolt.Tx, q *persistence.TaskQuery) []idStream {
 		}
 		return u
 	}
+	assignees := q.Assignees
+	if q.Assignee != "" {
+		assignees = []string{q.Assignee}
+	}
+	assigneeUnion := func() idStream {
+		var u unionStream
+		for _, a := range assignees {
+			u = append(u, union(bucketTaskAssignee, func(st byte) []byte { return taskAssigneePrefix(st, a) }))
+		}
+		if len(u) == 1 {
+			return u[0]
+		}
+		return u
+	}
 
 	var streams []idStream
 	if q.HandlerID != "" {
 		streams = append(streams, &prefixStream{c: bucket(tx, bucketTaskHandler).Cursor(), prefix: taskHandlerPrefix(q.HandlerID)})
 	}
-	if q.Assignee != "" {
+	if len(assignees) > 0 {
 		// Also answers the status filter, if any.
-		streams = append(streams, union(bucketTaskAssignee, func(st byte) []byte { return taskAssigneePrefix(st, q.Assignee) }))
+		streams = append(streams, assigneeUnion())
 	}
 	if q.Workflow != "" {
 		streams = append(streams, &prefixStream{c: bucket(tx, bucketTaskWorkflow).Cursor(), prefix: workflowPrefix(q.Workflow)})
 	}
-	if q.Assignee == "" && (len(q.Statuses) > 0 || len(streams) == 0) {
+	if len(assignees) == 0 && (len(q.Statuses) > 0 || len(streams) == 0) {
 		// The status filter, or, with no filter at all, every task.
 		streams = append(streams, union(bucketTaskStatus, taskStatusPrefix))
 	}

@@ -94,6 +94,14 @@ func taskTokenCheck(q *persistence.TaskQuery, last []byte) uint64 {
 		b = append(b, 0)
 		b = append(b, s...)
 	}
+	if len(q.Assignees) > 0 {
+		assignees := slices.Clone(q.Assignees)
+		slices.Sort(assignees)
+		for _, a := range slices.Compact(assignees) {
+			b = append(b, 1)
+			b = append(b, a...)
+		}
+	}
 	b = append(b, 0)
 	b = append(b, last...)
 	h := fnv.New64a()

@@ -44,6 +44,7 @@ func (m taskModel) list(q persistence.TaskQuery) []string {
 		switch {
 		case len(q.Statuses) > 0 && !slices.Contains(q.Statuses, t.Status),
 			q.Assignee != "" && t.Assignee != q.Assignee,
+			len(q.Assignees) > 0 && !slices.Contains(q.Assignees, t.Assignee),
 			q.Workflow != "" && t.Workflow != q.Workflow,
 			q.HandlerID != "" && t.HandlerID != q.HandlerID:
 			continue
@@ -114,6 +115,15 @@ func (m taskModel) taskQueries(full bool) []persistence.TaskQuery {
 		for _, a := range assignees[1:] {
 			qs = append(qs, persistence.TaskQuery{Statuses: st, Assignee: a})
 		}
+	}
+	// Any of several assignees ("my tasks": a person and their groups),
+	// with one that no task has.
+	if len(assignees) > 3 {
+		several := []string{assignees[1], assignees[2], assignees[len(assignees)-1], assignees[1]}
+		for _, st := range taskStatusSets() {
+			qs = append(qs, persistence.TaskQuery{Statuses: st, Assignees: several})
+		}
+		qs = append(qs, persistence.TaskQuery{Assignees: several, Workflow: workflows[len(workflows)-1]})
 	}
 	for _, w := range workflows[1:] {
 		qs = append(qs, persistence.TaskQuery{Workflow: w},

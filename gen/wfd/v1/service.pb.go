@@ -1326,8 +1326,12 @@ type ListTasksRequest struct {
 	Workflow  string `protobuf:"bytes,3,opt,name=workflow,proto3" json:"workflow,omitempty"`
 	HandlerId string `protobuf:"bytes,4,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
 	// At most this many (default 100, at most 1000).
-	PageSize      int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageSize  int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only the caller's tasks: those assigned to its subject or to
+	// "group:<role>" for one of its roles. Needs authentication; not
+	// together with assignee.
+	Mine          bool `protobuf:"varint,7,opt,name=mine,proto3" json:"mine,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1402,6 +1406,13 @@ func (x *ListTasksRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListTasksRequest) GetMine() bool {
+	if x != nil {
+		return x.Mine
+	}
+	return false
 }
 
 type ListTasksResponse struct {
@@ -1549,7 +1560,8 @@ type CompleteTaskRequest struct {
 	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// The answer; it must satisfy the task's answer_schema.
 	Answer *structpb.Struct `protobuf:"bytes,2,opt,name=answer,proto3" json:"answer,omitempty"`
-	// Who answered.
+	// Who answered. With authentication on it is ignored: the server
+	// records the caller's subject.
 	CompletedBy   string `protobuf:"bytes,3,opt,name=completed_by,json=completedBy,proto3" json:"completed_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1877,7 +1889,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x14dispatch_latency_p99\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12dispatchLatencyP99\x1aC\n" +
 	"\x15HandlersByStatusEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xd5\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xe9\x01\n" +
 	"\x10ListTasksRequest\x12.\n" +
 	"\bstatuses\x18\x01 \x03(\x0e2\x12.wfd.v1.TaskStatusR\bstatuses\x12\x1a\n" +
 	"\bassignee\x18\x02 \x01(\tR\bassignee\x12\x1a\n" +
@@ -1886,7 +1898,8 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"handler_id\x18\x04 \x01(\tR\thandlerId\x12\x1b\n" +
 	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x06 \x01(\tR\tpageToken\"_\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\x12\x12\n" +
+	"\x04mine\x18\a \x01(\bR\x04mine\"_\n" +
 	"\x11ListTasksResponse\x12\"\n" +
 	"\x05tasks\x18\x01 \x03(\v2\f.wfd.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\")\n" +

@@ -217,20 +217,22 @@ class GetStatsResponse(_message.Message):
     def __init__(self, handlers_active: _Optional[int] = ..., handlers_idle_in_memory: _Optional[int] = ..., handlers_released: _Optional[int] = ..., handlers_by_status: _Optional[_Mapping[str, int]] = ..., releases_total: _Optional[int] = ..., rehydrations_total: _Optional[int] = ..., rehydrate_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rehydrate_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., streams: _Optional[int] = ..., commits_total: _Optional[int] = ..., changes_total: _Optional[int] = ..., workers_connected: _Optional[int] = ..., dispatches_total: _Optional[int] = ..., redispatches_total: _Optional[int] = ..., dispatch_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., dispatch_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
-    __slots__ = ("statuses", "assignee", "workflow", "handler_id", "page_size", "page_token")
+    __slots__ = ("statuses", "assignee", "workflow", "handler_id", "page_size", "page_token", "mine")
     STATUSES_FIELD_NUMBER: _ClassVar[int]
     ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    MINE_FIELD_NUMBER: _ClassVar[int]
     statuses: _containers.RepeatedScalarFieldContainer[_handler_pb2.TaskStatus]
     assignee: str
     workflow: str
     handler_id: str
     page_size: int
     page_token: str
-    def __init__(self, statuses: _Optional[_Iterable[_Union[_handler_pb2.TaskStatus, str]]] = ..., assignee: _Optional[str] = ..., workflow: _Optional[str] = ..., handler_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    mine: bool
+    def __init__(self, statuses: _Optional[_Iterable[_Union[_handler_pb2.TaskStatus, str]]] = ..., assignee: _Optional[str] = ..., workflow: _Optional[str] = ..., handler_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., mine: _Optional[bool] = ...) -> None: ...
 
 class ListTasksResponse(_message.Message):
     __slots__ = ("tasks", "next_page_token")

@@ -1,0 +1,33 @@
+// Package auth authenticates wfd's callers (static bearer tokens, JWTs
+// verified against a JWKS, mTLS client certificates) and decides which
+// API methods their roles allow (policy.go).
+package auth
+
+import (
+	"context"
+	"slices"
+)
+
+// Identity is an authenticated caller: who it is and the roles it holds.
+type Identity struct {
+	Subject string
+	Roles   []string
+}
+
+// HasRole reports whether the identity holds role.
+func (id Identity) HasRole(role string) bool { return slices.Contains(id.Roles, role) }
+
+type identityKey struct{}
+
+// NewContext returns ctx carrying id.
+func NewContext(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// FromContext returns the caller's identity; false when the call was not
+// authenticated (authentication is off, or the call is one of the open
+// ones: health checks, probes, metrics).
+func FromContext(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	connectcors "connectrpc.com/cors"
+	"connectrpc.com/grpchealth"
+)
+
+// The Host and Origin checks keep browsers from reaching the API through
+// DNS rebinding (a page of evil.example whose name resolves to 127.0.0.1)
+// or cross-site requests: a request whose Host header is not allowed, or
+// which a browser sent from an origin that is not allowed, is refused
+// with 403 before the API sees it. Allowed origins get CORS answers
+// (preflights included) with the headers Connect, gRPC-Web and a bearer
+// token need.
+
+// Open paths skip the checks: load balancers, kubelets and scrapers call
+// them by IP address, and they say nothing a caller could misuse.
+func openPath(p string) bool {
+	switch p {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return strings.HasPrefix(p, "/"+grpchealth.HealthV1ServiceName+"/")
+}
+
+// hostOriginGuard wraps next with the checks of Options.AllowedHosts and
+// Options.AllowedOrigins (nil: no check).
+func hostOriginGuard(next http.Handler, hosts, origins []string) http.Handler {
+	if hosts == nil && origins == nil {
+		return next
+	}
+	allowHeaders := strings.Join(append(connectcors.AllowedHeaders(), "Authorization"), ", ")
+	allowMethods := strings.Join(connectcors.AllowedMethods(), ", ")
+	expose := strings.Join(connectcors.ExposedHeaders(), ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if openPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if hosts != nil && !hostAllowed(hosts, r.Host) {
+			http.Error(w, "wfd: host "+strconv.Quote(r.Host)+" is not allowed (--allowed-hosts)", http.StatusForbidden)
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if origin == "" || origins == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Add("Vary", "Origin")
+		if !originAllowed(origins, origin) {
+			http.Error(w, "wfd: origin "+strconv.Quote(origin)+" is not allowed (--allowed-origins)", http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.Header().Set("Access-Control-Allow-Methods", allowMethods)
+			w.Header().Set("Access-Control-Allow-Headers", allowHeaders)
+			w.Header().Set("Access-Control-Max-Age", "7200")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Access-Control-Expose-Headers", expose)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostAllowed: an entry is "*", a host name or address (any port), or
+// host:port.
+func hostAllowed(allowed []string, hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	return slices.ContainsFunc(allowed, func(a string) bool {
+		return a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(strings.Trim(a, "[]"), host)
+	})
+}
+
+// originAllowed: an entry is "*", an origin ("https://app.example.com",
+// "http://localhost:3000") or an origin with any port ("http://localhost:*").
+func originAllowed(allowed []string, origin string) bool {
+	o, err := url.Parse(origin)
+	if err != nil || o.Host == "" {
+		return false
+	}
+	return slices.ContainsFunc(allowed, func(a string) bool {
+		if a == "*" {
+			return true
+		}
+		pattern, anyPort := strings.CutSuffix(a, ":*")
+		p, err := url.Parse(pattern)
+		if err != nil || !strings.EqualFold(p.Scheme, o.Scheme) || !strings.EqualFold(p.Hostname(), o.Hostname()) {
+			return false
+		}
+		return anyPort || portOf(p) == portOf(o)
+	})
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// LoopbackDefaults are the allowed hosts and origins the command line
+// uses when the server listens on a loopback address: the loopback names
+// (any port), and browser pages served from them.
+func LoopbackDefaults(listenHost string) (hosts, origins []string) {
+	hosts = []string{"localhost", "127.0.0.1", "::1"}
+	if listenHost != "" && !slices.Contains(hosts, listenHost) {
+		hosts = append(hosts, listenHost)
+	}
+	for _, h := range []string{"localhost", "127.0.0.1", "[::1]"} {
+		origins = append(origins, "http://"+h+":*", "https://"+h+":*")
+	}
+	return hosts, origins
+}
+
+// IsLoopback reports whether host (a name or an address) is loopback.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
