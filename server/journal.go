@@ -178,9 +178,9 @@ func (j *journal) commit(batch []*pending) {
 	}
 	var err error
 	if len(changes) > 0 {
+		start := time.Now()
 		err = j.store.Write(context.Background(), changes...)
-		j.stats.commits.Add(1)
-		j.stats.changes.Add(int64(len(changes)))
+		j.stats.committed(len(changes), time.Since(start), err)
 	}
 	if err != nil && !errors.Is(err, persistence.ErrUnavailable) && len(changes) > 1 {
 		j.writeAlone(batch)

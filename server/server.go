@@ -109,6 +109,8 @@ type Server struct {
 	// workers are the connected step workers (workers.go).
 	workers *workerRegistry
 	stats   stats
+	// metrics is the Prometheus registry served at /metrics (metrics.go).
+	metrics *metrics
 	// background runs the reaper and the timer scheduler.
 	background     context.Context
 	stopBackground context.CancelFunc
@@ -169,6 +171,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.reloads = &reloader{s: s, kick: make(chan struct{}, 1)}
 	s.workers = newWorkerRegistry(s)
+	s.stats.hist = newHistograms()
+	s.workers.stats.seconds = s.stats.hist.dispatch
+	s.metrics = newMetrics(s)
+	s.observeStoreSync()
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
 	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
@@ -246,8 +252,9 @@ func (s *Server) trackIdle(c *engine.Change) {
 	}
 }
 
-// Handler returns the HTTP handler that serves the API, health checks and
-// reflection. A request body that stalls for Options.ReadBodyTimeout
+// Handler returns the HTTP handler that serves the API, health checks,
+// reflection, and the open operational endpoints: /metrics, /healthz and
+// /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout
 // fails its call.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -257,9 +264,10 @@ func (s *Server) Handler() http.Handler {
 		// Most messages are small; compressing them costs more CPU than
 		// the bytes it saves on loopback or a LAN.
 		connect.WithCompressMinBytes(4 << 10),
-		// Internal errors reach clients as a message and an error id;
-		// this logs their detail under that id (errors.go).
-		connect.WithInterceptors(errorLogger{s.log}),
+		// Counts every call by its final code (metrics.go); internal
+		// errors reach clients as a message and an error id, and
+		// errorLogger logs their detail under that id (errors.go).
+		connect.WithInterceptors(rpcMetrics{s.metrics}, errorLogger{s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, svcOpts...))
@@ -268,6 +276,7 @@ func (s *Server) Handler() http.Handler {
 	reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	s.handleProbes(mux)
 	return limitBodyStall(mux, s.opts.ReadBodyTimeout)
 }
 
