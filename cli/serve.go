@@ -30,6 +30,11 @@ NOT_SERVING, new calls fail with Unavailable, streams end with Unavailable
 finish with their result; then step runs finish, for up to the grace
 period in all, and every handler is checkpointed.
 
+The same port serves, without credentials, GET /healthz (200 while the
+process serves), GET /readyz (200 while the store can commit and the
+server is not draining, 503 with the reason otherwise) and GET /metrics
+(Prometheus).
+
 A client may keep --max-connections connections open (0: no cap; one more
 is closed at once) and --max-streams-per-connection calls open on each; a
 call whose request body sends nothing for --read-body-timeout (0: no
