@@ -108,7 +108,11 @@ func TestMetricsCountCallsAndHandlers(t *testing.T) {
 	}
 
 	// "done" completes after two events, with a release and a rehydration
-	// between them; "parked" stays released.
+	// between them; "parked" stays released; "asks" waits for a human task.
+	if _, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "expense", HandlerId: "asks", Input: st(t, map[string]any{"approver": "ada"})}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, c, "asks")
 	for _, id := range []string{"done", "parked"} {
 		if _, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: id, Input: st(t, map[string]any{"want": 2})}); err != nil {
 			t.Fatal(err)
@@ -148,7 +152,7 @@ func TestMetricsCountCallsAndHandlers(t *testing.T) {
 		method, code string
 		want         float64
 	}{
-		{"RunWorkflow", "ok", 2},
+		{"RunWorkflow", "ok", 3},
 		{"SendEvent", "ok", 2},
 		{"ReleaseHandler", "ok", 2},
 		{"GetHandler", "not_found", 1},
@@ -206,7 +210,8 @@ func TestMetricsCountCallsAndHandlers(t *testing.T) {
 		t.Error("wfd_store_size_bytes is not positive")
 	}
 
-	// Handler gauges: one completed, one running and released, nothing busy.
+	// Handler and task gauges: one completed, two running (one released),
+	// nothing busy, one task pending.
 	for _, tc := range []struct {
 		name, label string
 		want        float64
@@ -221,8 +226,15 @@ func TestMetricsCountCallsAndHandlers(t *testing.T) {
 			t.Errorf("%s{%s} = %v, GetStats says %v", tc.name, tc.label, got, tc.want)
 		}
 	}
-	if stats.HandlersByStatus["completed"] != 1 || stats.HandlersByStatus["running"] != 1 || stats.HandlersReleased != 1 {
-		t.Errorf("GetStats: %v by status, %d released; want one completed, one running and released", stats.HandlersByStatus, stats.HandlersReleased)
+	if stats.HandlersByStatus["completed"] != 1 || stats.HandlersByStatus["running"] != 2 || stats.HandlersReleased != 1 {
+		t.Errorf("GetStats: %v by status, %d released; want one completed, two running, one released", stats.HandlersByStatus, stats.HandlersReleased)
+	}
+	tasks, err := c.ListTasks(ctx, &wfdv1.ListTasksRequest{Statuses: []wfdv1.TaskStatus{wfdv1.TaskStatus_TASK_STATUS_PENDING}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(fams, "wfd_tasks_pending"); got != float64(len(tasks.GetTasks())) || got != 1 {
+		t.Errorf("wfd_tasks_pending = %v, ListTasks lists %d pending; want 1", got, len(tasks.GetTasks()))
 	}
 
 	// The open stream counts once it ends.
