@@ -14,6 +14,7 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 
@@ -82,6 +83,10 @@ type Options struct {
 	// ends its Connect stream, and its runs are dispatched to another.
 	// Default DefaultPingTimeout; negative: no pings.
 	PingTimeout time.Duration
+	// TracerProvider, if set, traces every call (otelconnect) and the
+	// rehydrations, step runs and store commits they cause (tracing.go).
+	// nil: no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -111,6 +116,10 @@ type Server struct {
 	stats   stats
 	// metrics is the Prometheus registry served at /metrics (metrics.go).
 	metrics *metrics
+	// tracing makes the spans (tracing.go); traceInterceptors are its
+	// interceptors (none when off).
+	tracing           *tracing
+	traceInterceptors []connect.Interceptor
 	// background runs the reaper and the timer scheduler.
 	background     context.Context
 	stopBackground context.CancelFunc
@@ -175,9 +184,19 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.workers.stats.seconds = s.stats.hist.dispatch
 	s.metrics = newMetrics(s)
 	s.observeStoreSync()
+	s.tracing = newTracing(opts.TracerProvider)
+	var err error
+	if s.traceInterceptors, err = s.tracing.interceptors(); err != nil {
+		return nil, err
+	}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
-	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
-		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
+	s.journal.tracing = s.tracing
+	eopts := engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
+		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits}
+	if s.tracing.on {
+		eopts.OnStepRun = s.tracing.onStepRun
+	}
+	s.engine = engine.New(eopts)
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
@@ -267,7 +286,10 @@ func (s *Server) Handler() http.Handler {
 		// Counts every call by its final code (metrics.go); internal
 		// errors reach clients as a message and an error id, and
 		// errorLogger logs their detail under that id (errors.go).
-		connect.WithInterceptors(rpcMetrics{s.metrics}, errorLogger{s.log}),
+		connect.WithInterceptors(rpcMetrics{s.metrics}),
+		// Spans per call when tracing is on (tracing.go).
+		connect.WithInterceptors(s.traceInterceptors...),
+		connect.WithInterceptors(errorLogger{s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, svcOpts...))
