@@ -35,6 +35,11 @@ process serves), GET /readyz (200 while the store can commit and the
 server is not draining, 503 with the reason otherwise) and GET /metrics
 (Prometheus).
 
+Tracing (OpenTelemetry, OTLP) is off unless the standard variables ask
+for it: OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_TRACES_EXPORTER=otlp), with
+OTEL_EXPORTER_OTLP_PROTOCOL grpc or http/protobuf (the default),
+OTEL_SERVICE_NAME (default wfd), OTEL_TRACES_SAMPLER and the rest.
+
 A client may keep --max-connections connections open (0: no cap; one more
 is closed at once) and --max-streams-per-connection calls open on each; a
 call whose request body sends nothing for --read-body-timeout (0: no
@@ -117,10 +122,11 @@ type serveOptions struct {
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
+	// Lines logged with a traced call's context carry its trace id.
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(server.TraceLogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(server.TraceLogHandler(slog.NewTextHandler(w, opts)))
 }
 
 // serve runs the server until ctx is done and logs to logs.
@@ -149,6 +155,19 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		gc := gcpolicy.Start(gcpolicy.Options{Headroom: uint64(o.gcHeadroomMiB) << 20, Logger: log})
 		defer gc.Stop()
 	}
+	tp, stopTracing, err := tracerFromEnv(ctx, log)
+	if err != nil {
+		return err
+	}
+	if stopTracing != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := stopTracing(sctx); err != nil {
+				log.Warn("flushing traces", "err", err)
+			}
+		}()
+	}
 	path := filepath.Join(o.data, "wfd.db")
 	store, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
@@ -168,7 +187,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	srv, err := server.New(ctx, server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
-		PingTimeout: conn.PingTimeout,
+		PingTimeout: conn.PingTimeout, TracerProvider: tp,
 	})
 	if err != nil {
 		_ = l.Close()
