@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
 	"connectrpc.com/otelconnect"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -57,7 +59,11 @@ func (t *tracing) interceptors() ([]connect.Interceptor, error) {
 		return nil, nil
 	}
 	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(t.tp), otelconnect.WithoutMetrics(), otelconnect.WithTrustRemote(),
-		otelconnect.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})))
+		otelconnect.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+		// Load balancers' health checks would be most of the traces.
+		otelconnect.WithFilter(func(_ context.Context, spec connect.Spec) bool {
+			return !strings.HasPrefix(spec.Procedure, "/"+grpchealth.HealthV1ServiceName+"/")
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("server: tracing: %w", err)
 	}

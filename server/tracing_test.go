@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
@@ -58,6 +59,10 @@ func TestTraceSendEventToCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	collect(t, c, "traced", 0) // the handler has completed: its spans have ended
+	check := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](hc, "http://"+addr+"/grpc.health.v1.Health/Check", connect.WithGRPC())
+	if _, err := check.CallUnary(ctx, connect.NewRequest(&healthpb.HealthCheckRequest{})); err != nil {
+		t.Fatal(err)
+	}
 
 	find := func(got tracetest.SpanStubs, name string, parent trace.SpanID) (tracetest.SpanStub, bool) {
 		for _, s := range got {
@@ -85,6 +90,11 @@ func TestTraceSendEventToCommit(t *testing.T) {
 		}
 		return nil
 	})
+	for _, s := range spans.GetSpans() {
+		if strings.Contains(s.Name, "grpc.health") {
+			t.Errorf("a health check has a span: %s", s.Name)
+		}
+	}
 }
 
 // TestTraceIDsInLogs: a line logged with a traced context carries its
