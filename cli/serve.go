@@ -32,6 +32,16 @@ NOT_SERVING, new calls fail with Unavailable, streams end with Unavailable
 finish with their result; then step runs finish, for up to the grace
 period in all, and every handler is checkpointed.
 
+The same port serves, without credentials, GET /healthz (200 while the
+process serves), GET /readyz (200 while the store can commit and the
+server is not draining, 503 with the reason otherwise) and GET /metrics
+(Prometheus).
+
+Tracing (OpenTelemetry, OTLP) is off unless the standard variables ask
+for it: OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_TRACES_EXPORTER=otlp), with
+OTEL_EXPORTER_OTLP_PROTOCOL grpc or http/protobuf (the default),
+OTEL_SERVICE_NAME (default wfd), OTEL_TRACES_SAMPLER and the rest.
+
 A client may keep --max-connections connections open (0: no cap; one more
 is closed at once) and --max-streams-per-connection calls open on each; a
 call whose request body sends nothing for --read-body-timeout (0: no
@@ -139,10 +149,11 @@ type serveOptions struct {
 
 func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
+	// Lines logged with a traced call's context carry its trace id.
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(server.TraceLogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(server.TraceLogHandler(slog.NewTextHandler(w, opts)))
 }
 
 // serve runs the server until ctx is done and logs to logs.
@@ -179,6 +190,19 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if err := o.auth.prepare(ctx, log, o.addr, o.debugAddr, o.tls.ClientCA != ""); err != nil {
 		return err
 	}
+	tp, stopTracing, err := tracerFromEnv(ctx, log)
+	if err != nil {
+		return err
+	}
+	if stopTracing != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := stopTracing(sctx); err != nil {
+				log.Warn("flushing traces", "err", err)
+			}
+		}()
+	}
 	path := filepath.Join(o.data, "wfd.db")
 	store, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
@@ -198,7 +222,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	sopts := server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
-		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig,
+		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp,
 	}
 	o.auth.apply(&sopts)
 	srv, err := server.New(ctx, sopts)

@@ -58,6 +58,19 @@ type Options struct {
 	// Limits bound what a handler may hold and a step run produce; zero
 	// fields take their defaults.
 	Limits Limits
+	// OnStepRun, if set, is called as each step run starts, on the
+	// handler's loop (before the change that holds the run's cause is
+	// committed): the context it returns is the one the step gets (a
+	// tracer puts the run's span in it), and end is called, on the run's
+	// goroutine, with what the step returned. It must not block.
+	OnStepRun func(ctx context.Context, run StepRun) (_ context.Context, end func(error))
+}
+
+// StepRun names a step run for Options.OnStepRun.
+type StepRun struct {
+	HandlerID, Workflow, Step string
+	// Attempt counts the runs of the step for its input, from 1.
+	Attempt int
 }
 
 // Engine holds the registered workflows and the live handlers.

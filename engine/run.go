@@ -85,7 +85,13 @@ func (r *runner) start(step int, it item) {
 	r.record(Record{Kind: RecordStepState, Step: StepChange{
 		Step: def.Name, Worker: worker, Running: true, InputType: it.ev.Type, Attempt: it.attempt,
 	}})
-	go r.h.run(ctx, x, def)
+	// The hook runs here, on the loop, while the call that caused the run
+	// (an event's SendEvent, say) is still waiting for its commit.
+	runCtx, end := ctx, func(error) {}
+	if hook := r.h.e.opts.OnStepRun; hook != nil {
+		runCtx, end = hook(ctx, StepRun{HandlerID: r.h.ID(), Workflow: r.h.Workflow(), Step: def.Name, Attempt: it.attempt})
+	}
+	go r.h.run(ctx, runCtx, end, x, def)
 }
 
 // interruptedCount counts the runs in progress that returned
@@ -110,8 +116,10 @@ func (r *runner) runningCount() int {
 	return n
 }
 
-// run executes one step run on its own goroutine and reports to the loop.
-func (h *Handler) run(ctx context.Context, x *execution, def *Step) {
+// run executes one step run on its own goroutine and reports to the loop;
+// the step gets runCtx (ctx with what Options.OnStepRun added) and end
+// the step's result.
+func (h *Handler) run(ctx, runCtx context.Context, end func(error), x *execution, def *Step) {
 	report := func(err error) {
 		_ = h.post(context.Background(), msg{kind: msgDone, exec: x, err: err})
 	}
@@ -125,7 +133,9 @@ func (h *Handler) run(ctx context.Context, x *execution, def *Step) {
 		})
 		defer stop()
 	}
-	report(h.callStep(ctx, x, def))
+	err := h.callStep(runCtx, x, def)
+	end(err)
+	report(err)
 }
 
 type errTimedOut struct{ d time.Duration }

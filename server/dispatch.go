@@ -194,7 +194,7 @@ func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in e
 		case c := <-run.calls:
 			if !answered {
 				answered = true
-				r.stats.latency.add(time.Since(sentAt))
+				r.stats.answered(time.Since(sentAt))
 			}
 			if c.fin != nil {
 				if err := applyLocalWaits(sc, c.fin.GetLocalWaits()); err != nil {

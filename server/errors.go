@@ -148,10 +148,11 @@ func (h hidingStarter) StartChild(ctx context.Context, parent, child, workflow s
 // with, under the error id the client got.
 type errorLogger struct{ log *slog.Logger }
 
-func (l errorLogger) report(procedure string, err error) {
+func (l errorLogger) report(ctx context.Context, procedure string, err error) {
 	var ie *internalError
 	if errors.As(err, &ie) && !ie.logged {
-		l.log.Error("call failed", "procedure", procedure, "code", connect.CodeOf(err).String(), "error_id", ie.id, "err", ie.detail)
+		// With ctx, the line carries the call's trace id (TraceLogHandler).
+		l.log.ErrorContext(ctx, "call failed", "procedure", procedure, "code", connect.CodeOf(err).String(), "error_id", ie.id, "err", ie.detail)
 	}
 }
 
@@ -159,7 +160,7 @@ func (l errorLogger) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		res, err := next(ctx, req)
 		if err != nil {
-			l.report(req.Spec().Procedure, err)
+			l.report(ctx, req.Spec().Procedure, err)
 		}
 		return res, err
 	}
@@ -173,7 +174,7 @@ func (l errorLogger) WrapStreamingHandler(next connect.StreamingHandlerFunc) con
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		err := next(ctx, conn)
 		if err != nil {
-			l.report(conn.Spec().Procedure, err)
+			l.report(ctx, conn.Spec().Procedure, err)
 		}
 		return err
 	}

@@ -43,7 +43,7 @@ func TestToConnectHidesInternals(t *testing.T) {
 		var logs bytes.Buffer
 		l := errorLogger{slog.New(slog.NewTextHandler(&logs, nil))}
 		err := toConnect(c.err)
-		l.report("/wfd.v1.WorkflowService/X", err)
+		l.report(context.Background(), "/wfd.v1.WorkflowService/X", err)
 		var ce *connect.Error
 		if !errors.As(err, &ce) || ce.Code() != c.code || !regexp.MustCompile(c.public).MatchString(ce.Message()) {
 			t.Errorf("toConnect(%v) = %v, want %v with %q", c.err, err, c.code, c.public)
@@ -74,7 +74,7 @@ func TestHiddenStoreErrorLoggedOnce(t *testing.T) {
 	if !errors.Is(err, persistence.ErrUnavailable) {
 		t.Fatal("hidden error lost its cause")
 	}
-	errorLogger{s.log}.report("/x", toConnect(fmt.Errorf("starting child: %w", err)))
+	errorLogger{s.log}.report(context.Background(), "/x", toConnect(fmt.Errorf("starting child: %w", err)))
 	if n := strings.Count(logs.String(), "/srv/wfd.db"); n != 1 {
 		t.Fatalf("logged %d times:\n%s", n, logs.String())
 	}

@@ -45,6 +45,8 @@ type journal struct {
 	// storage failure (persistence.ErrUnavailable) that stopped it; and
 	// how many bytes of snapshots and records the changes held.
 	onStore func(err error, size int)
+	// tracing makes a span per commit (set before the first Append).
+	tracing *tracing
 	// failures throttles the "checkpoint failed" lines.
 	failures *logThrottle
 
@@ -178,9 +180,11 @@ func (j *journal) commit(batch []*pending) {
 	}
 	var err error
 	if len(changes) > 0 {
+		span := j.tracing.commit(batch)
+		start := time.Now()
 		err = j.store.Write(context.Background(), changes...)
-		j.stats.commits.Add(1)
-		j.stats.changes.Add(int64(len(changes)))
+		j.stats.committed(len(changes), time.Since(start), err)
+		end(span, err)
 	}
 	if err != nil && !errors.Is(err, persistence.ErrUnavailable) && len(changes) > 1 {
 		j.writeAlone(batch)

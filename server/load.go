@@ -79,7 +79,9 @@ func (s *Server) liveFor(ctx context.Context, id string, accepting *engine.Event
 
 // load restores a running handler from the store: one read of its
 // metadata and checkpoint together, one restore.
-func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (*engine.Handler, error) {
+func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (_ *engine.Handler, err error) {
+	ctx, span := s.tracing.rehydrate(ctx, id)
+	defer func() { end(span, err) }()
 	start := time.Now()
 	// A handler that just left memory may still have its last changes on
 	// their way to the store: load what they leave, not what was before.

@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 
@@ -104,6 +105,10 @@ type Options struct {
 	// "*", an origin, or one with any port ("http://localhost:*"); a
 	// request with another Origin header gets 403. Nil: no check.
 	AllowedOrigins []string
+	// TracerProvider, if set, traces every call (otelconnect) and the
+	// rehydrations, step runs and store commits they cause (tracing.go).
+	// nil: no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -131,6 +136,12 @@ type Server struct {
 	// workers are the connected step workers (workers.go).
 	workers *workerRegistry
 	stats   stats
+	// metrics is the Prometheus registry served at /metrics (metrics.go).
+	metrics *metrics
+	// tracing makes the spans (tracing.go); traceInterceptors are its
+	// interceptors (none when off).
+	tracing           *tracing
+	traceInterceptors []connect.Interceptor
 	// background runs the reaper and the timer scheduler.
 	background     context.Context
 	stopBackground context.CancelFunc
@@ -191,9 +202,23 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.reloads = &reloader{s: s, kick: make(chan struct{}, 1)}
 	s.workers = newWorkerRegistry(s)
+	s.stats.hist = newHistograms()
+	s.workers.stats.seconds = s.stats.hist.dispatch
+	s.metrics = newMetrics(s)
+	s.observeStoreSync()
+	s.tracing = newTracing(opts.TracerProvider)
+	var err error
+	if s.traceInterceptors, err = s.tracing.interceptors(); err != nil {
+		return nil, err
+	}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
-	s.engine = engine.New(engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
-		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits})
+	s.journal.tracing = s.tracing
+	eopts := engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
+		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits}
+	if s.tracing.on {
+		eopts.OnStepRun = s.tracing.onStepRun
+	}
+	s.engine = engine.New(eopts)
 	for _, w := range opts.Workflows {
 		if err := s.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
@@ -268,8 +293,9 @@ func (s *Server) trackIdle(c *engine.Change) {
 	}
 }
 
-// Handler returns the HTTP handler that serves the API, health checks and
-// reflection. A request body that stalls for Options.ReadBodyTimeout
+// Handler returns the HTTP handler that serves the API, health checks,
+// reflection, and the open operational endpoints: /metrics, /healthz and
+// /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout
 // fails its call.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -279,8 +305,12 @@ func (s *Server) Handler() http.Handler {
 		// Most messages are small; compressing them costs more CPU than
 		// the bytes it saves on loopback or a LAN.
 		connect.WithCompressMinBytes(4 << 10),
-		// Internal errors reach clients as a message and an error id;
-		// this logs their detail under that id (errors.go).
+		// Counts every call by its final code (metrics.go); internal
+		// errors reach clients as a message and an error id, and
+		// errorLogger logs their detail under that id (errors.go).
+		connect.WithInterceptors(rpcMetrics{s.metrics}),
+		// Spans per call when tracing is on (tracing.go).
+		connect.WithInterceptors(s.traceInterceptors...),
 		connect.WithInterceptors(errorLogger{s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
@@ -292,6 +322,7 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle(grpcreflect.NewHandlerV1(reflector))
 		mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	}
+	s.handleProbes(mux)
 	var h http.Handler = mux
 	if s.opts.Auth != nil {
 		h = s.authenticate(h)

@@ -72,6 +72,7 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	}
 	w := s.journal.watch(id)
 	defer w.done()
+	defer s.tracing.during(ctx, id)()
 	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
 	if err != nil {
 		return nil, err

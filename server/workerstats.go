@@ -2,13 +2,25 @@ package server
 
 import (
 	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// dispatchStats count what the worker registry does, for GetStats.
+// dispatchStats count what the worker registry does, for GetStats and
+// /metrics.
 type dispatchStats struct {
 	dispatches   atomic.Int64
 	redispatches atomic.Int64
 	latency      latencyRing
+	// seconds is the dispatch latency histogram (stats.hist.dispatch).
+	seconds prometheus.Histogram
+}
+
+// answered records the latency of one dispatch.
+func (d *dispatchStats) answered(l time.Duration) {
+	d.latency.add(l)
+	d.seconds.Observe(l.Seconds())
 }
 
 // connected counts the connected workers.

@@ -77,6 +77,9 @@ type Store struct {
 	// writers counts Writes in flight with Options.BoltBatch, to let a
 	// lone writer skip the batch delay (see Write).
 	writers atomic.Int64
+	// onSync, if set, is told how long each write transaction spent
+	// writing and fsyncing its pages (ObserveSync).
+	onSync atomic.Pointer[func(time.Duration)]
 }
 
 var _ persistence.Store = (*Store)(nil)
@@ -217,6 +220,12 @@ func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
 	return storageError(s.withDB(func(db *bolt.DB) error { return db.View(fn) }))
 }
 
+// ObserveSync has f told, after every write transaction that commits, how
+// long it spent writing its pages and fsyncing the file (bbolt's write
+// time: the disk part of a commit, without the tree's rebalance and
+// spill). f runs on the committing goroutine, so it must be quick.
+func (s *Store) ObserveSync(f func(time.Duration)) { s.onSync.Store(&f) }
+
 // updateDB runs fn in a write transaction of its own.
 func (s *Store) updateDB(fn func(*bolt.Tx) error) error {
 	var tx *bolt.Tx
@@ -228,6 +237,10 @@ func (s *Store) updateDB(fn func(*bolt.Tx) error) error {
 			return guard(s.path, func() error { return fn(t) })
 		})
 	})
+	if f := s.onSync.Load(); f != nil && err == nil && tx != nil {
+		st := tx.Stats()
+		(*f)(st.GetWriteTime())
+	}
 	// A panic in the commit itself (bbolt reads sibling pages to
 	// rebalance) still makes bbolt reread the free list to roll back; if
 	// that faults too, the transaction stays open (a closed one has no DB).

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// handleProbes adds the plain HTTP endpoints for load balancers and
+// Prometheus, beside gRPC health. They are open (no authentication), like
+// gRPC health: they say nothing about handlers.
+//
+//   - GET /healthz: 200 "ok" while the process serves HTTP (liveness).
+//   - GET /readyz: 200 "ok" while the store can commit (the state gRPC
+//     health follows, health.go) and the server is not draining; 503 with
+//     the reason otherwise (readiness).
+//   - GET /metrics: the Prometheus metrics (metrics.go).
+func (s *Server) handleProbes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		plain(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if reason := s.notReady(r.Context()); reason != "" {
+			plain(w, http.StatusServiceUnavailable, reason)
+			return
+		}
+		plain(w, http.StatusOK, "ok")
+	})
+	mux.Handle("GET "+metricsPath, s.metrics.handler())
+}
+
+// notReady says why the server should get no calls, or "" when it should.
+func (s *Server) notReady(ctx context.Context) string {
+	switch {
+	case s.isDraining():
+		return "draining: the server is shutting down"
+	case s.health.failing.Load():
+		return "store cannot commit"
+	}
+	ctx, cancel := context.WithTimeout(ctx, healthProbeTimeout)
+	defer cancel()
+	if _, err := s.store.Count(ctx); err != nil && (errors.Is(err, persistence.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)) {
+		return fmt.Sprintf("store unavailable: %v", err)
+	}
+	return ""
+}
+
+func plain(w http.ResponseWriter, code int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = fmt.Fprintln(w, body)
+}

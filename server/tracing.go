@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/otelconnect"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/engine"
+)
+
+// tracerName names the spans wfd makes itself (otelconnect names the RPCs').
+const tracerName = "github.com/wfd-dev/wfd/server"
+
+// tracing makes the spans of one server: otelconnect's span per RPC, and
+// wfd's spans for rehydrations, step runs and store commits. A step run or
+// a commit runs on the handler's or the journal's goroutine, not the
+// call's, so the server keeps the spans of the calls in flight by handler
+// id (the calls whose request names a handler: SendEvent, CancelHandler,
+// RunWorkflow with an id, ...): a step run of that handler becomes a child
+// of the first such call's span, and a commit a child of the first call
+// whose handler it carries, with links to all of them. So one trace shows
+// SendEvent → rehydrate → step run → commit. Runs and commits that no call
+// waits for (timers, children, releases) start traces of their own.
+type tracing struct {
+	tp     trace.TracerProvider
+	tracer trace.Tracer
+	on     bool
+
+	mu     sync.Mutex
+	causes map[string][]trace.SpanContext
+}
+
+func newTracing(tp trace.TracerProvider) *tracing {
+	on := tp != nil
+	if !on {
+		tp = noop.NewTracerProvider()
+	}
+	return &tracing{tp: tp, tracer: tp.Tracer(tracerName), on: on, causes: map[string][]trace.SpanContext{}}
+}
+
+// interceptors are otelconnect's (a span per call, continuing the
+// caller's trace from its traceparent header) and the one that records
+// which handler a call is about; none when tracing is off.
+func (t *tracing) interceptors() ([]connect.Interceptor, error) {
+	if !t.on {
+		return nil, nil
+	}
+	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(t.tp), otelconnect.WithoutMetrics(), otelconnect.WithTrustRemote(),
+		otelconnect.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+		// Load balancers' health checks would be most of the traces.
+		otelconnect.WithFilter(func(_ context.Context, spec connect.Spec) bool {
+			return !strings.HasPrefix(spec.Procedure, "/"+grpchealth.HealthV1ServiceName+"/")
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("server: tracing: %w", err)
+	}
+	return []connect.Interceptor{otel, causeTracker{t}}, nil
+}
+
+// during records ctx's span as a cause of what handler id does until the
+// returned function is called.
+func (t *tracing) during(ctx context.Context, id string) func() {
+	sc := trace.SpanContextFromContext(ctx)
+	if !t.on || id == "" || !sc.IsValid() {
+		return func() {}
+	}
+	t.mu.Lock()
+	t.causes[id] = append(t.causes[id], sc)
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		cs := t.causes[id]
+		for i, c := range cs {
+			if c.Equal(sc) {
+				cs = append(cs[:i:i], cs[i+1:]...)
+				break
+			}
+		}
+		if len(cs) == 0 {
+			delete(t.causes, id)
+		} else {
+			t.causes[id] = cs
+		}
+	}
+}
+
+// causesOf returns the spans of the calls in flight about the handlers.
+func (t *tracing) causesOf(ids ...string) []trace.SpanContext {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []trace.SpanContext
+	for _, id := range ids {
+		out = append(out, t.causes[id]...)
+	}
+	return out
+}
+
+// under returns ctx with the first cause as its remote parent, and links
+// to all the causes, for a span started on a goroutine of wfd's own.
+func under(ctx context.Context, causes []trace.SpanContext) (context.Context, trace.SpanStartOption) {
+	if len(causes) == 0 {
+		return ctx, trace.WithLinks()
+	}
+	links := make([]trace.Link, len(causes))
+	for i, c := range causes {
+		links[i] = trace.Link{SpanContext: c}
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, causes[0]), trace.WithLinks(links...)
+}
+
+// onStepRun is engine.Options.OnStepRun: a span per step run.
+func (t *tracing) onStepRun(ctx context.Context, run engine.StepRun) (context.Context, func(error)) {
+	if !t.on {
+		return ctx, func(error) {}
+	}
+	// The run's own context carries no span: its parent is the call's.
+	pctx, links := under(context.Background(), t.causesOf(run.HandlerID))
+	_, span := t.tracer.Start(pctx, "wfd.step "+run.Step, links, trace.WithAttributes(
+		attribute.String("wfd.handler_id", run.HandlerID), attribute.String("wfd.workflow", run.Workflow),
+		attribute.String("wfd.step", run.Step), attribute.Int("wfd.attempt", run.Attempt)))
+	return trace.ContextWithSpan(ctx, span), func(err error) { end(span, err) }
+}
+
+// commit starts the span of a store commit of batch's changes.
+func (t *tracing) commit(batch []*pending) trace.Span {
+	if !t.on {
+		return trace.SpanFromContext(context.Background()) // a no-op span
+	}
+	ids := make([]string, 0, len(batch))
+	for _, p := range batch {
+		if p.err == nil {
+			ids = append(ids, p.ec.HandlerID)
+		}
+	}
+	pctx, links := under(context.Background(), t.causesOf(ids...))
+	_, span := t.tracer.Start(pctx, "wfd.store.commit", links, trace.WithAttributes(attribute.Int("wfd.changes", len(ids))))
+	return span
+}
+
+// rehydrate starts the span of loading a handler, under the call's.
+func (t *tracing) rehydrate(ctx context.Context, id string) (context.Context, trace.Span) {
+	return t.tracer.Start(ctx, "wfd.rehydrate", trace.WithAttributes(attribute.String("wfd.handler_id", id)))
+}
+
+// end ends span with err's outcome.
+func end(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// causeTracker records the handler a call names (its request's
+// handler_id) for the duration of the call.
+type causeTracker struct{ t *tracing }
+
+func (c causeTracker) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		// The calls that make a handler run or commit (RunWorkflow
+		// records its handler in Server.run, where a missing id is made).
+		switch r := req.Any().(type) {
+		case *wfdv1.SendEventRequest:
+			defer c.t.during(ctx, r.GetHandlerId())()
+		case *wfdv1.CancelHandlerRequest:
+			defer c.t.during(ctx, r.GetHandlerId())()
+		case *wfdv1.ReleaseHandlerRequest:
+			defer c.t.during(ctx, r.GetHandlerId())()
+		}
+		return next(ctx, req)
+	}
+}
+
+func (c causeTracker) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (c causeTracker) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
+
+// TraceLogHandler wraps h so that records logged with a context that
+// holds a span carry its trace_id and span_id.
+func TraceLogHandler(h slog.Handler) slog.Handler { return traceLog{h} }
+
+type traceLog struct{ slog.Handler }
+
+func (l traceLog) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r = r.Clone()
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return l.Handler.Handle(ctx, r)
+}
+
+func (l traceLog) WithAttrs(as []slog.Attr) slog.Handler { return traceLog{l.Handler.WithAttrs(as)} }
+func (l traceLog) WithGroup(name string) slog.Handler    { return traceLog{l.Handler.WithGroup(name)} }
