@@ -45,7 +45,7 @@ func hostOriginGuard(next http.Handler, hosts, origins []string) http.Handler {
 			return
 		}
 		if hosts != nil && !hostAllowed(hosts, r.Host) {
-			http.Error(w, "wfd: host "+strconv.Quote(r.Host)+" is not allowed (--allowed-hosts)", http.StatusForbidden)
+			refuse(w, r, "wfd: host "+strconv.Quote(r.Host)+" is not allowed (--allowed-hosts)")
 			return
 		}
 		origin := r.Header.Get("Origin")
@@ -55,7 +55,7 @@ func hostOriginGuard(next http.Handler, hosts, origins []string) http.Handler {
 		}
 		w.Header().Add("Vary", "Origin")
 		if !originAllowed(origins, origin) {
-			http.Error(w, "wfd: origin "+strconv.Quote(origin)+" is not allowed (--allowed-origins)", http.StatusForbidden)
+			refuse(w, r, "wfd: origin "+strconv.Quote(origin)+" is not allowed (--allowed-origins)")
 			return
 		}
 		w.Header().Set("Access-Control-Allow-Origin", origin)
@@ -135,4 +135,15 @@ func IsLoopback(host string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+// refuse answers 403 without reading the request's body. On HTTP/1.x it
+// closes the connection too: net/http would otherwise read what is left
+// of an unread body before answering, and wait as long as its sender
+// stalls.
+func refuse(w http.ResponseWriter, r *http.Request, msg string) {
+	if r.ProtoMajor < 2 {
+		w.Header().Set("Connection", "close")
+	}
+	http.Error(w, msg, http.StatusForbidden)
 }

@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -74,5 +76,32 @@ func TestHostAndOrigin(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRefusedHostWithAStalledBody: a request from a refused Host is
+// answered 403 at once, even when its body never comes (HTTP/1.1 would
+// otherwise wait for the rest of the body before answering).
+func TestRefusedHostWithAStalledBody(t *testing.T) {
+	ts := startServer(t, serverConfig{options: func(o *server.Options) {
+		o.AllowedHosts, o.AllowedOrigins = server.LoopbackDefaults("127.0.0.1")
+	}})
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	if _, err := io.WriteString(c, "POST /wfd.v1.WorkflowService/RunWorkflow HTTP/1.1\r\nHost: evil.example\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"workflow\":"); err != nil {
+		t.Fatal(err)
+	}
+	// The body stays unfinished: only a server that answers without it
+	// gets past this read before the test's timeout.
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusForbidden || !res.Close {
+		t.Fatalf("status %d, close %v: want 403 and the connection closed", res.StatusCode, res.Close)
 	}
 }

@@ -34,7 +34,7 @@ func TestServeLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = io.WriteString(c, "POST /wfd.v1.WorkflowService/RunWorkflow HTTP/1.1\r\nHost: wfd\r\n"+
+	_, err = io.WriteString(c, "POST /wfd.v1.WorkflowService/RunWorkflow HTTP/1.1\r\nHost: 127.0.0.1\r\n"+
 		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"workflow\":")
 	if err != nil {
 		t.Fatal(err)
