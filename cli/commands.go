@@ -15,6 +15,10 @@ type command struct {
 	detail  string
 	minArgs int
 	maxArgs int
+	// argWords and argWorkflows are what shell completion offers for the
+	// positional arguments: fixed words, or the server's workflow names.
+	argWords     []string
+	argWorkflows bool
 	// define adds the command's flags to fs and returns the action, which
 	// runs once they are parsed.
 	define func(fs *flagSet) action
@@ -42,6 +46,8 @@ func commands() []*command {
 		statsCommand(),
 		workersCommand(),
 		storeCommand(),
+		versionCommand(),
+		completionCommand(),
 	}
 }
 
