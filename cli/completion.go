@@ -129,14 +129,3 @@ func (s compSpec) commandNames() string {
 	}
 	return strings.Join(names, " ")
 }
-
-// workflowCommands names the commands whose argument is a workflow.
-func (s compSpec) workflowCommands() []string {
-	var out []string
-	for _, c := range s.commands {
-		if c.workflows {
-			out = append(out, c.name)
-		}
-	}
-	return out
-}

@@ -37,36 +37,54 @@ func (s compSpec) bash() string {
 	fmt.Fprintf(&b, `# bash completion for wfd, made by 'wfd completion bash'.
 # Load it with: source <(wfd completion bash)
 
+# _wfd_words sets words and cword from COMP_WORDS, joining back what bash
+# split at : and = (--addr host:7233, --addr=host), as _wfd's locals.
+_wfd_words() {
+    local i w
+    words=() cword=0
+    for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+        w="${COMP_WORDS[i]}"
+        if ((${#words[@]} > 0)) && [[ $w == [:=] || ${words[-1]} == *[:=] ]]; then
+            words[-1]+="$w"
+        else
+            words+=("$w")
+        fi
+        ((i == COMP_CWORD)) && cword=$((${#words[@]} - 1))
+    done
+}
+
 _wfd_workflows() {
     local -a args=()
     local i
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        case "${COMP_WORDS[i]}" in
-            %s) args+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}"); ((i++)) ;;
-            %s) args+=("${COMP_WORDS[i]}") ;;
+    for ((i = 1; i < cword; i++)); do
+        case "${words[i]}" in
+            %s) args+=("${words[i]}" "${words[i+1]}"); ((i++)) ;;
+            %s) args+=("${words[i]}") ;;
         esac
     done
-    "${COMP_WORDS[0]}" workflows --json "${args[@]}" 2>/dev/null |
+    "${words[0]}" workflows --json "${args[@]}" 2>/dev/null |
         sed -n 's/^{ *"name": *"\([^"]*\)".*/\1/p'
 }
 
 _wfd() {
-    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-    local cmd="" i
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        case "${COMP_WORDS[i]}" in
+    local -a words
+    local cword cur="${COMP_WORDS[COMP_CWORD]}" prev cmd="" i
+    _wfd_words
+    prev="${words[cword-1]}"
+    for ((i = 1; i < cword; i++)); do
+        case "${words[i]}" in
             %s) ((i++)) ;;
             -*) ;;
-            *) cmd="${COMP_WORDS[i]}"; break ;;
+            *) cmd="${words[i]}"; break ;;
         esac
     done
-    local flags="" valued="" words="" workflows=""
+    local flags="" valued="" offer="" workflows=""
     case "$cmd" in
-        "") flags=%q; valued=%q; words=%q ;;
+        "") flags=%q; valued=%q; offer=%q ;;
 `, strings.Join(valued, "|"), strings.Join(single, "|"), s.valuePattern(),
 		flagWords(s.global, false), flagWords(s.global, true), s.commandNames())
 	for _, c := range s.commands {
-		fmt.Fprintf(&b, "        %s) flags=%q; valued=%q; words=%q", c.name,
+		fmt.Fprintf(&b, "        %s) flags=%q; valued=%q; offer=%q", c.name,
 			flagWords(c.flags, false), flagWords(c.flags, true), strings.Join(c.words, " "))
 		if c.workflows {
 			b.WriteString("; workflows=1")
@@ -83,9 +101,9 @@ _wfd() {
         return
     fi
     if [[ -n $workflows ]]; then
-        words="$(_wfd_workflows)"
+        offer="$(_wfd_workflows)"
     fi
-    mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "$offer" -- "$cur")
 }
 
 complete -F _wfd wfd

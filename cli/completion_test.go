@@ -69,6 +69,7 @@ func TestBashCompletion(t *testing.T) {
 	}
 	script := ok(t, "completion", "bash")
 	addr, bin := serve(t), wfdBinary(t)
+	host, port, _ := strings.Cut(addr, ":")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -90,6 +91,8 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{bin, "--addr", addr, "run", "ex"}, "expense"},
 		{[]string{bin, "workflows", "--addr=" + addr, "app"}, "approval"},
 		{[]string{bin, "run", "--input", "{}", "--addr", addr, "--json", "no"}, "notebook"},
+		// As bash splits the line: at ":" and "=" (COMP_WORDBREAKS).
+		{[]string{bin, "--addr", "=", host, ":", port, "run", "ex"}, "expense"},
 	} {
 		t.Run(strings.Join(tc.words[1:], " "), func(t *testing.T) {
 			line := script + `

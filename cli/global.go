@@ -32,7 +32,7 @@ func parseGlobals(args []string) (globals, []string, error) {
 	addClientFlags(fs)
 	var g globals
 	fs.BoolVar(&g.version, "version", false, "print the version")
-	if err := fs.FlagSet.Parse(args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return g, nil, err
 		}
