@@ -133,7 +133,7 @@ _wfd_workflows() {
 }
 
 _wfd() {
-    local cmd="" i
+    local cmd="" wf="" i
     local -a cmds flags valued args
     cmds=(
 `, strings.Join(valued, "|"), strings.Join(single, "|"))
@@ -155,7 +155,7 @@ _wfd() {
 		fmt.Fprintf(&b, "        (%s) flags=(%s); valued=(%s); args=(%s)", c.name,
 			flagWords(c.flags, false), flagWords(c.flags, true), strings.Join(c.words, " "))
 		if c.workflows {
-			b.WriteString("; args=(${(f)\"$(_wfd_workflows)\"})")
+			b.WriteString("; wf=1")
 		}
 		b.WriteString(" ;;\n")
 	}
@@ -166,6 +166,9 @@ _wfd() {
         compadd -a flags
     elif [[ -z $cmd || $cmd == help ]]; then
         _describe -t commands 'wfd command' cmds
+    elif [[ -n $wf ]]; then
+        args=(${(f)"$(_wfd_workflows)"})
+        compadd -a args
     else
         compadd -a args
     fi
