@@ -16,10 +16,11 @@ func versionCommand() *command {
 	return &command{
 		name:    "version",
 		summary: "print wfd's version, the commit it was built from, and the Go version",
-		detail: `Prints the module version ("(devel)" for a build from a checkout rather
-than 'go install ...@version'), the VCS revision and commit time the binary
-was built from, whether the work tree had changes ("modified"), and the Go
-version and platform. 'wfd --version' is the same. With --json, one JSON
+		detail: `Prints the module version (the tag of 'go install ...@version', a
+pseudo-version for a build in a git checkout, "(devel)" when the build
+recorded none), the VCS revision and commit time the binary was built
+from, whether the work tree had changes ("modified"), and the Go version
+and platform. 'wfd --version' is the same. With --json, one JSON
 object: module, version, revision, time, modified, go, platform (revision
 and time are empty when the build did not record them).`,
 		define: func(fs *flagSet) action {
