@@ -36,6 +36,7 @@ func addClientFlags(fs *flagSet) *clientFlags {
 	fs.StringVar(&f.token, "token", "", "bearer `token` sent with every call (needs TLS unless the server is on a loopback address)")
 	fs.BoolVar(&f.json, "json", false, "print protojson, one object per line")
 	fs.fromEnv("addr", "timeout", "tls", "tls-ca", "tls-cert", "tls-key", "token")
+	fs.acceptGlobal(globalFlagNames()...)
 	return f
 }
 

@@ -15,6 +15,10 @@ type command struct {
 	detail  string
 	minArgs int
 	maxArgs int
+	// argWords and argWorkflows are what shell completion offers for the
+	// positional arguments: fixed words, or the server's workflow names.
+	argWords     []string
+	argWorkflows bool
 	// define adds the command's flags to fs and returns the action, which
 	// runs once they are parsed.
 	define func(fs *flagSet) action
@@ -42,6 +46,8 @@ func commands() []*command {
 		statsCommand(),
 		workersCommand(),
 		storeCommand(),
+		versionCommand(),
+		completionCommand(),
 	}
 }
 
@@ -86,8 +92,11 @@ Commands:
         measure a server over loopback (starts one unless --addr); 'wfd bench -h'
 
 Client commands take --addr HOST:PORT (env WFD_ADDR, default 127.0.0.1:7233),
---timeout, --tls and --json (protojson, one object per line).
-Flags may come before or after arguments; WFD_* variables give defaults.
+--timeout, --tls, --tls-ca, --tls-cert, --tls-key, --token and --json
+(protojson, one object per line). These global flags may also come before
+the command (wfd --addr HOST:PORT workflows); the command's own flags
+override them. Flags may come before or after arguments; WFD_* variables
+give defaults. 'wfd --version' is 'wfd version'.
 Exit status: 0 ok, 1 error or a followed handler failed, 2 usage error.
 
 Examples:

@@ -10,18 +10,28 @@ import (
 	"strings"
 )
 
-// flagSet is a flag.FlagSet whose flags may come after the arguments and
-// may take their defaults from the environment.
+// flagSet is a flag.FlagSet whose flags may come after the arguments, may
+// take their defaults from the environment, and may be given before the
+// command name (the global flags it accepts).
 type flagSet struct {
 	*flag.FlagSet
 	env    map[string]string // flag name → environment variable
+	global map[string]bool   // flags that may also come before the command
 	action action
 }
 
 func newFlagSet(name string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	return &flagSet{FlagSet: fs, env: map[string]string{}}
+	return &flagSet{FlagSet: fs, env: map[string]string{}, global: map[string]bool{}}
+}
+
+// acceptGlobal lets the global flags names, given before the command,
+// set the command's flags of the same names (which mean the same).
+func (fs *flagSet) acceptGlobal(names ...string) {
+	for _, n := range names {
+		fs.global[n] = true
+	}
 }
 
 // fromEnv makes WFD_<NAME> the default of the flag name.
@@ -37,15 +47,24 @@ func (fs *flagSet) envAs(name, variable string) {
 	fs.env[name] = variable
 }
 
-// parse applies the environment, then the arguments, and returns the
-// positional arguments. Flags and arguments may be mixed; "--" ends the
-// flags.
-func (fs *flagSet) parse(args []string) ([]string, error) {
+// parse applies the environment, then the global flags given before the
+// command, then the arguments, and returns the positional arguments: a
+// flag after the command overrides the same one before it, which overrides
+// the environment. Flags and arguments may be mixed; "--" ends the flags.
+func (fs *flagSet) parse(globals []setFlag, args []string) ([]string, error) {
 	for name, v := range fs.env {
 		if val, ok := os.LookupEnv(v); ok {
 			if err := fs.Set(name, val); err != nil {
 				return nil, usageErrorf("%s=%q: %v", v, val, err)
 			}
+		}
+	}
+	for _, g := range globals {
+		if !fs.global[g.name] {
+			return nil, usageErrorf("%s does not take the global flag --%s", fs.Name(), g.name)
+		}
+		if err := fs.Set(g.name, g.value); err != nil {
+			return nil, usageErrorf("--%s %q: %v", g.name, g.value, err)
 		}
 	}
 	var pos []string

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +14,29 @@ import (
 	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/internal/testwait"
 )
+
+// TestMain makes the test binary the wfd command when it runs as "wfd"
+// (a link to it), for the shell completion scripts that call wfd.
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "wfd" {
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// wfdBinary returns a path to a wfd command: a link to the test binary.
+func wfdBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "wfd")
+	if err := os.Symlink(exe, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 // serve runs "wfd serve" on a loopback port and a fresh data directory
 // until the test ends, and returns the address it logged.

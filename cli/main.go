@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"github.com/wfd-dev/wfd/bench"
 	"io"
+	"strings"
+
+	"github.com/wfd-dev/wfd/bench"
 )
 
 // Exit statuses.
@@ -25,6 +27,20 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		writeUsage(stderr)
 		return exitUsage
 	}
+	g, args, err := parseGlobals(args)
+	if errors.Is(err, flag.ErrHelp) {
+		writeUsage(stdout)
+		return exitOK
+	}
+	if err != nil {
+		return report(stderr, "", err)
+	}
+	if g.version {
+		args = append([]string{"version"}, args...)
+	}
+	if len(args) == 0 {
+		return report(stderr, "", usageErrorf("no command after %s", strings.Join(g.names(), " ")))
+	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		if len(args) == 1 {
@@ -39,6 +55,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if args[0] == "bench" {
+		if len(g.flags) > 0 {
+			// bench's --tls and --timeout mean other things than the
+			// client flags'.
+			return report(stderr, "", usageErrorf("bench does not take the global flag %s: give bench its flags after it", g.names()[0]))
+		}
 		// The benchmark has its own flags and report (package bench).
 		return bench.Main(ctx, args[1:], stdout, stderr)
 	}
@@ -46,7 +67,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return report(stderr, "", usageErrorf("unknown command %q", args[0]))
 	}
-	err := cmd.run(ctx, args[1:], stdout, stderr)
+	err = cmd.run(ctx, g.flags, args[1:], stdout, stderr)
 	if err != nil && ctx.Err() != nil {
 		return exitInterrupted // SIGINT or SIGTERM: the user knows
 	}
@@ -54,9 +75,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // run parses the command's flags and arguments and runs it.
-func (c *command) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// globals are the flags given before the command name.
+func (c *command) run(ctx context.Context, globals []setFlag, args []string, stdout, stderr io.Writer) error {
 	fs := c.newFlags()
-	pos, err := fs.parse(args)
+	pos, err := fs.parse(globals, args)
 	if errors.Is(err, flag.ErrHelp) {
 		c.writeHelp(stdout, fs)
 		return nil

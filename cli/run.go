@@ -14,7 +14,7 @@ func runCommand() *command {
 		detail: `Prints the new handler; with --follow, then its records until it ends
 (exit status 1 if it fails or is cancelled). With --id the call is
 idempotent: the same id and workflow return the existing handler.`,
-		minArgs: 1, maxArgs: 1,
+		minArgs: 1, maxArgs: 1, argWorkflows: true,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			input := fs.String("input", "{}", "the start event's data, a JSON `object`")

@@ -25,7 +25,7 @@ check (every page reachable once or free, keys in order). It prints what
 it finds and exits 1 if the file is damaged. It refuses to run while a
 server has the store open (it names the process): stop the server, or
 check a copy of the file.`,
-		minArgs: 1, maxArgs: 1,
+		minArgs: 1, maxArgs: 1, argWords: []string{"check"},
 		define: func(fs *flagSet) action {
 			var data string
 			fs.StringVar(&data, "data", "./data", "`directory` of the store")

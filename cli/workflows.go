@@ -26,7 +26,7 @@ runs their steps: wfd itself, or the step workers connected now. With a
 WORKFLOW, shows that one in full: its input schema and, per event type,
 what it means, its fields and its schema. RunWorkflow and SendEvent refuse
 an input or event data that does not match its schema.`,
-		maxArgs: 1,
+		maxArgs: 1, argWorkflows: true,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			return func(ctx context.Context, e *env, args []string) error {
