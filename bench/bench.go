@@ -160,7 +160,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 		return nil
 	})
-	fs.BoolVar(&cfg.TLS, "tls", false, "run the phases with the workflows in the server again over TLS (a throwaway CA and certificate), with a bearer token on every call, on a new server, and compare")
+	fs.BoolVar(&cfg.TLS, "tls", false, "run the phases with the workflows in the server again over TLS (a throwaway CA and certificate), with a bearer token on every call that the server verifies (--auth-tokens), on a new server, and compare")
 	fs.BoolVar(&cfg.InProcess, "in-process", true, "with --worker, run the phases with the workflows in the server first (false: the workers only)")
 	fs.IntVar(&cfg.WorkerMaxRuns, "worker-max-runs", 64, "step `runs` a worker process takes at once")
 	fs.StringVar(&cfg.TSWorker, "ts-worker", "", "`command` of the TypeScript worker (default: node examples/ts/bench-worker.mjs, from the repository root); --addr and --max-runs are added")

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"connectrpc.com/connect"
 	"google.golang.org/grpc"
@@ -13,8 +14,9 @@ import (
 	"github.com/wfd-dev/wfd/internal/devcert"
 )
 
-// benchToken is the bearer token the --tls run sends with every call: the
-// cost of carrying it (the server checks no token unless configured to).
+// benchToken is the bearer token the --tls run sends with every call; the
+// server verifies it against a token file (--auth-tokens) and checks the
+// caller's role for each call, so the run measures authentication too.
 const benchToken = "wfd-bench-token-0123456789abcdef0123456789abcdef"
 
 // security is what a --tls run needs: a throwaway CA and a server
@@ -23,6 +25,7 @@ type security struct {
 	dir               string
 	certFile, keyFile string
 	client            *tls.Config
+	tokensFile        string
 	token             string
 }
 
@@ -44,12 +47,18 @@ func newSecurity() (*security, error) {
 		s.close()
 		return nil, fmt.Errorf("writing the bench certificate: %w", err)
 	}
+	s.tokensFile = filepath.Join(dir, "tokens.yaml")
+	tokens := "tokens:\n  - token: " + benchToken + "\n    subject: wfd-bench\n    roles: [admin]\n"
+	if err := os.WriteFile(s.tokensFile, []byte(tokens), 0o600); err != nil {
+		s.close()
+		return nil, fmt.Errorf("writing the bench token file: %w", err)
+	}
 	return s, nil
 }
 
-// serveArgs are the server's TLS flags.
+// serveArgs are the server's TLS and authentication flags.
 func (s *security) serveArgs() []string {
-	return []string{"--tls-cert", s.certFile, "--tls-key", s.keyFile}
+	return []string{"--tls-cert", s.certFile, "--tls-key", s.keyFile, "--auth-tokens", s.tokensFile}
 }
 
 func (s *security) close() { _ = os.RemoveAll(s.dir) }
