@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from conftest import wait_for, wait_for_async
+from conftest import Server, aconnect, connect, wait_for, wait_for_async
 
 import wfd_client as w
 from wfd_client import AsyncClient, Client, HandlerStatus, Residency, TaskStatus, is_terminal, struct_to_dict
@@ -246,6 +248,47 @@ def test_task_errors(client: Client) -> None:
         client.publish("k", {"x": {1, 2}})
 
 
+# --- mine: the caller's own tasks ---------------------------------------------
+
+ADA_TOKEN = "ada-token"
+
+
+def test_tasks_mine_without_authentication(client: Client) -> None:
+    with pytest.raises(w.FailedPrecondition, match="authenticated"):
+        client.tasks(mine=True)
+    with pytest.raises(w.FailedPrecondition, match="authenticated"):
+        list(client.list_all_tasks(mine=True))
+
+
+@pytest.fixture(scope="module")
+def auth_server(wfd_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`wfd serve --auth-tokens` with one token, ada's."""
+    d: Path = tmp_path_factory.mktemp("wfd-auth")
+    tokens = d / "tokens.yaml"
+    tokens.write_text(f"tokens:\n  - token: {ADA_TOKEN}\n    subject: ada\n    roles: [reader, tasks, starter]\n")
+    srv = Server(wfd_bin, d / "data", extra_args=["--auth-tokens", str(tokens)], token=ADA_TOKEN)
+    srv.start()
+    try:
+        yield srv.addr
+    finally:
+        srv.stop()
+
+
+def test_tasks_mine_with_a_token(auth_server: str) -> None:
+    with connect(auth_server, token=ADA_TOKEN) as c:
+        ada = c.run("expense", {"approver": "ada"})
+        bob = c.run("expense", {"approver": "bob"})
+        ada_task, bob_task = wait_task(c, ada.handler_id), wait_task(c, bob.handler_id)
+        page, _ = c.tasks(mine=True)
+        assert ada_task.task_id in [t.task_id for t in page]
+        assert bob_task.task_id not in [t.task_id for t in page]
+        assert {t.assignee for t in page} == {"ada"}
+        every = [t.task_id for t in c.list_all_tasks(mine=True, statuses=["pending"], page_size=1)]
+        assert ada_task.task_id in every and bob_task.task_id not in every
+        with pytest.raises(w.InvalidArgument, match="assignee"):
+            c.tasks(mine=True, assignee="bob")
+
+
 # --- asyncio -------------------------------------------------------------------
 
 
@@ -347,3 +390,17 @@ async def test_aio_task_errors(aclient: AsyncClient) -> None:
         await aclient.publish("")
     with pytest.raises(w.InvalidArgument, match="unknown task status"):
         await aclient.tasks(statuses=["sleepy"])
+
+
+async def test_aio_tasks_mine(aclient: AsyncClient, auth_server: str) -> None:
+    with pytest.raises(w.FailedPrecondition, match="authenticated"):
+        await aclient.tasks(mine=True)
+    async with aconnect(auth_server, token=ADA_TOKEN) as c:
+        h = await c.run("expense", {"approver": "ada"})
+        task = await await_task(c, h.handler_id)
+        page, _ = await c.tasks(mine=True)
+        assert task.task_id in [t.task_id for t in page]
+        assert task.task_id in [t.task_id async for t in c.list_all_tasks(mine=True, statuses=["pending"])]
+        assert [t.task_id async for t in c.list_all_tasks(mine=True, assignee=None, handler_id=h.handler_id)] == [
+            task.task_id
+        ]

@@ -128,6 +128,13 @@ export interface TaskListOptions {
   statuses?: ReadonlyArray<TaskStatus | TaskStatusName>;
   /** Only tasks assigned to this person (an inbox). */
   assignee?: string;
+  /**
+   * Only the caller's tasks: those assigned to its authenticated subject
+   * or to `group:<role>` for one of its roles. Needs authentication
+   * (`Code.FailedPrecondition` without it); not together with `assignee`
+   * (`Code.InvalidArgument`).
+   */
+  mine?: boolean;
   /** Only tasks of handlers of this workflow. */
   workflow?: string;
   /** Only tasks of this handler. */
@@ -623,6 +630,7 @@ function listTasksRequest(o: TaskListOptions): ListTasksRequest {
   return create(ListTasksRequestSchema, {
     statuses: (o.statuses ?? []).map(toTaskStatus),
     assignee: o.assignee ?? "",
+    mine: o.mine ?? false,
     workflow: o.workflow ?? "",
     handlerId: o.handlerId ?? "",
     pageSize: checkPageSize(o.pageSize ?? 0),

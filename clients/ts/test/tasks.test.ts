@@ -3,6 +3,9 @@
 // connect-node and the Connect protocol through connect-web; and the
 // retries of completeTask and publish against an in-memory router.
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { create, type JsonObject } from "@bufbuild/protobuf";
@@ -311,8 +314,52 @@ for (const [name, make] of clients) {
       await rejectsWith(c.completeTask("t", [true] as unknown as JsonObject), Code.InvalidArgument, /answer must be a JSON object/);
       await rejectsWith(c.publish("k", { f: () => 1 }), Code.InvalidArgument, /data\.f: a function/);
     });
+
+    test("mine without authentication is FailedPrecondition", async () => {
+      await rejectsWith(c.tasks({ mine: true }), Code.FailedPrecondition, /authenticated/);
+      await rejectsWith(ids(c.listAllTasks({ mine: true })), Code.FailedPrecondition, /authenticated/);
+    });
   });
 }
+
+describe("mine with a token (wfd serve --auth-tokens)", () => {
+  const token = "ada-token";
+  let authServer: TestServer;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), "wfd-ts-auth-"));
+    const file = join(dir, "tokens.yaml");
+    writeFileSync(file, `tokens:\n  - token: ${token}\n    subject: ada\n    roles: [reader, tasks, starter]\n`);
+    authServer = await startServer(undefined, ["--auth-tokens", file], { token });
+  });
+  after(async () => {
+    await authServer?.stop();
+  });
+
+  const authClients: [string, () => WfdClient][] = [
+    ["node grpc", () => nodeClient(authServer.addr, { protocol: "grpc", token })],
+    ["web connect json", () => webClient(`http://${authServer.addr}`, { protocol: "connect", token })],
+  ];
+  for (const [name, make] of authClients) {
+    test(`${name}: mine lists ada's task, not bob's`, async () => {
+      const c = make();
+      try {
+        const ada = await c.run("expense", { approver: "ada" });
+        const bob = await c.run("expense", { approver: "bob" });
+        const adaTask = await waitTask(c, ada.handlerId);
+        const bobTask = await waitTask(c, bob.handlerId);
+        const page = (await c.tasks({ mine: true })).tasks.map((t) => t.taskId);
+        assert.ok(page.includes(adaTask.taskId), "ada's task not in mine");
+        assert.ok(!page.includes(bobTask.taskId), "bob's task in mine");
+        const all = await ids(c.listAllTasks({ mine: true, statuses: ["pending"], pageSize: 1 }));
+        assert.ok(all.includes(adaTask.taskId), "ada's task not in listAllTasks mine");
+        assert.ok(!all.includes(bobTask.taskId), "bob's task in listAllTasks mine");
+        await rejectsWith(c.tasks({ mine: true, assignee: "bob" }), Code.InvalidArgument, /assignee/);
+      } finally {
+        c.close();
+      }
+    });
+  }
+});
 
 describe("retries of completeTask and publish (in-memory router)", () => {
   const taskId = "h1:w1";

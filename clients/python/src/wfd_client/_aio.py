@@ -194,6 +194,7 @@ class AsyncClient:
         *,
         statuses: Iterable[c.TaskStatusLike] | None = None,
         assignee: str | None = None,
+        mine: bool = False,
         workflow: str | None = None,
         handler_id: str | None = None,
         page_size: int | None = None,
@@ -202,7 +203,7 @@ class AsyncClient:
     ) -> tuple[list[c.Task], str]:
         """One page of human tasks and the next page's token; see :meth:`wfd_client.Client.tasks`."""
         req = c.list_tasks_request(
-            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id,
             page_size=page_size, page_token=page_token,
         )
         res = await self._unary(self._stub.ListTasks, req, timeout)
@@ -213,6 +214,7 @@ class AsyncClient:
         *,
         statuses: Iterable[c.TaskStatusLike] | None = None,
         assignee: str | None = None,
+        mine: bool = False,
         workflow: str | None = None,
         handler_id: str | None = None,
         page_size: int | None = None,
@@ -222,7 +224,7 @@ class AsyncClient:
         """Yields every task the filters select, page after page
         (``async for t in client.list_all_tasks(...)``)."""
         req = c.list_tasks_request(
-            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id,
             page_size=page_size, page_token=page_token,
         )
         return self._list_all_tasks(req, timeout)

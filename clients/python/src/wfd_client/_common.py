@@ -257,6 +257,7 @@ def list_tasks_request(
     handler_id: str | None,
     page_size: int | None,
     page_token: str | None,
+    mine: bool = False,
 ) -> service_pb2.ListTasksRequest:
     _check_page_size(page_size)
     if isinstance(statuses, (str, int)):
@@ -264,6 +265,7 @@ def list_tasks_request(
     return service_pb2.ListTasksRequest(
         statuses=[_task_status(s) for s in statuses or ()],  # type: ignore[misc]
         assignee=assignee or "",
+        mine=bool(mine),
         workflow=workflow or "",
         handler_id=handler_id or "",
         page_size=page_size or 0,

@@ -221,6 +221,7 @@ class Client:
         *,
         statuses: Iterable[c.TaskStatusLike] | None = None,
         assignee: str | None = None,
+        mine: bool = False,
         workflow: str | None = None,
         handler_id: str | None = None,
         page_size: int | None = None,
@@ -233,11 +234,14 @@ class Client:
 
         Filters: ``statuses`` (names such as "pending", "completed",
         "expired", "cancelled", or TaskStatus values); ``assignee`` (a
-        person's inbox); ``workflow``; ``handler_id``. ``page_size``
-        defaults to the server's (100).
+        person's inbox); ``mine`` (the caller's own tasks: those assigned
+        to its authenticated subject or to "group:<role>" for one of its
+        roles; FailedPrecondition without authentication, InvalidArgument
+        together with ``assignee``); ``workflow``; ``handler_id``.
+        ``page_size`` defaults to the server's (100).
         """
         req = c.list_tasks_request(
-            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id,
             page_size=page_size, page_token=page_token,
         )
         res = self._unary(self._stub.ListTasks, req, timeout)
@@ -248,6 +252,7 @@ class Client:
         *,
         statuses: Iterable[c.TaskStatusLike] | None = None,
         assignee: str | None = None,
+        mine: bool = False,
         workflow: str | None = None,
         handler_id: str | None = None,
         page_size: int | None = None,
@@ -257,7 +262,7 @@ class Client:
         """Yields every task the filters select, page after page, from
         ``page_token`` on. Each page is one call (with its own timeout)."""
         req = c.list_tasks_request(
-            statuses=statuses, assignee=assignee, workflow=workflow, handler_id=handler_id,
+            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id,
             page_size=page_size, page_token=page_token,
         )
         return self._list_all_tasks(req, timeout)
