@@ -7,7 +7,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/wfd-dev/wfd/cli"
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/clients/go/worker"
-	"github.com/wfd-dev/wfd/engine"
 )
 
 // freeAddr is a loopback address no one listens on, for a server that
@@ -102,16 +100,7 @@ func TestWorkerReconnectsAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	def := engine.Workflow{Name: "approval-restart", Events: []engine.EventType{{Type: "approval"}},
-		Steps: []engine.Step{{Name: "decide", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent}}}}
-	decide := func(_ context.Context, sc worker.Context, _ engine.Event) error {
-		ev, err := sc.WaitFor("approval", engine.WaitOptions{Timeout: time.Hour})
-		if err != nil {
-			return err
-		}
-		return sc.Send(engine.StopEvent, ev.Data)
-	}
-	w, err := worker.New(c.Conn(), worker.Options{Name: "survivor", MaxRuns: 2}, worker.Workflow{Definition: def, Run: map[string]worker.StepFunc{"decide": decide}})
+	w, err := worker.New(c.Conn(), worker.Options{Name: "survivor", MaxRuns: 2}, approvalWorkflow("approval-restart"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,16 +26,7 @@ func TestWorkersAgainstAStockServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	def := engine.Workflow{Name: "approval-go", Events: []engine.EventType{{Type: "approval"}},
-		Steps: []engine.Step{{Name: "decide", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent}}}}
-	decide := func(_ context.Context, sc worker.Context, _ engine.Event) error {
-		ev, err := sc.WaitFor("approval", engine.WaitOptions{Timeout: time.Hour})
-		if err != nil {
-			return err
-		}
-		return sc.Send(engine.StopEvent, ev.Data)
-	}
-	w, err := worker.New(c.Conn(), worker.Options{Name: "go-worker", MaxRuns: 2}, worker.Workflow{Definition: def, Run: map[string]worker.StepFunc{"decide": decide}})
+	w, err := worker.New(c.Conn(), worker.Options{Name: "go-worker", MaxRuns: 2}, approvalWorkflow("approval-go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,4 +66,19 @@ func TestWorkersAgainstAStockServe(t *testing.T) {
 	})
 	// The run, and its re-run after the wait.
 	matchLines(t, ok(t, "stats", "--addr", addr), []string{`^workers: +1$`, `^dispatches: +2 \(0 redispatched; latency p50 \S+, p99 \S+\)$`})
+}
+
+// approvalWorkflow is a workflow only a Go worker defines: its step waits
+// for an "approval" event and completes with its data.
+func approvalWorkflow(name string) worker.Workflow {
+	def := engine.Workflow{Name: name, Events: []engine.EventType{{Type: "approval"}},
+		Steps: []engine.Step{{Name: "decide", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent}}}}
+	decide := func(_ context.Context, sc worker.Context, _ engine.Event) error {
+		ev, err := sc.WaitFor("approval", engine.WaitOptions{Timeout: time.Hour})
+		if err != nil {
+			return err
+		}
+		return sc.Send(engine.StopEvent, ev.Data)
+	}
+	return worker.Workflow{Definition: def, Run: map[string]worker.StepFunc{"decide": decide}}
 }

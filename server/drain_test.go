@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"net"
-	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,8 +11,6 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
-	"github.com/wfd-dev/wfd/persistence"
-	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 )
 
@@ -40,24 +36,8 @@ func TestDrainInFlight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := ctxT(t)
-			real, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), bolt.Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = real.Close() }()
-			var hold atomic.Bool
-			entered := make(chan struct{}, 1)
-			release := make(chan struct{})
-			store := writeThrough(real, func(ctx context.Context, changes ...persistence.Change) error {
-				if hold.Load() {
-					select {
-					case entered <- struct{}{}:
-					default:
-					}
-					<-release
-				}
-				return real.Write(ctx, changes...)
-			})
+			held := newHeldStore(t)
+			real, store := held.real, held.store
 			srv, err := server.New(ctx, server.Options{Store: store, Workflows: testWorkflows()})
 			if err != nil {
 				t.Fatal(err)
@@ -82,14 +62,14 @@ func TestDrainInFlight(t *testing.T) {
 				t.Fatalf("Watch: %v %v", watch.Msg(), watch.Err())
 			}
 
-			hold.Store(true)
+			held.hold.Store(true)
 			c := wfdv1connect.NewWorkflowServiceClient(hc, url, connect.WithGRPC())
 			answered := make(chan error, 1)
 			go func() {
 				_, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: "in-flight"})
 				answered <- err
 			}()
-			<-entered // the call waits for its commit
+			<-held.entered // the call waits for its commit
 			shutdown()
 			if !watch.Receive() || watch.Msg().GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
 				t.Fatalf("Watch after shutdown began: %v %v", watch.Msg(), watch.Err())
@@ -100,15 +80,15 @@ func TestDrainInFlight(t *testing.T) {
 			wantCode(t, watch.Err(), connect.CodeUnavailable, "shutting down")
 
 			if tc.commitInGrace {
-				hold.Store(false)
-				close(release)
+				held.hold.Store(false)
+				close(held.release)
 				if err := <-answered; err != nil {
 					t.Fatalf("RunWorkflow in flight at shutdown: %v, want its handler", err)
 				}
 			} else {
 				wantCode(t, <-answered, connect.CodeUnavailable, "retry")
-				hold.Store(false)
-				close(release)
+				held.hold.Store(false)
+				close(held.release)
 			}
 			if err := <-served; err != nil {
 				t.Fatalf("Serve: %v", err)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -189,4 +190,36 @@ func writeThrough(inner persistence.Store, write func(ctx context.Context, chang
 	fs := faultstore.New(inner)
 	fs.Update(func(f *faultstore.Funcs) { f.WriteFunc = write })
 	return fs
+}
+
+// heldStore is a real bolt store whose Writes, while hold is set, wait
+// until release is closed (announcing the first on entered): a commit the
+// test holds up.
+type heldStore struct {
+	real    *bolt.Store
+	store   *faultstore.Store
+	hold    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newHeldStore(t *testing.T) *heldStore {
+	t.Helper()
+	real, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = real.Close() })
+	h := &heldStore{real: real, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h.store = writeThrough(real, func(ctx context.Context, changes ...persistence.Change) error {
+		if h.hold.Load() {
+			select {
+			case h.entered <- struct{}{}:
+			default:
+			}
+			<-h.release
+		}
+		return real.Write(ctx, changes...)
+	})
+	return h
 }

@@ -1,13 +1,10 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -16,8 +13,6 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/internal/testwait"
 
-	"github.com/wfd-dev/wfd/persistence"
-	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 )
 
@@ -58,24 +53,8 @@ func TestProbes(t *testing.T) {
 // serving through the drain.
 func TestReadyzDuringDrain(t *testing.T) {
 	ctx := ctxT(t)
-	real, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = real.Close() }()
-	var hold atomic.Bool
-	entered := make(chan struct{}, 1)
-	release := make(chan struct{})
-	store := writeThrough(real, func(ctx context.Context, changes ...persistence.Change) error {
-		if hold.Load() {
-			select {
-			case entered <- struct{}{}:
-			default:
-			}
-			<-release
-		}
-		return real.Write(ctx, changes...)
-	})
+	held := newHeldStore(t)
+	store := held.store
 	srv, err := server.New(ctx, server.Options{Store: store, Workflows: testWorkflows()})
 	if err != nil {
 		t.Fatal(err)
@@ -90,14 +69,14 @@ func TestReadyzDuringDrain(t *testing.T) {
 	addr := l.Addr().String()
 	wantProbe(t, addr, "/readyz", http.StatusOK, "ok")
 
-	hold.Store(true)
+	held.hold.Store(true)
 	c := wfdv1connect.NewWorkflowServiceClient(h2cClient(), "http://"+addr, connect.WithGRPC())
 	answered := make(chan error, 1)
 	go func() {
 		_, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: "in-flight"})
 		answered <- err
 	}()
-	<-entered // the call waits for its commit: Close will wait for it
+	<-held.entered // the call waits for its commit: Close will wait for it
 	closed := make(chan error, 1)
 	go func() { closed <- srv.Close(ctx) }()
 
@@ -111,8 +90,8 @@ func TestReadyzDuringDrain(t *testing.T) {
 		t.Errorf("GET /healthz during the drain: %d %q, want 200 ok", code, body)
 	}
 
-	hold.Store(false)
-	close(release)
+	held.hold.Store(false)
+	close(held.release)
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -30,7 +30,11 @@ func rawWorker(t *testing.T, ts *testServer, def *wfdv1.WorkflowDefinition) (wfd
 		t.Fatalf("stream ended: %v", stream.Err())
 		return nil
 	}
-	return wc, next().GetConnected().GetWorkerId(), next
+	id := next().GetConnected().GetWorkerId()
+	if id == "" {
+		t.Fatal("the first message does not name the worker")
+	}
+	return wc, id, next
 }
 
 func localWaitFor(pos uint32, typ string, resolved bool) *wfdv1.LocalWait {

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
-	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 )
 
 // TestWorkerProtocolRetriedStepCall drives the protocol as a worker in
@@ -18,27 +17,8 @@ import (
 func TestWorkerProtocolRetriedStepCall(t *testing.T) {
 	ts := startServer(t, serverConfig{})
 	c := ts.client()
-	wc := wfdv1connect.NewWorkerServiceClient(ts.http, "http://"+ts.addr)
 	def := &wfdv1.WorkflowDefinition{Name: "raw-remote", Steps: []*wfdv1.StepDefinition{{Name: "s", Accepts: []string{"start"}, Emits: []string{"stop"}}}}
-	stream, err := wc.Connect(ctxT(t), &wfdv1.ConnectRequest{Name: "raw", MaxRuns: 1, Workflows: []*wfdv1.WorkflowDefinition{def}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stream.Close() }()
-	next := func() *wfdv1.ConnectResponse {
-		t.Helper()
-		for stream.Receive() {
-			if stream.Msg().GetHeartbeat() == nil {
-				return stream.Msg()
-			}
-		}
-		t.Fatalf("stream ended: %v", stream.Err())
-		return nil
-	}
-	workerID := next().GetConnected().GetWorkerId()
-	if workerID == "" {
-		t.Fatal("the first message does not name the worker")
-	}
+	wc, workerID, next := rawWorker(t, ts, def)
 	res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "raw-remote", Input: st(t, map[string]any{})})
 	if err != nil {
 		t.Fatal(err)
@@ -88,25 +68,9 @@ func TestWorkerProtocolRetriedStepCall(t *testing.T) {
 func TestWorkerProtocolStepTimeout(t *testing.T) {
 	ts := startServer(t, serverConfig{})
 	c := ts.client()
-	wc := wfdv1connect.NewWorkerServiceClient(ts.http, "http://"+ts.addr)
 	def := &wfdv1.WorkflowDefinition{Name: "slow-remote", Steps: []*wfdv1.StepDefinition{{Name: "s", Accepts: []string{"start"}, Emits: []string{"stop"},
 		Timeout: durationpb.New(50 * time.Millisecond)}}}
-	stream, err := wc.Connect(ctxT(t), &wfdv1.ConnectRequest{Name: "raw", Workflows: []*wfdv1.WorkflowDefinition{def}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stream.Close() }()
-	next := func() *wfdv1.ConnectResponse {
-		t.Helper()
-		for stream.Receive() {
-			if stream.Msg().GetHeartbeat() == nil {
-				return stream.Msg()
-			}
-		}
-		t.Fatalf("stream ended: %v", stream.Err())
-		return nil
-	}
-	workerID := next().GetConnected().GetWorkerId()
+	wc, workerID, next := rawWorker(t, ts, def)
 	res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "slow-remote", Input: st(t, map[string]any{})})
 	if err != nil {
 		t.Fatal(err)
