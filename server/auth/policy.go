@@ -21,28 +21,37 @@ const (
 // policy is the method → roles table (README "Authentication and roles"
 // shows the same table). A method missing here is for admin only.
 var policy = map[string][]string{
-	wfdv1connect.WorkflowServiceListWorkflowsProcedure:  {RoleReader},
-	wfdv1connect.WorkflowServiceGetHandlerProcedure:     {RoleReader},
-	wfdv1connect.WorkflowServiceListHandlersProcedure:   {RoleReader},
-	wfdv1connect.WorkflowServiceStreamEventsProcedure:   {RoleReader},
-	wfdv1connect.WorkflowServiceListTasksProcedure:      {RoleReader, RoleTasks},
-	wfdv1connect.WorkflowServiceGetTaskProcedure:        {RoleReader, RoleTasks},
-	wfdv1connect.WorkflowServiceRunWorkflowProcedure:    {RoleStarter},
-	wfdv1connect.WorkflowServiceSendEventProcedure:      {RoleSender},
-	wfdv1connect.WorkflowServiceCancelHandlerProcedure:  {RoleOperator},
-	wfdv1connect.WorkflowServiceReleaseHandlerProcedure: {RoleOperator},
-	wfdv1connect.WorkflowServiceGetStatsProcedure:       {RoleOperator},
-	wfdv1connect.WorkerServiceListWorkersProcedure:      {RoleOperator},
-	wfdv1connect.WorkflowServicePublishEventProcedure:   {RolePublisher},
-	wfdv1connect.WorkflowServiceCompleteTaskProcedure:   {RoleTasks},
-	wfdv1connect.WorkerServiceConnectProcedure:          {RoleWorker},
-	wfdv1connect.WorkerServiceStepCallProcedure:         {RoleWorker},
-	wfdv1connect.WorkerServiceFinishRunProcedure:        {RoleWorker},
+	wfdv1connect.WorkflowServiceListWorkflowsProcedure:       {RoleReader},
+	wfdv1connect.WorkflowServiceGetHandlerProcedure:          {RoleReader},
+	wfdv1connect.WorkflowServiceListHandlersProcedure:        {RoleReader},
+	wfdv1connect.WorkflowServiceStreamEventsProcedure:        {RoleReader},
+	wfdv1connect.WorkflowServiceWaitHandlerProcedure:         {RoleReader},
+	wfdv1connect.WorkflowServiceListPublishedEventsProcedure: {RoleReader, RolePublisher},
+	wfdv1connect.WorkflowServiceDeleteHandlerProcedure:       {RoleOperator},
+	wfdv1connect.WorkflowServiceListTasksProcedure:           {RoleReader, RoleTasks},
+	wfdv1connect.WorkflowServiceGetTaskProcedure:             {RoleReader, RoleTasks},
+	wfdv1connect.WorkflowServiceRunWorkflowProcedure:         {RoleStarter},
+	wfdv1connect.WorkflowServiceSendEventProcedure:           {RoleSender},
+	wfdv1connect.WorkflowServiceCancelHandlerProcedure:       {RoleOperator},
+	wfdv1connect.WorkflowServiceReleaseHandlerProcedure:      {RoleOperator},
+	wfdv1connect.WorkflowServiceGetStatsProcedure:            {RoleOperator},
+	wfdv1connect.WorkerServiceListWorkersProcedure:           {RoleOperator},
+	wfdv1connect.WorkflowServicePublishEventProcedure:        {RolePublisher},
+	wfdv1connect.WorkflowServiceCompleteTaskProcedure:        {RoleTasks},
+	wfdv1connect.WorkerServiceConnectProcedure:               {RoleWorker},
+	wfdv1connect.WorkerServiceStepCallProcedure:              {RoleWorker},
+	wfdv1connect.WorkerServiceFinishRunProcedure:             {RoleWorker},
+}
+
+// anyCaller holds the methods every authenticated caller may call,
+// whatever its roles: asking who one is.
+var anyCaller = map[string]bool{
+	wfdv1connect.WorkflowServiceGetIdentityProcedure: true,
 }
 
 // Allowed reports whether id may call procedure ("/wfd.v1.WorkflowService/RunWorkflow").
 func Allowed(id Identity, procedure string) bool {
-	if id.HasRole(RoleAdmin) {
+	if id.HasRole(RoleAdmin) || anyCaller[procedure] {
 		return true
 	}
 	return slices.ContainsFunc(policy[procedure], id.HasRole)

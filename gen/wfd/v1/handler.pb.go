@@ -661,7 +661,8 @@ func (x *HumanTask) GetAssignee() string {
 }
 
 // Record is one entry of a handler's stream. Sequence numbers start at 1 and
-// have no gaps, so a client resumes a stream after the last one it saw.
+// have no gaps in the handler's log, so a client resumes a stream after the
+// last one it saw (a stream without internal records skips theirs).
 type Record struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Seq   uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`

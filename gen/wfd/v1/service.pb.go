@@ -11,6 +11,7 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -298,7 +299,11 @@ type RunWorkflowRequest struct {
 	Input *structpb.Struct `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
 	// Optional; makes the call idempotent. At most 128 characters of
 	// [A-Za-z0-9._:-]. Generated ids are UUIDv7 (they sort by creation time).
-	HandlerId     string `protobuf:"bytes,3,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	HandlerId string `protobuf:"bytes,3,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	// Optional: wait up to this long (at most 1 hour) for the handler to
+	// finish before answering, as WaitHandler does; the response's handler
+	// is its state then, finished or not.
+	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -352,6 +357,13 @@ func (x *RunWorkflowRequest) GetHandlerId() string {
 		return x.HandlerId
 	}
 	return ""
+}
+
+func (x *RunWorkflowRequest) GetWait() *durationpb.Duration {
+	if x != nil {
+		return x.Wait
+	}
+	return nil
 }
 
 type RunWorkflowResponse struct {
@@ -647,8 +659,12 @@ type SendEventRequest struct {
 	// delivering the event again (the handler remembers its latest 1,024
 	// keys). At most 128 characters.
 	IdempotencyKey string `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Optional: once the event is durable, wait up to this long (at most 1
+	// hour) for the handler to finish, as WaitHandler does; the response's
+	// handler is its state then, finished or not.
+	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SendEventRequest) Reset() {
@@ -702,6 +718,13 @@ func (x *SendEventRequest) GetIdempotencyKey() string {
 	return ""
 }
 
+func (x *SendEventRequest) GetWait() *durationpb.Duration {
+	if x != nil {
+		return x.Wait
+	}
+	return nil
+}
+
 type SendEventResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handler       *Handler               `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
@@ -750,9 +773,18 @@ type StreamEventsRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	HandlerId string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
 	// Replay records with a sequence number greater than this (0: all).
-	AfterSeq      uint64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AfterSeq uint64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	// Start at the head: only records made after the stream is subscribed
+	// (the first heartbeat's last_seq is where it starts). Not together
+	// with after_seq.
+	FromHead bool `protobuf:"varint,3,opt,name=from_head,json=fromHead,proto3" json:"from_head,omitempty"`
+	// Send the internal records too: step state changes, idle changes,
+	// releases and restores, runs waiting for a worker. Without it the
+	// stream carries the events steps write and the terminal record (and
+	// heartbeats); sequence numbers then have gaps.
+	IncludeInternal bool `protobuf:"varint,4,opt,name=include_internal,json=includeInternal,proto3" json:"include_internal,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *StreamEventsRequest) Reset() {
@@ -797,6 +829,20 @@ func (x *StreamEventsRequest) GetAfterSeq() uint64 {
 		return x.AfterSeq
 	}
 	return 0
+}
+
+func (x *StreamEventsRequest) GetFromHead() bool {
+	if x != nil {
+		return x.FromHead
+	}
+	return false
+}
+
+func (x *StreamEventsRequest) GetIncludeInternal() bool {
+	if x != nil {
+		return x.IncludeInternal
+	}
+	return false
 }
 
 type StreamEventsResponse struct {
@@ -1794,11 +1840,519 @@ func (x *PublishEventResponse) GetWoken() int32 {
 	return 0
 }
 
+type WaitHandlerRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	HandlerId string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	// How long to wait at most: unset 60 s, at most 1 hour.
+	Timeout       *durationpb.Duration `protobuf:"bytes,2,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitHandlerRequest) Reset() {
+	*x = WaitHandlerRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitHandlerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitHandlerRequest) ProtoMessage() {}
+
+func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitHandlerRequest.ProtoReflect.Descriptor instead.
+func (*WaitHandlerRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *WaitHandlerRequest) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *WaitHandlerRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+type WaitHandlerResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Finished (a terminal status), or still running when the time ran out.
+	Handler       *Handler `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitHandlerResponse) Reset() {
+	*x = WaitHandlerResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitHandlerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitHandlerResponse) ProtoMessage() {}
+
+func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitHandlerResponse.ProtoReflect.Descriptor instead.
+func (*WaitHandlerResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *WaitHandlerResponse) GetHandler() *Handler {
+	if x != nil {
+		return x.Handler
+	}
+	return nil
+}
+
+type DeleteHandlerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HandlerId     string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteHandlerRequest) Reset() {
+	*x = DeleteHandlerRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteHandlerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteHandlerRequest) ProtoMessage() {}
+
+func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteHandlerRequest.ProtoReflect.Descriptor instead.
+func (*DeleteHandlerRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *DeleteHandlerRequest) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+type DeleteHandlerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteHandlerResponse) Reset() {
+	*x = DeleteHandlerResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteHandlerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteHandlerResponse) ProtoMessage() {}
+
+func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteHandlerResponse.ProtoReflect.Descriptor instead.
+func (*DeleteHandlerResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
+}
+
+type ListPublishedEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only events published under this key ("": every key).
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Only events published at or after this time.
+	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// Only events published for this handler alone (PublishEvent with its
+	// handler_id).
+	HandlerId string `protobuf:"bytes,3,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	// At most this many (default 100, at most 1000).
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token.
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPublishedEventsRequest) Reset() {
+	*x = ListPublishedEventsRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPublishedEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPublishedEventsRequest) ProtoMessage() {}
+
+func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPublishedEventsRequest.ProtoReflect.Descriptor instead.
+func (*ListPublishedEventsRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ListPublishedEventsRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ListPublishedEventsRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListPublishedEventsRequest) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *ListPublishedEventsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListPublishedEventsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type ListPublishedEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Latest first.
+	Events []*PublishedEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPublishedEventsResponse) Reset() {
+	*x = ListPublishedEventsResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPublishedEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPublishedEventsResponse) ProtoMessage() {}
+
+func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPublishedEventsResponse.ProtoReflect.Descriptor instead.
+func (*ListPublishedEventsResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListPublishedEventsResponse) GetEvents() []*PublishedEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *ListPublishedEventsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// PublishedEvent is one entry of the published-event log.
+type PublishedEvent struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	EventId string                 `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// Position in the event log.
+	Seq  uint64           `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Key  string           `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Data *structpb.Struct `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	// Set when the event was published for this handler alone.
+	HandlerId   string                 `protobuf:"bytes,5,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	PublishedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
+	// Who published it (the caller's subject with authentication on).
+	PublishedBy   string `protobuf:"bytes,7,opt,name=published_by,json=publishedBy,proto3" json:"published_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishedEvent) Reset() {
+	*x = PublishedEvent{}
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishedEvent) ProtoMessage() {}
+
+func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
+func (*PublishedEvent) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *PublishedEvent) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *PublishedEvent) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *PublishedEvent) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *PublishedEvent) GetData() *structpb.Struct {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *PublishedEvent) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *PublishedEvent) GetPublishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PublishedAt
+	}
+	return nil
+}
+
+func (x *PublishedEvent) GetPublishedBy() string {
+	if x != nil {
+		return x.PublishedBy
+	}
+	return ""
+}
+
+type GetIdentityRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetIdentityRequest) Reset() {
+	*x = GetIdentityRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetIdentityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetIdentityRequest) ProtoMessage() {}
+
+func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetIdentityRequest.ProtoReflect.Descriptor instead.
+func (*GetIdentityRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
+}
+
+type GetIdentityResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The server authenticates callers (--auth-tokens or --auth-jwks). When
+	// false every caller may do everything and subject is empty.
+	Authentication bool     `protobuf:"varint,1,opt,name=authentication,proto3" json:"authentication,omitempty"`
+	Subject        string   `protobuf:"bytes,2,opt,name=subject,proto3" json:"subject,omitempty"`
+	Roles          []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetIdentityResponse) Reset() {
+	*x = GetIdentityResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetIdentityResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetIdentityResponse) ProtoMessage() {}
+
+func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetIdentityResponse.ProtoReflect.Descriptor instead.
+func (*GetIdentityResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *GetIdentityResponse) GetAuthentication() bool {
+	if x != nil {
+		return x.Authentication
+	}
+	return false
+}
+
+func (x *GetIdentityResponse) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *GetIdentityResponse) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x14wfd/v1/handler.proto\"\xd1\x02\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\"\xd1\x02\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -1816,12 +2370,13 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\bexternal\x18\x04 \x01(\bR\bexternal\"\x16\n" +
 	"\x14ListWorkflowsRequest\"G\n" +
 	"\x15ListWorkflowsResponse\x12.\n" +
-	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"~\n" +
+	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xad\x01\n" +
 	"\x12RunWorkflowRequest\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1d\n" +
 	"\n" +
-	"handler_id\x18\x03 \x01(\tR\thandlerId\"@\n" +
+	"handler_id\x18\x03 \x01(\tR\thandlerId\x12-\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"@\n" +
 	"\x13RunWorkflowResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"2\n" +
 	"\x11GetHandlerRequest\x12\x1d\n" +
@@ -1840,18 +2395,21 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"page_token\x18\a \x01(\tR\tpageToken\"k\n" +
 	"\x14ListHandlersResponse\x12+\n" +
 	"\bhandlers\x18\x01 \x03(\v2\x0f.wfd.v1.HandlerR\bhandlers\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x7f\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xae\x01\n" +
 	"\x10SendEventRequest\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12#\n" +
 	"\x05event\x18\x02 \x01(\v2\r.wfd.v1.EventR\x05event\x12'\n" +
-	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\">\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12-\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\">\n" +
 	"\x11SendEventResponse\x12)\n" +
-	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"Q\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\x99\x01\n" +
 	"\x13StreamEventsRequest\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"{\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\x12\x1b\n" +
+	"\tfrom_head\x18\x03 \x01(\bR\bfromHead\x12)\n" +
+	"\x10include_internal\x18\x04 \x01(\bR\x0fincludeInternal\"{\n" +
 	"\x14StreamEventsResponse\x12(\n" +
 	"\x06record\x18\x01 \x01(\v2\x0e.wfd.v1.RecordH\x00R\x06record\x121\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x11.wfd.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
@@ -1922,7 +2480,43 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x14PublishEventResponse\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x14\n" +
-	"\x05woken\x18\x03 \x01(\x05R\x05woken2\xdb\a\n" +
+	"\x05woken\x18\x03 \x01(\x05R\x05woken\"h\n" +
+	"\x12WaitHandlerRequest\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x01 \x01(\tR\thandlerId\x123\n" +
+	"\atimeout\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"@\n" +
+	"\x13WaitHandlerResponse\x12)\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"5\n" +
+	"\x14DeleteHandlerRequest\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x01 \x01(\tR\thandlerId\"\x17\n" +
+	"\x15DeleteHandlerResponse\"\xbb\x01\n" +
+	"\x1aListPublishedEventsRequest\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x03 \x01(\tR\thandlerId\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\"u\n" +
+	"\x1bListPublishedEventsResponse\x12.\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.wfd.v1.PublishedEventR\x06events\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xfd\x01\n" +
+	"\x0ePublishedEvent\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12+\n" +
+	"\x04data\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x04data\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x05 \x01(\tR\thandlerId\x12=\n" +
+	"\fpublished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\x12!\n" +
+	"\fpublished_by\x18\a \x01(\tR\vpublishedBy\"\x14\n" +
+	"\x12GetIdentityRequest\"m\n" +
+	"\x13GetIdentityResponse\x12&\n" +
+	"\x0eauthentication\x18\x01 \x01(\bR\x0eauthentication\x12\x18\n" +
+	"\asubject\x18\x02 \x01(\tR\asubject\x12\x14\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles2\xa8\n" +
+	"\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -1937,7 +2531,11 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\aGetTask\x12\x16.wfd.v1.GetTaskRequest\x1a\x17.wfd.v1.GetTaskResponse\"\x03\x90\x02\x01\x12I\n" +
 	"\fCompleteTask\x12\x1b.wfd.v1.CompleteTaskRequest\x1a\x1c.wfd.v1.CompleteTaskResponse\x12I\n" +
 	"\fPublishEvent\x12\x1b.wfd.v1.PublishEventRequest\x1a\x1c.wfd.v1.PublishEventResponse\x12B\n" +
-	"\bGetStats\x12\x17.wfd.v1.GetStatsRequest\x1a\x18.wfd.v1.GetStatsResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
+	"\bGetStats\x12\x17.wfd.v1.GetStatsRequest\x1a\x18.wfd.v1.GetStatsResponse\"\x03\x90\x02\x01\x12K\n" +
+	"\vWaitHandler\x12\x1a.wfd.v1.WaitHandlerRequest\x1a\x1b.wfd.v1.WaitHandlerResponse\"\x03\x90\x02\x01\x12L\n" +
+	"\rDeleteHandler\x12\x1c.wfd.v1.DeleteHandlerRequest\x1a\x1d.wfd.v1.DeleteHandlerResponse\x12c\n" +
+	"\x13ListPublishedEvents\x12\".wfd.v1.ListPublishedEventsRequest\x1a#.wfd.v1.ListPublishedEventsResponse\"\x03\x90\x02\x01\x12K\n" +
+	"\vGetIdentity\x12\x1a.wfd.v1.GetIdentityRequest\x1a\x1b.wfd.v1.GetIdentityResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
 	file_wfd_v1_service_proto_rawDescOnce sync.Once
@@ -1951,108 +2549,134 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_service_proto_rawDescData
 }
 
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_wfd_v1_service_proto_goTypes = []any{
-	(*Workflow)(nil),               // 0: wfd.v1.Workflow
-	(*EventType)(nil),              // 1: wfd.v1.EventType
-	(*ListWorkflowsRequest)(nil),   // 2: wfd.v1.ListWorkflowsRequest
-	(*ListWorkflowsResponse)(nil),  // 3: wfd.v1.ListWorkflowsResponse
-	(*RunWorkflowRequest)(nil),     // 4: wfd.v1.RunWorkflowRequest
-	(*RunWorkflowResponse)(nil),    // 5: wfd.v1.RunWorkflowResponse
-	(*GetHandlerRequest)(nil),      // 6: wfd.v1.GetHandlerRequest
-	(*GetHandlerResponse)(nil),     // 7: wfd.v1.GetHandlerResponse
-	(*ListHandlersRequest)(nil),    // 8: wfd.v1.ListHandlersRequest
-	(*ListHandlersResponse)(nil),   // 9: wfd.v1.ListHandlersResponse
-	(*SendEventRequest)(nil),       // 10: wfd.v1.SendEventRequest
-	(*SendEventResponse)(nil),      // 11: wfd.v1.SendEventResponse
-	(*StreamEventsRequest)(nil),    // 12: wfd.v1.StreamEventsRequest
-	(*StreamEventsResponse)(nil),   // 13: wfd.v1.StreamEventsResponse
-	(*Heartbeat)(nil),              // 14: wfd.v1.Heartbeat
-	(*CancelHandlerRequest)(nil),   // 15: wfd.v1.CancelHandlerRequest
-	(*CancelHandlerResponse)(nil),  // 16: wfd.v1.CancelHandlerResponse
-	(*ReleaseHandlerRequest)(nil),  // 17: wfd.v1.ReleaseHandlerRequest
-	(*ReleaseHandlerResponse)(nil), // 18: wfd.v1.ReleaseHandlerResponse
-	(*GetStatsRequest)(nil),        // 19: wfd.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),       // 20: wfd.v1.GetStatsResponse
-	(*ListTasksRequest)(nil),       // 21: wfd.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),      // 22: wfd.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),         // 23: wfd.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 24: wfd.v1.GetTaskResponse
-	(*CompleteTaskRequest)(nil),    // 25: wfd.v1.CompleteTaskRequest
-	(*CompleteTaskResponse)(nil),   // 26: wfd.v1.CompleteTaskResponse
-	(*PublishEventRequest)(nil),    // 27: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),   // 28: wfd.v1.PublishEventResponse
-	nil,                            // 29: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),        // 30: google.protobuf.Struct
-	(*Handler)(nil),                // 31: wfd.v1.Handler
-	(HandlerStatus)(0),             // 32: wfd.v1.HandlerStatus
-	(*durationpb.Duration)(nil),    // 33: google.protobuf.Duration
-	(Residency)(0),                 // 34: wfd.v1.Residency
-	(*Event)(nil),                  // 35: wfd.v1.Event
-	(*Record)(nil),                 // 36: wfd.v1.Record
-	(TaskStatus)(0),                // 37: wfd.v1.TaskStatus
-	(*Task)(nil),                   // 38: wfd.v1.Task
+	(*Workflow)(nil),                    // 0: wfd.v1.Workflow
+	(*EventType)(nil),                   // 1: wfd.v1.EventType
+	(*ListWorkflowsRequest)(nil),        // 2: wfd.v1.ListWorkflowsRequest
+	(*ListWorkflowsResponse)(nil),       // 3: wfd.v1.ListWorkflowsResponse
+	(*RunWorkflowRequest)(nil),          // 4: wfd.v1.RunWorkflowRequest
+	(*RunWorkflowResponse)(nil),         // 5: wfd.v1.RunWorkflowResponse
+	(*GetHandlerRequest)(nil),           // 6: wfd.v1.GetHandlerRequest
+	(*GetHandlerResponse)(nil),          // 7: wfd.v1.GetHandlerResponse
+	(*ListHandlersRequest)(nil),         // 8: wfd.v1.ListHandlersRequest
+	(*ListHandlersResponse)(nil),        // 9: wfd.v1.ListHandlersResponse
+	(*SendEventRequest)(nil),            // 10: wfd.v1.SendEventRequest
+	(*SendEventResponse)(nil),           // 11: wfd.v1.SendEventResponse
+	(*StreamEventsRequest)(nil),         // 12: wfd.v1.StreamEventsRequest
+	(*StreamEventsResponse)(nil),        // 13: wfd.v1.StreamEventsResponse
+	(*Heartbeat)(nil),                   // 14: wfd.v1.Heartbeat
+	(*CancelHandlerRequest)(nil),        // 15: wfd.v1.CancelHandlerRequest
+	(*CancelHandlerResponse)(nil),       // 16: wfd.v1.CancelHandlerResponse
+	(*ReleaseHandlerRequest)(nil),       // 17: wfd.v1.ReleaseHandlerRequest
+	(*ReleaseHandlerResponse)(nil),      // 18: wfd.v1.ReleaseHandlerResponse
+	(*GetStatsRequest)(nil),             // 19: wfd.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),            // 20: wfd.v1.GetStatsResponse
+	(*ListTasksRequest)(nil),            // 21: wfd.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),           // 22: wfd.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),              // 23: wfd.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),             // 24: wfd.v1.GetTaskResponse
+	(*CompleteTaskRequest)(nil),         // 25: wfd.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),        // 26: wfd.v1.CompleteTaskResponse
+	(*PublishEventRequest)(nil),         // 27: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),        // 28: wfd.v1.PublishEventResponse
+	(*WaitHandlerRequest)(nil),          // 29: wfd.v1.WaitHandlerRequest
+	(*WaitHandlerResponse)(nil),         // 30: wfd.v1.WaitHandlerResponse
+	(*DeleteHandlerRequest)(nil),        // 31: wfd.v1.DeleteHandlerRequest
+	(*DeleteHandlerResponse)(nil),       // 32: wfd.v1.DeleteHandlerResponse
+	(*ListPublishedEventsRequest)(nil),  // 33: wfd.v1.ListPublishedEventsRequest
+	(*ListPublishedEventsResponse)(nil), // 34: wfd.v1.ListPublishedEventsResponse
+	(*PublishedEvent)(nil),              // 35: wfd.v1.PublishedEvent
+	(*GetIdentityRequest)(nil),          // 36: wfd.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),         // 37: wfd.v1.GetIdentityResponse
+	nil,                                 // 38: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),             // 39: google.protobuf.Struct
+	(*durationpb.Duration)(nil),         // 40: google.protobuf.Duration
+	(*Handler)(nil),                     // 41: wfd.v1.Handler
+	(HandlerStatus)(0),                  // 42: wfd.v1.HandlerStatus
+	(Residency)(0),                      // 43: wfd.v1.Residency
+	(*Event)(nil),                       // 44: wfd.v1.Event
+	(*Record)(nil),                      // 45: wfd.v1.Record
+	(TaskStatus)(0),                     // 46: wfd.v1.TaskStatus
+	(*Task)(nil),                        // 47: wfd.v1.Task
+	(*timestamppb.Timestamp)(nil),       // 48: google.protobuf.Timestamp
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	30, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	39, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
 	1,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
-	30, // 2: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	39, // 2: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
 	0,  // 3: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	30, // 4: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	31, // 5: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	31, // 6: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	32, // 7: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	33, // 8: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	34, // 9: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	31, // 10: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	35, // 11: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	31, // 12: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	36, // 13: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	14, // 14: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	31, // 15: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	31, // 16: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	29, // 17: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	33, // 18: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	33, // 19: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	33, // 20: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	33, // 21: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	37, // 22: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	38, // 23: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	38, // 24: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	30, // 25: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	38, // 26: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	30, // 27: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	2,  // 28: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	4,  // 29: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	6,  // 30: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	8,  // 31: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	10, // 32: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	12, // 33: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	15, // 34: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	17, // 35: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	21, // 36: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	23, // 37: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	25, // 38: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	27, // 39: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	19, // 40: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	3,  // 41: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	5,  // 42: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	7,  // 43: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	9,  // 44: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	11, // 45: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	13, // 46: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	16, // 47: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	18, // 48: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	22, // 49: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	24, // 50: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	26, // 51: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	28, // 52: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	20, // 53: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	41, // [41:54] is the sub-list for method output_type
-	28, // [28:41] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	39, // 4: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	40, // 5: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	41, // 6: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	41, // 7: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	42, // 8: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	40, // 9: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	43, // 10: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	41, // 11: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	44, // 12: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	40, // 13: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	41, // 14: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	45, // 15: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	14, // 16: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	41, // 17: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	41, // 18: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	38, // 19: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	40, // 20: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	40, // 21: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	40, // 22: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	40, // 23: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	46, // 24: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	47, // 25: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	47, // 26: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	39, // 27: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	47, // 28: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	39, // 29: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	40, // 30: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	41, // 31: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	48, // 32: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	35, // 33: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	39, // 34: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	48, // 35: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	2,  // 36: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	4,  // 37: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	6,  // 38: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	8,  // 39: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	10, // 40: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	12, // 41: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	15, // 42: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	17, // 43: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	21, // 44: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	23, // 45: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	25, // 46: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	27, // 47: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	19, // 48: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	29, // 49: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	31, // 50: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	33, // 51: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	36, // 52: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	3,  // 53: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	5,  // 54: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	7,  // 55: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	9,  // 56: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	11, // 57: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	13, // 58: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	16, // 59: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	18, // 60: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	22, // 61: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	24, // 62: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	26, // 63: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	28, // 64: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	20, // 65: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	30, // 66: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	32, // 67: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	34, // 68: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	37, // 69: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	53, // [53:70] is the sub-list for method output_type
+	36, // [36:53] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -2071,7 +2695,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

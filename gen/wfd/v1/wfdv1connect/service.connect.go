@@ -71,6 +71,18 @@ const (
 	// WorkflowServiceGetStatsProcedure is the fully-qualified name of the WorkflowService's GetStats
 	// RPC.
 	WorkflowServiceGetStatsProcedure = "/wfd.v1.WorkflowService/GetStats"
+	// WorkflowServiceWaitHandlerProcedure is the fully-qualified name of the WorkflowService's
+	// WaitHandler RPC.
+	WorkflowServiceWaitHandlerProcedure = "/wfd.v1.WorkflowService/WaitHandler"
+	// WorkflowServiceDeleteHandlerProcedure is the fully-qualified name of the WorkflowService's
+	// DeleteHandler RPC.
+	WorkflowServiceDeleteHandlerProcedure = "/wfd.v1.WorkflowService/DeleteHandler"
+	// WorkflowServiceListPublishedEventsProcedure is the fully-qualified name of the WorkflowService's
+	// ListPublishedEvents RPC.
+	WorkflowServiceListPublishedEventsProcedure = "/wfd.v1.WorkflowService/ListPublishedEvents"
+	// WorkflowServiceGetIdentityProcedure is the fully-qualified name of the WorkflowService's
+	// GetIdentity RPC.
+	WorkflowServiceGetIdentityProcedure = "/wfd.v1.WorkflowService/GetIdentity"
 )
 
 // WorkflowServiceClient is a client for the wfd.v1.WorkflowService service.
@@ -117,6 +129,20 @@ type WorkflowServiceClient interface {
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
+	// WaitHandler waits until the handler finishes, or until timeout has
+	// passed, and returns it then: its status says which. Waiting does not
+	// load a released handler; it answers when whatever wakes the handler
+	// brings it to its end. The call's own deadline bounds it too.
+	WaitHandler(context.Context, *v1.WaitHandlerRequest) (*v1.WaitHandlerResponse, error)
+	// DeleteHandler removes a finished handler with its records and its
+	// tasks. A running handler is FAILED_PRECONDITION (cancel it first).
+	DeleteHandler(context.Context, *v1.DeleteHandlerRequest) (*v1.DeleteHandlerResponse, error)
+	// ListPublishedEvents reads the published-event log, latest first:
+	// every key or one key, since a time, only a handler's events.
+	ListPublishedEvents(context.Context, *v1.ListPublishedEventsRequest) (*v1.ListPublishedEventsResponse, error)
+	// GetIdentity says who the caller is to the server: its subject and
+	// roles when authentication is on.
+	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
 }
 
 // NewWorkflowServiceClient constructs a client for the wfd.v1.WorkflowService service. By default,
@@ -215,24 +241,55 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		waitHandler: connect.NewClient[v1.WaitHandlerRequest, v1.WaitHandlerResponse](
+			httpClient,
+			baseURL+WorkflowServiceWaitHandlerProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("WaitHandler")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		deleteHandler: connect.NewClient[v1.DeleteHandlerRequest, v1.DeleteHandlerResponse](
+			httpClient,
+			baseURL+WorkflowServiceDeleteHandlerProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("DeleteHandler")),
+			connect.WithClientOptions(opts...),
+		),
+		listPublishedEvents: connect.NewClient[v1.ListPublishedEventsRequest, v1.ListPublishedEventsResponse](
+			httpClient,
+			baseURL+WorkflowServiceListPublishedEventsProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("ListPublishedEvents")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		getIdentity: connect.NewClient[v1.GetIdentityRequest, v1.GetIdentityResponse](
+			httpClient,
+			baseURL+WorkflowServiceGetIdentityProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("GetIdentity")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // workflowServiceClient implements WorkflowServiceClient.
 type workflowServiceClient struct {
-	listWorkflows  *connect.Client[v1.ListWorkflowsRequest, v1.ListWorkflowsResponse]
-	runWorkflow    *connect.Client[v1.RunWorkflowRequest, v1.RunWorkflowResponse]
-	getHandler     *connect.Client[v1.GetHandlerRequest, v1.GetHandlerResponse]
-	listHandlers   *connect.Client[v1.ListHandlersRequest, v1.ListHandlersResponse]
-	sendEvent      *connect.Client[v1.SendEventRequest, v1.SendEventResponse]
-	streamEvents   *connect.Client[v1.StreamEventsRequest, v1.StreamEventsResponse]
-	cancelHandler  *connect.Client[v1.CancelHandlerRequest, v1.CancelHandlerResponse]
-	releaseHandler *connect.Client[v1.ReleaseHandlerRequest, v1.ReleaseHandlerResponse]
-	listTasks      *connect.Client[v1.ListTasksRequest, v1.ListTasksResponse]
-	getTask        *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
-	completeTask   *connect.Client[v1.CompleteTaskRequest, v1.CompleteTaskResponse]
-	publishEvent   *connect.Client[v1.PublishEventRequest, v1.PublishEventResponse]
-	getStats       *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
+	listWorkflows       *connect.Client[v1.ListWorkflowsRequest, v1.ListWorkflowsResponse]
+	runWorkflow         *connect.Client[v1.RunWorkflowRequest, v1.RunWorkflowResponse]
+	getHandler          *connect.Client[v1.GetHandlerRequest, v1.GetHandlerResponse]
+	listHandlers        *connect.Client[v1.ListHandlersRequest, v1.ListHandlersResponse]
+	sendEvent           *connect.Client[v1.SendEventRequest, v1.SendEventResponse]
+	streamEvents        *connect.Client[v1.StreamEventsRequest, v1.StreamEventsResponse]
+	cancelHandler       *connect.Client[v1.CancelHandlerRequest, v1.CancelHandlerResponse]
+	releaseHandler      *connect.Client[v1.ReleaseHandlerRequest, v1.ReleaseHandlerResponse]
+	listTasks           *connect.Client[v1.ListTasksRequest, v1.ListTasksResponse]
+	getTask             *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
+	completeTask        *connect.Client[v1.CompleteTaskRequest, v1.CompleteTaskResponse]
+	publishEvent        *connect.Client[v1.PublishEventRequest, v1.PublishEventResponse]
+	getStats            *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
+	waitHandler         *connect.Client[v1.WaitHandlerRequest, v1.WaitHandlerResponse]
+	deleteHandler       *connect.Client[v1.DeleteHandlerRequest, v1.DeleteHandlerResponse]
+	listPublishedEvents *connect.Client[v1.ListPublishedEventsRequest, v1.ListPublishedEventsResponse]
+	getIdentity         *connect.Client[v1.GetIdentityRequest, v1.GetIdentityResponse]
 }
 
 // ListWorkflows calls wfd.v1.WorkflowService.ListWorkflows.
@@ -348,6 +405,42 @@ func (c *workflowServiceClient) GetStats(ctx context.Context, req *v1.GetStatsRe
 	return nil, err
 }
 
+// WaitHandler calls wfd.v1.WorkflowService.WaitHandler.
+func (c *workflowServiceClient) WaitHandler(ctx context.Context, req *v1.WaitHandlerRequest) (*v1.WaitHandlerResponse, error) {
+	response, err := c.waitHandler.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// DeleteHandler calls wfd.v1.WorkflowService.DeleteHandler.
+func (c *workflowServiceClient) DeleteHandler(ctx context.Context, req *v1.DeleteHandlerRequest) (*v1.DeleteHandlerResponse, error) {
+	response, err := c.deleteHandler.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListPublishedEvents calls wfd.v1.WorkflowService.ListPublishedEvents.
+func (c *workflowServiceClient) ListPublishedEvents(ctx context.Context, req *v1.ListPublishedEventsRequest) (*v1.ListPublishedEventsResponse, error) {
+	response, err := c.listPublishedEvents.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// GetIdentity calls wfd.v1.WorkflowService.GetIdentity.
+func (c *workflowServiceClient) GetIdentity(ctx context.Context, req *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error) {
+	response, err := c.getIdentity.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkflowServiceHandler is an implementation of the wfd.v1.WorkflowService service.
 type WorkflowServiceHandler interface {
 	// ListWorkflows returns the registered workflows.
@@ -392,6 +485,20 @@ type WorkflowServiceHandler interface {
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
+	// WaitHandler waits until the handler finishes, or until timeout has
+	// passed, and returns it then: its status says which. Waiting does not
+	// load a released handler; it answers when whatever wakes the handler
+	// brings it to its end. The call's own deadline bounds it too.
+	WaitHandler(context.Context, *v1.WaitHandlerRequest) (*v1.WaitHandlerResponse, error)
+	// DeleteHandler removes a finished handler with its records and its
+	// tasks. A running handler is FAILED_PRECONDITION (cancel it first).
+	DeleteHandler(context.Context, *v1.DeleteHandlerRequest) (*v1.DeleteHandlerResponse, error)
+	// ListPublishedEvents reads the published-event log, latest first:
+	// every key or one key, since a time, only a handler's events.
+	ListPublishedEvents(context.Context, *v1.ListPublishedEventsRequest) (*v1.ListPublishedEventsResponse, error)
+	// GetIdentity says who the caller is to the server: its subject and
+	// roles when authentication is on.
+	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
 }
 
 // NewWorkflowServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -486,6 +593,33 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceWaitHandlerHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceWaitHandlerProcedure,
+		svc.WaitHandler,
+		connect.WithSchema(workflowServiceMethods.ByName("WaitHandler")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceDeleteHandlerHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceDeleteHandlerProcedure,
+		svc.DeleteHandler,
+		connect.WithSchema(workflowServiceMethods.ByName("DeleteHandler")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceListPublishedEventsHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceListPublishedEventsProcedure,
+		svc.ListPublishedEvents,
+		connect.WithSchema(workflowServiceMethods.ByName("ListPublishedEvents")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceGetIdentityHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceGetIdentityProcedure,
+		svc.GetIdentity,
+		connect.WithSchema(workflowServiceMethods.ByName("GetIdentity")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wfd.v1.WorkflowService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkflowServiceListWorkflowsProcedure:
@@ -514,6 +648,14 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServicePublishEventHandler.ServeHTTP(w, r)
 		case WorkflowServiceGetStatsProcedure:
 			workflowServiceGetStatsHandler.ServeHTTP(w, r)
+		case WorkflowServiceWaitHandlerProcedure:
+			workflowServiceWaitHandlerHandler.ServeHTTP(w, r)
+		case WorkflowServiceDeleteHandlerProcedure:
+			workflowServiceDeleteHandlerHandler.ServeHTTP(w, r)
+		case WorkflowServiceListPublishedEventsProcedure:
+			workflowServiceListPublishedEventsHandler.ServeHTTP(w, r)
+		case WorkflowServiceGetIdentityProcedure:
+			workflowServiceGetIdentityHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -573,4 +715,20 @@ func (UnimplementedWorkflowServiceHandler) PublishEvent(context.Context, *v1.Pub
 
 func (UnimplementedWorkflowServiceHandler) GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.GetStats is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) WaitHandler(context.Context, *v1.WaitHandlerRequest) (*v1.WaitHandlerResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.WaitHandler is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) DeleteHandler(context.Context, *v1.DeleteHandlerRequest) (*v1.DeleteHandlerResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.DeleteHandler is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) ListPublishedEvents(context.Context, *v1.ListPublishedEventsRequest) (*v1.ListPublishedEventsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ListPublishedEvents is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.GetIdentity is not implemented"))
 }

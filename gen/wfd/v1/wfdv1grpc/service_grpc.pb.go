@@ -20,19 +20,23 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkflowService_ListWorkflows_FullMethodName  = "/wfd.v1.WorkflowService/ListWorkflows"
-	WorkflowService_RunWorkflow_FullMethodName    = "/wfd.v1.WorkflowService/RunWorkflow"
-	WorkflowService_GetHandler_FullMethodName     = "/wfd.v1.WorkflowService/GetHandler"
-	WorkflowService_ListHandlers_FullMethodName   = "/wfd.v1.WorkflowService/ListHandlers"
-	WorkflowService_SendEvent_FullMethodName      = "/wfd.v1.WorkflowService/SendEvent"
-	WorkflowService_StreamEvents_FullMethodName   = "/wfd.v1.WorkflowService/StreamEvents"
-	WorkflowService_CancelHandler_FullMethodName  = "/wfd.v1.WorkflowService/CancelHandler"
-	WorkflowService_ReleaseHandler_FullMethodName = "/wfd.v1.WorkflowService/ReleaseHandler"
-	WorkflowService_ListTasks_FullMethodName      = "/wfd.v1.WorkflowService/ListTasks"
-	WorkflowService_GetTask_FullMethodName        = "/wfd.v1.WorkflowService/GetTask"
-	WorkflowService_CompleteTask_FullMethodName   = "/wfd.v1.WorkflowService/CompleteTask"
-	WorkflowService_PublishEvent_FullMethodName   = "/wfd.v1.WorkflowService/PublishEvent"
-	WorkflowService_GetStats_FullMethodName       = "/wfd.v1.WorkflowService/GetStats"
+	WorkflowService_ListWorkflows_FullMethodName       = "/wfd.v1.WorkflowService/ListWorkflows"
+	WorkflowService_RunWorkflow_FullMethodName         = "/wfd.v1.WorkflowService/RunWorkflow"
+	WorkflowService_GetHandler_FullMethodName          = "/wfd.v1.WorkflowService/GetHandler"
+	WorkflowService_ListHandlers_FullMethodName        = "/wfd.v1.WorkflowService/ListHandlers"
+	WorkflowService_SendEvent_FullMethodName           = "/wfd.v1.WorkflowService/SendEvent"
+	WorkflowService_StreamEvents_FullMethodName        = "/wfd.v1.WorkflowService/StreamEvents"
+	WorkflowService_CancelHandler_FullMethodName       = "/wfd.v1.WorkflowService/CancelHandler"
+	WorkflowService_ReleaseHandler_FullMethodName      = "/wfd.v1.WorkflowService/ReleaseHandler"
+	WorkflowService_ListTasks_FullMethodName           = "/wfd.v1.WorkflowService/ListTasks"
+	WorkflowService_GetTask_FullMethodName             = "/wfd.v1.WorkflowService/GetTask"
+	WorkflowService_CompleteTask_FullMethodName        = "/wfd.v1.WorkflowService/CompleteTask"
+	WorkflowService_PublishEvent_FullMethodName        = "/wfd.v1.WorkflowService/PublishEvent"
+	WorkflowService_GetStats_FullMethodName            = "/wfd.v1.WorkflowService/GetStats"
+	WorkflowService_WaitHandler_FullMethodName         = "/wfd.v1.WorkflowService/WaitHandler"
+	WorkflowService_DeleteHandler_FullMethodName       = "/wfd.v1.WorkflowService/DeleteHandler"
+	WorkflowService_ListPublishedEvents_FullMethodName = "/wfd.v1.WorkflowService/ListPublishedEvents"
+	WorkflowService_GetIdentity_FullMethodName         = "/wfd.v1.WorkflowService/GetIdentity"
 )
 
 // WorkflowServiceClient is the client API for WorkflowService service.
@@ -84,6 +88,20 @@ type WorkflowServiceClient interface {
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(ctx context.Context, in *v1.GetStatsRequest, opts ...grpc.CallOption) (*v1.GetStatsResponse, error)
+	// WaitHandler waits until the handler finishes, or until timeout has
+	// passed, and returns it then: its status says which. Waiting does not
+	// load a released handler; it answers when whatever wakes the handler
+	// brings it to its end. The call's own deadline bounds it too.
+	WaitHandler(ctx context.Context, in *v1.WaitHandlerRequest, opts ...grpc.CallOption) (*v1.WaitHandlerResponse, error)
+	// DeleteHandler removes a finished handler with its records and its
+	// tasks. A running handler is FAILED_PRECONDITION (cancel it first).
+	DeleteHandler(ctx context.Context, in *v1.DeleteHandlerRequest, opts ...grpc.CallOption) (*v1.DeleteHandlerResponse, error)
+	// ListPublishedEvents reads the published-event log, latest first:
+	// every key or one key, since a time, only a handler's events.
+	ListPublishedEvents(ctx context.Context, in *v1.ListPublishedEventsRequest, opts ...grpc.CallOption) (*v1.ListPublishedEventsResponse, error)
+	// GetIdentity says who the caller is to the server: its subject and
+	// roles when authentication is on.
+	GetIdentity(ctx context.Context, in *v1.GetIdentityRequest, opts ...grpc.CallOption) (*v1.GetIdentityResponse, error)
 }
 
 type workflowServiceClient struct {
@@ -233,6 +251,46 @@ func (c *workflowServiceClient) GetStats(ctx context.Context, in *v1.GetStatsReq
 	return out, nil
 }
 
+func (c *workflowServiceClient) WaitHandler(ctx context.Context, in *v1.WaitHandlerRequest, opts ...grpc.CallOption) (*v1.WaitHandlerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.WaitHandlerResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_WaitHandler_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) DeleteHandler(ctx context.Context, in *v1.DeleteHandlerRequest, opts ...grpc.CallOption) (*v1.DeleteHandlerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.DeleteHandlerResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_DeleteHandler_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) ListPublishedEvents(ctx context.Context, in *v1.ListPublishedEventsRequest, opts ...grpc.CallOption) (*v1.ListPublishedEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.ListPublishedEventsResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_ListPublishedEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) GetIdentity(ctx context.Context, in *v1.GetIdentityRequest, opts ...grpc.CallOption) (*v1.GetIdentityResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.GetIdentityResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_GetIdentity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkflowServiceServer is the server API for WorkflowService service.
 // All implementations must embed UnimplementedWorkflowServiceServer
 // for forward compatibility.
@@ -282,6 +340,20 @@ type WorkflowServiceServer interface {
 	// GetStats reports how many handlers are in memory, idle or released, and
 	// how releases and rehydrations have gone since the server started.
 	GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error)
+	// WaitHandler waits until the handler finishes, or until timeout has
+	// passed, and returns it then: its status says which. Waiting does not
+	// load a released handler; it answers when whatever wakes the handler
+	// brings it to its end. The call's own deadline bounds it too.
+	WaitHandler(context.Context, *v1.WaitHandlerRequest) (*v1.WaitHandlerResponse, error)
+	// DeleteHandler removes a finished handler with its records and its
+	// tasks. A running handler is FAILED_PRECONDITION (cancel it first).
+	DeleteHandler(context.Context, *v1.DeleteHandlerRequest) (*v1.DeleteHandlerResponse, error)
+	// ListPublishedEvents reads the published-event log, latest first:
+	// every key or one key, since a time, only a handler's events.
+	ListPublishedEvents(context.Context, *v1.ListPublishedEventsRequest) (*v1.ListPublishedEventsResponse, error)
+	// GetIdentity says who the caller is to the server: its subject and
+	// roles when authentication is on.
+	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
 	mustEmbedUnimplementedWorkflowServiceServer()
 }
 
@@ -330,6 +402,18 @@ func (UnimplementedWorkflowServiceServer) PublishEvent(context.Context, *v1.Publ
 }
 func (UnimplementedWorkflowServiceServer) GetStats(context.Context, *v1.GetStatsRequest) (*v1.GetStatsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetStats not implemented")
+}
+func (UnimplementedWorkflowServiceServer) WaitHandler(context.Context, *v1.WaitHandlerRequest) (*v1.WaitHandlerResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method WaitHandler not implemented")
+}
+func (UnimplementedWorkflowServiceServer) DeleteHandler(context.Context, *v1.DeleteHandlerRequest) (*v1.DeleteHandlerResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteHandler not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ListPublishedEvents(context.Context, *v1.ListPublishedEventsRequest) (*v1.ListPublishedEventsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListPublishedEvents not implemented")
+}
+func (UnimplementedWorkflowServiceServer) GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetIdentity not implemented")
 }
 func (UnimplementedWorkflowServiceServer) mustEmbedUnimplementedWorkflowServiceServer() {}
 func (UnimplementedWorkflowServiceServer) testEmbeddedByValue()                         {}
@@ -579,6 +663,78 @@ func _WorkflowService_GetStats_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_WaitHandler_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.WaitHandlerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).WaitHandler(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_WaitHandler_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).WaitHandler(ctx, req.(*v1.WaitHandlerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_DeleteHandler_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.DeleteHandlerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).DeleteHandler(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_DeleteHandler_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).DeleteHandler(ctx, req.(*v1.DeleteHandlerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_ListPublishedEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.ListPublishedEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ListPublishedEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ListPublishedEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ListPublishedEvents(ctx, req.(*v1.ListPublishedEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_GetIdentity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.GetIdentityRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).GetIdentity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_GetIdentity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).GetIdentity(ctx, req.(*v1.GetIdentityRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkflowService_ServiceDesc is the grpc.ServiceDesc for WorkflowService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -633,6 +789,22 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetStats",
 			Handler:    _WorkflowService_GetStats_Handler,
+		},
+		{
+			MethodName: "WaitHandler",
+			Handler:    _WorkflowService_WaitHandler_Handler,
+		},
+		{
+			MethodName: "DeleteHandler",
+			Handler:    _WorkflowService_DeleteHandler_Handler,
+		},
+		{
+			MethodName: "ListPublishedEvents",
+			Handler:    _WorkflowService_ListPublishedEvents_Handler,
+		},
+		{
+			MethodName: "GetIdentity",
+			Handler:    _WorkflowService_GetIdentity_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -2,6 +2,7 @@ import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from wfd.v1 import handler_pb2 as _handler_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -54,14 +55,16 @@ class ListWorkflowsResponse(_message.Message):
     def __init__(self, workflows: _Optional[_Iterable[_Union[Workflow, _Mapping]]] = ...) -> None: ...
 
 class RunWorkflowRequest(_message.Message):
-    __slots__ = ("workflow", "input", "handler_id")
+    __slots__ = ("workflow", "input", "handler_id", "wait")
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
     workflow: str
     input: _struct_pb2.Struct
     handler_id: str
-    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ...) -> None: ...
+    wait: _duration_pb2.Duration
+    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class RunWorkflowResponse(_message.Message):
     __slots__ = ("handler",)
@@ -108,14 +111,16 @@ class ListHandlersResponse(_message.Message):
     def __init__(self, handlers: _Optional[_Iterable[_Union[_handler_pb2.Handler, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class SendEventRequest(_message.Message):
-    __slots__ = ("handler_id", "event", "idempotency_key")
+    __slots__ = ("handler_id", "event", "idempotency_key", "wait")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     event: _handler_pb2.Event
     idempotency_key: str
-    def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    wait: _duration_pb2.Duration
+    def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class SendEventResponse(_message.Message):
     __slots__ = ("handler",)
@@ -124,12 +129,16 @@ class SendEventResponse(_message.Message):
     def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
 
 class StreamEventsRequest(_message.Message):
-    __slots__ = ("handler_id", "after_seq")
+    __slots__ = ("handler_id", "after_seq", "from_head", "include_internal")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    FROM_HEAD_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_INTERNAL_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     after_seq: int
-    def __init__(self, handler_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
+    from_head: bool
+    include_internal: bool
+    def __init__(self, handler_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., from_head: _Optional[bool] = ..., include_internal: _Optional[bool] = ...) -> None: ...
 
 class StreamEventsResponse(_message.Message):
     __slots__ = ("record", "heartbeat")
@@ -291,3 +300,81 @@ class PublishEventResponse(_message.Message):
     seq: int
     woken: int
     def __init__(self, event_id: _Optional[str] = ..., seq: _Optional[int] = ..., woken: _Optional[int] = ...) -> None: ...
+
+class WaitHandlerRequest(_message.Message):
+    __slots__ = ("handler_id", "timeout")
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    timeout: _duration_pb2.Duration
+    def __init__(self, handler_id: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class WaitHandlerResponse(_message.Message):
+    __slots__ = ("handler",)
+    HANDLER_FIELD_NUMBER: _ClassVar[int]
+    handler: _handler_pb2.Handler
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+
+class DeleteHandlerRequest(_message.Message):
+    __slots__ = ("handler_id",)
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    def __init__(self, handler_id: _Optional[str] = ...) -> None: ...
+
+class DeleteHandlerResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListPublishedEventsRequest(_message.Message):
+    __slots__ = ("key", "since", "handler_id", "page_size", "page_token")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    since: _timestamp_pb2.Timestamp
+    handler_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, key: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., handler_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListPublishedEventsResponse(_message.Message):
+    __slots__ = ("events", "next_page_token")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[PublishedEvent]
+    next_page_token: str
+    def __init__(self, events: _Optional[_Iterable[_Union[PublishedEvent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class PublishedEvent(_message.Message):
+    __slots__ = ("event_id", "seq", "key", "data", "handler_id", "published_at", "published_by")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_BY_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    seq: int
+    key: str
+    data: _struct_pb2.Struct
+    handler_id: str
+    published_at: _timestamp_pb2.Timestamp
+    published_by: str
+    def __init__(self, event_id: _Optional[str] = ..., seq: _Optional[int] = ..., key: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., published_by: _Optional[str] = ...) -> None: ...
+
+class GetIdentityRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetIdentityResponse(_message.Message):
+    __slots__ = ("authentication", "subject", "roles")
+    AUTHENTICATION_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    authentication: bool
+    subject: str
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, authentication: _Optional[bool] = ..., subject: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ...) -> None: ...

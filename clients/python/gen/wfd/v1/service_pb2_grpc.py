@@ -101,6 +101,26 @@ class WorkflowServiceStub:
                 request_serializer=wfd_dot_v1_dot_service__pb2.GetStatsRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.GetStatsResponse.FromString,
                 _registered_method=True)
+        self.WaitHandler = channel.unary_unary(
+                '/wfd.v1.WorkflowService/WaitHandler',
+                request_serializer=wfd_dot_v1_dot_service__pb2.WaitHandlerRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.WaitHandlerResponse.FromString,
+                _registered_method=True)
+        self.DeleteHandler = channel.unary_unary(
+                '/wfd.v1.WorkflowService/DeleteHandler',
+                request_serializer=wfd_dot_v1_dot_service__pb2.DeleteHandlerRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.DeleteHandlerResponse.FromString,
+                _registered_method=True)
+        self.ListPublishedEvents = channel.unary_unary(
+                '/wfd.v1.WorkflowService/ListPublishedEvents',
+                request_serializer=wfd_dot_v1_dot_service__pb2.ListPublishedEventsRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.ListPublishedEventsResponse.FromString,
+                _registered_method=True)
+        self.GetIdentity = channel.unary_unary(
+                '/wfd.v1.WorkflowService/GetIdentity',
+                request_serializer=wfd_dot_v1_dot_service__pb2.GetIdentityRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.GetIdentityResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -215,6 +235,40 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WaitHandler(self, request, context):
+        """WaitHandler waits until the handler finishes, or until timeout has
+        passed, and returns it then: its status says which. Waiting does not
+        load a released handler; it answers when whatever wakes the handler
+        brings it to its end. The call's own deadline bounds it too.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteHandler(self, request, context):
+        """DeleteHandler removes a finished handler with its records and its
+        tasks. A running handler is FAILED_PRECONDITION (cancel it first).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPublishedEvents(self, request, context):
+        """ListPublishedEvents reads the published-event log, latest first:
+        every key or one key, since a time, only a handler's events.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetIdentity(self, request, context):
+        """GetIdentity says who the caller is to the server: its subject and
+        roles when authentication is on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -282,6 +336,26 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.GetStats,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.GetStatsRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.GetStatsResponse.SerializeToString,
+            ),
+            'WaitHandler': grpc.unary_unary_rpc_method_handler(
+                    servicer.WaitHandler,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.WaitHandlerRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.WaitHandlerResponse.SerializeToString,
+            ),
+            'DeleteHandler': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteHandler,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.DeleteHandlerRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.DeleteHandlerResponse.SerializeToString,
+            ),
+            'ListPublishedEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPublishedEvents,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.ListPublishedEventsRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.ListPublishedEventsResponse.SerializeToString,
+            ),
+            'GetIdentity': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetIdentity,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.GetIdentityRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.GetIdentityResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -637,6 +711,114 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/GetStats',
             wfd_dot_v1_dot_service__pb2.GetStatsRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.GetStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WaitHandler(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/WaitHandler',
+            wfd_dot_v1_dot_service__pb2.WaitHandlerRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.WaitHandlerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteHandler(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/DeleteHandler',
+            wfd_dot_v1_dot_service__pb2.DeleteHandlerRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.DeleteHandlerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPublishedEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/ListPublishedEvents',
+            wfd_dot_v1_dot_service__pb2.ListPublishedEventsRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.ListPublishedEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetIdentity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/GetIdentity',
+            wfd_dot_v1_dot_service__pb2.GetIdentityRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.GetIdentityResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -289,7 +289,8 @@ export const HumanTaskSchema: GenMessage<HumanTask> = /*@__PURE__*/
 
 /**
  * Record is one entry of a handler's stream. Sequence numbers start at 1 and
- * have no gaps, so a client resumes a stream after the last one it saw.
+ * have no gaps in the handler's log, so a client resumes a stream after the
+ * last one it saw (a stream without internal records skips theirs).
  *
  * @generated from message wfd.v1.Record
  */

@@ -4,8 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration, file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Event, Handler, HandlerStatus, Record, Residency, Task, TaskStatus } from "./handler_pb.js";
 import { file_wfd_v1_handler } from "./handler_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/service.proto.
  */
 export const file_wfd_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIucBCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFImkKCUV2ZW50VHlwZRIMCgR0eXBlGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEicKBnNjaGVtYRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIZXh0ZXJuYWwYBCABKAgiFgoUTGlzdFdvcmtmbG93c1JlcXVlc3QiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyJiChJSdW5Xb3JrZmxvd1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYAyABKAkiNwoTUnVuV29ya2Zsb3dSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiJwoRR2V0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI2ChJHZXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIt0BChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEicKCHN0YXR1c2VzGAIgAygOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSEQoJaWRsZV9vbmx5GAMgASgIEisKCGlkbGVfZm9yGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiQKCXJlc2lkZW5jeRgFIAEoDjIRLndmZC52MS5SZXNpZGVuY3kSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoUTGlzdEhhbmRsZXJzUmVzcG9uc2USIQoIaGFuZGxlcnMYASADKAsyDy53ZmQudjEuSGFuZGxlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCSI1ChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiPAoTU3RyZWFtRXZlbnRzUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJoChRTdHJlYW1FdmVudHNSZXNwb25zZRIgCgZyZWNvcmQYASABKAsyDi53ZmQudjEuUmVjb3JkSAASJgoJaGVhcnRiZWF0GAIgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHQoJSGVhcnRiZWF0EhAKCGxhc3Rfc2VxGAEgASgEIioKFENhbmNlbEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOQoVQ2FuY2VsSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIrChVSZWxlYXNlSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI6ChZSZWxlYXNlSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIRCg9HZXRTdGF0c1JlcXVlc3QilgUKEEdldFN0YXRzUmVzcG9uc2USFwoPaGFuZGxlcnNfYWN0aXZlGAEgASgDEh8KF2hhbmRsZXJzX2lkbGVfaW5fbWVtb3J5GAIgASgDEhkKEWhhbmRsZXJzX3JlbGVhc2VkGAMgASgDEkoKEmhhbmRsZXJzX2J5X3N0YXR1cxgEIAMoCzIuLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlLkhhbmRsZXJzQnlTdGF0dXNFbnRyeRIWCg5yZWxlYXNlc190b3RhbBgFIAEoAxIaChJyZWh5ZHJhdGlvbnNfdG90YWwYBiABKAMSOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDUwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A5ORgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdzdHJlYW1zGAkgASgDEhUKDWNvbW1pdHNfdG90YWwYCiABKAMSFQoNY2hhbmdlc190b3RhbBgLIAEoAxIZChF3b3JrZXJzX2Nvbm5lY3RlZBgMIAEoAxIYChBkaXNwYXRjaGVzX3RvdGFsGA0gASgDEhoKEnJlZGlzcGF0Y2hlc190b3RhbBgOIAEoAxI3ChRkaXNwYXRjaF9sYXRlbmN5X3A1MBgPIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI3ChRkaXNwYXRjaF9sYXRlbmN5X3A5ORgQIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbho3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKlAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSDAoEbWluZRgHIAEoCCJJChFMaXN0VGFza3NSZXNwb25zZRIbCgV0YXNrcxgBIAMoCzIMLndmZC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIi0KD0dldFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siZQoTQ29tcGxldGVUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEicKBmFuc3dlchgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFAoMY29tcGxldGVkX2J5GAMgASgJIjIKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayJvChNQdWJsaXNoRXZlbnRSZXF1ZXN0EgsKA2tleRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJIkQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBINCgV3b2tlbhgDIAEoBTLbBwoPV29ya2Zsb3dTZXJ2aWNlElEKDUxpc3RXb3JrZmxvd3MSHC53ZmQudjEuTGlzdFdvcmtmbG93c1JlcXVlc3QaHS53ZmQudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIgOQAgESRgoLUnVuV29ya2Zsb3cSGi53ZmQudjEuUnVuV29ya2Zsb3dSZXF1ZXN0Ghsud2ZkLnYxLlJ1bldvcmtmbG93UmVzcG9uc2USSAoKR2V0SGFuZGxlchIZLndmZC52MS5HZXRIYW5kbGVyUmVxdWVzdBoaLndmZC52MS5HZXRIYW5kbGVyUmVzcG9uc2UiA5ACARJOCgxMaXN0SGFuZGxlcnMSGy53ZmQudjEuTGlzdEhhbmRsZXJzUmVxdWVzdBocLndmZC52MS5MaXN0SGFuZGxlcnNSZXNwb25zZSIDkAIBEkAKCVNlbmRFdmVudBIYLndmZC52MS5TZW5kRXZlbnRSZXF1ZXN0Ghkud2ZkLnYxLlNlbmRFdmVudFJlc3BvbnNlElAKDFN0cmVhbUV2ZW50cxIbLndmZC52MS5TdHJlYW1FdmVudHNSZXF1ZXN0Ghwud2ZkLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlIgOQAgEwARJMCg1DYW5jZWxIYW5kbGVyEhwud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXF1ZXN0Gh0ud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXNwb25zZRJPCg5SZWxlYXNlSGFuZGxlchIdLndmZC52MS5SZWxlYXNlSGFuZGxlclJlcXVlc3QaHi53ZmQudjEuUmVsZWFzZUhhbmRsZXJSZXNwb25zZRJFCglMaXN0VGFza3MSGC53ZmQudjEuTGlzdFRhc2tzUmVxdWVzdBoZLndmZC52MS5MaXN0VGFza3NSZXNwb25zZSIDkAIBEj8KB0dldFRhc2sSFi53ZmQudjEuR2V0VGFza1JlcXVlc3QaFy53ZmQudjEuR2V0VGFza1Jlc3BvbnNlIgOQAgESSQoMQ29tcGxldGVUYXNrEhsud2ZkLnYxLkNvbXBsZXRlVGFza1JlcXVlc3QaHC53ZmQudjEuQ29tcGxldGVUYXNrUmVzcG9uc2USSQoMUHVibGlzaEV2ZW50Ehsud2ZkLnYxLlB1Ymxpc2hFdmVudFJlcXVlc3QaHC53ZmQudjEuUHVibGlzaEV2ZW50UmVzcG9uc2USQgoIR2V0U3RhdHMSFy53ZmQudjEuR2V0U3RhdHNSZXF1ZXN0Ghgud2ZkLnYxLkdldFN0YXRzUmVzcG9uc2UiA5ACAUIpWidnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvdjE7d2ZkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_wfd_v1_handler]);
+  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIucBCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFImkKCUV2ZW50VHlwZRIMCgR0eXBlGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEicKBnNjaGVtYRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIZXh0ZXJuYWwYBCABKAgiFgoUTGlzdFdvcmtmbG93c1JlcXVlc3QiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyKLAQoSUnVuV29ya2Zsb3dSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEicKBHdhaXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iNwoTUnVuV29ya2Zsb3dSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiJwoRR2V0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI2ChJHZXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIt0BChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEicKCHN0YXR1c2VzGAIgAygOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSEQoJaWRsZV9vbmx5GAMgASgIEisKCGlkbGVfZm9yGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiQKCXJlc2lkZW5jeRgFIAEoDjIRLndmZC52MS5SZXNpZGVuY3kSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoUTGlzdEhhbmRsZXJzUmVzcG9uc2USIQoIaGFuZGxlcnMYASADKAsyDy53ZmQudjEuSGFuZGxlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkihgEKEFNlbmRFdmVudFJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIcCgVldmVudBgCIAEoCzINLndmZC52MS5FdmVudBIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSJwoEd2FpdBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI1ChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiaQoTU3RyZWFtRXZlbnRzUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBBIRCglmcm9tX2hlYWQYAyABKAgSGAoQaW5jbHVkZV9pbnRlcm5hbBgEIAEoCCJoChRTdHJlYW1FdmVudHNSZXNwb25zZRIgCgZyZWNvcmQYASABKAsyDi53ZmQudjEuUmVjb3JkSAASJgoJaGVhcnRiZWF0GAIgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiHQoJSGVhcnRiZWF0EhAKCGxhc3Rfc2VxGAEgASgEIioKFENhbmNlbEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOQoVQ2FuY2VsSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIrChVSZWxlYXNlSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI6ChZSZWxlYXNlSGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIRCg9HZXRTdGF0c1JlcXVlc3QilgUKEEdldFN0YXRzUmVzcG9uc2USFwoPaGFuZGxlcnNfYWN0aXZlGAEgASgDEh8KF2hhbmRsZXJzX2lkbGVfaW5fbWVtb3J5GAIgASgDEhkKEWhhbmRsZXJzX3JlbGVhc2VkGAMgASgDEkoKEmhhbmRsZXJzX2J5X3N0YXR1cxgEIAMoCzIuLndmZC52MS5HZXRTdGF0c1Jlc3BvbnNlLkhhbmRsZXJzQnlTdGF0dXNFbnRyeRIWCg5yZWxlYXNlc190b3RhbBgFIAEoAxIaChJyZWh5ZHJhdGlvbnNfdG90YWwYBiABKAMSOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDUwGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A5ORgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdzdHJlYW1zGAkgASgDEhUKDWNvbW1pdHNfdG90YWwYCiABKAMSFQoNY2hhbmdlc190b3RhbBgLIAEoAxIZChF3b3JrZXJzX2Nvbm5lY3RlZBgMIAEoAxIYChBkaXNwYXRjaGVzX3RvdGFsGA0gASgDEhoKEnJlZGlzcGF0Y2hlc190b3RhbBgOIAEoAxI3ChRkaXNwYXRjaF9sYXRlbmN5X3A1MBgPIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI3ChRkaXNwYXRjaF9sYXRlbmN5X3A5ORgQIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbho3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKlAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSDAoEbWluZRgHIAEoCCJJChFMaXN0VGFza3NSZXNwb25zZRIbCgV0YXNrcxgBIAMoCzIMLndmZC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIi0KD0dldFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siZQoTQ29tcGxldGVUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEicKBmFuc3dlchgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFAoMY29tcGxldGVkX2J5GAMgASgJIjIKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayJvChNQdWJsaXNoRXZlbnRSZXF1ZXN0EgsKA2tleRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJIkQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBINCgV3b2tlbhgDIAEoBSJUChJXYWl0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKE1dhaXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIioKFERlbGV0ZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiFwoVRGVsZXRlSGFuZGxlclJlc3BvbnNlIo8BChpMaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBILCgNrZXkYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmhhbmRsZXJfaWQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiXgobTGlzdFB1Ymxpc2hlZEV2ZW50c1Jlc3BvbnNlEiYKBmV2ZW50cxgBIAMoCzIWLndmZC52MS5QdWJsaXNoZWRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkivwEKDlB1Ymxpc2hlZEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBILCgNrZXkYAyABKAkSJQoEZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgFIAEoCRIwCgxwdWJsaXNoZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHB1Ymxpc2hlZF9ieRgHIAEoCSIUChJHZXRJZGVudGl0eVJlcXVlc3QiTQoTR2V0SWRlbnRpdHlSZXNwb25zZRIWCg5hdXRoZW50aWNhdGlvbhgBIAEoCBIPCgdzdWJqZWN0GAIgASgJEg0KBXJvbGVzGAMgAygJMqgKCg9Xb3JrZmxvd1NlcnZpY2USUQoNTGlzdFdvcmtmbG93cxIcLndmZC52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBodLndmZC52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiA5ACARJGCgtSdW5Xb3JrZmxvdxIaLndmZC52MS5SdW5Xb3JrZmxvd1JlcXVlc3QaGy53ZmQudjEuUnVuV29ya2Zsb3dSZXNwb25zZRJICgpHZXRIYW5kbGVyEhkud2ZkLnYxLkdldEhhbmRsZXJSZXF1ZXN0Ghoud2ZkLnYxLkdldEhhbmRsZXJSZXNwb25zZSIDkAIBEk4KDExpc3RIYW5kbGVycxIbLndmZC52MS5MaXN0SGFuZGxlcnNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RIYW5kbGVyc1Jlc3BvbnNlIgOQAgESQAoJU2VuZEV2ZW50Ehgud2ZkLnYxLlNlbmRFdmVudFJlcXVlc3QaGS53ZmQudjEuU2VuZEV2ZW50UmVzcG9uc2USUAoMU3RyZWFtRXZlbnRzEhsud2ZkLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC53ZmQudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UiA5ACATABEkwKDUNhbmNlbEhhbmRsZXISHC53ZmQudjEuQ2FuY2VsSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuQ2FuY2VsSGFuZGxlclJlc3BvbnNlEk8KDlJlbGVhc2VIYW5kbGVyEh0ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVxdWVzdBoeLndmZC52MS5SZWxlYXNlSGFuZGxlclJlc3BvbnNlEkUKCUxpc3RUYXNrcxIYLndmZC52MS5MaXN0VGFza3NSZXF1ZXN0Ghkud2ZkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlIgOQAgESPwoHR2V0VGFzaxIWLndmZC52MS5HZXRUYXNrUmVxdWVzdBoXLndmZC52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJJCgxDb21wbGV0ZVRhc2sSGy53ZmQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBocLndmZC52MS5Db21wbGV0ZVRhc2tSZXNwb25zZRJJCgxQdWJsaXNoRXZlbnQSGy53ZmQudjEuUHVibGlzaEV2ZW50UmVxdWVzdBocLndmZC52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBEksKC1dhaXRIYW5kbGVyEhoud2ZkLnYxLldhaXRIYW5kbGVyUmVxdWVzdBobLndmZC52MS5XYWl0SGFuZGxlclJlc3BvbnNlIgOQAgESTAoNRGVsZXRlSGFuZGxlchIcLndmZC52MS5EZWxldGVIYW5kbGVyUmVxdWVzdBodLndmZC52MS5EZWxldGVIYW5kbGVyUmVzcG9uc2USYwoTTGlzdFB1Ymxpc2hlZEV2ZW50cxIiLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBojLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVzcG9uc2UiA5ACARJLCgtHZXRJZGVudGl0eRIaLndmZC52MS5HZXRJZGVudGl0eVJlcXVlc3QaGy53ZmQudjEuR2V0SWRlbnRpdHlSZXNwb25zZSIDkAIBQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler]);
 
 /**
  * Workflow describes a registered workflow.
@@ -183,6 +183,15 @@ export type RunWorkflowRequest = Message<"wfd.v1.RunWorkflowRequest"> & {
    * @generated from field: string handler_id = 3;
    */
   handlerId: string;
+
+  /**
+   * Optional: wait up to this long (at most 1 hour) for the handler to
+   * finish before answering, as WaitHandler does; the response's handler
+   * is its state then, finished or not.
+   *
+   * @generated from field: google.protobuf.Duration wait = 4;
+   */
+  wait?: Duration | undefined;
 };
 
 /**
@@ -352,6 +361,15 @@ export type SendEventRequest = Message<"wfd.v1.SendEventRequest"> & {
    * @generated from field: string idempotency_key = 3;
    */
   idempotencyKey: string;
+
+  /**
+   * Optional: once the event is durable, wait up to this long (at most 1
+   * hour) for the handler to finish, as WaitHandler does; the response's
+   * handler is its state then, finished or not.
+   *
+   * @generated from field: google.protobuf.Duration wait = 4;
+   */
+  wait?: Duration | undefined;
 };
 
 /**
@@ -393,6 +411,25 @@ export type StreamEventsRequest = Message<"wfd.v1.StreamEventsRequest"> & {
    * @generated from field: uint64 after_seq = 2;
    */
   afterSeq: bigint;
+
+  /**
+   * Start at the head: only records made after the stream is subscribed
+   * (the first heartbeat's last_seq is where it starts). Not together
+   * with after_seq.
+   *
+   * @generated from field: bool from_head = 3;
+   */
+  fromHead: boolean;
+
+  /**
+   * Send the internal records too: step state changes, idle changes,
+   * releases and restores, runs waiting for a worker. Without it the
+   * stream carries the events steps write and the terminal record (and
+   * heartbeats); sequence numbers then have gaps.
+   *
+   * @generated from field: bool include_internal = 4;
+   */
+  includeInternal: boolean;
 };
 
 /**
@@ -881,6 +918,251 @@ export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@_
   messageDesc(file_wfd_v1_service, 28);
 
 /**
+ * @generated from message wfd.v1.WaitHandlerRequest
+ */
+export type WaitHandlerRequest = Message<"wfd.v1.WaitHandlerRequest"> & {
+  /**
+   * @generated from field: string handler_id = 1;
+   */
+  handlerId: string;
+
+  /**
+   * How long to wait at most: unset 60 s, at most 1 hour.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 2;
+   */
+  timeout?: Duration | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.WaitHandlerRequest.
+ * Use `create(WaitHandlerRequestSchema)` to create a new message.
+ */
+export const WaitHandlerRequestSchema: GenMessage<WaitHandlerRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 29);
+
+/**
+ * @generated from message wfd.v1.WaitHandlerResponse
+ */
+export type WaitHandlerResponse = Message<"wfd.v1.WaitHandlerResponse"> & {
+  /**
+   * Finished (a terminal status), or still running when the time ran out.
+   *
+   * @generated from field: wfd.v1.Handler handler = 1;
+   */
+  handler?: Handler | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.WaitHandlerResponse.
+ * Use `create(WaitHandlerResponseSchema)` to create a new message.
+ */
+export const WaitHandlerResponseSchema: GenMessage<WaitHandlerResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 30);
+
+/**
+ * @generated from message wfd.v1.DeleteHandlerRequest
+ */
+export type DeleteHandlerRequest = Message<"wfd.v1.DeleteHandlerRequest"> & {
+  /**
+   * @generated from field: string handler_id = 1;
+   */
+  handlerId: string;
+};
+
+/**
+ * Describes the message wfd.v1.DeleteHandlerRequest.
+ * Use `create(DeleteHandlerRequestSchema)` to create a new message.
+ */
+export const DeleteHandlerRequestSchema: GenMessage<DeleteHandlerRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 31);
+
+/**
+ * @generated from message wfd.v1.DeleteHandlerResponse
+ */
+export type DeleteHandlerResponse = Message<"wfd.v1.DeleteHandlerResponse"> & {
+};
+
+/**
+ * Describes the message wfd.v1.DeleteHandlerResponse.
+ * Use `create(DeleteHandlerResponseSchema)` to create a new message.
+ */
+export const DeleteHandlerResponseSchema: GenMessage<DeleteHandlerResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 32);
+
+/**
+ * @generated from message wfd.v1.ListPublishedEventsRequest
+ */
+export type ListPublishedEventsRequest = Message<"wfd.v1.ListPublishedEventsRequest"> & {
+  /**
+   * Only events published under this key ("": every key).
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Only events published at or after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 2;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Only events published for this handler alone (PublishEvent with its
+   * handler_id).
+   *
+   * @generated from field: string handler_id = 3;
+   */
+  handlerId: string;
+
+  /**
+   * At most this many (default 100, at most 1000).
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token.
+   *
+   * @generated from field: string page_token = 5;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message wfd.v1.ListPublishedEventsRequest.
+ * Use `create(ListPublishedEventsRequestSchema)` to create a new message.
+ */
+export const ListPublishedEventsRequestSchema: GenMessage<ListPublishedEventsRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 33);
+
+/**
+ * @generated from message wfd.v1.ListPublishedEventsResponse
+ */
+export type ListPublishedEventsResponse = Message<"wfd.v1.ListPublishedEventsResponse"> & {
+  /**
+   * Latest first.
+   *
+   * @generated from field: repeated wfd.v1.PublishedEvent events = 1;
+   */
+  events: PublishedEvent[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message wfd.v1.ListPublishedEventsResponse.
+ * Use `create(ListPublishedEventsResponseSchema)` to create a new message.
+ */
+export const ListPublishedEventsResponseSchema: GenMessage<ListPublishedEventsResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 34);
+
+/**
+ * PublishedEvent is one entry of the published-event log.
+ *
+ * @generated from message wfd.v1.PublishedEvent
+ */
+export type PublishedEvent = Message<"wfd.v1.PublishedEvent"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * Position in the event log.
+   *
+   * @generated from field: uint64 seq = 2;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: string key = 3;
+   */
+  key: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct data = 4;
+   */
+  data?: JsonObject | undefined;
+
+  /**
+   * Set when the event was published for this handler alone.
+   *
+   * @generated from field: string handler_id = 5;
+   */
+  handlerId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp published_at = 6;
+   */
+  publishedAt?: Timestamp | undefined;
+
+  /**
+   * Who published it (the caller's subject with authentication on).
+   *
+   * @generated from field: string published_by = 7;
+   */
+  publishedBy: string;
+};
+
+/**
+ * Describes the message wfd.v1.PublishedEvent.
+ * Use `create(PublishedEventSchema)` to create a new message.
+ */
+export const PublishedEventSchema: GenMessage<PublishedEvent> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 35);
+
+/**
+ * @generated from message wfd.v1.GetIdentityRequest
+ */
+export type GetIdentityRequest = Message<"wfd.v1.GetIdentityRequest"> & {
+};
+
+/**
+ * Describes the message wfd.v1.GetIdentityRequest.
+ * Use `create(GetIdentityRequestSchema)` to create a new message.
+ */
+export const GetIdentityRequestSchema: GenMessage<GetIdentityRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 36);
+
+/**
+ * @generated from message wfd.v1.GetIdentityResponse
+ */
+export type GetIdentityResponse = Message<"wfd.v1.GetIdentityResponse"> & {
+  /**
+   * The server authenticates callers (--auth-tokens or --auth-jwks). When
+   * false every caller may do everything and subject is empty.
+   *
+   * @generated from field: bool authentication = 1;
+   */
+  authentication: boolean;
+
+  /**
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: repeated string roles = 3;
+   */
+  roles: string[];
+};
+
+/**
+ * Describes the message wfd.v1.GetIdentityResponse.
+ * Use `create(GetIdentityResponseSchema)` to create a new message.
+ */
+export const GetIdentityResponseSchema: GenMessage<GetIdentityResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 37);
+
+/**
  * WorkflowService runs workflows: start handlers, stream what they do, send
  * them events.
  *
@@ -1032,6 +1314,52 @@ export const WorkflowService: GenService<{
     methodKind: "unary";
     input: typeof GetStatsRequestSchema;
     output: typeof GetStatsResponseSchema;
+  },
+  /**
+   * WaitHandler waits until the handler finishes, or until timeout has
+   * passed, and returns it then: its status says which. Waiting does not
+   * load a released handler; it answers when whatever wakes the handler
+   * brings it to its end. The call's own deadline bounds it too.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.WaitHandler
+   */
+  waitHandler: {
+    methodKind: "unary";
+    input: typeof WaitHandlerRequestSchema;
+    output: typeof WaitHandlerResponseSchema;
+  },
+  /**
+   * DeleteHandler removes a finished handler with its records and its
+   * tasks. A running handler is FAILED_PRECONDITION (cancel it first).
+   *
+   * @generated from rpc wfd.v1.WorkflowService.DeleteHandler
+   */
+  deleteHandler: {
+    methodKind: "unary";
+    input: typeof DeleteHandlerRequestSchema;
+    output: typeof DeleteHandlerResponseSchema;
+  },
+  /**
+   * ListPublishedEvents reads the published-event log, latest first:
+   * every key or one key, since a time, only a handler's events.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.ListPublishedEvents
+   */
+  listPublishedEvents: {
+    methodKind: "unary";
+    input: typeof ListPublishedEventsRequestSchema;
+    output: typeof ListPublishedEventsResponseSchema;
+  },
+  /**
+   * GetIdentity says who the caller is to the server: its subject and
+   * roles when authentication is on.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.GetIdentity
+   */
+  getIdentity: {
+    methodKind: "unary";
+    input: typeof GetIdentityRequestSchema;
+    output: typeof GetIdentityResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_wfd_v1_service, 0);
