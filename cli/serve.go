@@ -21,7 +21,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -30,7 +30,11 @@ accepts connections, and on SIGINT or SIGTERM drains: health checks say
 NOT_SERVING, new calls fail with Unavailable, streams end with Unavailable
 (clients resume after the last sequence number they got), calls in flight
 finish with their result; then step runs finish, for up to the grace
-period in all, and every handler is checkpointed.
+period in all, and every handler is checkpointed. With --shutdown-delay,
+the drain waits that long first while health checks and /readyz already
+say the server is going and every call is still served, so that load
+balancers stop sending calls before any is refused (a Kubernetes
+terminationGracePeriodSeconds must cover the delay and the grace period).
 
 The same port serves, without credentials, GET /healthz (200 while the
 process serves), GET /readyz (200 while the store can commit and the
@@ -84,6 +88,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
 			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
+			fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
 			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
@@ -107,7 +112,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			o.auth.define(fs)
-			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
+			fs.fromEnv("addr", "data", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
 				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
 			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
@@ -123,11 +128,13 @@ run; an event from outside past one is ResourceExhausted.`,
 }
 
 type serveOptions struct {
-	addr   string
-	data   string
-	grace  time.Duration
-	level  slog.Level
-	format choice
+	addr  string
+	data  string
+	grace time.Duration
+	// shutdownDelay is server.Options.ShutdownDelay.
+	shutdownDelay time.Duration
+	level         slog.Level
+	format        choice
 
 	idleTimeout time.Duration
 	maxIdle     int
@@ -158,8 +165,8 @@ func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 
 // serve runs the server until ctx is done and logs to logs.
 func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
-	if o.grace < 0 {
-		return usageErrorf("--grace must not be negative")
+	if o.grace < 0 || o.shutdownDelay < 0 {
+		return usageErrorf("--grace and --shutdown-delay must not be negative")
 	}
 	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 {
 		return usageErrorf("--idle-timeout, --max-idle-in-memory and --gc-headroom-mib must not be negative")
@@ -222,7 +229,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	sopts := server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
-		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp,
+		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
 	}
 	o.auth.apply(&sopts)
 	srv, err := server.New(ctx, sopts)
