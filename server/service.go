@@ -224,6 +224,10 @@ func (s *Server) withLive(ctx context.Context, id string, fn func(*engine.Handle
 // outside: a handler not in memory that would refuse it is not loaded
 // (liveFor).
 func (s *Server) withLiveFor(ctx context.Context, id string, accepting *engine.Event, fn func(*engine.Handler) error) error {
+	// The call's span (SendEvent, CompleteTask, PublishEvent, ...) is the
+	// parent of what the handler does meanwhile: rehydration, step runs,
+	// commits.
+	defer s.tracing.during(ctx, id)()
 	for range maxReleaseRaces {
 		h, err := s.liveFor(ctx, id, accepting)
 		if err != nil {
