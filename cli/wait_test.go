@@ -74,6 +74,10 @@ func TestStreamChoices(t *testing.T) {
 			t.Errorf("the default stream shows %q:\n%s", internal, def)
 		}
 	}
+	// run --follow prints the same: the handler, then its events and end.
+	if out := ok(t, "run", "echo", "--input", `{"y": 1}`, "--follow", "--addr", addr); strings.Contains(out, "step echo") || !strings.HasSuffix(out, " completed {\"y\":1}\n") {
+		t.Errorf("run --follow printed:\n%s", out)
+	}
 	matchLines(t, ok(t, "stream", id, "--internal", "--addr", addr), []string{
 		`^#1 step decide started`, `^#2 event question `, `idle: waits for approval`, `^#\d+ released$`, `^#\d+ restored$`, `completed`})
 
