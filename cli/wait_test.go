@@ -110,7 +110,8 @@ func TestStreamChoices(t *testing.T) {
 }
 
 // TestWhoami: without authentication whoami says so; with a token file it
-// names the token's subject and roles, and a bad token is refused.
+// names the token's subject and roles, a bad token is refused, and over
+// mutual TLS the client certificate's subject and roles are the caller.
 func TestWhoami(t *testing.T) {
 	if out := ok(t, "whoami", "--addr", serve(t)); out != "authentication off\n" {
 		t.Errorf("whoami without authentication printed %q", out)
@@ -129,4 +130,15 @@ func TestWhoami(t *testing.T) {
 	if r := wfd(t, "whoami", "--token", "wrong", "--addr", addr); r.code != 1 || !strings.Contains(r.stderr, "unauthenticated") {
 		t.Errorf("whoami with a bad token: exit %d, stderr %q", r.code, r.stderr)
 	}
+
+	// Over mutual TLS the client certificate names the caller, with the
+	// roles the token file's certificates section gives it.
+	f := writePKI(t)
+	certs := filepath.Join(t.TempDir(), "certs.yaml")
+	if err := os.WriteFile(certs, []byte("certificates:\n  - {subject: alice, roles: [worker]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tlsAddr := serve(t, "--tls-cert", f.serverCert, "--tls-key", f.serverKey, "--tls-client-ca", f.ca, "--auth-tokens", certs)
+	matchLines(t, ok(t, "whoami", "--addr", tlsAddr, "--tls-ca", f.ca, "--tls-cert", f.clientCert, "--tls-key", f.clientKey),
+		[]string{`^subject: +alice$`, `^roles: +worker$`})
 }
