@@ -41,6 +41,9 @@ func (v *service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 	if err != nil {
 		return nil, toConnect(err)
 	}
+	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
+		return nil, toConnect(err)
+	}
 	return &wfdv1.RunWorkflowResponse{Handler: h}, nil
 }
 
@@ -205,6 +208,9 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	}
 	h, err := v.s.afterCommit(ctx, id, live, committed)
 	if err != nil {
+		return nil, toConnect(err)
+	}
+	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
 		return nil, toConnect(err)
 	}
 	return &wfdv1.SendEventResponse{Handler: h}, nil
