@@ -79,3 +79,35 @@ func TestOpenSchema5(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteCorruptFinished deletes a finished handler whose metadata
+// cannot be decoded: its idx_finished entry, found by scanning, goes too,
+// so the retention sweep does not find it again.
+func TestDeleteCorruptFinished(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wfd.db")
+	s := open(t, path)
+	h := testHandler(testIDs()[0])
+	h.Status = persistence.StatusCompleted
+	h.CompletedAt = h.CreatedAt.Add(time.Minute)
+	if err := s.Write(t.Context(), persistence.Change{Handler: h}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rawUpdate(t, path, func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("handlers")).Put([]byte(h.ID), []byte("junk"))
+	})
+	s = open(t, path)
+	defer func() { _ = s.Close() }()
+	later := h.CompletedAt.Add(time.Hour)
+	if got, err := s.FinishedBefore(t.Context(), later, nil, 0); err != nil || len(got) != 1 {
+		t.Fatalf("FinishedBefore before deleting = %v, %v; want the handler", got, err)
+	}
+	if err := s.Write(t.Context(), persistence.Change{Handler: persistence.Handler{ID: h.ID}, Delete: true}); err != nil {
+		t.Fatalf("Delete of a corrupt handler: %v", err)
+	}
+	if got, err := s.FinishedBefore(t.Context(), later, nil, 0); err != nil || len(got) != 0 {
+		t.Fatalf("FinishedBefore after deleting = %v, %v; want none", got, err)
+	}
+}
