@@ -92,7 +92,8 @@ func (s *Server) deletable(ctx context.Context, id string) (persistence.Handler,
 
 // deleteFinished deletes those of ids that are deletable, in one commit,
 // and returns how many it deleted. Others (deleted meanwhile, a child of a
-// running parent) are skipped. The retention sweep calls it.
+// running parent, metadata that cannot be decoded) are skipped. The
+// retention sweep calls it.
 func (s *Server) deleteFinished(ctx context.Context, ids []string) (int, error) {
 	// Turns are taken in id order, so two callers holding several never
 	// wait for each other in a circle.
@@ -108,6 +109,9 @@ func (s *Server) deleteFinished(ctx context.Context, ids []string) (int, error) 
 		case err == nil:
 			changes = append(changes, deleteChange(&meta))
 		case errors.Is(err, errNotFound), errors.Is(err, errFailedPrecondition):
+		case errors.Is(err, persistence.ErrCorrupt):
+			// Left for an operator (wfd delete repairs it); the others go.
+			s.log.Warn("retention: a finished handler cannot be read", "handler", id, "err", err)
 		default:
 			return 0, err
 		}

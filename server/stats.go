@@ -22,9 +22,9 @@ type stats struct {
 	changes      atomic.Int64
 	// reclaims counts the times memory was given back after releases.
 	reclaims atomic.Int64
-	// deletedByRequest and deletedByRetention count deleted handlers
+	// deletedRequest and deletedRetention count deleted handlers
 	// (DeleteHandler, the retention sweep).
-	deletedByRequest, deletedByRetention atomic.Int64
+	deletedRequest, deletedRetention atomic.Int64
 	// rehydrate holds the latest rehydrate latencies.
 	rehydrate latencyRing
 	// hist are the latency and size distributions for /metrics.
@@ -40,9 +40,9 @@ func (s *stats) rehydrated(d time.Duration) {
 // deleted counts n handlers deleted for reason.
 func (s *stats) deleted(reason string, n int) {
 	if reason == deletedByRetention {
-		s.deletedByRetention.Add(int64(n))
+		s.deletedRetention.Add(int64(n))
 	} else {
-		s.deletedByRequest.Add(int64(n))
+		s.deletedRequest.Add(int64(n))
 	}
 }
 
