@@ -110,7 +110,7 @@ func (s *Server) deleteFinished(ctx context.Context, ids []string) (int, error) 
 			changes = append(changes, deleteChange(&meta))
 		case errors.Is(err, errNotFound), errors.Is(err, errFailedPrecondition):
 		case errors.Is(err, persistence.ErrCorrupt):
-			// Left for an operator (wfd delete repairs it); the others go.
+			// Left for an operator (wfd store check); the others go.
 			s.log.Warn("retention: a finished handler cannot be read", "handler", id, "err", err)
 		default:
 			return 0, err
