@@ -154,7 +154,7 @@ func collectUntilIdle(t *testing.T, c wfdv1connect.WorkflowServiceClient, id str
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id})
+	stream, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id, IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
