@@ -1,0 +1,142 @@
+import { useState } from "react";
+
+import { errorText } from "../api";
+import { ErrorNote, Notice, Pager, useLoad } from "../components/common";
+import { jsonText, structJson, when } from "../format";
+import { Link, navigate, queryString, useLocation } from "../router";
+import { useSession } from "../session";
+
+export function Events() {
+  const { client } = useSession();
+  const { query } = useLocation();
+  const key = query.get("key") ?? "";
+  const [tokens, setTokens] = useState<string[]>([]);
+  const token = tokens[tokens.length - 1] ?? "";
+  const events = useLoad(
+    (signal) => (key ? client.service.listPublishedEvents({ key, pageSize: 50, pageToken: token }, { signal, timeoutMs: 10_000 }) : Promise.resolve(undefined)),
+    [client, key, token],
+  );
+  const [pubKey, setPubKey] = useState(key);
+  const [pubHandler, setPubHandler] = useState("");
+  const [pubData, setPubData] = useState("{}");
+  const [published, setPublished] = useState("");
+  const [pubError, setPubError] = useState("");
+  const [busy, setBusy] = useState(false);
+
+  const publish = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setPubError("");
+    setPublished("");
+    let data: unknown;
+    try {
+      data = JSON.parse(pubData || "{}");
+    } catch (err) {
+      setPubError("Data is not JSON: " + (err as Error).message);
+      return;
+    }
+    if (typeof data !== "object" || data === null || Array.isArray(data)) {
+      setPubError("Data must be a JSON object, like {}");
+      return;
+    }
+    setBusy(true);
+    try {
+      const res = await client.publish(pubKey.trim(), data as { [k: string]: unknown }, pubHandler ? { handlerId: pubHandler.trim() } : {});
+      setPublished(`Published ${res.eventId} at #${res.seq}: woke ${res.woken} handler${res.woken === 1 ? "" : "s"}.`);
+      events.reload();
+    } catch (err) {
+      setPubError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="events-h">
+      <h1 id="events-h">Published events</h1>
+      <div className="two-col">
+        <div>
+          <form
+            className="filters"
+            aria-label="Event log"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const k = new FormData(e.currentTarget).get("key");
+              setTokens([]);
+              navigate("/events" + queryString({ key: typeof k === "string" ? k.trim() : "" }));
+            }}
+          >
+            <label>
+              Key
+              <input name="key" type="search" defaultValue={key} key={key} required />
+            </label>
+            <button type="submit">Show events</button>
+          </form>
+          {events.error &&
+            (events.error.startsWith("Unimplemented") ? (
+              <Notice>This server cannot list published events yet (ListPublishedEvents is not implemented).</Notice>
+            ) : (
+              <ErrorNote error={events.error} />
+            ))}
+          {events.data && events.data.events.length === 0 && <Notice>No events under {key}.</Notice>}
+          {events.data && events.data.events.length > 0 && (
+            <>
+              <table className="grid" data-testid="published-events">
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col">Published</th>
+                    <th scope="col">Data</th>
+                    <th scope="col">For</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {events.data.events.map((ev) => (
+                    <tr key={ev.eventId}>
+                      <td>{ev.seq.toString()}</td>
+                      <td>
+                        {when(ev.publishedAt)}
+                        {ev.publishedBy && <div className="sub">by {ev.publishedBy}</div>}
+                      </td>
+                      <td>
+                        <pre>{jsonText(structJson(ev.data) ?? {})}</pre>
+                      </td>
+                      <td>{ev.handlerId ? <Link to={`/handlers/${encodeURIComponent(ev.handlerId)}`}>{ev.handlerId}</Link> : "every handler"}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Pager tokens={tokens} next={events.data.nextPageToken} onPage={setTokens} />
+            </>
+          )}
+        </div>
+        <div>
+          <h2>Publish an event</h2>
+          <form onSubmit={publish} className="stack" aria-busy={busy}>
+            <label className="field">
+              Key
+              <input value={pubKey} onChange={(e) => setPubKey(e.target.value)} required placeholder="payment:A-1" />
+            </label>
+            <label className="field">
+              Only for handler (optional)
+              <input value={pubHandler} onChange={(e) => setPubHandler(e.target.value)} />
+            </label>
+            <label className="field">
+              Data (a JSON object)
+              <textarea rows={4} value={pubData} onChange={(e) => setPubData(e.target.value)} spellCheck={false} />
+            </label>
+            <ErrorNote error={pubError} />
+            {published && (
+              <p role="status" className="ok" data-testid="published">
+                {published}
+              </p>
+            )}
+            <button type="submit" disabled={busy}>
+              Publish
+            </button>
+          </form>
+        </div>
+      </div>
+    </section>
+  );
+}
+

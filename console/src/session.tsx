@@ -1,0 +1,75 @@
+// The signed-in session: the client (with the tab's bearer token) and who
+// the server says the caller is (GetIdentity).
+import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+
+import type { WfdClient } from "@wfd/client/web";
+
+import { errorText, isUnimplemented, newClient, storedToken, storeToken } from "./api";
+
+export interface Identity {
+  /** Known once GetIdentity answered; false while loading or when the server lacks it. */
+  known: boolean;
+  authentication: boolean;
+  subject: string;
+  roles: string[];
+  /** Why it is not known (an error, or a server without GetIdentity). */
+  note: string;
+}
+
+interface Session {
+  client: WfdClient;
+  token: string;
+  identity: Identity;
+  setToken(token: string): void;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+const unknown: Identity = { known: false, authentication: false, subject: "", roles: [], note: "" };
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [token, setTokenState] = useState(storedToken);
+  const client = useMemo(() => newClient(token), [token]);
+  const [identity, setIdentity] = useState<Identity>(unknown);
+  useEffect(() => {
+    let live = true;
+    setIdentity(unknown);
+    client.service
+      .getIdentity({}, { timeoutMs: 10_000 })
+      .then((res) => {
+        if (live) {
+          setIdentity({ known: true, authentication: res.authentication, subject: res.subject, roles: [...res.roles], note: "" });
+        }
+      })
+      .catch((err: unknown) => {
+        if (live) {
+          const note = isUnimplemented(err) ? "this server does not say who you are (GetIdentity is not implemented)" : errorText(err);
+          setIdentity({ ...unknown, note });
+        }
+      });
+    return () => {
+      live = false;
+    };
+  }, [client]);
+  const value = useMemo<Session>(
+    () => ({
+      client,
+      token,
+      identity,
+      setToken(t: string) {
+        storeToken(t);
+        setTokenState(t);
+      },
+    }),
+    [client, token, identity],
+  );
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) {
+    throw new Error("useSession outside SessionProvider");
+  }
+  return s;
+}
