@@ -61,6 +61,19 @@ function Who() {
   );
 }
 
+/** Asks to sign in when the server wants a token this tab lacks. */
+function SignInHint({ path }: { path: string }) {
+  const { identity } = useSession();
+  if (!identity.known || !identity.authentication || identity.subject || path === "/signin") {
+    return null;
+  }
+  return (
+    <p className="notice" role="status">
+      This server wants a token: <Link to="/signin">sign in</Link>.
+    </p>
+  );
+}
+
 export function App() {
   const { path } = useLocation();
   const section = "/" + (path.split("/")[1] ?? "");
@@ -86,6 +99,7 @@ export function App() {
         <Who />
       </header>
       <main id="main" tabIndex={-1}>
+        <SignInHint path={path} />
         {page(path)}
       </main>
     </>

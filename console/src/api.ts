@@ -22,10 +22,19 @@ export function storeToken(token: string): void {
   }
 }
 
-/** A client of the wfd that served this page, with the token if any. */
+/**
+ * A client of the wfd that served this page, with the token if any. It
+ * speaks gRPC-Web (binary protobuf over fetch, served by the same Connect
+ * handlers as the Connect protocol): the API's refusals (Unauthenticated
+ * before signing in, a field error, Unimplemented) come as a status in an
+ * HTTP 200 answer, where the Connect protocol's HTTP 4xx/5xx would each
+ * log a failed resource in the browser's console; and 10,000 tasks decode
+ * faster from binary than from JSON.
+ */
 export function newClient(token: string): WfdClient {
   const base = window.location.origin;
-  return wfdClientForWeb(base, token ? { token, timeoutMs: 30_000 } : { timeoutMs: 30_000 });
+  const opts = { protocol: "grpcweb" as const, timeoutMs: 30_000 };
+  return wfdClientForWeb(base, token ? { ...opts, token } : opts);
 }
 
 /** Whether err says the server does not have this method yet. */
@@ -45,38 +54,4 @@ export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/**
- * The failing fields of a schema error. wfd names each failing value as
- * "at '<JSON pointer>': what" (internal/schema); a missing required
- * property is reported at its parent, so it is moved onto the property.
- * The result maps a pointer ("/reason") to its messages; "" is the whole.
- */
-export function fieldErrors(message: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  const re = /at '([^']*)': (.*?)(?=; at '|; and \d+ more$|$)/g;
-  for (const m of message.matchAll(re)) {
-    let path = m[1];
-    let what = m[2].trim();
-    const missing = /^missing propert(?:y|ies) (.+)$/.exec(what);
-    if (missing) {
-      for (const name of missing[1].split(",").map((s) => s.trim().replace(/^'|'$/g, ""))) {
-        push(out, `${path}/${name}`, "is required");
-      }
-      continue;
-    }
-    if (path === "" && what.startsWith("additionalProperties")) {
-      what = what.replace(/^additionalProperties /, "not allowed: ");
-    }
-    push(out, path, what);
-  }
-  return out;
-}
-
-function push(m: Map<string, string[]>, k: string, v: string): void {
-  const list = m.get(k);
-  if (list) {
-    list.push(v);
-  } else {
-    m.set(k, [v]);
-  }
-}
+export { fieldErrors } from "./fielderrors";

@@ -2,9 +2,9 @@
 // the server says the caller is (GetIdentity).
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 
-import type { WfdClient } from "@wfd/client/web";
+import { Code, type WfdClient } from "@wfd/client/web";
 
-import { errorText, isUnimplemented, newClient, storedToken, storeToken } from "./api";
+import { codeOf, errorText, isUnimplemented, newClient, storedToken, storeToken } from "./api";
 
 export interface Identity {
   /** Known once GetIdentity answered; false while loading or when the server lacks it. */
@@ -42,7 +42,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         }
       })
       .catch((err: unknown) => {
-        if (live) {
+        if (live && codeOf(err) === Code.Unauthenticated) {
+          // Authentication is on and this tab has no (valid) token.
+          setIdentity({ known: true, authentication: true, subject: "", roles: [], note: errorText(err) });
+        } else if (live) {
           const note = isUnimplemented(err) ? "this server does not say who you are (GetIdentity is not implemented)" : errorText(err);
           setIdentity({ ...unknown, note });
         }

@@ -8,7 +8,8 @@ import { useState } from "react";
 
 import { Code, ConnectError } from "@wfd/client/web";
 
-import { errorText, fieldErrors } from "../api";
+import { errorText } from "../api";
+import { errorSchema, fieldErrors } from "../fielderrors";
 
 type Json = { [k: string]: unknown };
 
@@ -38,19 +39,6 @@ function uiFor(schema: Json): UiSchema {
     }
   }
   return ui;
-}
-
-/** ErrorSchema from "at '<pointer>'" messages: {reason: {__errors: [...]}}. */
-function errorSchema(errs: Map<string, string[]>): ErrorSchema {
-  const root: { [k: string]: unknown } = {};
-  for (const [ptr, msgs] of errs) {
-    let node = root;
-    for (const seg of ptr.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))) {
-      node = (node[seg] ??= {}) as { [k: string]: unknown };
-    }
-    node.__errors = [...((node.__errors as string[] | undefined) ?? []), ...msgs];
-  }
-  return root as ErrorSchema;
 }
 
 export function SchemaForm({ schema, id, submitLabel, onSubmit, initial }: SchemaFormProps) {
@@ -134,6 +122,8 @@ export function SchemaForm({ schema, id, submitLabel, onSubmit, initial }: Schem
           }
         }}
         onSubmit={(e) => void send((e.formData ?? {}) as Json)}
+        // The errors are shown at their fields (rjsf would also log them).
+        onError={() => undefined}
       >
         {status}
         <button type="submit" disabled={busy}>

@@ -17,7 +17,7 @@ export function SignIn() {
           ? identity.authentication
             ? identity.subject
               ? `You are ${identity.subject} (roles: ${identity.roles.join(", ") || "none"}).`
-              : "Not signed in."
+              : `Not signed in${identity.note ? ` (${identity.note})` : ""}.`
             : "Authentication is off on this server: no sign-in needed."
           : identity.note || "Asking the server who you are…"}
       </p>
