@@ -32,8 +32,9 @@ export function statusName(s: HandlerStatus): string {
   return (HandlerStatus[s] ?? "unknown").toLowerCase().replace("unspecified", "unknown");
 }
 
+/** "active", "released", or "" (a finished handler has none). */
 export function residencyName(r: Residency): string {
-  return (Residency[r] ?? "unknown").toLowerCase().replace("unspecified", "unknown");
+  return r === Residency.UNSPECIFIED ? "" : (Residency[r] ?? "").toLowerCase();
 }
 
 export function taskStatusName(s: TaskStatus): string {

@@ -77,10 +77,14 @@ export function HandlerPage({ id }: { id: string }) {
               <dd>
                 <Badge value={statusName(h.status)} />
               </dd>
-              <dt>Residency</dt>
-              <dd>
-                <Badge value={residencyName(h.residency)} />
-              </dd>
+              {residencyName(h.residency) && (
+                <>
+                  <dt>Residency</dt>
+                  <dd>
+                    <Badge value={residencyName(h.residency)} />
+                  </dd>
+                </>
+              )}
               <dt>Created</dt>
               <dd>{when(h.createdAt)}</dd>
               <dt>Updated</dt>

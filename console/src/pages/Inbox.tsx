@@ -117,6 +117,7 @@ export function Inbox() {
       <ErrorNote error={page.error} />
       {page.data && page.data.tasks.length === 0 && <Notice>No tasks.</Notice>}
       {page.data && page.data.tasks.length > 0 && (
+        <div className="scroll-x">
         <table className="grid" data-testid="tasks">
           <thead>
             <tr>
@@ -146,6 +147,7 @@ export function Inbox() {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       <Pager tokens={tokens} next={page.data?.nextPageToken ?? ""} onPage={setTokens} />
     </section>

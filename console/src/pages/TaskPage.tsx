@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 
 import { TaskStatus } from "@wfd/client/web";
 
@@ -9,9 +9,11 @@ import { jsonText, residencyName, statusName, structJson, taskStatusName, when }
 import { Link } from "../router";
 import { useSession } from "../session";
 
-function HandlerLive({ id }: { id: string }) {
+/** The handler's live timeline; onRecords follows its length (to refresh the summary). */
+function HandlerLive({ id, onRecords }: { id: string; onRecords(n: number): void }) {
   const { client } = useSession();
   const { rows, done, error } = useRecords(client, id);
+  useEffect(() => onRecords(rows.length), [rows.length, onRecords]);
   const last = rows.findLast((r) => r.kind === "finished");
   return (
     <div>
@@ -32,6 +34,8 @@ export function TaskPage({ id }: { id: string }) {
   const [answeredBy, setAnsweredBy] = useState("console");
   const [completed, setCompleted] = useState(false);
   const h = handler.data;
+  const { reload: reloadHandler } = handler;
+  const onRecords = useCallback((n: number) => n > 0 && reloadHandler(), [reloadHandler]);
   // Without authentication the server records whatever name is given.
   const anonymous = !(identity.known && identity.authentication);
   return (
@@ -110,7 +114,7 @@ export function TaskPage({ id }: { id: string }) {
                 </dd>
                 <dt>Status</dt>
                 <dd>
-                  <Badge value={statusName(h.status)} /> <Badge value={residencyName(h.residency)} />
+                  <Badge value={statusName(h.status)} /> {residencyName(h.residency) && <Badge value={residencyName(h.residency)} />}
                 </dd>
                 <dt>Started</dt>
                 <dd>{when(h.createdAt)}</dd>
@@ -130,7 +134,7 @@ export function TaskPage({ id }: { id: string }) {
                 )}
               </dl>
             )}
-            {t && (completed || t.status !== TaskStatus.PENDING) && <HandlerLive id={t.handlerId} />}
+            {t && (completed || t.status !== TaskStatus.PENDING) && <HandlerLive id={t.handlerId} onRecords={onRecords} />}
           </div>
         </div>
       )}
