@@ -116,7 +116,7 @@ func (r *runner) warmup(ctx context.Context) error {
 		n = len(r.cl.conns) // still dial every connection
 	}
 	req := &wfdv1.RunWorkflowRequest{Workflow: r.echoWF, Input: benchInput("warmup")}
-	sreq := &wfdv1.StreamEventsRequest{}
+	sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 	for i := range n {
 		api := r.cl.api(i)
 		if _, err := runToEnd(ctx, api, req, sreq); err != nil {
@@ -133,7 +133,7 @@ func (r *runner) echo(ctx context.Context) (*phaseResult, error) {
 	ack := make([]time.Duration, n)
 	api := r.cl.api(0)
 	req := &wfdv1.RunWorkflowRequest{Workflow: r.echoWF, Input: benchInput("echo")}
-	sreq := &wfdv1.StreamEventsRequest{}
+	sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 	inResponse := 0
 	m := r.startMeter()
 	for i := range n {
@@ -197,7 +197,7 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 	err := r.workers(ctx, r.cfg.C, func(ctx context.Context, w int) error {
 		api := r.cl.api(w)
 		req := &wfdv1.RunWorkflowRequest{Workflow: r.approvalWF, Input: benchInput("park")}
-		sreq := &wfdv1.StreamEventsRequest{}
+		sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= n {
@@ -265,7 +265,7 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 	err := r.workers(ctx, c, func(ctx context.Context, w int) error {
 		api := r.cl.api(w)
 		req := &wfdv1.SendEventRequest{Event: answer}
-		sreq := &wfdv1.StreamEventsRequest{}
+		sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= n {

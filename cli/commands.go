@@ -37,6 +37,7 @@ func commands() []*command {
 		handlersCommand(),
 		sendCommand(),
 		streamCommand(),
+		waitCommand(),
 		cancelCommand(),
 		releaseCommand(),
 		tasksCommand(),
@@ -44,6 +45,7 @@ func commands() []*command {
 		completeCommand(),
 		publishCommand(),
 		statsCommand(),
+		whoamiCommand(),
 		workersCommand(),
 		storeCommand(),
 		versionCommand(),
@@ -97,7 +99,8 @@ Client commands take --addr HOST:PORT (env WFD_ADDR, default 127.0.0.1:7233),
 the command (wfd --addr HOST:PORT workflows); the command's own flags
 override them. Flags may come before or after arguments; WFD_* variables
 give defaults. 'wfd --version' is 'wfd version'.
-Exit status: 0 ok, 1 error or a followed handler failed, 2 usage error.
+Exit status: 0 ok, 1 error or a followed or awaited handler did not complete,
+2 usage error.
 
 Examples:
   wfd run expense --input '{"amount": 120, "approver": "ada"}'

@@ -49,7 +49,7 @@ func TestJSON(t *testing.T) {
 				t.Errorf("%d handlers", len(ms))
 			}
 		}},
-		{[]string{"stream", id}, func() proto.Message { return &wfdv1.Record{} }, func(t *testing.T, ms []proto.Message) {
+		{[]string{"stream", id, "--internal"}, func() proto.Message { return &wfdv1.Record{} }, func(t *testing.T, ms []proto.Message) {
 			for i, m := range ms {
 				if r := m.(*wfdv1.Record); r.GetSeq() != uint64(i+1) {
 					t.Errorf("record %d has seq %d", i, r.GetSeq())
@@ -60,7 +60,7 @@ func TestJSON(t *testing.T) {
 				t.Errorf("input came back as %v", got)
 			}
 		}},
-		{[]string{"run", "echo", "--follow"}, nil, func(t *testing.T, ms []proto.Message) {
+		{[]string{"run", "echo", "--follow", "--internal"}, nil, func(t *testing.T, ms []proto.Message) {
 			if len(ms) != 4 || ms[len(ms)-1].(*wfdv1.Record).GetHandlerFinished() == nil {
 				t.Errorf("run --follow printed %v", ms)
 			}

@@ -13,7 +13,7 @@ import (
 // Exit statuses.
 const (
 	exitOK          = 0
-	exitError       = 1 // a call failed, or a followed handler failed or was cancelled
+	exitError       = 1 // a call failed, or a followed or awaited handler did not complete
 	exitUsage       = 2
 	exitInterrupted = 130
 )

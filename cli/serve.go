@@ -25,7 +25,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -34,7 +34,11 @@ accepts connections, and on SIGINT or SIGTERM drains: health checks say
 NOT_SERVING, new calls fail with Unavailable, streams end with Unavailable
 (clients resume after the last sequence number they got), calls in flight
 finish with their result; then step runs finish, for up to the grace
-period in all, and every handler is checkpointed.
+period in all, and every handler is checkpointed. With --shutdown-delay,
+the drain waits that long first while health checks and /readyz already
+say the server is going and every call is still served, so that load
+balancers stop sending calls before any is refused (a Kubernetes
+terminationGracePeriodSeconds must cover the delay and the grace period).
 
 The web console is served on --console-addr (default 127.0.0.1:7234,
 "" disables it) at /ui/ (/ redirects there): the inbox of human tasks with
@@ -98,6 +102,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.StringVar(&o.consoleAddr, "console-addr", defaultConsoleAddr, "`host:port` of the web console and the API beside it (port 0 picks one; empty: no console)")
 			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
+			fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
 			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
@@ -121,7 +126,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			o.auth.define(fs)
-			fs.fromEnv("addr", "data", "grace", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
+			fs.fromEnv("addr", "data", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
 				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
 			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
@@ -151,8 +156,10 @@ type serveOptions struct {
 	consoleAddrSet bool
 	data           string
 	grace          time.Duration
-	level          slog.Level
-	format         choice
+	// shutdownDelay is server.Options.ShutdownDelay.
+	shutdownDelay time.Duration
+	level         slog.Level
+	format        choice
 
 	idleTimeout time.Duration
 	maxIdle     int
@@ -183,8 +190,8 @@ func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 
 // serve runs the server until ctx is done and logs to logs.
 func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
-	if o.grace < 0 {
-		return usageErrorf("--grace must not be negative")
+	if o.grace < 0 || o.shutdownDelay < 0 {
+		return usageErrorf("--grace and --shutdown-delay must not be negative")
 	}
 	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 {
 		return usageErrorf("--idle-timeout, --max-idle-in-memory and --gc-headroom-mib must not be negative")
@@ -252,7 +259,8 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	sopts := server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
-		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp, Console: console.Handler(nil),
+		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
+		Console: console.Handler(nil),
 	}
 	o.auth.apply(&sopts)
 	srv, err := server.New(ctx, sopts)

@@ -29,7 +29,9 @@ func TestApprovalTour(t *testing.T) {
 	done := make(chan int, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	go func() { done <- cli.Main(ctx, []string{"stream", id, "--addr", addr}, streamOut, streamErr) }()
+	go func() {
+		done <- cli.Main(ctx, []string{"stream", id, "--internal", "--addr", addr}, streamOut, streamErr)
+	}()
 	eventually(t, "the stream shows the question", func() bool {
 		return strings.Contains(streamOut.String(), "idle: waits for approval (step decide)")
 	})
@@ -82,13 +84,13 @@ func TestRunFollow(t *testing.T) {
 		code int
 		want []string // lines, as regular expressions, in order
 	}{
-		{"echo", []string{"run", "echo", "--input", `{"x": 1}`, "--follow"}, 0, []string{
+		{"echo", []string{"run", "echo", "--input", `{"x": 1}`, "--follow", "--internal"}, 0, []string{
 			`^\S+  echo  (running|completed)`,
 			`^#1 step echo started \(input start\)$`,
 			`^#2 step echo ended \(emitted stop\)$`,
 			`^#3 completed \{"x":1\}$`,
 		}},
-		{"fanin", []string{"run", "--follow", "fanin"}, 0, []string{
+		{"fanin", []string{"run", "--follow", "--internal", "fanin"}, 0, []string{
 			`^\S+  fanin  (running|completed)`,
 			`^#1 step split started \(input start\)$`,
 			`^#2 step split ended \(emitted item, item, item\)$`,
@@ -116,7 +118,7 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancel printed %q", out)
 	}
 	// Following a cancelled handler prints its end and exits 1.
-	r := wfd(t, "stream", id, "--after", "2", "--addr", addr)
+	r := wfd(t, "stream", id, "--after", "2", "--internal", "--addr", addr)
 	if r.code != 1 || r.stderr != "" {
 		t.Fatalf("stream: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -187,7 +189,7 @@ func TestInterrupt(t *testing.T) {
 	defer cancel()
 	stdout, stderr := &testlog.Buffer{}, &testlog.Buffer{}
 	done := make(chan int, 1)
-	go func() { done <- cli.Main(ctx, []string{"stream", id, "--addr", addr}, stdout, stderr) }()
+	go func() { done <- cli.Main(ctx, []string{"stream", id, "--internal", "--addr", addr}, stdout, stderr) }()
 	eventually(t, "the stream shows the idle record", func() bool {
 		return strings.Contains(stdout.String(), "idle: ")
 	})

@@ -152,18 +152,25 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 
 	// Kubernetes waits terminationGracePeriodSeconds before SIGKILL: the
-	// drain (--grace) and then the checkpoint of every handler must fit.
+	// shutdown delay (readiness failing while calls are still served, so
+	// the endpoints drop the pod first), the drain (--grace) and then the
+	// checkpoint of every handler must fit.
 	grace, err := time.ParseDuration(flags["grace"])
 	if err != nil {
 		t.Fatalf("--grace: %v (the manifest must set it, so the two numbers are read together)", err)
 	}
+	delay, err := time.ParseDuration(flags["shutdown-delay"])
+	if err != nil || delay <= 0 {
+		t.Fatalf("--shutdown-delay %q: want a positive delay, so that no call is refused while the endpoints still send it (%v)", flags["shutdown-delay"], err)
+	}
+	grace += delay
 	const margin = 10 * time.Second
 	var termination time.Duration
 	if pod.TerminationGracePeriodSeconds != nil {
 		termination = time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
 	}
 	if termination < grace+margin {
-		t.Errorf("terminationGracePeriodSeconds %v, want at least --grace %v + %v", termination, grace, margin)
+		t.Errorf("terminationGracePeriodSeconds %v, want at least --shutdown-delay + --grace %v + %v", termination, grace, margin)
 	}
 
 	// Non-root, read-only, no privileges.

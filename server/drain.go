@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -12,6 +13,10 @@ import (
 // Shutdown drains the server so that every client can tell what became of
 // its call (Serve, on ctx done):
 //
+//  0. leave (only with Options.ShutdownDelay): for the delay, gRPC health
+//     says NOT_SERVING and /readyz 503 while every call is still served,
+//     so that load balancers and Kubernetes endpoints stop sending calls
+//     before the server refuses any. Close ends the delay early.
 //  1. drain: health says NOT_SERVING (Watch streams send it, then end with
 //     Unavailable), calls that have not started yet are refused with
 //     Unavailable and a retry hint, and StreamEvents streams end with
@@ -24,6 +29,22 @@ import (
 //     handler id or idempotency key), and connections are closed.
 //  4. Close stops the engine (step runs finish within what is left of
 //     the grace period) and waits for the last commit.
+
+// leave is step 0: it returns when the shutdown delay has passed or the
+// drain has begun (Close).
+func (s *Server) leave() {
+	if s.opts.ShutdownDelay <= 0 {
+		return
+	}
+	s.health.leave()
+	s.log.Info("leaving: not ready, still serving calls", "delay", s.opts.ShutdownDelay)
+	t := time.NewTimer(s.opts.ShutdownDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.draining:
+	}
+}
 
 // drain begins shutdown (step 1); it may be called more than once.
 func (s *Server) drain() {

@@ -48,6 +48,7 @@ type health struct {
 	failing atomic.Bool
 
 	mu       sync.Mutex
+	leaving  bool // the shutdown delay: NOT_SERVING, calls still served
 	stopping bool
 	probing  bool          // a probe goroutine runs
 	since    time.Time     // when commits began to fail
@@ -75,6 +76,25 @@ func (h *health) changes() <-chan struct{} {
 func (h *health) notifyLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})
+}
+
+// leave makes every check say NOT_SERVING from now on, for the shutdown
+// delay: load balancers stop sending calls while the server still serves
+// them. Watch streams send NOT_SERVING and stay open until shutdown.
+func (h *health) leave() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.leaving {
+		return
+	}
+	h.leaving = true
+	h.notifyLocked()
+}
+
+func (h *health) isLeaving() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.leaving || h.stopping
 }
 
 // shutdown makes every check say NOT_SERVING from now on and ends the
@@ -232,7 +252,7 @@ func (h *health) status(ctx context.Context, service string) (healthpb.HealthChe
 	if service != "" && service != wfdv1connect.WorkflowServiceName {
 		return 0, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %s", service))
 	}
-	if h.isStopping() || h.failing.Load() {
+	if h.isLeaving() || h.failing.Load() {
 		return healthpb.HealthCheckResponse_NOT_SERVING, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthProbeTimeout)

@@ -173,7 +173,7 @@ func wantCode(t *testing.T, err error, code connect.Code, contains string) {
 // collect reads a stream until it ends, returning its records.
 func collect(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, after uint64) []*wfdv1.Record {
 	t.Helper()
-	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id, AfterSeq: after})
+	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id, AfterSeq: after, IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -307,7 +307,7 @@ func TestStreamsOutliveBodyTimeout(t *testing.T) {
 			ctx := ctxT(t)
 			c := wfdv1connect.NewWorkflowServiceClient(tc.client, "http://"+addr, tc.opts...)
 			h := run(t, c, "approval", nil)
-			s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId})
+			s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId, IncludeInternal: true})
 			if err != nil {
 				t.Fatal(err)
 			}

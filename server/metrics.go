@@ -71,7 +71,7 @@ func newMetrics(s *Server) *metrics {
 			Name: "wfd_rpc_requests_total", Help: "RPCs served, by service, method and status code (counted when they end).",
 		}, []string{"service", "method", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "wfd_rpc_duration_seconds", Help: "RPC latency, from the call's start to its end (streams: their whole life).", Buckets: rpcBuckets,
+			Name: "wfd_rpc_duration_seconds", Help: "RPC latency, from the call's start to its end (streams: their whole life; calls that wait: the wait included).", Buckets: rpcBuckets,
 		}, []string{"service", "method"}),
 	}
 	m.reg.MustRegister(
@@ -153,7 +153,7 @@ var (
 	descByStatus     = prometheus.NewDesc("wfd_handlers", "Stored handlers by status.", []string{"status"}, nil)
 	descByResidency  = prometheus.NewDesc("wfd_handlers_residency", "Stored handlers by residency (active: in a server's memory; released: only in the store).", []string{"residency"}, nil)
 	descTasksPending = prometheus.NewDesc("wfd_tasks_pending", "Human tasks waiting for an answer.", nil, nil)
-	descStreams      = prometheus.NewDesc("wfd_streams_open", "Open StreamEvents subscriptions.", nil, nil)
+	descStreams      = prometheus.NewDesc("wfd_streams_open", "Open StreamEvents subscriptions and waits for handlers to finish.", nil, nil)
 	descWorkers      = prometheus.NewDesc("wfd_workers_connected", "Step workers connected (WorkerService.Connect streams).", nil, nil)
 	descDispatches   = prometheus.NewDesc("wfd_dispatches_total", "Step runs dispatched to workers.", nil, nil)
 	descRedispatches = prometheus.NewDesc("wfd_redispatches_total", "Step runs dispatched again because their worker was lost.", nil, nil)

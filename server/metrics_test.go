@@ -138,7 +138,7 @@ func TestMetricsCountCallsAndHandlers(t *testing.T) {
 		t.Fatal("GetHandler of an unknown handler succeeded")
 	}
 	// A stream that stays open while /metrics is read.
-	open, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: "parked"})
+	open, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: "parked", IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

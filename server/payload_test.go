@@ -230,7 +230,7 @@ func TestStoredPoisonReadable(t *testing.T) {
 	// The idle handler's stream stays open: read its one record.
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
-	s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: "poison-idle"})
+	s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: "poison-idle", IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,18 +14,10 @@ import (
 
 var errNotYet = errors.New("not implemented yet")
 
-func (s *service) WaitHandler(context.Context, *wfdv1.WaitHandlerRequest) (*wfdv1.WaitHandlerResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
-}
-
 func (s *service) DeleteHandler(context.Context, *wfdv1.DeleteHandlerRequest) (*wfdv1.DeleteHandlerResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
 }
 
 func (s *service) ListPublishedEvents(context.Context, *wfdv1.ListPublishedEventsRequest) (*wfdv1.ListPublishedEventsResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
-}
-
-func (s *service) GetIdentity(context.Context, *wfdv1.GetIdentityRequest) (*wfdv1.GetIdentityResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errNotYet)
 }

@@ -37,6 +37,8 @@ func (s *Server) notReady(ctx context.Context) string {
 	switch {
 	case s.isDraining():
 		return "draining: the server is shutting down"
+	case s.health.isLeaving():
+		return "shutting down: still serving calls for the shutdown delay, then draining"
 	case s.health.failing.Load():
 		return "store cannot commit"
 	}

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
@@ -129,4 +131,61 @@ func TestReadyzWhileStoreCannotCommit(t *testing.T) {
 
 	f.fs.Reset()
 	wantProbe(t, f.addr, "/readyz", http.StatusOK, "ok")
+}
+
+// TestShutdownDelay: told to stop, a server with a shutdown delay says it
+// is going (/readyz 503, gRPC health NOT_SERVING) while it still serves
+// calls and keeps its streams, so load balancers can stop sending calls
+// before any is refused; Close ends the delay and Serve returns.
+func TestShutdownDelay(t *testing.T) {
+	ts := startServer(t, serverConfig{options: func(o *server.Options) { o.ShutdownDelay = time.Hour }})
+	c := ts.client()
+	ctx := ctxT(t)
+	run, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "approval", Input: st(t, map[string]any{"amount": 5})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := run.GetHandler().GetHandlerId()
+	waitIdle(t, c, id)
+	stream, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id, FromHead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stream.Close() }()
+	if !stream.Receive() || stream.Msg().GetHeartbeat() == nil {
+		t.Fatalf("first message %v, %v: want the subscription heartbeat", stream.Msg(), stream.Err())
+	}
+
+	ts.cancel() // what SIGTERM does
+	wantProbe(t, ts.addr, "/readyz", http.StatusServiceUnavailable, "shutdown delay")
+	wantProbe(t, ts.addr, "/healthz", http.StatusOK, "ok")
+	hc := grpchealth.NewClient(ts.http, "http://"+ts.addr)
+	if res, err := hc.Check(ctx, &grpchealth.CheckRequest{}); err != nil || res.Status != grpchealth.StatusNotServing {
+		t.Fatalf("health Check: %v, %v; want NOT_SERVING", res, err)
+	}
+	// Still serving: a new handler starts, an event reaches the open stream.
+	if _, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "approval", Input: st(t, map[string]any{"amount": 1})}); err != nil {
+		t.Fatalf("RunWorkflow during the shutdown delay: %v", err)
+	}
+	if _, err := c.SendEvent(ctx, &wfdv1.SendEventRequest{HandlerId: id, Event: &wfdv1.Event{Type: "approval", Data: st(t, map[string]any{"approved": true})}}); err != nil {
+		t.Fatalf("SendEvent during the shutdown delay: %v", err)
+	}
+	for stream.Receive() {
+		if stream.Msg().GetRecord().GetHandlerFinished() != nil {
+			break
+		}
+	}
+	if stream.Err() != nil {
+		t.Fatalf("stream during the shutdown delay: %v", stream.Err())
+	}
+
+	if err := ts.srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ts.done:
+		ts.done <- err // for ts.stop
+	case <-ctx.Done():
+		t.Fatal("Serve did not return after Close ended the shutdown delay")
+	}
 }

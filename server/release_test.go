@@ -354,7 +354,7 @@ func TestRestartKeepsReleasedAndFiresDeadlines(t *testing.T) {
 	// A stream of a released handler does not load it.
 	sctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if stream, err := c.StreamEvents(sctx, &wfdv1.StreamEventsRequest{HandlerId: approvals[1]}); err == nil {
+	if stream, err := c.StreamEvents(sctx, &wfdv1.StreamEventsRequest{HandlerId: approvals[1], IncludeInternal: true}); err == nil {
 		for stream.Receive() {
 		}
 	}
@@ -378,7 +378,7 @@ func TestStreamSpansRelease(t *testing.T) {
 	c := ts.client(connect.WithGRPCWeb())
 	h := run(t, c, "approval", nil)
 	waitIdle(t, c, h.HandlerId)
-	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId})
+	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId, IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

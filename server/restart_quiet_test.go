@@ -24,7 +24,7 @@ func recordsSoFar(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string)
 	if last == 0 {
 		return nil
 	}
-	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id})
+	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id, IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,11 @@ type Options struct {
 	// ends its Connect stream, and its runs are dispatched to another.
 	// Default DefaultPingTimeout; negative: no pings.
 	PingTimeout time.Duration
+	// ShutdownDelay is how long Serve, once told to stop, keeps serving
+	// every call while gRPC health and /readyz say it is going, before it
+	// drains (drain.go, step 0). Set it to the time load balancers take to
+	// notice; with Kubernetes, a few seconds. 0: drain at once.
+	ShutdownDelay time.Duration
 	// TLSConfig, when set, makes Serve speak TLS (HTTP/2 by ALPN, and
 	// HTTP/1.1) instead of plaintext HTTP/2 and HTTP/1.1. It needs a
 	// certificate (Certificates or GetCertificate; package tlsfiles builds
@@ -437,6 +442,7 @@ func (s *Server) ServeWithConsole(ctx context.Context, l, console net.Listener, 
 		return err
 	case <-ctx.Done():
 	}
+	s.leave()
 	s.log.Info("shutting down", "grace", grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()

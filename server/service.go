@@ -41,6 +41,9 @@ func (v *service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 	if err != nil {
 		return nil, toConnect(err)
 	}
+	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
+		return nil, toConnect(err)
+	}
 	return &wfdv1.RunWorkflowResponse{Handler: h}, nil
 }
 
@@ -207,6 +210,9 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err != nil {
 		return nil, toConnect(err)
 	}
+	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
+		return nil, toConnect(err)
+	}
 	return &wfdv1.SendEventResponse{Handler: h}, nil
 }
 
@@ -224,6 +230,10 @@ func (s *Server) withLive(ctx context.Context, id string, fn func(*engine.Handle
 // outside: a handler not in memory that would refuse it is not loaded
 // (liveFor).
 func (s *Server) withLiveFor(ctx context.Context, id string, accepting *engine.Event, fn func(*engine.Handler) error) error {
+	// The call's span (SendEvent, CompleteTask, PublishEvent, ...) is the
+	// parent of what the handler does meanwhile: rehydration, step runs,
+	// commits.
+	defer s.tracing.during(ctx, id)()
 	for range maxReleaseRaces {
 		h, err := s.liveFor(ctx, id, accepting)
 		if err != nil {

@@ -311,7 +311,7 @@ func TestStreamReplayResumeAndSubscribers(t *testing.T) {
 	results := make(chan result, 2)
 	beat := make(chan struct{}, 2)
 	for i := range 2 {
-		s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId})
+		s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId, IncludeInternal: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +446,7 @@ func TestStreamEdges(t *testing.T) {
 	if err != nil || res.Handler.Result == nil {
 		t.Fatalf("an empty result must be an empty object: %v %v", res, err)
 	}
-	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: done.HandlerId, AfterSeq: 99})
+	s, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: done.HandlerId, AfterSeq: 99, IncludeInternal: true})
 	if err == nil {
 		for s.Receive() {
 		}
@@ -458,7 +458,7 @@ func TestStreamEdges(t *testing.T) {
 	// they were cancelled.
 	h := run(t, c, "approval", nil)
 	waitIdle(t, c, h.HandlerId)
-	s, err = c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId})
+	s, err = c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: h.HandlerId, IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,37 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
 		return toConnect(err)
 	}
-	return toConnect(v.s.stream(ctx, req.GetHandlerId(), req.GetAfterSeq(), func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) }))
+	if req.GetFromHead() && req.GetAfterSeq() != 0 {
+		return toConnect(fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", errInvalid, req.GetAfterSeq()))
+	}
+	opts := streamOptions{after: req.GetAfterSeq(), fromHead: req.GetFromHead(), internal: req.GetIncludeInternal()}
+	return toConnect(v.s.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) }))
 }
 
-// stream sends the handler's records after `after`: first from the store,
-// then live from the hub, and returns after the terminal record. It never
+// streamOptions are what a StreamEvents request asks for.
+type streamOptions struct {
+	after    uint64 // send records after this sequence number
+	fromHead bool   // start after the last record as the stream subscribes
+	internal bool   // send internal records too (see internalRecord)
+}
+
+// internalRecord says whether a record is the server's bookkeeping rather
+// than what the handler did: a stream leaves these out unless asked.
+// Records are internal unless known not to be, so a kind added later stays
+// out of default streams until it is meant for them.
+func internalRecord(r *wfdv1.Record) bool {
+	switch r.GetKind().(type) {
+	case *wfdv1.Record_EventWritten, *wfdv1.Record_HandlerFinished:
+		return false
+	}
+	return true
+}
+
+// stream sends the handler's records after opts.after (or, with
+// opts.fromHead, after the last one as it subscribes): first from the
+// store, then live from the hub, and returns after the terminal record.
+// Internal records are skipped unless opts.internal; they still move the
+// stream's position, which heartbeats report. It never
 // loads the handler: a stream follows a released handler without waking it.
 //
 // It subscribes before it reads the store, so a record committed meanwhile
@@ -32,11 +58,15 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 // and it reads records only when the client is behind the last one.
 // A subscriber that falls behind is cut loose by the hub and catches up
 // from the store again.
-func (s *Server) stream(ctx context.Context, id string, after uint64, send func(*wfdv1.StreamEventsResponse) error) error {
+func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
 	// Subscribe before reading the metadata: what commits after the read
 	// reaches the subscription, what committed before is in the store.
 	sub := s.hub.subscribe(id)
 	meta, err := s.meta(ctx, id)
+	after := opts.after
+	if opts.fromHead {
+		after = meta.LastSeq
+	}
 	if err == nil && after > meta.LastSeq {
 		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", errInvalid, after, id, meta.LastSeq)
 	}
@@ -52,6 +82,10 @@ func (s *Server) stream(ctx context.Context, id string, after uint64, send func(
 	defer heartbeat.Stop()
 	emit := func(r *wfdv1.Record) (done bool, err error) {
 		if r.GetSeq() <= last {
+			return false, nil
+		}
+		if !opts.internal && internalRecord(r) {
+			last = r.GetSeq()
 			return false, nil
 		}
 		// Stored records may hold what JSON cannot (see cleanRecord).

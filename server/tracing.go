@@ -28,12 +28,14 @@ const tracerName = "github.com/wfd-dev/wfd/server"
 // wfd's spans for rehydrations, step runs and store commits. A step run or
 // a commit runs on the handler's or the journal's goroutine, not the
 // call's, so the server keeps the spans of the calls in flight by handler
-// id (the calls whose request names a handler: SendEvent, CancelHandler,
-// RunWorkflow with an id, ...): a step run of that handler becomes a child
-// of the first such call's span, and a commit a child of the first call
-// whose handler it carries, with links to all of them. So one trace shows
-// SendEvent → rehydrate → step run → commit. Runs and commits that no call
-// waits for (timers, children, releases) start traces of their own.
+// id (every call that delivers to a handler: SendEvent, CompleteTask,
+// PublishEvent for each handler it wakes, CancelHandler, RunWorkflow,
+// ReleaseHandler): a step run of that handler becomes a child of the first
+// such call's span, and a commit a child of the first call whose handler
+// it carries, with links to all of them. So one trace shows SendEvent (or
+// CompleteTask, or PublishEvent) → rehydrate → step run → commit. What no
+// call waits for (due timers, a child's steps, releases) starts traces of
+// its own.
 type tracing struct {
 	tp     trace.TracerProvider
 	tracer trace.Tracer
@@ -171,14 +173,12 @@ type causeTracker struct{ t *tracing }
 
 func (c causeTracker) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		// The calls that make a handler run or commit (RunWorkflow
-		// records its handler in Server.run, where a missing id is made).
-		switch r := req.Any().(type) {
-		case *wfdv1.SendEventRequest:
-			defer c.t.during(ctx, r.GetHandlerId())()
-		case *wfdv1.CancelHandlerRequest:
-			defer c.t.during(ctx, r.GetHandlerId())()
-		case *wfdv1.ReleaseHandlerRequest:
+		// The calls that make a handler run or commit without going
+		// through Server.withLive (which records its handler for every
+		// call that delivers to one: SendEvent, CompleteTask,
+		// PublishEvent, CancelHandler) or Server.run (RunWorkflow, where
+		// a missing id is made).
+		if r, ok := req.Any().(*wfdv1.ReleaseHandlerRequest); ok {
 			defer c.t.during(ctx, r.GetHandlerId())()
 		}
 		return next(ctx, req)

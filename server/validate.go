@@ -81,6 +81,9 @@ func validateRun(r *wfdv1.RunWorkflowRequest, lim payload.Limits) error {
 			return err
 		}
 	}
+	if _, err := checkWait("wait", r.GetWait()); err != nil {
+		return err
+	}
 	return checkPayload(lim, "input", r.GetInput())
 }
 
@@ -101,6 +104,9 @@ func validateSend(r *wfdv1.SendEventRequest, lim payload.Limits) error {
 		if err := checkName("idempotency_key", k); err != nil {
 			return err
 		}
+	}
+	if _, err := checkWait("wait", r.GetWait()); err != nil {
+		return err
 	}
 	return checkPayload(lim, "event.data", r.GetEvent().GetData())
 }

@@ -11,6 +11,12 @@
 //		fmt.Println(rec.GetSeq())
 //	}
 //
+// Stream yields the events steps write and the terminal record;
+// [StreamInternal] adds step state, idle, release and restore records, and
+// [StreamFromHead] starts at the head. To get a result in one call, [WithWait]
+// on Run, [WithSendWait] on Send, or [Client.Wait]; [Client.Identity] says
+// who the server takes the caller for.
+//
 // # Why grpc-go
 //
 // The server speaks Connect, gRPC and gRPC-Web on one port, so a Go client

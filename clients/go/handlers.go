@@ -40,7 +40,8 @@ func WithInputStruct(s *structpb.Struct) RunOption {
 }
 
 // Run starts a handler of workflow with input as its start event's data
-// and returns it as the server first recorded it.
+// and returns it as the server first recorded it (with [WithWait], as it
+// is once it finished or the wait ended).
 //
 // Without [WithHandlerID] the client makes up a UUIDv7 id, so that a retry
 // after a lost answer returns the handler rather than starting another.
@@ -56,6 +57,8 @@ func (c *Client) Run(ctx context.Context, workflow string, input map[string]any,
 	if err := defaultID(&req.HandlerId, "handler id"); err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.waitContext(ctx, req.GetWait().AsDuration())
+	defer cancel()
 	res, err := c.svc.RunWorkflow(ctx, req)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,8 @@ func (c *Client) Send(ctx context.Context, id, eventType string, data map[string
 	if err := defaultID(&req.IdempotencyKey, "idempotency key"); err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.waitContext(ctx, req.GetWait().AsDuration())
+	defer cancel()
 	res, err := c.svc.SendEvent(ctx, req)
 	if err != nil {
 		return nil, err

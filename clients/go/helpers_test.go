@@ -102,7 +102,7 @@ func ctxT(t *testing.T) context.Context {
 func drain(t *testing.T, c *client.Client, id string, after uint64) []*wfdv1.Record {
 	t.Helper()
 	var out []*wfdv1.Record
-	for rec, err := range c.Stream(ctxT(t), id, after) {
+	for rec, err := range c.Stream(ctxT(t), id, after, client.StreamInternal()) {
 		if err != nil {
 			t.Fatalf("stream %s: %v", id, err)
 		}

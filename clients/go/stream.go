@@ -31,18 +31,42 @@ var errEndedEarly = status.Error(codes.Unavailable, "client: stream ended before
 // handler yields nothing and ends.
 // Any other error (codes.NotFound for an unknown handler, the context's
 // end) is yielded as (nil, err) and ends the iteration.
-func (c *Client) Stream(ctx context.Context, id string, after uint64) iter.Seq2[*wfdv1.Record, error] {
+//
+// By default the stream carries the events steps write and the terminal
+// record; [StreamInternal] adds the server's internal records (step state,
+// idle changes, releases and restores, runs waiting for a worker), and
+// [StreamFromHead] skips what was recorded before the stream began (after
+// must then be 0). Both hold across reconnects.
+func (c *Client) Stream(ctx context.Context, id string, after uint64, opts ...StreamOption) iter.Seq2[*wfdv1.Record, error] {
 	return func(yield func(*wfdv1.Record, error) bool) {
 		s := stream{c: c, id: id, last: after, yield: yield}
+		for _, opt := range opts {
+			opt(&s.opts)
+		}
 		s.run(ctx)
 	}
 }
+
+// StreamOption configures Stream.
+type StreamOption func(*streamOptions)
+
+type streamOptions struct {
+	internal bool
+	fromHead bool
+}
+
+// StreamInternal makes Stream yield the internal records too.
+func StreamInternal() StreamOption { return func(o *streamOptions) { o.internal = true } }
+
+// StreamFromHead makes Stream yield only records made after it subscribed.
+func StreamFromHead() StreamOption { return func(o *streamOptions) { o.fromHead = true } }
 
 // stream is the state of one Stream iteration.
 type stream struct {
 	c     *Client
 	id    string
-	last  uint64 // sequence number of the last record yielded
+	opts  streamOptions
+	last  uint64 // sequence number of the last record yielded (or where a from-head stream began)
 	yield func(*wfdv1.Record, error) bool
 }
 
@@ -79,7 +103,14 @@ func (s *stream) run(ctx context.Context) {
 func (s *stream) attempt(ctx context.Context) (progressed, stop bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := s.c.svc.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: s.id, AfterSeq: s.last})
+	// A from-head stream starts at the head once; a reconnect continues
+	// after what it saw (its first heartbeat says where the head was).
+	fromHead := s.opts.fromHead
+	req := &wfdv1.StreamEventsRequest{HandlerId: s.id, AfterSeq: s.last, FromHead: fromHead, IncludeInternal: s.opts.internal}
+	if fromHead {
+		req.AfterSeq = 0
+	}
+	st, err := s.c.svc.StreamEvents(ctx, req)
 	if err != nil {
 		return false, false, err
 	}
@@ -96,6 +127,9 @@ func (s *stream) attempt(ctx context.Context) (progressed, stop bool, err error)
 		}
 		if err != nil {
 			return progressed, false, err
+		}
+		if hb := msg.GetHeartbeat(); hb != nil && fromHead {
+			s.last, s.opts.fromHead, fromHead = hb.GetLastSeq(), false, false
 		}
 		rec := msg.GetRecord()
 		if rec == nil || rec.GetSeq() <= s.last {

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	client "github.com/wfd-dev/wfd/clients/go"
 )
 
 // TestStreamResumesDuringReplay cuts the connection again and again, in
@@ -45,7 +47,7 @@ func TestStreamResumesWhileFollowing(t *testing.T) {
 	}
 	var got []*wfdv1.Record
 	cuts := 0
-	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0) {
+	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0, client.StreamInternal()) {
 		if err != nil {
 			t.Fatalf("after %d records: %v", len(got), err)
 		}
@@ -82,7 +84,7 @@ func TestStreamFollowsRestart(t *testing.T) {
 	}
 	var restarted *testServer
 	var got []*wfdv1.Record
-	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0) {
+	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0, client.StreamInternal()) {
 		if err != nil {
 			t.Fatalf("after %d records: %v", len(got), err)
 		}
@@ -114,7 +116,7 @@ func TestStreamGivesUp(t *testing.T) {
 	}
 	var n int
 	var last error
-	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0) {
+	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0, client.StreamInternal()) {
 		if err != nil {
 			last = err
 			break
@@ -138,7 +140,7 @@ func TestStreamBreak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0) {
+	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0, client.StreamInternal()) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,14 +174,14 @@ func TestStreamAfterTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last uint64
-	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0) {
+	for rec, err := range c.Stream(ctxT(t), h.GetHandlerId(), 0, client.StreamInternal()) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		last = rec.GetSeq()
 	}
 	n := 0
-	for _, err := range c.Stream(ctxT(t), h.GetHandlerId(), last) {
+	for _, err := range c.Stream(ctxT(t), h.GetHandlerId(), last, client.StreamInternal()) {
 		if err != nil {
 			t.Fatalf("resuming after the terminal record: %v", err)
 		}

@@ -391,7 +391,7 @@ func waitCompleted(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowSer
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, testwait.Timeout)
 	defer cancel()
-	s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id})
+	s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id, IncludeInternal: true})
 	if err != nil {
 		t.Fatalf("StreamEvents %s: %v", id, err)
 	}
@@ -419,7 +419,7 @@ func checkReplay(ctx context.Context, c wfdv1connect.WorkflowServiceClient, id s
 		return false, err
 	}
 	last := res.GetHandler().GetLastSeq()
-	s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id})
+	s, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id, IncludeInternal: true})
 	if err != nil {
 		return false, err
 	}

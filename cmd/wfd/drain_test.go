@@ -70,7 +70,7 @@ func TestDrainSIGTERM(t *testing.T) {
 	if !watch.Receive() || watch.Msg().GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health Watch: first message %v, %v", watch.Msg(), watch.Err())
 	}
-	follow, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: ids[0]})
+	follow, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: ids[0], IncludeInternal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

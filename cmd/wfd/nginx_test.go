@@ -230,7 +230,7 @@ type stream struct {
 // follow opens StreamEvents after seq.
 func follow(ctx context.Context, t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, after uint64) *stream {
 	t.Helper()
-	ss, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id, AfterSeq: after})
+	ss, err := c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id, AfterSeq: after, IncludeInternal: true})
 	if err != nil {
 		t.Fatalf("StreamEvents %s: %v", id, err)
 	}

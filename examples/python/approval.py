@@ -53,7 +53,7 @@ def main() -> int:
             h = client.run("approval", {"amount": 42, "requested_by": "ada"})
             print("started", h.handler_id, flush=True)
             answered = False
-            for rec in client.stream(h.handler_id):
+            for rec in client.stream(h.handler_id, include_internal=True):
                 print(f"#{rec.seq} {show(rec)}", flush=True)
                 if rec.WhichOneof("kind") == "idle_changed" and rec.idle_changed.idle and not answered:
                     print(f"   answering approved={approve}", flush=True)

@@ -29,9 +29,10 @@ try {
   console.log(`started approval handler ${h.handlerId} on ${args.addr} over ${protocol}`);
 
   let answered = false;
-  // stream() yields every record once, in order, reconnecting after a
-  // dropped connection, and ends after the terminal record.
-  for await (const rec of client.stream(h.handlerId)) {
+  // stream() yields every record once (includeInternal: the idle records
+  // too), in order, reconnecting after a dropped connection, and ends
+  // after the terminal record.
+  for await (const rec of client.stream(h.handlerId, { includeInternal: true })) {
     console.log(`#${rec.seq} ${describe(rec)}`);
     const k = rec.kind;
     if (k.case === "idleChanged" && k.value.idle && !answered) {

@@ -1,5 +1,5 @@
 // Package tlsfiles builds a server's tls.Config from certificate files and
-// keeps its certificate current: each handshake stats the certificate and
+// keeps its certificate and client CAs current: each handshake stats the certificate and
 // key files (two stat calls, no reads) and loads them again when either
 // changed, so a renewed certificate (cert-manager, certbot, a mounted
 // Secret) is served to new connections without a restart. A pair that
@@ -38,7 +38,7 @@ type Files struct {
 	// Cert and Key are the server's certificate (chain) and private key.
 	Cert, Key string
 	// ClientCA, when set, holds the CAs that client certificates are
-	// verified against (mTLS). Read once, at start.
+	// verified against (mTLS); read again when it changes.
 	ClientCA string
 	// ClientAuth applies with ClientCA; empty means Require.
 	ClientAuth ClientAuth
@@ -59,11 +59,6 @@ func ServerConfig(f Files, log *slog.Logger) (*tls.Config, error) {
 		}
 		return cfg, nil
 	}
-	pool, err := LoadPool(f.ClientCA)
-	if err != nil {
-		return nil, err
-	}
-	cfg.ClientCAs = pool
 	switch f.ClientAuth {
 	case "", Require:
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
@@ -72,6 +67,12 @@ func ServerConfig(f Files, log *slog.Logger) (*tls.Config, error) {
 	default:
 		return nil, fmt.Errorf("tls: client auth %q is not %q or %q", f.ClientAuth, Require, VerifyIfGiven)
 	}
+	ca, err := newCAFile(f.ClientCA, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ClientCAs = ca.config.ClientCAs
+	cfg.GetConfigForClient = ca.getConfigForClient
 	return cfg, nil
 }
 

@@ -31,7 +31,7 @@ def is_idle(rec: w.Record) -> bool:
 async def wait_idle(c: AsyncClient, id: str, after: int = 0) -> int:
     """Follows the stream (after seq `after`) until the handler is idle;
     returns that record's seq."""
-    async with c.stream(id, after) as s:
+    async with c.stream(id, after, include_internal=True) as s:
         async for rec in s:
             if is_idle(rec):
                 return rec.seq
@@ -39,7 +39,7 @@ async def wait_idle(c: AsyncClient, id: str, after: int = 0) -> int:
 
 
 async def finish(c: AsyncClient, id: str) -> list[w.Record]:
-    recs = [rec async for rec in c.stream(id)]
+    recs = [rec async for rec in c.stream(id, include_internal=True)]
     assert recs and is_terminal(recs[-1])
     return recs
 
@@ -98,7 +98,7 @@ async def test_approval_flow(aclient: AsyncClient) -> None:
     h = await aclient.run("approval", {"amount": 42})
     recs: list[w.Record] = []
     sent = False
-    async for rec in aclient.stream(h.handler_id):
+    async for rec in aclient.stream(h.handler_id, include_internal=True):
         recs.append(rec)
         if is_idle(rec):
             assert not sent
@@ -169,16 +169,16 @@ async def test_cancel(aclient: AsyncClient) -> None:
 async def test_stream_after(aclient: AsyncClient) -> None:
     h = await aclient.run("fanin")
     full = await finish(aclient, h.handler_id)
-    rest = [r async for r in aclient.stream(h.handler_id, after=3)]
+    rest = [r async for r in aclient.stream(h.handler_id, after=3, include_internal=True)]
     assert rest == full[3:]
-    assert [r async for r in aclient.stream(h.handler_id, after=full[-1].seq)] == []
+    assert [r async for r in aclient.stream(h.handler_id, after=full[-1].seq, include_internal=True)] == []
 
 
 async def test_errors(aclient: AsyncClient) -> None:
     missing = f"missing-{w.uuid7()}"
 
     async def drain() -> None:
-        async for _ in aclient.stream(missing):
+        async for _ in aclient.stream(missing, include_internal=True):
             pass
 
     for call in (
@@ -230,7 +230,7 @@ async def test_stream_resumes_after_connection_is_cut(aclient: AsyncClient, prox
     h = await aclient.run("approval", {"amount": 1})
     async with aconnect(proxy.addr, retry=FAST_RETRY) as flaky:
         recs: list[w.Record] = []
-        async for rec in flaky.stream(h.handler_id):
+        async for rec in flaky.stream(h.handler_id, include_internal=True):
             recs.append(rec)
             if is_idle(rec):
                 proxy.sever()
@@ -252,7 +252,7 @@ async def test_stream_resumes_when_cut_mid_message(aclient: AsyncClient, proxy: 
     async with aconnect(proxy.addr, retry=FAST_RETRY) as flaky:
 
         async def follow() -> None:
-            async for r in flaky.stream(h.handler_id):
+            async for r in flaky.stream(h.handler_id, include_internal=True):
                 got.append(r)
 
         def idles() -> int:
@@ -277,7 +277,7 @@ async def test_gives_up_without_progress(proxy: Proxy) -> None:
     retry = w.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.05)
     async with aconnect(proxy.addr, retry=retry) as dead:
         with pytest.raises(w.Unavailable):
-            async for _ in dead.stream("whatever"):
+            async for _ in dead.stream("whatever", include_internal=True):
                 pass
         with pytest.raises(w.Unavailable):
             await dead.stats()
@@ -299,7 +299,7 @@ async def test_breaking_out_ends_the_stream(aclient: AsyncClient) -> None:
     # The server closes a stream some time after its client went: wait
     # until those of earlier tests are gone.
     await wait_for_async("the streams of earlier tests are closed", no_streams)
-    async with aclient.stream(h.handler_id) as s:
+    async with aclient.stream(h.handler_id, include_internal=True) as s:
         async for rec in s:
             assert rec.seq == 1
             assert (await aclient.stats()).streams == 1  # subscribed before the first message
@@ -323,7 +323,7 @@ async def test_stream_ends_when_client_closes(server: str) -> None:
     got: list[w.Record] = []
 
     async def follow() -> None:
-        async for rec in c.stream(h.handler_id):
+        async for rec in c.stream(h.handler_id, include_internal=True):
             got.append(rec)
 
     task = asyncio.create_task(follow())
@@ -338,7 +338,7 @@ async def test_stream_ends_when_client_closes(server: str) -> None:
 
 async def test_aclose_stream_from_another_task(aclient: AsyncClient) -> None:
     h = await aclient.run("approval")
-    s = aclient.stream(h.handler_id)
+    s = aclient.stream(h.handler_id, include_internal=True)
     got: list[w.Record] = []
 
     async def follow() -> None:
@@ -359,7 +359,7 @@ async def test_cancelling_the_task_cancels(aclient: AsyncClient) -> None:
     got: list[w.Record] = []
 
     async def follow() -> None:
-        async for rec in aclient.stream(h.handler_id):
+        async for rec in aclient.stream(h.handler_id, include_internal=True):
             got.append(rec)
 
     task = asyncio.create_task(follow())

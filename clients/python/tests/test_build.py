@@ -21,7 +21,7 @@ assert "site-packages" in wfd_client.__file__, wfd_client.__file__
 assert "site-packages" in wfd.v1.service_pb2.__file__
 with wfd_client.Client(sys.argv[1]) as c:
     h = c.run("echo", {"from": "wheel"})
-    recs = list(c.stream(h.handler_id))
+    recs = list(c.stream(h.handler_id, include_internal=True))
     print(wfd_client.struct_to_dict(recs[-1].handler_finished.result))
 """
 

@@ -31,7 +31,7 @@ def is_idle(rec: w.Record) -> bool:
 def wait_idle(c: Client, id: str, after: int = 0) -> int:
     """Follows the stream (after seq `after`) until the handler is idle;
     returns that record's seq."""
-    with c.stream(id, after) as s:
+    with c.stream(id, after, include_internal=True) as s:
         for rec in s:
             if is_idle(rec):
                 return rec.seq
@@ -40,7 +40,7 @@ def wait_idle(c: Client, id: str, after: int = 0) -> int:
 
 def finish(c: Client, id: str) -> list[w.Record]:
     """All the handler's records up to the terminal one."""
-    recs = list(c.stream(id))
+    recs = list(c.stream(id, include_internal=True))
     assert recs and is_terminal(recs[-1])
     return recs
 
@@ -117,7 +117,7 @@ def test_approval_flow(client: Client) -> None:
     h = client.run("approval", {"amount": 42, "requested_by": "ada"})
     recs: list[w.Record] = []
     sent = False
-    for rec in client.stream(h.handler_id):
+    for rec in client.stream(h.handler_id, include_internal=True):
         recs.append(rec)
         if is_idle(rec):
             assert [wt.event_type for wt in rec.idle_changed.info.waiters] == ["approval"]
@@ -207,15 +207,15 @@ def test_stream_after(client: Client) -> None:
     h = client.run("fanin")
     full = finish(client, h.handler_id)
     assert len(full) > 4
-    rest = list(client.stream(h.handler_id, after=3))
+    rest = list(client.stream(h.handler_id, after=3, include_internal=True))
     assert [r.seq for r in rest] == [r.seq for r in full[3:]]
     assert rest == full[3:]
     # After the terminal record: nothing, and no reconnects (with one
     # attempt allowed, a reconnect would be Unavailable).
     with connect(client.target, retry=w.RetryPolicy(max_attempts=1)) as once:
-        assert list(once.stream(h.handler_id, after=full[-1].seq)) == []
+        assert list(once.stream(h.handler_id, after=full[-1].seq, include_internal=True)) == []
     with pytest.raises(w.InvalidArgument):
-        list(client.stream(h.handler_id, after=full[-1].seq + 5))
+        list(client.stream(h.handler_id, after=full[-1].seq + 5, include_internal=True))
 
 
 def test_errors(client: Client) -> None:
@@ -225,7 +225,7 @@ def test_errors(client: Client) -> None:
         lambda: client.send(missing, "approval", {"approved": True}),
         lambda: client.cancel(missing),
         lambda: client.release(missing),
-        lambda: list(client.stream(missing)),
+        lambda: list(client.stream(missing, include_internal=True)),
     ):
         with pytest.raises(w.NotFound) as ei:
             call()
@@ -287,7 +287,7 @@ def test_stream_resumes_after_connection_is_cut(client: Client, proxy: Proxy) ->
     h = client.run("approval", {"amount": 1})
     with connect(proxy.addr, retry=FAST_RETRY) as flaky:
         recs: list[w.Record] = []
-        for rec in flaky.stream(h.handler_id):
+        for rec in flaky.stream(h.handler_id, include_internal=True):
             recs.append(rec)
             if is_idle(rec):
                 proxy.sever()  # the stream is cut while the handler waits
@@ -313,7 +313,7 @@ def test_stream_resumes_when_cut_mid_message(client: Client, proxy: Proxy) -> No
 
     def follow() -> None:
         try:
-            for rec in flaky.stream(h.handler_id):
+            for rec in flaky.stream(h.handler_id, include_internal=True):
                 got.append(rec)
         except BaseException as e:  # noqa: BLE001 - handed to the test
             errors.append(e)
@@ -346,7 +346,7 @@ def test_stream_gives_up_without_progress(proxy: Proxy) -> None:
     retry = w.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.05)
     with connect(proxy.addr, retry=retry) as dead:
         with pytest.raises(w.Unavailable):
-            list(dead.stream("whatever"))
+            list(dead.stream("whatever", include_internal=True))
 
 
 def test_unary_retries_unavailable(client: Client, proxy: Proxy) -> None:
@@ -367,7 +367,7 @@ def test_breaking_out_ends_the_stream(client: Client) -> None:
     # The server closes a stream some time after its client went: wait
     # until those of earlier tests are gone.
     wait_for("the streams of earlier tests are closed", lambda: client.stats().streams == 0)
-    with client.stream(h.handler_id) as s:
+    with client.stream(h.handler_id, include_internal=True) as s:
         first = next(s)
         assert first.seq == 1
         assert client.stats().streams == 1  # subscribed before the first message
@@ -392,7 +392,7 @@ def test_stream_ends_when_client_closes(server: str) -> None:
 
     def follow() -> None:
         try:
-            for rec in c.stream(h.handler_id):
+            for rec in c.stream(h.handler_id, include_internal=True):
                 got.append(rec)
         except BaseException as e:  # noqa: BLE001 - handed to the test
             errors.append(e)
@@ -416,7 +416,7 @@ def test_stream_survives_a_server_restart(wfd_bin: str, tmp_path: Path) -> None:
         with connect(srv.addr) as c:
             h = c.run("approval", {"amount": 3})
             recs: list[w.Record] = []
-            for rec in c.stream(h.handler_id):
+            for rec in c.stream(h.handler_id, include_internal=True):
                 recs.append(rec)
                 if is_idle(rec) and len(recs) < 5:
                     srv.stop()  # SIGTERM: the server checkpoints and ends the stream
@@ -431,7 +431,7 @@ def test_stream_survives_a_server_restart(wfd_bin: str, tmp_path: Path) -> None:
 
 def test_close_stream_from_another_thread(client: Client) -> None:
     h = client.run("approval")
-    s = client.stream(h.handler_id)
+    s = client.stream(h.handler_id, include_internal=True)
     got: list[w.Record] = []
     errors: list[BaseException] = []
 

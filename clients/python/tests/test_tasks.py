@@ -38,14 +38,14 @@ def is_idle(rec: w.Record) -> bool:
 
 
 def wait_idle(c: Client, id: str) -> None:
-    for rec in c.stream(id):
+    for rec in c.stream(id, include_internal=True):
         if is_idle(rec):
             return
     raise AssertionError("handler finished without going idle")
 
 
 def finish(c: Client, id: str) -> list[w.Record]:
-    recs = list(c.stream(id))
+    recs = list(c.stream(id, include_internal=True))
     assert recs and is_terminal(recs[-1])
     return recs
 
@@ -293,7 +293,7 @@ def test_tasks_mine_with_a_token(auth_server: str) -> None:
 
 
 async def await_idle(c: AsyncClient, id: str) -> None:
-    async with c.stream(id) as s:
+    async with c.stream(id, include_internal=True) as s:
         async for rec in s:
             if is_idle(rec):
                 return
@@ -301,7 +301,7 @@ async def await_idle(c: AsyncClient, id: str) -> None:
 
 
 async def await_finish(c: AsyncClient, id: str) -> list[w.Record]:
-    recs = [rec async for rec in c.stream(id)]
+    recs = [rec async for rec in c.stream(id, include_internal=True)]
     assert recs and is_terminal(recs[-1])
     return recs
 

@@ -62,7 +62,7 @@ def test_sync_client_over_mutual_tls_with_a_token(tls_server: str, pki: dict[str
     with connect(tls_server, credentials=creds, token="s3cret") as c:
         assert "echo" in [w.name for w in c.workflows()]
         h = c.run("echo", {"text": "hi"})
-        recs = list(c.stream(h.handler_id))
+        recs = list(c.stream(h.handler_id, include_internal=True))
         assert recs[-1].WhichOneof("kind") == "handler_finished"
 
 
@@ -71,7 +71,7 @@ async def test_async_client_over_mutual_tls_with_a_token(tls_server: str, pki: d
     async with aconnect(tls_server, credentials=creds, token="s3cret") as c:
         assert "echo" in [w.name for w in await c.workflows()]
         h = await c.run("echo", {"text": "hi"})
-        recs = [r async for r in c.stream(h.handler_id)]
+        recs = [r async for r in c.stream(h.handler_id, include_internal=True)]
         assert recs[-1].WhichOneof("kind") == "handler_finished"
 
 

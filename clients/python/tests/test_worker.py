@@ -97,7 +97,7 @@ def test_worker_workflow_start_stream_wait_answer_complete(server: str, use_asyn
         listed = wait_for(f"{name} listed", lambda: [x for x in c.workflows() if x.name == name])
         assert [e.type for e in listed[0].event_types] == ["approval"]
         h = c.run(name, {"amount": 42})
-        stream = c.stream(h.handler_id)
+        stream = c.stream(h.handler_id, include_internal=True)
         recs: list[w.Record] = []
         for rec in stream:
             recs.append(rec)
@@ -317,7 +317,7 @@ def test_worker_step_fails_and_retries(server: str) -> None:
 
     with WorkerThread(server, [wf]), connect(server) as c:
         h = c.run(name)
-        recs = list(c.stream(h.handler_id))
+        recs = list(c.stream(h.handler_id, include_internal=True))
         assert struct_to_dict(c.get(h.handler_id).result) == {"attempt": 2}
         errors = [r.step_state_changed.error for r in recs
                   if r.WhichOneof("kind") == "step_state_changed" and r.step_state_changed.error]
@@ -361,7 +361,7 @@ def test_worker_local_waits_agree_with_the_engine(server: str) -> None:
     with WorkerThread(server, [wf]), connect(server) as c:
         h = c.run(name)
         parks = 0
-        for rec in c.stream(h.handler_id):
+        for rec in c.stream(h.handler_id, include_internal=True):
             if rec.WhichOneof("kind") == "idle_changed" and rec.idle_changed.idle:
                 parks += 1
                 if parks == 1:  # on the key

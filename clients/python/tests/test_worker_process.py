@@ -96,7 +96,7 @@ def test_worker_process_killed_mid_step(server: str, spawn: object, tmp_path: Pa
         # Not an attempt: the step did not fail, its worker was lost.
         assert struct_to_dict(got.result) == {"pid": b.pid, "attempt": 1}
         assert (marks / f"started-{b.pid}").exists()
-        recs = list(c.stream(h.handler_id))
+        recs = list(c.stream(h.handler_id, include_internal=True))
         assert not [r for r in recs if r.WhichOneof("kind") == "step_state_changed" and r.step_state_changed.error]
         assert c.stats().redispatches_total >= before + 1
 

@@ -8,6 +8,7 @@ import {
   ListHandlersRequestSchema,
   ListTasksRequestSchema,
   WorkflowService,
+  type GetIdentityResponse,
   type GetStatsResponse,
   type ListHandlersRequest,
   type ListTasksRequest,
@@ -61,6 +62,21 @@ export interface RunOptions extends CallOptions {
    * client makes up a UUIDv7.
    */
   handlerId?: string;
+  /**
+   * Wait up to this many milliseconds (at most an hour) for the handler to
+   * finish, as {@link WfdClient.wait} does, and return it as it is then.
+   * The call's timeout grows by as much.
+   */
+  waitMs?: number;
+}
+
+/** Options of {@link WfdClient.wait}. */
+export interface WaitOptions extends CallOptions {
+  /**
+   * How long the server waits at most, in milliseconds (at most an hour);
+   * default 60 s. The call's timeout grows by as much.
+   */
+  waitMs?: number;
 }
 
 /** Options of {@link WfdClient.send}. */
@@ -71,12 +87,29 @@ export interface SendOptions extends CallOptions {
    * latest 1,024 keys.
    */
   idempotencyKey?: string;
+  /**
+   * Once the event is durable, wait up to this many milliseconds (at most
+   * an hour) for the handler to finish, as {@link WfdClient.wait} does.
+   * The call's timeout grows by as much.
+   */
+  waitMs?: number;
 }
 
 /** Options of {@link WfdClient.stream}. */
 export interface StreamOptions {
   /** Yield the records with a sequence number greater than this (default 0: all). */
   after?: bigint | number;
+  /**
+   * Yield only records made after the stream subscribed (not with
+   * `after`). A reconnect continues after the head it started at.
+   */
+  fromHead?: boolean;
+  /**
+   * Yield the internal records too: step state changes, idle changes,
+   * releases and restores, runs waiting for a worker. Without it the
+   * stream carries the events steps write and the terminal record.
+   */
+  includeInternal?: boolean;
   /** Aborting it ends the iteration with a `ConnectError` of `Code.Canceled`. */
   signal?: AbortSignal;
   /** Extra request headers. */
@@ -259,13 +292,19 @@ export class WfdClient {
 
   /**
    * Starts a handler of `workflow` with `input` as its start event's data
-   * and returns it as the server first recorded it. Without a `handlerId`
+   * and returns it as the server first recorded it (with `waitMs`, as it is
+   * once it finished or the wait ended). Without a `handlerId`
    * the client makes up a UUIDv7, so a retry after a lost answer returns
    * the handler rather than starting another.
    */
   async run(workflow: string, input?: { readonly [k: string]: unknown } | null, opts: RunOptions = {}): Promise<Handler> {
-    const req = { workflow, input: toJsonObject("input", input), handlerId: opts.handlerId || uuidv7() };
-    const res = await this.unary((o) => this.service.runWorkflow(req, o), opts);
+    const req = {
+      workflow,
+      input: toJsonObject("input", input),
+      handlerId: opts.handlerId || uuidv7(),
+      wait: waitDuration("waitMs", opts.waitMs),
+    };
+    const res = await this.unary((o) => this.service.runWorkflow(req, o), this.waiting(opts, opts.waitMs));
     return mustHandler(res.handler);
   }
 
@@ -316,9 +355,42 @@ export class WfdClient {
       handlerId: id,
       event: { type, data: toJsonObject("data", data) },
       idempotencyKey: opts.idempotencyKey || uuidv7(),
+      wait: waitDuration("waitMs", opts.waitMs),
     };
-    const res = await this.unary((o) => this.service.sendEvent(req, o), opts);
+    const res = await this.unary((o) => this.service.sendEvent(req, o), this.waiting(opts, opts.waitMs));
     return mustHandler(res.handler);
+  }
+
+  /**
+   * Waits until the handler finishes, or until `waitMs` (default 60 s, at
+   * most an hour) has passed, and returns it then: its status says which
+   * (still running when the time ran out or the server began to shut
+   * down). Waiting does not load a released handler: it answers when
+   * whatever wakes the handler brings it to its end. `Code.NotFound` for
+   * an unknown handler.
+   */
+  async wait(id: string, opts: WaitOptions = {}): Promise<Handler> {
+    const req = { handlerId: id, timeout: waitDuration("waitMs", opts.waitMs) };
+    const res = await this.unary((o) => this.service.waitHandler(req, o), this.waiting(opts, opts.waitMs ?? DEFAULT_WAIT_MS));
+    return mustHandler(res.handler);
+  }
+
+  /**
+   * Who the caller is to the server: with authentication on, its subject
+   * and roles; without it (`authentication` false) every caller may do
+   * everything. Credentials the server refuses are `Code.Unauthenticated`.
+   */
+  async identity(call?: CallOptions): Promise<GetIdentityResponse> {
+    return this.unary((o) => this.service.getIdentity({}, o), call);
+  }
+
+  /** Call options whose timeout leaves room for a wait of waitMs on the server. */
+  private waiting(call: CallOptions, waitMs: number | undefined): CallOptions {
+    const timeoutMs = Math.max(0, call.timeoutMs ?? this.timeoutMs);
+    if (!waitMs || timeoutMs === 0) {
+      return call;
+    }
+    return { ...call, timeoutMs: timeoutMs + waitMs };
   }
 
   /** Ends a running handler as cancelled and returns it. */
@@ -458,6 +530,13 @@ export class WfdClient {
     if (typeof after === "number" ? !Number.isSafeInteger(after) || after < 0 : after < 0n || after >= 2n ** 64n) {
       throw new ConnectError(`client: after ${after} is not a sequence number`, Code.InvalidArgument);
     }
+    if (opts.fromHead && BigInt(after) !== 0n) {
+      throw new ConnectError("client: fromHead and after exclude each other", Code.InvalidArgument);
+    }
+    const includeInternal = opts.includeInternal ?? false;
+    // A from-head stream starts at the head once; a reconnect continues
+    // after what it saw (its first heartbeat says where the head was).
+    let fromHead = opts.fromHead ?? false;
     let last = BigInt(after);
     let failures = 0;
     for (;;) {
@@ -470,9 +549,14 @@ export class WfdClient {
         if (signal?.aborted) {
           throw canceled(signal);
         }
-        const res = this.service.streamEvents({ handlerId: id, afterSeq: last }, { signal: ac.signal, headers });
+        const req = { handlerId: id, afterSeq: fromHead ? 0n : last, fromHead, includeInternal };
+        const res = this.service.streamEvents(req, { signal: ac.signal, headers });
         let received = 0;
         for await (const msg of res) {
+          if (fromHead && msg.kind.case === "heartbeat") {
+            last = msg.kind.value.lastSeq;
+            fromHead = false;
+          }
           // Progress is a record, or a heartbeat after the first message
           // (the server opens a stream with one): a connection that
           // delivers only that first heartbeat and drops again is a failure.
@@ -554,6 +638,20 @@ export class WfdClient {
       }
     }
   }
+}
+
+/** The server's wait when a WaitHandler request sets none. */
+const DEFAULT_WAIT_MS = 60_000;
+
+/** A wait in milliseconds as a Duration; undefined when not given. */
+function waitDuration(what: string, ms: number | undefined): Duration | undefined {
+  if (ms === undefined) {
+    return undefined;
+  }
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new ConnectError(`client: ${what} ${ms} must be a duration in milliseconds`, Code.InvalidArgument);
+  }
+  return durationFromMs(ms);
 }
 
 /** Whether a stream that ended with err should be opened again. */

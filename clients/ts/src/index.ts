@@ -15,6 +15,7 @@ export {
   type CallOptions,
   type RunOptions,
   type SendOptions,
+  type WaitOptions,
   type StreamOptions,
   type ListOptions,
   type HandlerPage,

@@ -39,7 +39,7 @@ const clients: [string, () => WfdClient][] = [
 
 /** Follows the handler's stream until it is idle. */
 async function untilIdle(c: WfdClient, id: string): Promise<void> {
-  for await (const r of c.stream(id)) {
+  for await (const r of c.stream(id, { includeInternal: true })) {
     if (r.kind.case === "idleChanged" && r.kind.value.idle) {
       return;
     }

@@ -45,7 +45,7 @@ for (const protocol of ["grpc", "connect", "grpcweb"] as Protocol[]) {
       const recs: WfdRecord[] = [];
       let question: WfdRecord | undefined;
       let answered = false;
-      for await (const r of c.stream(h.handlerId)) {
+      for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
         recs.push(r);
         if (r.kind.case === "eventWritten" && r.kind.value.type === "question") {
           question = r;
@@ -87,7 +87,7 @@ describe("release and wake", () => {
   test("a released handler is woken by an event and completes; the stream follows it", async () => {
     const h = await c.run("approval", { doc: "r-1" });
     const recs: WfdRecord[] = [];
-    for await (const r of c.stream(h.handlerId)) {
+    for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
       recs.push(r);
       if (r.kind.case === "idleChanged" && r.kind.value.idle) {
         const before = await c.stats();
@@ -127,7 +127,7 @@ describe("idempotent send", () => {
 
   async function idleApproval(): Promise<string> {
     const h = await c.run("approval");
-    for await (const r of c.stream(h.handlerId)) {
+    for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
       if (r.kind.case === "idleChanged" && r.kind.value.idle) break;
     }
     return h.handlerId;

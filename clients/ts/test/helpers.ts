@@ -169,7 +169,7 @@ export function webClient(baseUrl: string, opts: WebClientOptions = {}): WfdClie
 /** Every record of a handler's stream, to the terminal one. */
 export async function drain(c: WfdClient, id: string, after: bigint | number = 0): Promise<WfdRecord[]> {
   const out: WfdRecord[] = [];
-  for await (const r of c.stream(id, { after })) {
+  for await (const r of c.stream(id, { after, includeInternal: true })) {
     out.push(r);
   }
   return out;

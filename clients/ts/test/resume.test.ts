@@ -59,7 +59,7 @@ for (const [name, make] of makers) {
         const before = proxy.accepted;
         const got: WfdRecord[] = [];
         let cuts = 0;
-        for await (const r of c.stream(h.handlerId)) {
+        for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
           got.push(r);
           if (r.kind.case === "idleChanged" && r.kind.value.idle) {
             // The handler waits for its answer: cut the stream, then
@@ -104,7 +104,7 @@ describe("stream follows a restart", () => {
     try {
       const h = await c.run("approval", { restart: true });
       const got: WfdRecord[] = [];
-      for await (const r of c.stream(h.handlerId)) {
+      for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
         got.push(r);
         if (r.kind.case === "idleChanged" && r.kind.value.idle && restarted === undefined) {
           await old.stop();
@@ -145,7 +145,7 @@ describe("stream ends", () => {
       const before = proxy.accepted;
       await assert.rejects(
         (async () => {
-          for await (const r of c.stream(h.handlerId)) {
+          for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
             n++;
             if (r.kind.case === "idleChanged" && r.kind.value.idle) {
               proxy.refuse = 1000;
@@ -168,7 +168,7 @@ describe("stream ends", () => {
     const c = nodeClient(server.addr);
     try {
       const h = await c.run("approval");
-      for await (const r of c.stream(h.handlerId)) {
+      for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
         assert.equal(r.seq, 1n);
         break;
       }
@@ -192,7 +192,7 @@ describe("stream ends", () => {
       let n = 0;
       await assert.rejects(
         (async () => {
-          for await (const r of c.stream(h.handlerId, { signal: ac.signal })) {
+          for await (const r of c.stream(h.handlerId, { signal: ac.signal, includeInternal: true })) {
             n++;
             if (r.kind.case === "idleChanged" && r.kind.value.idle) {
               // Abort while the loop waits for the next record: a task

@@ -111,7 +111,7 @@ test("waitFor and sleep are answered by the worker, not by StepCalls, and the ru
     await c.publish("localwaits/k", { v: 1 });
 
     const recs: WfdRecord[] = [];
-    for await (const r of c.stream(h.handlerId)) {
+    for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
       recs.push(r);
       if (r.kind.case === "idleChanged" && r.kind.value.idle) {
         const waiters = (r.kind.value.info?.waiters ?? []).map((x) => [x.step, x.eventType]);

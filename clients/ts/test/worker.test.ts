@@ -67,7 +67,7 @@ describe("a worker-defined workflow", () => {
 
       const h = await c.run("approval-t", { amount: 42 });
       const recs: WfdRecord[] = [];
-      for await (const r of c.stream(h.handlerId)) {
+      for await (const r of c.stream(h.handlerId, { includeInternal: true })) {
         recs.push(r);
         if (r.kind.case === "idleChanged" && r.kind.value.idle) {
           const waiters = r.kind.value.info?.waiters ?? [];

@@ -42,7 +42,7 @@ func run(ctx context.Context, addr string, approve bool) error {
 		return err
 	}
 	fmt.Println("started", h.GetHandlerId())
-	for rec, err := range c.Stream(ctx, h.GetHandlerId(), 0) {
+	for rec, err := range c.Stream(ctx, h.GetHandlerId(), 0, client.StreamInternal()) {
 		if err != nil {
 			return err
 		}

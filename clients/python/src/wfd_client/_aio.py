@@ -99,11 +99,12 @@ class AsyncClient:
         input: c.StructLike = None,
         *,
         handler_id: str | None = None,
+        wait: c.DurationLike | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler; see :meth:`wfd_client.Client.run`."""
-        req = c.run_request(workflow, input, handler_id)
-        res: service_pb2.RunWorkflowResponse = await self._unary(self._stub.RunWorkflow, req, timeout)
+        req = c.run_request(workflow, input, handler_id, wait)
+        res: service_pb2.RunWorkflowResponse = await self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
     async def get(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
@@ -170,11 +171,12 @@ class AsyncClient:
         data: c.StructLike = None,
         *,
         idempotency_key: str | None = None,
+        wait: c.DurationLike | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Delivers an event once it is durable; see :meth:`wfd_client.Client.send`."""
-        req = c.send_request(id, type, data, idempotency_key)
-        res: service_pb2.SendEventResponse = await self._unary(self._stub.SendEvent, req, timeout)
+        req = c.send_request(id, type, data, idempotency_key, wait)
+        res: service_pb2.SendEventResponse = await self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
         return res.handler
 
     async def cancel(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
@@ -299,13 +301,33 @@ class AsyncClient:
         res: service_pb2.GetStatsResponse = await self._unary(self._stub.GetStats, req, timeout)
         return res
 
-    def stream(self, id: str, after: int = 0) -> AsyncRecordStream:
+    async def wait(self, id: str, wait: c.DurationLike | None = None, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Waits until the handler finishes or ``wait`` passes; see
+        :meth:`wfd_client.Client.wait`."""
+        req = c.wait_request(id, wait)
+        res: service_pb2.WaitHandlerResponse = await self._unary(
+            self._stub.WaitHandler, req, self._waiting(timeout, c.DEFAULT_WAIT if wait is None else wait)
+        )
+        return res.handler
+
+    async def identity(self, *, timeout: float | None = _DEFAULT) -> c.Identity:
+        """Who the caller is to the server; see :meth:`wfd_client.Client.identity`."""
+        res: service_pb2.GetIdentityResponse = await self._unary(
+            self._stub.GetIdentity, service_pb2.GetIdentityRequest(), timeout
+        )
+        return res
+
+    def stream(
+        self, id: str, after: int = 0, *, from_head: bool = False, include_internal: bool = False
+    ) -> AsyncRecordStream:
         """An async iterator of the handler's records after ``after``, resumed
         across dropped connections; see :meth:`wfd_client.Client.stream`.
         ``async with client.stream(id) as s: async for rec in s: ...`` ends
         the call as soon as the block is left; ``await s.aclose()`` from
-        another task ends the iteration there as if the stream were over."""
-        return AsyncRecordStream(self, id, after)
+        another task ends the iteration there as if the stream were over.
+        ``from_head`` and ``include_internal`` as in the sync client."""
+        c.check_stream_options(after, from_head)
+        return AsyncRecordStream(self, id, after, from_head=from_head, include_internal=include_internal)
 
     # --- plumbing ------------------------------------------------------------
 
@@ -321,6 +343,10 @@ class AsyncClient:
         except TimeoutError:
             return False
         return True
+
+    def _waiting(self, timeout: float | None, wait: c.DurationLike | None) -> float | None:
+        """The timeout of a call that waits up to ``wait`` on the server."""
+        return c.wait_timeout(self.timeout if timeout is _DEFAULT else timeout, wait)
 
     async def _unary(self, method: Callable[..., Awaitable[_Res]], request: Any, timeout: float | None) -> _Res:
         if timeout is _DEFAULT:
@@ -358,10 +384,21 @@ class AsyncRecordStream(AsyncIterator[c.Record]):
     ``last_seq`` is the sequence number of the last record yielded.
     """
 
-    def __init__(self, client: AsyncClient, handler_id: str, after: int) -> None:
+    def __init__(
+        self,
+        client: AsyncClient,
+        handler_id: str,
+        after: int,
+        *,
+        from_head: bool = False,
+        include_internal: bool = False,
+    ) -> None:
         self._client = client
         self.handler_id = handler_id
         self.last_seq = after
+        # As in RecordStream: from the head once, then after what it saw.
+        self._from_head = from_head
+        self._include_internal = include_internal
         self._stopped = False
         self._call: Any = None
         self._gen = self._run()
@@ -410,7 +447,9 @@ class AsyncRecordStream(AsyncIterator[c.Record]):
             progressed = False
             ended = False  # the server ended the call cleanly
             err: WfdError
-            req = service_pb2.StreamEventsRequest(handler_id=self.handler_id, after_seq=self.last_seq)
+            req = c.stream_request(
+                self.handler_id, 0 if self._from_head else self.last_seq, self._from_head, self._include_internal
+            )
             call = self._call = client._stub.StreamEvents(req, metadata=client._metadata)
             try:
                 if self._stopped:
@@ -418,6 +457,8 @@ class AsyncRecordStream(AsyncIterator[c.Record]):
                 first = True
                 async for msg in call:
                     if msg.WhichOneof("kind") != "record":
+                        if self._from_head:
+                            self.last_seq, self._from_head = msg.heartbeat.last_seq, False
                         # A heartbeat. The server may send one as soon as the
                         # stream is subscribed; only a later one shows the
                         # connection carries the stream.

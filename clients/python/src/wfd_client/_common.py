@@ -28,6 +28,7 @@ Residency = handler_pb2.Residency
 Task: TypeAlias = handler_pb2.Task
 TaskStatus = handler_pb2.TaskStatus
 PublishResult: TypeAlias = service_pb2.PublishEventResponse
+Identity: TypeAlias = service_pb2.GetIdentityResponse
 
 #: Struct data as the client accepts it: a JSON-like mapping, a Struct, or None (empty).
 StructLike: TypeAlias = Mapping[str, Any] | struct_pb2.Struct | None
@@ -43,6 +44,8 @@ DurationLike: TypeAlias = float | int | datetime.timedelta
 
 DEFAULT_TARGET = "127.0.0.1:7233"
 DEFAULT_TIMEOUT = 10.0
+#: How long WaitHandler waits when the request sets no timeout (seconds).
+DEFAULT_WAIT = 60.0
 MAX_RECEIVE_BYTES = 64 << 20  # the largest response the server sends
 KEEPALIVE_TIME_MS = 30_000
 KEEPALIVE_TIMEOUT_MS = 10_000
@@ -217,36 +220,81 @@ def _residency(v: ResidencyLike) -> int:
     return int(v)
 
 
-def _duration(v: DurationLike) -> duration_pb2.Duration:
+def _duration(v: DurationLike, what: str = "idle_for") -> duration_pb2.Duration:
     d = duration_pb2.Duration()
     if isinstance(v, datetime.timedelta):
         d.FromTimedelta(v)
     else:
         if v < 0:
-            raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: idle_for {v} is negative")
+            raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: {what} {v} is negative")
         d.FromNanoseconds(int(v * 1e9))
     return d
+
+
+def seconds(v: DurationLike | None) -> float:
+    """A duration in seconds (0 for None)."""
+    if v is None:
+        return 0.0
+    if isinstance(v, datetime.timedelta):
+        return v.total_seconds()
+    return float(v)
+
+
+def wait_timeout(timeout: float | None, wait: DurationLike | None) -> float | None:
+    """The timeout of a call that waits up to ``wait`` on the server: the
+    call's own timeout would otherwise end it first."""
+    if timeout is None or wait is None:
+        return timeout
+    return timeout + seconds(wait)
+
+
+def wait_request(handler_id: str, wait: DurationLike | None) -> service_pb2.WaitHandlerRequest:
+    req = service_pb2.WaitHandlerRequest(handler_id=handler_id)
+    if wait is not None:
+        req.timeout.CopyFrom(_duration(wait, "wait"))
+    return req
+
+
+def stream_request(
+    handler_id: str, after: int, from_head: bool, include_internal: bool
+) -> service_pb2.StreamEventsRequest:
+    return service_pb2.StreamEventsRequest(
+        handler_id=handler_id, after_seq=after, from_head=from_head, include_internal=include_internal
+    )
+
+
+def check_stream_options(after: int, from_head: bool) -> None:
+    if from_head and after != 0:
+        raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, "client: from_head and after exclude each other")
 
 
 # --- requests ----------------------------------------------------------------
 
 
-def run_request(workflow: str, input: StructLike, handler_id: str | None) -> service_pb2.RunWorkflowRequest:
-    return service_pb2.RunWorkflowRequest(
+def run_request(
+    workflow: str, input: StructLike, handler_id: str | None, wait: DurationLike | None = None
+) -> service_pb2.RunWorkflowRequest:
+    req = service_pb2.RunWorkflowRequest(
         workflow=workflow,
         input=to_struct(input, "input"),
         handler_id=handler_id or str(uuid7()),
     )
+    if wait is not None:
+        req.wait.CopyFrom(_duration(wait, "wait"))
+    return req
 
 
 def send_request(
-    handler_id: str, type: str, data: StructLike, idempotency_key: str | None
+    handler_id: str, type: str, data: StructLike, idempotency_key: str | None, wait: DurationLike | None = None
 ) -> service_pb2.SendEventRequest:
-    return service_pb2.SendEventRequest(
+    req = service_pb2.SendEventRequest(
         handler_id=handler_id,
         event=handler_pb2.Event(type=type, data=to_struct(data, "data")),
         idempotency_key=idempotency_key or str(uuid7()),
     )
+    if wait is not None:
+        req.wait.CopyFrom(_duration(wait, "wait"))
+    return req
 
 
 def list_tasks_request(

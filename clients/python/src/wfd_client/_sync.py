@@ -105,18 +105,21 @@ class Client:
         input: c.StructLike = None,
         *,
         handler_id: str | None = None,
+        wait: c.DurationLike | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler of ``workflow`` with ``input`` as its start event's
-        data and returns it as the server first recorded it.
+        data and returns it as the server first recorded it; with ``wait``
+        (seconds or a timedelta, at most an hour), as it is once it finished
+        or the wait ended (the call's timeout grows by as much).
 
         Without ``handler_id`` the client makes up a UUIDv7 id, so that a
         retry after a lost answer returns the handler rather than starting
         another. Running again with the same id and workflow returns the
         existing handler; with another workflow it raises AlreadyExists.
         """
-        req = c.run_request(workflow, input, handler_id)
-        res: service_pb2.RunWorkflowResponse = self._unary(self._stub.RunWorkflow, req, timeout)
+        req = c.run_request(workflow, input, handler_id, wait)
+        res: service_pb2.RunWorkflowResponse = self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
     def get(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
@@ -187,6 +190,7 @@ class Client:
         data: c.StructLike = None,
         *,
         idempotency_key: str | None = None,
+        wait: c.DurationLike | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Delivers an event of ``type`` with ``data`` to the handler and
@@ -197,9 +201,11 @@ class Client:
         finished handler is FailedPrecondition. A released handler is loaded
         again. Every call carries an idempotency key (a UUIDv7 unless
         ``idempotency_key`` is given), so retries deliver the event once.
+        With ``wait`` it returns the handler once it finished, or as it is
+        when the wait ended, as :meth:`wait` does.
         """
-        req = c.send_request(id, type, data, idempotency_key)
-        res: service_pb2.SendEventResponse = self._unary(self._stub.SendEvent, req, timeout)
+        req = c.send_request(id, type, data, idempotency_key, wait)
+        res: service_pb2.SendEventResponse = self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
         return res.handler
 
     def cancel(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
@@ -350,7 +356,32 @@ class Client:
         res: service_pb2.GetStatsResponse = self._unary(self._stub.GetStats, service_pb2.GetStatsRequest(), timeout)
         return res
 
-    def stream(self, id: str, after: int = 0) -> RecordStream:
+    def wait(self, id: str, wait: c.DurationLike | None = None, *, timeout: float | None = _DEFAULT) -> c.Handler:
+        """Waits until the handler finishes, or until ``wait`` (seconds or a
+        timedelta; default 60 s, at most an hour) has passed, and returns it
+        then: its status says which (still running when the time ran out or
+        the server began to shut down). Waiting does not load a released
+        handler: it answers when whatever wakes the handler brings it to its
+        end. NotFound for an unknown handler. The call's ``timeout`` grows
+        by the wait."""
+        req = c.wait_request(id, wait)
+        res: service_pb2.WaitHandlerResponse = self._unary(
+            self._stub.WaitHandler, req, self._waiting(timeout, c.DEFAULT_WAIT if wait is None else wait)
+        )
+        return res.handler
+
+    def identity(self, *, timeout: float | None = _DEFAULT) -> c.Identity:
+        """Who the caller is to the server: with authentication on
+        (``authentication``), its ``subject`` and ``roles``; without it every
+        caller may do everything. Refused credentials raise Unauthenticated."""
+        res: service_pb2.GetIdentityResponse = self._unary(
+            self._stub.GetIdentity, service_pb2.GetIdentityRequest(), timeout
+        )
+        return res
+
+    def stream(
+        self, id: str, after: int = 0, *, from_head: bool = False, include_internal: bool = False
+    ) -> RecordStream:
         """Returns an iterator of the handler's records with a sequence number
         greater than ``after``: first those already recorded, then new ones
         as they happen. It ends after the terminal record
@@ -367,10 +398,22 @@ class Client:
         handler's last record) is raised at once. A stream of a finished
         handler from its terminal record on (``after=h.last_seq``) is empty. Close it (or leave a
         ``with`` block, or drop it) to end the call early.
+
+        By default it yields the events steps write and the terminal record;
+        ``include_internal`` adds the internal records (step state, idle
+        changes, releases and restores, runs waiting for a worker).
+        ``from_head`` yields only records made after the stream subscribed
+        (not with ``after``). Both hold across reconnects: a from-head
+        stream resumes after the head it started at.
         """
-        return RecordStream(self, id, after)
+        c.check_stream_options(after, from_head)
+        return RecordStream(self, id, after, from_head=from_head, include_internal=include_internal)
 
     # --- plumbing ------------------------------------------------------------
+
+    def _waiting(self, timeout: float | None, wait: c.DurationLike | None) -> float | None:
+        """The timeout of a call that waits up to ``wait`` on the server."""
+        return c.wait_timeout(self.timeout if timeout is _DEFAULT else timeout, wait)
 
     def _unary(self, method: Callable[..., _Res], request: Any, timeout: float | None) -> _Res:
         if timeout is _DEFAULT:
@@ -407,10 +450,16 @@ class RecordStream(Iterator[c.Record]):
     ``after`` to resume from in a later stream).
     """
 
-    def __init__(self, client: Client, handler_id: str, after: int) -> None:
+    def __init__(
+        self, client: Client, handler_id: str, after: int, *, from_head: bool = False, include_internal: bool = False
+    ) -> None:
         self._client = client
         self.handler_id = handler_id
         self.last_seq = after
+        # A from-head stream starts at the head once; a reconnect continues
+        # after what it saw (its first heartbeat says where the head was).
+        self._from_head = from_head
+        self._include_internal = include_internal
         self._stopped = False
         self._call: Any = None
         self._gen = self._run()
@@ -459,7 +508,9 @@ class RecordStream(Iterator[c.Record]):
             progressed = False
             ended = False  # the server ended the call cleanly
             err: WfdError
-            req = service_pb2.StreamEventsRequest(handler_id=self.handler_id, after_seq=self.last_seq)
+            req = c.stream_request(
+                self.handler_id, 0 if self._from_head else self.last_seq, self._from_head, self._include_internal
+            )
             call = self._call = client._stub.StreamEvents(req, metadata=client._metadata)
             try:
                 if self._stopped:
@@ -467,6 +518,8 @@ class RecordStream(Iterator[c.Record]):
                 first = True
                 for msg in call:
                     if msg.WhichOneof("kind") != "record":
+                        if self._from_head:
+                            self.last_seq, self._from_head = msg.heartbeat.last_seq, False
                         # A heartbeat. The server may send one as soon as the
                         # stream is subscribed; only a later one shows the
                         # connection carries the stream.

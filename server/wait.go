@@ -1,0 +1,141 @@
+package server
+
+// Waiting for a handler to finish (WaitHandler, and the wait field of
+// RunWorkflow and SendEvent). A wait follows the handler's committed
+// records through the hub, as a stream does, and never loads the handler:
+// a released handler stays released until whatever wakes it (an event, a
+// due timer) brings it to its end, and the wait answers then.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+const (
+	// defaultWait is WaitHandler's timeout when the request sets none.
+	defaultWait = time.Minute
+	// maxWait bounds every wait: a call should not hold a connection for
+	// longer than a proxy or a load balancer would let it.
+	maxWait = time.Hour
+)
+
+func (v *service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest) (*wfdv1.WaitHandlerResponse, error) {
+	if err := checkHandlerID(req.GetHandlerId()); err != nil {
+		return nil, toConnect(err)
+	}
+	d, err := checkWait("timeout", req.GetTimeout())
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	if req.GetTimeout() == nil {
+		d = defaultWait
+	}
+	h, err := v.s.wait(ctx, req.GetHandlerId(), d)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &wfdv1.WaitHandlerResponse{Handler: h}, nil
+}
+
+// checkWait checks a wait duration (unset is 0: no wait).
+func checkWait(field string, d *durationpb.Duration) (time.Duration, error) {
+	if d == nil {
+		return 0, nil
+	}
+	if err := d.CheckValid(); err != nil {
+		return 0, fmt.Errorf("%w: %s: %w", errInvalid, field, err)
+	}
+	if x := d.AsDuration(); x < 0 || x > maxWait {
+		return 0, fmt.Errorf("%w: %s %v is outside 0..%v", errInvalid, field, x, maxWait)
+	}
+	return d.AsDuration(), nil
+}
+
+// wait returns the handler once it has finished, or as it is when d has
+// passed or the server begins to drain (a drain does not fail the call:
+// the caller gets the running handler and may wait again, elsewhere).
+// The caller's context ends it with its error.
+func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.Handler, error) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		// Subscribe before reading: a terminal record committed after the
+		// read reaches the subscription.
+		sub := s.hub.subscribe(id)
+		meta, err := s.meta(ctx, id)
+		if err != nil || meta.Status != persistence.StatusRunning {
+			s.hub.unsubscribe(id, sub)
+			if err != nil {
+				return nil, err
+			}
+			return s.view(&meta), nil
+		}
+		finished, err := s.awaitFinished(ctx, sub, timer.C)
+		s.hub.unsubscribe(id, sub)
+		if err != nil {
+			return nil, err
+		}
+		if !finished {
+			// Time is up, or the server drains: answer with what is stored.
+			meta, err := s.meta(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return s.view(&meta), nil
+		}
+		// Finished, or the subscriber lagged and was cut loose: either way
+		// the store says which, on the next lap.
+	}
+}
+
+// awaitFinished follows sub until a terminal record (true), the
+// subscription is cut loose for lagging (true: re-read the store), the
+// timer fires or the server drains (false), or ctx ends (its error).
+func (s *Server) awaitFinished(ctx context.Context, sub *subscription, timeout <-chan time.Time) (bool, error) {
+	for {
+		select {
+		case recs, ok := <-sub.ch:
+			if !ok {
+				return true, nil
+			}
+			for _, r := range recs {
+				if r.GetHandlerFinished() != nil {
+					return true, nil
+				}
+			}
+		case <-timeout:
+			return false, nil
+		case <-s.draining:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// waitAfter is the answer of a call with a wait field whose change is
+// durable (h, the handler as it committed): h itself when there is no
+// wait or h is finished, else the handler once it finishes or d passes.
+// The change is done, so a failed wait does not fail the call: it answers
+// with h (the caller's own deadline excepted, which ends it as any call).
+func (s *Server) waitAfter(ctx context.Context, h *wfdv1.Handler, d time.Duration) (*wfdv1.Handler, error) {
+	if d <= 0 || h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+		return h, nil
+	}
+	out, err := s.wait(ctx, h.GetHandlerId(), d)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		s.log.Warn("waiting after a durable change failed; answering with the handler as it committed", "handler", h.GetHandlerId(), "err", err)
+		return h, nil
+	}
+	return out, nil
+}
