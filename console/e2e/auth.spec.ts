@@ -28,6 +28,8 @@ const test = base.extend<{}, { authed: Wfd }>({
 test("sign in with a token: who I am, and my tasks", async ({ page, authed }) => {
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
+  // Calls refused before signing in (Unauthenticated) log nothing either.
+  page.on("console", (m) => (m.type() === "error" || m.type() === "warning") && errors.push(m.text()));
   const mine = await authed.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver: "ada" } }, "admin-token");
   const other = await authed.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver: uid("zed") } }, "admin-token");
 

@@ -207,3 +207,15 @@ test("keyboard and phone: the pages work with the keyboard and fit a phone", asy
   }
   expect(consoleErrors).toEqual([]);
 });
+
+test("delete a finished handler from its page", async ({ page, wfd, consoleErrors }) => {
+  const id = uid("echo");
+  await wfd.call("RunWorkflow", { workflow: "echo", handlerId: id, input: { bye: true } });
+  await page.goto(`${wfd.origin}/ui/handlers/${id}`);
+  await expect(page.getByTestId("handler-facts")).toContainText("completed");
+  page.once("dialog", (d) => void d.accept());
+  await page.getByRole("button", { name: "Delete" }).click();
+  await expect(page).toHaveURL(/\/ui\/handlers$/);
+  await expect(wfd.call("GetHandler", { handlerId: id })).rejects.toThrow(/HTTP 404/);
+  expect(consoleErrors).toEqual([]);
+});

@@ -34,8 +34,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     let live = true;
     setIdentity(unknown);
-    client.service
-      .getIdentity({}, { timeoutMs: 10_000 })
+    client
+      .identity({ timeoutMs: 10_000 })
       .then((res) => {
         if (live) {
           setIdentity({ known: true, authentication: res.authentication, subject: res.subject, roles: [...res.roles], note: "" });

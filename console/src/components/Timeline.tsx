@@ -4,7 +4,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useRef, useState } from "react";
 
-import { Code, ConnectError, type Record, type WaiterInfo, type WfdClient } from "@wfd/client/web";
+import type { Record, WaiterInfo, WfdClient } from "@wfd/client/web";
 
 import { errorText } from "../api";
 import { jsonText, statusName, structJson, when } from "../format";
@@ -95,8 +95,9 @@ export function recordRow(r: Record): Row {
 }
 
 /**
- * The records of a handler, live: the stream with internal records, resumed
- * after the last sequence number when the connection drops.
+ * The records of a handler, live: the stream with internal records
+ * (StreamEvents include_internal), resumed after the last sequence number
+ * when the connection drops.
  */
 export function useRecords(client: WfdClient, handlerId: string): { rows: Row[]; done: boolean; error: string } {
   const [rows, setRows] = useState<Row[]>([]);
@@ -104,7 +105,6 @@ export function useRecords(client: WfdClient, handlerId: string): { rows: Row[];
   const [error, setError] = useState("");
   useEffect(() => {
     const ac = new AbortController();
-    let last = 0n;
     let pending: Row[] = [];
     let frame = 0;
     setRows([]);
@@ -117,38 +117,22 @@ export function useRecords(client: WfdClient, handlerId: string): { rows: Row[];
       pending = [];
       setRows((old) => old.concat(batch));
     };
+    // The client's stream resumes after the last record it yielded when
+    // the connection drops, and ends after the terminal record.
     const run = async () => {
-      let failures = 0;
-      while (!ac.signal.aborted) {
-        try {
-          const res = client.service.streamEvents({ handlerId, afterSeq: last, includeInternal: true }, { signal: ac.signal });
-          for await (const msg of res) {
-            failures = 0;
-            if (msg.kind.case !== "record" || msg.kind.value.seq <= last) {
-              continue;
-            }
-            last = msg.kind.value.seq;
-            pending.push(recordRow(msg.kind.value));
-            if (!frame) {
-              frame = requestAnimationFrame(flush);
-            }
-            if (msg.kind.value.kind.case === "handlerFinished") {
-              setDone(true);
-            }
+      try {
+        for await (const rec of client.stream(handlerId, { includeInternal: true, signal: ac.signal })) {
+          pending.push(recordRow(rec));
+          if (!frame) {
+            frame = requestAnimationFrame(flush);
           }
-          return; // the stream ended (the handler finished)
-        } catch (err) {
-          if (ac.signal.aborted) {
-            return;
+          if (rec.kind.case === "handlerFinished") {
+            setDone(true);
           }
-          const again = err instanceof ConnectError && (err.code === Code.Unavailable || err.code === Code.Unknown);
-          if (!again || ++failures > 10) {
-            setError(errorText(err));
-            return;
-          }
-          setError(`reconnecting: ${errorText(err)}`);
-          await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** failures)));
-          setError("");
+        }
+      } catch (err) {
+        if (!ac.signal.aborted) {
+          setError(errorText(err));
         }
       }
     };

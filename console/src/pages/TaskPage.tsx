@@ -13,7 +13,9 @@ import { useSession } from "../session";
 function HandlerLive({ id, onRecords }: { id: string; onRecords(n: number): void }) {
   const { client } = useSession();
   const { rows, done, error } = useRecords(client, id);
-  useEffect(() => onRecords(rows.length), [rows.length, onRecords]);
+  useEffect(() => {
+    onRecords(rows.length);
+  }, [rows.length, onRecords]);
   const last = rows.findLast((r) => r.kind === "finished");
   return (
     <div>
@@ -35,7 +37,14 @@ export function TaskPage({ id }: { id: string }) {
   const [completed, setCompleted] = useState(false);
   const h = handler.data;
   const { reload: reloadHandler } = handler;
-  const onRecords = useCallback((n: number) => n > 0 && reloadHandler(), [reloadHandler]);
+  const onRecords = useCallback(
+    (n: number) => {
+      if (n > 0) {
+        reloadHandler();
+      }
+    },
+    [reloadHandler],
+  );
   // Without authentication the server records whatever name is given.
   const anonymous = !(identity.known && identity.authentication);
   return (
