@@ -42,7 +42,7 @@ test("start an expense from its form, answer its task badly then well, and watch
   // and nothing changes.
   await page.getByRole("radio", { name: "No" }).check();
   await page.getByRole("button", { name: "Submit answer" }).click();
-  await expect(page.locator("#answer_reason__error")).toContainText(/reason/);
+  await expect(page.locator("#answer_reason__error")).toHaveText("is required");
   await shot(page, "task-bad-answer");
   const after = await wfd.call<{ task: { status: string } }>("GetTask", { taskId });
   expect(after.task.status).toBe("TASK_STATUS_PENDING");
@@ -61,6 +61,10 @@ test("start an expense from its form, answer its task badly then well, and watch
   await expect(page.getByTestId("handler-facts")).toContainText("completed");
   await expect(page.getByTestId("handler-result")).toContainText('"approved": true');
   await expect(page.getByTestId("timeline").locator('[data-kind="finished"]')).toHaveCount(1);
+  // A record in full, chosen with the keyboard.
+  await page.getByTestId("timeline").locator('[data-kind="finished"] button').focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("record-detail")).toContainText('"handlerFinished"');
   await shot(page, "handler-completed");
   expect(consoleErrors).toEqual([]);
 });

@@ -124,6 +124,12 @@ export function SchemaForm({ schema, id, submitLabel, onSubmit, initial }: Schem
         onSubmit={(e) => void send((e.formData ?? {}) as Json)}
         // The errors are shown at their fields (rjsf would also log them).
         onError={() => undefined}
+        transformErrors={(errors) =>
+          errors
+            // "must match "then" schema" repeats what the field's own error says.
+            .filter((e) => e.name !== "if")
+            .map((e) => (e.name === "required" ? { ...e, message: "is required" } : e))
+        }
       >
         {status}
         <button type="submit" disabled={busy}>

@@ -4,7 +4,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useRef, useState } from "react";
 
-import type { Record, WaiterInfo, WfdClient } from "@wfd/client/web";
+import { recordToJson, type Record, type WaiterInfo, type WfdClient } from "@wfd/client/web";
 
 import { errorText } from "../api";
 import { jsonText, statusName, structJson, when } from "../format";
@@ -14,6 +14,8 @@ export interface Row {
   time: string;
   kind: string;
   text: string;
+  /** The record itself, shown in full when its row is chosen. */
+  record: Record;
 }
 
 /** What a waiter waits for, in words. */
@@ -43,7 +45,7 @@ function compact(v: unknown): string {
 }
 
 export function recordRow(r: Record): Row {
-  const base = { seq: r.seq, time: when(r.time) };
+  const base = { seq: r.seq, time: when(r.time), record: r };
   const k = r.kind;
   switch (k.case) {
     case "stepStateChanged": {
@@ -54,7 +56,7 @@ export function recordRow(r: Record): Row {
         text += ` (attempt ${v.attempt})`;
       }
       if (v.inputEventType) {
-        text += ` on ${v.inputEventType}`;
+        text += ` (input ${v.inputEventType})`;
       }
       if (v.emittedEventTypes.length > 0) {
         text += ` → ${v.emittedEventTypes.join(", ")}`;
@@ -153,6 +155,7 @@ const rowHeight = 28;
 export function Timeline({ rows, label }: { rows: Row[]; label: string }) {
   const parent = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
+  const [chosen, setChosen] = useState<Row | undefined>(undefined);
   const v = useVirtualizer({ count: rows.length, getScrollElement: () => parent.current, estimateSize: () => rowHeight, overscan: 12 });
   useEffect(() => {
     if (follow && rows.length > 0) {
@@ -179,17 +182,29 @@ export function Timeline({ rows, label }: { rows: Row[]; label: string }) {
                 className={`trow k-${r.kind}`}
                 style={{ transform: `translateY(${item.start}px)`, height: rowHeight }}
                 data-kind={r.kind}
-                title={r.text}
               >
-                <span className="seq">{r.seq.toString()}</span>
-                <span className="time">{r.time}</span>
-                <span className="kind">{r.kind}</span>
-                <span className="text">{r.text}</span>
+                <button type="button" className="trow-button" title={r.text} aria-pressed={chosen?.seq === r.seq} onClick={() => setChosen(r)}>
+                  <span className="seq">{r.seq.toString()}</span>
+                  <span className="time">{r.time}</span>
+                  <span className="kind">{r.kind}</span>
+                  <span className="text">{r.text}</span>
+                </button>
               </li>
             );
           })}
         </ol>
       </div>
+      {chosen && (
+        <div className="record-detail">
+          <div className="timeline-bar">
+            <span>Record #{chosen.seq.toString()}</span>
+            <button type="button" onClick={() => setChosen(undefined)}>
+              Close
+            </button>
+          </div>
+          <pre data-testid="record-detail">{jsonText(recordToJson(chosen.record))}</pre>
+        </div>
+      )}
     </div>
   );
 }
