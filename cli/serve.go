@@ -285,10 +285,10 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if tlsConfig == nil && !isLoopback(l.Addr()) {
 		log.Warn("serving plaintext on a non-loopback address: anyone on the network can read and alter the calls; use --tls-cert and --tls-key", "addr", l.Addr().String())
 	}
-	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil)
 	if cl != nil && tlsConfig == nil && !isLoopback(cl.Addr()) {
 		log.Warn("serving the console in plaintext on a non-loopback address: tokens typed into it cross the network readable; use --tls-cert and --tls-key", "addr", cl.Addr().String())
 	}
+	// Before "listening", which tells scripts and tests that serve is up.
 	if cl != nil {
 		scheme := "http"
 		if tlsConfig != nil {
@@ -296,6 +296,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		}
 		log.Info("console", "url", scheme+"://"+cl.Addr().String()+"/ui/", "addr", cl.Addr().String())
 	}
+	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil)
 	if err := srv.ServeWithConsole(ctx, l, cl, o.grace); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -31,7 +31,8 @@ export async function startWfd(extraArgs: string[] = [], files: { [name: string]
   const logs: string[] = [];
   const addrs = await new Promise<{ api: string; origin: string }>((resolve, reject) => {
     let api = "";
-    const timer = setTimeout(() => reject(new Error("wfd did not log its console address within 60 s:\n" + logs.join("\n"))), 60_000);
+    let origin = "";
+    const timer = setTimeout(() => reject(new Error("wfd did not log listening within 60 s:\n" + logs.join("\n"))), 60_000);
     proc.once("exit", (code) => reject(new Error(`wfd exited with ${code}:\n${logs.join("\n")}`)));
     createInterface({ input: proc.stderr! }).on("line", (line) => {
       logs.push(line);
@@ -41,12 +42,18 @@ export async function startWfd(extraArgs: string[] = [], files: { [name: string]
       } catch {
         return;
       }
+      if (rec.msg === "console" && rec.addr) {
+        origin = `http://${rec.addr}`;
+      }
+      // "listening" comes last, once both ports accept connections.
       if (rec.msg === "listening" && rec.addr) {
         api = `http://${rec.addr}`;
-      }
-      if (rec.msg === "console" && rec.addr) {
         clearTimeout(timer);
-        resolve({ api, origin: `http://${rec.addr}` });
+        if (origin) {
+          resolve({ api, origin });
+        } else {
+          reject(new Error("wfd logged no console address:\n" + logs.join("\n")));
+        }
       }
     });
   });
