@@ -1,7 +1,8 @@
 // Package cli is wfd's command line: the server (serve) and client
 // commands built on the Go client (workflows, run, get, handlers, send,
-// stream, wait, cancel, release; tasks, task, complete for human tasks; publish
-// for keyed events; stats, whoami), and bench, which hands over to package bench.
+// stream, wait, cancel, release, delete; tasks, task, complete for human tasks;
+// publish and events for keyed events; stats, whoami), and bench, which hands
+// over to package bench.
 // cmd/wfd only wires the process's arguments,
 // signals and standard streams into [Main], so the whole command line is
 // testable in-process.

@@ -25,7 +25,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -80,6 +80,12 @@ store and dropped from memory; so are the least recently active ones when
 more than --max-idle-in-memory (0: no cap) are idle in memory. An event, a
 due timer or a restart brings them back.
 
+A finished handler (completed, failed, cancelled) is kept until deleted
+(wfd delete) or, with --retention, deleted with its stream, checkpoint and
+tasks once it has been finished that long (0, the default: kept forever).
+A sweep runs every tenth of the retention (between 1s and 1m); a finished
+child waits for its parent to finish. Published events are never deleted.
+
 The garbage collector may let the heap grow --gc-headroom-mib past the
 live heap between collections (GOGC set from the live heap after each
 collection, between 25 and 1000): rare collections while few handlers are
@@ -105,6 +111,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
+			fs.DurationVar(&o.retention, "retention", 0, "delete finished handlers, with their streams and tasks, this long after they finished (0: keep them forever)")
 			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
 			fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
 			fs.IntVar(&o.limits.MaxChildren, "max-children", engine.DefaultMaxChildren, "children one handler may start")
@@ -126,7 +133,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			o.auth.define(fs)
-			fs.fromEnv("addr", "data", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
+			fs.fromEnv("addr", "data", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
 				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
 			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
@@ -163,6 +170,7 @@ type serveOptions struct {
 
 	idleTimeout time.Duration
 	maxIdle     int
+	retention   time.Duration
 	debugAddr   string
 
 	gcHeadroomMiB int
@@ -193,8 +201,8 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if o.grace < 0 || o.shutdownDelay < 0 {
 		return usageErrorf("--grace and --shutdown-delay must not be negative")
 	}
-	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 {
-		return usageErrorf("--idle-timeout, --max-idle-in-memory and --gc-headroom-mib must not be negative")
+	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 || o.retention < 0 {
+		return usageErrorf("--idle-timeout, --max-idle-in-memory, --gc-headroom-mib and --retention must not be negative")
 	}
 	for _, l := range []struct {
 		flag string
@@ -257,7 +265,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	}
 	wfs := workflows.All()
 	sopts := server.Options{
-		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Limits: o.limits,
+		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Retention: o.retention, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
 		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
 		Console: console.Handler(nil),

@@ -97,6 +97,23 @@ type Store interface {
 	// returned with the others.
 	PublishedAfter(ctx context.Context, afterSeq uint64, limit int) ([]Published, error)
 
+	// ListPublished returns entries of the published-event log matching
+	// q, latest first (by At, ties by Seq, both descending), and a token
+	// for the next page ("" when there is none). Filters are answered from
+	// indexes. A token used with other filters than the ones it was issued
+	// for fails with ErrInvalid. Entries that cannot be decoded are left
+	// out and named by an error wrapping ErrCorrupt, returned with the
+	// others and the next page token.
+	ListPublished(ctx context.Context, q PublishedQuery) (entries []Published, nextPageToken string, err error)
+
+	// FinishedBefore returns up to limit finished handlers (completed,
+	// failed or cancelled) whose CompletedAt is at or before before,
+	// oldest first (ties by id), starting after the position after (nil:
+	// from the oldest): the candidates for deletion after a retention
+	// period. It is answered from an index. limit <= 0 means
+	// DefaultScanLimit.
+	FinishedBefore(ctx context.Context, before time.Time, after *Finished, limit int) ([]Finished, error)
+
 	// PutWorkflow stores def under def.Name, replacing a stored definition
 	// of that name, in a commit of its own (it may share one with
 	// concurrent writes). ifHash makes it conditional: "" puts whatever is

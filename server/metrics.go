@@ -145,6 +145,7 @@ var (
 	descReleases     = prometheus.NewDesc("wfd_releases_total", "Handlers released from memory to the store (any trigger).", nil, nil)
 	descRehydrations = prometheus.NewDesc("wfd_rehydrations_total", "Handlers loaded back into memory from the store.", nil, nil)
 	descReclaims     = prometheus.NewDesc("wfd_memory_reclaims_total", "Times memory freed by releases was given back to the OS.", nil, nil)
+	descDeleted      = prometheus.NewDesc("wfd_handlers_deleted_total", "Finished handlers deleted, by reason (request: DeleteHandler; retention: the retention sweep).", []string{"reason"}, nil)
 	descCommits      = prometheus.NewDesc("wfd_store_commits_total", "Store commits of handler changes (attempted; failed ones also count in wfd_store_commit_errors_total).", nil, nil)
 	descCommitErrs   = prometheus.NewDesc("wfd_store_commit_errors_total", "Store commits of handler changes that failed.", nil, nil)
 	descChanges      = prometheus.NewDesc("wfd_store_changes_total", "Handler changes carried by store commits.", nil, nil)
@@ -160,7 +161,7 @@ var (
 )
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descReleases, descRehydrations, descReclaims, descCommits, descCommitErrs, descChanges,
+	for _, d := range []*prometheus.Desc{descReleases, descRehydrations, descReclaims, descDeleted, descCommits, descCommitErrs, descChanges,
 		descStoreSize, descInMemory, descByStatus, descByResidency, descTasksPending, descStreams, descWorkers, descDispatches, descRedispatches} {
 		ch <- d
 	}
@@ -179,6 +180,8 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descReleases, snap.releases)
 	counter(descRehydrations, snap.rehydrations)
 	counter(descReclaims, snap.reclaims)
+	counter(descDeleted, c.s.stats.deletedRequest.Load(), deletedByRequest)
+	counter(descDeleted, c.s.stats.deletedRetention.Load(), deletedByRetention)
 	counter(descCommits, snap.commits)
 	counter(descCommitErrs, snap.commitErrors)
 	counter(descChanges, snap.changes)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/auth"
 )
 
 // wakeWorkers bounds how many handlers one publication wakes at once.
@@ -65,7 +66,13 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	if err != nil {
 		return nil, toConnect(fmt.Errorf("%w: data: %w", errInvalid, err))
 	}
-	p, err := v.s.store.Publish(ctx, persistence.Published{ID: id, Key: req.GetKey(), HandlerID: req.GetHandlerId(), Data: data, At: v.s.opts.Now()})
+	p := persistence.Published{ID: id, Key: req.GetKey(), HandlerID: req.GetHandlerId(), Data: data, At: v.s.opts.Now()}
+	// Who published it comes from the caller's verified identity, never
+	// from the request.
+	if who, ok := auth.FromContext(ctx); ok {
+		p.PublishedBy = who.Subject
+	}
+	p, err = v.s.store.Publish(ctx, p)
 	if err != nil {
 		return nil, toConnect(err)
 	}

@@ -110,6 +110,16 @@ type Options struct {
 	// "*", an origin, or one with any port ("http://localhost:*"); a
 	// request with another Origin header gets 403. Nil: no check.
 	AllowedOrigins []string
+	// Retention, if positive, deletes finished handlers (completed,
+	// failed, cancelled) once they have been finished this long, with
+	// their records and tasks (retention.go); 0 keeps them forever.
+	Retention time.Duration
+	// RetentionInterval is how often the retention sweep runs; 0: a tenth
+	// of Retention, between 1s and 1m.
+	RetentionInterval time.Duration
+	// RetentionBatch bounds the handlers one commit of the sweep deletes
+	// (0: DefaultRetentionBatch).
+	RetentionBatch int
 	// TracerProvider, if set, traces every call (otelconnect) and the
 	// rehydrations, step runs and store commits they cause (tracing.go).
 	// nil: no tracing.
@@ -250,6 +260,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.backgroundDone.Go(func() { s.reloads.run(s.background) })
 	if opts.IdleTimeout > 0 || keep >= 0 {
 		s.backgroundDone.Go(func() { s.reaper.run(s.background) })
+	}
+	if opts.Retention > 0 {
+		r := newRetention(s, &opts)
+		s.backgroundDone.Go(func() { r.run(s.background) })
 	}
 	if opts.ReclaimAfter > 0 {
 		rc := &reclaimer{s: s, quiet: opts.ReclaimAfter}

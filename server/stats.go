@@ -22,6 +22,9 @@ type stats struct {
 	changes      atomic.Int64
 	// reclaims counts the times memory was given back after releases.
 	reclaims atomic.Int64
+	// deletedRequest and deletedRetention count deleted handlers
+	// (DeleteHandler, the retention sweep).
+	deletedRequest, deletedRetention atomic.Int64
 	// rehydrate holds the latest rehydrate latencies.
 	rehydrate latencyRing
 	// hist are the latency and size distributions for /metrics.
@@ -32,6 +35,15 @@ func (s *stats) rehydrated(d time.Duration) {
 	s.rehydrations.Add(1)
 	s.rehydrate.add(d)
 	s.hist.rehydrate.Observe(d.Seconds())
+}
+
+// deleted counts n handlers deleted for reason.
+func (s *stats) deleted(reason string, n int) {
+	if reason == deletedByRetention {
+		s.deletedRetention.Add(int64(n))
+	} else {
+		s.deletedRequest.Add(int64(n))
+	}
 }
 
 // committed counts one commit of n changes that took d.

@@ -41,8 +41,9 @@
 // Retrying is safe for every call. [Client.Run] sends a handler id (a new
 // UUIDv7 unless [WithHandlerID] gives one) so that a repeated RunWorkflow
 // returns the handler the first one started; [Client.Get], [Client.List],
-// [Client.Workflows], [Client.Task], [Client.Tasks] and [Client.Stats]
-// read; a repeated Cancel or Release leaves the handler as the first one
+// [Client.Workflows], [Client.Task], [Client.Tasks], [Client.Stats] and
+// [Client.PublishedEvents] read; the repeat of a [Client.Delete] that got
+// through is codes.NotFound; a repeated Cancel or Release leaves the handler as the first one
 // left it (the repeat may report codes.FailedPrecondition). [Client.Send]
 // gives every event an idempotency key (a UUIDv7, or
 // [WithIdempotencyKey]), so a retry after a dropped answer is acknowledged

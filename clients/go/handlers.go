@@ -148,3 +148,14 @@ func toStruct(what string, m map[string]any) (*structpb.Struct, error) {
 	}
 	return s, nil
 }
+
+// Delete removes a finished handler (completed, failed or cancelled) with
+// its stream, checkpoint and tasks; events published for it stay in the
+// log. A running handler is codes.FailedPrecondition (cancel it first), as
+// is a finished child whose parent still runs; an unknown one
+// codes.NotFound, which a retried call also gets once the first attempt
+// deleted it. The handler's id may be used again afterwards.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	_, err := c.svc.DeleteHandler(ctx, &wfdv1.DeleteHandlerRequest{HandlerId: id})
+	return err
+}

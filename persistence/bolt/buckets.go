@@ -23,6 +23,7 @@ const (
 	bucketTimers    = "idx_timers"
 	bucketWaitKeys  = "idx_wait_keys"
 	bucketMeta      = "meta"
+	bucketFinished  = "idx_finished"
 
 	bucketTasks        = "tasks"
 	bucketTaskStatus   = "idx_task_status"
@@ -33,6 +34,11 @@ const (
 	bucketPublished    = "published"
 	bucketPublishedID  = "idx_published_id"
 	bucketPublishedKey = "idx_published_key"
+	// The listing indexes of the log (ListPublished), all ending in
+	// time(at)|seq so that latest first is a reverse range scan.
+	bucketPublishedTime    = "idx_published_time"
+	bucketPublishedByKey   = "idx_published_by_key"
+	bucketPublishedHandler = "idx_published_handler"
 
 	bucketWorkflows = "workflows"
 )
@@ -56,9 +62,10 @@ func allBuckets() []string {
 	return []string{
 		bucketHandlers, bucketSnapshots, bucketRecords,
 		bucketCreated, bucketStatus, bucketWorkflow, bucketResidency, bucketIdle, bucketIdleTime,
-		bucketTimers, bucketWaitKeys, bucketMeta,
+		bucketTimers, bucketWaitKeys, bucketMeta, bucketFinished,
 		bucketTasks, bucketTaskStatus, bucketTaskAssignee, bucketTaskWorkflow, bucketTaskHandler,
 		bucketPublished, bucketPublishedID, bucketPublishedKey,
+		bucketPublishedTime, bucketPublishedByKey, bucketPublishedHandler,
 		bucketWorkflows,
 	}
 }
@@ -90,7 +97,14 @@ func allBuckets() []string {
 // the bucket, but not the handlers of those workflows, which it cannot
 // restore without them and marks failed for good (an unknown workflow)
 // the first time it loads one.
-const schemaVersion = 5
+//
+// Version 6 added idx_finished (finished handlers by completion time, for
+// retention) and the published-event listing indexes (idx_published_time,
+// idx_published_by_key, idx_published_handler). Older files migrate by
+// filling them from the metadata and the log (migrateListIndexes); the
+// bump keeps an older wfd, which would not maintain them, from opening
+// the file.
+const schemaVersion = 6
 
 const keySchema = "schema"
 
@@ -131,5 +145,10 @@ func initSchema(tx *bolt.Tx) error {
 		}
 	}
 	// Version 4 only lacked the workflows bucket, created above.
+	if version < 6 {
+		if err := migrateListIndexes(tx); err != nil {
+			return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
+		}
+	}
 	return bucket(tx, bucketMeta).Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, schemaVersion))
 }

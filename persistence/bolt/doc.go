@@ -68,6 +68,16 @@
 // seeks idx_published_key twice, once under the handler's prefix and once
 // under the global one, to the first entry at or after since; the older of
 // the two is the answer, so it never scans the events of a key.
+// ListPublished (latest first) reads one of idx_published_time (time|seq),
+// idx_published_by_key (key|0|time|seq), idx_published_handler
+// (handler|0|time|seq) or, for a key and a handler, idx_published_key,
+// backwards from the end of the filter's prefix, and stops at since: one
+// key's latest events cost what is returned, whatever the log's size.
+// Deleting a handler leaves the log alone: it is immutable.
+//
+// idx_finished (time(CompletedAt)|id) holds every finished handler, so
+// FinishedBefore, the retention sweep's scan, is a range scan from the
+// oldest; a delete removes the entry with the handler's other entries.
 //
 // Workflow definitions are few (one per remote workflow) and read whole:
 // the workflows bucket has no index, and ListWorkflowDefs walks it in name

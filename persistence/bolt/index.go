@@ -38,6 +38,9 @@ func entriesOf(h *persistence.Handler) []entry {
 			entry{bucketIdleTime, idleTimeKey(h.IdleSince, h.ID), []byte{}},
 		)
 	}
+	if h.Status.Terminal() && !h.CompletedAt.IsZero() {
+		es = append(es, entry{bucketFinished, idleTimeKey(h.CompletedAt, h.ID), []byte{}})
+	}
 	if !h.Deadline.IsZero() {
 		// The handler's own deadline: a timer with no waiter.
 		es = append(es, entry{bucketTimers, timerKey(h.Deadline, h.ID, ""), []byte{}})
@@ -80,8 +83,15 @@ func scanEntries(tx *bolt.Tx, id string) []entry {
 			}
 		}
 	}
+	// idx_finished keys are time|id.
+	c := bucket(tx, bucketFinished).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) > timeLen && string(k[timeLen:]) == id {
+			es = append(es, entry{bucketFinished, bytes.Clone(k), []byte{}})
+		}
+	}
 	// The handler id is the middle part of timer and wait keys.
-	c := bucket(tx, bucketTimers).Cursor()
+	c = bucket(tx, bucketTimers).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
 		if _, h, _, ok := parseTimerKey(k); ok && h == id {
 			es = append(es, entry{bucketTimers, bytes.Clone(k), []byte{}})

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -144,6 +145,45 @@ func rewriteBucket(tx *bolt.Tx, name string, entries []entry) error {
 		}
 		if err := b.Put(e.key, value); err != nil {
 			return fmt.Errorf("put %s entry: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateListIndexes fills the indexes schema 6 added: idx_finished from
+// the handlers' metadata (metadata that cannot be decoded is left out, as
+// its other entries would be: a write repairs it) and the published-event
+// listing indexes from the log (entries that cannot be decoded are left
+// out; listing could not return them anyway). It runs in Open's
+// transaction: if it fails, the file stays as it was.
+func migrateListIndexes(tx *bolt.Tx) error {
+	var finished []entry
+	c := bucket(tx, bucketHandlers).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		h, err := decodeStored(string(k), v)
+		if err != nil {
+			continue
+		}
+		for _, e := range entriesOf(&h) {
+			if e.bucket == bucketFinished {
+				finished = append(finished, e)
+			}
+		}
+	}
+	if err := rewriteBucket(tx, bucketFinished, finished); err != nil {
+		return err
+	}
+	c = bucket(tx, bucketPublished).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) != 8 {
+			continue
+		}
+		p, err := decodeStoredPublished(binary.BigEndian.Uint64(k), v)
+		if err != nil {
+			continue
+		}
+		if err := putPublishedListEntries(tx, &p); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -79,6 +79,9 @@ func publish(tx *bolt.Tx, p persistence.Published) (persistence.Published, error
 	if err := bucket(tx, bucketPublishedKey).Put(publishedKeyKey(p.Key, p.HandlerID, p.At, seq), []byte{}); err != nil {
 		return persistence.Published{}, fmt.Errorf("put key entry: %w", err)
 	}
+	if err := putPublishedListEntries(tx, &p); err != nil {
+		return persistence.Published{}, err
+	}
 	// The caller gets its own copy of Data: p.Data stays with this
 	// function, which may run again.
 	p.Data = bytes.Clone(p.Data)

@@ -95,3 +95,41 @@ func (s *Store) LongestIdle(ctx context.Context, before time.Time, limit int) ([
 	}
 	return idle, nil
 }
+
+// FinishedBefore returns finished handlers completed at or before before,
+// oldest first, from idx_finished (time(completed)|id).
+func (s *Store) FinishedBefore(ctx context.Context, before time.Time, after *persistence.Finished, limit int) ([]persistence.Finished, error) {
+	if limit <= 0 {
+		limit = persistence.DefaultScanLimit
+	}
+	end := appendTime(nil, before)
+	var start []byte
+	if after != nil {
+		start = idleTimeKey(after.CompletedAt, after.HandlerID)
+	}
+	var out []persistence.Finished
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		c := bucket(tx, bucketFinished).Cursor()
+		k, _ := c.First()
+		if start != nil {
+			if k, _ = c.Seek(start); k != nil && bytes.Equal(k, start) {
+				k, _ = c.Next()
+			}
+		}
+		for ; k != nil && len(out) < limit; k, _ = c.Next() {
+			at, ok := parseTime(k)
+			if !ok || len(k) == timeLen {
+				return fmt.Errorf("%w: finished key %q", persistence.ErrCorrupt, k)
+			}
+			if bytes.Compare(k[:timeLen], end) > 0 {
+				break
+			}
+			out = append(out, persistence.Finished{HandlerID: string(k[timeLen:]), CompletedAt: at})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bolt: finished before: %w", err)
+	}
+	return out, nil
+}

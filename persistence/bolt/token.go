@@ -21,7 +21,8 @@ import (
 //
 // ListHandlers tokens are version 2: version 1 carried a handler id, when
 // handlers were listed in id order (schema 2 and older); such a token is
-// refused, and the client lists again from the first page.
+// refused, and the client lists again from the first page. ListPublished
+// tokens are version 3 (publishedlist.go); their position is time(at)|seq.
 const (
 	taskTokenVersion    = 1
 	handlerTokenVersion = 2
@@ -38,6 +39,19 @@ func packToken(version byte, last []byte, check uint64) string {
 // unpackToken returns the last position of a version token that check
 // accepts, if it holds an order key.
 func unpackToken(token string, version byte, check func(last []byte) uint64) ([]byte, error) {
+	last, err := unpackRawToken(token, version, check)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := orderKeyID(last); !ok {
+		return nil, fmt.Errorf("%w: malformed page token", persistence.ErrInvalid)
+	}
+	return last, nil
+}
+
+// unpackRawToken returns the last position of a version token that check
+// accepts, whatever it holds.
+func unpackRawToken(token string, version byte, check func(last []byte) uint64) ([]byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(b) < 1+1+8 {
 		return nil, fmt.Errorf("%w: malformed page token", persistence.ErrInvalid)
@@ -48,9 +62,6 @@ func unpackToken(token string, version byte, check func(last []byte) uint64) ([]
 	last := b[1 : len(b)-8]
 	if binary.BigEndian.Uint64(b[len(b)-8:]) != check(last) {
 		return nil, fmt.Errorf("%w: page token is damaged or was issued for different filters", persistence.ErrInvalid)
-	}
-	if _, ok := orderKeyID(last); !ok {
-		return nil, fmt.Errorf("%w: malformed page token", persistence.ErrInvalid)
 	}
 	return last, nil
 }

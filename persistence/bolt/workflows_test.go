@@ -65,8 +65,8 @@ func TestOpenSchema4(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 5}) {
-		t.Fatalf("schema version after migration = %v, want 5", v)
+	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 6}) {
+		t.Fatalf("schema version after migration = %v, want 6", v)
 	}
 	if r, err := bolt.Check(t.Context(), path); err != nil || !r.OK() {
 		t.Fatalf("Check after migration = %+v, %v", r, err)

@@ -21,6 +21,8 @@ type Calls struct {
 	Publish          atomic.Int64
 	FindPublished    atomic.Int64
 	PublishedAfter   atomic.Int64
+	ListPublished    atomic.Int64
+	FinishedBefore   atomic.Int64
 	PutWorkflow      atomic.Int64
 	GetWorkflow      atomic.Int64
 	ListWorkflowDefs atomic.Int64

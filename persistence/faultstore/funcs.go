@@ -27,6 +27,8 @@ type Funcs struct {
 	PublishFunc          func(ctx context.Context, p persistence.Published) (persistence.Published, error)
 	FindPublishedFunc    func(ctx context.Context, key, handlerID string, since time.Time) (persistence.Published, bool, error)
 	PublishedAfterFunc   func(ctx context.Context, afterSeq uint64, limit int) ([]persistence.Published, error)
+	ListPublishedFunc    func(ctx context.Context, q persistence.PublishedQuery) ([]persistence.Published, string, error)
+	FinishedBeforeFunc   func(ctx context.Context, before time.Time, after *persistence.Finished, limit int) ([]persistence.Finished, error)
 	PutWorkflowFunc      func(ctx context.Context, def persistence.WorkflowDef, ifHash string) error
 	GetWorkflowFunc      func(ctx context.Context, name string) (persistence.WorkflowDef, error)
 	ListWorkflowDefsFunc func(ctx context.Context) ([]persistence.WorkflowDef, error)

@@ -170,6 +170,24 @@ func (s *Store) PublishedAfter(ctx context.Context, afterSeq uint64, limit int) 
 	return s.inner.PublishedAfter(ctx, afterSeq, limit)
 }
 
+// ListPublished implements persistence.Store.
+func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery) ([]persistence.Published, string, error) {
+	s.Calls.ListPublished.Add(1)
+	if f := s.current().ListPublishedFunc; f != nil {
+		return f(ctx, q)
+	}
+	return s.inner.ListPublished(ctx, q)
+}
+
+// FinishedBefore implements persistence.Store.
+func (s *Store) FinishedBefore(ctx context.Context, before time.Time, after *persistence.Finished, limit int) ([]persistence.Finished, error) {
+	s.Calls.FinishedBefore.Add(1)
+	if f := s.current().FinishedBeforeFunc; f != nil {
+		return f(ctx, before, after, limit)
+	}
+	return s.inner.FinishedBefore(ctx, before, after, limit)
+}
+
 // PutWorkflow implements persistence.Store.
 func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, ifHash string) error {
 	s.Calls.PutWorkflow.Add(1)

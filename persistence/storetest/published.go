@@ -44,6 +44,8 @@ func diffPublished(got, want persistence.Published) string {
 		return fmt.Sprintf("At = %v, want %v", got.At, want.At)
 	case got.At.Location() != time.UTC:
 		return fmt.Sprintf("At location = %v, want UTC", got.At.Location())
+	case got.PublishedBy != want.PublishedBy:
+		return fmt.Sprintf("PublishedBy = %q, want %q", got.PublishedBy, want.PublishedBy)
 	}
 	return ""
 }

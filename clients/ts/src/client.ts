@@ -1,17 +1,20 @@
 import { create } from "@bufbuild/protobuf";
-import { durationFromMs, type Duration } from "@bufbuild/protobuf/wkt";
+import { durationFromMs, timestampFromDate, type Duration } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 
 import { HandlerStatus, Residency, TaskStatus, type Handler, type Record, type Task } from "./gen/wfd/v1/handler_pb.js";
 import {
   ListHandlersRequestSchema,
+  ListPublishedEventsRequestSchema,
   ListTasksRequestSchema,
   WorkflowService,
   type GetIdentityResponse,
   type GetStatsResponse,
   type ListHandlersRequest,
+  type ListPublishedEventsRequest,
   type ListTasksRequest,
+  type PublishedEvent,
   type Workflow,
 } from "./gen/wfd/v1/service_pb.js";
 import { sameJson, toJsonObject } from "./json.js";
@@ -200,6 +203,31 @@ export interface PublishOptions extends CallOptions {
    * UUIDv7 when not given.
    */
   eventId?: string;
+}
+
+/**
+ * Filters and paging of {@link WfdClient.publishedEvents}. The empty object
+ * lists the whole published-event log, latest first, in pages of the
+ * server's default size (100).
+ */
+export interface PublishedListOptions {
+  /** Only events published under this key (empty: every key). */
+  key?: string;
+  /** Only events published at or after this time. */
+  since?: Date;
+  /** Only events published for this handler alone. */
+  handlerId?: string;
+  /** At most this many per page (the server allows up to 1000). */
+  pageSize?: number;
+  /** Continue from an earlier page's `nextPageToken`. */
+  pageToken?: string;
+}
+
+/** One page of {@link WfdClient.publishedEvents}. */
+export interface PublishedEventPage {
+  events: PublishedEvent[];
+  /** Empty after the last page. */
+  nextPageToken: string;
 }
 
 /** What {@link WfdClient.publish} returns. */
@@ -409,6 +437,18 @@ export class WfdClient {
     return mustHandler(res.handler);
   }
 
+  /**
+   * Removes a finished handler (completed, failed or cancelled) with its
+   * stream, checkpoint and tasks; events published for it stay in the log.
+   * A running handler is `Code.FailedPrecondition` (cancel it first), as is
+   * a finished child whose parent still runs; an unknown one
+   * `Code.NotFound`, which a retried call also gets once the first attempt
+   * deleted it. The id may be used again afterwards.
+   */
+  async delete(id: string, call?: CallOptions): Promise<void> {
+    await this.unary((o) => this.service.deleteHandler({ handlerId: id }, o), call);
+  }
+
   /** One page of human tasks, newest first, and the token of the next page. */
   async tasks(opts: TaskListOptions = {}, call?: CallOptions): Promise<TaskPage> {
     const req = listTasksRequest(opts);
@@ -498,6 +538,32 @@ export class WfdClient {
     };
     const res = await this.unary((o) => this.service.publishEvent(req, o), opts);
     return { eventId: res.eventId, seq: res.seq, woken: res.woken };
+  }
+
+  /**
+   * One page of the published-event log, latest first (by key, since a
+   * time, for one handler), and the token of the next page.
+   */
+  async publishedEvents(opts: PublishedListOptions = {}, call?: CallOptions): Promise<PublishedEventPage> {
+    const req = publishedListRequest(opts);
+    const res = await this.unary((o) => this.service.listPublishedEvents(req, o), call);
+    return { events: res.events, nextPageToken: res.nextPageToken };
+  }
+
+  /**
+   * Every event that `opts` select, latest first, page after page from
+   * `opts.pageToken` on. A failed page ends the iteration with its error.
+   */
+  async *listAllPublishedEvents(opts: PublishedListOptions = {}, call?: CallOptions): AsyncGenerator<PublishedEvent, void, undefined> {
+    let pageToken = opts.pageToken ?? "";
+    for (;;) {
+      const page = await this.publishedEvents({ ...opts, pageToken }, call);
+      yield* page.events;
+      if (page.nextPageToken === "") {
+        return;
+      }
+      pageToken = page.nextPageToken;
+    }
   }
 
   /** How many handlers are in memory, idle or released, and how releases and rehydrations went. */
@@ -732,6 +798,17 @@ function listTasksRequest(o: TaskListOptions): ListTasksRequest {
     workflow: o.workflow ?? "",
     handlerId: o.handlerId ?? "",
     pageSize: checkPageSize(o.pageSize ?? 0),
+    pageToken: o.pageToken ?? "",
+  });
+}
+
+function publishedListRequest(o: PublishedListOptions): ListPublishedEventsRequest {
+  const pageSize = checkPageSize(o.pageSize ?? 0);
+  return create(ListPublishedEventsRequestSchema, {
+    key: o.key ?? "",
+    since: o.since ? timestampFromDate(o.since) : undefined,
+    handlerId: o.handlerId ?? "",
+    pageSize,
     pageToken: o.pageToken ?? "",
   });
 }

@@ -27,6 +27,8 @@ export {
   type CompleteTaskOptions,
   type PublishOptions,
   type PublishResult,
+  type PublishedListOptions,
+  type PublishedEventPage,
 } from "./client.js";
 export { bearerTokenInterceptor, isLoopbackUrl, assertTokenTransport } from "./auth.js";
 export {

@@ -24,6 +24,8 @@ func EncodePublished(p *persistence.Published) ([]byte, error) {
 		HandlerId: p.HandlerID,
 		Data:      p.Data,
 		At:        timestamp(p.At),
+
+		PublishedBy: p.PublishedBy,
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
@@ -44,7 +46,7 @@ func DecodePublished(b []byte) (persistence.Published, error) {
 	if m.Version != PublishedVersion {
 		return persistence.Published{}, fmt.Errorf("%w: published event: unknown version %d", persistence.ErrCorrupt, m.Version)
 	}
-	p := persistence.Published{Seq: m.Seq, ID: m.Id, Key: m.Key, HandlerID: m.HandlerId, Data: m.Data}
+	p := persistence.Published{Seq: m.Seq, ID: m.Id, Key: m.Key, HandlerID: m.HandlerId, Data: m.Data, PublishedBy: m.PublishedBy}
 	var err error
 	if p.At, err = fromTimestamp(m.At); err != nil {
 		return persistence.Published{}, fmt.Errorf("%w: published event %q: at: %w", persistence.ErrCorrupt, m.Id, err)

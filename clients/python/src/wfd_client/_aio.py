@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
@@ -191,6 +192,12 @@ class AsyncClient:
         res: service_pb2.ReleaseHandlerResponse = await self._unary(self._stub.ReleaseHandler, req, timeout)
         return res.handler
 
+    async def delete(self, id: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Removes a finished handler with its stream, checkpoint and tasks;
+        see :meth:`wfd_client.Client.delete`."""
+        req = service_pb2.DeleteHandlerRequest(handler_id=id)
+        await self._unary(self._stub.DeleteHandler, req, timeout)
+
     async def tasks(
         self,
         *,
@@ -294,6 +301,52 @@ class AsyncClient:
         req = c.publish_request(key, data, handler_id, event_id)
         res: service_pb2.PublishEventResponse = await self._unary(self._stub.PublishEvent, req, timeout)
         return res
+
+    async def published_events(
+        self,
+        *,
+        key: str | None = None,
+        since: datetime.datetime | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> tuple[list[c.PublishedEvent], str]:
+        """Returns one page of the published-event log, latest first; see
+        :meth:`wfd_client.Client.published_events`."""
+        req = c.published_list_request(
+            key=key, since=since, handler_id=handler_id, page_size=page_size, page_token=page_token,
+        )
+        res = await self._unary(self._stub.ListPublishedEvents, req, timeout)
+        return list(res.events), res.next_page_token
+
+    def list_all_published_events(
+        self,
+        *,
+        key: str | None = None,
+        since: datetime.datetime | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> AsyncIterator[c.PublishedEvent]:
+        """Yields every event the filters select, latest first, page after
+        page (``async for e in client.list_all_published_events(...)``)."""
+        req = c.published_list_request(
+            key=key, since=since, handler_id=handler_id, page_size=page_size, page_token=page_token,
+        )
+        return self._list_all_published(req, timeout)
+
+    async def _list_all_published(
+        self, req: service_pb2.ListPublishedEventsRequest, timeout: float | None
+    ) -> AsyncIterator[c.PublishedEvent]:
+        while True:
+            res = await self._unary(self._stub.ListPublishedEvents, req, timeout)
+            for e in res.events:
+                yield e
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
 
     async def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
         """Returns the server's counters."""

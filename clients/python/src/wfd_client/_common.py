@@ -29,6 +29,7 @@ Task: TypeAlias = handler_pb2.Task
 TaskStatus = handler_pb2.TaskStatus
 PublishResult: TypeAlias = service_pb2.PublishEventResponse
 Identity: TypeAlias = service_pb2.GetIdentityResponse
+PublishedEvent: TypeAlias = service_pb2.PublishedEvent
 
 #: Struct data as the client accepts it: a JSON-like mapping, a Struct, or None (empty).
 StructLike: TypeAlias = Mapping[str, Any] | struct_pb2.Struct | None
@@ -379,6 +380,25 @@ def list_request(
     )
     if idle_for is not None:
         req.idle_for.CopyFrom(_duration(idle_for))
+    return req
+
+
+def published_list_request(
+    *,
+    key: str | None,
+    since: datetime.datetime | None,
+    handler_id: str | None,
+    page_size: int | None,
+    page_token: str | None,
+) -> service_pb2.ListPublishedEventsRequest:
+    _check_page_size(page_size)
+    req = service_pb2.ListPublishedEventsRequest(
+        key=key or "", handler_id=handler_id or "", page_size=page_size or 0, page_token=page_token or "",
+    )
+    if since is not None:
+        if since.tzinfo is None:
+            raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, "client: since must be an aware datetime (with a tzinfo)")
+        req.since.FromDatetime(since)
     return req
 
 

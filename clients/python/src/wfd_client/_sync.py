@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -222,6 +223,16 @@ class Client:
         res: service_pb2.ReleaseHandlerResponse = self._unary(self._stub.ReleaseHandler, req, timeout)
         return res.handler
 
+    def delete(self, id: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Removes a finished handler (completed, failed or cancelled) with
+        its stream, checkpoint and tasks; events published for it stay in
+        the log. A running handler is FailedPrecondition (cancel it first),
+        as is a finished child whose parent still runs; an unknown one
+        NotFound, which a retried call also gets once the first attempt
+        deleted it. The id may be used again afterwards."""
+        req = service_pb2.DeleteHandlerRequest(handler_id=id)
+        self._unary(self._stub.DeleteHandler, req, timeout)
+
     def tasks(
         self,
         *,
@@ -350,6 +361,59 @@ class Client:
         req = c.publish_request(key, data, handler_id, event_id)
         res: service_pb2.PublishEventResponse = self._unary(self._stub.PublishEvent, req, timeout)
         return res
+
+    def published_events(
+        self,
+        *,
+        key: str | None = None,
+        since: datetime.datetime | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> tuple[list[c.PublishedEvent], str]:
+        """Returns one page of the published-event log, latest first, and
+        the token of the next page ("" after the last).
+
+        Filters: ``key`` (None: every key); ``since`` (an aware datetime:
+        events published at or after it); ``handler_id`` (the events
+        published for that handler alone). ``page_size`` defaults to the
+        server's (100). ``published_by`` of an event is its publisher's
+        subject when the server authenticates callers.
+        """
+        req = c.published_list_request(
+            key=key, since=since, handler_id=handler_id, page_size=page_size, page_token=page_token,
+        )
+        res = self._unary(self._stub.ListPublishedEvents, req, timeout)
+        return list(res.events), res.next_page_token
+
+    def list_all_published_events(
+        self,
+        *,
+        key: str | None = None,
+        since: datetime.datetime | None = None,
+        handler_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> Iterator[c.PublishedEvent]:
+        """Yields every event the filters select, latest first, page after
+        page, from ``page_token`` on. Each page is one call (with its own
+        timeout)."""
+        req = c.published_list_request(
+            key=key, since=since, handler_id=handler_id, page_size=page_size, page_token=page_token,
+        )
+        return self._list_all_published(req, timeout)
+
+    def _list_all_published(
+        self, req: service_pb2.ListPublishedEventsRequest, timeout: float | None
+    ) -> Iterator[c.PublishedEvent]:
+        while True:
+            res = self._unary(self._stub.ListPublishedEvents, req, timeout)
+            yield from res.events
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
 
     def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
         """Returns the server's counters (handlers in memory, idle, released...)."""

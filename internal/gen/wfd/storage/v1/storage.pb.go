@@ -656,8 +656,11 @@ type PublishedEvent struct {
 	// Handler the event is addressed to; empty for a global event.
 	HandlerId string `protobuf:"bytes,5,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
 	// Opaque payload.
-	Data          []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`
-	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	Data []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`
+	At   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	// Who published it: the caller's subject with authentication on, else
+	// empty. Entries written before the field existed have none.
+	PublishedBy   string `protobuf:"bytes,8,opt,name=published_by,json=publishedBy,proto3" json:"published_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -739,6 +742,13 @@ func (x *PublishedEvent) GetAt() *timestamppb.Timestamp {
 		return x.At
 	}
 	return nil
+}
+
+func (x *PublishedEvent) GetPublishedBy() string {
+	if x != nil {
+		return x.PublishedBy
+	}
+	return ""
 }
 
 // WorkflowDef is one stored workflow definition (persistence.WorkflowDef):
@@ -895,7 +905,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\bdeadline\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12=\n" +
 	"\fcompleted_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12!\n" +
 	"\fcompleted_by\x18\x0e \x01(\tR\vcompletedBy\x12\x16\n" +
-	"\x06answer\x18\x0f \x01(\fR\x06answer\"\xbd\x01\n" +
+	"\x06answer\x18\x0f \x01(\fR\x06answer\"\xe0\x01\n" +
 	"\x0ePublishedEvent\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
@@ -904,7 +914,8 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
 	"handler_id\x18\x05 \x01(\tR\thandlerId\x12\x12\n" +
 	"\x04data\x18\x06 \x01(\fR\x04data\x12*\n" +
-	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xef\x01\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12!\n" +
+	"\fpublished_by\x18\b \x01(\tR\vpublishedBy\"\xef\x01\n" +
 	"\vWorkflowDef\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
