@@ -10,11 +10,13 @@ export function Events() {
   const { client } = useSession();
   const { query } = useLocation();
   const key = query.get("key") ?? "";
+  const forHandler = query.get("handler") ?? "";
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1] ?? "";
+  // Latest first; every key unless one is asked for.
   const events = useLoad(
-    (signal) => (key ? client.service.listPublishedEvents({ key, pageSize: 50, pageToken: token }, { signal, timeoutMs: 10_000 }) : Promise.resolve(undefined)),
-    [client, key, token],
+    (signal) => client.publishedEvents({ key, handlerId: forHandler, pageSize: 50, pageToken: token }, { signal }),
+    [client, key, forHandler, token],
   );
   const [pubKey, setPubKey] = useState(key);
   const [pubHandler, setPubHandler] = useState("");
@@ -60,16 +62,21 @@ export function Events() {
             aria-label="Event log"
             onSubmit={(e) => {
               e.preventDefault();
-              const k = new FormData(e.currentTarget).get("key");
+              const form = new FormData(e.currentTarget);
+              const value = (name: string) => String(form.get(name) ?? "").trim();
               setTokens([]);
-              navigate("/events" + queryString({ key: typeof k === "string" ? k.trim() : "" }));
+              navigate("/events" + queryString({ key: value("key"), handler: value("handler") }));
             }}
           >
             <label>
               Key
-              <input name="key" type="search" defaultValue={key} key={key} required />
+              <input name="key" type="search" defaultValue={key} key={key} placeholder="every key" />
             </label>
-            <button type="submit">Show events</button>
+            <label>
+              For handler
+              <input name="handler" type="search" defaultValue={forHandler} key={forHandler} placeholder="any" />
+            </label>
+            <button type="submit">Show</button>
           </form>
           {events.error &&
             (events.error.startsWith("Unimplemented") ? (
@@ -77,13 +84,15 @@ export function Events() {
             ) : (
               <ErrorNote error={events.error} />
             ))}
-          {events.data && events.data.events.length === 0 && <Notice>No events under {key}.</Notice>}
+          {events.data && events.data.events.length === 0 && <Notice>No events{key ? ` under ${key}` : ""}.</Notice>}
           {events.data && events.data.events.length > 0 && (
             <>
+              <div className="scroll-x">
               <table className="grid" data-testid="published-events">
                 <thead>
                   <tr>
                     <th scope="col">#</th>
+                    <th scope="col">Key</th>
                     <th scope="col">Published</th>
                     <th scope="col">Data</th>
                     <th scope="col">For</th>
@@ -93,6 +102,9 @@ export function Events() {
                   {events.data.events.map((ev) => (
                     <tr key={ev.eventId}>
                       <td>{ev.seq.toString()}</td>
+                      <td>
+                        <Link to={`/events${queryString({ key: ev.key })}`}>{ev.key}</Link>
+                      </td>
                       <td>
                         {when(ev.publishedAt)}
                         {ev.publishedBy && <div className="sub">by {ev.publishedBy}</div>}
@@ -105,6 +117,7 @@ export function Events() {
                   ))}
                 </tbody>
               </table>
+              </div>
               <Pager tokens={tokens} next={events.data.nextPageToken} onPage={setTokens} />
             </>
           )}

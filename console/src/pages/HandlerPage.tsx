@@ -167,7 +167,7 @@ export function HandlerPage({ id }: { id: string }) {
                   onClick={() =>
                     window.confirm(`Delete handler ${id}, its records and tasks?`) &&
                     act("Delete", async () => {
-                      await client.service.deleteHandler({ handlerId: id });
+                      await client.delete(id);
                       navigate("/handlers");
                     })
                   }
