@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wfd-dev/wfd/console"
+	"github.com/wfd-dev/wfd/internal/devcert"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 	"github.com/wfd-dev/wfd/workflows"
@@ -117,6 +119,81 @@ func TestConsoleListener(t *testing.T) {
 		if c, err := net.Dial("tcp", l.Addr().String()); err == nil {
 			_ = c.Close()
 			t.Errorf("%s still accepts connections after shutdown", l.Addr())
+		}
+	}
+}
+
+// TestConsoleListenerTLS: with TLS on, the console's port speaks it too
+// (same certificate), and its own https origin passes the Origin check.
+func TestConsoleListenerTLS(t *testing.T) {
+	ca, err := devcert.NewCA("wfd console test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.Server("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pair.TLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "wfd.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	srv, err := server.New(context.Background(), server.Options{
+		Store: store, Workflows: workflows.All(), Console: console.Handler(nil), AllowedOrigins: []string{},
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeWithConsole(ctx, api, cl, 5*time.Second) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeWithConsole: %v", err)
+		}
+	}()
+	origin := "https://" + cl.Addr().String()
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}}
+	defer hc.CloseIdleConnections()
+	for _, tc := range []struct {
+		name, method, path, origin string
+		want                       int
+	}{
+		{"index over TLS", http.MethodGet, "/ui/", "", http.StatusOK},
+		{"API from its own https origin", http.MethodPost, "/wfd.v1.WorkflowService/GetStats", origin, http.StatusOK},
+		{"API from its http twin", http.MethodPost, "/wfd.v1.WorkflowService/GetStats", "http://" + cl.Addr().String(), http.StatusForbidden},
+	} {
+		req, err := http.NewRequestWithContext(context.Background(), tc.method, origin+tc.path, strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != tc.want || resp.TLS == nil {
+			t.Errorf("%s: %d (TLS %v), want %d over TLS", tc.name, resp.StatusCode, resp.TLS != nil, tc.want)
 		}
 	}
 }
