@@ -14,6 +14,13 @@ export default defineConfig({
     },
     dedupe: ["@bufbuild/protobuf", "@connectrpc/connect", "@connectrpc/connect-web", "uuid"],
   },
+  // `npx vite` serves the sources with hot reload and passes the API calls
+  // to a running wfd's console port (WFD_CONSOLE, default 127.0.0.1:7234).
+  server: {
+    proxy: {
+      "/wfd.v1.WorkflowService": { target: process.env.WFD_CONSOLE ?? "http://127.0.0.1:7234", changeOrigin: true },
+    },
+  },
   build: {
     outDir: "dist",
     emptyOutDir: true,
