@@ -228,3 +228,15 @@ test("delete a finished handler from its page", async ({ page, wfd, consoleError
   await expect(wfd.call("GetHandler", { handlerId: id })).rejects.toThrow(/HTTP 404/);
   expect(consoleErrors).toEqual([]);
 });
+
+test("start a workflow and wait for its result on the form", async ({ page, wfd, consoleErrors }) => {
+  await page.goto(`${wfd.origin}/ui/workflows/echo`);
+  await page.getByLabel("Data (a JSON object)").fill('{"greeting": "hello from the console"}');
+  await page.getByLabel(/Wait here/).check();
+  await page.getByRole("button", { name: "Start echo" }).click();
+  const result = page.getByTestId("run-result");
+  await expect(result).toContainText("completed");
+  await expect(result).toContainText('"greeting": "hello from the console"');
+  await shot(page, "workflow-run-wait");
+  expect(consoleErrors).toEqual([]);
+});

@@ -150,7 +150,11 @@ export function HandlerPage({ id }: { id: string }) {
             </dl>
             <div className="actions">
               {running && (
-                <button type="button" disabled={!!action} onClick={() => act("Cancel", () => client.cancel(id))}>
+                <button
+                  type="button"
+                  disabled={!!action}
+                  onClick={() => window.confirm(`Cancel handler ${id}? It ends as cancelled, with its children.`) && act("Cancel", () => client.cancel(id))}
+                >
                   Cancel
                 </button>
               )}

@@ -1,8 +1,10 @@
 import { useState } from "react";
 
-import { ErrorNote, useLoad } from "../components/common";
+import { HandlerStatus, type Handler } from "@wfd/client/web";
+
+import { Badge, ErrorNote, useLoad } from "../components/common";
 import { SchemaForm } from "../components/SchemaForm";
-import { jsonText, structJson } from "../format";
+import { jsonText, statusName, structJson } from "../format";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
 
@@ -39,6 +41,8 @@ export function WorkflowPage({ name }: { name: string }) {
   const workflows = useLoad((signal) => client.workflows({ signal }), [client]);
   const w = workflows.data?.find((x) => x.name === name);
   const [handlerId, setHandlerId] = useState("");
+  const [wait, setWait] = useState(false);
+  const [finished, setFinished] = useState<Handler | undefined>(undefined);
   return (
     <section aria-labelledby="workflow-h">
       <p>
@@ -55,15 +59,36 @@ export function WorkflowPage({ name }: { name: string }) {
               Handler id (optional)
               <input value={handlerId} onChange={(e) => setHandlerId(e.target.value)} placeholder="a new UUIDv7" />
             </label>
+            <label className="check">
+              <input type="checkbox" checked={wait} onChange={(e) => setWait(e.target.checked)} /> Wait here up to 30 s for the result
+            </label>
             <SchemaForm
               id="input"
               schema={structJson(w.inputSchema)}
               submitLabel={`Start ${w.name}`}
               onSubmit={async (input) => {
-                const h = await client.run(w.name, input, handlerId ? { handlerId } : {});
-                navigate(`/handlers/${encodeURIComponent(h.handlerId)}`);
+                setFinished(undefined);
+                // With wait, RunWorkflow answers once the handler finished
+                // (or as it is when the wait ends).
+                const h = await client.run(w.name, input, { ...(handlerId ? { handlerId } : {}), ...(wait ? { waitMs: 30_000 } : {}) });
+                if (wait) {
+                  setFinished(h);
+                } else {
+                  navigate(`/handlers/${encodeURIComponent(h.handlerId)}`);
+                }
               }}
             />
+            {finished && (
+              <div role="status" data-testid="run-result" className="result">
+                <p>
+                  <Link to={`/handlers/${encodeURIComponent(finished.handlerId)}`}>{finished.handlerId}</Link> is{" "}
+                  <Badge value={statusName(finished.status)} />
+                  {finished.status === HandlerStatus.RUNNING && " (still: the wait ended first)"}
+                </p>
+                {finished.result && <pre>{jsonText(structJson(finished.result))}</pre>}
+                {finished.error && <p className="error">{finished.error}</p>}
+              </div>
+            )}
           </div>
           <div>
             <h2>Schemas</h2>
