@@ -2,7 +2,7 @@ import { useState } from "react";
 
 import { errorText } from "../api";
 import { ErrorNote, Notice, Pager, useLoad } from "../components/common";
-import { jsonText, structJson, when } from "../format";
+import { structJson, when } from "../format";
 import { Link, navigate, queryString, useLocation } from "../router";
 import { useSession } from "../session";
 
@@ -55,7 +55,7 @@ export function Events() {
   return (
     <section aria-labelledby="events-h">
       <h1 id="events-h">Published events</h1>
-      <div className="two-col">
+      <div className="two-col wide-left">
         <div>
           <form
             className="filters"
@@ -110,7 +110,7 @@ export function Events() {
                         {ev.publishedBy && <div className="sub">by {ev.publishedBy}</div>}
                       </td>
                       <td>
-                        <pre>{jsonText(structJson(ev.data) ?? {})}</pre>
+                        <code className="json">{JSON.stringify(structJson(ev.data) ?? {})}</code>
                       </td>
                       <td>{ev.handlerId ? <Link to={`/handlers/${encodeURIComponent(ev.handlerId)}`}>{ev.handlerId}</Link> : "every handler"}</td>
                     </tr>
