@@ -197,6 +197,10 @@ test("keyboard and phone: the pages work with the keyboard and fit a phone", asy
   await expect(page.getByRole("link", { name: "Inbox" })).toBeFocused();
   await page.keyboard.press("Enter");
   await expect(page.getByRole("heading", { name: "Inbox" })).toBeVisible();
+  // The new page's content has the focus; Tab goes on into it.
+  await expect(page.locator("main")).toBeFocused();
+  await page.keyboard.press("Tab");
+  await expect(page.getByLabel("Assignee")).toBeFocused();
 
   await page.setViewportSize({ width: 390, height: 844 });
   for (const [path, heading, name] of [
@@ -239,5 +243,30 @@ test("start a workflow and wait for its result on the form", async ({ page, wfd,
   await expect(result).toContainText("completed");
   await expect(result).toContainText('"greeting": "hello from the console"');
   await shot(page, "workflow-run-wait");
+  expect(consoleErrors).toEqual([]);
+});
+
+test("the inbox pages: 100 tasks a page, next and previous", async ({ page, wfd, consoleErrors }) => {
+  const approver = uid("pager");
+  const ids = Array.from({ length: 105 }, (_, i) => `${approver}-${i}`);
+  // Eight at a time: the server, not the test, is what is measured elsewhere.
+  for (let i = 0; i < ids.length; i += 8) {
+    await Promise.all(ids.slice(i, i + 8).map((id) => wfd.call("RunWorkflow", { workflow: "expense", handlerId: id, input: { approver } })));
+  }
+  await expect(async () => {
+    const page1 = await wfd.call<{ tasks?: unknown[]; nextPageToken?: string }>("ListTasks", { assignee: approver, pageSize: 1000 });
+    expect(page1.tasks?.length).toBe(105);
+  }).toPass({ timeout: 60_000 });
+
+  await page.goto(`${wfd.origin}/ui/inbox?assignee=${approver}`);
+  const rows = page.getByTestId("tasks").locator("tbody tr");
+  await expect(rows).toHaveCount(100);
+  await expect(page.getByRole("button", { name: "← Previous page" })).toBeDisabled();
+  await page.getByRole("button", { name: "Next page →" }).click();
+  await expect(rows).toHaveCount(5);
+  await expect(page.getByText("Page 2")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Next page →" })).toBeDisabled();
+  await page.getByRole("button", { name: "← Previous page" }).click();
+  await expect(rows).toHaveCount(100);
   expect(consoleErrors).toEqual([]);
 });

@@ -1,3 +1,5 @@
+import { useEffect, useRef } from "react";
+
 import { Events } from "./pages/Events";
 import { HandlerPage } from "./pages/HandlerPage";
 import { Handlers } from "./pages/Handlers";
@@ -76,6 +78,17 @@ function SignInHint({ path }: { path: string }) {
 
 export function App() {
   const { path } = useLocation();
+  // After moving to another page, keyboard and screen reader users start
+  // at its content (not at the link they followed).
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    document.getElementById("main")?.focus({ preventScroll: true });
+    window.scrollTo(0, 0);
+  }, [path]);
   const section = "/" + (path.split("/")[1] ?? "");
   const active = (to: string) => to === section || (to === "/inbox" && section === "/tasks");
   return (

@@ -19,6 +19,8 @@ export interface Identity {
 interface Session {
   client: WfdClient;
   token: string;
+  /** Why the token is not used (plaintext to a remote server). */
+  tokenError: string;
   identity: Identity;
   setToken(token: string): void;
 }
@@ -29,7 +31,15 @@ const unknown: Identity = { known: false, authentication: false, subject: "", ro
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [token, setTokenState] = useState(storedToken);
-  const client = useMemo(() => newClient(token), [token]);
+  // The client refuses to send a token in plaintext beyond this machine
+  // (assertTokenTransport): then the tab stays signed out, saying why.
+  const [client, tokenError] = useMemo((): [WfdClient, string] => {
+    try {
+      return [newClient(token), ""];
+    } catch (err) {
+      return [newClient(""), errorText(err)];
+    }
+  }, [token]);
   const [identity, setIdentity] = useState<Identity>(unknown);
   useEffect(() => {
     let live = true;
@@ -58,13 +68,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     () => ({
       client,
       token,
+      tokenError,
       identity,
       setToken(t: string) {
         storeToken(t);
         setTokenState(t);
       },
     }),
-    [client, token, identity],
+    [client, token, tokenError, identity],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }

@@ -3,7 +3,7 @@ import { useState } from "react";
 import { useSession } from "../session";
 
 export function SignIn() {
-  const { token, identity, setToken } = useSession();
+  const { token, tokenError, identity, setToken } = useSession();
   const [value, setValue] = useState("");
   return (
     <section aria-labelledby="signin-h" className="narrow-page">
@@ -21,6 +21,11 @@ export function SignIn() {
             : "Authentication is off on this server: no sign-in needed."
           : identity.note || "Asking the server who you are…"}
       </p>
+      {tokenError && (
+        <p className="error" role="alert">
+          The token is not sent: {tokenError}
+        </p>
+      )}
       <form
         className="stack"
         onSubmit={(e) => {
