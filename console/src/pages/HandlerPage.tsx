@@ -4,7 +4,7 @@ import { HandlerStatus, Residency, type EventType } from "@wfd/client/web";
 
 import { errorText, isUnimplemented } from "../api";
 import { Badge, ErrorNote, Notice, useLoad } from "../components/common";
-import { SchemaForm } from "../components/SchemaForm";
+import { SchemaForm } from "../components/LazySchemaForm";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
 import { jsonText, residencyName, statusName, structJson, when } from "../format";
 import { Link, navigate } from "../router";

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from "react";
 import { TaskStatus } from "@wfd/client/web";
 
 import { ErrorNote, Badge, useLoad } from "../components/common";
-import { SchemaForm } from "../components/SchemaForm";
+import { SchemaForm } from "../components/LazySchemaForm";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
 import { jsonText, residencyName, statusName, structJson, taskStatusName, when } from "../format";
 import { Link } from "../router";

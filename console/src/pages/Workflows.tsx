@@ -3,7 +3,7 @@ import { useState } from "react";
 import { HandlerStatus, type Handler } from "@wfd/client/web";
 
 import { Badge, ErrorNote, useLoad } from "../components/common";
-import { SchemaForm } from "../components/SchemaForm";
+import { SchemaForm } from "../components/LazySchemaForm";
 import { jsonText, statusName, structJson } from "../format";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
