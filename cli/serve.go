@@ -2,14 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/wfd-dev/wfd/console"
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/gcpolicy"
 	"github.com/wfd-dev/wfd/persistence/bolt"
@@ -21,7 +25,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -35,6 +39,15 @@ the drain waits that long first while health checks and /readyz already
 say the server is going and every call is still served, so that load
 balancers stop sending calls before any is refused (a Kubernetes
 terminationGracePeriodSeconds must cover the delay and the grace period).
+
+The web console is served on --console-addr (default 127.0.0.1:7234,
+"" disables it) at /ui/ (/ redirects there): the inbox of human tasks with
+forms from their answer schemas, handlers with live timelines, workflows,
+published events and an overview. That port also serves the API itself,
+with the same authentication, Host and Origin checks and TLS as --addr (a
+page calls it from its own origin), so the console uses the public API
+only. Left at its default, a console address already in use is logged
+and skipped; given explicitly, it must be free.
 
 The same port serves, without credentials, GET /healthz (200 while the
 process serves), GET /readyz (200 while the store can commit and the
@@ -92,6 +105,7 @@ run; an event from outside past one is ResourceExhausted.`,
 		define: func(fs *flagSet) action {
 			var o serveOptions
 			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
+			fs.StringVar(&o.consoleAddr, "console-addr", defaultConsoleAddr, "`host:port` of the web console and the API beside it (port 0 picks one; empty: no console)")
 			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
 			fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
@@ -126,18 +140,29 @@ run; an event from outside past one is ResourceExhausted.`,
 			// certificate: the server's TLS settings have variables of
 			// their own, so a client run beside the server (kubectl exec)
 			// does not present the server's certificate.
+			fs.envAs("console-addr", "WFD_SERVE_CONSOLE_ADDR")
 			for _, n := range []string{"tls-cert", "tls-key", "tls-client-ca", "tls-client-auth"} {
 				fs.envAs(n, "WFD_SERVE_"+strings.ToUpper(strings.ReplaceAll(n, "-", "_")))
 			}
-			return func(ctx context.Context, e *env, _ []string) error { return serve(ctx, e.stderr, &o) }
+			return func(ctx context.Context, e *env, _ []string) error {
+				fs.Visit(func(f *flag.Flag) { o.consoleAddrSet = o.consoleAddrSet || f.Name == "console-addr" })
+				return serve(ctx, e.stderr, &o)
+			}
 		},
 	}
 }
 
+// defaultConsoleAddr is where the web console listens unless told.
+const defaultConsoleAddr = "127.0.0.1:7234"
+
 type serveOptions struct {
-	addr  string
-	data  string
-	grace time.Duration
+	addr string
+	// consoleAddr serves the console ("": none); consoleAddrSet: given
+	// by flag or environment rather than left at its default.
+	consoleAddr    string
+	consoleAddrSet bool
+	data           string
+	grace          time.Duration
 	// shutdownDelay is server.Options.ShutdownDelay.
 	shutdownDelay time.Duration
 	level         slog.Level
@@ -233,16 +258,23 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	cl, err := o.listenConsole(ctx, log)
+	if err != nil {
+		_ = l.Close()
+		return err
+	}
 	wfs := workflows.All()
 	sopts := server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Retention: o.retention, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
 		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
+		Console: console.Handler(nil),
 	}
 	o.auth.apply(&sopts)
 	srv, err := server.New(ctx, sopts)
 	if err != nil {
 		_ = l.Close()
+		closeListener(cl)
 		return explainStore(o.data, fmt.Errorf("start server: %w", err))
 	}
 	names := make([]string, len(wfs))
@@ -253,6 +285,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		stopDebug, err := serveDebug(o.debugAddr, log)
 		if err != nil {
 			_ = l.Close()
+			closeListener(cl)
 			return err
 		}
 		defer stopDebug()
@@ -260,8 +293,19 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if tlsConfig == nil && !isLoopback(l.Addr()) {
 		log.Warn("serving plaintext on a non-loopback address: anyone on the network can read and alter the calls; use --tls-cert and --tls-key", "addr", l.Addr().String())
 	}
+	if cl != nil && tlsConfig == nil && !isLoopback(cl.Addr()) {
+		log.Warn("serving the console in plaintext on a non-loopback address: tokens typed into it cross the network readable; use --tls-cert and --tls-key", "addr", cl.Addr().String())
+	}
+	// Before "listening", which tells scripts and tests that serve is up.
+	if cl != nil {
+		scheme := "http"
+		if tlsConfig != nil {
+			scheme = "https"
+		}
+		log.Info("console", "url", scheme+"://"+cl.Addr().String()+"/ui/", "addr", cl.Addr().String())
+	}
 	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil)
-	if err := srv.Serve(ctx, l, o.grace); err != nil {
+	if err := srv.ServeWithConsole(ctx, l, cl, o.grace); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")
@@ -285,4 +329,33 @@ func (o *serveOptions) connLimits() (server.Options, error) {
 		out.ReadBodyTimeout = -1
 	}
 	return out, nil
+}
+
+// listenConsole opens the console's listener (nil when --console-addr is
+// empty). At its default address a port in use (another wfd, a test
+// server) only skips the console, with a warning; an address given
+// explicitly must be free.
+func (o *serveOptions) listenConsole(ctx context.Context, log *slog.Logger) (net.Listener, error) {
+	if o.consoleAddr == "" {
+		return nil, nil
+	}
+	if _, _, err := net.SplitHostPort(o.consoleAddr); err != nil {
+		return nil, usageErrorf("--console-addr %q: %v", o.consoleAddr, err)
+	}
+	var lc net.ListenConfig
+	cl, err := lc.Listen(ctx, "tcp", o.consoleAddr)
+	if err != nil {
+		if !o.consoleAddrSet && errors.Is(err, syscall.EADDRINUSE) {
+			log.Warn("console off: its default address is in use (set --console-addr)", "addr", o.consoleAddr)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listen on --console-addr: %w", err)
+	}
+	return cl, nil
+}
+
+func closeListener(l net.Listener) {
+	if l != nil {
+		_ = l.Close()
+	}
 }

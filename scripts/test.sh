@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of the README: the Go packages (with the race detector),
 # brief fuzzing of the request and payload checks, then the TypeScript and
-# Python clients against a real `wfd serve`. The client scripts install their
-# npm and PyPI dependencies on first use.
+# Python clients and the web console (in Chromium) against a real
+# `wfd serve`. The client and console scripts install their npm and PyPI
+# dependencies on first use.
 #
 # Every suite runs even when an earlier one fails; the summary at the end
 # names each failed suite, and the exit status is non-zero if any failed.
@@ -61,6 +62,9 @@ if go build -o "$bin/wfd" ./cmd/wfd; then
       suite "clients/$client" "clients/$client/test.sh"
     fi
   done
+  # The web console: its bundle rebuilt and compared with console/dist,
+  # then the browser tests in Debian's Chromium against wfd serve.
+  suite "console" console/test.sh
 else
   failed+=("go build ./cmd/wfd (the client suites did not run)")
 fi

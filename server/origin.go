@@ -31,8 +31,10 @@ func openPath(p string) bool {
 }
 
 // hostOriginGuard wraps next with the checks of Options.AllowedHosts and
-// Options.AllowedOrigins (nil: no check).
-func hostOriginGuard(next http.Handler, hosts, origins []string) http.Handler {
+// Options.AllowedOrigins (nil: no check). With sameOrigin, an Origin equal
+// to the request's own scheme and host is allowed too: on the console's
+// port the page and the API share an origin (console.go).
+func hostOriginGuard(next http.Handler, hosts, origins []string, sameOrigin bool) http.Handler {
 	if hosts == nil && origins == nil {
 		return next
 	}
@@ -54,7 +56,7 @@ func hostOriginGuard(next http.Handler, hosts, origins []string) http.Handler {
 			return
 		}
 		w.Header().Add("Vary", "Origin")
-		if !originAllowed(origins, origin) {
+		if !originAllowed(origins, origin) && !(sameOrigin && isSameOrigin(r, origin)) {
 			refuse(w, r, "wfd: origin "+strconv.Quote(origin)+" is not allowed (--allowed-origins)")
 			return
 		}
@@ -102,6 +104,19 @@ func originAllowed(allowed []string, origin string) bool {
 		}
 		return anyPort || portOf(p) == portOf(o)
 	})
+}
+
+// isSameOrigin: origin is the request's own scheme, host and port.
+func isSameOrigin(r *http.Request, origin string) bool {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	self, err := url.Parse(scheme + "://" + r.Host)
+	if err != nil || self.Host == "" {
+		return false
+	}
+	return originAllowed([]string{self.String()}, origin)
 }
 
 func portOf(u *url.URL) string {

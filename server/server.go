@@ -124,6 +124,10 @@ type Options struct {
 	// rehydrations, step runs and store commits they cause (tracing.go).
 	// nil: no tracing.
 	TracerProvider trace.TracerProvider
+	// Console serves the web console's files under /ui/ on the console
+	// listener (ServeWithConsole; package console); nil: the console
+	// listener serves the API only.
+	Console http.Handler
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -317,6 +321,12 @@ func (s *Server) trackIdle(c *engine.Change) {
 // /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout
 // fails its call.
 func (s *Server) Handler() http.Handler {
+	return s.handler(false)
+}
+
+// handler is Handler; sameOrigin also accepts a browser origin equal to
+// the request's own (the console's page calling its server, console.go).
+func (s *Server) handler(sameOrigin bool) http.Handler {
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(s.opts.MaxMessageBytes),
@@ -346,7 +356,7 @@ func (s *Server) Handler() http.Handler {
 	if s.opts.Auth != nil {
 		h = s.authenticate(h)
 	}
-	h = hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins)
+	h = hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins, sameOrigin)
 	return limitBodyStall(h, s.opts.ReadBodyTimeout)
 }
 
@@ -361,6 +371,10 @@ func (s *Server) reflection() bool {
 // plaintext HTTP/2 (needed by gRPC) on one port, or with Options.TLSConfig
 // HTTP/1.1 and HTTP/2 over TLS (serve it with ServeTLS(l, "", "")).
 func (s *Server) HTTPServer() *http.Server {
+	return s.httpServer(s.Handler())
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	var tlsConfig *tls.Config
@@ -372,7 +386,7 @@ func (s *Server) HTTPServer() *http.Server {
 	}
 	return &http.Server{
 		TLSConfig:         tlsConfig,
-		Handler:           s.Handler(),
+		Handler:           h,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute,
@@ -400,24 +414,44 @@ func (s *Server) http2Config() *http.HTTP2Config {
 // waits for the last commit. At most Options.MaxConnections connections
 // are kept open.
 func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
+	return s.ServeWithConsole(ctx, l, nil, grace)
+}
+
+// ServeWithConsole is Serve with a second listener, console (nil: none),
+// for the web console: ConsoleHandler there, with the same TLS, connection
+// cap and shutdown as l.
+func (s *Server) ServeWithConsole(ctx context.Context, l, console net.Listener, grace time.Duration) error {
 	if s.opts.MaxConnections > 0 {
 		l = newLimitListener(l, s.opts.MaxConnections, s.log)
 	}
 	if s.opts.Auth == nil {
 		s.log.Warn("serving without authentication: whoever reaches the port may call every method (see --auth-tokens, --auth-jwks)", "addr", l.Addr().String())
 	}
-	hs := s.HTTPServer()
-	errc := make(chan error, 1)
-	go func() {
-		if hs.TLSConfig != nil {
-			// ServeTLS adds "h2" and "http/1.1" to the ALPN protocols.
-			errc <- hs.ServeTLS(l, "", "")
-			return
+	servers := []*http.Server{s.HTTPServer()}
+	listeners := []net.Listener{l}
+	if console != nil {
+		if s.opts.MaxConnections > 0 {
+			console = newLimitListener(console, s.opts.MaxConnections, s.log)
 		}
-		errc <- hs.Serve(l)
-	}()
+		servers = append(servers, s.httpServer(s.ConsoleHandler()))
+		listeners = append(listeners, console)
+	}
+	errc := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() {
+			if hs.TLSConfig != nil {
+				// ServeTLS adds "h2" and "http/1.1" to the ALPN protocols.
+				errc <- hs.ServeTLS(listeners[i], "", "")
+				return
+			}
+			errc <- hs.Serve(listeners[i])
+		}()
+	}
 	select {
 	case err := <-errc:
+		for _, hs := range servers {
+			_ = hs.Close()
+		}
 		_ = s.Close(context.Background())
 		return err
 	case <-ctx.Done():
@@ -427,16 +461,24 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	s.drain()
-	herr := hs.Shutdown(sctx)
+	herrs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, hs := range servers {
+		wg.Go(func() { herrs[i] = hs.Shutdown(sctx) })
+	}
+	wg.Wait()
+	herr := errors.Join(herrs...)
 	if herr != nil {
 		// The grace period is over: end the calls left, give them a moment
 		// to answer, and close their connections.
 		s.log.Warn("grace period over with calls in flight; ending them", "err", herr)
 		s.cancelRequests()
 		qctx, qcancel := context.WithTimeout(context.Background(), time.Second)
-		_ = hs.Shutdown(qctx)
+		for _, hs := range servers {
+			_ = hs.Shutdown(qctx)
+			_ = hs.Close()
+		}
 		qcancel()
-		_ = hs.Close()
 	}
 	if cerr := s.Close(sctx); cerr != nil {
 		return cerr

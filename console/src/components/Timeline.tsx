@@ -1,0 +1,210 @@
+// A handler's live timeline: every record of StreamEvents (internal ones
+// included: step runs, idle periods, releases and restores), virtualized
+// so that tens of thousands of records scroll smoothly.
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useEffect, useRef, useState } from "react";
+
+import { recordToJson, type Record, type WaiterInfo, type WfdClient } from "@wfd/client/web";
+
+import { errorText } from "../api";
+import { jsonText, statusName, structJson, when } from "../format";
+
+export interface Row {
+  seq: bigint;
+  time: string;
+  kind: string;
+  text: string;
+  /** The record itself, shown in full when its row is chosen. */
+  record: Record;
+}
+
+/** What a waiter waits for, in words. */
+export function waiterText(w: WaiterInfo): string {
+  const parts: string[] = [];
+  if (w.task) {
+    parts.push(`task "${w.task.title}" for ${w.task.assignee || "anyone"}`);
+  } else if (w.key) {
+    parts.push(`key ${w.key}`);
+  } else if (w.children.length > 0) {
+    parts.push(`children ${w.children.join(", ")}`);
+  } else if (w.eventType) {
+    parts.push(`event ${w.eventType}`);
+  }
+  if (w.step) {
+    parts.push(`(step ${w.step})`);
+  }
+  if (w.deadline) {
+    parts.push(`until ${when(w.deadline)}`);
+  }
+  return parts.join(" ");
+}
+
+function compact(v: unknown): string {
+  const s = jsonText(v).replace(/\s*\n\s*/g, " ");
+  return s.length > 300 ? s.slice(0, 300) + "…" : s;
+}
+
+export function recordRow(r: Record): Row {
+  const base = { seq: r.seq, time: when(r.time), record: r };
+  const k = r.kind;
+  switch (k.case) {
+    case "stepStateChanged": {
+      const v = k.value;
+      const state = v.running ? "started" : v.waiting ? "waiting" : v.error ? "failed" : "done";
+      let text = `step ${v.step} ${state}`;
+      if (v.attempt > 1) {
+        text += ` (attempt ${v.attempt})`;
+      }
+      if (v.inputEventType) {
+        text += ` (input ${v.inputEventType})`;
+      }
+      if (v.emittedEventTypes.length > 0) {
+        text += ` → ${v.emittedEventTypes.join(", ")}`;
+      }
+      if (v.error) {
+        text += `: ${v.error}`;
+      }
+      return { ...base, kind: "step", text };
+    }
+    case "eventWritten":
+      return { ...base, kind: "event", text: `${k.value.type} ${compact(structJson(k.value.data) ?? {})}` };
+    case "idleChanged": {
+      const v = k.value;
+      if (!v.idle) {
+        return { ...base, kind: "active", text: "busy again" };
+      }
+      const waits = v.info?.waiters.map(waiterText) ?? [];
+      const ext = v.info?.externalEventTypes ?? [];
+      const what = [...waits, ...(ext.length ? [`events ${ext.join(", ")}`] : [])];
+      return { ...base, kind: "idle", text: `idle, waiting for ${what.join("; ") || "nothing"}` };
+    }
+    case "handlerFinished": {
+      const v = k.value;
+      const detail = v.error ? v.error : compact(structJson(v.result) ?? {});
+      return { ...base, kind: "finished", text: `${statusName(v.status)}: ${detail}` };
+    }
+    case "handlerReleased":
+      return { ...base, kind: "released", text: "released from memory to the store" };
+    case "handlerRestored":
+      return { ...base, kind: "restored", text: "restored into memory" };
+    case "runWaitingForWorker": {
+      const v = k.value;
+      return { ...base, kind: "worker", text: `step ${v.step} ${v.waiting ? "waiting for a worker" : "got a worker"}` };
+    }
+    default:
+      return { ...base, kind: "record", text: "" };
+  }
+}
+
+/**
+ * The records of a handler, live: the stream with internal records
+ * (StreamEvents include_internal), resumed after the last sequence number
+ * when the connection drops.
+ */
+export function useRecords(client: WfdClient, handlerId: string): { rows: Row[]; done: boolean; error: string } {
+  const [rows, setRows] = useState<Row[]>([]);
+  const [done, setDone] = useState(false);
+  const [error, setError] = useState("");
+  useEffect(() => {
+    const ac = new AbortController();
+    let pending: Row[] = [];
+    let frame = 0;
+    setRows([]);
+    setDone(false);
+    setError("");
+    // Records arrive in bursts: render them once per frame.
+    const flush = () => {
+      frame = 0;
+      const batch = pending;
+      pending = [];
+      setRows((old) => old.concat(batch));
+    };
+    // The client's stream resumes after the last record it yielded when
+    // the connection drops, and ends after the terminal record.
+    const run = async () => {
+      try {
+        for await (const rec of client.stream(handlerId, { includeInternal: true, signal: ac.signal })) {
+          pending.push(recordRow(rec));
+          if (!frame) {
+            frame = requestAnimationFrame(flush);
+          }
+          if (rec.kind.case === "handlerFinished") {
+            setDone(true);
+          }
+        }
+      } catch (err) {
+        if (!ac.signal.aborted) {
+          setError(errorText(err));
+        }
+      }
+    };
+    void run();
+    return () => {
+      ac.abort();
+      if (frame) {
+        cancelAnimationFrame(frame);
+      }
+    };
+  }, [client, handlerId]);
+  return { rows, done, error };
+}
+
+const rowHeight = 28;
+
+/** The rows, virtualized; it follows new records while scrolled to the end. */
+export function Timeline({ rows, label }: { rows: Row[]; label: string }) {
+  const parent = useRef<HTMLDivElement>(null);
+  const [follow, setFollow] = useState(true);
+  const [chosen, setChosen] = useState<Row | undefined>(undefined);
+  const v = useVirtualizer({ count: rows.length, getScrollElement: () => parent.current, estimateSize: () => rowHeight, overscan: 12 });
+  useEffect(() => {
+    if (follow && rows.length > 0) {
+      v.scrollToIndex(rows.length - 1, { align: "end" });
+    }
+  }, [rows.length, follow, v]);
+  return (
+    <div className="timeline-wrap">
+      <div className="timeline-bar">
+        <span>
+          {rows.length} record{rows.length === 1 ? "" : "s"}
+        </span>
+        <label>
+          <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow new records
+        </label>
+      </div>
+      <div ref={parent} className="timeline" tabIndex={0} role="region" aria-label={label} data-testid="timeline">
+        <ol style={{ height: v.getTotalSize() }} className="timeline-list">
+          {v.getVirtualItems().map((item) => {
+            const r = rows[item.index];
+            return (
+              <li
+                key={item.key}
+                className={`trow k-${r.kind}`}
+                style={{ transform: `translateY(${item.start}px)`, height: rowHeight }}
+                data-kind={r.kind}
+              >
+                <button type="button" className="trow-button" title={r.text} aria-pressed={chosen?.seq === r.seq} onClick={() => setChosen(r)}>
+                  <span className="seq">{r.seq.toString()}</span>
+                  <span className="time">{r.time}</span>
+                  <span className="kind">{r.kind}</span>
+                  <span className="text">{r.text}</span>
+                </button>
+              </li>
+            );
+          })}
+        </ol>
+      </div>
+      {chosen && (
+        <div className="record-detail">
+          <div className="timeline-bar">
+            <span>Record #{chosen.seq.toString()}</span>
+            <button type="button" onClick={() => setChosen(undefined)}>
+              Close
+            </button>
+          </div>
+          <pre data-testid="record-detail">{jsonText(recordToJson(chosen.record))}</pre>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,51 @@
+// Formatting of API values for the pages.
+import type { JsonObject } from "@bufbuild/protobuf";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+
+import { HandlerStatus, Residency, TaskStatus } from "@wfd/client/web";
+
+export function when(t: Timestamp | undefined): string {
+  if (!t) {
+    return "";
+  }
+  return timestampDate(t).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" });
+}
+
+export function ago(t: Timestamp | undefined, now = Date.now()): string {
+  if (!t) {
+    return "";
+  }
+  const s = Math.max(0, Math.round((now - timestampDate(t).getTime()) / 1000));
+  if (s < 60) {
+    return `${s}s`;
+  }
+  if (s < 3600) {
+    return `${Math.floor(s / 60)}m ${s % 60}s`;
+  }
+  if (s < 86400) {
+    return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  }
+  return `${Math.floor(s / 86400)}d`;
+}
+
+export function statusName(s: HandlerStatus): string {
+  return (HandlerStatus[s] ?? "unknown").toLowerCase().replace("unspecified", "unknown");
+}
+
+/** "active", "released", or "" (a finished handler has none). */
+export function residencyName(r: Residency): string {
+  return r === Residency.UNSPECIFIED ? "" : (Residency[r] ?? "").toLowerCase();
+}
+
+export function taskStatusName(s: TaskStatus): string {
+  return (TaskStatus[s] ?? "unknown").toLowerCase().replace("unspecified", "unknown");
+}
+
+/** A google.protobuf.Struct field (generated as plain JSON) as an object for forms. */
+export function structJson(s: JsonObject | undefined): { [k: string]: unknown } | undefined {
+  return s;
+}
+
+export function jsonText(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x), 2);
+}
