@@ -386,6 +386,7 @@ func statsFields(s *wfdv1.GetStatsResponse) [][2]string {
 		{"active", fmt.Sprintf("%d (in memory, %d idle)", s.GetHandlersActive(), s.GetHandlersIdleInMemory())},
 		{"released", fmt.Sprint(s.GetHandlersReleased())},
 		{"by status", strings.Join(counts, ", ")},
+		{"tasks pending", fmt.Sprint(s.GetTasksPending())},
 		{"releases", fmt.Sprint(s.GetReleasesTotal())},
 		{"rehydrations", fmt.Sprint(s.GetRehydrationsTotal())},
 		{"rehydrate latency", latency},

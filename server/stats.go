@@ -119,6 +119,7 @@ func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv
 		RedispatchesTotal:    snap.redispatches,
 		DispatchLatencyP50:   durationpb.New(d50),
 		DispatchLatencyP99:   durationpb.New(d99),
+		TasksPending:         snap.tasksPending,
 	}
 	for st, n := range snap.counts.ByStatus {
 		out.HandlersByStatus[st.String()] = n

@@ -1202,7 +1202,8 @@ type GetStatsResponse struct {
 	// Latency of recent rehydrations (load, decode, restore).
 	RehydrateLatencyP50 *durationpb.Duration `protobuf:"bytes,7,opt,name=rehydrate_latency_p50,json=rehydrateLatencyP50,proto3" json:"rehydrate_latency_p50,omitempty"`
 	RehydrateLatencyP99 *durationpb.Duration `protobuf:"bytes,8,opt,name=rehydrate_latency_p99,json=rehydrateLatencyP99,proto3" json:"rehydrate_latency_p99,omitempty"`
-	// Live StreamEvents subscriptions.
+	// Live StreamEvents subscriptions, and calls waiting for a handler to
+	// finish (WaitHandler, or a wait on RunWorkflow or SendEvent).
 	Streams int64 `protobuf:"varint,9,opt,name=streams,proto3" json:"streams,omitempty"`
 	// Store commits, and the handler changes they carried.
 	CommitsTotal int64 `protobuf:"varint,10,opt,name=commits_total,json=commitsTotal,proto3" json:"commits_total,omitempty"`
@@ -1217,8 +1218,11 @@ type GetStatsResponse struct {
 	// first call for it (StepCall or FinishRun).
 	DispatchLatencyP50 *durationpb.Duration `protobuf:"bytes,15,opt,name=dispatch_latency_p50,json=dispatchLatencyP50,proto3" json:"dispatch_latency_p50,omitempty"`
 	DispatchLatencyP99 *durationpb.Duration `protobuf:"bytes,16,opt,name=dispatch_latency_p99,json=dispatchLatencyP99,proto3" json:"dispatch_latency_p99,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Human tasks waiting for an answer, across handlers in memory and
+	// released.
+	TasksPending  int64 `protobuf:"varint,17,opt,name=tasks_pending,json=tasksPending,proto3" json:"tasks_pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1361,6 +1365,13 @@ func (x *GetStatsResponse) GetDispatchLatencyP99() *durationpb.Duration {
 		return x.DispatchLatencyP99
 	}
 	return nil
+}
+
+func (x *GetStatsResponse) GetTasksPending() int64 {
+	if x != nil {
+		return x.TasksPending
+	}
+	return 0
 }
 
 type ListTasksRequest struct {
@@ -2426,7 +2437,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\"C\n" +
 	"\x16ReleaseHandlerResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\x11\n" +
-	"\x0fGetStatsRequest\"\xbb\a\n" +
+	"\x0fGetStatsRequest\"\xe0\a\n" +
 	"\x10GetStatsResponse\x12'\n" +
 	"\x0fhandlers_active\x18\x01 \x01(\x03R\x0ehandlersActive\x125\n" +
 	"\x17handlers_idle_in_memory\x18\x02 \x01(\x03R\x14handlersIdleInMemory\x12+\n" +
@@ -2444,7 +2455,8 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x10dispatches_total\x18\r \x01(\x03R\x0fdispatchesTotal\x12-\n" +
 	"\x12redispatches_total\x18\x0e \x01(\x03R\x11redispatchesTotal\x12K\n" +
 	"\x14dispatch_latency_p50\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x12dispatchLatencyP50\x12K\n" +
-	"\x14dispatch_latency_p99\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12dispatchLatencyP99\x1aC\n" +
+	"\x14dispatch_latency_p99\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12dispatchLatencyP99\x12#\n" +
+	"\rtasks_pending\x18\x11 \x01(\x03R\ftasksPending\x1aC\n" +
 	"\x15HandlersByStatusEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xe9\x01\n" +

@@ -183,7 +183,7 @@ class GetStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatsResponse(_message.Message):
-    __slots__ = ("handlers_active", "handlers_idle_in_memory", "handlers_released", "handlers_by_status", "releases_total", "rehydrations_total", "rehydrate_latency_p50", "rehydrate_latency_p99", "streams", "commits_total", "changes_total", "workers_connected", "dispatches_total", "redispatches_total", "dispatch_latency_p50", "dispatch_latency_p99")
+    __slots__ = ("handlers_active", "handlers_idle_in_memory", "handlers_released", "handlers_by_status", "releases_total", "rehydrations_total", "rehydrate_latency_p50", "rehydrate_latency_p99", "streams", "commits_total", "changes_total", "workers_connected", "dispatches_total", "redispatches_total", "dispatch_latency_p50", "dispatch_latency_p99", "tasks_pending")
     class HandlersByStatusEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -207,6 +207,7 @@ class GetStatsResponse(_message.Message):
     REDISPATCHES_TOTAL_FIELD_NUMBER: _ClassVar[int]
     DISPATCH_LATENCY_P50_FIELD_NUMBER: _ClassVar[int]
     DISPATCH_LATENCY_P99_FIELD_NUMBER: _ClassVar[int]
+    TASKS_PENDING_FIELD_NUMBER: _ClassVar[int]
     handlers_active: int
     handlers_idle_in_memory: int
     handlers_released: int
@@ -223,7 +224,8 @@ class GetStatsResponse(_message.Message):
     redispatches_total: int
     dispatch_latency_p50: _duration_pb2.Duration
     dispatch_latency_p99: _duration_pb2.Duration
-    def __init__(self, handlers_active: _Optional[int] = ..., handlers_idle_in_memory: _Optional[int] = ..., handlers_released: _Optional[int] = ..., handlers_by_status: _Optional[_Mapping[str, int]] = ..., releases_total: _Optional[int] = ..., rehydrations_total: _Optional[int] = ..., rehydrate_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rehydrate_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., streams: _Optional[int] = ..., commits_total: _Optional[int] = ..., changes_total: _Optional[int] = ..., workers_connected: _Optional[int] = ..., dispatches_total: _Optional[int] = ..., redispatches_total: _Optional[int] = ..., dispatch_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., dispatch_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    tasks_pending: int
+    def __init__(self, handlers_active: _Optional[int] = ..., handlers_idle_in_memory: _Optional[int] = ..., handlers_released: _Optional[int] = ..., handlers_by_status: _Optional[_Mapping[str, int]] = ..., releases_total: _Optional[int] = ..., rehydrations_total: _Optional[int] = ..., rehydrate_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rehydrate_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., streams: _Optional[int] = ..., commits_total: _Optional[int] = ..., changes_total: _Optional[int] = ..., workers_connected: _Optional[int] = ..., dispatches_total: _Optional[int] = ..., redispatches_total: _Optional[int] = ..., dispatch_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., dispatch_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., tasks_pending: _Optional[int] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
     __slots__ = ("statuses", "assignee", "workflow", "handler_id", "page_size", "page_token", "mine")
