@@ -172,6 +172,7 @@ func TestStats(t *testing.T) {
 		`^active: +0 \(in memory, 0 idle\)$`,
 		`^released: +1$`,
 		`^by status: +running 1, completed 1, failed 0, cancelled 0$`,
+		`^tasks pending: +0$`,
 		`^releases: +1$`,
 		`^rehydrations: +0$`,
 		`^rehydrate latency: +-$`,
