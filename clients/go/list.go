@@ -3,11 +3,8 @@ package client
 import (
 	"context"
 	"iter"
-	"math"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -33,12 +30,13 @@ type ListOptions struct {
 }
 
 func (o *ListOptions) request() (*wfdv1.ListHandlersRequest, error) {
-	if o.PageSize < 0 || o.PageSize > math.MaxInt32 {
-		return nil, status.Errorf(codes.InvalidArgument, "client: page size %d out of range", o.PageSize)
+	size, err := pageSize(o.PageSize)
+	if err != nil {
+		return nil, err
 	}
 	req := &wfdv1.ListHandlersRequest{
 		Workflow: o.Workflow, Statuses: o.Statuses, IdleOnly: o.IdleOnly,
-		Residency: o.Residency, PageSize: int32(o.PageSize), PageToken: o.PageToken,
+		Residency: o.Residency, PageSize: size, PageToken: o.PageToken,
 	}
 	if o.IdleFor != 0 {
 		req.IdleFor = durationpb.New(o.IdleFor)
@@ -63,22 +61,8 @@ func (c *Client) List(ctx context.Context, opts ListOptions) ([]*wfdv1.Handler, 
 // ListAll yields every handler that opts select, page after page, from
 // opts.PageToken on. It stops after the first error, which it yields.
 func (c *Client) ListAll(ctx context.Context, opts ListOptions) iter.Seq2[*wfdv1.Handler, error] {
-	return func(yield func(*wfdv1.Handler, error) bool) {
-		for {
-			page, next, err := c.List(ctx, opts)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, h := range page {
-				if !yield(h, nil) {
-					return
-				}
-			}
-			if next == "" {
-				return
-			}
-			opts.PageToken = next
-		}
-	}
+	return allPages(opts.PageToken, func(token string) ([]*wfdv1.Handler, string, error) {
+		opts.PageToken = token
+		return c.List(ctx, opts)
+	})
 }

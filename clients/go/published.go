@@ -3,11 +3,8 @@ package client
 import (
 	"context"
 	"iter"
-	"math"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -30,10 +27,11 @@ type PublishedOptions struct {
 }
 
 func (o *PublishedOptions) request() (*wfdv1.ListPublishedEventsRequest, error) {
-	if o.PageSize < 0 || o.PageSize > math.MaxInt32 {
-		return nil, status.Errorf(codes.InvalidArgument, "client: page size %d out of range", o.PageSize)
+	size, err := pageSize(o.PageSize)
+	if err != nil {
+		return nil, err
 	}
-	req := &wfdv1.ListPublishedEventsRequest{Key: o.Key, HandlerId: o.HandlerID, PageSize: int32(o.PageSize), PageToken: o.PageToken}
+	req := &wfdv1.ListPublishedEventsRequest{Key: o.Key, HandlerId: o.HandlerID, PageSize: size, PageToken: o.PageToken}
 	if !o.Since.IsZero() {
 		req.Since = timestamppb.New(o.Since)
 	}
@@ -58,22 +56,8 @@ func (c *Client) PublishedEvents(ctx context.Context, opts PublishedOptions) ([]
 // page after page, from opts.PageToken on. It stops after the first
 // error, which it yields.
 func (c *Client) PublishedEventsAll(ctx context.Context, opts PublishedOptions) iter.Seq2[*wfdv1.PublishedEvent, error] {
-	return func(yield func(*wfdv1.PublishedEvent, error) bool) {
-		for {
-			page, next, err := c.PublishedEvents(ctx, opts)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, e := range page {
-				if !yield(e, nil) {
-					return
-				}
-			}
-			if next == "" {
-				return
-			}
-			opts.PageToken = next
-		}
-	}
+	return allPages(opts.PageToken, func(token string) ([]*wfdv1.PublishedEvent, string, error) {
+		opts.PageToken = token
+		return c.PublishedEvents(ctx, opts)
+	})
 }

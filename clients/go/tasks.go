@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"iter"
-	"math"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -35,12 +34,13 @@ type TaskOptions struct {
 }
 
 func (o *TaskOptions) request() (*wfdv1.ListTasksRequest, error) {
-	if o.PageSize < 0 || o.PageSize > math.MaxInt32 {
-		return nil, status.Errorf(codes.InvalidArgument, "client: page size %d out of range", o.PageSize)
+	size, err := pageSize(o.PageSize)
+	if err != nil {
+		return nil, err
 	}
 	return &wfdv1.ListTasksRequest{
 		Statuses: o.Statuses, Assignee: o.Assignee, Mine: o.Mine, Workflow: o.Workflow, HandlerId: o.HandlerID,
-		PageSize: int32(o.PageSize), PageToken: o.PageToken,
+		PageSize: size, PageToken: o.PageToken,
 	}, nil
 }
 
@@ -62,24 +62,10 @@ func (c *Client) Tasks(ctx context.Context, opts TaskOptions) ([]*wfdv1.Task, st
 // AllTasks yields every task that opts select, page after page, from
 // opts.PageToken on. It stops after the first error, which it yields.
 func (c *Client) AllTasks(ctx context.Context, opts TaskOptions) iter.Seq2[*wfdv1.Task, error] {
-	return func(yield func(*wfdv1.Task, error) bool) {
-		for {
-			page, next, err := c.Tasks(ctx, opts)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, t := range page {
-				if !yield(t, nil) {
-					return
-				}
-			}
-			if next == "" {
-				return
-			}
-			opts.PageToken = next
-		}
-	}
+	return allPages(opts.PageToken, func(token string) ([]*wfdv1.Task, string, error) {
+		opts.PageToken = token
+		return c.Tasks(ctx, opts)
+	})
 }
 
 // Task returns the human task with that id (codes.NotFound if there is

@@ -56,31 +56,25 @@ func handshake(t *testing.T, cfg *tls.Config, ca *devcert.CA, client devcert.Pai
 	return r.proto, r.err
 }
 
+// must returns v, or fails the test with err.
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
 // TestClientCAReloaded: a rotated client CA file is read again at the next
 // handshake (a certificate of the old CA is refused, one of the new CA
 // accepted), a file that does not load keeps the previous CAs, and the
 // config keeps offering HTTP/2.
 func TestClientCAReloaded(t *testing.T) {
-	oldCA, err := devcert.NewCA("old client CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newCA, err := devcert.NewCA("new client CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := oldCA.Server("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldClient, err := oldCA.Client("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newClient, err := newCA.Client("bob")
-	if err != nil {
-		t.Fatal(err)
-	}
+	oldCA, newCA := must(devcert.NewCA("old client CA"))(t), must(devcert.NewCA("new client CA"))(t)
+	pair := must(oldCA.Server("127.0.0.1"))(t)
+	oldClient, newClient := must(oldCA.Client("alice"))(t), must(newCA.Client("bob"))(t)
 	dir := t.TempDir()
 	certFile, keyFile, err := pair.Write(dir, "server")
 	if err != nil {
