@@ -29,6 +29,7 @@ type config struct {
 	Addr      string        // a running server instead of a child
 	ServerPID int           // the running server's pid, for its memory
 	Data      string        // the child's data directory (default: a temp dir, removed)
+	Store     string        // the child's --store (a PostgreSQL URL; default: bbolt in Data)
 	Conns     int           // HTTP/2 connections the clients share
 	Client    string        // clientGRPCGo or clientConnectGo
 	Protocol  string        // grpc or connect
@@ -140,6 +141,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.Addr, "addr", "", "`host:port` of a running server to use instead of starting one")
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "`pid` of the --addr server, to report its memory and CPU")
 	fs.StringVar(&cfg.Data, "data", "", "data `dir` of the started server (default: a new temporary directory, removed afterwards)")
+	fs.StringVar(&cfg.Store, "store", "", "PostgreSQL `URL` the started server keeps handlers in (its serve --store; default: bbolt in --data)")
 	fs.IntVar(&cfg.Conns, "conns", 1, "HTTP/2 `connections` the clients share")
 	fs.StringVar(&cfg.Client, "client", clientGRPCGo, "client `library` of the measured calls: grpc-go (as wfd's Go client) or connect-go")
 	fs.StringVar(&cfg.Protocol, "protocol", "grpc", "wire `protocol`: grpc or connect (connect needs --client connect-go)")
@@ -213,8 +215,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--protocol connect and --gzip need --client connect-go (grpc-go speaks gRPC and asks for no compression)")
 	case cfg.Timeout <= 0:
 		return cfg, errors.New("--timeout must be positive")
-	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != ""):
-		return cfg, errors.New("--addr uses a running server: --wfd and --data start one")
+	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != "" || cfg.Store != ""):
+		return cfg, errors.New("--addr uses a running server: --wfd, --data and --store start one")
 	case cfg.Mode == modeRelease && (len(cfg.Workers) > 0 || set["in-process"]):
 		return cfg, errors.New("--mode release runs the built-in workflows: --worker and --in-process do not apply")
 	case cfg.Addr != "" && len(cfg.Workers) > 1:
