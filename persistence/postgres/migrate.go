@@ -35,7 +35,9 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	locker, err := lock.NewPostgresSessionLocker()
+	// Retry the lock every second (goose's minimum; its default is 5 s)
+	// for up to 5 minutes.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -46,6 +48,15 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	// Without the lock first: an up-to-date database, the usual case,
+	// costs one query, and processes starting together do not queue.
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", classify(ctx, err))
+	}
+	if !pending {
+		return checkVersion(ctx, p)
+	}
 	if _, err := p.Up(ctx); err != nil {
 		var partial *goose.PartialError
 		if errors.As(err, &partial) || errors.Is(err, goose.ErrVersionNotFound) {
@@ -53,6 +64,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 		return fmt.Errorf("migrate: %w", classify(ctx, err))
 	}
+	return checkVersion(ctx, p)
+}
+
+// checkVersion refuses a database migrated by a newer wfd.
+func checkVersion(ctx context.Context, p *goose.Provider) error {
 	current, err := p.GetDBVersion(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", classify(ctx, err))

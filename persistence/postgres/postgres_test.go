@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // open opens a store on a fresh database.
-func open(t *testing.T) *postgres.Store {
+func open(t testing.TB) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(t.Context(), pgtest.NewDatabase(t), postgres.Options{})
 	if err != nil {
