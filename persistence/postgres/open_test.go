@@ -236,3 +236,31 @@ func (p *proxy) restore() {
 	defer p.mu.Unlock()
 	p.down = false
 }
+
+// TestSynchronousCommitOn checks that the store's connections commit
+// durably even on a database configured with synchronous_commit off, and
+// keep a stronger setting.
+func TestSynchronousCommitOn(t *testing.T) {
+	for _, tt := range []struct{ configured, want string }{{"off", "on"}, {"remote_apply", "remote_apply"}} {
+		t.Run(tt.configured, func(t *testing.T) {
+			url := pgtest.NewDatabase(t)
+			conn := connect(t, url)
+			var db string
+			if err := conn.QueryRow(t.Context(), "SELECT current_database()").Scan(&db); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(t.Context(), "ALTER DATABASE "+db+" SET synchronous_commit = "+tt.configured); err != nil {
+				t.Fatal(err)
+			}
+			s, err := postgres.Open(t.Context(), url, postgres.Options{})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			got, err := postgres.SynchronousCommit(t.Context(), s)
+			if err != nil || got != tt.want {
+				t.Fatalf("synchronous_commit = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}

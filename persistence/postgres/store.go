@@ -73,6 +73,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	} else if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnTimeout
 	}
+	cfg.AfterConnect = durableCommits
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), classify(ctx, err))
@@ -86,6 +87,22 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), err)
 	}
 	return s, nil
+}
+
+// durableCommits turns synchronous_commit back on for the store's
+// connections if the server, the database or the role turned it off: a
+// Write must return only once its commit is on disk. Any other setting
+// (on, local, remote_write, remote_apply) is at least that and is kept.
+func durableCommits(ctx context.Context, conn *pgx.Conn) error {
+	var v string
+	if err := conn.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v); err != nil {
+		return err
+	}
+	if v == "off" {
+		_, err := conn.Exec(ctx, "SET synchronous_commit = on")
+		return err
+	}
+	return nil
 }
 
 // redact removes the password from a URL for error messages and logs.
