@@ -70,7 +70,9 @@ const usageText = `Usage: wfd bench [flags]
 Starts a wfd server as a child process (or uses --addr), drives it over
 loopback and prints: echo start-to-complete latency (sequential), approval
 handlers parked per second with -c clients, resume latency and rate, and
-the server's resident memory per parked handler. fsync stays on.
+the server's resident memory per parked handler. fsync stays on. With
+--store postgres://... the started server keeps its handlers in that
+PostgreSQL database (give each run an empty one).
 
 --mode release starts the server with --idle-timeout 0 and measures instead
 what releasing idle handlers buys: memory per idle handler in memory, memory
@@ -187,6 +189,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--mode release needs -n of at least 2 (one rehydrate run at 1 client, one at -c)")
 	case cfg.Mode == modeRelease && (cfg.Addr != "" || cfg.ServerPID != 0):
 		return cfg, errors.New("--mode release starts and restarts its own server: --addr and --server-pid do not apply")
+	case cfg.Mode == modeRelease && cfg.Store != "":
+		return cfg, errors.New("--mode release measures the bbolt file: --store does not apply")
 	case cfg.Mode == modeRelease && set["echo"]:
 		return cfg, errors.New("--mode release runs no echo phase: --echo does not apply")
 	case cfg.Mode == modePhases && (set["rehydrate"] || set["settle"] || set["server-gc"] || set["heapprofile"]):
