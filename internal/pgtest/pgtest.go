@@ -138,6 +138,44 @@ func (c *Cluster) start() error {
 	return nil
 }
 
+// StartCluster starts a cluster of t's own, for a test that stops or
+// crashes the server (the one Main starts is shared by the package's
+// tests), and stops it when t ends. Without the binaries it skips t
+// (fails it with EnvRequire set).
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := Start()
+	if errors.Is(err, ErrNoBinaries) && os.Getenv(EnvRequire) == "" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// CreateDatabase creates an empty database and returns its URL.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
+	if err := adminExec(ctx, c.AdminURL(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE template0"); err != nil {
+		return "", fmt.Errorf("pgtest: create database: %w", err)
+	}
+	return c.URL(name), nil
+}
+
+// Crash stops the server as a crash would: every server process is
+// killed at once, nothing is flushed or checkpointed (pg_ctl stop -m
+// immediate), and the next start recovers from the WAL.
+func (c *Cluster) Crash() error {
+	if out, err := c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop -m immediate: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Restart starts the stopped server again, on the same port.
+func (c *Cluster) Restart() error { return c.start() }
+
 // Stop stops the server and removes its directory.
 func (c *Cluster) Stop() {
 	_, _ = c.run("pg_ctl", "-D", c.data(), "-m", "fast", "-w", "stop")

@@ -86,7 +86,7 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 		w.sql(), w.param(limit+1))
 	rows, err := s.pool.Query(ctx, sql, w.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("postgres: list handlers: %w", classify(ctx, err))
+		return nil, "", fmt.Errorf("postgres: list handlers: %w", s.classify(ctx, err))
 	}
 	defer rows.Close()
 	var (
@@ -108,7 +108,7 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 			meta []byte
 		)
 		if err := rows.Scan(&id, &at, &ns, &meta); err != nil {
-			return nil, "", fmt.Errorf("postgres: list handlers: %w", classify(ctx, err))
+			return nil, "", fmt.Errorf("postgres: list handlers: %w", s.classify(ctx, err))
 		}
 		n++
 		last = position{at: fromParts(at, ns), id: id}
@@ -120,7 +120,7 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 		out = append(out, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("postgres: list handlers: %w", classify(ctx, err))
+		return nil, "", fmt.Errorf("postgres: list handlers: %w", s.classify(ctx, err))
 	}
 	var next string
 	if more {
@@ -139,7 +139,7 @@ func (s *Store) GetTask(ctx context.Context, id string) (persistence.Task, error
 	}
 	var meta []byte
 	if err := s.queryRow(ctx, `SELECT meta FROM wfd_tasks WHERE id = $1`, id).Scan(&meta); err != nil {
-		return persistence.Task{}, fmt.Errorf("postgres: get task: %w", notFound(ctx, err, "task", id))
+		return persistence.Task{}, fmt.Errorf("postgres: get task: %w", s.notFound(ctx, err, "task", id))
 	}
 	t, err := decodeTask(id, meta)
 	if err != nil {
@@ -202,7 +202,7 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 		w.sql(), w.param(limit+1))
 	rows, err := s.pool.Query(ctx, sql, w.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("postgres: list tasks: %w", classify(ctx, err))
+		return nil, "", fmt.Errorf("postgres: list tasks: %w", s.classify(ctx, err))
 	}
 	defer rows.Close()
 	var (
@@ -224,7 +224,7 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 			meta []byte
 		)
 		if err := rows.Scan(&id, &at, &ns, &meta); err != nil {
-			return nil, "", fmt.Errorf("postgres: list tasks: %w", classify(ctx, err))
+			return nil, "", fmt.Errorf("postgres: list tasks: %w", s.classify(ctx, err))
 		}
 		n++
 		last = position{at: fromParts(at, ns), id: id}
@@ -236,7 +236,7 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("postgres: list tasks: %w", classify(ctx, err))
+		return nil, "", fmt.Errorf("postgres: list tasks: %w", s.classify(ctx, err))
 	}
 	var next string
 	if more {

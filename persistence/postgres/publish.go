@@ -39,7 +39,7 @@ func (s *Store) Publish(ctx context.Context, p persistence.Published) (persisten
 	defer cancel()
 	out, err := s.publish(cctx, p)
 	if err != nil {
-		return persistence.Published{}, fmt.Errorf("postgres: publish %q: %w", p.ID, classify(ctx, err))
+		return persistence.Published{}, fmt.Errorf("postgres: publish %q: %w", p.ID, s.classify(ctx, err))
 	}
 	return out, nil
 }
@@ -153,7 +153,7 @@ func (s *Store) FindPublished(ctx context.Context, key, handlerID string, since 
 		return persistence.Published{}, false, nil
 	}
 	if err != nil {
-		return persistence.Published{}, false, fmt.Errorf("postgres: find published %q: %w", key, classify(ctx, err))
+		return persistence.Published{}, false, fmt.Errorf("postgres: find published %q: %w", key, s.classify(ctx, err))
 	}
 	p, err := decodePublished(seq, entry)
 	if err != nil {
@@ -175,11 +175,11 @@ func (s *Store) PublishedAfter(ctx context.Context, afterSeq uint64, limit int) 
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, entry FROM wfd_published WHERE seq > $1 ORDER BY seq LIMIT $2`, int64(afterSeq), limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, classify(ctx, err))
+		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, s.classify(ctx, err))
 	}
 	out, corrupt, err := collectPublished(rows)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, classify(ctx, err))
+		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, s.classify(ctx, err))
 	}
 	if len(corrupt) > 0 {
 		return out, fmt.Errorf("postgres: published after %d: %d entries skipped: %w", afterSeq, len(corrupt), errors.Join(corrupt...))
@@ -244,7 +244,7 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 		w.sql(), w.param(limit+1))
 	rows, err := s.pool.Query(ctx, sql, w.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("postgres: list published: %w", classify(ctx, err))
+		return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
 	}
 	defer rows.Close()
 	var (
@@ -266,7 +266,7 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 			entry []byte
 		)
 		if err := rows.Scan(&seq, &at, &ns, &entry); err != nil {
-			return nil, "", fmt.Errorf("postgres: list published: %w", classify(ctx, err))
+			return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
 		}
 		n++
 		last = position{at: fromParts(at, ns), seq: seq}
@@ -278,7 +278,7 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("postgres: list published: %w", classify(ctx, err))
+		return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
 	}
 	var next string
 	if more {

@@ -19,7 +19,7 @@ func (s *Store) GetHandler(ctx context.Context, id string) (persistence.Handler,
 	var meta []byte
 	err := s.queryRow(ctx, `SELECT meta FROM wfd_handlers WHERE id = $1`, id).Scan(&meta)
 	if err != nil {
-		return persistence.Handler{}, fmt.Errorf("postgres: get handler: %w", notFound(ctx, err, "handler", id))
+		return persistence.Handler{}, fmt.Errorf("postgres: get handler: %w", s.notFound(ctx, err, "handler", id))
 	}
 	h, err := decodeHandler(id, meta)
 	if err != nil {
@@ -29,11 +29,11 @@ func (s *Store) GetHandler(ctx context.Context, id string) (persistence.Handler,
 }
 
 // notFound maps pgx.ErrNoRows to ErrNotFound and classifies the rest.
-func notFound(ctx context.Context, err error, what, id string) error {
+func (s *Store) notFound(ctx context.Context, err error, what, id string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%s %q: %w", what, id, persistence.ErrNotFound)
 	}
-	return classify(ctx, err)
+	return s.classify(ctx, err)
 }
 
 // LoadHandler returns a handler's metadata and latest snapshot, read by
@@ -46,7 +46,7 @@ func (s *Store) LoadHandler(ctx context.Context, id string) (persistence.Handler
 	err := s.queryRow(ctx, `SELECT h.meta, s.data FROM wfd_handlers h LEFT JOIN wfd_snapshots s ON s.handler_id = h.id WHERE h.id = $1`, id).
 		Scan(&meta, &snap)
 	if err != nil {
-		return persistence.Handler{}, nil, fmt.Errorf("postgres: load handler: %w", notFound(ctx, err, "handler", id))
+		return persistence.Handler{}, nil, fmt.Errorf("postgres: load handler: %w", s.notFound(ctx, err, "handler", id))
 	}
 	h, err := decodeHandler(id, meta)
 	if err != nil {
@@ -63,7 +63,7 @@ func (s *Store) LoadSnapshot(ctx context.Context, id string) ([]byte, error) {
 	var snap []byte
 	err := s.queryRow(ctx, `SELECT s.data FROM wfd_handlers h LEFT JOIN wfd_snapshots s ON s.handler_id = h.id WHERE h.id = $1`, id).Scan(&snap)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: load snapshot: %w", notFound(ctx, err, "handler", id))
+		return nil, fmt.Errorf("postgres: load snapshot: %w", s.notFound(ctx, err, "handler", id))
 	}
 	return snap, nil
 }
@@ -83,7 +83,7 @@ func (s *Store) ReadRecords(ctx context.Context, id string, afterSeq uint64, lim
 		var one int
 		err := s.queryRow(ctx, `SELECT 1 FROM wfd_handlers WHERE id = $1`, id).Scan(&one)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: read records: %w", notFound(ctx, err, "handler", id))
+			return nil, fmt.Errorf("postgres: read records: %w", s.notFound(ctx, err, "handler", id))
 		}
 		return nil, nil
 	}
@@ -93,7 +93,7 @@ func (s *Store) ReadRecords(ctx context.Context, id string, afterSeq uint64, lim
 		LEFT JOIN LATERAL (SELECT seq, data FROM wfd_records WHERE handler_id = h.id AND seq > $2 ORDER BY seq LIMIT $3) r ON true
 		WHERE h.id = $1 ORDER BY r.seq`, id, seqToDB(afterSeq), limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read records: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: read records: %w", s.classify(ctx, err))
 	}
 	defer rows.Close()
 	var (
@@ -106,7 +106,7 @@ func (s *Store) ReadRecords(ctx context.Context, id string, afterSeq uint64, lim
 			data []byte
 		)
 		if err := rows.Scan(&seq, &data); err != nil {
-			return nil, fmt.Errorf("postgres: read records: %w", classify(ctx, err))
+			return nil, fmt.Errorf("postgres: read records: %w", s.classify(ctx, err))
 		}
 		found = true
 		if seq == nil {
@@ -118,7 +118,7 @@ func (s *Store) ReadRecords(ctx context.Context, id string, afterSeq uint64, lim
 		recs = append(recs, persistence.Record{Seq: seqFromDB(*seq), Data: data})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: read records: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: read records: %w", s.classify(ctx, err))
 	}
 	if !found {
 		return nil, fmt.Errorf("postgres: read records: handler %q: %w", id, persistence.ErrNotFound)
@@ -133,7 +133,7 @@ func (s *Store) Count(ctx context.Context) (persistence.Counts, error) {
 	}
 	rows, err := s.pool.Query(ctx, `SELECT name, n FROM wfd_counters`)
 	if err != nil {
-		return persistence.Counts{}, fmt.Errorf("postgres: count: %w", classify(ctx, err))
+		return persistence.Counts{}, fmt.Errorf("postgres: count: %w", s.classify(ctx, err))
 	}
 	stored := map[string]int64{}
 	for rows.Next() {
@@ -143,13 +143,13 @@ func (s *Store) Count(ctx context.Context) (persistence.Counts, error) {
 		)
 		if err := rows.Scan(&name, &n); err != nil {
 			rows.Close()
-			return persistence.Counts{}, fmt.Errorf("postgres: count: %w", classify(ctx, err))
+			return persistence.Counts{}, fmt.Errorf("postgres: count: %w", s.classify(ctx, err))
 		}
 		stored[name] = n
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return persistence.Counts{}, fmt.Errorf("postgres: count: %w", classify(ctx, err))
+		return persistence.Counts{}, fmt.Errorf("postgres: count: %w", s.classify(ctx, err))
 	}
 	c := persistence.Counts{
 		Handlers:      stored["handlers"],

@@ -23,7 +23,7 @@ func (s *Store) DueTimers(ctx context.Context, before time.Time, limit int) ([]p
 		WHERE (due_at, due_ns) <= ($1, $2) ORDER BY due_at, due_ns, handler_id, waiter_id LIMIT $3`,
 		before, nsOf(before), limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: due timers: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: due timers: %w", s.classify(ctx, err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (persistence.Timer, error) {
 		var (
@@ -36,7 +36,7 @@ func (s *Store) DueTimers(ctx context.Context, before time.Time, limit int) ([]p
 		return t, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: due timers: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: due timers: %w", s.classify(ctx, err))
 	}
 	return out, nil
 }
@@ -52,11 +52,11 @@ func (s *Store) WaitingFor(ctx context.Context, key string, limit int) ([]string
 	}
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT handler_id FROM wfd_wait_keys WHERE key = $1 ORDER BY handler_id LIMIT $2`, key, limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: waiting for %q: %w", key, classify(ctx, err))
+		return nil, fmt.Errorf("postgres: waiting for %q: %w", key, s.classify(ctx, err))
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("postgres: waiting for %q: %w", key, classify(ctx, err))
+		return nil, fmt.Errorf("postgres: waiting for %q: %w", key, s.classify(ctx, err))
 	}
 	return ids, nil
 }
@@ -74,7 +74,7 @@ func (s *Store) LongestIdle(ctx context.Context, before time.Time, limit int) ([
 		WHERE idle_since IS NOT NULL AND (idle_since, idle_ns) <= ($1, $2)
 		ORDER BY idle_since, idle_ns, id LIMIT $3`, before, nsOf(before), limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: longest idle: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: longest idle: %w", s.classify(ctx, err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (persistence.Idle, error) {
 		var (
@@ -87,7 +87,7 @@ func (s *Store) LongestIdle(ctx context.Context, before time.Time, limit int) ([
 		return i, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: longest idle: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: longest idle: %w", s.classify(ctx, err))
 	}
 	return out, nil
 }
@@ -112,7 +112,7 @@ func (s *Store) FinishedBefore(ctx context.Context, before time.Time, after *per
 		ORDER BY completed_at, completed_ns, id LIMIT $6`,
 		before, nsOf(before), from.CompletedAt, nsOf(from.CompletedAt), from.HandlerID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: finished before: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: finished before: %w", s.classify(ctx, err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (persistence.Finished, error) {
 		var (
@@ -125,7 +125,7 @@ func (s *Store) FinishedBefore(ctx context.Context, before time.Time, after *per
 		return f, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: finished before: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: finished before: %w", s.classify(ctx, err))
 	}
 	return out, nil
 }

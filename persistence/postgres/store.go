@@ -182,6 +182,31 @@ func classify(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: postgres: %w", persistence.ErrUnavailable, err)
 }
 
+// classify is the package's classify, and it also drops the pool's
+// connections when err says the connection broke: the server restarted
+// or the network failed, so the other pooled connections are most likely
+// dead too, and each would fail one more call before the pool noticed.
+func (s *Store) classify(ctx context.Context, err error) error {
+	if err != nil && brokenConnection(err) {
+		s.pool.Reset()
+	}
+	return classify(ctx, err)
+}
+
+// brokenConnection reports whether err is a failure of the connection
+// itself (not a statement's error, not a context's).
+func brokenConnection(err error) bool {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr):
+		// The server shutting down or crashing tells the client so.
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), isClassified(err):
+		return false
+	}
+	return true
+}
+
 func isClassified(err error) bool {
 	for _, target := range []error{
 		persistence.ErrNotFound, persistence.ErrExists, persistence.ErrConflict,

@@ -49,7 +49,7 @@ func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, if
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: put workflow %q: %w", def.Name, classify(ctx, err))
+		return fmt.Errorf("postgres: put workflow %q: %w", def.Name, s.classify(ctx, err))
 	}
 	return nil
 }
@@ -84,7 +84,7 @@ func (s *Store) GetWorkflow(ctx context.Context, name string) (persistence.Workf
 	}
 	var raw []byte
 	if err := s.queryRow(ctx, `SELECT def FROM wfd_workflows WHERE name = $1`, name).Scan(&raw); err != nil {
-		return persistence.WorkflowDef{}, fmt.Errorf("postgres: get workflow: %w", notFound(ctx, err, "workflow", name))
+		return persistence.WorkflowDef{}, fmt.Errorf("postgres: get workflow: %w", s.notFound(ctx, err, "workflow", name))
 	}
 	d, err := decodeDef(name, raw)
 	if err != nil {
@@ -100,7 +100,7 @@ func (s *Store) ListWorkflowDefs(ctx context.Context) ([]persistence.WorkflowDef
 	}
 	rows, err := s.pool.Query(ctx, `SELECT name, def FROM wfd_workflows ORDER BY name`)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list workflows: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: list workflows: %w", s.classify(ctx, err))
 	}
 	defer rows.Close()
 	var (
@@ -113,7 +113,7 @@ func (s *Store) ListWorkflowDefs(ctx context.Context) ([]persistence.WorkflowDef
 			raw  []byte
 		)
 		if err := rows.Scan(&name, &raw); err != nil {
-			return nil, fmt.Errorf("postgres: list workflows: %w", classify(ctx, err))
+			return nil, fmt.Errorf("postgres: list workflows: %w", s.classify(ctx, err))
 		}
 		d, err := decodeDef(name, raw)
 		if err != nil {
@@ -123,7 +123,7 @@ func (s *Store) ListWorkflowDefs(ctx context.Context) ([]persistence.WorkflowDef
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: list workflows: %w", classify(ctx, err))
+		return nil, fmt.Errorf("postgres: list workflows: %w", s.classify(ctx, err))
 	}
 	if len(corrupt) > 0 {
 		return out, fmt.Errorf("postgres: list workflows: %d definitions skipped: %w", len(corrupt), errors.Join(corrupt...))
@@ -149,7 +149,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, name, ifHash string) error {
 		err = s.conditionFailed(cctx, name, ifHash)
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: delete workflow %q: %w", name, classify(ctx, err))
+		return fmt.Errorf("postgres: delete workflow %q: %w", name, s.classify(ctx, err))
 	}
 	return nil
 }

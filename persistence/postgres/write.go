@@ -42,7 +42,7 @@ func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error 
 	cctx, cancel := s.commitContext(ctx)
 	defer cancel()
 	if err := s.write(cctx, changes); err != nil {
-		return fmt.Errorf("postgres: write: %w", classify(ctx, err))
+		return fmt.Errorf("postgres: write: %w", s.classify(ctx, err))
 	}
 	return nil
 }
