@@ -76,6 +76,9 @@ type Cluster struct {
 	dir  string // owned by the user the server runs as
 	port int
 	asPG bool // run the binaries as the postgres user (we are root)
+	// watchdog stops the cluster if this process dies without Stop
+	// (watchdog_linux.go); nil elsewhere.
+	watchdog *exec.Cmd
 }
 
 // Start creates a cluster in a temporary directory and starts it.
@@ -117,6 +120,10 @@ func Start() (*Cluster, error) {
 			err = c.start()
 		}
 		if err == nil {
+			if err := c.startWatchdog(); err != nil {
+				c.Stop()
+				return nil, err
+			}
 			return c, nil
 		}
 		if attempt == 3 {
@@ -178,6 +185,7 @@ func (c *Cluster) Restart() error { return c.start() }
 
 // Stop stops the server and removes its directory.
 func (c *Cluster) Stop() {
+	c.stopWatchdog()
 	_, _ = c.run("pg_ctl", "-D", c.data(), "-m", "fast", "-w", "stop")
 	_ = os.RemoveAll(c.dir)
 }
