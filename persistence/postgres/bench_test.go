@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,4 +110,23 @@ func BenchmarkWritePerRow(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/change")
 		})
 	}
+}
+
+// BenchmarkPublish measures Publish from 32 concurrent callers, as
+// concurrent PublishEvent calls would make them.
+func BenchmarkPublish(b *testing.B) {
+	s := open(b)
+	b.Cleanup(func() { _ = s.Close() })
+	var next atomic.Int64
+	b.SetParallelism(16) // 16 × GOMAXPROCS callers
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			p := persistence.Published{ID: fmt.Sprint("p", next.Add(1)), Key: "k", At: time.Now(), Data: []byte("data")}
+			if _, err := s.Publish(b.Context(), p); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

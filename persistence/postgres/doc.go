@@ -44,7 +44,9 @@
 // the store makes that cheap: two round trips per Write whatever its size
 // (lock and read the stored rows; then one multi-row statement per kind
 // of row and COMMIT, pipelined), see Write. PostgreSQL shares WAL flushes
-// between concurrent commits itself.
+// between concurrent commits itself. Publishes are numbered under a lock
+// held until COMMIT (so in commit order), and concurrent ones share a
+// transaction (publisher.go).
 //
 // Counters are updated by statement-level triggers in the transaction
 // that changes what they count, so they cannot drift from the rows. They

@@ -14,14 +14,15 @@ import (
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
-// Publish appends p to the published-event log in a transaction of its
-// own. Its sequence number comes from the one row of wfd_published_seq,
-// which the transaction locks first and holds until it commits: entries
-// are numbered in commit order with no gaps (a rolled-back transaction
-// returns its number), so a reader that has seen seq n never finds a
-// smaller one committed later, which a SEQUENCE cannot promise (numbers
-// are taken at insert and committed in any order). Publishers therefore
-// commit one at a time, which is the price of that promise.
+// Publish appends p to the published-event log. Concurrent Publishes
+// share a transaction (publisher.go). Sequence numbers come from the one
+// row of wfd_published_seq, which the transaction locks first and holds
+// until it commits: entries are numbered in commit order with no gaps (a
+// rolled-back transaction returns its numbers), so a reader that has seen
+// seq n never finds a smaller one committed later, which a SEQUENCE
+// cannot promise (numbers are taken at insert and committed in any
+// order). Transactions that publish therefore commit one at a time, each
+// with every Publish that queued meanwhile.
 //
 // The id check runs after the lock is granted, as its own statement, so
 // it sees a concurrent Publish of the same id that committed meanwhile:
@@ -35,86 +36,11 @@ func (s *Store) Publish(ctx context.Context, p persistence.Published) (persisten
 	}
 	p.At = p.At.UTC()
 	p.Data = bytes.Clone(p.Data)
-	cctx, cancel := s.commitContext(ctx)
-	defer cancel()
-	out, err := s.publish(cctx, p)
+	out, err := s.pub.publish(p)
 	if err != nil {
 		return persistence.Published{}, fmt.Errorf("postgres: publish %q: %w", p.ID, s.classify(ctx, err))
 	}
 	return out, nil
-}
-
-func (s *Store) publish(ctx context.Context, p persistence.Published) (out persistence.Published, err error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return persistence.Published{}, err
-	}
-	defer conn.Release()
-	defer func() {
-		if err != nil {
-			rollback(conn)
-		}
-	}()
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(`SELECT last FROM wfd_published_seq FOR UPDATE`)
-	b.Queue(`SELECT seq, entry FROM wfd_published WHERE id = $1`, p.ID)
-	br := conn.SendBatch(ctx, b)
-	var (
-		last, seq int64
-		entry     []byte
-	)
-	_, err = br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(&last)
-	}
-	found := false
-	if err == nil {
-		err = br.QueryRow().Scan(&seq, &entry)
-		found = err == nil
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = nil
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return persistence.Published{}, err
-	}
-	if found {
-		rollback(conn)
-		return decodePublished(seq, entry)
-	}
-	p.Seq = uint64(last + 1)
-	enc, err := codec.EncodePublished(&p)
-	if err != nil {
-		return persistence.Published{}, err
-	}
-	b = &pgx.Batch{}
-	b.Queue(`INSERT INTO wfd_published (seq, id, key, handler_id, at, at_ns, entry) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		last+1, p.ID, p.Key, p.HandlerID, p.At, nsOf(p.At), enc)
-	b.Queue(`UPDATE wfd_published_seq SET last = $1`, last+1)
-	b.Queue("COMMIT")
-	br = conn.SendBatch(ctx, b)
-	var tag string
-	for i := 0; i < 3 && err == nil; i++ {
-		var t interface{ String() string }
-		t, err = br.Exec()
-		if err == nil {
-			tag = t.String()
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return persistence.Published{}, err
-	}
-	if tag != "COMMIT" {
-		return persistence.Published{}, fmt.Errorf("transaction ended with %q, not COMMIT", tag)
-	}
-	return p, nil
 }
 
 func decodePublished(seq int64, raw []byte) (persistence.Published, error) {

@@ -75,3 +75,33 @@ func TestPublishedAfterMissesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishSameIDConcurrently publishes one id from many callers at
+// once, so that some share a transaction and some do not: every caller
+// gets the one stored entry, and the log holds it once.
+func TestPublishSameIDConcurrently(t *testing.T) {
+	s := open(t)
+	t.Cleanup(func() { _ = s.Close() })
+	const callers = 32
+	got := make([]persistence.Published, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			p := persistence.Published{ID: "once", Key: "k", At: time.Now(), Data: fmt.Appendf(nil, "caller %d", i)}
+			var err error
+			if got[i], err = s.Publish(t.Context(), p); err != nil {
+				t.Errorf("Publish %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, p := range got {
+		if p.Seq != 1 || string(p.Data) != string(got[0].Data) {
+			t.Errorf("caller %d got seq %d, data %q; caller 0 got seq %d, data %q", i, p.Seq, p.Data, got[0].Seq, got[0].Data)
+		}
+	}
+	log, err := s.PublishedAfter(t.Context(), 0, 0)
+	if err != nil || len(log) != 1 {
+		t.Fatalf("PublishedAfter: %d entries, %v; want 1", len(log), err)
+	}
+}

@@ -44,6 +44,7 @@ type Store struct {
 	pool         *pgxpool.Pool
 	writeTimeout time.Duration
 	closed       atomic.Bool
+	pub          publisher
 }
 
 var _ persistence.Store = (*Store)(nil)
@@ -79,6 +80,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), classify(ctx, err))
 	}
 	s := &Store{pool: pool, writeTimeout: opts.WriteTimeout}
+	s.pub.s = s
 	if s.writeTimeout <= 0 {
 		s.writeTimeout = DefaultWriteTimeout
 	}
