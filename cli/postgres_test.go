@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"strings"
 	"testing"
 
@@ -19,7 +20,13 @@ import (
 func TestServePostgresRestart(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 
-	addr, stop := serveStoppable(t, "--store", url)
+	// The password is not checked (the test server trusts loopback), but
+	// it must not reach the logs.
+	withPassword := strings.Replace(url, "postgres://wfd@", "postgres://wfd:hunter2@", 1)
+	addr, stop, logs := serveStoppable(t, "--store", withPassword)
+	if strings.Contains(logs.String(), "hunter2") || !strings.Contains(logs.String(), `"store":"postgres://wfd:xxxxx@`) {
+		t.Errorf("the logs show the password, or not the store:\n%s", logs)
+	}
 	id := field(ok(t, "run", "approval", "--input", `{"amount": 7}`, "--addr", addr))
 	eventually(t, "the handler waits for approval", func() bool {
 		return strings.Contains(ok(t, "get", id, "--addr", addr), "waits for approval")
@@ -29,7 +36,7 @@ func TestServePostgresRestart(t *testing.T) {
 	}
 	stop()
 
-	addr, _ = serveStoppable(t, "--store", url)
+	addr, _, _ = serveStoppable(t, "--store", url)
 	matchLines(t, ok(t, "get", id, "--addr", addr), []string{`^status: +running$`, `^residency: +released$`})
 	ok(t, "send", id, "approval", `{"approved": true, "comment": "after a restart"}`, "--addr", addr)
 	eventually(t, "the handler completes", func() bool {
@@ -54,10 +61,10 @@ func TestServeStoreFlag(t *testing.T) {
 
 // serveStoppable runs "wfd serve" with a fresh data directory until stop
 // is called (or the test ends), and returns the address it logged.
-func serveStoppable(t *testing.T, extra ...string) (addr string, stop func()) {
+func serveStoppable(t *testing.T, extra ...string) (addr string, stop func(), logs *testlog.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testlog.Buffer{}
+	logs = &testlog.Buffer{}
 	done := make(chan int, 1)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json", "--grace", "2s"}, extra...)
 	go func() { done <- cli.Main(ctx, args, io.Discard, logs) }()
@@ -88,5 +95,21 @@ func serveStoppable(t *testing.T, extra ...string) (addr string, stop func()) {
 		}
 		return false
 	})
-	return addr, stop
+	return addr, stop, logs
+}
+
+// TestServePostgresUnreachable checks that serve on a database that
+// cannot be reached exits at once with a message that says so, without
+// the password.
+func TestServePostgresUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	_ = l.Close()
+	r := wfd(t, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--store", "postgres://wfd:hunter2@"+dead+"/wfd?sslmode=disable")
+	if r.code != 1 || !strings.Contains(r.stderr, "open store") || !strings.Contains(r.stderr, "unavailable") || strings.Contains(r.stderr, "hunter2") {
+		t.Errorf("serve on an unreachable database: exit %d, stderr %q", r.code, r.stderr)
+	}
 }
