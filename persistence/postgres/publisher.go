@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -101,13 +100,17 @@ func (s *Store) publishBatch(ctx context.Context, calls []*publishCall) (err err
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue(sqlTxID)
 	b.Queue(`SELECT last FROM wfd_published_seq FOR UPDATE`)
 	b.Queue(`SELECT id, seq, entry FROM wfd_published WHERE id = ANY($1)`, ids)
 	br := conn.SendBatch(ctx, b)
-	var last int64
+	var last, txid int64
 	stored := map[string]persistence.Published{}
 	corrupt := map[string]error{}
 	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&txid)
+	}
 	if err == nil {
 		err = br.QueryRow().Scan(&last)
 	}
@@ -171,21 +174,11 @@ func (s *Store) publishBatch(ctx context.Context, calls []*publishCall) (err err
 		rows.seqs, rows.ids, rows.keys, rows.handlers, rows.at, rows.atNs, rows.entries)
 	b.Queue(`UPDATE wfd_published_seq SET last = $1`, last)
 	b.Queue("COMMIT")
-	br = conn.SendBatch(ctx, b)
-	var tag string
-	for range 3 {
-		t, err := br.Exec()
-		if err != nil {
-			_ = br.Close()
+	if err := commitBatch(ctx, conn, b); err != nil {
+		if isStatementError(err) {
 			return err
 		}
-		tag = t.String()
-	}
-	if err := br.Close(); err != nil {
-		return err
-	}
-	if tag != "COMMIT" {
-		return fmt.Errorf("transaction ended with %q, not COMMIT", tag)
+		return s.commitOutcome(txid, err) // see Write
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wfd-dev/wfd/persistence"
@@ -71,12 +72,25 @@ func (s *Store) write(ctx context.Context, changes []persistence.Change) (err er
 	if err != nil {
 		return err
 	}
+	if err := commitBatch(ctx, conn, b); err != nil {
+		if isStatementError(err) {
+			return w.mapStatementError(err)
+		}
+		// The pipeline, COMMIT included, went out and its answer was
+		// lost: the transaction may have committed.
+		return s.commitOutcome(w.txid, err)
+	}
+	return nil
+}
+
+// commitBatch sends b, which ends in COMMIT, and reads every result.
+func commitBatch(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) error {
 	n := b.Len()
 	br := conn.SendBatch(ctx, b)
 	for i := 0; i < n-1; i++ {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
-			return w.mapStatementError(err)
+			return err
 		}
 	}
 	tag, err := br.Exec()
@@ -87,7 +101,7 @@ func (s *Store) write(ctx context.Context, changes []persistence.Change) (err er
 		return err
 	}
 	if tag.String() != "COMMIT" {
-		return fmt.Errorf("transaction ended with %q, not COMMIT", tag.String())
+		return &pgconn.PgError{Code: "25P02", Message: fmt.Sprintf("transaction ended with %q, not COMMIT", tag.String())}
 	}
 	return nil
 }
@@ -137,6 +151,7 @@ type taskState struct {
 }
 
 type writeSet struct {
+	txid      int64 // the transaction's id, to learn its outcome if COMMIT's answer is lost
 	handlers  map[string]*handlerState
 	tasks     map[string]*taskState
 	ids       []string // handler ids, sorted
@@ -171,6 +186,7 @@ func newWriteSet(changes []persistence.Change) *writeSet {
 
 // Statements of the first round trip.
 const (
+	sqlTxID         = `SELECT txid_current()`
 	sqlLockHandlers = `SELECT id, meta, last_seq FROM wfd_handlers WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 	sqlLockTasks    = `SELECT id, handler_id, meta FROM wfd_tasks WHERE id = ANY($1) OR handler_id = ANY($2) ORDER BY id FOR UPDATE`
 )
@@ -180,6 +196,7 @@ const (
 func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue(sqlTxID)
 	b.Queue(sqlLockHandlers, w.ids)
 	lockTasks := len(w.taskIDs) > 0 || len(w.deleteIDs) > 0
 	if lockTasks {
@@ -188,6 +205,9 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 	br := conn.SendBatch(ctx, b)
 	defer func() { _ = br.Close() }()
 	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	if err := br.QueryRow().Scan(&w.txid); err != nil {
 		return err
 	}
 	rows, err := br.Query()
