@@ -47,6 +47,8 @@
 // between concurrent commits itself. Publishes are numbered under a lock
 // held until COMMIT (so in commit order), and concurrent ones share a
 // transaction (publisher.go).
+// A COMMIT whose answer is lost with its connection is looked up with
+// txid_status rather than reported failed (outcome.go).
 //
 // Counters are updated by statement-level triggers in the transaction
 // that changes what they count, so they cannot drift from the rows. They
