@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfd-dev/wfd/internal/pgtest"
+	"github.com/wfd-dev/wfd/internal/testwait"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/postgres"
 )
@@ -49,7 +50,7 @@ func TestReopen(t *testing.T) {
 	for i := range stores {
 		wg.Go(func() {
 			var err error
-			if stores[i], err = postgres.Open(t.Context(), url, postgres.Options{}); err != nil {
+			if stores[i], err = postgres.Open(t.Context(), url, postgres.Options{Shared: true}); err != nil {
 				t.Errorf("Open %d: %v", i, err)
 			}
 		})
@@ -76,6 +77,42 @@ func TestReopen(t *testing.T) {
 	}
 	if applied != 1 {
 		t.Errorf("%d migrations recorded after five opens, want 1", applied)
+	}
+}
+
+// TestInUse checks that a second store on a database another has open
+// is refused, naming the holder, until the first closes.
+func TestInUse(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	first, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	_, err = postgres.Open(t.Context(), url, postgres.Options{LockWait: 200 * time.Millisecond})
+	var inUse *postgres.InUseError
+	if !errors.As(err, &inUse) || !errors.Is(err, persistence.ErrUnavailable) || !strings.Contains(inUse.Holder, `"wfd" from 127.0.0.1`) {
+		t.Fatalf("second Open: %v, want an InUseError naming the first", err)
+	}
+	// An Open that waits gets the database once the first lets go.
+	opened := make(chan error, 1)
+	go func() {
+		second, err := postgres.Open(t.Context(), url, postgres.Options{LockWait: time.Minute})
+		if err == nil {
+			err = second.Close()
+		}
+		opened <- err
+	}()
+	admin := connect(t, url)
+	testwait.For(t, "the second Open waits for the lock", func() bool {
+		var n int
+		err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n)
+		return err == nil && n == 1
+	})
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("Open waiting for the first to close: %v", err)
 	}
 }
 

@@ -21,6 +21,7 @@ const (
 	DefaultMaxConns     = 8
 	DefaultWriteTimeout = time.Minute
 	DefaultConnTimeout  = 10 * time.Second
+	DefaultLockWait     = 10 * time.Second
 )
 
 // Options configure Open. The zero value is the production setting.
@@ -37,11 +38,21 @@ type Options struct {
 	// ConnTimeout bounds establishing a connection; 0 means
 	// DefaultConnTimeout (or the URL's connect_timeout).
 	ConnTimeout time.Duration
+	// Shared lets other stores use the database at the same time. By
+	// default a store holds an advisory lock while it is open, and Open
+	// fails with an InUseError while another store holds it: one wfd
+	// process per database, until replicas share one with leases.
+	Shared bool
+	// LockWait is how long Open waits for another store to let go of the
+	// database (a process killed a moment ago holds it until its server
+	// backend notices); 0 means DefaultLockWait, negative not at all.
+	LockWait time.Duration
 }
 
 // Store is a persistence.Store on a PostgreSQL database.
 type Store struct {
 	pool         *pgxpool.Pool
+	lock         *pgx.Conn // holds the advisory lock; nil with Options.Shared
 	writeTimeout time.Duration
 	closed       atomic.Bool
 	pub          publisher
@@ -74,18 +85,34 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	} else if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnTimeout
 	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "wfd"
+	}
 	cfg.AfterConnect = durableCommits
+	var lock *pgx.Conn
+	if !opts.Shared {
+		wait := opts.LockWait
+		if wait == 0 {
+			wait = DefaultLockWait
+		}
+		if lock, err = lockDatabase(ctx, cfg.ConnConfig.Copy(), wait); err != nil {
+			return nil, fmt.Errorf("postgres: open %s: %w", redact(url), err)
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
+		if lock != nil {
+			_ = lock.Close(context.Background())
+		}
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), classify(ctx, err))
 	}
-	s := &Store{pool: pool, writeTimeout: opts.WriteTimeout}
+	s := &Store{pool: pool, lock: lock, writeTimeout: opts.WriteTimeout}
 	s.pub.s = s
 	if s.writeTimeout <= 0 {
 		s.writeTimeout = DefaultWriteTimeout
 	}
 	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), err)
 	}
 	return s, nil
@@ -126,6 +153,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.pool.Close()
+	if s.lock != nil {
+		unlockDatabase(s.lock)
+	}
 	return nil
 }
 
@@ -148,11 +178,12 @@ func (s *Store) commitContext(ctx context.Context) (context.Context, context.Can
 
 // PostgreSQL error codes the store maps.
 const (
-	codeUniqueViolation = "23505"
-	codeBadEncoding     = "22021" // invalid byte sequence for the encoding (not UTF-8)
-	codeUntranslatable  = "22P05"
-	codeStringTooLong   = "22001"
-	codeProgramLimit    = "54000" // e.g. an index row too large
+	codeUniqueViolation  = "23505"
+	codeBadEncoding      = "22021" // invalid byte sequence for the encoding (not UTF-8)
+	codeUntranslatable   = "22P05"
+	codeStringTooLong    = "22001"
+	codeProgramLimit     = "54000" // e.g. an index row too large
+	codeLockNotAvailable = "55P03"
 )
 
 // classify passes through errors that are already classified (ours, the
