@@ -29,6 +29,7 @@ type config struct {
 	Addr      string        // a running server instead of a child
 	ServerPID int           // the running server's pid, for its memory
 	Data      string        // the child's data directory (default: a temp dir, removed)
+	Store     string        // the child's --store (a PostgreSQL URL; default: bbolt in Data)
 	Conns     int           // HTTP/2 connections the clients share
 	Client    string        // clientGRPCGo or clientConnectGo
 	Protocol  string        // grpc or connect
@@ -69,7 +70,9 @@ const usageText = `Usage: wfd bench [flags]
 Starts a wfd server as a child process (or uses --addr), drives it over
 loopback and prints: echo start-to-complete latency (sequential), approval
 handlers parked per second with -c clients, resume latency and rate, and
-the server's resident memory per parked handler. fsync stays on.
+the server's resident memory per parked handler. fsync stays on. With
+--store postgres://... the started server keeps its handlers in that
+PostgreSQL database (give each run an empty one).
 
 --mode release starts the server with --idle-timeout 0 and measures instead
 what releasing idle handlers buys: memory per idle handler in memory, memory
@@ -140,6 +143,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.Addr, "addr", "", "`host:port` of a running server to use instead of starting one")
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "`pid` of the --addr server, to report its memory and CPU")
 	fs.StringVar(&cfg.Data, "data", "", "data `dir` of the started server (default: a new temporary directory, removed afterwards)")
+	fs.StringVar(&cfg.Store, "store", "", "PostgreSQL `URL` the started server keeps handlers in (its serve --store; default: bbolt in --data)")
 	fs.IntVar(&cfg.Conns, "conns", 1, "HTTP/2 `connections` the clients share")
 	fs.StringVar(&cfg.Client, "client", clientGRPCGo, "client `library` of the measured calls: grpc-go (as wfd's Go client) or connect-go")
 	fs.StringVar(&cfg.Protocol, "protocol", "grpc", "wire `protocol`: grpc or connect (connect needs --client connect-go)")
@@ -185,6 +189,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--mode release needs -n of at least 2 (one rehydrate run at 1 client, one at -c)")
 	case cfg.Mode == modeRelease && (cfg.Addr != "" || cfg.ServerPID != 0):
 		return cfg, errors.New("--mode release starts and restarts its own server: --addr and --server-pid do not apply")
+	case cfg.Mode == modeRelease && cfg.Store != "":
+		return cfg, errors.New("--mode release measures the bbolt file: --store does not apply")
 	case cfg.Mode == modeRelease && set["echo"]:
 		return cfg, errors.New("--mode release runs no echo phase: --echo does not apply")
 	case cfg.Mode == modePhases && (set["rehydrate"] || set["settle"] || set["server-gc"] || set["heapprofile"]):
@@ -213,8 +219,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--protocol connect and --gzip need --client connect-go (grpc-go speaks gRPC and asks for no compression)")
 	case cfg.Timeout <= 0:
 		return cfg, errors.New("--timeout must be positive")
-	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != ""):
-		return cfg, errors.New("--addr uses a running server: --wfd and --data start one")
+	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != "" || cfg.Store != ""):
+		return cfg, errors.New("--addr uses a running server: --wfd, --data and --store start one")
 	case cfg.Mode == modeRelease && (len(cfg.Workers) > 0 || set["in-process"]):
 		return cfg, errors.New("--mode release runs the built-in workflows: --worker and --in-process do not apply")
 	case cfg.Addr != "" && len(cfg.Workers) > 1:

@@ -45,6 +45,9 @@ func startChild(cfg config, debug bool, extra ...string) (*child, error) {
 		}
 		bin = exe
 	}
+	if cfg.Store != "" {
+		extra = append(extra, "--store", cfg.Store)
+	}
 	data, tmp := cfg.Data, false
 	if data == "" {
 		var err error

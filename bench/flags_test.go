@@ -57,3 +57,21 @@ func TestMachineCPU(t *testing.T) {
 		return nil
 	})
 }
+
+// TestParseFlagsStore checks --store: it reaches the started server, and
+// is refused where it cannot apply.
+func TestParseFlagsStore(t *testing.T) {
+	const url = "postgres://wfd@127.0.0.1:5432/bench"
+	cfg, err := parseFlags([]string{"--store", url}, io.Discard)
+	if err != nil || cfg.Store != url {
+		t.Fatalf("--store %s: %+v, %v", url, cfg.Store, err)
+	}
+	for _, args := range [][]string{
+		{"--store", url, "--addr", "127.0.0.1:7233"},
+		{"--store", url, "--mode", "release"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

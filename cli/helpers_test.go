@@ -11,17 +11,19 @@ import (
 	"testing"
 
 	"github.com/wfd-dev/wfd/cli"
+	"github.com/wfd-dev/wfd/internal/pgtest"
 	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // TestMain makes the test binary the wfd command when it runs as "wfd"
-// (a link to it), for the shell completion scripts that call wfd.
+// (a link to it), for the shell completion scripts that call wfd, and
+// otherwise runs the tests with a PostgreSQL server (pgtest).
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "wfd" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // wfdBinary returns a path to a wfd command: a link to the test binary.

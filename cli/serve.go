@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/wfd-dev/wfd/console"
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/gcpolicy"
-	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 	"github.com/wfd-dev/wfd/server/tlsfiles"
 	"github.com/wfd-dev/wfd/workflows"
@@ -25,11 +23,14 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
-handlers in DATA/wfd.db. It logs "listening" with the address once it
+handlers in DATA/wfd.db, or with --store postgres://USER:PASS@HOST/DB
+(or postgresql://..., any pgx connection URL) in that PostgreSQL
+database, whose schema wfd creates and migrates (one wfd process per
+database for now). It logs "listening" with the address once it
 accepts connections, and on SIGINT or SIGTERM drains: health checks say
 NOT_SERVING, new calls fail with Unavailable, streams end with Unavailable
 (clients resume after the last sequence number they got), calls in flight
@@ -107,6 +108,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
 			fs.StringVar(&o.consoleAddr, "console-addr", defaultConsoleAddr, "`host:port` of the web console and the API beside it (port 0 picks one; empty: no console)")
 			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
+			fs.StringVar(&o.store, "store", "", "PostgreSQL `URL` (postgres://...) to keep handlers in (default: the bbolt file DATA/wfd.db)")
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
 			fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
@@ -133,7 +135,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
 			o.auth.define(fs)
-			fs.fromEnv("addr", "data", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
+			fs.fromEnv("addr", "data", "store", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
 				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
 			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
@@ -162,6 +164,7 @@ type serveOptions struct {
 	consoleAddr    string
 	consoleAddrSet bool
 	data           string
+	store          string // "" (bbolt in data) or a PostgreSQL URL
 	grace          time.Duration
 	// shutdownDelay is server.Options.ShutdownDelay.
 	shutdownDelay time.Duration
@@ -243,10 +246,9 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 			}
 		}()
 	}
-	path := filepath.Join(o.data, "wfd.db")
-	store, err := bolt.Open(path, bolt.Options{})
+	store, path, err := openServeStore(ctx, o.data, o.store)
 	if err != nil {
-		return explainStore(o.data, fmt.Errorf("open store: %w", err))
+		return err
 	}
 	defer func() {
 		if cerr := store.Close(); cerr != nil && err == nil {

@@ -23,6 +23,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/internal/pgtest"
 	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/internal/testwait"
 )
@@ -47,6 +48,19 @@ import (
 //     replays in full, sequence numbers 1..last_seq without gaps, ending
 //     with HandlerFinished. SIGTERM then stops the server cleanly.
 func TestCrashSIGKILL(t *testing.T) {
+	crashSIGKILL(t)
+}
+
+// TestCrashSIGKILLPostgres is TestCrashSIGKILL with the handlers in a
+// PostgreSQL database (wfd serve --store): what COMMIT acknowledged
+// survives the kills.
+func TestCrashSIGKILLPostgres(t *testing.T) {
+	crashSIGKILL(t, "--store", pgtest.NewDatabase(t))
+}
+
+// crashSIGKILL runs the kills and checks of TestCrashSIGKILL on servers
+// started with extra flags.
+func crashSIGKILL(t *testing.T, extra ...string) {
 	if testing.Short() {
 		t.Skip("builds wfd and kills it: not in -short mode")
 	}
@@ -56,7 +70,7 @@ func TestCrashSIGKILL(t *testing.T) {
 	defer cancel()
 
 	// 1. 200 parked handlers, the even half answered, a burst, SIGKILL.
-	srv := startWfd(t, bin, data)
+	srv := startWfd(t, bin, data, extra...)
 	c := srv.client()
 	const parked = 200
 	ids := make([]string, parked)
@@ -98,7 +112,7 @@ func TestCrashSIGKILL(t *testing.T) {
 		done, started, unacked)
 
 	// 2. Restart: check, answer the odd half, SIGKILL midway.
-	srv = startWfd(t, bin, data)
+	srv = startWfd(t, bin, data, extra...)
 	c = srv.client()
 	srv.logRecovery(t)
 	var completed []string
@@ -152,7 +166,7 @@ func TestCrashSIGKILL(t *testing.T) {
 	t.Logf("second kill: %d of %d answers to released handlers acknowledged", nAnswered.Load(), len(odd))
 
 	// 3. Restart: acknowledged answers took effect; answer the rest now.
-	srv = startWfd(t, bin, data)
+	srv = startWfd(t, bin, data, extra...)
 	c = srv.client()
 	srv.logRecovery(t)
 	for _, id := range odd {
@@ -483,7 +497,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	binDir = dir
-	code := m.Run()
+	code := pgtest.Main(m)
 	_ = os.RemoveAll(dir) // a temporary build directory: nothing to report to
 	os.Exit(code)
 }

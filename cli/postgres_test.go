@@ -1,0 +1,115 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/wfd-dev/wfd/cli"
+	"github.com/wfd-dev/wfd/internal/pgtest"
+	"github.com/wfd-dev/wfd/internal/testlog"
+)
+
+// TestServePostgresRestart serves on a real PostgreSQL database: a
+// handler parks and is released to the database, the server stops, and a
+// second server on the same database (and another, empty, data
+// directory: nothing is kept in it) wakes and finishes it.
+func TestServePostgresRestart(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+
+	// The password is not checked (the test server trusts loopback), but
+	// it must not reach the logs.
+	withPassword := strings.Replace(url, "postgres://wfd@", "postgres://wfd:hunter2@", 1)
+	addr, stop, logs := serveStoppable(t, "--store", withPassword)
+	if strings.Contains(logs.String(), "hunter2") || !strings.Contains(logs.String(), `"store":"postgres://wfd:xxxxx@`) {
+		t.Errorf("the logs show the password, or not the store:\n%s", logs)
+	}
+	id := field(ok(t, "run", "approval", "--input", `{"amount": 7}`, "--addr", addr))
+	eventually(t, "the handler waits for approval", func() bool {
+		return strings.Contains(ok(t, "get", id, "--addr", addr), "waits for approval")
+	})
+	if out := ok(t, "release", id, "--addr", addr); !strings.Contains(out, id+"  approval  released") {
+		t.Fatalf("release printed %q", out)
+	}
+	stop()
+
+	addr, _, _ = serveStoppable(t, "--store", url)
+	matchLines(t, ok(t, "get", id, "--addr", addr), []string{`^status: +running$`, `^residency: +released$`})
+	ok(t, "send", id, "approval", `{"approved": true, "comment": "after a restart"}`, "--addr", addr)
+	eventually(t, "the handler completes", func() bool {
+		return strings.Contains(ok(t, "get", id, "--addr", addr), "completed")
+	})
+	matchLines(t, ok(t, "get", id, "--addr", addr), []string{`^status: +completed$`, `^result: +\{"approved":true,"comment":"after a restart"`})
+}
+
+// TestServeStoreFlag checks that --store refuses what is not a
+// PostgreSQL URL, and that WFD_STORE sets it.
+func TestServeStoreFlag(t *testing.T) {
+	r := wfd(t, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--store", "mysql://x")
+	if r.code != 2 || !strings.Contains(r.stderr, "not a postgres://") {
+		t.Errorf("serve --store mysql://x: exit %d, stderr %q", r.code, r.stderr)
+	}
+	t.Setenv("WFD_STORE", "sqlite:///x")
+	r = wfd(t, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "not a postgres://") {
+		t.Errorf("serve with WFD_STORE=sqlite:///x: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// serveStoppable runs "wfd serve" with a fresh data directory until stop
+// is called (or the test ends), and returns the address it logged.
+func serveStoppable(t *testing.T, extra ...string) (addr string, stop func(), logs *testlog.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &testlog.Buffer{}
+	done := make(chan int, 1)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json", "--grace", "2s"}, extra...)
+	go func() { done <- cli.Main(ctx, args, io.Discard, logs) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited with %d; logs:\n%s", code, logs)
+		}
+	}
+	t.Cleanup(stop)
+	eventually(t, "serve logs listening", func() bool {
+		for line := range strings.Lines(logs.String()) {
+			var entry struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "listening" {
+				addr = entry.Addr
+				return true
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d; logs:\n%s", code, logs)
+		default:
+		}
+		return false
+	})
+	return addr, stop, logs
+}
+
+// TestServePostgresUnreachable checks that serve on a database that
+// cannot be reached exits at once with a message that says so, without
+// the password.
+func TestServePostgresUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	_ = l.Close()
+	r := wfd(t, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--store", "postgres://wfd:hunter2@"+dead+"/wfd?sslmode=disable")
+	if r.code != 1 || !strings.Contains(r.stderr, "open store") || !strings.Contains(r.stderr, "unavailable") || strings.Contains(r.stderr, "hunter2") {
+		t.Errorf("serve on an unreachable database: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

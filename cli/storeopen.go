@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/bolt"
+	"github.com/wfd-dev/wfd/persistence/postgres"
+)
+
+// openServeStore opens the store wfd serve runs on: the bbolt file in
+// data when store is "", a PostgreSQL database when store is a
+// postgres:// or postgresql:// URL. It returns the store and how to name
+// it in logs (without a password).
+func openServeStore(ctx context.Context, data, store string) (persistence.Store, string, error) {
+	switch {
+	case store == "":
+		path := filepath.Join(data, "wfd.db")
+		s, err := bolt.Open(path, bolt.Options{})
+		if err != nil {
+			return nil, "", explainStore(data, fmt.Errorf("open store: %w", err))
+		}
+		return s, path, nil
+	case postgres.IsURL(store):
+		s, err := postgres.Open(ctx, store, postgres.Options{})
+		if err != nil {
+			return nil, "", fmt.Errorf("open store: %w", err)
+		}
+		return s, postgres.Redact(store), nil
+	default:
+		return nil, "", usageErrorf("--store: %q is not a postgres:// or postgresql:// URL (leave it empty for the bbolt file in --data)", postgres.Redact(store))
+	}
+}

@@ -1,0 +1,217 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/codec"
+)
+
+// Publish appends p to the published-event log. Concurrent Publishes
+// share a transaction (publisher.go). Sequence numbers come from the one
+// row of wfd_published_seq, which the transaction locks first and holds
+// until it commits: entries are numbered in commit order with no gaps (a
+// rolled-back transaction returns its numbers), so a reader that has seen
+// seq n never finds a smaller one committed later, which a SEQUENCE
+// cannot promise (numbers are taken at insert and committed in any
+// order). Transactions that publish therefore commit one at a time, each
+// with every Publish that queued meanwhile.
+//
+// The id check runs after the lock is granted, as its own statement, so
+// it sees a concurrent Publish of the same id that committed meanwhile:
+// of two, the second returns the first's entry.
+func (s *Store) Publish(ctx context.Context, p persistence.Published) (persistence.Published, error) {
+	if err := s.begin(ctx); err != nil {
+		return persistence.Published{}, err
+	}
+	if err := p.Validate(); err != nil {
+		return persistence.Published{}, fmt.Errorf("postgres: publish: %w", err)
+	}
+	p.At = p.At.UTC()
+	p.Data = bytes.Clone(p.Data)
+	out, err := s.pub.publish(p)
+	if err != nil {
+		return persistence.Published{}, fmt.Errorf("postgres: publish %q: %w", p.ID, s.classify(ctx, err))
+	}
+	return out, nil
+}
+
+func decodePublished(seq int64, raw []byte) (persistence.Published, error) {
+	p, err := codec.DecodePublished(raw)
+	if err != nil {
+		return persistence.Published{}, fmt.Errorf("published entry %d: %w", seq, err)
+	}
+	if p.Seq != uint64(seq) {
+		return persistence.Published{}, fmt.Errorf("published entry %d: %w: value has seq %d", seq, persistence.ErrCorrupt, p.Seq)
+	}
+	return p, nil
+}
+
+// FindPublished returns the oldest matching entry: the older of the
+// oldest global one and the oldest addressed to handlerID, each one index
+// probe of wfd_published_key_handler.
+func (s *Store) FindPublished(ctx context.Context, key, handlerID string, since time.Time) (persistence.Published, bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return persistence.Published{}, false, err
+	}
+	if err := persistence.ValidatePublishedFilter(key, handlerID); err != nil {
+		return persistence.Published{}, false, fmt.Errorf("postgres: find published: %w", err)
+	}
+	var (
+		seq   int64
+		entry []byte
+	)
+	err := s.queryRow(ctx, `SELECT seq, entry FROM (
+		(SELECT at, at_ns, seq, entry FROM wfd_published WHERE key = $1 AND handler_id = ''
+			AND (at, at_ns) >= ($3, $4) ORDER BY at, at_ns, seq LIMIT 1)
+		UNION ALL
+		(SELECT at, at_ns, seq, entry FROM wfd_published WHERE $2 <> '' AND key = $1 AND handler_id = $2
+			AND (at, at_ns) >= ($3, $4) ORDER BY at, at_ns, seq LIMIT 1)
+	) e ORDER BY at, at_ns, seq LIMIT 1`, key, handlerID, since, nsOf(since)).Scan(&seq, &entry)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return persistence.Published{}, false, nil
+	}
+	if err != nil {
+		return persistence.Published{}, false, fmt.Errorf("postgres: find published %q: %w", key, s.classify(ctx, err))
+	}
+	p, err := decodePublished(seq, entry)
+	if err != nil {
+		return persistence.Published{}, false, fmt.Errorf("postgres: find published %q: %w", key, err)
+	}
+	return p, true, nil
+}
+
+// PublishedAfter returns up to limit log entries after afterSeq, in order.
+func (s *Store) PublishedAfter(ctx context.Context, afterSeq uint64, limit int) ([]persistence.Published, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = persistence.DefaultScanLimit
+	}
+	if afterSeq >= math.MaxInt64 {
+		return nil, nil // seqs are bigints
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, entry FROM wfd_published WHERE seq > $1 ORDER BY seq LIMIT $2`, int64(afterSeq), limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, s.classify(ctx, err))
+	}
+	out, corrupt, err := collectPublished(rows)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, s.classify(ctx, err))
+	}
+	if len(corrupt) > 0 {
+		return out, fmt.Errorf("postgres: published after %d: %d entries skipped: %w", afterSeq, len(corrupt), errors.Join(corrupt...))
+	}
+	return out, nil
+}
+
+// collectPublished reads rows of (seq, entry), and of (seq, at, at_ns,
+// entry) if withPos, keeping the undecodable ones' errors apart; last is
+// the position of the last row read.
+func collectPublished(rows pgx.Rows) (out []persistence.Published, corrupt []error, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			seq   int64
+			entry []byte
+		)
+		if err := rows.Scan(&seq, &entry); err != nil {
+			return nil, nil, err
+		}
+		p, err := decodePublished(seq, entry)
+		if err != nil {
+			corrupt = append(corrupt, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, corrupt, rows.Err()
+}
+
+// ListPublished lists the log latest first (At, then Seq, descending),
+// from the index that matches the filters, stopping at Since.
+func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery) ([]persistence.Published, string, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, "", err
+	}
+	if err := q.Validate(); err != nil {
+		return nil, "", fmt.Errorf("postgres: list published: %w", err)
+	}
+	filters := publishedFilters(&q)
+	var w where
+	if q.PageToken != "" {
+		p, err := unpackToken(q.PageToken, tokenPublished, filters)
+		if err != nil {
+			return nil, "", fmt.Errorf("postgres: list published: %w", err)
+		}
+		w.add("(at, at_ns, seq) < ($%d, $%d, $%d)", p.at, nsOf(p.at), p.seq)
+	}
+	if q.Key != "" {
+		w.add("key = $%d", q.Key)
+	}
+	if q.HandlerID != "" {
+		// handler_id <> '' as written lets the planner use the partial
+		// index wfd_published_handler with a generic plan too.
+		w.add("handler_id = $%d AND handler_id <> ''", q.HandlerID)
+	}
+	if !q.Since.IsZero() {
+		w.add("(at, at_ns) >= ($%d, $%d)", q.Since, nsOf(q.Since))
+	}
+	limit := q.Limit()
+	sql := fmt.Sprintf("SELECT seq, at, at_ns, entry FROM wfd_published%s ORDER BY at DESC, at_ns DESC, seq DESC LIMIT $%d",
+		w.sql(), w.param(limit+1))
+	rows, err := s.pool.Query(ctx, sql, w.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
+	}
+	defer rows.Close()
+	var (
+		out     []persistence.Published
+		corrupt []error
+		last    position
+		n       int
+		more    bool
+	)
+	for rows.Next() {
+		if n == limit {
+			more = true
+			break
+		}
+		var (
+			seq   int64
+			at    time.Time
+			ns    int16
+			entry []byte
+		)
+		if err := rows.Scan(&seq, &at, &ns, &entry); err != nil {
+			return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
+		}
+		n++
+		last = position{at: fromParts(at, ns), seq: seq}
+		p, err := decodePublished(seq, entry)
+		if err != nil {
+			corrupt = append(corrupt, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
+	}
+	var next string
+	if more {
+		next = packToken(tokenPublished, last, filters)
+	}
+	if len(corrupt) > 0 {
+		return out, next, fmt.Errorf("postgres: list published: %d entries skipped: %w", len(corrupt), errors.Join(corrupt...))
+	}
+	return out, next, nil
+}

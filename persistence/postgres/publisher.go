@@ -1,0 +1,199 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/codec"
+)
+
+// maxPublishBatch is the most Publishes one transaction takes.
+const maxPublishBatch = 1000
+
+// publisher shares a transaction among concurrent Publishes, as bbolt's
+// group commit does: Publishes that arrive while one transaction runs
+// queue up and the next takes all of them, one lock of the sequence row
+// and one commit. There is no goroutine of its own and no timer: the
+// first caller to find it idle leads one transaction, then hands the lead
+// to the oldest waiting caller, so a lone Publish never waits.
+type publisher struct {
+	s *Store
+
+	mu   sync.Mutex
+	busy bool
+	q    []*publishCall
+}
+
+type publishCall struct {
+	p    persistence.Published
+	out  persistence.Published
+	err  error
+	done chan bool // true: lead the next transaction; false: out and err are set
+}
+
+func (pb *publisher) publish(p persistence.Published) (persistence.Published, error) {
+	call := &publishCall{p: p, done: make(chan bool, 1)}
+	pb.mu.Lock()
+	pb.q = append(pb.q, call)
+	if pb.busy {
+		pb.mu.Unlock()
+		if lead := <-call.done; !lead {
+			return call.out, call.err
+		}
+		pb.mu.Lock()
+	}
+	pb.busy = true
+	n := min(len(pb.q), maxPublishBatch)
+	batch := pb.q[:n:n]
+	pb.q = pb.q[n:]
+	pb.mu.Unlock()
+
+	pb.commit(batch)
+
+	pb.mu.Lock()
+	if len(pb.q) > 0 {
+		pb.q[0].done <- true
+	} else {
+		pb.busy = false
+		pb.q = nil
+	}
+	pb.mu.Unlock()
+	return call.out, call.err
+}
+
+// commit publishes calls in one transaction and sets each one's result.
+func (pb *publisher) commit(calls []*publishCall) {
+	ctx, cancel := pb.s.commitContext(context.Background())
+	defer cancel()
+	err := pb.s.publishBatch(ctx, calls)
+	for _, c := range calls {
+		if err != nil {
+			c.out, c.err = persistence.Published{}, err
+		}
+		c.done <- false
+	}
+}
+
+// publishBatch locks the log's sequence row, reads the entries already
+// published under the calls' ids (after the lock is granted, so that it
+// sees every Publish that committed before), numbers the new ones in
+// order and inserts them with one statement. An id given twice in the
+// batch is published once; the later call gets the first one's entry.
+func (s *Store) publishBatch(ctx context.Context, calls []*publishCall) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer func() {
+		if err != nil {
+			rollback(conn)
+		}
+	}()
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.p.ID
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(sqlTxID)
+	b.Queue(`SELECT last FROM wfd_published_seq FOR UPDATE`)
+	b.Queue(`SELECT id, seq, entry FROM wfd_published WHERE id = ANY($1)`, ids)
+	br := conn.SendBatch(ctx, b)
+	var last, txid int64
+	stored := map[string]persistence.Published{}
+	corrupt := map[string]error{}
+	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&txid)
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&last)
+	}
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			for rows.Next() {
+				var (
+					id    string
+					seq   int64
+					entry []byte
+				)
+				if err = rows.Scan(&id, &seq, &entry); err != nil {
+					break
+				}
+				if stored[id], corrupt[id] = decodePublished(seq, entry); corrupt[id] == nil {
+					delete(corrupt, id)
+				}
+			}
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+
+	var rows publishedRows
+	for _, c := range calls {
+		if e := corrupt[c.p.ID]; e != nil {
+			c.err = e
+			continue
+		}
+		if p, ok := stored[c.p.ID]; ok {
+			c.out = p
+			c.out.Data = append([]byte(nil), p.Data...) // each caller its own copy
+			continue
+		}
+		last++
+		c.out = c.p
+		c.out.Seq = uint64(last)
+		enc, err := codec.EncodePublished(&c.out)
+		if err != nil {
+			return err
+		}
+		rows.add(&c.out, enc)
+		stored[c.p.ID] = c.out
+	}
+	if len(rows.seqs) == 0 {
+		rollback(conn) // nothing new: let go of the lock
+		return nil
+	}
+	b = &pgx.Batch{}
+	b.Queue(`INSERT INTO wfd_published (seq, id, key, handler_id, at, at_ns, entry)
+		SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int2[], $7::bytea[])`,
+		rows.seqs, rows.ids, rows.keys, rows.handlers, rows.at, rows.atNs, rows.entries)
+	b.Queue(`UPDATE wfd_published_seq SET last = $1`, last)
+	b.Queue("COMMIT")
+	if err := commitBatch(ctx, conn, b); err != nil {
+		if isStatementError(err) {
+			return err
+		}
+		return s.commitOutcome(txid, err) // see Write
+	}
+	return nil
+}
+
+type publishedRows struct {
+	seqs                []int64
+	ids, keys, handlers []string
+	at                  []time.Time
+	atNs                []int16
+	entries             [][]byte
+}
+
+func (r *publishedRows) add(p *persistence.Published, entry []byte) {
+	r.seqs = append(r.seqs, int64(p.Seq))
+	r.ids, r.keys, r.handlers = append(r.ids, p.ID), append(r.keys, p.Key), append(r.handlers, p.HandlerID)
+	r.at, r.atNs = append(r.at, p.At), append(r.atNs, nsOf(p.At))
+	r.entries = append(r.entries, entry)
+}

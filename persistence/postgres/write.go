@@ -1,0 +1,339 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/codec"
+)
+
+// Write applies changes in one transaction, acknowledged when PostgreSQL
+// has committed it (with synchronous_commit on, when its WAL is flushed).
+//
+// The server's journal already gathers many handlers' changes into one
+// Write, so a Write is one commit however many changes it holds, and it
+// costs two round trips however many rows it touches: the first begins
+// the transaction and locks the stored rows the changes name (handlers,
+// then tasks, each in id order, so concurrent Writes cannot deadlock);
+// the preconditions (Create, IfOwner, record sequence numbers, task
+// ownership) are then checked here, in order, against what was read plus
+// the earlier changes, exactly as bolt applies changes one after the
+// other; the second round trip sends the net result, one multi-row
+// statement per kind of row (handlers, snapshots, records, timers, wait
+// keys, tasks) built from arrays, then COMMIT, as one pipeline. A failed
+// precondition rolls back and fails the whole Write: nothing is applied.
+func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	for i := range changes {
+		if err := changes[i].Validate(); err != nil {
+			return fmt.Errorf("postgres: write: change %d: %w", i, err)
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	cctx, cancel := s.commitContext(ctx)
+	defer cancel()
+	if err := s.write(cctx, changes); err != nil {
+		return fmt.Errorf("postgres: write: %w", s.classify(ctx, err))
+	}
+	return nil
+}
+
+func (s *Store) write(ctx context.Context, changes []persistence.Change) (err error) {
+	w := newWriteSet(changes)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer func() {
+		if err != nil {
+			rollback(conn)
+		}
+	}()
+	if err := w.lock(ctx, conn); err != nil {
+		return err
+	}
+	for i := range changes {
+		if err := w.apply(&changes[i]); err != nil {
+			return fmt.Errorf("change %d: %w", i, err)
+		}
+	}
+	b, err := w.statements()
+	if err != nil {
+		return err
+	}
+	if err := commitBatch(ctx, conn, b); err != nil {
+		if isStatementError(err) {
+			return w.mapStatementError(err)
+		}
+		// The pipeline, COMMIT included, went out and its answer was
+		// lost: the transaction may have committed.
+		return s.commitOutcome(w.txid, err)
+	}
+	return nil
+}
+
+// commitBatch sends b, which ends in COMMIT, and reads every result.
+func commitBatch(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) error {
+	n := b.Len()
+	br := conn.SendBatch(ctx, b)
+	for i := 0; i < n-1; i++ {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if tag.String() != "COMMIT" {
+		return &pgconn.PgError{Code: "25P02", Message: fmt.Sprintf("transaction ended with %q, not COMMIT", tag.String())}
+	}
+	return nil
+}
+
+// handlerState is one handler of a Write: as stored (and locked) when the
+// Write began, and as the changes so far leave it.
+type handlerState struct {
+	stored     bool
+	storedMeta []byte
+	old        persistence.Handler
+	oldErr     error // why the stored metadata cannot be decoded
+
+	exists  bool
+	lastSeq uint64
+	// wiped: the stored handler is deleted by some change of the Write
+	// (its rows go before the handler is written again, if it is).
+	wiped bool
+	final *persistence.Handler // the metadata to store; nil: none
+	// create: a Create change made final, so it is inserted without
+	// ON CONFLICT: a concurrent creator's row fails it with ErrExists.
+	create  bool
+	snap    []byte
+	records []persistence.Record
+}
+
+func (h *handlerState) owner() (string, error) {
+	switch {
+	case h.final != nil:
+		return h.final.Owner, nil
+	case h.oldErr != nil:
+		return "", h.oldErr
+	default:
+		return h.old.Owner, nil
+	}
+}
+
+// taskState is one task a change upserts, or a stored task of a handler a
+// change deletes.
+type taskState struct {
+	stored        bool
+	storedHandler string
+	storedMeta    []byte
+
+	exists  bool
+	handler string
+	final   *persistence.Task // the task to store; nil: none
+}
+
+type writeSet struct {
+	txid      int64 // the transaction's id, to learn its outcome if COMMIT's answer is lost
+	handlers  map[string]*handlerState
+	tasks     map[string]*taskState
+	ids       []string // handler ids, sorted
+	taskIDs   []string // ids of upserted tasks, sorted
+	deleteIDs []string // ids of handlers some change deletes, sorted
+}
+
+func newWriteSet(changes []persistence.Change) *writeSet {
+	w := &writeSet{handlers: map[string]*handlerState{}, tasks: map[string]*taskState{}}
+	for i := range changes {
+		c := &changes[i]
+		if _, ok := w.handlers[c.Handler.ID]; !ok {
+			w.handlers[c.Handler.ID] = &handlerState{}
+			w.ids = append(w.ids, c.Handler.ID)
+		}
+		if c.Delete {
+			w.deleteIDs = append(w.deleteIDs, c.Handler.ID)
+		}
+		for j := range c.Tasks {
+			if _, ok := w.tasks[c.Tasks[j].ID]; !ok {
+				w.tasks[c.Tasks[j].ID] = &taskState{}
+				w.taskIDs = append(w.taskIDs, c.Tasks[j].ID)
+			}
+		}
+	}
+	slices.Sort(w.ids)
+	slices.Sort(w.taskIDs)
+	slices.Sort(w.deleteIDs)
+	w.deleteIDs = slices.Compact(w.deleteIDs)
+	return w
+}
+
+// Statements of the first round trip.
+const (
+	sqlTxID         = `SELECT txid_current()`
+	sqlLockHandlers = `SELECT id, meta, last_seq FROM wfd_handlers WHERE id = ANY($1) ORDER BY id FOR UPDATE`
+	sqlLockTasks    = `SELECT id, handler_id, meta FROM wfd_tasks WHERE id = ANY($1) OR handler_id = ANY($2) ORDER BY id FOR UPDATE`
+)
+
+// lock begins the transaction and reads (locking) the stored handlers and
+// tasks the changes name, and the tasks of the handlers they delete.
+func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(sqlTxID)
+	b.Queue(sqlLockHandlers, w.ids)
+	lockTasks := len(w.taskIDs) > 0 || len(w.deleteIDs) > 0
+	if lockTasks {
+		b.Queue(sqlLockTasks, w.taskIDs, w.deleteIDs)
+	}
+	br := conn.SendBatch(ctx, b)
+	defer func() { _ = br.Close() }()
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	if err := br.QueryRow().Scan(&w.txid); err != nil {
+		return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var (
+			id   string
+			meta []byte
+			last int64
+		)
+		if err := rows.Scan(&id, &meta, &last); err != nil {
+			return err
+		}
+		h := w.handlers[id]
+		h.stored, h.exists, h.storedMeta, h.lastSeq = true, true, meta, seqFromDB(last)
+		h.old, h.oldErr = decodeHandler(id, meta)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if !lockTasks {
+		return br.Close()
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var (
+			id, handler string
+			meta        []byte
+		)
+		if err := rows.Scan(&id, &handler, &meta); err != nil {
+			return err
+		}
+		t := w.tasks[id]
+		if t == nil {
+			t = &taskState{}
+			w.tasks[id] = t
+		}
+		t.stored, t.exists, t.storedHandler, t.handler, t.storedMeta = true, true, handler, handler, meta
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return br.Close()
+}
+
+// apply checks one change against the state the earlier ones left and
+// applies it to that state.
+func (w *writeSet) apply(c *persistence.Change) error {
+	id := c.Handler.ID
+	h := w.handlers[id]
+	switch {
+	case c.Create && h.exists:
+		return fmt.Errorf("handler %q: %w", id, persistence.ErrExists)
+	case !h.exists && (c.Delete || c.IfOwner != nil):
+		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
+	}
+	if c.IfOwner != nil {
+		owner, err := h.owner()
+		if err != nil {
+			return err
+		}
+		if owner != *c.IfOwner {
+			return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, owner, *c.IfOwner, persistence.ErrConflict)
+		}
+	}
+	if c.Delete {
+		h.wiped = h.wiped || h.stored
+		h.exists, h.lastSeq, h.final, h.snap, h.records, h.create = false, 0, nil, nil, nil, false
+		for _, t := range w.tasks {
+			if t.exists && t.handler == id {
+				t.exists, t.final = false, nil
+			}
+		}
+		return nil
+	}
+	if len(c.Records) > 0 {
+		if first := c.Records[0].Seq; first <= h.lastSeq {
+			return fmt.Errorf("handler %q: record seq %d is not after last seq %d: %w", id, first, h.lastSeq, persistence.ErrConflict)
+		}
+		h.records = append(h.records, c.Records...)
+		h.lastSeq = c.Records[len(c.Records)-1].Seq
+	}
+	final := c.Handler
+	final.LastSeq = h.lastSeq
+	h.create = h.create || c.Create
+	h.final, h.exists = &final, true
+	if c.Snapshot != nil {
+		h.snap = c.Snapshot
+	}
+	for i := range c.Tasks {
+		t := &c.Tasks[i]
+		ts := w.tasks[t.ID]
+		if ts.exists && ts.handler != t.HandlerID {
+			return fmt.Errorf("task %q belongs to handler %q, not %q: %w", t.ID, ts.handler, t.HandlerID, persistence.ErrConflict)
+		}
+		ts.exists, ts.handler, ts.final = true, t.HandlerID, t
+	}
+	return nil
+}
+
+// mapStatementError maps an error of the second round trip: a unique
+// violation there means another process created a handler this Write
+// creates, between the lock and the insert.
+func (w *writeSet) mapStatementError(err error) error {
+	if isUniqueViolation(err, "wfd_handlers_pkey") {
+		return fmt.Errorf("%w: %w", persistence.ErrExists, err)
+	}
+	if isUniqueViolation(err, "") {
+		return fmt.Errorf("%w: %w", persistence.ErrConflict, err)
+	}
+	return err
+}
+
+// decodeHandler decodes the metadata stored under id.
+func decodeHandler(id string, raw []byte) (persistence.Handler, error) {
+	h, err := codec.DecodeHandler(raw)
+	if err != nil {
+		return persistence.Handler{}, fmt.Errorf("handler %q: %w", id, err)
+	}
+	if h.ID != id {
+		return persistence.Handler{}, fmt.Errorf("handler %q: %w: metadata names handler %q", id, persistence.ErrCorrupt, h.ID)
+	}
+	return h, nil
+}
