@@ -34,6 +34,12 @@ type Change struct {
 	// indexed changes). A task stored under another handler is not taken
 	// over: the Write fails with ErrConflict.
 	Tasks []Task
+	// Fence, if not zero, makes the change conditional on the handler's
+	// lease (Leaser): it must still be held by Fence.Replica with
+	// Fence.Token, else the whole Write fails with ErrFenced and nothing
+	// is applied. An expired lease nobody took since still holds. Stores
+	// without leases (bbolt) refuse a fenced change with ErrInvalid.
+	Fence Fence
 	// Delete removes the handler: metadata, snapshot, records, tasks and
 	// index entries. Only Handler.ID (and IfOwner) are used. Deleting a
 	// handler that does not exist fails with ErrNotFound.
@@ -43,6 +49,11 @@ type Change struct {
 // Validate reports whether c is well formed, without looking at stored
 // state. The error wraps ErrInvalid.
 func (c *Change) Validate() error {
+	if !c.Fence.IsZero() {
+		if err := c.Fence.validate(c.Handler.ID); err != nil {
+			return err
+		}
+	}
 	if c.Delete {
 		if c.Create || c.Snapshot != nil || len(c.Records) > 0 || len(c.Tasks) > 0 {
 			return fmt.Errorf("%w: handler %q: Delete cannot be combined with Create, Snapshot, Records or Tasks", ErrInvalid, c.Handler.ID)

@@ -1,6 +1,9 @@
 package persistence
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors returned by every Store. Backends wrap them with context (the
 // handler id, the cause), so compare with errors.Is, never with ==.
@@ -38,4 +41,10 @@ var (
 	// DamagedError): then it concerns what the damaged part holds, which
 	// may be many handlers, and the file needs checking and restoring.
 	ErrCorrupt = errors.New("persistence: corrupt data")
+
+	// ErrFenced is returned when a Change's Fence no longer holds the
+	// handler's lease: another replica took it over (or it was
+	// released), so this replica must stop writing the handler. It wraps
+	// ErrConflict.
+	ErrFenced = fmt.Errorf("%w: fenced: the handler's lease is no longer this replica's", ErrConflict)
 )

@@ -55,7 +55,10 @@ func toConnect(err error) error {
 		code = connect.CodeResourceExhausted
 	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists):
 		code = connect.CodeAlreadyExists
-	case errors.Is(err, persistence.ErrUnavailable), errors.Is(err, engine.ErrClosed), errors.Is(err, engine.ErrReleased), errors.Is(err, errUnavailable):
+	// A replica whose lease was taken over: the call belongs on the
+	// handler's new owner, so a retry may succeed.
+	case errors.Is(err, persistence.ErrFenced),
+		errors.Is(err, persistence.ErrUnavailable), errors.Is(err, engine.ErrClosed), errors.Is(err, engine.ErrReleased), errors.Is(err, errUnavailable):
 		code = connect.CodeUnavailable
 	case errors.Is(err, persistence.ErrCorrupt):
 		code = connect.CodeDataLoss
@@ -73,6 +76,8 @@ func toConnect(err error) error {
 		cause = newInternal("internal error", err)
 	case code == connect.CodeDataLoss:
 		cause = newInternal("stored data is damaged", err)
+	case errors.Is(err, persistence.ErrFenced):
+		cause = errors.New("this replica no longer owns the handler; retry")
 	case code == connect.CodeUnavailable && errors.Is(err, persistence.ErrUnavailable):
 		cause = newInternal("the store is unavailable; retry later", err)
 	default:

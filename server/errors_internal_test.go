@@ -39,6 +39,8 @@ func TestToConnectHidesInternals(t *testing.T) {
 		{fmt.Errorf("%w: workflow %q: %s", engine.ErrInvalidInput, "batch", `"n" is required`), connect.CodeInvalidArgument, `"n" is required$`},
 		{fmt.Errorf("%w: handler h holds 10000 queued events", engine.ErrLimit), connect.CodeResourceExhausted, `^limit exceeded: handler h holds`},
 		{fmt.Errorf("%w: server is shutting down; resume after seq 4", errUnavailable), connect.CodeUnavailable, `^server is shutting down; resume after seq 4$`},
+		{fmt.Errorf("postgres: write: change 0: handler %q: lease is %q's: %w", "h", "r2", persistence.ErrFenced), connect.CodeUnavailable,
+			`^this replica no longer owns the handler; retry$`},
 	} {
 		var logs bytes.Buffer
 		l := errorLogger{slog.New(slog.NewTextHandler(&logs, nil))}

@@ -385,3 +385,21 @@ func diff(a, b persistence.Handler) string {
 	}
 	return ""
 }
+
+// TestFencedChangeRefused: one process has no leases, so a fenced change
+// (persistence.Change.Fence) is refused rather than written unchecked,
+// and nothing of its Write is applied.
+func TestFencedChangeRefused(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "wfd.db"))
+	defer func() { _ = s.Close() }()
+	id := testIDs()
+	err := s.Write(t.Context(),
+		persistence.Change{Handler: testHandler(id[0])},
+		persistence.Change{Handler: testHandler(id[1]), Fence: persistence.Fence{Replica: "A", Token: 1}})
+	if !errors.Is(err, persistence.ErrInvalid) {
+		t.Fatalf("fenced Write: %v, want ErrInvalid", err)
+	}
+	if _, err := s.GetHandler(t.Context(), id[0]); !errors.Is(err, persistence.ErrNotFound) {
+		t.Fatalf("the refused Write's other change: %v, want ErrNotFound", err)
+	}
+}

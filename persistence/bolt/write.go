@@ -33,6 +33,11 @@ func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error 
 		if err := changes[i].Validate(); err != nil {
 			return fmt.Errorf("bolt: write: change %d: %w", i, err)
 		}
+		if !changes[i].Fence.IsZero() {
+			// One process has no leases: refuse a promise it cannot keep
+			// rather than ignore it.
+			return fmt.Errorf("%w: bolt: write: change %d: handler %q: a fenced change needs a store with leases (PostgreSQL)", persistence.ErrInvalid, i, changes[i].Handler.ID)
+		}
 	}
 	if len(changes) == 0 {
 		return nil

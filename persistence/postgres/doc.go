@@ -62,10 +62,13 @@
 // outlives Options.WriteTimeout: ErrUnavailable. A string PostgreSQL
 // refuses (not UTF-8) or a row too large for an index: ErrInvalid.
 //
-// # Later: several replicas
+// # Several replicas: leases and fencing
 //
-// Handler ownership is Handler.Owner with Change.IfOwner today, checked
-// under the row lock the Write takes. A lease and fencing token can be
-// added by a later migration as columns of wfd_handlers (owner_epoch,
-// lease_until) checked by the same locked read.
+// lease.go implements persistence.Leaser on two tables of migration
+// 00002: wfd_replicas (id, address, started, expires) and wfd_leases
+// (handler_id, owner, token, acquired, expires), every time from the
+// database's now(). A fenced Change (Change.Fence) is checked in Write's
+// first round trip, which reads the lease rows FOR SHARE after the
+// handler rows: a lease taken over since (a higher token) fails the
+// whole Write with ErrFenced. The server does not use them yet.
 package postgres

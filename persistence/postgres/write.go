@@ -21,8 +21,8 @@ import (
 // costs two round trips however many rows it touches: the first begins
 // the transaction and locks the stored rows the changes name (handlers,
 // then tasks, each in id order, so concurrent Writes cannot deadlock);
-// the preconditions (Create, IfOwner, record sequence numbers, task
-// ownership) are then checked here, in order, against what was read plus
+// the preconditions (Fence, Create, IfOwner, record sequence numbers,
+// task ownership) are then checked here, in order, against what was read plus
 // the earlier changes, exactly as bolt applies changes one after the
 // other; the second round trip sends the net result, one multi-row
 // statement per kind of row (handlers, snapshots, records, timers, wait
@@ -154,9 +154,11 @@ type writeSet struct {
 	txid      int64 // the transaction's id, to learn its outcome if COMMIT's answer is lost
 	handlers  map[string]*handlerState
 	tasks     map[string]*taskState
-	ids       []string // handler ids, sorted
-	taskIDs   []string // ids of upserted tasks, sorted
-	deleteIDs []string // ids of handlers some change deletes, sorted
+	ids       []string            // handler ids, sorted
+	taskIDs   []string            // ids of upserted tasks, sorted
+	deleteIDs []string            // ids of handlers some change deletes, sorted
+	fencedIDs []string            // ids of handlers some change fences, sorted
+	leases    map[string]leaseRow // the stored leases of fencedIDs
 }
 
 func newWriteSet(changes []persistence.Change) *writeSet {
@@ -170,6 +172,9 @@ func newWriteSet(changes []persistence.Change) *writeSet {
 		if c.Delete {
 			w.deleteIDs = append(w.deleteIDs, c.Handler.ID)
 		}
+		if !c.Fence.IsZero() {
+			w.fencedIDs = append(w.fencedIDs, c.Handler.ID)
+		}
 		for j := range c.Tasks {
 			if _, ok := w.tasks[c.Tasks[j].ID]; !ok {
 				w.tasks[c.Tasks[j].ID] = &taskState{}
@@ -181,6 +186,8 @@ func newWriteSet(changes []persistence.Change) *writeSet {
 	slices.Sort(w.taskIDs)
 	slices.Sort(w.deleteIDs)
 	w.deleteIDs = slices.Compact(w.deleteIDs)
+	slices.Sort(w.fencedIDs)
+	w.fencedIDs = slices.Compact(w.fencedIDs)
 	return w
 }
 
@@ -192,7 +199,8 @@ const (
 )
 
 // lock begins the transaction and reads (locking) the stored handlers and
-// tasks the changes name, and the tasks of the handlers they delete.
+// tasks the changes name, the tasks of the handlers they delete, and the
+// leases of the handlers they fence (lease.go).
 func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
@@ -201,6 +209,9 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 	lockTasks := len(w.taskIDs) > 0 || len(w.deleteIDs) > 0
 	if lockTasks {
 		b.Queue(sqlLockTasks, w.taskIDs, w.deleteIDs)
+	}
+	if len(w.fencedIDs) > 0 {
+		b.Queue(sqlLockLeases, w.fencedIDs)
 	}
 	br := conn.SendBatch(ctx, b)
 	defer func() { _ = br.Close() }()
@@ -230,10 +241,22 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if !lockTasks {
-		return br.Close()
+	if lockTasks {
+		if err := w.readTasks(br); err != nil {
+			return err
+		}
 	}
-	rows, err = br.Query()
+	if len(w.fencedIDs) > 0 {
+		if err := w.readLeases(br); err != nil {
+			return err
+		}
+	}
+	return br.Close()
+}
+
+// readTasks reads the result of sqlLockTasks.
+func (w *writeSet) readTasks(br pgx.BatchResults) error {
+	rows, err := br.Query()
 	if err != nil {
 		return err
 	}
@@ -252,10 +275,29 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 		}
 		t.stored, t.exists, t.storedHandler, t.handler, t.storedMeta = true, true, handler, handler, meta
 	}
-	if err := rows.Err(); err != nil {
+	return rows.Err()
+}
+
+// readLeases reads the result of sqlLockLeases.
+func (w *writeSet) readLeases(br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
 		return err
 	}
-	return br.Close()
+	w.leases = make(map[string]leaseRow, len(w.fencedIDs))
+	for rows.Next() {
+		var (
+			id    string
+			l     leaseRow
+			token int64
+		)
+		if err := rows.Scan(&id, &l.owner, &token); err != nil {
+			return err
+		}
+		l.token = uint64(token)
+		w.leases[id] = l
+	}
+	return rows.Err()
 }
 
 // apply checks one change against the state the earlier ones left and
@@ -263,6 +305,9 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 func (w *writeSet) apply(c *persistence.Change) error {
 	id := c.Handler.ID
 	h := w.handlers[id]
+	if err := w.checkFence(id, c.Fence); err != nil {
+		return err
+	}
 	switch {
 	case c.Create && h.exists:
 		return fmt.Errorf("handler %q: %w", id, persistence.ErrExists)

@@ -1,0 +1,83 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Leaser is the handler ownership of several replicas on one database: a
+// replica registry and one lease per handler, with a fencing token that
+// Change.Fence checks. Every expiry is measured by the database's clock,
+// never a replica's, so clock skew between replicas cannot make two
+// owners. The PostgreSQL store implements it; bbolt (one process) does
+// not.
+type Leaser interface {
+	// Heartbeat registers replica id at address, or renews its
+	// registration: it is live until ttl from now.
+	Heartbeat(ctx context.Context, id, address string, ttl time.Duration) (Replica, error)
+	// Replicas lists the live replicas, by id.
+	Replicas(ctx context.Context) ([]Replica, error)
+	// Acquire takes handler's lease for replica for ttl if it is free
+	// (never taken, or released), expired, or already replica's, with a
+	// new fencing token greater than every earlier one of the handler.
+	// When another replica holds it, acquired is false and the Lease is
+	// the holder's. Among concurrent acquirers exactly one succeeds.
+	Acquire(ctx context.Context, handler, replica string, ttl time.Duration) (lease Lease, acquired bool, err error)
+	// Renew extends, in one statement, to ttl from now, every lease of
+	// held that replica still holds with that token (expired or not, as
+	// long as nobody took it), and returns the handlers of held it lost:
+	// taken by another replica, or released.
+	Renew(ctx context.Context, replica string, held []Fence, ttl time.Duration) (lost []string, err error)
+	// Release frees handler's lease if fence still holds it (else
+	// ErrFenced); the next Acquire, by any replica, succeeds at once.
+	Release(ctx context.Context, handler string, fence Fence) error
+	// Lease returns handler's lease (ErrNotFound if it never had one).
+	Lease(ctx context.Context, handler string) (Lease, error)
+}
+
+// Fence is a replica's claim to write a handler: the token of the lease
+// it acquired. The zero Fence is no claim.
+type Fence struct {
+	Replica string
+	Token   uint64
+	// Handler names the handler in Leaser.Renew; Change.Fence ignores it
+	// (the change names its handler).
+	Handler string
+}
+
+// IsZero reports whether f is no claim.
+func (f Fence) IsZero() bool { return f.Token == 0 && f.Replica == "" }
+
+func (f Fence) validate(handler string) error {
+	if f.Token == 0 || f.Replica == "" {
+		return fmt.Errorf("%w: handler %q: a fence needs a replica and a token", ErrInvalid, handler)
+	}
+	return nil
+}
+
+// Lease is a handler's lease as the database has it.
+type Lease struct {
+	Handler string
+	// Owner is the replica holding it; "" once released.
+	Owner string
+	// Token grows with every Acquire of the handler.
+	Token    uint64
+	Acquired time.Time
+	Expires  time.Time
+	// Live: Owner is set and Expires is after the database's now.
+	Live bool
+}
+
+// Fence returns the claim of the lease's owner.
+func (l Lease) Fence() Fence { return Fence{Replica: l.Owner, Token: l.Token, Handler: l.Handler} }
+
+// Replica is a registered replica.
+type Replica struct {
+	ID      string
+	Address string
+	Started time.Time
+	Expires time.Time
+	// Live: Expires is after the database's now.
+	Live bool
+}

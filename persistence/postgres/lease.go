@@ -1,0 +1,215 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+var _ persistence.Leaser = (*Store)(nil)
+
+// Lease statements. Durations are passed in microseconds ($n::bigint)
+// and added to the database's now(): no replica's clock is ever read.
+const (
+	sqlHeartbeat = `INSERT INTO wfd_replicas AS r (id, address, started_at, expires_at)
+		VALUES ($1, $2, now(), now() + $3::bigint * interval '1 microsecond')
+		ON CONFLICT (id) DO UPDATE SET address = excluded.address, expires_at = excluded.expires_at
+		RETURNING id, address, started_at, expires_at, expires_at > now()`
+	sqlReplicas = `SELECT id, address, started_at, expires_at, true FROM wfd_replicas
+		WHERE expires_at > now() ORDER BY id`
+	// A conflicting insert waits for the other's commit and then
+	// evaluates the WHERE against the row it committed, so among
+	// concurrent acquirers exactly one gets a row back.
+	sqlAcquire = `INSERT INTO wfd_leases AS l (handler_id, owner, token, acquired_at, expires_at)
+		VALUES ($1, $2, 1, now(), now() + $3::bigint * interval '1 microsecond')
+		ON CONFLICT (handler_id) DO UPDATE
+		SET owner = excluded.owner, token = l.token + 1, acquired_at = now(), expires_at = excluded.expires_at
+		WHERE l.owner = '' OR l.owner = excluded.owner OR l.expires_at <= now()
+		RETURNING handler_id, owner, token, acquired_at, expires_at, true`
+	sqlLease = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now()
+		FROM wfd_leases WHERE handler_id = $1`
+	// The leases are locked in id order first, as Write locks them, so a
+	// Renew and a Write cannot deadlock.
+	sqlRenew = `WITH held AS (
+			SELECT * FROM unnest($2::text[], $3::bigint[]) AS h(handler_id, token)
+		), locked AS (
+			SELECT l.handler_id FROM wfd_leases l JOIN held h USING (handler_id)
+			WHERE l.owner = $1 AND l.token = h.token
+			ORDER BY l.handler_id FOR UPDATE OF l
+		), renewed AS (
+			UPDATE wfd_leases l SET expires_at = now() + $4::bigint * interval '1 microsecond'
+			FROM locked WHERE l.handler_id = locked.handler_id
+			RETURNING l.handler_id
+		)
+		SELECT handler_id FROM held WHERE handler_id NOT IN (SELECT handler_id FROM renewed)
+		ORDER BY handler_id`
+	sqlRelease = `UPDATE wfd_leases SET owner = '', expires_at = now()
+		WHERE handler_id = $1 AND owner = $2 AND token = $3`
+	// Write's lease check, after the handler rows (write.go): FOR SHARE
+	// makes an Acquire or Renew of these leases wait for the Write's
+	// commit.
+	sqlLockLeases = `SELECT handler_id, owner, token FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR SHARE`
+)
+
+// Heartbeat implements persistence.Leaser.
+func (s *Store) Heartbeat(ctx context.Context, id, address string, ttl time.Duration) (persistence.Replica, error) {
+	if err := s.begin(ctx); err != nil {
+		return persistence.Replica{}, err
+	}
+	if id == "" || ttl <= 0 {
+		return persistence.Replica{}, fmt.Errorf("%w: postgres: heartbeat: a replica needs an id and a positive ttl", persistence.ErrInvalid)
+	}
+	r, err := scanReplica(s.queryRow(ctx, sqlHeartbeat, id, address, ttl.Microseconds()))
+	if err != nil {
+		return persistence.Replica{}, fmt.Errorf("postgres: heartbeat %q: %w", id, s.classify(ctx, err))
+	}
+	return r, nil
+}
+
+// Replicas implements persistence.Leaser.
+func (s *Store) Replicas(ctx context.Context) ([]persistence.Replica, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, sqlReplicas)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: replicas: %w", s.classify(ctx, err))
+	}
+	var out []persistence.Replica
+	for rows.Next() {
+		r, err := scanReplica(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("postgres: replicas: %w", s.classify(ctx, err))
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: replicas: %w", s.classify(ctx, err))
+	}
+	return out, nil
+}
+
+// Acquire implements persistence.Leaser.
+func (s *Store) Acquire(ctx context.Context, handler, replica string, ttl time.Duration) (persistence.Lease, bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return persistence.Lease{}, false, err
+	}
+	if handler == "" || replica == "" || ttl <= 0 {
+		return persistence.Lease{}, false, fmt.Errorf("%w: postgres: acquire: a lease needs a handler, a replica and a positive ttl", persistence.ErrInvalid)
+	}
+	l, err := scanLease(s.queryRow(ctx, sqlAcquire, handler, replica, ttl.Microseconds()))
+	if err == nil {
+		return l, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return persistence.Lease{}, false, fmt.Errorf("postgres: acquire %q: %w", handler, s.classify(ctx, err))
+	}
+	// Held by another replica: report it. (It may have expired or been
+	// released since; the caller tries again later either way.)
+	l, err = s.Lease(ctx, handler)
+	if err != nil {
+		return persistence.Lease{}, false, err
+	}
+	return l, false, nil
+}
+
+// Renew implements persistence.Leaser.
+func (s *Store) Renew(ctx context.Context, replica string, held []persistence.Fence, ttl time.Duration) ([]string, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	if replica == "" || ttl <= 0 {
+		return nil, fmt.Errorf("%w: postgres: renew: needs a replica and a positive ttl", persistence.ErrInvalid)
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(held))
+	tokens := make([]int64, len(held))
+	for i, f := range held {
+		ids[i], tokens[i] = f.Handler, int64(f.Token)
+	}
+	rows, err := s.pool.Query(ctx, sqlRenew, replica, ids, tokens, ttl.Microseconds())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: renew: %w", s.classify(ctx, err))
+	}
+	lost, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: renew: %w", s.classify(ctx, err))
+	}
+	return lost, nil
+}
+
+// Release implements persistence.Leaser.
+func (s *Store) Release(ctx context.Context, handler string, fence persistence.Fence) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, sqlRelease, handler, fence.Replica, int64(fence.Token))
+	if err != nil {
+		return fmt.Errorf("postgres: release %q: %w", handler, s.classify(ctx, err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: release %q by %q (token %d): %w", handler, fence.Replica, fence.Token, persistence.ErrFenced)
+	}
+	return nil
+}
+
+// Lease implements persistence.Leaser.
+func (s *Store) Lease(ctx context.Context, handler string) (persistence.Lease, error) {
+	if err := s.begin(ctx); err != nil {
+		return persistence.Lease{}, err
+	}
+	l, err := scanLease(s.queryRow(ctx, sqlLease, handler))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return persistence.Lease{}, fmt.Errorf("postgres: lease %q: %w", handler, persistence.ErrNotFound)
+	}
+	if err != nil {
+		return persistence.Lease{}, fmt.Errorf("postgres: lease %q: %w", handler, s.classify(ctx, err))
+	}
+	return l, nil
+}
+
+func scanReplica(row pgx.Row) (persistence.Replica, error) {
+	var r persistence.Replica
+	err := row.Scan(&r.ID, &r.Address, &r.Started, &r.Expires, &r.Live)
+	return r, err
+}
+
+func scanLease(row pgx.Row) (persistence.Lease, error) {
+	var (
+		l     persistence.Lease
+		token int64
+	)
+	err := row.Scan(&l.Handler, &l.Owner, &token, &l.Acquired, &l.Expires, &l.Live)
+	l.Token = uint64(token)
+	return l, err
+}
+
+// leaseRow is a lease as Write's locked read finds it.
+type leaseRow struct {
+	owner string
+	token uint64
+}
+
+// checkFence refuses a change whose fence no longer holds its handler's
+// lease.
+func (w *writeSet) checkFence(id string, f persistence.Fence) error {
+	if f.IsZero() {
+		return nil
+	}
+	l, ok := w.leases[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("handler %q has no lease (fence %q, token %d): %w", id, f.Replica, f.Token, persistence.ErrFenced)
+	case l.owner != f.Replica || l.token != f.Token:
+		return fmt.Errorf("handler %q: lease is %q's with token %d, not %q's with token %d: %w", id, l.owner, l.token, f.Replica, f.Token, persistence.ErrFenced)
+	}
+	return nil
+}
