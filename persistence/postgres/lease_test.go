@@ -397,3 +397,29 @@ func TestFenceInvalid(t *testing.T) {
 		t.Errorf("fenced Write of a handler without a lease: %v, want ErrFenced", err)
 	}
 }
+
+// TestLeaseTablesAddedToExistingDatabase: a database of the first schema
+// (no lease tables), with a handler in it, gets the lease tables when
+// this wfd opens it, and keeps its data.
+func TestLeaseTablesAddedToExistingDatabase(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.NewDatabase(t)
+	s := openShared(t, url, postgres.Options{})
+	if err := s.Write(ctx, persistence.Change{Handler: owned("h", "old")}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	_ = s.Close()
+	// Back to the first schema, as an older wfd left it.
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `DROP TABLE wfd_leases, wfd_replicas; DELETE FROM wfd_schema_version WHERE version_id >= 2`); err != nil {
+		t.Fatal(err)
+	}
+	s = openShared(t, url, postgres.Options{})
+	l := mustAcquire(t, s, "h", "A", longTTL)
+	if err := s.Write(ctx, persistence.Change{Handler: owned("h", "A"), Fence: l.Fence()}); err != nil {
+		t.Fatalf("fenced Write after the upgrade: %v", err)
+	}
+	if got := ownerOf(t, s, "h"); got != "A" {
+		t.Fatalf("owner %q, want A", got)
+	}
+}
