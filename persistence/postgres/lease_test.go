@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -421,5 +422,64 @@ func TestLeaseTablesAddedToExistingDatabase(t *testing.T) {
 	}
 	if got := ownerOf(t, s, "h"); got != "A" {
 		t.Fatalf("owner %q, want A", got)
+	}
+}
+
+// TestLeaseFencingUnderRace: A appends records to its handler as fast as
+// it can, with its fence, while B waits for A's lease to expire and takes
+// it. Every Write of A that succeeded committed before B's Acquire (B
+// reads all of them), and every Write after it is refused.
+func TestLeaseFencingUnderRace(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.NewDatabase(t)
+	a, b := openShared(t, url, postgres.Options{}), openShared(t, url, postgres.Options{})
+	const perWrite = 200
+	la := mustAcquire(t, a, "h", "A", shortTTL)
+	if err := a.Write(ctx, persistence.Change{Handler: owned("h", "A"), Create: true, Fence: la.Fence()}); err != nil {
+		t.Fatalf("A's fenced create: %v", err)
+	}
+	var (
+		lastOK  uint64 // A's last acknowledged record
+		aErr    error
+		written = make(chan struct{}) // closed after A's first acknowledged append
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		// Large Writes: each spends a while between its locked read and
+		// its COMMIT, where B's Acquire must wait for it.
+		data := bytes.Repeat([]byte("a"), 4<<10)
+		for seq := uint64(1); ; seq += perWrite {
+			recs := make([]persistence.Record, perWrite)
+			for i := range recs {
+				recs[i] = persistence.Record{Seq: seq + uint64(i), Data: data}
+			}
+			err := a.Write(context.Background(), persistence.Change{Handler: owned("h", "A"), Fence: la.Fence(), Records: recs})
+			if err != nil {
+				aErr = err
+				return
+			}
+			lastOK = seq + perWrite - 1
+			if seq == 1 {
+				close(written)
+			}
+		}
+	}()
+	<-written
+	lb := waitAcquire(t, b, "h", "B")
+	got, err := b.GetHandler(ctx, "h")
+	if err != nil {
+		t.Fatalf("GetHandler: %v", err)
+	}
+	<-done
+	if !errors.Is(aErr, persistence.ErrFenced) {
+		t.Fatalf("A's Write stopped with %v, want ErrFenced", aErr)
+	}
+	if lastOK != got.LastSeq {
+		t.Fatalf("A's last acknowledged record is %d, B read last seq %d after taking the lease: want equal", lastOK, got.LastSeq)
+	}
+	if err := b.Write(ctx, persistence.Change{Handler: owned("h", "B"), Fence: lb.Fence(),
+		Records: []persistence.Record{{Seq: got.LastSeq + 1, Data: []byte("b")}}}); err != nil {
+		t.Fatalf("B's fenced Write: %v", err)
 	}
 }
