@@ -27,7 +27,8 @@ type Leaser interface {
 	// Renew extends, in one statement, to ttl from now, every lease of
 	// held that replica still holds with that token (expired or not, as
 	// long as nobody took it), and returns the handlers of held it lost:
-	// taken by another replica, or released.
+	// taken by another replica, or released. Every fence of held names
+	// its handler, and replica or no replica.
 	Renew(ctx context.Context, replica string, held []Fence, ttl time.Duration) (lost []string, err error)
 	// Release frees handler's lease if fence still holds it (else
 	// ErrFenced); the next Acquire, by any replica, succeeds at once.
@@ -41,8 +42,8 @@ type Leaser interface {
 type Fence struct {
 	Replica string
 	Token   uint64
-	// Handler names the handler in Leaser.Renew; Change.Fence ignores it
-	// (the change names its handler).
+	// Handler names the handler: required by Leaser.Renew; optional in
+	// Change.Fence, where, if set, it must be the change's handler.
 	Handler string
 }
 
@@ -50,8 +51,11 @@ type Fence struct {
 func (f Fence) IsZero() bool { return f.Token == 0 && f.Replica == "" }
 
 func (f Fence) validate(handler string) error {
-	if f.Token == 0 || f.Replica == "" {
+	switch {
+	case f.Token == 0 || f.Replica == "":
 		return fmt.Errorf("%w: handler %q: a fence needs a replica and a token", ErrInvalid, handler)
+	case f.Handler != "" && f.Handler != handler:
+		return fmt.Errorf("%w: handler %q: the fence is handler %q's", ErrInvalid, handler, f.Handler)
 	}
 	return nil
 }

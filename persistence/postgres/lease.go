@@ -133,6 +133,9 @@ func (s *Store) Renew(ctx context.Context, replica string, held []persistence.Fe
 	ids := make([]string, len(held))
 	tokens := make([]int64, len(held))
 	for i, f := range held {
+		if f.Handler == "" || (f.Replica != "" && f.Replica != replica) {
+			return nil, fmt.Errorf("%w: postgres: renew: fence %d is %+v, not a handler's lease of %q", persistence.ErrInvalid, i, f, replica)
+		}
 		ids[i], tokens[i] = f.Handler, int64(f.Token)
 	}
 	rows, err := s.pool.Query(ctx, sqlRenew, replica, ids, tokens, ttl.Microseconds())

@@ -389,6 +389,15 @@ func TestFenceInvalid(t *testing.T) {
 		{"fence without replica", s.Write(ctx, persistence.Change{Handler: testHandler("h"), Fence: persistence.Fence{Token: 1}})},
 		{"acquire without ttl", func() error { _, _, err := s.Acquire(ctx, "h", "A", 0); return err }()},
 		{"heartbeat without id", func() error { _, err := s.Heartbeat(ctx, "", "x", time.Second); return err }()},
+		{"another handler's fence", s.Write(ctx, persistence.Change{Handler: testHandler("h"), Fence: persistence.Fence{Handler: "g", Replica: "A", Token: 1}})},
+		{"renew without a handler", func() error {
+			_, err := s.Renew(ctx, "A", []persistence.Fence{{Replica: "A", Token: 1}}, time.Second)
+			return err
+		}()},
+		{"renew another replica's fence", func() error {
+			_, err := s.Renew(ctx, "A", []persistence.Fence{{Handler: "h", Replica: "B", Token: 1}}, time.Second)
+			return err
+		}()},
 	} {
 		if !errors.Is(c.err, persistence.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", c.name, c.err)
