@@ -18,6 +18,10 @@ type Leaser interface {
 	Heartbeat(ctx context.Context, id, address string, ttl time.Duration) (Replica, error)
 	// Replicas lists the live replicas, by id.
 	Replicas(ctx context.Context) ([]Replica, error)
+	// Leave ends replica id's registration and releases every lease it
+	// holds, in one transaction (a replica shutting down hands its
+	// handlers over at once rather than after their leases expire).
+	Leave(ctx context.Context, id string) error
 	// Acquire takes handler's lease for replica for ttl if it is free
 	// (never taken, or released), expired, or already replica's, with a
 	// new fencing token greater than every earlier one of the handler.

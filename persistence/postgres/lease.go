@@ -48,6 +48,8 @@ const (
 		)
 		SELECT handler_id FROM held WHERE handler_id NOT IN (SELECT handler_id FROM renewed)
 		ORDER BY handler_id`
+	sqlLeave = `WITH gone AS (DELETE FROM wfd_replicas WHERE id = $1)
+		UPDATE wfd_leases SET owner = '', expires_at = now() WHERE owner = $1`
 	sqlRelease = `UPDATE wfd_leases SET owner = '', expires_at = now()
 		WHERE handler_id = $1 AND owner = $2 AND token = $3`
 	// Write's lease check, after the handler rows (write.go): FOR SHARE
@@ -93,6 +95,17 @@ func (s *Store) Replicas(ctx context.Context) ([]persistence.Replica, error) {
 		return nil, fmt.Errorf("postgres: replicas: %w", s.classify(ctx, err))
 	}
 	return out, nil
+}
+
+// Leave implements persistence.Leaser.
+func (s *Store) Leave(ctx context.Context, id string) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, sqlLeave, id); err != nil {
+		return fmt.Errorf("postgres: leave %q: %w", id, s.classify(ctx, err))
+	}
+	return nil
 }
 
 // Acquire implements persistence.Leaser.

@@ -338,7 +338,8 @@ func TestLeasePartitioned(t *testing.T) {
 }
 
 // TestReplicas: Heartbeat registers and renews a replica; Replicas lists
-// those whose registration has not expired by the database's clock.
+// those whose registration has not expired by the database's clock;
+// Leave unregisters one and frees its leases.
 func TestReplicas(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.NewDatabase(t)
@@ -374,6 +375,18 @@ func TestReplicas(t *testing.T) {
 	testwait.For(t, "B's registration to expire", func() bool {
 		return slices.Equal(ids(), []string{"A@10.0.0.3:8080"})
 	})
+
+	// A leaves: its registration goes and its leases are free at once.
+	la := mustAcquire(t, a, "h", "A", longTTL)
+	if err := a.Leave(ctx, "A"); err != nil {
+		t.Fatalf("Leave: %v", err)
+	}
+	if got := ids(); len(got) != 0 {
+		t.Fatalf("Replicas after A left = %v, want none", got)
+	}
+	if lb := mustAcquire(t, b, "h", "B", longTTL); lb.Token != la.Token+1 {
+		t.Fatalf("B's token after A left %d, want %d", lb.Token, la.Token+1)
+	}
 }
 
 // TestFenceInvalid: a fence needs both a replica and a token, and the
