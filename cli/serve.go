@@ -180,7 +180,7 @@ type serveOptions struct {
 	store          string // "" (bbolt in data) or a PostgreSQL URL
 	// replica is server.Options.Replica (no ID: one process).
 	replica server.Replica
-	grace          time.Duration
+	grace   time.Duration
 	// shutdownDelay is server.Options.ShutdownDelay.
 	shutdownDelay time.Duration
 	level         slog.Level
