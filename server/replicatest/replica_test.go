@@ -136,11 +136,31 @@ func refusedFor(t *testing.T, err error, owner *replica) {
 // on A only); B refuses its calls naming A; once A releases it, B's
 // SendEvent wakes it on B, and A refuses naming B. Both replicas are
 // listed; a replica that stops leaves the registry and frees its leases.
+// A replica starting up leaves the handlers live on another alone.
 func TestReplicaOwnership(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	a := startReplica(t, url, "a", 30*time.Second)
-	b := startReplica(t, url, "b", 30*time.Second)
 	ctx := context.Background()
+	// h0 is idle in a's memory when b starts: b's recovery must neither
+	// resume it nor mark it released.
+	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: "h0"}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "h0 idle", func() bool {
+		res, err := a.c.GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: "h0"})
+		return err == nil && res.GetHandler().GetIdle() != nil
+	})
+	b := startReplica(t, url, "b", 30*time.Second)
+	res0, err := b.c.GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: "h0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := res0.GetHandler(); h.GetOwner() != "a" || h.GetResidency() != wfdv1.Residency_RESIDENCY_ACTIVE {
+		t.Fatalf("h0 after b started = %v, want owner a, active", h)
+	}
+	if n := b.inMemory(t); n != 0 {
+		t.Fatalf("b has %d handlers in memory after start-up, want 0", n)
+	}
 
 	res, err := a.c.ListReplicas(ctx, &wfdv1.ListReplicasRequest{})
 	if err != nil {
