@@ -163,10 +163,14 @@ func (l *leases) run(ctx context.Context) {
 func (l *leases) renew(ctx context.Context) {
 	sent := time.Now()
 	held := l.snapshot()
-	_, err := l.db.Heartbeat(ctx, l.cfg.ID, l.cfg.Address, l.cfg.LeaseTTL)
+	// A database that does not answer (a partition) must fail the
+	// renewal in time for the check below, not hang it.
+	rctx, cancel := context.WithTimeout(ctx, l.cfg.LeaseTTL/3)
+	defer cancel()
+	_, err := l.db.Heartbeat(rctx, l.cfg.ID, l.cfg.Address, l.cfg.LeaseTTL)
 	var lost []string
 	if err == nil {
-		lost, err = l.db.Renew(ctx, l.cfg.ID, held, l.cfg.LeaseTTL)
+		lost, err = l.db.Renew(rctx, l.cfg.ID, held, l.cfg.LeaseTTL)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
