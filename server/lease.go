@@ -135,6 +135,9 @@ func (l *leases) leave(ctx context.Context) error {
 	}
 	l.stop()
 	<-l.done
+	// Past a ttl the leases have expired anyway.
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.LeaseTTL)
+	defer cancel()
 	if err := l.db.Leave(ctx, l.cfg.ID); err != nil {
 		return fmt.Errorf("server: leaving as replica %q: %w", l.cfg.ID, err)
 	}
@@ -181,7 +184,9 @@ func (l *leases) renew(ctx context.Context) {
 		l.mu.Unlock()
 		l.s.log.Warn("renewing leases failed", "replica", l.cfg.ID, "leases", len(held), "since_last_renewal", since, "err", err)
 		if since >= l.cfg.LeaseTTL/2 {
-			l.dropAll()
+			if n := l.dropAll(); n > 0 {
+				l.s.log.Warn("leases not renewed for half their ttl; their handlers left memory", "replica", l.cfg.ID, "handlers", n)
+			}
 		}
 		return
 	}
@@ -225,10 +230,12 @@ func (l *leases) drop(id string, f persistence.Fence) {
 	l.s.idle.remove(id)
 }
 
-func (l *leases) dropAll() {
-	for _, f := range l.snapshot() {
+func (l *leases) dropAll() int {
+	held := l.snapshot()
+	for _, f := range held {
 		l.drop(f.Handler, f)
 	}
+	return len(held)
 }
 
 // fence is the claim the journal's changes of handler id carry; ok is

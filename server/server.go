@@ -518,7 +518,8 @@ func (s *Server) Close(ctx context.Context) error {
 		s.backgroundDone.Wait()
 		eerr := s.engine.Close(ctx)
 		jerr := s.journal.close(context.Background())
-		// Every change is committed: the handlers are handed over.
+		// Every change is committed: the handlers are handed over (or,
+		// if the database does not answer, their leases expire).
 		lerr := s.leases.leave(context.Background())
 		err = errors.Join(eerr, jerr, lerr)
 	})
