@@ -333,7 +333,11 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		}
 		log.Info("console", "url", scheme+"://"+cl.Addr().String()+"/ui/", "addr", cl.Addr().String())
 	}
-	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil, "replica", o.replica.ID)
+	attrs := []any{"addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil}
+	if o.replica.ID != "" {
+		attrs = append(attrs, "replica", o.replica.ID, "advertise", sopts.Replica.Address)
+	}
+	log.Info("listening", attrs...)
 	if err := srv.ServeWithConsole(ctx, l, cl, o.grace); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
