@@ -49,6 +49,7 @@ func commands() []*command {
 		statsCommand(),
 		whoamiCommand(),
 		workersCommand(),
+		replicasCommand(),
 		storeCommand(),
 		versionCommand(),
 		completionCommand(),

@@ -63,6 +63,9 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 	if h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
 		out = append(out, [2]string{"residency", strings.ToLower(strings.TrimPrefix(h.GetResidency().String(), "RESIDENCY_"))})
 	}
+	if h.GetOwner() != "" {
+		out = append(out, [2]string{"owner", h.GetOwner()})
+	}
 	out = append(out, [2]string{"created", timeText(h.GetCreatedAt())}, [2]string{"updated", timeText(h.GetUpdatedAt())})
 	if h.GetCompletedAt() != nil {
 		out = append(out, [2]string{"completed", timeText(h.GetCompletedAt())})

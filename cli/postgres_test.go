@@ -113,3 +113,28 @@ func TestServePostgresUnreachable(t *testing.T) {
 		t.Errorf("serve on an unreachable database: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestServeReplicaFlags checks that replica mode needs PostgreSQL and a
+// usable lease ttl, from flags and from WFD_REPLICA_ID.
+func TestServeReplicaFlags(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  string
+		args []string
+		want string
+	}{
+		{"bbolt", "", []string{"--replica-id", "r1"}, "--replica-id needs a PostgreSQL --store"},
+		{"bbolt from the environment", "r1", nil, "--replica-id needs a PostgreSQL --store"},
+		{"tiny ttl", "", []string{"--store", "postgres://wfd@127.0.0.1:1/wfd", "--replica-id", "r1", "--lease-ttl", "1ms"}, "--lease-ttl must be at least"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv("WFD_REPLICA_ID", c.env)
+			}
+			r := wfd(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, c.args...)...)
+			if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, c.want)
+			}
+		})
+	}
+}

@@ -23,14 +23,14 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
 handlers in DATA/wfd.db, or with --store postgres://USER:PASS@HOST/DB
 (or postgresql://..., any pgx connection URL) in that PostgreSQL
 database, whose schema wfd creates and migrates (one wfd process per
-database for now). It logs "listening" with the address once it
+database, unless in replica mode: below). It logs "listening" with the address once it
 accepts connections, and on SIGINT or SIGTERM drains: health checks say
 NOT_SERVING, new calls fail with Unavailable, streams end with Unavailable
 (clients resume after the last sequence number they got), calls in flight
@@ -81,6 +81,16 @@ store and dropped from memory; so are the least recently active ones when
 more than --max-idle-in-memory (0: no cap) are idle in memory. An event, a
 due timer or a restart brings them back.
 
+With --replica-id (PostgreSQL only) several wfd processes share one
+database as replicas: each registers ID with the host:port clients reach
+it at (--advertise-addr; default the --addr it listens on) and owns the
+handlers it has in memory by lease (--lease-ttl, default 10s, renewed
+every third of it). A call for a handler another live replica owns is
+Unavailable naming that replica and its address: calls are not forwarded
+yet, so clients retry there. A replica killed without leaving has its
+handlers taken by the others once its leases expire. Without
+--replica-id: one process per database (an advisory lock makes sure).
+
 A finished handler (completed, failed, cancelled) is kept until deleted
 (wfd delete) or, with --retention, deleted with its stream, checkpoint and
 tasks once it has been finished that long (0, the default: kept forever).
@@ -109,6 +119,9 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.StringVar(&o.consoleAddr, "console-addr", defaultConsoleAddr, "`host:port` of the web console and the API beside it (port 0 picks one; empty: no console)")
 			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
 			fs.StringVar(&o.store, "store", "", "PostgreSQL `URL` (postgres://...) to keep handlers in (default: the bbolt file DATA/wfd.db)")
+			fs.StringVar(&o.replica.ID, "replica-id", "", "run as replica `ID` of several sharing the --store PostgreSQL database (default: none, one process per database)")
+			fs.StringVar(&o.replica.Address, "advertise-addr", "", "`host:port` clients reach this replica at, named to calls for its handlers elsewhere (default: the --addr it listens on)")
+			fs.DurationVar(&o.replica.LeaseTTL, "lease-ttl", server.DefaultLeaseTTL, "with --replica-id, how long a replica's registration and handler leases last unrenewed (renewed every third of it)")
 			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
 			fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
 			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
@@ -137,7 +150,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			o.auth.define(fs)
 			fs.fromEnv("addr", "data", "store", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
-				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout")
+				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout", "replica-id", "advertise-addr", "lease-ttl")
 			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
 			// certificate: the server's TLS settings have variables of
 			// their own, so a client run beside the server (kubectl exec)
@@ -165,7 +178,9 @@ type serveOptions struct {
 	consoleAddrSet bool
 	data           string
 	store          string // "" (bbolt in data) or a PostgreSQL URL
-	grace          time.Duration
+	// replica is server.Options.Replica (no ID: one process).
+	replica server.Replica
+	grace   time.Duration
 	// shutdownDelay is server.Options.ShutdownDelay.
 	shutdownDelay time.Duration
 	level         slog.Level
@@ -220,6 +235,12 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.replica.ID != "" && o.store == "" {
+		return usageErrorf("--replica-id needs a PostgreSQL --store: replicas share its database")
+	}
+	if o.replica.LeaseTTL < 30*time.Millisecond {
+		return usageErrorf("--lease-ttl must be at least 30ms")
+	}
 	log := newLogger(logs, o.level, o.format.value)
 	tlsConfig, err := o.tlsConfig(log)
 	if err != nil {
@@ -246,7 +267,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 			}
 		}()
 	}
-	store, path, err := openServeStore(ctx, o.data, o.store)
+	store, path, err := openServeStore(ctx, o.data, o.store, o.replica.ID != "")
 	if err != nil {
 		return err
 	}
@@ -271,6 +292,12 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
 		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
 		Console: console.Handler(nil),
+	}
+	if o.replica.ID != "" {
+		sopts.Replica = o.replica
+		if sopts.Replica.Address == "" {
+			sopts.Replica.Address = l.Addr().String()
+		}
 	}
 	o.auth.apply(&sopts)
 	srv, err := server.New(ctx, sopts)
@@ -306,7 +333,11 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		}
 		log.Info("console", "url", scheme+"://"+cl.Addr().String()+"/ui/", "addr", cl.Addr().String())
 	}
-	log.Info("listening", "addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil)
+	attrs := []any{"addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil}
+	if o.replica.ID != "" {
+		attrs = append(attrs, "replica", o.replica.ID, "advertise", sopts.Replica.Address)
+	}
+	log.Info("listening", attrs...)
 	if err := srv.ServeWithConsole(ctx, l, cl, o.grace); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

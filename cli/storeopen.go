@@ -13,8 +13,9 @@ import (
 // openServeStore opens the store wfd serve runs on: the bbolt file in
 // data when store is "", a PostgreSQL database when store is a
 // postgres:// or postgresql:// URL. It returns the store and how to name
-// it in logs (without a password).
-func openServeStore(ctx context.Context, data, store string) (persistence.Store, string, error) {
+// it in logs (without a password). shared opens a database other
+// replicas share (no advisory lock).
+func openServeStore(ctx context.Context, data, store string, shared bool) (persistence.Store, string, error) {
 	switch {
 	case store == "":
 		path := filepath.Join(data, "wfd.db")
@@ -24,7 +25,7 @@ func openServeStore(ctx context.Context, data, store string) (persistence.Store,
 		}
 		return s, path, nil
 	case postgres.IsURL(store):
-		s, err := postgres.Open(ctx, store, postgres.Options{})
+		s, err := postgres.Open(ctx, store, postgres.Options{Shared: shared})
 		if err != nil {
 			return nil, "", fmt.Errorf("open store: %w", err)
 		}

@@ -189,6 +189,12 @@ func (h *Handler) lose() {
 	h.wakeLocked()
 }
 
+// Drop makes the handler lost without a failed change: it is no longer
+// this process's to run (another replica took its lease, server/lease.go).
+// Callers get ErrLost (an ErrReleased), its changes still queued are not
+// committed, and it leaves memory as a lost handler does.
+func (h *Handler) Drop() { h.lose() }
+
 // afterExit is the answer of a handler whose loop has gone.
 func (h *Handler) afterExit() error {
 	h.mu.Lock()

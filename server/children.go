@@ -35,9 +35,17 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 	case !errors.Is(err, errNotFound):
 		return err
 	}
+	if err := s.leases.acquire(ctx, child); err != nil {
+		return err
+	}
 	_, err = s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
 	if errors.Is(err, engine.ErrHandlerExists) {
 		return nil
+	}
+	if err != nil {
+		if _, ok := s.engine.Handler(child); !ok {
+			s.leases.release(child)
+		}
 	}
 	return err
 }

@@ -47,6 +47,10 @@ type journal struct {
 	onStore func(err error, size int)
 	// tracing makes a span per commit (set before the first Append).
 	tracing *tracing
+	// fence is the lease claim a handler's changes carry (replica mode,
+	// lease.go); ok false: this replica holds no lease of the handler and
+	// must not commit its change. Set before the first Append.
+	fence func(id string) (f persistence.Fence, ok bool)
 	// failures throttles the "checkpoint failed" lines.
 	failures *logThrottle
 
@@ -122,6 +126,13 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 		return err
 	}
 	p.change.Handler = meta
+	if j.fence != nil {
+		f, ok := j.fence(c.HandlerID)
+		if !ok {
+			return fmt.Errorf("handler %s: this replica holds no lease of it: %w", c.HandlerID, persistence.ErrFenced)
+		}
+		p.change.Fence = f
+	}
 	if p.change.Tasks, err = tasksFromChange(c); err != nil {
 		return err
 	}

@@ -88,6 +88,19 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 	if err := s.journal.settled(ctx, id); err != nil {
 		return nil, err
 	}
+	// In replica mode the handler is this replica's only with its lease;
+	// taken before the read, so the read sees every commit of a previous
+	// owner (the database makes Acquire wait for them).
+	if err := s.leases.acquire(ctx, id); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			if _, ok := s.engine.Handler(id); !ok {
+				s.leases.release(id)
+			}
+		}
+	}()
 	meta, raw, err := s.store.LoadHandler(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
 		return nil, fmt.Errorf("handler %q %w", id, errNotFound)
@@ -147,7 +160,8 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 	if err != nil {
 		return err
 	}
-	if err := s.store.Write(ctx, persistence.Change{Handler: meta, Records: []persistence.Record{{Seq: rec.Seq, Data: b}}}); err != nil {
+	fence, _ := s.leases.fence(meta.ID)
+	if err := s.store.Write(ctx, persistence.Change{Handler: meta, Records: []persistence.Record{{Seq: rec.Seq, Data: b}}, Fence: fence}); err != nil {
 		return err
 	}
 	s.hub.publish(meta.ID, []*wfdv1.Record{rec})
@@ -161,7 +175,7 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 // handler that cannot be restored is marked failed.
 func (s *Server) recover(ctx context.Context) error {
 	start := time.Now()
-	n, failed, released := 0, 0, 0
+	n, failed, released, elsewhere := 0, 0, 0, 0
 	token := ""
 	for {
 		hs, next, err := s.store.ListHandlers(ctx, persistence.Query{
@@ -175,12 +189,25 @@ func (s *Server) recover(ctx context.Context) error {
 		for _, h := range hs {
 			if !h.IdleSince.IsZero() {
 				// It was idle in memory when the process stopped: it stays
-				// in the store, like a released handler, until woken.
+				// in the store, like a released handler, until woken. In
+				// replica mode only if no other live replica has it.
+				if err := s.leases.acquire(ctx, h.ID); err != nil {
+					if errors.As(err, new(*ownedError)) {
+						elsewhere++
+						continue
+					}
+					return fmt.Errorf("server: recover %s: %w", h.ID, err)
+				}
+				fence, _ := s.leases.fence(h.ID)
 				h.Residency = persistence.ResidencyReleased
-				toRelease = append(toRelease, persistence.Change{Handler: h})
+				toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence})
 				continue
 			}
 			if _, err := s.live(ctx, h.ID); err != nil {
+				if errors.As(err, new(*ownedError)) {
+					elsewhere++ // live on another replica
+					continue
+				}
 				if !errors.Is(err, engine.ErrHandlerDone) {
 					return fmt.Errorf("server: recover %s: %w", h.ID, err)
 				}
@@ -193,6 +220,9 @@ func (s *Server) recover(ctx context.Context) error {
 			if err := s.store.Write(ctx, toRelease...); err != nil {
 				return fmt.Errorf("server: recover: marking idle handlers released: %w", err)
 			}
+			for _, c := range toRelease {
+				s.leases.release(c.Handler.ID)
+			}
 			released += len(toRelease)
 		}
 		if next == "" {
@@ -200,8 +230,8 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 		token = next
 	}
-	if n+failed+released > 0 {
-		s.log.Info("recovered handlers", "resumed", n, "released", released, "failed", failed, "took", time.Since(start))
+	if n+failed+released+elsewhere > 0 {
+		s.log.Info("recovered handlers", "resumed", n, "released", released, "failed", failed, "live_elsewhere", elsewhere, "took", time.Since(start))
 	}
 	return nil
 }

@@ -28,6 +28,12 @@ func (s *Server) lost(c *engine.Change, err error) {
 	// engine does not return a lost one).
 	if _, ok := s.engine.Handler(c.HandlerID); !ok {
 		s.idle.remove(c.HandlerID)
+		if errors.Is(err, persistence.ErrFenced) {
+			// Another replica holds its lease: the handler is its now.
+			s.leases.forget(c.HandlerID)
+		} else {
+			s.leases.release(c.HandlerID)
+		}
 	}
 	if errors.Is(err, persistence.ErrUnavailable) {
 		s.reloads.add(c.HandlerID)

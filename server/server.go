@@ -128,6 +128,11 @@ type Options struct {
 	// listener (ServeWithConsole; package console); nil: the console
 	// listener serves the API only.
 	Console http.Handler
+	// Replica, when its ID is set, runs the server as one of several
+	// replicas sharing Store, which must implement persistence.Leaser
+	// (PostgreSQL, opened with Options.Shared): it owns the handlers it
+	// has in memory by lease (lease.go). The zero Replica: one process.
+	Replica Replica
 }
 
 // Server is wfd's API on top of an engine and a store.
@@ -138,6 +143,8 @@ type Server struct {
 	engine  *engine.Engine
 	journal *journal
 	hub     *hub
+	// leases are the handler leases of replica mode (nil: one process).
+	leases *leases
 
 	loadMu  sync.Mutex
 	loading map[string]*loadCall
@@ -230,8 +237,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.traceInterceptors, err = s.tracing.interceptors(); err != nil {
 		return nil, err
 	}
+	if s.leases, err = newLeases(s, opts.Replica); err != nil {
+		return nil, err
+	}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
 	s.journal.tracing = s.tracing
+	s.journal.fence = s.leases.fence
 	eopts := engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits}
 	if s.tracing.on {
@@ -242,6 +253,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		if err := s.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
+	}
+	if err := s.leases.join(ctx); err != nil {
+		_ = s.Close(ctx)
+		return nil, err
 	}
 	// Stored worker definitions first: their handlers are recovered too.
 	if err := s.workers.loadStored(ctx); err != nil {
@@ -292,6 +307,7 @@ func (s *Server) committed(c *engine.Change) {
 		go s.cancelChildren(c.Children)
 	}
 	s.trackIdle(c)
+	s.leases.left(c)
 	if c.Released {
 		s.stats.releases.Add(1)
 		due := c.Deadline
@@ -502,7 +518,10 @@ func (s *Server) Close(ctx context.Context) error {
 		s.backgroundDone.Wait()
 		eerr := s.engine.Close(ctx)
 		jerr := s.journal.close(context.Background())
-		err = errors.Join(eerr, jerr)
+		// Every change is committed: the handlers are handed over (or,
+		// if the database does not answer, their leases expire).
+		lerr := s.leases.leave(context.Background())
+		err = errors.Join(eerr, jerr, lerr)
 	})
 	return err
 }

@@ -73,11 +73,19 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if input == nil {
 		input = &structpb.Struct{}
 	}
+	// In replica mode a new handler is this replica's by lease before
+	// its first change.
+	if err := s.leases.acquire(ctx, id); err != nil {
+		return nil, err
+	}
 	w := s.journal.watch(id)
 	defer w.done()
 	defer s.tracing.during(ctx, id)()
 	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
 	if err != nil {
+		if _, ok := s.engine.Handler(id); !ok {
+			s.leases.release(id)
+		}
 		return nil, err
 	}
 	return s.afterCommit(ctx, id, h, &w)
@@ -133,6 +141,9 @@ func (s *Server) view(m *persistence.Handler) *wfdv1.Handler {
 	p := handlerToProto(m)
 	if m.Status == persistence.StatusRunning {
 		p.WaitingForWorker = s.workers.waitingFor(m.ID)
+		if _, held := s.leases.fence(m.ID); held {
+			p.Owner = s.leases.id()
+		}
 	}
 	return p
 }
@@ -152,6 +163,9 @@ func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) 
 	h, err := v.s.get(ctx, req.GetHandlerId())
 	if err != nil {
 		return nil, toConnect(err)
+	}
+	if h.GetOwner() == "" && h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+		h.Owner = v.s.leases.owner(ctx, h.GetHandlerId()) // another replica's, or none
 	}
 	return &wfdv1.GetHandlerResponse{Handler: h}, nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -52,7 +53,8 @@ func (t *scheduler) run(ctx context.Context) {
 			sem <- struct{}{}
 			go func(id string) {
 				defer func() { <-sem }()
-				if _, err := t.s.live(ctx, id); err != nil && ctx.Err() == nil {
+				// A handler live on another replica fires its timers there.
+				if _, err := t.s.live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*ownedError)) {
 					t.s.log.Warn("waking handler for its timer", "handler", id, "err", err)
 				}
 			}(tm.HandlerID)

@@ -26,6 +26,7 @@ var policy = map[string][]string{
 	wfdv1connect.WorkflowServiceListHandlersProcedure:        {RoleReader},
 	wfdv1connect.WorkflowServiceStreamEventsProcedure:        {RoleReader},
 	wfdv1connect.WorkflowServiceWaitHandlerProcedure:         {RoleReader},
+	wfdv1connect.WorkflowServiceListReplicasProcedure:        {RoleReader},
 	wfdv1connect.WorkflowServiceListPublishedEventsProcedure: {RoleReader, RolePublisher},
 	wfdv1connect.WorkflowServiceDeleteHandlerProcedure:       {RoleOperator},
 	wfdv1connect.WorkflowServiceListTasksProcedure:           {RoleReader, RoleTasks},

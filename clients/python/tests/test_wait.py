@@ -105,6 +105,10 @@ def test_identity_without_authentication(client: Client) -> None:
     assert not id.authentication and id.subject == ""
 
 
+def test_replicas_of_a_single_process_server(client: Client) -> None:
+    assert client.replicas() == []
+
+
 @pytest.fixture(scope="module")
 def auth_server(wfd_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     d: Path = tmp_path_factory.mktemp("wfd-identity")

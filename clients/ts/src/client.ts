@@ -8,6 +8,7 @@ import {
   type GetIdentityResponse,
   type GetStatsResponse,
   type PublishedEvent,
+  type Replica,
   type Workflow,
 } from "./gen/wfd/v1/service_pb.js";
 import { sameJson, toJsonObject } from "./json.js";
@@ -192,6 +193,17 @@ export class WfdClient {
    */
   async identity(call?: CallOptions): Promise<GetIdentityResponse> {
     return this.unary((o) => this.service.getIdentity({}, o), call);
+  }
+
+  /**
+   * The live replicas sharing the server's database (`wfd serve
+   * --replica-id`), by id; none for a single-process server. A call for a
+   * handler another replica owns is `Code.Unavailable`, its message naming
+   * that replica and its address (calls are not forwarded yet).
+   */
+  async replicas(call?: CallOptions): Promise<Replica[]> {
+    const res = await this.unary((o) => this.service.listReplicas({}, o), call);
+    return res.replicas;
   }
 
   /** Call options whose timeout leaves room for a wait of waitMs on the server. */

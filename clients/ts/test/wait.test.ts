@@ -80,6 +80,10 @@ for (const [name, make] of clients) {
       assert.equal(id.authentication, false);
       assert.equal(id.subject, "");
     });
+
+    test("replicas of a single-process server: none", async () => {
+      assert.deepEqual(await c.replicas(), []);
+    });
   });
 }
 

@@ -280,8 +280,12 @@ type Handler struct {
 	// by step workers and none that serves it has room (or none is
 	// connected). Empty for built-in workflows.
 	WaitingForWorker []*RunWaitingForWorker `protobuf:"bytes,14,rep,name=waiting_for_worker,json=waitingForWorker,proto3" json:"waiting_for_worker,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The replica holding the handler's lease in replica mode (wfd serve
+	// --replica-id): the one that has it in memory and takes its calls. ""
+	// for a single-process server and for a handler no replica holds.
+	Owner         string `protobuf:"bytes,15,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Handler) Reset() {
@@ -410,6 +414,13 @@ func (x *Handler) GetWaitingForWorker() []*RunWaitingForWorker {
 		return x.WaitingForWorker
 	}
 	return nil
+}
+
+func (x *Handler) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
 }
 
 // IdleInfo is what an idle handler waits for.
@@ -1370,7 +1381,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xe5\x04\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xfb\x04\n" +
 	"\aHandler\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n" +
@@ -1389,7 +1400,8 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\blast_seq\x18\v \x01(\x04R\alastSeq\x12\x1b\n" +
 	"\tparent_id\x18\f \x01(\tR\bparentId\x12\x1a\n" +
 	"\bchildren\x18\r \x03(\tR\bchildren\x12I\n" +
-	"\x12waiting_for_worker\x18\x0e \x03(\v2\x1b.wfd.v1.RunWaitingForWorkerR\x10waitingForWorker\"\x9c\x01\n" +
+	"\x12waiting_for_worker\x18\x0e \x03(\v2\x1b.wfd.v1.RunWaitingForWorkerR\x10waitingForWorker\x12\x14\n" +
+	"\x05owner\x18\x0f \x01(\tR\x05owner\"\x9c\x01\n" +
 	"\bIdleInfo\x120\n" +
 	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12,\n" +
 	"\awaiters\x18\x02 \x03(\v2\x12.wfd.v1.WaiterInfoR\awaiters\x120\n" +

@@ -2359,6 +2359,158 @@ func (x *GetIdentityResponse) GetRoles() []string {
 	return nil
 }
 
+type ListReplicasRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReplicasRequest) Reset() {
+	*x = ListReplicasRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReplicasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReplicasRequest) ProtoMessage() {}
+
+func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
+func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
+}
+
+type ListReplicasResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Replicas      []*Replica             `protobuf:"bytes,1,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReplicasResponse) Reset() {
+	*x = ListReplicasResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReplicasResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReplicasResponse) ProtoMessage() {}
+
+func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
+func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListReplicasResponse) GetReplicas() []*Replica {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+// Replica is a wfd server registered in the shared database.
+type Replica struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The host:port it advertises to clients (--advertise-addr).
+	Address   string                 `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// Its registration ends then unless renewed (it renews every third of
+	// its lease ttl).
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Replica) Reset() {
+	*x = Replica{}
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Replica) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Replica) ProtoMessage() {}
+
+func (x *Replica) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Replica.ProtoReflect.Descriptor instead.
+func (*Replica) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *Replica) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Replica) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *Replica) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *Replica) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
@@ -2527,7 +2679,17 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x13GetIdentityResponse\x12&\n" +
 	"\x0eauthentication\x18\x01 \x01(\bR\x0eauthentication\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x12\x14\n" +
-	"\x05roles\x18\x03 \x03(\tR\x05roles2\xa8\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles\"\x15\n" +
+	"\x13ListReplicasRequest\"C\n" +
+	"\x14ListReplicasResponse\x12+\n" +
+	"\breplicas\x18\x01 \x03(\v2\x0f.wfd.v1.ReplicaR\breplicas\"\xa9\x01\n" +
+	"\aReplica\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x129\n" +
+	"\n" +
+	"started_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt2\xf8\n" +
 	"\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
@@ -2547,7 +2709,8 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\vWaitHandler\x12\x1a.wfd.v1.WaitHandlerRequest\x1a\x1b.wfd.v1.WaitHandlerResponse\"\x03\x90\x02\x01\x12L\n" +
 	"\rDeleteHandler\x12\x1c.wfd.v1.DeleteHandlerRequest\x1a\x1d.wfd.v1.DeleteHandlerResponse\x12c\n" +
 	"\x13ListPublishedEvents\x12\".wfd.v1.ListPublishedEventsRequest\x1a#.wfd.v1.ListPublishedEventsResponse\"\x03\x90\x02\x01\x12K\n" +
-	"\vGetIdentity\x12\x1a.wfd.v1.GetIdentityRequest\x1a\x1b.wfd.v1.GetIdentityResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
+	"\vGetIdentity\x12\x1a.wfd.v1.GetIdentityRequest\x1a\x1b.wfd.v1.GetIdentityResponse\"\x03\x90\x02\x01\x12N\n" +
+	"\fListReplicas\x12\x1b.wfd.v1.ListReplicasRequest\x1a\x1c.wfd.v1.ListReplicasResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
 	file_wfd_v1_service_proto_rawDescOnce sync.Once
@@ -2561,7 +2724,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_service_proto_rawDescData
 }
 
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(*Workflow)(nil),                    // 0: wfd.v1.Workflow
 	(*EventType)(nil),                   // 1: wfd.v1.EventType
@@ -2601,94 +2764,102 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*PublishedEvent)(nil),              // 35: wfd.v1.PublishedEvent
 	(*GetIdentityRequest)(nil),          // 36: wfd.v1.GetIdentityRequest
 	(*GetIdentityResponse)(nil),         // 37: wfd.v1.GetIdentityResponse
-	nil,                                 // 38: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),             // 39: google.protobuf.Struct
-	(*durationpb.Duration)(nil),         // 40: google.protobuf.Duration
-	(*Handler)(nil),                     // 41: wfd.v1.Handler
-	(HandlerStatus)(0),                  // 42: wfd.v1.HandlerStatus
-	(Residency)(0),                      // 43: wfd.v1.Residency
-	(*Event)(nil),                       // 44: wfd.v1.Event
-	(*Record)(nil),                      // 45: wfd.v1.Record
-	(TaskStatus)(0),                     // 46: wfd.v1.TaskStatus
-	(*Task)(nil),                        // 47: wfd.v1.Task
-	(*timestamppb.Timestamp)(nil),       // 48: google.protobuf.Timestamp
+	(*ListReplicasRequest)(nil),         // 38: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),        // 39: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                     // 40: wfd.v1.Replica
+	nil,                                 // 41: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),             // 42: google.protobuf.Struct
+	(*durationpb.Duration)(nil),         // 43: google.protobuf.Duration
+	(*Handler)(nil),                     // 44: wfd.v1.Handler
+	(HandlerStatus)(0),                  // 45: wfd.v1.HandlerStatus
+	(Residency)(0),                      // 46: wfd.v1.Residency
+	(*Event)(nil),                       // 47: wfd.v1.Event
+	(*Record)(nil),                      // 48: wfd.v1.Record
+	(TaskStatus)(0),                     // 49: wfd.v1.TaskStatus
+	(*Task)(nil),                        // 50: wfd.v1.Task
+	(*timestamppb.Timestamp)(nil),       // 51: google.protobuf.Timestamp
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	39, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	42, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
 	1,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
-	39, // 2: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	42, // 2: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
 	0,  // 3: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	39, // 4: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	40, // 5: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	41, // 6: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	41, // 7: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	42, // 8: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	40, // 9: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	43, // 10: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	41, // 11: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	44, // 12: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	40, // 13: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
-	41, // 14: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	45, // 15: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	42, // 4: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	43, // 5: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	44, // 6: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	44, // 7: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	45, // 8: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	43, // 9: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	46, // 10: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	44, // 11: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	47, // 12: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	43, // 13: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	44, // 14: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	48, // 15: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
 	14, // 16: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	41, // 17: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	41, // 18: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	38, // 19: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	40, // 20: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	40, // 21: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	40, // 22: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	40, // 23: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	46, // 24: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	47, // 25: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	47, // 26: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	39, // 27: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	47, // 28: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	39, // 29: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	40, // 30: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	41, // 31: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	48, // 32: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	44, // 17: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	44, // 18: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	41, // 19: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	43, // 20: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	43, // 21: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	43, // 22: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	43, // 23: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	49, // 24: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	50, // 25: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	50, // 26: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	42, // 27: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	50, // 28: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	42, // 29: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	43, // 30: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	44, // 31: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	51, // 32: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
 	35, // 33: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	39, // 34: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	48, // 35: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	2,  // 36: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	4,  // 37: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	6,  // 38: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	8,  // 39: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	10, // 40: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	12, // 41: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	15, // 42: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	17, // 43: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	21, // 44: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	23, // 45: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	25, // 46: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	27, // 47: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	19, // 48: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	29, // 49: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	31, // 50: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	33, // 51: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	36, // 52: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	3,  // 53: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	5,  // 54: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	7,  // 55: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	9,  // 56: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	11, // 57: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	13, // 58: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	16, // 59: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	18, // 60: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	22, // 61: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	24, // 62: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	26, // 63: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	28, // 64: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	20, // 65: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	30, // 66: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	32, // 67: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	34, // 68: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	37, // 69: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	53, // [53:70] is the sub-list for method output_type
-	36, // [36:53] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	42, // 34: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	51, // 35: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	40, // 36: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	51, // 37: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	51, // 38: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	2,  // 39: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	4,  // 40: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	6,  // 41: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	8,  // 42: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	10, // 43: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	12, // 44: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	15, // 45: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	17, // 46: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	21, // 47: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	23, // 48: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	25, // 49: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	27, // 50: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	19, // 51: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	29, // 52: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	31, // 53: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	33, // 54: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	36, // 55: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	38, // 56: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	3,  // 57: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	5,  // 58: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	7,  // 59: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	9,  // 60: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	11, // 61: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	13, // 62: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	16, // 63: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	18, // 64: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	22, // 65: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	24, // 66: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	26, // 67: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	28, // 68: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	20, // 69: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	30, // 70: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	32, // 71: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	34, // 72: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	37, // 73: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	39, // 74: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	57, // [57:75] is the sub-list for method output_type
+	39, // [39:57] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -2707,7 +2878,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   39,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -370,6 +370,13 @@ class AsyncClient:
         )
         return res
 
+    async def replicas(self, *, timeout: float | None = _DEFAULT) -> list[c.Replica]:
+        """The live replicas sharing the server's database; see :meth:`wfd_client.Client.replicas`."""
+        res: service_pb2.ListReplicasResponse = await self._unary(
+            self._stub.ListReplicas, service_pb2.ListReplicasRequest(), timeout
+        )
+        return list(res.replicas)
+
     def stream(
         self, id: str, after: int = 0, *, from_head: bool = False, include_internal: bool = False
     ) -> AsyncRecordStream:

@@ -29,6 +29,7 @@ Task: TypeAlias = handler_pb2.Task
 TaskStatus = handler_pb2.TaskStatus
 PublishResult: TypeAlias = service_pb2.PublishEventResponse
 Identity: TypeAlias = service_pb2.GetIdentityResponse
+Replica: TypeAlias = service_pb2.Replica
 PublishedEvent: TypeAlias = service_pb2.PublishedEvent
 
 #: Struct data as the client accepts it: a JSON-like mapping, a Struct, or None (empty).

@@ -443,6 +443,16 @@ class Client:
         )
         return res
 
+    def replicas(self, *, timeout: float | None = _DEFAULT) -> list[c.Replica]:
+        """The live replicas sharing the server's database (``wfd serve
+        --replica-id``), by id; none for a single-process server. A call for a
+        handler another replica owns raises Unavailable naming that replica
+        and its address (calls are not forwarded yet)."""
+        res: service_pb2.ListReplicasResponse = self._unary(
+            self._stub.ListReplicas, service_pb2.ListReplicasRequest(), timeout
+        )
+        return list(res.replicas)
+
     def stream(
         self, id: str, after: int = 0, *, from_head: bool = False, include_internal: bool = False
     ) -> RecordStream:

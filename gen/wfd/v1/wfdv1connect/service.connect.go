@@ -83,6 +83,9 @@ const (
 	// WorkflowServiceGetIdentityProcedure is the fully-qualified name of the WorkflowService's
 	// GetIdentity RPC.
 	WorkflowServiceGetIdentityProcedure = "/wfd.v1.WorkflowService/GetIdentity"
+	// WorkflowServiceListReplicasProcedure is the fully-qualified name of the WorkflowService's
+	// ListReplicas RPC.
+	WorkflowServiceListReplicasProcedure = "/wfd.v1.WorkflowService/ListReplicas"
 )
 
 // WorkflowServiceClient is a client for the wfd.v1.WorkflowService service.
@@ -143,6 +146,10 @@ type WorkflowServiceClient interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
+	// ListReplicas lists the live replicas sharing this server's database
+	// (replica mode: wfd serve --replica-id), by id; empty for a
+	// single-process server.
+	ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error)
 }
 
 // NewWorkflowServiceClient constructs a client for the wfd.v1.WorkflowService service. By default,
@@ -268,6 +275,13 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listReplicas: connect.NewClient[v1.ListReplicasRequest, v1.ListReplicasResponse](
+			httpClient,
+			baseURL+WorkflowServiceListReplicasProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("ListReplicas")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -290,6 +304,7 @@ type workflowServiceClient struct {
 	deleteHandler       *connect.Client[v1.DeleteHandlerRequest, v1.DeleteHandlerResponse]
 	listPublishedEvents *connect.Client[v1.ListPublishedEventsRequest, v1.ListPublishedEventsResponse]
 	getIdentity         *connect.Client[v1.GetIdentityRequest, v1.GetIdentityResponse]
+	listReplicas        *connect.Client[v1.ListReplicasRequest, v1.ListReplicasResponse]
 }
 
 // ListWorkflows calls wfd.v1.WorkflowService.ListWorkflows.
@@ -441,6 +456,15 @@ func (c *workflowServiceClient) GetIdentity(ctx context.Context, req *v1.GetIden
 	return nil, err
 }
 
+// ListReplicas calls wfd.v1.WorkflowService.ListReplicas.
+func (c *workflowServiceClient) ListReplicas(ctx context.Context, req *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {
+	response, err := c.listReplicas.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkflowServiceHandler is an implementation of the wfd.v1.WorkflowService service.
 type WorkflowServiceHandler interface {
 	// ListWorkflows returns the registered workflows.
@@ -499,6 +523,10 @@ type WorkflowServiceHandler interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
+	// ListReplicas lists the live replicas sharing this server's database
+	// (replica mode: wfd serve --replica-id), by id; empty for a
+	// single-process server.
+	ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error)
 }
 
 // NewWorkflowServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -620,6 +648,13 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceListReplicasHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceListReplicasProcedure,
+		svc.ListReplicas,
+		connect.WithSchema(workflowServiceMethods.ByName("ListReplicas")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wfd.v1.WorkflowService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkflowServiceListWorkflowsProcedure:
@@ -656,6 +691,8 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceListPublishedEventsHandler.ServeHTTP(w, r)
 		case WorkflowServiceGetIdentityProcedure:
 			workflowServiceGetIdentityHandler.ServeHTTP(w, r)
+		case WorkflowServiceListReplicasProcedure:
+			workflowServiceListReplicasHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -731,4 +768,8 @@ func (UnimplementedWorkflowServiceHandler) ListPublishedEvents(context.Context, 
 
 func (UnimplementedWorkflowServiceHandler) GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.GetIdentity is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ListReplicas is not implemented"))
 }

@@ -37,6 +37,7 @@ const (
 	WorkflowService_DeleteHandler_FullMethodName       = "/wfd.v1.WorkflowService/DeleteHandler"
 	WorkflowService_ListPublishedEvents_FullMethodName = "/wfd.v1.WorkflowService/ListPublishedEvents"
 	WorkflowService_GetIdentity_FullMethodName         = "/wfd.v1.WorkflowService/GetIdentity"
+	WorkflowService_ListReplicas_FullMethodName        = "/wfd.v1.WorkflowService/ListReplicas"
 )
 
 // WorkflowServiceClient is the client API for WorkflowService service.
@@ -102,6 +103,10 @@ type WorkflowServiceClient interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(ctx context.Context, in *v1.GetIdentityRequest, opts ...grpc.CallOption) (*v1.GetIdentityResponse, error)
+	// ListReplicas lists the live replicas sharing this server's database
+	// (replica mode: wfd serve --replica-id), by id; empty for a
+	// single-process server.
+	ListReplicas(ctx context.Context, in *v1.ListReplicasRequest, opts ...grpc.CallOption) (*v1.ListReplicasResponse, error)
 }
 
 type workflowServiceClient struct {
@@ -291,6 +296,16 @@ func (c *workflowServiceClient) GetIdentity(ctx context.Context, in *v1.GetIdent
 	return out, nil
 }
 
+func (c *workflowServiceClient) ListReplicas(ctx context.Context, in *v1.ListReplicasRequest, opts ...grpc.CallOption) (*v1.ListReplicasResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.ListReplicasResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_ListReplicas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkflowServiceServer is the server API for WorkflowService service.
 // All implementations must embed UnimplementedWorkflowServiceServer
 // for forward compatibility.
@@ -354,6 +369,10 @@ type WorkflowServiceServer interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
+	// ListReplicas lists the live replicas sharing this server's database
+	// (replica mode: wfd serve --replica-id), by id; empty for a
+	// single-process server.
+	ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error)
 	mustEmbedUnimplementedWorkflowServiceServer()
 }
 
@@ -414,6 +433,9 @@ func (UnimplementedWorkflowServiceServer) ListPublishedEvents(context.Context, *
 }
 func (UnimplementedWorkflowServiceServer) GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetIdentity not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListReplicas not implemented")
 }
 func (UnimplementedWorkflowServiceServer) mustEmbedUnimplementedWorkflowServiceServer() {}
 func (UnimplementedWorkflowServiceServer) testEmbeddedByValue()                         {}
@@ -735,6 +757,24 @@ func _WorkflowService_GetIdentity_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_ListReplicas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.ListReplicasRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ListReplicas(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ListReplicas_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ListReplicas(ctx, req.(*v1.ListReplicasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkflowService_ServiceDesc is the grpc.ServiceDesc for WorkflowService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -805,6 +845,10 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetIdentity",
 			Handler:    _WorkflowService_GetIdentity_Handler,
+		},
+		{
+			MethodName: "ListReplicas",
+			Handler:    _WorkflowService_ListReplicas_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

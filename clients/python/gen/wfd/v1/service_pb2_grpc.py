@@ -121,6 +121,11 @@ class WorkflowServiceStub:
                 request_serializer=wfd_dot_v1_dot_service__pb2.GetIdentityRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.GetIdentityResponse.FromString,
                 _registered_method=True)
+        self.ListReplicas = channel.unary_unary(
+                '/wfd.v1.WorkflowService/ListReplicas',
+                request_serializer=wfd_dot_v1_dot_service__pb2.ListReplicasRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.ListReplicasResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -269,6 +274,15 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListReplicas(self, request, context):
+        """ListReplicas lists the live replicas sharing this server's database
+        (replica mode: wfd serve --replica-id), by id; empty for a
+        single-process server.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -356,6 +370,11 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.GetIdentity,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.GetIdentityRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.GetIdentityResponse.SerializeToString,
+            ),
+            'ListReplicas': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListReplicas,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.ListReplicasRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.ListReplicasResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -819,6 +838,33 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/GetIdentity',
             wfd_dot_v1_dot_service__pb2.GetIdentityRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.GetIdentityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListReplicas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/ListReplicas',
+            wfd_dot_v1_dot_service__pb2.ListReplicasRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.ListReplicasResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,350 @@
+package server
+
+// Replica mode (Options.Replica): several servers share one database and
+// each handler in memory is owned by one of them through its lease
+// (persistence.Leaser). A replica acquires a handler's lease before the
+// handler enters memory (started, loaded, recovered), fences every change
+// the journal commits for it with the lease's token, renews all its
+// leases in one statement with its registry heartbeat, drops the handlers
+// whose lease it lost, and releases a lease when its handler leaves memory
+// (released or finished). A call for a handler another live replica owns
+// is refused with an ownedError naming that replica: calls are not
+// forwarded between replicas yet.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// DefaultLeaseTTL is a replica's registration and handler lease time when
+// Replica.LeaseTTL is 0: a replica killed without leaving has its handlers
+// taken over by others after at most this long.
+const DefaultLeaseTTL = 10 * time.Second
+
+// Replica configures replica mode. The zero Replica (no ID) is a single
+// process: no leases, no registry.
+type Replica struct {
+	// ID names this replica in the registry and in leases; unique among
+	// the replicas sharing the database.
+	ID string
+	// Address is the host:port clients can reach this replica at; it is
+	// what a call refused elsewhere names (ListReplicas shows it).
+	Address string
+	// LeaseTTL is how long a registration and a handler lease last
+	// without renewal (default DefaultLeaseTTL); they are renewed every
+	// third of it.
+	LeaseTTL time.Duration
+}
+
+// ownedError refuses a call for a handler another live replica holds.
+// It is Unavailable (errUnavailable), not FailedPrecondition: nothing was
+// done, and the same call succeeds later without the client changing
+// anything (the owner releases the handler, dies and its lease expires, or
+// a later version forwards it), so generic retry policies are right to
+// retry it; the message names where the handler is meanwhile.
+type ownedError struct {
+	handler, owner, address string
+}
+
+func (e *ownedError) Error() string {
+	addr := e.address
+	if addr == "" {
+		addr = "no address advertised"
+	}
+	return fmt.Sprintf("handler %s is live on replica %q (%s); this replica does not forward calls yet: retry there, or here once it is released",
+		e.handler, e.owner, addr)
+}
+
+func (e *ownedError) Unwrap() error { return errUnavailable }
+
+// leases are a replica's handler leases. A nil *leases is a single
+// process: every method does nothing.
+type leases struct {
+	s   *Server
+	db  persistence.Leaser
+	cfg Replica
+
+	mu   sync.Mutex
+	held map[string]persistence.Fence
+	// renewedAt is when the last successful renewal was sent: the leases
+	// are known to last until renewedAt + ttl by the database's clock,
+	// so this replica's own clock, with a margin, bounds how long it may
+	// go on running them without a renewal.
+	renewedAt time.Time
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func newLeases(s *Server, cfg Replica) (*leases, error) {
+	if cfg.ID == "" {
+		return nil, nil
+	}
+	db, ok := s.store.(persistence.Leaser)
+	if !ok {
+		return nil, fmt.Errorf("server: replica mode needs a store with leases (PostgreSQL), not %T", s.store)
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	return &leases{s: s, db: db, cfg: cfg, held: map[string]persistence.Fence{}}, nil
+}
+
+// id is this replica's id ("" for a single process).
+func (l *leases) id() string {
+	if l == nil {
+		return ""
+	}
+	return l.cfg.ID
+}
+
+// join registers the replica and starts renewing.
+func (l *leases) join(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	sent := time.Now()
+	if _, err := l.db.Heartbeat(ctx, l.cfg.ID, l.cfg.Address, l.cfg.LeaseTTL); err != nil {
+		return fmt.Errorf("server: registering replica %q: %w", l.cfg.ID, err)
+	}
+	l.mu.Lock()
+	l.renewedAt = sent
+	l.mu.Unlock()
+	// The renewals outlive the background context: they must go on while
+	// Close checkpoints the handlers, until the journal's last commit.
+	rctx, stop := context.WithCancel(context.Background())
+	l.stop, l.done = stop, make(chan struct{})
+	go l.run(rctx)
+	l.s.log.Info("replica mode", "replica", l.cfg.ID, "advertise", l.cfg.Address, "lease_ttl", l.cfg.LeaseTTL)
+	return nil
+}
+
+// leave stops renewing, ends the registration and frees every lease
+// still held (once the journal has committed its last change).
+func (l *leases) leave(ctx context.Context) error {
+	if l == nil || l.stop == nil {
+		return nil
+	}
+	l.stop()
+	<-l.done
+	// Past a ttl the leases have expired anyway.
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.LeaseTTL)
+	defer cancel()
+	if err := l.db.Leave(ctx, l.cfg.ID); err != nil {
+		return fmt.Errorf("server: leaving as replica %q: %w", l.cfg.ID, err)
+	}
+	return nil
+}
+
+func (l *leases) run(ctx context.Context) {
+	defer close(l.done)
+	t := time.NewTicker(l.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		l.renew(ctx)
+	}
+}
+
+// renew heartbeats the registry and renews every held lease in one
+// statement; the handlers whose lease was taken leave memory. When
+// renewals keep failing, every handler leaves memory before its lease can
+// have expired: another replica may take it then, and its steps must not
+// run in two places.
+func (l *leases) renew(ctx context.Context) {
+	sent := time.Now()
+	held := l.snapshot()
+	// A database that does not answer (a partition) must fail the
+	// renewal in time for the check below, not hang it.
+	rctx, cancel := context.WithTimeout(ctx, l.cfg.LeaseTTL/3)
+	defer cancel()
+	_, err := l.db.Heartbeat(rctx, l.cfg.ID, l.cfg.Address, l.cfg.LeaseTTL)
+	var lost []string
+	if err == nil {
+		lost, err = l.db.Renew(rctx, l.cfg.ID, held, l.cfg.LeaseTTL)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		l.mu.Lock()
+		since := time.Since(l.renewedAt)
+		l.mu.Unlock()
+		l.s.log.Warn("renewing leases failed", "replica", l.cfg.ID, "leases", len(held), "since_last_renewal", since, "err", err)
+		if since >= l.cfg.LeaseTTL/2 {
+			if n := l.dropAll(); n > 0 {
+				l.s.log.Warn("leases not renewed for half their ttl; their handlers left memory", "replica", l.cfg.ID, "handlers", n)
+			}
+		}
+		return
+	}
+	l.mu.Lock()
+	l.renewedAt = sent
+	l.mu.Unlock()
+	if len(lost) == 0 {
+		return
+	}
+	sentFence := make(map[string]persistence.Fence, len(held))
+	for _, f := range held {
+		sentFence[f.Handler] = f
+	}
+	for _, id := range lost {
+		l.drop(id, sentFence[id])
+	}
+	l.s.log.Warn("leases taken by other replicas; their handlers left memory", "replica", l.cfg.ID, "handlers", len(lost))
+}
+
+func (l *leases) snapshot() []persistence.Fence {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Collect(maps.Values(l.held))
+}
+
+// drop forgets a lease that is no longer this replica's (if it is still
+// the one held) and takes its handler out of memory without committing.
+func (l *leases) drop(id string, f persistence.Fence) {
+	l.mu.Lock()
+	cur, ok := l.held[id]
+	if !ok || cur.Token != f.Token {
+		l.mu.Unlock()
+		return // acquired again since: a newer lease
+	}
+	delete(l.held, id)
+	l.mu.Unlock()
+	if h, ok := l.s.engine.Handler(id); ok {
+		h.Drop()
+	}
+	// It commits nothing more: the idle list learns of it here.
+	l.s.idle.remove(id)
+}
+
+func (l *leases) dropAll() int {
+	held := l.snapshot()
+	for _, f := range held {
+		l.drop(f.Handler, f)
+	}
+	return len(held)
+}
+
+// fence is the claim the journal's changes of handler id carry; ok is
+// false in replica mode when this replica holds no lease of it (the
+// change must not be committed).
+func (l *leases) fence(id string) (persistence.Fence, bool) {
+	if l == nil {
+		return persistence.Fence{}, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, ok := l.held[id]
+	return f, ok
+}
+
+// acquire takes handler id's lease before the handler enters memory. A
+// lease another live replica holds is an ownedError.
+func (l *leases) acquire(ctx context.Context, id string) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	_, ok := l.held[id]
+	l.mu.Unlock()
+	if ok {
+		return nil
+	}
+	lease, acquired, err := l.db.Acquire(ctx, id, l.cfg.ID, l.cfg.LeaseTTL)
+	if err != nil {
+		return err
+	}
+	if !acquired {
+		return l.owned(ctx, lease)
+	}
+	l.mu.Lock()
+	l.held[id] = lease.Fence()
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *leases) owned(ctx context.Context, lease persistence.Lease) error {
+	e := &ownedError{handler: lease.Handler, owner: lease.Owner}
+	rs, err := l.db.Replicas(ctx)
+	if err == nil {
+		for _, r := range rs {
+			if r.ID == lease.Owner {
+				e.address = r.Address
+			}
+		}
+	}
+	return e
+}
+
+// release frees handler id's lease, if held: it left memory (released,
+// finished, lost, or never loaded). The store is told in the background:
+// a lease not freed expires anyway, and a newer Acquire (by this replica
+// or another) makes this Release a harmless ErrFenced.
+func (l *leases) release(id string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	f, ok := l.held[id]
+	delete(l.held, id)
+	l.mu.Unlock()
+	if !ok {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.LeaseTTL)
+		defer cancel()
+		if err := l.db.Release(ctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
+			l.s.log.Warn("releasing a handler's lease", "handler", id, "err", err)
+		}
+	}()
+}
+
+// forget drops handler id's lease without releasing it: another replica
+// holds it now (a change of it was fenced).
+func (l *leases) forget(id string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	delete(l.held, id)
+	l.mu.Unlock()
+}
+
+// owner is the replica holding handler id's lease, as this replica knows
+// it: itself when it holds it, else the database's live holder ("" for
+// none).
+func (l *leases) owner(ctx context.Context, id string) string {
+	if l == nil {
+		return ""
+	}
+	if _, ok := l.fence(id); ok {
+		return l.cfg.ID
+	}
+	lease, err := l.db.Lease(ctx, id)
+	if err != nil || !lease.Live {
+		return ""
+	}
+	return lease.Owner
+}
+
+// left is told about a committed change: a handler that left memory
+// (released or finished) frees its lease.
+func (l *leases) left(c *engine.Change) {
+	if l != nil && (c.Released || c.Status.Terminal()) {
+		l.release(c.HandlerID)
+	}
+}
