@@ -2,11 +2,9 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
@@ -84,52 +82,7 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 	limit := q.Limit()
 	sql := fmt.Sprintf("SELECT id, created_at, created_ns, meta FROM wfd_handlers%s ORDER BY created_at DESC, created_ns DESC, id DESC LIMIT $%d",
 		w.sql(), w.param(limit+1))
-	rows, err := s.pool.Query(ctx, sql, w.args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("postgres: list handlers: %w", s.classify(ctx, err))
-	}
-	defer rows.Close()
-	var (
-		out     []persistence.Handler
-		corrupt []error
-		last    position
-		n       int
-		more    bool
-	)
-	for rows.Next() {
-		if n == limit {
-			more = true
-			break
-		}
-		var (
-			id   string
-			at   time.Time
-			ns   int16
-			meta []byte
-		)
-		if err := rows.Scan(&id, &at, &ns, &meta); err != nil {
-			return nil, "", fmt.Errorf("postgres: list handlers: %w", s.classify(ctx, err))
-		}
-		n++
-		last = position{at: fromParts(at, ns), id: id}
-		h, err := decodeHandler(id, meta)
-		if err != nil {
-			corrupt = append(corrupt, err)
-			continue
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("postgres: list handlers: %w", s.classify(ctx, err))
-	}
-	var next string
-	if more {
-		next = packToken(tokenHandlers, last, filters)
-	}
-	if len(corrupt) > 0 {
-		return out, next, fmt.Errorf("postgres: list handlers: %d handlers skipped: %w", len(corrupt), errors.Join(corrupt...))
-	}
-	return out, next, nil
+	return readPage(ctx, s, page{what: "list handlers", items: "handlers", kind: tokenHandlers, filters: filters, limit: limit}, sql, w.args, byID, decodeHandler)
 }
 
 // GetTask returns a task.
@@ -200,50 +153,5 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 	limit := q.Limit()
 	sql := fmt.Sprintf("SELECT id, created_at, created_ns, meta FROM wfd_tasks%s ORDER BY created_at DESC, created_ns DESC, id DESC LIMIT $%d",
 		w.sql(), w.param(limit+1))
-	rows, err := s.pool.Query(ctx, sql, w.args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("postgres: list tasks: %w", s.classify(ctx, err))
-	}
-	defer rows.Close()
-	var (
-		out     []persistence.Task
-		corrupt []error
-		last    position
-		n       int
-		more    bool
-	)
-	for rows.Next() {
-		if n == limit {
-			more = true
-			break
-		}
-		var (
-			id   string
-			at   time.Time
-			ns   int16
-			meta []byte
-		)
-		if err := rows.Scan(&id, &at, &ns, &meta); err != nil {
-			return nil, "", fmt.Errorf("postgres: list tasks: %w", s.classify(ctx, err))
-		}
-		n++
-		last = position{at: fromParts(at, ns), id: id}
-		t, err := decodeTask(id, meta)
-		if err != nil {
-			corrupt = append(corrupt, err)
-			continue
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("postgres: list tasks: %w", s.classify(ctx, err))
-	}
-	var next string
-	if more {
-		next = packToken(tokenTasks, last, filters)
-	}
-	if len(corrupt) > 0 {
-		return out, next, fmt.Errorf("postgres: list tasks: %d tasks skipped: %w", len(corrupt), errors.Join(corrupt...))
-	}
-	return out, next, nil
+	return readPage(ctx, s, page{what: "list tasks", items: "tasks", kind: tokenTasks, filters: filters, limit: limit}, sql, w.args, byID, decodeTask)
 }

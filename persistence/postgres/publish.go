@@ -168,50 +168,5 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 	limit := q.Limit()
 	sql := fmt.Sprintf("SELECT seq, at, at_ns, entry FROM wfd_published%s ORDER BY at DESC, at_ns DESC, seq DESC LIMIT $%d",
 		w.sql(), w.param(limit+1))
-	rows, err := s.pool.Query(ctx, sql, w.args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
-	}
-	defer rows.Close()
-	var (
-		out     []persistence.Published
-		corrupt []error
-		last    position
-		n       int
-		more    bool
-	)
-	for rows.Next() {
-		if n == limit {
-			more = true
-			break
-		}
-		var (
-			seq   int64
-			at    time.Time
-			ns    int16
-			entry []byte
-		)
-		if err := rows.Scan(&seq, &at, &ns, &entry); err != nil {
-			return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
-		}
-		n++
-		last = position{at: fromParts(at, ns), seq: seq}
-		p, err := decodePublished(seq, entry)
-		if err != nil {
-			corrupt = append(corrupt, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("postgres: list published: %w", s.classify(ctx, err))
-	}
-	var next string
-	if more {
-		next = packToken(tokenPublished, last, filters)
-	}
-	if len(corrupt) > 0 {
-		return out, next, fmt.Errorf("postgres: list published: %d entries skipped: %w", len(corrupt), errors.Join(corrupt...))
-	}
-	return out, next, nil
+	return readPage(ctx, s, page{what: "list published", items: "entries", kind: tokenPublished, filters: filters, limit: limit}, sql, w.args, bySeq, decodePublished)
 }
