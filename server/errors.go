@@ -78,6 +78,11 @@ func toConnect(err error) error {
 		cause = newInternal("stored data is damaged", err)
 	case errors.Is(err, persistence.ErrFenced):
 		cause = errors.New("this replica no longer owns the handler; retry")
+	case errors.As(err, new(*ownedError)):
+		// Kept as is: the forwarder (forward.go) reads the owner from it.
+		var owned *ownedError
+		errors.As(err, &owned)
+		cause = owned
 	case code == connect.CodeUnavailable && errors.Is(err, persistence.ErrUnavailable):
 		cause = newInternal("the store is unavailable; retry later", err)
 	default:

@@ -8,8 +8,8 @@ package server
 // leases in one statement with its registry heartbeat, drops the handlers
 // whose lease it lost, and releases a lease when its handler leaves memory
 // (released or finished). A call for a handler another live replica owns
-// is refused with an ownedError naming that replica: calls are not
-// forwarded between replicas yet.
+// is refused with an ownedError naming that replica; the forwarder
+// (forward.go) forwards the calls that deliver to a handler to it.
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func (e *ownedError) Error() string {
 	if addr == "" {
 		addr = "no address advertised"
 	}
-	return fmt.Sprintf("handler %s is live on replica %q (%s); this replica does not forward calls yet: retry there, or here once it is released",
+	return fmt.Sprintf("handler %s is live on replica %q (%s): retry there, or here once it is released",
 		e.handler, e.owner, addr)
 }
 
@@ -347,4 +347,23 @@ func (l *leases) left(c *engine.Change) {
 	if l != nil && (c.Released || c.Status.Terminal()) {
 		l.release(c.HandlerID)
 	}
+}
+
+// elsewhere is an ownedError when another live replica holds handler
+// id's lease: a call that does not load the handler (ReleaseHandler,
+// WaitHandler) belongs there (and is forwarded, forward.go). nil when
+// this replica holds it, nobody does, or the lease cannot be read (the
+// call goes on here, as in a single process).
+func (l *leases) elsewhere(ctx context.Context, id string) error {
+	if l == nil {
+		return nil
+	}
+	if _, ok := l.fence(id); ok {
+		return nil
+	}
+	lease, err := l.db.Lease(ctx, id)
+	if err != nil || !lease.Live || lease.Owner == l.cfg.ID {
+		return nil
+	}
+	return l.owned(ctx, lease)
 }

@@ -145,6 +145,9 @@ type Server struct {
 	hub     *hub
 	// leases are the handler leases of replica mode (nil: one process).
 	leases *leases
+	// forward forwards calls refused for a handler live on another
+	// replica to that replica (forward.go).
+	forward *forwarder
 
 	loadMu  sync.Mutex
 	loading map[string]*loadCall
@@ -240,6 +243,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.leases, err = newLeases(s, opts.Replica); err != nil {
 		return nil, err
 	}
+	s.forward = newForwarder(s)
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
 	s.journal.tracing = s.tracing
 	s.journal.fence = s.leases.fence
@@ -359,7 +363,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		connect.WithInterceptors(errorLogger{s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
-	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, svcOpts...))
+	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
 	mux.Handle(wfdv1connect.NewWorkerServiceHandler(&workerService{s: s}, svcOpts...))
 	mux.Handle(s.health.handler(opts...))
 	if s.reflection() {
@@ -521,6 +525,7 @@ func (s *Server) Close(ctx context.Context) error {
 		// Every change is committed: the handlers are handed over (or,
 		// if the database does not answer, their leases expire).
 		lerr := s.leases.leave(context.Background())
+		s.forward.close()
 		err = errors.Join(eerr, jerr, lerr)
 	})
 	return err

@@ -291,6 +291,8 @@ func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerR
 		if _, err := h.Release(ctx); err != nil && !errors.Is(err, engine.ErrReleased) {
 			return nil, toConnect(err)
 		}
+	} else if err := v.s.leases.elsewhere(ctx, id); err != nil {
+		return nil, toConnect(err) // live on another replica: released there
 	}
 	meta, err := v.s.meta(ctx, id)
 	if err != nil {

@@ -37,6 +37,13 @@ func (v *service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest
 	if req.GetTimeout() == nil {
 		d = defaultWait
 	}
+	// A wait follows the commits of this replica: one for a handler
+	// live on another replica is answered there (forward.go).
+	if _, ok := v.s.engine.Handler(req.GetHandlerId()); !ok {
+		if err := v.s.leases.elsewhere(ctx, req.GetHandlerId()); err != nil {
+			return nil, toConnect(err)
+		}
+	}
 	h, err := v.s.wait(ctx, req.GetHandlerId(), d)
 	if err != nil {
 		return nil, toConnect(err)

@@ -18,7 +18,8 @@ import (
 
 // TestReplicaSIGKILLTakeover runs two `wfd serve` replicas on one
 // PostgreSQL database. A handler parked on A is A's (wfd get on B names
-// the owner, wfd replicas lists both) and B refuses its answer naming A.
+// the owner, wfd replicas lists both) and B refuses its answer marked as forwarded naming A (it never forwards
+// such a call again).
 // A dies of SIGKILL without leaving: once its lease has expired (--lease-ttl
 // 2s) B takes the handler over and the answer completes it there.
 func TestReplicaSIGKILLTakeover(t *testing.T) {
@@ -52,7 +53,11 @@ func TestReplicaSIGKILLTakeover(t *testing.T) {
 	if listed["a"] != a.addr || listed["b"] != b.addr {
 		t.Fatalf("wfd replicas:\n%s\nwant a at %s and b at %s", out, a.addr, b.addr)
 	}
-	_, err := b.client().SendEvent(ctx, answer("r1"))
+	// Marked as forwarded already, b answers it itself (refused) rather
+	// than forward it to a: r1 must stay parked for the takeover below.
+	fctx, info := connect.NewClientContext(ctx)
+	info.RequestHeader().Set("Wfd-Forwarded", "test")
+	_, err := b.client().SendEvent(fctx, answer("r1"))
 	if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), a.addr) {
 		t.Fatalf("answer on b while a owns r1: %v, want Unavailable naming a at %s", err, a.addr)
 	}

@@ -32,7 +32,7 @@ func TestReplicaPartitionedDropsHandlers(t *testing.T) {
 	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: "h1"}); err != nil {
 		t.Fatal(err)
 	}
-	refusedFor(t, b.inc("h1"), a)
+	refusedFor(t, b.incHere("h1"), a)
 
 	p.blackhole()
 	// a cannot be asked (its GetStats reads the store): its log says.

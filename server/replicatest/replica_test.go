@@ -69,6 +69,13 @@ func startReplica(t *testing.T, url, id string, ttl time.Duration) *replica {
 // the replica cannot shut down cleanly (its database is cut off).
 func startReplicaOpts(t *testing.T, url, id string, ttl time.Duration, lenient bool, log *slog.Logger) *replica {
 	t.Helper()
+	return startReplicaWith(t, url, id, ttl, lenient, func(o *server.Options) { o.Logger = log })
+}
+
+// startReplicaWith is startReplicaOpts with the server's options set by
+// configure.
+func startReplicaWith(t *testing.T, url, id string, ttl time.Duration, lenient bool, configure func(*server.Options)) *replica {
+	t.Helper()
 	store, err := postgres.Open(context.Background(), url, postgres.Options{Shared: true})
 	if err != nil {
 		t.Fatal(err)
@@ -77,10 +84,12 @@ func startReplicaOpts(t *testing.T, url, id string, ttl time.Duration, lenient b
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(context.Background(), server.Options{
-		Store: store, Workflows: []engine.Workflow{counter()}, Logger: log,
+	opts := server.Options{
+		Store: store, Workflows: []engine.Workflow{counter(), ask(), tally()},
 		Replica: server.Replica{ID: id, Address: l.Addr().String(), LeaseTTL: ttl},
-	})
+	}
+	configure(&opts)
+	srv, err := server.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +131,15 @@ func (r *replica) inc(id string) error {
 	return err
 }
 
+// incHere is inc marked as already forwarded (the header a replica sets
+// when it forwards a call): r answers it itself, never forwarding it.
+func (r *replica) incHere(id string) error {
+	ctx, info := connect.NewClientContext(context.Background())
+	info.RequestHeader().Set("Wfd-Forwarded", "test")
+	_, err := r.c.SendEvent(ctx, &wfdv1.SendEventRequest{HandlerId: id, Event: &wfdv1.Event{Type: "inc", Data: &structpb.Struct{}}})
+	return err
+}
+
 // inMemory is how many handlers r has in memory.
 func (r *replica) inMemory(t *testing.T) int64 {
 	t.Helper()
@@ -141,8 +159,9 @@ func refusedFor(t *testing.T, err error, owner *replica) {
 }
 
 // TestReplicaOwnership: a handler started on A is A's (owner, in memory
-// on A only); B refuses its calls naming A; once A releases it, B's
-// SendEvent wakes it on B, and A refuses naming B. Both replicas are
+// on A only); B refuses a call it may not forward (marked forwarded)
+// naming A; once A releases it, B's SendEvent wakes it on B, and A
+// refuses naming B. Both replicas are
 // listed; a replica that stops leaves the registry and frees its leases.
 // A replica starting up leaves the handlers live on another alone.
 func TestReplicaOwnership(t *testing.T) {
@@ -193,7 +212,7 @@ func TestReplicaOwnership(t *testing.T) {
 			t.Fatalf("owner of h1 on %s = %q, want a", r.id, o)
 		}
 	}
-	refusedFor(t, b.inc("h1"), a)
+	refusedFor(t, b.incHere("h1"), a)
 	if n := b.inMemory(t); n != 0 {
 		t.Fatalf("b has %d handlers in memory, want 0", n)
 	}
@@ -205,12 +224,13 @@ func TestReplicaOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The lease is freed once the release commits (in the background):
-	// until then b may still be refused.
-	testwait.Until(t, func() error { return b.inc("h1") })
+	// until then b may still be refused (a call not marked forwarded
+	// would be forwarded to a meanwhile, and a would load h1 again).
+	testwait.Until(t, func() error { return b.incHere("h1") })
 	if o := b.owner(t, "h1"); o != "b" {
 		t.Fatalf("owner of h1 after b woke it = %q, want b", o)
 	}
-	refusedFor(t, a.inc("h1"), b)
+	refusedFor(t, a.incHere("h1"), b)
 
 	// b stops: it leaves, so a takes h1 at once (not after the ttl).
 	b.stop()

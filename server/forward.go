@@ -1,0 +1,147 @@
+package server
+
+// Forwarding (replica mode): a call that delivers to a handler live on
+// another replica is answered by that replica. The replica that took the
+// call runs it as usual; when it is refused with an ownedError (the
+// handler's lease is held by another live replica, so nothing was done),
+// the forwarder calls the same method on the owner's advertised address
+// and answers with the owner's answer. Forwarding, not a queue in the
+// database: the owner holds the handler's state in memory, and its answer
+// (the handler after a SendEvent, a CompleteTask's field errors) must come
+// back to the caller, which a queue could only do through a second channel.
+//
+// A forwarded call carries the caller's Authorization header, which the
+// owner authenticates as usual: replicas share the auth configuration, and
+// the addresses come from the database, which every replica trusts as much
+// as itself. It is marked with forwardedHeader, and a replica never
+// forwards a marked call again: one hop at most, no loops (an owner that
+// lost the lease meanwhile answers Unavailable, as without forwarding).
+// Forwarding is plaintext HTTP/2: with TLS on it is off and calls are
+// refused naming the owner, as before.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"connectrpc.com/connect"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+)
+
+// forwardedHeader marks a forwarded call with the id of the replica that
+// forwarded it.
+const forwardedHeader = "Wfd-Forwarded"
+
+// forwarder is the interceptor that forwards refused calls to the owner.
+// It is inert outside replica mode and with TLS on.
+type forwarder struct {
+	s *Server
+
+	mu      sync.Mutex
+	hc      *http.Client
+	clients map[string]wfdv1connect.WorkflowServiceClient
+}
+
+func newForwarder(s *Server) *forwarder {
+	return &forwarder{s: s, clients: map[string]wfdv1connect.WorkflowServiceClient{}}
+}
+
+func (f *forwarder) on() bool { return f.s.leases != nil && f.s.opts.TLSConfig == nil }
+
+// client is the Connect client of the replica at addr.
+func (f *forwarder) client(addr string) wfdv1connect.WorkflowServiceClient {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hc == nil {
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		f.hc = &http.Client{Transport: &http.Transport{Protocols: &p}}
+	}
+	c, ok := f.clients[addr]
+	if !ok {
+		c = wfdv1connect.NewWorkflowServiceClient(f.hc, "http://"+addr)
+		f.clients[addr] = c
+	}
+	return c
+}
+
+// close drops the idle connections to other replicas.
+func (f *forwarder) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hc != nil {
+		f.hc.CloseIdleConnections()
+	}
+}
+
+func (f *forwarder) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		res, err := next(ctx, req)
+		var owned *ownedError
+		if err == nil || !f.on() || req.Header().Get(forwardedHeader) != "" ||
+			!errors.As(err, &owned) || owned.address == "" {
+			return res, err
+		}
+		fres, ferr := f.forward(ctx, owned.address, req)
+		if ferr == nil && fres == nil {
+			return res, err // not a method that forwards
+		}
+		f.s.log.Debug("call forwarded", "procedure", req.Spec().Procedure, "handler", owned.handler, "owner", owned.owner, "err", ferr)
+		return fres, ferr
+	}
+}
+
+func (f *forwarder) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (f *forwarder) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
+
+// forward calls req's method on the replica at addr; nil, nil for a
+// method that is not forwarded.
+func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyRequest) (connect.AnyResponse, error) {
+	c := f.client(addr)
+	switch m := req.Any().(type) {
+	case *wfdv1.SendEventRequest:
+		return forwardCall(ctx, f, req, m, c.SendEvent)
+	case *wfdv1.CompleteTaskRequest:
+		return forwardCall(ctx, f, req, m, c.CompleteTask)
+	case *wfdv1.CancelHandlerRequest:
+		return forwardCall(ctx, f, req, m, c.CancelHandler)
+	case *wfdv1.ReleaseHandlerRequest:
+		return forwardCall(ctx, f, req, m, c.ReleaseHandler)
+	case *wfdv1.WaitHandlerRequest:
+		return forwardCall(ctx, f, req, m, c.WaitHandler)
+	}
+	return nil, nil
+}
+
+func forwardCall[Req, Res any](ctx context.Context, f *forwarder, in connect.AnyRequest, m *Req,
+	call func(context.Context, *Req) (*Res, error),
+) (connect.AnyResponse, error) {
+	ctx, info := connect.NewClientContext(ctx)
+	if a := in.Header().Get("Authorization"); a != "" {
+		info.RequestHeader().Set("Authorization", a)
+	}
+	info.RequestHeader().Set(forwardedHeader, f.s.leases.id())
+	res, err := call(ctx, m)
+	if err != nil {
+		// The owner's code, message and details, without its protocol
+		// headers.
+		var ce *connect.Error
+		if !errors.As(err, &ce) {
+			return nil, connect.NewError(connect.CodeUnavailable, err)
+		}
+		e := connect.NewError(ce.Code(), errors.New(ce.Message()))
+		for _, d := range ce.Details() {
+			e.AddDetail(d)
+		}
+		return nil, e
+	}
+	return connect.NewResponse(res), nil
+}
