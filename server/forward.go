@@ -22,13 +22,18 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+
+	"github.com/wfd-dev/wfd/persistence"
 )
 
 // forwardedHeader marks a forwarded call with the id of the replica that
@@ -144,4 +149,40 @@ func forwardCall[Req, Res any](ctx context.Context, f *forwarder, in connect.Any
 		return nil, e
 	}
 	return connect.NewResponse(res), nil
+}
+
+// forwarded reports whether the call being handled in ctx was forwarded
+// by another replica.
+func forwarded(ctx context.Context) bool {
+	info, ok := connect.CallInfoForHandlerContext(ctx)
+	return ok && info.RequestHeader().Get(forwardedHeader) != ""
+}
+
+// publication has the owner of a handler deliver publication p to it: a
+// PublishEvent of the same event id (the log keeps the first, so nothing
+// is published twice) addressed to that handler, made in the name of the
+// caller of the PublishEvent being handled in ctx. took reports the
+// owner woke it; err is the refusal when it did not forward (off, a
+// forwarded call, no address) or the owner's error.
+func (f *forwarder) publication(ctx context.Context, owned *ownedError, p *persistence.Published) (took bool, err error) {
+	info, ok := connect.CallInfoForHandlerContext(ctx)
+	if !f.on() || !ok || info.RequestHeader().Get(forwardedHeader) != "" || owned.address == "" {
+		return false, owned
+	}
+	var data structpb.Struct
+	if err := proto.Unmarshal(p.Data, &data); err != nil {
+		return false, fmt.Errorf("forwarding publication %s: %w", p.ID, err)
+	}
+	cctx, out := connect.NewClientContext(ctx)
+	if a := info.RequestHeader().Get("Authorization"); a != "" {
+		out.RequestHeader().Set("Authorization", a)
+	}
+	out.RequestHeader().Set(forwardedHeader, f.s.leases.id())
+	res, err := f.client(owned.address).PublishEvent(cctx, &wfdv1.PublishEventRequest{
+		EventId: p.ID, Key: p.Key, Data: &data, HandlerId: owned.handler,
+	})
+	if err != nil {
+		return false, fmt.Errorf("forwarding publication %s to replica %q: %w", p.ID, owned.owner, err)
+	}
+	return res.GetWoken() > 0, nil
 }

@@ -76,6 +76,11 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	if err != nil {
 		return nil, toConnect(err)
 	}
+	if forwarded(ctx) && req.GetHandlerId() != "" {
+		// Another replica's delivery of its publication to the handler
+		// live here (forward.go): this one handler only.
+		p.HandlerID = req.GetHandlerId()
+	}
 	woken, err := v.s.wake(ctx, &p)
 	if err != nil {
 		// The event is in the log: say so, so that a client retries with
@@ -107,7 +112,7 @@ func (s *Server) wake(ctx context.Context, p *persistence.Published) (int, error
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if s.deliverPublished(ctx, id, ev, p.ID) {
+			if s.deliverPublished(ctx, id, ev, p) {
 				woken.Add(1)
 			}
 		})
@@ -119,10 +124,19 @@ func (s *Server) wake(ctx context.Context, p *persistence.Published) (int, error
 // deliverPublished hands a publication to one handler; it reports whether
 // the handler took it. A handler that no longer waits, or has ended, is
 // not an error.
-func (s *Server) deliverPublished(ctx context.Context, id string, ev engine.Event, eventID string) bool {
+func (s *Server) deliverPublished(ctx context.Context, id string, ev engine.Event, p *persistence.Published) bool {
+	eventID := p.ID
 	err := s.withLive(ctx, id, func(h *engine.Handler) error {
 		return h.SendEvent(ctx, ev, engine.SendOptions{IdempotencyKey: "pub:" + eventID, FromWfd: true})
 	})
+	var owned *ownedError
+	if errors.As(err, &owned) {
+		// Live on another replica: that replica delivers it (forward.go).
+		var took bool
+		if took, err = s.forward.publication(ctx, owned, p); took {
+			return true
+		}
+	}
 	switch {
 	case err == nil:
 		return true
@@ -142,5 +156,5 @@ func (s *Server) recheckKey(id string, w engine.WaiterInfo) {
 	if err != nil || !ok {
 		return
 	}
-	s.deliverPublished(ctx, id, engine.PublishedEvent(publishedToEngine(&p)), p.ID)
+	s.deliverPublished(ctx, id, engine.PublishedEvent(publishedToEngine(&p)), &p)
 }

@@ -334,3 +334,56 @@ func TestReplicaForwardingConcurrent(t *testing.T) {
 		t.Fatalf("b and c have %d handlers in memory, want 0", n)
 	}
 }
+
+// keyed waits for a publication of key "go" and completes.
+func keyed() engine.Workflow {
+	return engine.Workflow{
+		Name: "keyed",
+		Steps: []engine.Step{{
+			Name: "wait", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent},
+			Run: func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+				if _, err := sc.WaitForKey("go", engine.KeyOptions{}); err != nil {
+					return err
+				}
+				return sc.Send(engine.StopEvent, &structpb.Struct{})
+			},
+		}},
+	}
+}
+
+// TestReplicaForwardingPublish: a publication through B wakes the handlers
+// waiting for its key wherever they are live (A, C, and B itself), and
+// the log holds it once.
+func TestReplicaForwardingPublish(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := startReplica(t, url, "a", 30*time.Second)
+	b := startReplica(t, url, "b", 30*time.Second)
+	c := startReplica(t, url, "c", 30*time.Second)
+	ctx := context.Background()
+	on := map[string]*replica{"k1": a, "k2": c, "k3": b}
+	for id, r := range on {
+		if _, err := r.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "keyed", HandlerId: id}); err != nil {
+			t.Fatal(err)
+		}
+		testwait.For(t, id+" waiting", func() bool { return handlerOn(t, r, id).GetIdle() != nil })
+	}
+	res, err := b.c.PublishEvent(ctx, &wfdv1.PublishEventRequest{Key: "go", Data: &structpb.Struct{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetWoken() != 3 {
+		t.Fatalf("PublishEvent through b woke %d handlers, want 3", res.GetWoken())
+	}
+	for id := range on {
+		testwait.For(t, id+" completed", func() bool {
+			return handlerOn(t, b, id).GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED
+		})
+	}
+	list, err := c.c.ListPublishedEvents(ctx, &wfdv1.ListPublishedEventsRequest{Key: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(list.GetEvents()); n != 1 {
+		t.Fatalf("%d publications of go, want 1", n)
+	}
+}

@@ -85,7 +85,7 @@ func startReplicaWith(t *testing.T, url, id string, ttl time.Duration, lenient b
 		t.Fatal(err)
 	}
 	opts := server.Options{
-		Store: store, Workflows: []engine.Workflow{counter(), ask(), tally()},
+		Store: store, Workflows: []engine.Workflow{counter(), ask(), tally(), keyed()},
 		Replica: server.Replica{ID: id, Address: l.Addr().String(), LeaseTTL: ttl},
 	}
 	configure(&opts)
