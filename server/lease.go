@@ -48,8 +48,9 @@ type Replica struct {
 // It is Unavailable (errUnavailable), not FailedPrecondition: nothing was
 // done, and the same call succeeds later without the client changing
 // anything (the owner releases the handler, dies and its lease expires, or
-// a later version forwards it), so generic retry policies are right to
-// retry it; the message names where the handler is meanwhile.
+// the forwarder has it answered there: forward.go), so generic retry
+// policies are right to retry it; the message names where the handler is
+// meanwhile.
 type ownedError struct {
 	handler, owner, address string
 }
