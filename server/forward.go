@@ -136,19 +136,60 @@ func forwardCall[Req, Res any](ctx context.Context, f *forwarder, in connect.Any
 	info.RequestHeader().Set(forwardedHeader, f.s.leases.id())
 	res, err := call(ctx, m)
 	if err != nil {
-		// The owner's code, message and details, without its protocol
-		// headers.
-		var ce *connect.Error
-		if !errors.As(err, &ce) {
-			return nil, connect.NewError(connect.CodeUnavailable, err)
-		}
-		e := connect.NewError(ce.Code(), errors.New(ce.Message()))
-		for _, d := range ce.Details() {
-			e.AddDetail(d)
-		}
-		return nil, e
+		return nil, ownerError(err)
 	}
 	return connect.NewResponse(res), nil
+}
+
+// ownerError is the owner's code, message and details, without its
+// protocol headers; failing to reach it is Unavailable.
+func ownerError(err error) error {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return connect.NewError(connect.CodeUnavailable, err)
+	}
+	e := connect.NewError(ce.Code(), errors.New(ce.Message()))
+	for _, d := range ce.Details() {
+		e.AddDetail(d)
+	}
+	return e
+}
+
+// stream relays the stream of a handler live on another replica from
+// that replica; ok is false when the stream is this replica's to serve
+// (the handler is here or nowhere, the call was forwarded, forwarding is
+// off). The owner's stream follows the handler while it is live there.
+func (f *forwarder) stream(ctx context.Context, req *wfdv1.StreamEventsRequest, send func(*wfdv1.StreamEventsResponse) error) (ok bool, err error) {
+	info, hok := connect.CallInfoForHandlerContext(ctx)
+	if !f.on() || !hok || info.RequestHeader().Get(forwardedHeader) != "" {
+		return false, nil
+	}
+	if _, live := f.s.engine.Handler(req.GetHandlerId()); live {
+		return false, nil
+	}
+	var owned *ownedError
+	if !errors.As(f.s.leases.elsewhere(ctx, req.GetHandlerId()), &owned) || owned.address == "" {
+		return false, nil
+	}
+	cctx, out := connect.NewClientContext(ctx)
+	if a := info.RequestHeader().Get("Authorization"); a != "" {
+		out.RequestHeader().Set("Authorization", a)
+	}
+	out.RequestHeader().Set(forwardedHeader, f.s.leases.id())
+	st, err := f.client(owned.address).StreamEvents(cctx, req)
+	if err != nil {
+		return true, ownerError(err)
+	}
+	defer func() { _ = st.Close() }()
+	for st.Receive() {
+		if err := send(st.Msg()); err != nil {
+			return true, err
+		}
+	}
+	if err := st.Err(); err != nil {
+		return true, ownerError(err)
+	}
+	return true, nil
 }
 
 // forwarded reports whether the call being handled in ctx was forwarded

@@ -23,6 +23,11 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 	if req.GetFromHead() && req.GetAfterSeq() != 0 {
 		return toConnect(fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", errInvalid, req.GetAfterSeq()))
 	}
+	// A handler live on another replica commits there: its stream is
+	// relayed from there (forward.go).
+	if ok, err := v.s.forward.stream(ctx, req, out.Send); ok {
+		return err
+	}
 	opts := streamOptions{after: req.GetAfterSeq(), fromHead: req.GetFromHead(), internal: req.GetIncludeInternal()}
 	return toConnect(v.s.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) }))
 }

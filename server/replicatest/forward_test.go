@@ -387,3 +387,47 @@ func TestReplicaForwardingPublish(t *testing.T) {
 		t.Fatalf("%d publications of go, want 1", n)
 	}
 }
+
+// TestReplicaForwardingStream: a stream opened on B of a handler live on
+// A is relayed from A: it receives what A commits after it opened, up to
+// the handler's end, and ends.
+func TestReplicaForwardingStream(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := startReplica(t, url, "a", 30*time.Second)
+	b := startReplica(t, url, "b", 30*time.Second)
+	c := startReplica(t, url, "c", 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: "h1"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.c.StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: "h1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	// Once its first message arrived the stream is open, and the incs
+	// below commit after it.
+	if !st.Receive() {
+		t.Fatalf("stream through b ended before its first message: %v", st.Err())
+	}
+	for range 3 {
+		if err := c.inc("h1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var incs int
+	var finished bool
+	for st.Receive() {
+		r := st.Msg().GetRecord()
+		if r.GetEventWritten().GetType() == "got" { // written by each inc
+			incs++
+		}
+		if r.GetHandlerFinished() != nil {
+			finished = true
+		}
+	}
+	if err := st.Err(); err != nil || incs != 3 || !finished {
+		t.Fatalf("stream through b: %d incs, finished %v, err %v; want 3, true, nil", incs, finished, err)
+	}
+}
