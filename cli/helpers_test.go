@@ -51,12 +51,26 @@ func serve(t *testing.T, extra ...string) string {
 // serveLogged is serve that also returns the server's logs.
 func serveLogged(t *testing.T, extra ...string) (string, *testlog.Buffer) {
 	t.Helper()
+	addr, _, logs := serveStoppable(t, extra...)
+	return addr, logs
+}
+
+// serveStoppable runs "wfd serve" with a fresh data directory until stop
+// is called (or the test ends), and returns the address it logged. Stopped,
+// it must exit 0 having logged its stop.
+func serveStoppable(t *testing.T, extra ...string) (addr string, stop func(), logs *testlog.Buffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testlog.Buffer{}
+	logs = &testlog.Buffer{}
 	done := make(chan int, 1)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json", "--grace", "2s"}, extra...)
 	go func() { done <- cli.Main(ctx, args, io.Discard, logs) }()
-	t.Cleanup(func() {
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		if code := <-done; code != 0 {
 			t.Errorf("serve exited with %d; logs:\n%s", code, logs)
@@ -64,8 +78,8 @@ func serveLogged(t *testing.T, extra ...string) (string, *testlog.Buffer) {
 		if !strings.Contains(logs.String(), `"msg":"stopped"`) {
 			t.Errorf("serve did not log its stop; logs:\n%s", logs)
 		}
-	})
-	var addr string
+	}
+	t.Cleanup(stop)
 	eventually(t, "serve logs listening", func() bool {
 		for line := range strings.Lines(logs.String()) {
 			var entry struct{ Msg, Addr string }
@@ -81,7 +95,7 @@ func serveLogged(t *testing.T, extra ...string) (string, *testlog.Buffer) {
 		}
 		return false
 	})
-	return addr, logs
+	return addr, stop, logs
 }
 
 // result is what one run of the command line printed and returned.

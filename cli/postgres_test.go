@@ -1,16 +1,11 @@
 package cli_test
 
 import (
-	"context"
-	"encoding/json"
-	"io"
 	"net"
 	"strings"
 	"testing"
 
-	"github.com/wfd-dev/wfd/cli"
 	"github.com/wfd-dev/wfd/internal/pgtest"
-	"github.com/wfd-dev/wfd/internal/testlog"
 )
 
 // TestServePostgresRestart serves on a real PostgreSQL database: a
@@ -57,45 +52,6 @@ func TestServeStoreFlag(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "not a postgres://") {
 		t.Errorf("serve with WFD_STORE=sqlite:///x: exit %d, stderr %q", r.code, r.stderr)
 	}
-}
-
-// serveStoppable runs "wfd serve" with a fresh data directory until stop
-// is called (or the test ends), and returns the address it logged.
-func serveStoppable(t *testing.T, extra ...string) (addr string, stop func(), logs *testlog.Buffer) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	logs = &testlog.Buffer{}
-	done := make(chan int, 1)
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json", "--grace", "2s"}, extra...)
-	go func() { done <- cli.Main(ctx, args, io.Discard, logs) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited with %d; logs:\n%s", code, logs)
-		}
-	}
-	t.Cleanup(stop)
-	eventually(t, "serve logs listening", func() bool {
-		for line := range strings.Lines(logs.String()) {
-			var entry struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "listening" {
-				addr = entry.Addr
-				return true
-			}
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d; logs:\n%s", code, logs)
-		default:
-		}
-		return false
-	})
-	return addr, stop, logs
 }
 
 // TestServePostgresUnreachable checks that serve on a database that
