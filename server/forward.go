@@ -10,14 +10,16 @@ package server
 // (the handler after a SendEvent, a CompleteTask's field errors) must come
 // back to the caller, which a queue could only do through a second channel.
 //
-// A forwarded call carries the caller's Authorization header, which the
-// owner authenticates as usual: replicas share the auth configuration, and
-// the addresses come from the database, which every replica trusts as much
+// A forwarded call is made in the caller's name (forward_identity.go: its
+// Authorization header, or the identity its client certificate gave,
+// signed with the replicas' peer secret), and the owner authenticates and
+// authorizes it as usual: replicas share the auth configuration, and the
+// addresses come from the database, which every replica trusts as much
 // as itself. It is marked with forwardedHeader, and a replica never
 // forwards a marked call again: one hop at most, no loops (an owner that
 // lost the lease meanwhile answers Unavailable, as without forwarding).
-// Forwarding is plaintext HTTP/2: with TLS on it is off and calls are
-// refused naming the owner, as before.
+// Forwarding speaks HTTP/2, over TLS when the server does
+// (forward_tls.go), and continues the caller's trace.
 
 import (
 	"context"
@@ -25,6 +27,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
@@ -41,33 +44,39 @@ import (
 const forwardedHeader = "Wfd-Forwarded"
 
 // forwarder is the interceptor that forwards refused calls to the owner.
-// It is inert outside replica mode and with TLS on.
+// It is inert outside replica mode, and with TLS on but no
+// Options.PeerTLS.
 type forwarder struct {
-	s *Server
+	s    *Server
+	opts []connect.ClientOption
+	// unsigned throttles the warning that a caller's identity cannot
+	// travel (no peer secret): one line per minute, with a count.
+	unsigned *logThrottle
 
 	mu      sync.Mutex
 	hc      *http.Client
 	clients map[string]wfdv1connect.WorkflowServiceClient
 }
 
-func newForwarder(s *Server) *forwarder {
-	return &forwarder{s: s, clients: map[string]wfdv1connect.WorkflowServiceClient{}}
+func newForwarder(s *Server) (*forwarder, error) {
+	f := &forwarder{s: s, clients: map[string]wfdv1connect.WorkflowServiceClient{}, unsigned: newLogThrottle(time.Minute, s.opts.Now)}
+	var err error
+	f.opts, err = f.clientOptions()
+	return f, err
 }
 
-func (f *forwarder) on() bool { return f.s.leases != nil && f.s.opts.TLSConfig == nil }
+func (f *forwarder) on() bool { return f.s.leases != nil && (!f.tlsOn() || f.s.opts.PeerTLS != nil) }
 
 // client is the Connect client of the replica at addr.
 func (f *forwarder) client(addr string) wfdv1connect.WorkflowServiceClient {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.hc == nil {
-		var p http.Protocols
-		p.SetUnencryptedHTTP2(true)
-		f.hc = &http.Client{Transport: &http.Transport{Protocols: &p}}
+		f.hc = f.newHTTPClient()
 	}
 	c, ok := f.clients[addr]
 	if !ok {
-		c = wfdv1connect.NewWorkflowServiceClient(f.hc, "http://"+addr)
+		c = wfdv1connect.NewWorkflowServiceClient(f.hc, f.baseURL(addr), f.opts...)
 		f.clients[addr] = c
 	}
 	return c
@@ -90,9 +99,13 @@ func (f *forwarder) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			!errors.As(err, &owned) || owned.address == "" {
 			return res, err
 		}
-		fres, ferr := f.forward(ctx, owned.address, req)
-		if ferr == nil && fres == nil {
-			return res, err // not a method that forwards
+		fres, ok, ferr := f.forward(ctx, owned.address, req)
+		if !ok {
+			if ferr != nil {
+				f.warnUnsigned("call refused naming its owner rather than forwarded", "procedure", req.Spec().Procedure, "handler", owned.handler,
+					"owner", owned.owner, "err", ferr)
+			}
+			return res, err // not a method that forwards, or not in the caller's name
 		}
 		f.s.log.Debug("call forwarded", "procedure", req.Spec().Procedure, "handler", owned.handler, "owner", owned.owner, "err", ferr)
 		return fres, ferr
@@ -107,38 +120,44 @@ func (f *forwarder) WrapStreamingHandler(next connect.StreamingHandlerFunc) conn
 	return next
 }
 
-// forward calls req's method on the replica at addr; nil, nil for a
-// method that is not forwarded.
-func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyRequest) (connect.AnyResponse, error) {
+// forward calls req's method on the replica at addr, in the name of
+// req's caller; ok is false when it did not: a method that is not
+// forwarded, or (with err saying why) a caller whose identity cannot
+// travel.
+func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyRequest) (res connect.AnyResponse, ok bool, err error) {
+	var call func(context.Context) (connect.AnyResponse, error)
 	c := f.client(addr)
 	switch m := req.Any().(type) {
 	case *wfdv1.SendEventRequest:
-		return forwardCall(ctx, f, req, m, c.SendEvent)
+		call = forwardCall(m, c.SendEvent)
 	case *wfdv1.CompleteTaskRequest:
-		return forwardCall(ctx, f, req, m, c.CompleteTask)
+		call = forwardCall(m, c.CompleteTask)
 	case *wfdv1.CancelHandlerRequest:
-		return forwardCall(ctx, f, req, m, c.CancelHandler)
+		call = forwardCall(m, c.CancelHandler)
 	case *wfdv1.ReleaseHandlerRequest:
-		return forwardCall(ctx, f, req, m, c.ReleaseHandler)
+		call = forwardCall(m, c.ReleaseHandler)
 	case *wfdv1.WaitHandlerRequest:
-		return forwardCall(ctx, f, req, m, c.WaitHandler)
+		call = forwardCall(m, c.WaitHandler)
+	default:
+		return nil, false, nil
 	}
-	return nil, nil
+	cctx, info := connect.NewClientContext(ctx)
+	if err := f.credentials(ctx, req.Header(), info.RequestHeader(), req.Spec().Procedure); err != nil {
+		return nil, false, err
+	}
+	res, err = call(cctx)
+	return res, true, err
 }
 
-func forwardCall[Req, Res any](ctx context.Context, f *forwarder, in connect.AnyRequest, m *Req,
-	call func(context.Context, *Req) (*Res, error),
-) (connect.AnyResponse, error) {
-	ctx, info := connect.NewClientContext(ctx)
-	if a := in.Header().Get("Authorization"); a != "" {
-		info.RequestHeader().Set("Authorization", a)
+// forwardCall is the forwarded call of m with the client's method call.
+func forwardCall[Req, Res any](m *Req, call func(context.Context, *Req) (*Res, error)) func(context.Context) (connect.AnyResponse, error) {
+	return func(ctx context.Context) (connect.AnyResponse, error) {
+		res, err := call(ctx, m)
+		if err != nil {
+			return nil, ownerError(err)
+		}
+		return connect.NewResponse(res), nil
 	}
-	info.RequestHeader().Set(forwardedHeader, f.s.leases.id())
-	res, err := call(ctx, m)
-	if err != nil {
-		return nil, ownerError(err)
-	}
-	return connect.NewResponse(res), nil
 }
 
 // ownerError is the owner's code, message and details, without its
@@ -215,10 +234,10 @@ func (f *forwarder) publication(ctx context.Context, owned *ownedError, p *persi
 		return false, fmt.Errorf("forwarding publication %s: %w", p.ID, err)
 	}
 	cctx, out := connect.NewClientContext(ctx)
-	if a := info.RequestHeader().Get("Authorization"); a != "" {
-		out.RequestHeader().Set("Authorization", a)
+	if err := f.credentials(ctx, info.RequestHeader(), out.RequestHeader(), wfdv1connect.WorkflowServicePublishEventProcedure); err != nil {
+		f.warnUnsigned("publication not forwarded", "event", p.ID, "handler", owned.handler, "owner", owned.owner, "err", err)
+		return false, owned
 	}
-	out.RequestHeader().Set(forwardedHeader, f.s.leases.id())
 	res, err := f.client(owned.address).PublishEvent(cctx, &wfdv1.PublishEventRequest{
 		EventId: p.ID, Key: p.Key, Data: &data, HandlerId: owned.handler,
 	})

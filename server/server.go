@@ -128,6 +128,12 @@ type Options struct {
 	// listener (ServeWithConsole; package console); nil: the console
 	// listener serves the API only.
 	Console http.Handler
+	// PeerTLS, with TLSConfig, gives the TLS configuration of a new
+	// connection to the replica at addr (host:port) for forwarded calls
+	// (forward_tls.go; tlsfiles.Peer.ClientConfig makes one from files).
+	// nil with TLSConfig set: calls are not forwarded but refused naming
+	// the owner. Unused without TLSConfig (forwarding is cleartext).
+	PeerTLS func(addr string) (*tls.Config, error)
 	// Replica, when its ID is set, runs the server as one of several
 	// replicas sharing Store, which must implement persistence.Leaser
 	// (PostgreSQL, opened with Options.Shared): it owns the handlers it
@@ -243,7 +249,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.leases, err = newLeases(s, opts.Replica); err != nil {
 		return nil, err
 	}
-	s.forward = newForwarder(s)
+	if s.forward, err = newForwarder(s); err != nil {
+		return nil, err
+	}
 	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
 	s.journal.tracing = s.tracing
 	s.journal.fence = s.leases.fence

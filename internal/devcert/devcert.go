@@ -72,12 +72,19 @@ func (ca *CA) Server(hosts ...string) (Pair, error) {
 	return ca.issue(hosts[0], hosts, x509.ExtKeyUsageServerAuth)
 }
 
+// Peer issues a certificate for hosts that serves TLS and is also a
+// client certificate (serverAuth and clientAuth): a replica's, which it
+// presents to the other replicas under mTLS.
+func (ca *CA) Peer(hosts ...string) (Pair, error) {
+	return ca.issue(hosts[0], hosts, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
 // Client issues a client certificate whose subject is commonName.
 func (ca *CA) Client(commonName string) (Pair, error) {
 	return ca.issue(commonName, nil, x509.ExtKeyUsageClientAuth)
 }
 
-func (ca *CA) issue(cn string, hosts []string, usage x509.ExtKeyUsage) (Pair, error) {
+func (ca *CA) issue(cn string, hosts []string, usage ...x509.ExtKeyUsage) (Pair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return Pair{}, fmt.Errorf("devcert: %w", err)
@@ -88,7 +95,7 @@ func (ca *CA) issue(cn string, hosts []string, usage x509.ExtKeyUsage) (Pair, er
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usage,
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {

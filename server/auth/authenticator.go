@@ -51,6 +51,10 @@ type Config struct {
 	// against a client CA). Without a mapping in TokensFile a certificate
 	// identity has no roles.
 	ClientCertificates bool
+	// PeerSecretFile holds the secret the replicas share to vouch for the
+	// identity of a call one forwards to another (forwarded.go): one per
+	// line, the first signs. Read once; it alone enables nothing.
+	PeerSecretFile string
 }
 
 // Enabled reports whether c configures any way to authenticate.
@@ -67,6 +71,7 @@ type Authenticator struct {
 	issuer      string
 	audience    string
 	rolesClaims []string
+	peerKeys    [][]byte
 }
 
 // New builds an Authenticator; nil (and no error) when c configures none.
@@ -81,6 +86,12 @@ func New(ctx context.Context, c Config) (*Authenticator, error) {
 	}
 	if len(a.rolesClaims) == 0 {
 		a.rolesClaims = []string{"roles", "wfd_roles", "groups"}
+	}
+	if c.PeerSecretFile != "" {
+		var err error
+		if a.peerKeys, err = readPeerSecrets(c.PeerSecretFile); err != nil {
+			return nil, err
+		}
 	}
 	if c.TokensFile != "" {
 		log := c.Logger
@@ -112,8 +123,12 @@ func New(ctx context.Context, c Config) (*Authenticator, error) {
 // Authenticate returns the identity of r's caller. A bearer token (the
 // Authorization header) is used if present, else a client certificate
 // the TLS handshake verified. The error wraps ErrNoCredentials or
-// ErrBadCredentials.
+// ErrBadCredentials. A call forwarded by another replica with a
+// ForwardedIdentityHeader is authenticated by that header alone.
 func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
+	if _, ok := r.Header[ForwardedIdentityHeader]; ok {
+		return a.forwardedIdentity(r)
+	}
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, token, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {

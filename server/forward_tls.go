@@ -1,0 +1,79 @@
+package server
+
+// How the forwarder reaches the owner (forward.go). Plaintext HTTP/2 when
+// the server speaks plaintext; with Options.TLSConfig, TLS with
+// Options.PeerTLS, which gives each new connection its configuration: the
+// roots the owner's certificate must chain to (--peer-ca, by default the
+// client CA with mTLS, else the system's), the name it must hold (the
+// host of the owner's advertised address, or --peer-server-name), and,
+// for an owner that asks for a client certificate (mTLS), this replica's
+// own server certificate (which must therefore allow clientAuth). A
+// server with TLS but no PeerTLS does not forward: the server's TLS
+// settings say how to be a server, not whom to trust as a client.
+//
+// With tracing on, the clients carry otelconnect's interceptor: the
+// forwarded call is a client span under the call being handled, and its
+// traceparent makes the owner's spans part of the caller's trace.
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// tlsOn reports whether forwarding dials TLS.
+func (f *forwarder) tlsOn() bool { return f.s.opts.TLSConfig != nil }
+
+// newHTTPClient is the client of every forwarded call: HTTP/2, cleartext
+// or over TLS.
+func (f *forwarder) newHTTPClient() *http.Client {
+	var p http.Protocols
+	if !f.tlsOn() {
+		p.SetUnencryptedHTTP2(true)
+		return &http.Client{Transport: &http.Transport{Protocols: &p}}
+	}
+	p.SetHTTP2(true)
+	peer := f.s.opts.PeerTLS
+	return &http.Client{Transport: &http.Transport{Protocols: &p, ForceAttemptHTTP2: true,
+		// A configuration per connection: files that changed (a renewed
+		// certificate, a rotated CA) reach the next connection.
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			cfg, err := peer(addr)
+			if err != nil {
+				return nil, fmt.Errorf("forwarding to %s: %w", addr, err)
+			}
+			d := tls.Dialer{Config: cfg}
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, fmt.Errorf("forwarding to %s over TLS: %w", addr, err)
+			}
+			return c, nil
+		}}}
+}
+
+// baseURL is the URL of the replica at addr.
+func (f *forwarder) baseURL(addr string) string {
+	if f.tlsOn() {
+		return "https://" + addr
+	}
+	return "http://" + addr
+}
+
+// clientOptions trace forwarded calls when tracing is on.
+func (f *forwarder) clientOptions() ([]connect.ClientOption, error) {
+	if !f.s.tracing.on {
+		return nil, nil
+	}
+	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(f.s.tracing.tp), otelconnect.WithoutMetrics(),
+		otelconnect.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})))
+	if err != nil {
+		return nil, fmt.Errorf("server: tracing forwarded calls: %w", err)
+	}
+	return []connect.ClientOption{connect.WithInterceptors(otel)}, nil
+}
