@@ -23,7 +23,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE]] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE] [--peer-ca FILE] [--peer-server-name NAME]] [--peer-secret-file FILE] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -86,10 +86,18 @@ database as replicas: each registers ID with the host:port clients reach
 it at (--advertise-addr; default the --addr it listens on) and owns the
 handlers it has in memory by lease (--lease-ttl, default 10s, renewed
 every third of it). A call for a handler another live replica owns is
-Unavailable naming that replica and its address: calls are not forwarded
-yet, so clients retry there. A replica killed without leaving has its
-handlers taken by the others once its leases expire. Without
---replica-id: one process per database (an advisory lock makes sure).
+forwarded to that replica and answered by it, in the caller's name: a
+bearer token travels as is; a caller known by its client certificate is
+vouched for with the secret in --peer-secret-file, which every replica
+must share (default none: such a call is refused naming the owner, and
+the client retries there). With TLS, replicas dial each other with TLS:
+they trust --peer-ca (default: --tls-client-ca, else the system's
+roots), check the certificate against the host of the --advertise-addr
+(or --peer-server-name), and present their own --tls-cert to a replica
+that asks for a client certificate (it must allow clientAuth too). A
+replica killed without leaving has its handlers taken by the others once
+its leases expire. Without --replica-id: one process per database (an
+advisory lock makes sure).
 
 A finished handler (completed, failed, cancelled) is kept until deleted
 (wfd delete) or, with --retention, deleted with its stream, checkpoint and
@@ -144,6 +152,9 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.StringVar(&o.tls.ClientCA, "tls-client-ca", "", "PEM `file` of the CAs client certificates must chain to: mutual TLS (default: none)")
 			o.clientAuth = choice{value: string(tlsfiles.Require), choices: []string{string(tlsfiles.Require), string(tlsfiles.VerifyIfGiven)}}
 			fs.Var(&o.clientAuth, "tls-client-auth", "with --tls-client-ca, `mode` require or verify-if-given")
+			fs.StringVar(&o.peer.CA, "peer-ca", "", "with --replica-id and TLS, PEM `file` of the CAs the other replicas' certificates must chain to (default: --tls-client-ca, else the system's roots)")
+			fs.StringVar(&o.peer.ServerName, "peer-server-name", "", "with --replica-id and TLS, the `name` every replica's certificate must hold (default: the host of its --advertise-addr)")
+			fs.fromEnv("peer-ca", "peer-server-name")
 			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 			o.format = choice{value: "text", choices: []string{"text", "json"}}
 			fs.Var(&o.format, "log-format", "log `format`: text or json")
@@ -202,6 +213,8 @@ type serveOptions struct {
 
 	tls        tlsfiles.Files
 	clientAuth choice
+	// peer is how replicas dial each other (servetls.go, peerTLS).
+	peer tlsfiles.PeerFiles
 	auth       authFlags
 }
 
@@ -254,6 +267,10 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if err := o.auth.prepare(ctx, log, o.addr, o.debugAddr, o.tls.ClientCA != ""); err != nil {
 		return err
 	}
+	peerTLS, err := o.peerTLS(log)
+	if err != nil {
+		return err
+	}
 	tp, stopTracing, err := tracerFromEnv(ctx, log)
 	if err != nil {
 		return err
@@ -290,7 +307,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	sopts := server.Options{
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Retention: o.retention, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
-		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
+		PingTimeout: conn.PingTimeout, TLSConfig: tlsConfig, PeerTLS: peerTLS, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
 		Console: console.Handler(nil),
 	}
 	if o.replica.ID != "" {

@@ -18,6 +18,7 @@ type authFlags struct {
 	reflection                     optionalBool
 	hosts, origins                 string
 	debugAllowRemote               bool
+	peerSecret                     string // --peer-secret-file
 
 	authn *auth.Authenticator // built by prepare
 	// allowedHosts and allowedOrigins are the effective lists (prepare).
@@ -33,7 +34,8 @@ func (a *authFlags) define(fs *flagSet) {
 	fs.StringVar(&a.hosts, "allowed-hosts", "", "comma-separated Host `names` served, \"*\" for any (default: the loopback names on a loopback --addr, else any)")
 	fs.StringVar(&a.origins, "allowed-origins", "", "comma-separated browser `origins` served with CORS, \"*\" for any (default: http(s)://localhost|127.0.0.1|[::1] on any port on a loopback --addr, else none)")
 	fs.BoolVar(&a.debugAllowRemote, "debug-allow-remote", false, "let --debug-addr listen on a non-loopback address (pprof has no authentication)")
-	fs.fromEnv("auth-tokens", "auth-jwks", "auth-jwt-issuer", "auth-jwt-audience", "reflection", "allowed-hosts", "allowed-origins", "debug-allow-remote")
+	fs.StringVar(&a.peerSecret, "peer-secret-file", "", "`file` of the secret the replicas share to vouch for the identity of a client certificate's call they forward (default: none; such calls are not forwarded)")
+	fs.fromEnv("peer-secret-file", "auth-tokens", "auth-jwks", "auth-jwt-issuer", "auth-jwt-audience", "reflection", "allowed-hosts", "allowed-origins", "debug-allow-remote")
 }
 
 // prepare checks the flags and builds the authenticator (reading the
@@ -51,8 +53,11 @@ func (a *authFlags) prepare(ctx context.Context, log *slog.Logger, addr, debugAd
 	// roles the token file's certificates section gives them). Alone,
 	// mTLS only decides who may connect.
 	authOn := a.tokens != "" || a.jwks != ""
+	if a.peerSecret != "" && !authOn {
+		return usageErrorf("--peer-secret-file needs --auth-tokens or --auth-jwks: without authentication there is no identity to vouch for")
+	}
 	authn, err := auth.New(ctx, auth.Config{TokensFile: a.tokens, JWKS: a.jwks, Issuer: a.issuer, Audience: a.audience,
-		ClientCertificates: clientCerts && authOn, Logger: log})
+		ClientCertificates: clientCerts && authOn, Logger: log, PeerSecretFile: a.peerSecret})
 	if err != nil {
 		return fmt.Errorf("authentication: %w", err)
 	}
