@@ -213,8 +213,7 @@ type serveOptions struct {
 
 	tls        tlsfiles.Files
 	clientAuth choice
-	// peer is how replicas dial each other (servetls.go, peerTLS).
-	peer tlsfiles.PeerFiles
+	peer       tlsfiles.PeerFiles // how replicas dial each other (peerTLS)
 	auth       authFlags
 }
 
