@@ -112,6 +112,8 @@ func (f *forwarder) WrapStreamingHandler(next connect.StreamingHandlerFunc) conn
 func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyRequest) (connect.AnyResponse, error) {
 	c := f.client(addr)
 	switch m := req.Any().(type) {
+	case *wfdv1.RunWorkflowRequest: // to a replica with its workers (workerroute.go)
+		return forwardCall(ctx, f, req, m, c.RunWorkflow)
 	case *wfdv1.SendEventRequest:
 		return forwardCall(ctx, f, req, m, c.SendEvent)
 	case *wfdv1.CompleteTaskRequest:
