@@ -33,11 +33,21 @@ func reviewDef() engine.Workflow {
 	}
 }
 
-// review is reviewDef's step as run by the worker labelled by.
+// review is reviewDef's step as run by the worker labelled by. The
+// input's timeout_ms bounds the wait (an hour without it); a wait that
+// times out completes unapproved.
 func review(by string) worker.StepFunc {
-	return func(_ context.Context, sc worker.Context, _ engine.Event) error {
+	return func(_ context.Context, sc worker.Context, in engine.Event) error {
 		sc.Write("ran", &structpb.Struct{Fields: map[string]*structpb.Value{"by": structpb.NewStringValue(by)}})
-		ev, err := sc.WaitFor("approval", engine.WaitOptions{Timeout: time.Hour})
+		timeout := time.Hour
+		if ms := in.Data.GetFields()["timeout_ms"]; ms != nil {
+			timeout = time.Duration(ms.GetNumberValue()) * time.Millisecond
+		}
+		ev, err := sc.WaitFor("approval", engine.WaitOptions{Timeout: timeout})
+		if errors.Is(err, engine.ErrTimeout) {
+			return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+				"approved": structpb.NewBoolValue(false), "by": structpb.NewStringValue(by)}})
+		}
 		if err != nil {
 			return err
 		}
@@ -229,6 +239,85 @@ func TestWorkerGoneHandlerMovesToReplicaWithWorkers(t *testing.T) {
 			t.Fatalf("a run failed: %v", rec)
 		}
 	}
+}
+
+// TestWorkerReleasedHandlerWokenElsewhere: a released handler of a
+// workflow whose only worker is on B is woken on B, whichever replica
+// gets its event (C, which has never seen the workflow) or finds its timer
+// due: it is never restored where its workflow is unknown (which would
+// fail it) nor where no worker serves it.
+func TestWorkerReleasedHandlerWokenElsewhere(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := startReplica(t, url, "a", 30*time.Second)
+	b := startReplica(t, url, "b", 30*time.Second)
+	c := startReplica(t, url, "c", 30*time.Second)
+	startWorker(t, b, "on-b", review("b"))
+	released := func(h *wfdv1.Handler) bool {
+		return h.GetResidency() == wfdv1.Residency_RESIDENCY_RELEASED && h.GetOwner() == ""
+	}
+	start := func(input map[string]any) string {
+		t.Helper()
+		in, err := structpb.NewStruct(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.c.RunWorkflow(context.Background(), &wfdv1.RunWorkflowRequest{Workflow: "review", Input: in})
+		if err != nil {
+			t.Fatalf("RunWorkflow through b: %v", err)
+		}
+		id := res.GetHandler().GetHandlerId()
+		waitHandler(t, b, id, "idle on b", idleOn(b.id))
+		if _, err := b.c.ReleaseHandler(context.Background(), &wfdv1.ReleaseHandlerRequest{HandlerId: id}); err != nil {
+			t.Fatalf("ReleaseHandler: %v", err)
+		}
+		waitHandler(t, c, id, "released", released)
+		return id
+	}
+
+	byEvent := start(map[string]any{})
+	approve(t, c, byEvent, "b")
+
+	byTimer := start(map[string]any{"timeout_ms": 300})
+	h := waitHandler(t, a, byTimer, "finished", func(h *wfdv1.Handler) bool { return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING })
+	if !completed(h) || h.GetResult().GetFields()["by"].GetStringValue() != "b" || h.GetResult().GetFields()["approved"].GetBoolValue() {
+		t.Fatalf("after its timer: %v, want completed unapproved by b", h)
+	}
+	if n := a.inMemory(t) + c.inMemory(t); n != 0 {
+		t.Fatalf("a and c hold %d handlers in memory, want none", n)
+	}
+}
+
+// TestWorkerReplicaStoppedRunGoesOn: a replica that shuts down with a
+// run of a worker-defined workflow in progress on its worker leaves the run
+// in progress in the checkpoint; the replica where another worker of the
+// workflow is connected loads the handler and the run runs there, without
+// a call or a restart of the first.
+func TestWorkerReplicaStoppedRunGoesOn(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := startReplica(t, url, "a", 30*time.Second)
+	b := startReplica(t, url, "b", 30*time.Second)
+	started := make(chan struct{})
+	var startedOnce sync.Once
+	stuck := func(ctx context.Context, _ worker.Context, _ engine.Event) error {
+		startedOnce.Do(func() { close(started) })
+		<-ctx.Done()
+		return errors.New("the worker stopped")
+	}
+	startWorker(t, a, "on-a", stuck)
+	res, err := a.c.RunWorkflow(context.Background(), &wfdv1.RunWorkflowRequest{Workflow: "review", Input: &structpb.Struct{}})
+	if err != nil {
+		t.Fatalf("RunWorkflow through a: %v", err)
+	}
+	id := res.GetHandler().GetHandlerId()
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("a's worker never got the run")
+	}
+	startWorker(t, b, "on-b", review("b"))
+	a.stop()
+	waitHandler(t, b, id, "idle on b", idleOn(b.id))
+	approve(t, b, id, "b")
 }
 
 // stream reads handler id's whole stream (it has ended) through r.
