@@ -201,11 +201,13 @@ func (r *workerRegistry) routeStart(ctx context.Context, workflow, id string) er
 	return nil
 }
 
-// routeLoad is whether handler id of workflow, about to be loaded, is
-// loaded here: an ownedError naming a replica with its workers when it is
-// worker-defined and no worker of it is connected here. A workflow another
-// replica's worker defined becomes known here first, so that the handler
-// restores (rather than failing as of an unknown workflow).
+// routeLoad is whether handler id of workflow, about to be loaded (its
+// lease just acquired), is loaded here: an ownedError naming a replica
+// with its workers when it is worker-defined and no worker of it is
+// connected here. The lease is freed before it returns, so that the call
+// forwarded there finds it free. A workflow another replica's worker
+// defined becomes known here first, so that the handler restores (rather
+// than failing as of an unknown workflow).
 func (r *workerRegistry) routeLoad(ctx context.Context, id, workflow string) error {
 	if r.routeDB() == nil {
 		return nil
@@ -214,10 +216,12 @@ func (r *workerRegistry) routeLoad(ctx context.Context, id, workflow string) err
 	if !ok {
 		return nil
 	}
-	if to := r.routeFor(ctx, id, workflow, hash, id); to != nil {
-		return to
+	to := r.routeFor(ctx, id, workflow, hash, id)
+	if to == nil {
+		return nil
 	}
-	return nil
+	r.s.releaseNow(ctx, id)
+	return to
 }
 
 // handOverWaiting hands over the handlers here whose runs wait for a
@@ -318,14 +322,22 @@ func (s *Server) handOver(ctx context.Context, id string, to *ownedError) bool {
 		s.leases.forget(id)
 		return true
 	}
+	s.releaseNow(ctx, id)
+	return true
+}
+
+// releaseNow frees handler id's lease, if held, before it returns (where
+// leases.release does it in the background): the replica the work goes
+// to must find it free. A lease not freed expires.
+func (s *Server) releaseNow(ctx context.Context, id string) {
 	f, held := s.leases.fence(id)
 	s.leases.forget(id)
-	if held {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.leases.cfg.LeaseTTL)
-		defer cancel()
-		if err := s.leases.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
-			s.log.Warn("releasing a handed-over handler's lease; it expires", "handler", id, "err", err)
-		}
+	if !held {
+		return
 	}
-	return true
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.leases.cfg.LeaseTTL)
+	defer cancel()
+	if err := s.leases.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
+		s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
+	}
 }
