@@ -108,7 +108,7 @@ const blockedOnWorker = "worker"
 func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, hash, step string) error {
 	local := true // the worker may answer waits itself (Dispatch.local_waits)
 	for {
-		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, attempt: sc.Attempt()}
+		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, workflow: workflow, hash: hash, attempt: sc.Attempt()}
 		w, err := r.pick(ctx, workflow, hash, wr, func(waiting bool) {
 			if waiting {
 				sc.Blocked(blockedOnWorker)

@@ -128,6 +128,8 @@ func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyReq
 	var call func(context.Context) (connect.AnyResponse, error)
 	c := f.client(addr)
 	switch m := req.Any().(type) {
+	case *wfdv1.RunWorkflowRequest: // to a replica with its workers (workerroute.go)
+		return forwardCall(ctx, f, req, m, c.RunWorkflow)
 	case *wfdv1.SendEventRequest:
 		call = forwardCall(m, c.SendEvent)
 	case *wfdv1.CompleteTaskRequest:

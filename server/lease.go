@@ -53,12 +53,18 @@ type Replica struct {
 // meanwhile.
 type ownedError struct {
 	handler, owner, address string
+	// workflow, if set: owner is not the handler's owner but a replica
+	// with the workers of its workflow (workerroute.go).
+	workflow string
 }
 
 func (e *ownedError) Error() string {
 	addr := e.address
 	if addr == "" {
 		addr = "no address advertised"
+	}
+	if e.workflow != "" {
+		return fmt.Sprintf("no worker of workflow %q is connected here; replica %q (%s) has them: retry there", e.workflow, e.owner, addr)
 	}
 	return fmt.Sprintf("handler %s is live on replica %q (%s): retry there, or here once it is released",
 		e.handler, e.owner, addr)

@@ -111,6 +111,11 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 	if meta.Status != persistence.StatusRunning {
 		return nil, errDone(id, meta.Status)
 	}
+	// In replica mode, a handler of a workflow whose workers are on
+	// another replica is loaded there (workerroute.go).
+	if err := s.workers.routeLoad(ctx, id, meta.Workflow); err != nil {
+		return nil, err
+	}
 	var st statev1.HandlerState
 	if err := proto.Unmarshal(raw, &st); err != nil {
 		return nil, s.failHandler(ctx, meta, fmt.Errorf("cannot decode its checkpoint: %w", err))

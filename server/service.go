@@ -51,6 +51,11 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if err := validateRun(req, s.payloadLimits()); err != nil {
 		return nil, err
 	}
+	// In replica mode, a worker-defined workflow starts where its workers
+	// are (workerroute.go).
+	if err := s.workers.routeStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
+		return nil, err
+	}
 	if _, ok := s.engine.Workflow(req.GetWorkflow()); !ok {
 		return nil, fmt.Errorf("%w: %q", engine.ErrUnknownWorkflow, req.GetWorkflow())
 	}

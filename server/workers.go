@@ -39,6 +39,14 @@ type workerRegistry struct {
 	changed chan struct{}
 	next    int // round-robin start among equally loaded workers
 	stats   dispatchStats
+
+	// Replica mode (workerroute.go): what the connected workers serve as
+	// last advertised (advMu serializes the writes; advDirty: the last
+	// one failed, or none was made), and the wake-up of routeLoop.
+	advMu      sync.Mutex
+	advertised []persistence.ServedWorkflow
+	advDirty   bool
+	routeKick  chan struct{}
 }
 
 // worker is one connected worker.
@@ -63,7 +71,8 @@ type worker struct {
 
 func newWorkerRegistry(s *Server) *workerRegistry {
 	return &workerRegistry{s: s, workers: map[string]*worker{}, defs: map[string]*wfdv1.WorkflowDefinition{},
-		runs: map[string]*remoteRun{}, waiting: map[string]map[*waitingRun]struct{}{}, changed: make(chan struct{})}
+		runs: map[string]*remoteRun{}, waiting: map[string]map[*waitingRun]struct{}{}, changed: make(chan struct{}),
+		advDirty: true, routeKick: make(chan struct{}, 1)}
 }
 
 // wake tells waiting proxies that something changed. Callers hold r.mu.
@@ -172,19 +181,24 @@ func (r *workerRegistry) connect(name string, maxRuns int, hashes map[string]str
 	return w
 }
 
-// disconnect removes a worker; its runs in progress go to others.
+// disconnect removes a worker; its runs in progress go to others (in
+// replica mode, to another replica if none here serves them).
 func (r *workerRegistry) disconnect(w *worker) {
 	r.mu.Lock()
 	delete(r.workers, w.id)
 	r.mu.Unlock()
 	close(w.gone)
+	r.advertise(context.Background(), nil)
+	r.kickRoutes()
 }
 
 // waitingRun is a run waiting for a worker (Handler.waiting_for_worker).
 type waitingRun struct {
 	handlerID, step string
-	attempt         int
-	since           time.Time
+	// workflow and hash are the definition it needs (workerroute.go).
+	workflow, hash string
+	attempt        int
+	since          time.Time
 }
 
 // pick returns a worker with free capacity that serves workflow (the
@@ -242,7 +256,8 @@ func (r *workerRegistry) pick(ctx context.Context, workflow, hash string, wr *wa
 			m[wr] = struct{}{}
 			r.mu.Unlock()
 			blocked(true)
-			continue // look again: a worker may have come meanwhile
+			r.kickRoutes() // a worker of it may be on another replica
+			continue       // look again: a worker may have come meanwhile
 		}
 		r.mu.Unlock()
 		select {
@@ -355,6 +370,9 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 	if err != nil {
 		return toConnect(err)
 	}
+	// Other replicas learn of it before it is listed (ListWorkers) or told
+	// it is connected, so work started anywhere from then on comes here.
+	s.workers.advertise(ctx, hashes)
 	w := s.workers.connect(req.GetName(), int(req.GetMaxRuns()), hashes)
 	defer s.workers.disconnect(w)
 	s.log.Info("worker connected", "worker", w.id, "name", w.name, "workflows", w.workflows, "max_runs", w.maxRuns)

@@ -434,7 +434,7 @@ func TestLeaseTablesAddedToExistingDatabase(t *testing.T) {
 	_ = s.Close()
 	// Back to the first schema, as an older wfd left it.
 	conn := connect(t, url)
-	if _, err := conn.Exec(ctx, `DROP TABLE wfd_leases, wfd_replicas; DELETE FROM wfd_schema_version WHERE version_id >= 2`); err != nil {
+	if _, err := conn.Exec(ctx, `DROP TABLE wfd_replica_workflows, wfd_leases, wfd_replicas; DROP INDEX wfd_handlers_busy; DELETE FROM wfd_schema_version WHERE version_id >= 2`); err != nil {
 		t.Fatal(err)
 	}
 	s = openShared(t, url, postgres.Options{})

@@ -1,0 +1,343 @@
+package server
+
+// Workers and replicas (replica mode; docs/ARCHITECTURE.md "Workers and
+// replicas"): a worker connects to one replica, and the work of its
+// workflows goes there. Each replica advertises in the database the
+// definitions its connected workers serve (persistence.WorkerRoutes),
+// written when a worker connects or goes. Then:
+//
+//   - a replica about to bring a handler of a worker-defined workflow into
+//     memory (a RunWorkflow, a load for a call, a timer, recovery) while
+//     no worker of its definition is connected here but one is on another
+//     live replica does not: the call is refused with an ownedError naming
+//     that replica, which the forwarder forwards there;
+//   - a handler here whose runs wait for a worker that is not here but on
+//     another live replica is handed over: it leaves memory without
+//     committing (its runs stay in progress in its checkpoint, as at a
+//     drain) and its lease is freed;
+//   - a replica with workers loads the busy handlers of their workflows
+//     that no replica holds (handed over, or left by a replica that shut
+//     down or died), so their runs reach its workers.
+//
+// A single process has none of it: routeDB is nil and every function
+// returns at once.
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// routeEvery is how often a replica looks for handlers to hand over and
+// stranded handlers to load, and retries a failed advertisement.
+const routeEvery = time.Second
+
+// strandedBatch bounds the stranded handlers one look loads.
+const strandedBatch = 64
+
+// routeDB is the store's worker routes in replica mode, nil otherwise.
+func (r *workerRegistry) routeDB() persistence.WorkerRoutes {
+	if r.s.leases == nil {
+		return nil
+	}
+	db, _ := r.s.store.(persistence.WorkerRoutes)
+	return db
+}
+
+// served lists the definitions the connected workers serve, and those
+// of plus (by name: a worker about to connect).
+func (r *workerRegistry) served(plus map[string]string) []persistence.ServedWorkflow {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set := map[persistence.ServedWorkflow]struct{}{}
+	for name, hash := range plus {
+		set[persistence.ServedWorkflow{Workflow: name, Hash: hash}] = struct{}{}
+	}
+	for _, w := range r.workers {
+		for name, hash := range w.hashes {
+			set[persistence.ServedWorkflow{Workflow: name, Hash: hash}] = struct{}{}
+		}
+	}
+	out := make([]persistence.ServedWorkflow, 0, len(set))
+	for sw := range set {
+		out = append(out, sw)
+	}
+	slices.SortFunc(out, func(a, b persistence.ServedWorkflow) int {
+		return cmp.Or(cmp.Compare(a.Workflow, b.Workflow), cmp.Compare(a.Hash, b.Hash))
+	})
+	return out
+}
+
+// localServes says whether a connected worker serves that definition.
+func (r *workerRegistry) localServes(workflow, hash string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.workers {
+		if w.hashes[workflow] == hash {
+			return true
+		}
+	}
+	return false
+}
+
+// advertise writes what the connected workers serve (and plus: see
+// served), if it changed since the last successful write (or that
+// failed). Writes are serialized, so the last one written is the latest
+// state.
+func (r *workerRegistry) advertise(ctx context.Context, plus map[string]string) {
+	db := r.routeDB()
+	if db == nil {
+		return
+	}
+	r.advMu.Lock()
+	defer r.advMu.Unlock()
+	served := r.served(plus)
+	if !r.advDirty && slices.Equal(served, r.advertised) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.s.leases.cfg.LeaseTTL)
+	defer cancel()
+	if err := db.AdvertiseWorkflows(ctx, r.s.leases.id(), served); err != nil {
+		// Retried by the next look (routeLoop).
+		r.advDirty = true
+		r.s.log.Warn("advertising the workflows of connected workers", "replica", r.s.leases.id(), "err", err)
+		return
+	}
+	r.advertised, r.advDirty = served, false
+}
+
+// kickRoutes asks routeLoop to look now (a worker went, a run waits).
+func (r *workerRegistry) kickRoutes() {
+	select {
+	case r.routeKick <- struct{}{}:
+	default:
+	}
+}
+
+// routeLoop advertises, hands over and adopts until ctx ends.
+func (r *workerRegistry) routeLoop(ctx context.Context) {
+	if r.routeDB() == nil {
+		return
+	}
+	t := time.NewTicker(routeEvery)
+	defer t.Stop()
+	for {
+		r.advertise(ctx, nil)
+		if !r.s.isDraining() {
+			r.handOverWaiting(ctx)
+			r.adoptStranded(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-r.routeKick:
+		}
+	}
+}
+
+// routeFor is the replica whose workers serve the definition when no
+// connected worker here does, as an ownedError for handler id (nil: the
+// work stays here). Among several such replicas key picks one.
+func (r *workerRegistry) routeFor(ctx context.Context, id, workflow, hash, key string) *ownedError {
+	db := r.routeDB()
+	if db == nil || r.localServes(workflow, hash) {
+		return nil
+	}
+	rs, err := db.WorkflowRoutes(ctx)
+	if err != nil {
+		// The work stays here and waits for a worker, as without routes.
+		r.s.log.Warn("reading where workers are connected", "workflow", workflow, "err", err)
+		return nil
+	}
+	return pickRoute(rs, r.s.leases.id(), id, workflow, hash, key)
+}
+
+// pickRoute is, among the routes of other replicas serving the
+// definition, the one key hashes to (nil for none).
+func pickRoute(rs []persistence.WorkflowRoute, self, id, workflow, hash, key string) *ownedError {
+	var cands []persistence.WorkflowRoute
+	for _, rt := range rs {
+		if rt.Replica != self && rt.Workflow == workflow && rt.Hash == hash {
+			cands = append(cands, rt)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	f := fnv.New32a()
+	_, _ = f.Write([]byte(key))
+	rt := cands[int(f.Sum32()%uint32(len(cands)))]
+	return &ownedError{handler: id, owner: rt.Replica, address: rt.Address, workflow: workflow}
+}
+
+// routeStart is where a RunWorkflow of workflow goes: an ownedError
+// naming a replica with its workers when it is worker-defined and no
+// worker of it is connected here. A workflow another replica's worker
+// defined becomes known here first. A forwarded start is never routed
+// again: it starts here (and is handed over if no worker comes).
+func (r *workerRegistry) routeStart(ctx context.Context, workflow, id string) error {
+	if r.routeDB() == nil {
+		return nil
+	}
+	hash, ok := r.definition(ctx, workflow)
+	if !ok || forwarded(ctx) {
+		return nil
+	}
+	key := id
+	if key == "" {
+		key = uuid.NewString()
+	}
+	if to := r.routeFor(ctx, id, workflow, hash, key); to != nil {
+		return to
+	}
+	return nil
+}
+
+// routeLoad is whether handler id of workflow, about to be loaded (its
+// lease just acquired), is loaded here: an ownedError naming a replica
+// with its workers when it is worker-defined and no worker of it is
+// connected here. The lease is freed before it returns, so that the call
+// forwarded there finds it free. A workflow another replica's worker
+// defined becomes known here first, so that the handler restores (rather
+// than failing as of an unknown workflow).
+func (r *workerRegistry) routeLoad(ctx context.Context, id, workflow string) error {
+	if r.routeDB() == nil {
+		return nil
+	}
+	hash, ok := r.definition(ctx, workflow)
+	if !ok {
+		return nil
+	}
+	to := r.routeFor(ctx, id, workflow, hash, id)
+	if to == nil {
+		return nil
+	}
+	r.s.releaseNow(ctx, id)
+	return to
+}
+
+// handOverWaiting hands over the handlers here whose runs wait for a
+// worker that is not connected here but is to another live replica.
+func (r *workerRegistry) handOverWaiting(ctx context.Context) {
+	type cand struct{ id, workflow, hash string }
+	var cands []cand
+	r.mu.Lock()
+	for id, m := range r.waiting {
+		for wr := range m {
+			cands = append(cands, cand{id, wr.workflow, wr.hash})
+			break
+		}
+	}
+	r.mu.Unlock()
+	var routes []persistence.WorkflowRoute
+	fetched := false
+	for _, c := range cands {
+		if r.localServes(c.workflow, c.hash) {
+			continue
+		}
+		if !fetched {
+			var err error
+			if routes, err = r.routeDB().WorkflowRoutes(ctx); err != nil {
+				if ctx.Err() == nil {
+					r.s.log.Warn("reading where workers are connected", "err", err)
+				}
+				return
+			}
+			fetched = true
+		}
+		to := pickRoute(routes, r.s.leases.id(), c.id, c.workflow, c.hash, c.id)
+		if to == nil {
+			continue
+		}
+		if r.s.handOver(ctx, c.id, to) {
+			r.s.log.Info("handler handed over to the replica with its workers", "handler", c.id, "workflow", c.workflow, "to", to.owner)
+		}
+	}
+}
+
+// adoptStranded loads the stranded handlers (busy, no live lease) of the
+// workflows the connected workers serve.
+func (r *workerRegistry) adoptStranded(ctx context.Context) {
+	var names []string
+	for _, sw := range r.served(nil) {
+		if !slices.Contains(names, sw.Workflow) {
+			names = append(names, sw.Workflow)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	ids, err := r.routeDB().StrandedHandlers(ctx, names, strandedBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.s.log.Warn("looking for stranded handlers of served workflows", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		if _, live := r.s.engine.Handler(id); live {
+			continue
+		}
+		// Another replica may take it first: its lease says so.
+		if _, err := r.s.live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*ownedError)) {
+			r.s.log.Warn("loading a stranded handler of a served workflow", "handler", id, "err", err)
+		}
+	}
+}
+
+// handOver takes handler id out of memory without committing anything
+// more, so that the replica to has it: its runs in progress stay in
+// progress in its checkpoint (as at a drain) and run there. Loads of it
+// meanwhile are answered with to, so calls go there. Its last commit
+// lands before its lease is freed, so the next owner reads it. false:
+// it is not here (or is being loaded).
+func (s *Server) handOver(ctx context.Context, id string, to *ownedError) bool {
+	s.loadMu.Lock()
+	h, ok := s.engine.Handler(id)
+	if _, loading := s.loading[id]; !ok || loading {
+		s.loadMu.Unlock()
+		return false
+	}
+	c := &loadCall{done: make(chan struct{}), err: to}
+	s.loading[id] = c
+	s.loadMu.Unlock()
+	defer func() {
+		s.loadMu.Lock()
+		delete(s.loading, id)
+		s.loadMu.Unlock()
+		close(c.done)
+	}()
+	h.Drop()
+	s.idle.remove(id)
+	if err := s.journal.settled(ctx, id); err != nil {
+		// Its lease is left to expire: nothing it committed is lost.
+		s.leases.forget(id)
+		return true
+	}
+	s.releaseNow(ctx, id)
+	return true
+}
+
+// releaseNow frees handler id's lease, if held, before it returns (where
+// leases.release does it in the background): the replica the work goes
+// to must find it free. A lease not freed expires.
+func (s *Server) releaseNow(ctx context.Context, id string) {
+	f, held := s.leases.fence(id)
+	s.leases.forget(id)
+	if !held {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.leases.cfg.LeaseTTL)
+	defer cancel()
+	if err := s.leases.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
+		s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
+	}
+}
