@@ -129,7 +129,7 @@ func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyReq
 	c := f.client(addr)
 	switch m := req.Any().(type) {
 	case *wfdv1.RunWorkflowRequest: // to a replica with its workers (workerroute.go)
-		return forwardCall(ctx, f, req, m, c.RunWorkflow)
+		call = forwardCall(m, c.RunWorkflow)
 	case *wfdv1.SendEventRequest:
 		call = forwardCall(m, c.SendEvent)
 	case *wfdv1.CompleteTaskRequest:
