@@ -547,6 +547,10 @@ func (r *runner) stats() *wfdv1.GetStatsResponse {
 			r.noStats = true
 			return nil
 		}
+		if r.replicas() == 1 {
+			return res // all of it (--mode release reads more than the sums)
+		}
+		sum.HandlersReleased += res.GetHandlersReleased()
 		sum.CommitsTotal += res.GetCommitsTotal()
 		sum.ChangesTotal += res.GetChangesTotal()
 		sum.RehydrationsTotal += res.GetRehydrationsTotal()
