@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +40,16 @@ type config struct {
 	Grace     time.Duration // SIGTERM to SIGKILL for the child
 	CPUProf   string        // write this process's CPU profile here
 	TLS       bool          // run the in-process phases again over TLS with a token
+
+	// --replicas (replicas.go): the started server is this many replicas
+	// on the --store database (0: one server, not in replica mode).
+	Replicas int
+	// --compare-stores (compare.go): the phases on bbolt and on
+	// PostgreSQL with each of CompareReplicas, Rounds times, every
+	// PostgreSQL run on a new database created through this URL.
+	Compare         string
+	CompareReplicas []int
+	Rounds          int
 
 	// --worker: the phases again with the workflows served by a worker
 	// process of each language (workerproc.go).
@@ -72,7 +83,13 @@ loopback and prints: echo start-to-complete latency (sequential), approval
 handlers parked per second with -c clients, resume latency and rate, and
 the server's resident memory per parked handler. fsync stays on. With
 --store postgres://... the started server keeps its handlers in that
-PostgreSQL database (give each run an empty one).
+PostgreSQL database (give each run an empty one); with --replicas N as N
+replicas on it (serve --replica-id), the clients spread over them
+round-robin, so that most resumes are forwarded to the handler's owner.
+--compare-stores URL runs the phases on bbolt and on PostgreSQL (one
+server, and each --compare-replicas count of replicas), --rounds times,
+each PostgreSQL run on a new database it creates through URL and drops,
+and prints one table. With a local PostgreSQL its CPU time is measured too.
 
 --mode release starts the server with --idle-timeout 0 and measures instead
 what releasing idle handlers buys: memory per idle handler in memory, memory
@@ -144,6 +161,21 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "`pid` of the --addr server, to report its memory and CPU")
 	fs.StringVar(&cfg.Data, "data", "", "data `dir` of the started server (default: a new temporary directory, removed afterwards)")
 	fs.StringVar(&cfg.Store, "store", "", "PostgreSQL `URL` the started server keeps handlers in (its serve --store; default: bbolt in --data)")
+	fs.IntVar(&cfg.Replicas, "replicas", 0, "start `N` replicas (serve --replica-id) on the --store database instead of one server, the clients spread over them round-robin (0: one server, not in replica mode)")
+	fs.StringVar(&cfg.Compare, "compare-stores", "", "run the phases on bbolt and on PostgreSQL with each --compare-replicas count, --rounds times alternating, every PostgreSQL run on a new database created (and dropped) through this admin `URL`, and print one table")
+	cfg.CompareReplicas = []int{0, 1, 3}
+	fs.Func("compare-replicas", "with --compare-stores, the PostgreSQL runs: comma-separated `counts` of replicas, 0 for one server not in replica mode (default 0,1,3)", func(v string) error {
+		cfg.CompareReplicas = nil
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 {
+				return fmt.Errorf("%q is not a count of replicas", f)
+			}
+			cfg.CompareReplicas = append(cfg.CompareReplicas, n)
+		}
+		return nil
+	})
+	fs.IntVar(&cfg.Rounds, "rounds", 1, "with --compare-stores, how many `rounds` of runs")
 	fs.IntVar(&cfg.Conns, "conns", 1, "HTTP/2 `connections` the clients share")
 	fs.StringVar(&cfg.Client, "client", clientGRPCGo, "client `library` of the measured calls: grpc-go (as wfd's Go client) or connect-go")
 	fs.StringVar(&cfg.Protocol, "protocol", "grpc", "wire `protocol`: grpc or connect (connect needs --client connect-go)")
@@ -233,6 +265,18 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, errors.New("--tls starts its own TLS server for the in-process phases: not with --mode release, --addr or --in-process=false")
 	case cfg.ServerPID != 0 && cfg.Addr == "":
 		return cfg, errors.New("--server-pid needs --addr (a started server's pid is known)")
+	case cfg.Replicas < 0:
+		return cfg, errors.New("--replicas must not be negative")
+	case cfg.Replicas > 0 && cfg.Store == "":
+		return cfg, errors.New("--replicas needs --store: the replicas share a PostgreSQL database")
+	case (cfg.Replicas > 0 || cfg.Compare != "") && (cfg.Mode != modePhases || cfg.Addr != "" || len(cfg.Workers) > 0 || cfg.TLS):
+		return cfg, errors.New("--replicas and --compare-stores start their own servers for the in-process phases: not with --mode release, --addr, --worker or --tls")
+	case cfg.Compare != "" && (cfg.Store != "" || cfg.Replicas > 0 || cfg.Data != ""):
+		return cfg, errors.New("--compare-stores chooses the stores itself: not with --store, --replicas or --data")
+	case (set["compare-replicas"] || set["rounds"]) && cfg.Compare == "":
+		return cfg, errors.New("--compare-replicas and --rounds need --compare-stores")
+	case cfg.Rounds < 1:
+		return cfg, errors.New("--rounds must be at least 1")
 	}
 	cfg.C = min(cfg.C, cfg.N)
 	cfg.Rehydrate = min(cfg.Rehydrate, cfg.N/2)
@@ -270,6 +314,10 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 	if cfg.Addr != "" {
 		res.Config.Fsync = "the running server's setting"
 	}
+	if cfg.Compare != "" {
+		res.Config.Rounds = cfg.Rounds
+		return res, runCompare(ctx, cfg, res, log)
+	}
 	if cfg.InProcess {
 		err := runMode(ctx, cfg, "", &res.modeResult, nil)
 		res.Config.Server, res.Config.ServerPID = res.Server, res.ServerPID
@@ -304,36 +352,60 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 
 // runMode starts (or finds) the server, starts lang's worker (none for
 // ""), runs the phases into res and stops what it started. With sec the
-// server and the clients speak TLS.
+// server and the clients speak TLS. With --replicas the server is several
+// replicas (replicas.go).
 func runMode(ctx context.Context, cfg config, lang string, res *modeResult, sec *security) (err error) {
 	addr, pid := cfg.Addr, cfg.ServerPID
-	var srv *child
+	var srvs []*child
 	if addr == "" {
 		var extra []string
 		if sec != nil {
 			extra = sec.serveArgs()
 		}
-		srv, err = startChild(cfg, false, extra...)
+		srvs, err = startServers(cfg, extra)
 		if err != nil {
 			return err
 		}
-		addr, pid = srv.addr, srv.pid()
-		res.Server = "started: " + strings.Join(srv.args, " ")
+		addr, pid = srvs[0].addr, srvs[0].pid()
+		res.Server = "started: " + strings.Join(srvs[0].args, " ")
+		if len(srvs) > 1 {
+			res.Server = fmt.Sprintf("started %d replicas, the first: %s", len(srvs), strings.Join(srvs[0].args, " "))
+		}
 		defer func() {
-			if serr := srv.stop(cfg.Grace); serr != nil {
+			if serr := stopServers(srvs, cfg.Grace); serr != nil {
 				err = errors.Join(err, serr)
 			}
 		}()
 	} else {
 		res.Server = "running at " + addr
 	}
-	res.ServerPID = pid
+	res.ServerPID, res.Replicas = pid, cfg.Replicas
 	cl := newClients(addr, cfg, sec)
 	defer cl.close()
-	if err := waitHealthy(ctx, cl, srv, 10*time.Millisecond); err != nil {
-		return err
-	}
 	b := &runner{cfg: cfg, cl: cl, pid: pid, res: res, echoWF: echoWorkflow, approvalWF: approvalWorkflow}
+	for i, s := range srvs {
+		c := cl
+		if i > 0 {
+			c = newClients(s.addr, cfg, sec)
+			defer c.close()
+			b.more, b.morePIDs = append(b.more, c), append(b.morePIDs, s.pid())
+		}
+		if cfg.Replicas > 0 {
+			res.ReplicaPIDs = append(res.ReplicaPIDs, s.pid())
+		}
+		if err := waitHealthy(ctx, c, s, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	if srvs == nil {
+		if err := waitHealthy(ctx, cl, nil, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	if cfg.Store != "" {
+		// Not measured (nil) when the database is not on this machine.
+		b.pg, _ = findPostgres(ctx, cfg.Store)
+	}
 	if lang != "" {
 		w, err := startWorker(ctx, cfg, cl, lang, addr)
 		if err != nil {

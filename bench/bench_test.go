@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wfd-dev/wfd/bench"
+	"github.com/wfd-dev/wfd/internal/pgtest"
 )
 
 var (
@@ -26,7 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m) // a PostgreSQL cluster for --store, --replicas and --compare-stores
 	if buildDir != "" {
 		_ = os.RemoveAll(buildDir)
 	}

@@ -52,5 +52,21 @@
 // then answers released handlers at 1 client and at -c clients
 // (SendEvent → HandlerFinished), with the server's rehydration counters.
 //
+// --store URL starts the server on that PostgreSQL database; --replicas N
+// (replicas.go) starts N `serve --replica-id` processes on it instead, each
+// with its own port and data directory, and spreads the clients' workers
+// over them round-robin: a handler parked through one replica is mostly
+// resumed through another, which forwards the SendEvent to its owner. CPU,
+// memory and the GetStats counters are then summed over the replicas. When
+// the database runs on this machine, the PostgreSQL server's CPU time (its
+// postmaster and every process it started, those that exited included)
+// is measured per phase too (pgcpu_linux.go).
+//
+// --compare-stores URL (compare.go) runs the phases on bbolt and on
+// PostgreSQL with each --compare-replicas count (0: one server, not in
+// replica mode), --rounds times, alternating within a round, each
+// PostgreSQL run on a new database created through URL and dropped after
+// it, and prints one table of every run.
+//
 // See docs/PERFORMANCE.md for what the numbers mean and results.
 package bench

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,6 +70,42 @@ func TestParseFlagsStore(t *testing.T) {
 	for _, args := range [][]string{
 		{"--store", url, "--addr", "127.0.0.1:7233"},
 		{"--store", url, "--mode", "release"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+// TestParseFlagsReplicas checks --replicas and --compare-stores: their
+// values, and the combinations they refuse.
+func TestParseFlagsReplicas(t *testing.T) {
+	const url = "postgres://wfd@127.0.0.1:5432/bench"
+	cfg, err := parseFlags([]string{"--store", url, "--replicas", "3"}, io.Discard)
+	if err != nil || cfg.Replicas != 3 {
+		t.Fatalf("--replicas 3: %d, %v", cfg.Replicas, err)
+	}
+	cfg, err = parseFlags([]string{"--compare-stores", url}, io.Discard)
+	if err != nil || cfg.Compare != url || !slices.Equal(cfg.CompareReplicas, []int{0, 1, 3}) || cfg.Rounds != 1 {
+		t.Fatalf("--compare-stores: %+v, %v", cfg, err)
+	}
+	cfg, err = parseFlags([]string{"--compare-stores", url, "--compare-replicas", "1, 5", "--rounds", "3"}, io.Discard)
+	if err != nil || !slices.Equal(cfg.CompareReplicas, []int{1, 5}) || cfg.Rounds != 3 {
+		t.Fatalf("--compare-replicas 1,5 --rounds 3: %+v, %v", cfg, err)
+	}
+	for _, args := range [][]string{
+		{"--replicas", "3"},
+		{"--replicas", "-1", "--store", url},
+		{"--replicas", "2", "--store", url, "--tls"},
+		{"--replicas", "2", "--store", url, "--worker", "go"},
+		{"--replicas", "2", "--store", url, "--mode", "release"},
+		{"--compare-stores", url, "--store", url},
+		{"--compare-stores", url, "--replicas", "2"},
+		{"--compare-stores", url, "--addr", "127.0.0.1:7233"},
+		{"--compare-stores", url, "--compare-replicas", "x"},
+		{"--compare-stores", url, "--rounds", "0"},
+		{"--rounds", "2"},
+		{"--compare-replicas", "3"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)

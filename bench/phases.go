@@ -38,10 +38,45 @@ type runner struct {
 	parked []parkedHandler
 	// noStats is set once GetStats failed; it is not asked again.
 	noStats bool
+	// With --replicas: the other replicas' clients and pids (cl and pid
+	// are the first replica's). Workers are spread over the replicas
+	// round-robin (api).
+	more     []*clients
+	morePIDs []int
+	// pg measures the PostgreSQL server's CPU time (nil: not measured).
+	pg *pgProcs
 }
 
 type parkedHandler struct {
-	id string
+	id      string
+	replica int // the replica that parked it (0 without --replicas)
+}
+
+// replicas is how many servers the runner drives.
+func (r *runner) replicas() int { return 1 + len(r.more) }
+
+// replicaOf is the replica worker w calls.
+func (r *runner) replicaOf(w int) int { return w % r.replicas() }
+
+// api is the client worker w uses: its replica's, and on it one of its
+// connections.
+func (r *runner) api(w int) wfdv1connect.WorkflowServiceClient {
+	n := r.replicas()
+	if i := w % n; i > 0 {
+		return r.more[i-1].api(w / n)
+	}
+	return r.cl.api(w / n)
+}
+
+// conns is how many connections the runner's clients hold in all.
+func (r *runner) conns() int { return len(r.cl.conns) * r.replicas() }
+
+// pids are the servers' pids (none known: nil).
+func (r *runner) pids() []int {
+	if r.pid == 0 {
+		return nil
+	}
+	return append([]int{r.pid}, r.morePIDs...)
 }
 
 func (r *runner) phases(ctx context.Context) error {
@@ -55,7 +90,7 @@ func (r *runner) phases(ctx context.Context) error {
 		}
 		r.res.Echo = p
 	}
-	srvMem, wMem := newMemAround(r.pid, r.cfg.N), newMemAround(r.workerPID, r.cfg.N)
+	srvMem, wMem := newMemAround(r.pids(), r.cfg.N), newMemAround([]int{r.workerPID}, r.cfg.N)
 	p, err := r.park(ctx)
 	if err != nil {
 		return err
@@ -72,23 +107,37 @@ func (r *runner) phases(ctx context.Context) error {
 	return nil
 }
 
-// memAround reads a process's memory around the park phase; nil when
-// it cannot (no pid, not Linux, another host's pid).
+// memAround reads the memory of processes (summed: the replicas) around
+// the park phase; nil when it cannot (no pid, not Linux, another host's
+// pid).
 type memAround struct {
-	pid int
-	n   int
-	m   *memoryResult
+	pids []int
+	n    int
+	m    *memoryResult
 }
 
-func newMemAround(pid, n int) *memAround {
-	if pid == 0 {
+func newMemAround(pids []int, n int) *memAround {
+	if len(pids) == 0 || pids[0] == 0 {
 		return nil
 	}
-	s, err := rss(pid)
+	s, err := rssSum(pids)
 	if err != nil {
 		return nil
 	}
-	return &memAround{pid: pid, n: n, m: &memoryResult{BeforePark: s}}
+	return &memAround{pids: pids, n: n, m: &memoryResult{BeforePark: s}}
+}
+
+// rssSum is the memory of pids, summed.
+func rssSum(pids []int) (memSample, error) {
+	var sum memSample
+	for _, pid := range pids {
+		s, err := rss(pid)
+		if err != nil {
+			return memSample{}, err
+		}
+		sum.RSS, sum.Anon, sum.File = sum.RSS+s.RSS, sum.Anon+s.Anon, sum.File+s.File
+	}
+	return sum, nil
 }
 
 func (r *memAround) parked() *memoryResult {
@@ -96,7 +145,7 @@ func (r *memAround) parked() *memoryResult {
 		return nil
 	}
 	m := r.m
-	m.AfterPark, _ = rss(r.pid)
+	m.AfterPark, _ = rssSum(r.pids)
 	m.PerParkedHandler = (m.AfterPark.RSS - m.BeforePark.RSS) / int64(r.n)
 	m.AnonPerParkedHandler = (m.AfterPark.Anon - m.BeforePark.Anon) / int64(r.n)
 	return m
@@ -104,21 +153,21 @@ func (r *memAround) parked() *memoryResult {
 
 func (r *memAround) resumed() {
 	if r != nil {
-		r.m.AfterResume, _ = rss(r.pid)
+		r.m.AfterResume, _ = rssSum(r.pids)
 	}
 }
 
 // warmup runs a few echo handlers on every connection, so the measured
 // phases do not pay for dialling and the first calls' setup.
 func (r *runner) warmup(ctx context.Context) error {
-	n := max(r.cfg.Warmup, len(r.cl.conns))
+	n := max(r.cfg.Warmup, r.conns())
 	if r.cfg.Warmup == 0 {
-		n = len(r.cl.conns) // still dial every connection
+		n = r.conns() // still dial every connection
 	}
 	req := &wfdv1.RunWorkflowRequest{Workflow: r.echoWF, Input: benchInput("warmup")}
 	sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 	for i := range n {
-		api := r.cl.api(i)
+		api := r.api(i)
 		if _, err := runToEnd(ctx, api, req, sreq); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
@@ -131,14 +180,13 @@ func (r *runner) echo(ctx context.Context) (*phaseResult, error) {
 	n := r.cfg.Echo
 	lat := make([]time.Duration, n)
 	ack := make([]time.Duration, n)
-	api := r.cl.api(0)
 	req := &wfdv1.RunWorkflowRequest{Workflow: r.echoWF, Input: benchInput("echo")}
 	sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 	inResponse := 0
 	m := r.startMeter()
 	for i := range n {
 		t0 := time.Now()
-		acked, err := runToEnd(ctx, api, req, sreq)
+		acked, err := runToEnd(ctx, r.api(i%r.replicas()), req, sreq) // each replica in turn, on its first connection
 		if err != nil {
 			return nil, fmt.Errorf("echo run %d: %w", i+1, err)
 		}
@@ -195,7 +243,7 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 	inResponse := atomic.Int64{}
 	m := r.startMeter()
 	err := r.workers(ctx, r.cfg.C, func(ctx context.Context, w int) error {
-		api := r.cl.api(w)
+		api := r.api(w)
 		req := &wfdv1.RunWorkflowRequest{Workflow: r.approvalWF, Input: benchInput("park")}
 		sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 		for {
@@ -228,7 +276,7 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 				}
 			}
 			lat[i] = time.Since(t0)
-			r.parked[i] = parkedHandler{id: h.GetHandlerId()}
+			r.parked[i] = parkedHandler{id: h.GetHandlerId(), replica: r.replicaOf(w)}
 		}
 	})
 	if err != nil {
@@ -260,10 +308,10 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 	answer := &wfdv1.Event{Type: approvalEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
 		"approved": structpb.NewBoolValue(true),
 	}}}
-	var next, inResponse atomic.Int64
+	var next, inResponse, elsewhere atomic.Int64
 	m := r.startMeter()
 	err := r.workers(ctx, c, func(ctx context.Context, w int) error {
-		api := r.cl.api(w)
+		api := r.api(w)
 		req := &wfdv1.SendEventRequest{Event: answer}
 		sreq := &wfdv1.StreamEventsRequest{IncludeInternal: true}
 		for {
@@ -272,6 +320,9 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 				return nil
 			}
 			req.HandlerId = hs[i].id
+			if hs[i].replica != r.replicaOf(w) {
+				elsewhere.Add(1)
+			}
 			t0 := time.Now()
 			res, err := api.SendEvent(ctx, req)
 			if err != nil {
@@ -305,6 +356,9 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 	p := m.stop(n)
 	p.Latency, p.Ack = summarize(lat), summarize(ack)
 	p.DoneInResponse = int(inResponse.Load())
+	if r.replicas() > 1 {
+		p.ThroughOtherReplica = int(elsewhere.Load())
+	}
 	return p, nil
 }
 
@@ -395,6 +449,8 @@ type meter struct {
 	start            time.Time
 	srv, self, wrk   time.Duration
 	srvOK, ok, wrkOK bool
+	pg               time.Duration
+	pgOK             bool
 	stats            *wfdv1.GetStatsResponse
 	// The machine's stolen and total CPU ticks (machineCPU).
 	steal, total uint64
@@ -403,10 +459,15 @@ type meter struct {
 
 func (r *runner) startMeter() meter {
 	m := meter{r: r, stats: r.stats()}
-	if r.pid != 0 {
+	if pids := r.pids(); pids != nil {
 		var err error
-		m.srv, err = cpuTime(r.pid)
+		m.srv, err = cpuTimeSum(pids)
 		m.srvOK = err == nil
+	}
+	if r.pg != nil {
+		var err error
+		m.pg, err = r.pg.cpu()
+		m.pgOK = err == nil
 	}
 	if r.workerPID != 0 {
 		var err error
@@ -427,9 +488,15 @@ func (m meter) stop(n int) *phaseResult {
 	wall := time.Since(m.start)
 	p := &phaseResult{Count: n, WallSeconds: wall.Seconds(), PerSecond: float64(n) / wall.Seconds()}
 	if m.srvOK {
-		if t, err := cpuTime(m.r.pid); err == nil {
+		if t, err := cpuTimeSum(m.r.pids()); err == nil {
 			p.ServerCPUSeconds = (t - m.srv).Seconds()
 			p.ServerCPUPerOp = float64((t - m.srv).Microseconds()) / float64(n)
+		}
+	}
+	if m.pgOK {
+		if t, err := m.r.pg.cpu(); err == nil {
+			p.PostgresCPUSeconds = (t - m.pg).Seconds()
+			p.PostgresCPUPerOp = float64((t - m.pg).Microseconds()) / float64(n)
 		}
 	}
 	if m.wrkOK {
@@ -465,18 +532,44 @@ func (m meter) stop(n int) *phaseResult {
 	return p
 }
 
-// stats asks the server for its counters; nil if it cannot say (an older
-// server without GetStats).
+// stats asks the server (every replica) for its counters, summed over
+// the replicas; nil if it cannot say (an older server without GetStats).
 func (r *runner) stats() *wfdv1.GetStatsResponse {
 	if r.noStats {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	res, err := r.cl.api(0).GetStats(ctx, &wfdv1.GetStatsRequest{})
-	if err != nil {
-		r.noStats = true
-		return nil
+	sum := &wfdv1.GetStatsResponse{}
+	for i := range r.replicas() {
+		res, err := r.api(i).GetStats(ctx, &wfdv1.GetStatsRequest{})
+		if err != nil {
+			r.noStats = true
+			return nil
+		}
+		if r.replicas() == 1 {
+			return res // all of it (--mode release reads more than the sums)
+		}
+		sum.HandlersReleased += res.GetHandlersReleased()
+		sum.CommitsTotal += res.GetCommitsTotal()
+		sum.ChangesTotal += res.GetChangesTotal()
+		sum.RehydrationsTotal += res.GetRehydrationsTotal()
+		sum.ReleasesTotal += res.GetReleasesTotal()
+		sum.HandlersActive += res.GetHandlersActive()
+		sum.HandlersIdleInMemory += res.GetHandlersIdleInMemory()
 	}
-	return res
+	return sum
+}
+
+// cpuTimeSum is the CPU time pids have used, summed.
+func cpuTimeSum(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		t, err := cpuTime(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += t
+	}
+	return sum, nil
 }

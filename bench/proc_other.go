@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"syscall"
 	"time"
@@ -19,3 +20,10 @@ func cpuTime(int) (time.Duration, error) { return 0, errNoProc }
 func selfCPU() (time.Duration, error) { return 0, errNoProc }
 
 func machineCPU() (uint64, uint64, error) { return 0, 0, errNoProc }
+
+// pgProcs would measure a PostgreSQL server's CPU time (pgcpu_linux.go).
+type pgProcs struct{}
+
+func findPostgres(context.Context, string) (*pgProcs, error) { return nil, errNoProc }
+
+func (*pgProcs) cpu() (time.Duration, error) { return 0, errNoProc }

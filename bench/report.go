@@ -21,6 +21,8 @@ type Result struct {
 	TLS *modeResult `json:"tls,omitempty"`
 	// Release is --mode release (release.go).
 	Release *releaseResult `json:"release,omitempty"`
+	// Compare is --compare-stores (compare.go): every run, in order.
+	Compare []*compareRun `json:"compare,omitempty"`
 }
 
 // modeResult is one run of the phases: with the workflows in the server,
@@ -31,6 +33,10 @@ type modeResult struct {
 	WorkerPID     int    `json:"worker_pid,omitempty"`
 	Server        string `json:"server,omitempty"`
 	ServerPID     int    `json:"server_pid,omitempty"`
+	// Replicas is --replicas: the servers, their pids (ServerPID is the
+	// first's) and what the CPU and counters sum over.
+	Replicas    int   `json:"replicas,omitempty"`
+	ReplicaPIDs []int `json:"replica_pids,omitempty"`
 
 	Echo   *phaseResult  `json:"echo,omitempty"`
 	Park   *phaseResult  `json:"park,omitempty"`
@@ -52,6 +58,8 @@ type resultConfig struct {
 	Fsync     string `json:"fsync"`
 	Server    string `json:"server"`
 	ServerPID int    `json:"server_pid,omitempty"`
+	// Rounds is --rounds of --compare-stores.
+	Rounds int `json:"rounds,omitempty"`
 	// The server --mode release started again on the same data.
 	Restarted    string `json:"restarted,omitempty"`
 	RestartedPID int    `json:"restarted_pid,omitempty"`
@@ -80,6 +88,13 @@ type phaseResult struct {
 	// The worker process's CPU time (--worker).
 	WorkerCPUSeconds float64 `json:"worker_cpu_seconds,omitempty"`
 	WorkerCPUPerOp   float64 `json:"worker_cpu_us_per_op,omitempty"`
+	// The PostgreSQL server's CPU time (--store on this machine: the
+	// postmaster and every backend, those that exited included).
+	PostgresCPUSeconds float64 `json:"postgres_cpu_seconds,omitempty"`
+	PostgresCPUPerOp   float64 `json:"postgres_cpu_us_per_op,omitempty"`
+	// ThroughOtherReplica counts resumes sent to another replica than the
+	// one that parked the handler (--replicas): forwarded to its owner.
+	ThroughOtherReplica int `json:"through_other_replica,omitempty"`
 	// StealPercent is the share of the machine's CPU time that the
 	// hypervisor gave to other guests during the phase (/proc/stat
 	// "steal"). On a shared VM it is the best single sign of a noisy run:
@@ -135,6 +150,10 @@ func writeTable(w io.Writer, res *Result) {
 		writeReleaseTable(w, res)
 		return
 	}
+	if res.Compare != nil {
+		writeCompareTable(w, res)
+		return
+	}
 	c := res.Config
 	fmt.Fprintf(w, "wfd bench: n=%d c=%d echo=%d conns=%d client=%s protocol=%s gzip=%v fsync=%s\n",
 		c.N, c.C, c.Echo, c.Conns, c.Client, c.Protocol, c.Gzip, c.Fsync)
@@ -179,6 +198,10 @@ func writeMode(w io.Writer, res *modeResult) {
 	if res.Resume != nil && res.Resume.DoneInResponse > 0 {
 		fmt.Fprintf(w, "(resume: %d of %d SendEvent responses already said completed)\n", res.Resume.DoneInResponse, res.Resume.Count)
 	}
+	if res.Replicas > 1 && res.Resume != nil {
+		fmt.Fprintf(w, "(resume: %d of %d SendEvents through another replica than the park, forwarded to the owner; CPU and counters summed over the %d replicas)\n",
+			res.Resume.ThroughOtherReplica, res.Resume.Count, res.Replicas)
+	}
 	for _, ph := range []struct {
 		name string
 		p    *phaseResult
@@ -208,7 +231,7 @@ func writeMemory(w io.Writer, who string, m *memoryResult) {
 	}
 }
 
-const phaseHeader = "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tworker CPU µs/op\tbench CPU µs/op\tsteal %\t\n"
+const phaseHeader = "phase\tmeasured from → to\tcount\twall s\tper s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tserver CPU µs/op\tworker CPU µs/op\tPostgreSQL CPU µs/op\tbench CPU µs/op\tsteal %\t\n"
 
 // phaseRow writes a phase's row and, if it measured one, the row of its
 // RPC alone (ack).
@@ -221,11 +244,12 @@ func phaseRow(tw io.Writer, name, what, ack string, p *phaseResult) {
 	if p.StealPercent != nil {
 		steal = fmt.Sprintf("%.0f", *p.StealPercent)
 	}
-	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t\n",
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\t\n",
 		name, what, p.Count, p.WallSeconds, p.PerSecond, s.P50, s.P90, s.P99, s.Max,
-		cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.WorkerCPUSeconds, p.WorkerCPUPerOp), cpu(p.BenchCPUSeconds, p.BenchCPUPerOp), steal)
+		cpu(p.ServerCPUSeconds, p.ServerCPUPerOp), cpu(p.WorkerCPUSeconds, p.WorkerCPUPerOp), cpu(p.PostgresCPUSeconds, p.PostgresCPUPerOp),
+		cpu(p.BenchCPUSeconds, p.BenchCPUPerOp), steal)
 	if a := p.Ack; a.Count > 0 {
-		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\t\t\n", ack, a.P50, a.P90, a.P99, a.Max)
+		fmt.Fprintf(tw, "\t%s\t\t\t\t%.3f\t%.3f\t%.3f\t%.3f\t\t\t\t\t\t\n", ack, a.P50, a.P90, a.P99, a.Max)
 	}
 }
 

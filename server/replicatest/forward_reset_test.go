@@ -1,0 +1,60 @@
+package replicatest_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/internal/pgtest"
+
+	"github.com/wfd-dev/wfd/server"
+)
+
+// TestReplicaForwardOwnerGone: a forwarded call whose owner goes away
+// mid-call (its connection reset, as when the owner is SIGKILLed) answers
+// Unavailable, the code clients retry, not Canceled (which says the
+// caller gave up). A advertises an address whose connections are reset
+// once a request arrives.
+func TestReplicaForwardOwnerGone(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	reset := startResetter(t)
+	a := startReplicaWith(t, url, "a", 30*time.Second, false, func(o *server.Options) { o.Replica.Address = reset })
+	b := startReplica(t, url, "b", 30*time.Second)
+	ctx := context.Background()
+	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: "h1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.inc("h1"); connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Fatalf("inc through b, the owner's connection reset: %v (%v), want Unavailable", connect.CodeOf(err), err)
+	}
+}
+
+// startResetter listens on a loopback port and resets every connection
+// (SO_LINGER 0) once it has read something from it.
+func startResetter(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				buf := make([]byte, 64<<10)
+				_, _ = c.Read(buf)
+				_ = c.(*net.TCPConn).SetLinger(0)
+				_ = c.Close()
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
