@@ -156,18 +156,28 @@ func forwardCall[Req, Res any](m *Req, call func(context.Context, *Req) (*Res, e
 	return func(ctx context.Context) (connect.AnyResponse, error) {
 		res, err := call(ctx, m)
 		if err != nil {
-			return nil, ownerError(err)
+			return nil, ownerError(ctx, err)
 		}
 		return connect.NewResponse(res), nil
 	}
 }
 
 // ownerError is the owner's code, message and details, without its
-// protocol headers; failing to reach it is Unavailable.
-func ownerError(err error) error {
+// protocol headers. An error that did not come from the owner (it could
+// not be reached, or its connection broke mid-call, which connect-go
+// reports as Canceled) is Unavailable while the caller still waits: the
+// owner may have died, and a retry reaches the replica that takes its
+// handlers over.
+func ownerError(ctx context.Context, err error) error {
 	var ce *connect.Error
-	if !errors.As(err, &ce) {
-		return connect.NewError(connect.CodeUnavailable, err)
+	if !errors.As(err, &ce) || !connect.IsWireError(ce) {
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return connect.NewError(connect.CodeDeadlineExceeded, ctx.Err())
+		case ctx.Err() != nil:
+			return connect.NewError(connect.CodeCanceled, ctx.Err())
+		}
+		return connect.NewError(connect.CodeUnavailable, fmt.Errorf("the owner did not answer: %w", err))
 	}
 	e := connect.NewError(ce.Code(), errors.New(ce.Message()))
 	for _, d := range ce.Details() {
@@ -199,7 +209,7 @@ func (f *forwarder) stream(ctx context.Context, req *wfdv1.StreamEventsRequest, 
 	out.RequestHeader().Set(forwardedHeader, f.s.leases.id())
 	st, err := f.client(owned.address).StreamEvents(cctx, req)
 	if err != nil {
-		return true, ownerError(err)
+		return true, ownerError(ctx, err)
 	}
 	defer func() { _ = st.Close() }()
 	for st.Receive() {
@@ -208,7 +218,7 @@ func (f *forwarder) stream(ctx context.Context, req *wfdv1.StreamEventsRequest, 
 		}
 	}
 	if err := st.Err(); err != nil {
-		return true, ownerError(err)
+		return true, ownerError(ctx, err)
 	}
 	return true, nil
 }

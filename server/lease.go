@@ -270,7 +270,22 @@ func (l *leases) acquire(ctx context.Context, id string) error {
 	if ok {
 		return nil
 	}
-	lease, acquired, err := l.db.Acquire(ctx, id, l.cfg.ID, l.cfg.LeaseTTL)
+	// A replica cut off from its database answers at once rather than
+	// hold the call (a forwarded one too) until the partition heals: the
+	// caller's retry reaches a replica that can take the handler.
+	l.mu.Lock()
+	since := time.Since(l.renewedAt)
+	l.mu.Unlock()
+	if since >= l.cfg.LeaseTTL/2 {
+		return fmt.Errorf("%w: replica %q has not renewed its leases for %s (its database does not answer)",
+			errUnavailable, l.cfg.ID, since.Round(time.Millisecond))
+	}
+	actx, cancel := context.WithTimeout(ctx, l.cfg.LeaseTTL/2)
+	defer cancel()
+	lease, acquired, err := l.db.Acquire(actx, id, l.cfg.ID, l.cfg.LeaseTTL)
+	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w: taking handler %s's lease: the database did not answer in %s", errUnavailable, id, l.cfg.LeaseTTL/2)
+	}
 	if err != nil {
 		return err
 	}
