@@ -136,7 +136,11 @@ func TestReplicaFeedWait(t *testing.T) {
 	}
 	waited := make(chan answer, 1)
 	go func() {
-		res, err := c.c.WaitHandler(ctx, &wfdv1.WaitHandlerRequest{HandlerId: "h1", Timeout: durationpb.New(testwait.Timeout)})
+		// The wait's own timeout is far beyond the test's: only h1's end
+		// answers it in time (at its timeout it would answer h1 as stored).
+		wctx, cancel := context.WithTimeout(ctx, testwait.Timeout)
+		defer cancel()
+		res, err := c.c.WaitHandler(wctx, &wfdv1.WaitHandlerRequest{HandlerId: "h1", Timeout: durationpb.New(time.Hour)})
 		waited <- answer{res, err}
 	}()
 	// The wait follows h1 (wherever it is served) before anything
