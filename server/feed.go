@@ -71,8 +71,9 @@ func (s *Server) feedResync() {
 // refused with an ownedError). A parent live nowhere is told too: the
 // other replica's childEnded may have been refused while the parent was
 // still live here, on its way out; the lease picks one replica to load it
-// (one lease read per child's end per replica). A parent live on a third
-// replica is that replica's to tell.
+// (one lease read per child's end per replica). A parent being loaded
+// here is told once loaded. A parent live on another replica is that
+// replica's to tell.
 func (s *Server) childEndedElsewhere(parent, child string) {
 	if _, ok := s.engine.Handler(parent); ok {
 		if c, ended := s.endedChild(parent, child); ended {
@@ -80,9 +81,11 @@ func (s *Server) childEndedElsewhere(parent, child string) {
 		}
 		return
 	}
-	lease, err := s.leases.db.Lease(s.background, parent)
-	if err != nil || lease.Live {
-		return
+	if _, held := s.leases.fence(parent); !held {
+		lease, err := s.leases.db.Lease(s.background, parent)
+		if err != nil || lease.Live && lease.Owner != s.leases.id() {
+			return
+		}
 	}
 	// Not if its checkpoint has the end already: loading it would change
 	// nothing.
