@@ -57,7 +57,9 @@ func (s *Server) childEnded(c *engine.Change) {
 	err := s.withLive(s.background, c.Parent, func(h *engine.Handler) error {
 		return h.SendEvent(s.background, ev, engine.SendOptions{IdempotencyKey: "child:" + c.HandlerID, FromWfd: true})
 	})
-	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && s.background.Err() == nil {
+	// A parent live on another replica hears of it there, through the
+	// commit feed (feed.go).
+	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.As(err, new(*ownedError)) && s.background.Err() == nil {
 		s.log.Warn("telling a parent its child ended", "parent", c.Parent, "child", c.HandlerID, "err", err)
 	}
 }
@@ -82,8 +84,8 @@ func (s *Server) cancelChildren(children []string) {
 func (s *Server) recheckChildren(parent string, children []string) {
 	var reported map[string]*statev1.ChildResult // read once, when needed
 	for _, id := range children {
-		meta, err := s.meta(s.background, id)
-		if err != nil || meta.Status == persistence.StatusRunning {
+		c, ended := s.endedChild(parent, id)
+		if !ended {
 			continue
 		}
 		if reported == nil {
@@ -92,13 +94,23 @@ func (s *Server) recheckChildren(parent string, children []string) {
 		if _, ok := reported[id]; ok {
 			continue
 		}
-		var result *structpb.Struct
-		if len(meta.Result) > 0 {
-			result = &structpb.Struct{}
-			_ = proto.Unmarshal(meta.Result, result)
-		}
-		s.childEnded(&engine.Change{HandlerID: id, Parent: parent, Status: meta.Status, Result: result, Error: meta.Error})
+		s.childEnded(c)
 	}
+}
+
+// endedChild reads child from the store: if it ended, ended is true and c
+// is the change that tells parent (childEnded).
+func (s *Server) endedChild(parent, child string) (c *engine.Change, ended bool) {
+	meta, err := s.meta(s.background, child)
+	if err != nil || meta.Status == persistence.StatusRunning {
+		return nil, false
+	}
+	var result *structpb.Struct
+	if len(meta.Result) > 0 {
+		result = &structpb.Struct{}
+		_ = proto.Unmarshal(meta.Result, result)
+	}
+	return &engine.Change{HandlerID: child, Parent: parent, Status: meta.Status, Result: result, Error: meta.Error}, true
 }
 
 // reportedChildren returns the children whose end the parent's stored
@@ -124,13 +136,19 @@ func (s *Server) reportedChildren(parent string) map[string]*statev1.ChildResult
 // recheckWaitingParents runs recheckChildren for every parent that waits
 // for children in the store.
 func (s *Server) recheckWaitingParents(ctx context.Context) error {
+	return s.recheckParents(ctx, func(string) bool { return true })
+}
+
+// recheckParents runs recheckChildren for the parents that wait for
+// children in the store and that want accepts.
+func (s *Server) recheckParents(ctx context.Context, want func(id string) bool) error {
 	ids, err := s.store.WaitingFor(ctx, childrenKey, 0)
 	if err != nil {
 		return err
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {
-		if seen[id] {
+		if seen[id] || !want(id) {
 			continue
 		}
 		seen[id] = true

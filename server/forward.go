@@ -138,8 +138,6 @@ func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyReq
 		call = forwardCall(m, c.CancelHandler)
 	case *wfdv1.ReleaseHandlerRequest:
 		call = forwardCall(m, c.ReleaseHandler)
-	case *wfdv1.WaitHandlerRequest:
-		call = forwardCall(m, c.WaitHandler)
 	default:
 		return nil, false, nil
 	}
@@ -184,43 +182,6 @@ func ownerError(ctx context.Context, err error) error {
 		e.AddDetail(d)
 	}
 	return e
-}
-
-// stream relays the stream of a handler live on another replica from
-// that replica; ok is false when the stream is this replica's to serve
-// (the handler is here or nowhere, the call was forwarded, forwarding is
-// off). The owner's stream follows the handler while it is live there.
-func (f *forwarder) stream(ctx context.Context, req *wfdv1.StreamEventsRequest, send func(*wfdv1.StreamEventsResponse) error) (ok bool, err error) {
-	info, hok := connect.CallInfoForHandlerContext(ctx)
-	if !f.on() || !hok || info.RequestHeader().Get(forwardedHeader) != "" {
-		return false, nil
-	}
-	if _, live := f.s.engine.Handler(req.GetHandlerId()); live {
-		return false, nil
-	}
-	var owned *ownedError
-	if !errors.As(f.s.leases.elsewhere(ctx, req.GetHandlerId()), &owned) || owned.address == "" {
-		return false, nil
-	}
-	cctx, out := connect.NewClientContext(ctx)
-	if a := info.RequestHeader().Get("Authorization"); a != "" {
-		out.RequestHeader().Set("Authorization", a)
-	}
-	out.RequestHeader().Set(forwardedHeader, f.s.leases.id())
-	st, err := f.client(owned.address).StreamEvents(cctx, req)
-	if err != nil {
-		return true, ownerError(ctx, err)
-	}
-	defer func() { _ = st.Close() }()
-	for st.Receive() {
-		if err := send(st.Msg()); err != nil {
-			return true, err
-		}
-	}
-	if err := st.Err(); err != nil {
-		return true, ownerError(ctx, err)
-	}
-	return true, nil
 }
 
 // forwarded reports whether the call being handled in ctx was forwarded

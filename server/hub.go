@@ -26,12 +26,16 @@ type subscription struct {
 	// ch carries batches of records; it is closed when the subscriber
 	// lagged too far (it then re-reads from the store) or unsubscribed.
 	ch chan []*wfdv1.Record
+	// poke says records may have been committed by another replica
+	// (feed.go): the subscriber reads the store after what it has. One
+	// pending poke stands for any number.
+	poke chan struct{}
 }
 
 func newHub() *hub { return &hub{subs: map[string]map[*subscription]struct{}{}} }
 
 func (h *hub) subscribe(id string) *subscription {
-	s := &subscription{ch: make(chan []*wfdv1.Record, subBuffer)}
+	s := &subscription{ch: make(chan []*wfdv1.Record, subBuffer), poke: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.subs[id] == nil {
@@ -78,6 +82,35 @@ func (h *hub) publish(id string, recs []*wfdv1.Record) {
 	}
 	if len(h.subs[id]) == 0 {
 		delete(h.subs, id)
+	}
+}
+
+// poke tells the subscribers of handler id that records of it may have
+// been committed elsewhere.
+func (h *hub) poke(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[id] {
+		s.poked()
+	}
+}
+
+// pokeAll pokes every subscriber (the commit feed may have missed
+// commits).
+func (h *hub) pokeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.subs {
+		for s := range m {
+			s.poked()
+		}
+	}
+}
+
+func (s *subscription) poked() {
+	select {
+	case s.poke <- struct{}{}:
+	default: // one is pending already
 	}
 }
 

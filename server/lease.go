@@ -372,8 +372,8 @@ func (l *leases) left(c *engine.Change) {
 }
 
 // elsewhere is an ownedError when another live replica holds handler
-// id's lease: a call that does not load the handler (ReleaseHandler,
-// WaitHandler) belongs there (and is forwarded, forward.go). nil when
+// id's lease: a call that does not load the handler (ReleaseHandler)
+// belongs there (and is forwarded, forward.go). nil when
 // this replica holds it, nobody does, or the lease cannot be read (the
 // call goes on here, as in a single process).
 func (l *leases) elsewhere(ctx context.Context, id string) error {

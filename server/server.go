@@ -270,6 +270,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		_ = s.Close(ctx)
 		return nil, err
 	}
+	s.followCommits() // before recovery: see feedResync
 	// Stored worker definitions first: their handlers are recovered too.
 	if err := s.workers.loadStored(ctx); err != nil {
 		_ = s.Close(ctx)

@@ -23,11 +23,6 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 	if req.GetFromHead() && req.GetAfterSeq() != 0 {
 		return toConnect(fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", errInvalid, req.GetAfterSeq()))
 	}
-	// A handler live on another replica commits there: its stream is
-	// relayed from there (forward.go).
-	if ok, err := v.s.forward.stream(ctx, req, out.Send); ok {
-		return err
-	}
 	opts := streamOptions{after: req.GetAfterSeq(), fromHead: req.GetFromHead(), internal: req.GetIncludeInternal()}
 	return toConnect(v.s.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) }))
 }
@@ -62,7 +57,9 @@ func internalRecord(r *wfdv1.Record) bool {
 // is either read or received (or both: sequence numbers drop duplicates),
 // and it reads records only when the client is behind the last one.
 // A subscriber that falls behind is cut loose by the hub and catches up
-// from the store again.
+// from the store again. Records another replica commits reach the hub only
+// as a poke (feed.go): the stream reads them from the store, after the
+// last it sent, so it follows the handler wherever it is live.
 func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
 	// Subscribe before reading the metadata: what commits after the read
 	// reaches the subscription, what committed before is in the store.
@@ -137,6 +134,13 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 						s.hub.unsubscribe(id, sub)
 						return err
 					}
+				}
+			case <-sub.poke:
+				// Another replica committed records of it (feed.go).
+				done, err := s.replay(ctx, id, &last, emit)
+				if done || err != nil {
+					s.hub.unsubscribe(id, sub)
+					return err
 				}
 			case <-heartbeat.C:
 				if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: last}}}); err != nil {

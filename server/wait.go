@@ -2,9 +2,10 @@ package server
 
 // Waiting for a handler to finish (WaitHandler, and the wait field of
 // RunWorkflow and SendEvent). A wait follows the handler's committed
-// records through the hub, as a stream does, and never loads the handler:
-// a released handler stays released until whatever wakes it (an event, a
-// due timer) brings it to its end, and the wait answers then.
+// records through the hub, as a stream does, on any replica (feed.go),
+// and never loads the handler: a released handler stays released until
+// whatever wakes it (an event, a due timer) brings it to its end, and the
+// wait answers then.
 
 import (
 	"context"
@@ -36,13 +37,6 @@ func (v *service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest
 	}
 	if req.GetTimeout() == nil {
 		d = defaultWait
-	}
-	// A wait follows the commits of this replica: one for a handler
-	// live on another replica is answered there (forward.go).
-	if _, ok := v.s.engine.Handler(req.GetHandlerId()); !ok {
-		if err := v.s.leases.elsewhere(ctx, req.GetHandlerId()); err != nil {
-			return nil, toConnect(err)
-		}
 	}
 	h, err := v.s.wait(ctx, req.GetHandlerId(), d)
 	if err != nil {
@@ -103,8 +97,9 @@ func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.H
 }
 
 // awaitFinished follows sub until a terminal record (true), the
-// subscription is cut loose for lagging (true: re-read the store), the
-// timer fires or the server drains (false), or ctx ends (its error).
+// subscription is cut loose for lagging or poked (true: re-read the
+// store), the timer fires or the server drains (false), or ctx ends (its
+// error).
 func (s *Server) awaitFinished(ctx context.Context, sub *subscription, timeout <-chan time.Time) (bool, error) {
 	for {
 		select {
@@ -117,6 +112,10 @@ func (s *Server) awaitFinished(ctx context.Context, sub *subscription, timeout <
 					return true, nil
 				}
 			}
+		case <-sub.poke:
+			// Another replica committed records of it (feed.go): the
+			// store says whether it finished.
+			return true, nil
 		case <-timeout:
 			return false, nil
 		case <-s.draining:

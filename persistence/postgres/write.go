@@ -72,6 +72,9 @@ func (s *Store) write(ctx context.Context, changes []persistence.Change) (err er
 	if err != nil {
 		return err
 	}
+	if s.shared() {
+		queueNotices(b, changes, w) // the commit feed (feednotify.go)
+	}
 	if err := commitBatch(ctx, conn, b); err != nil {
 		if isStatementError(err) {
 			return w.mapStatementError(err)
