@@ -38,7 +38,7 @@ const (
 		RETURNING handler_id, owner, token, acquired_at, expires_at, true`
 	// sqlNextToken is an existing lease row l's next token.
 	sqlNextToken = `greatest(l.token + 1, nextval('wfd_lease_tokens'))`
-	sqlLease = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now()
+	sqlLease     = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now()
 		FROM wfd_leases WHERE handler_id = $1`
 	// The leases are locked in id order first, as Write locks them, so a
 	// Renew and a Write cannot deadlock.
