@@ -51,12 +51,21 @@ func (s *Server) sweepOnce(ctx context.Context) {
 			break
 		}
 		done := n.total()
-		hs := s.claimedHandlers(ctx, s.leases.adopt(claimed))
-		if err := s.resume(ctx, hs, &n); err != nil && ctx.Err() == nil {
-			s.log.Warn("resuming orphaned handlers", "err", err)
+		s.leases.adopt(claimed)
+		idle, busy := s.claimedHandlers(ctx, claimed)
+		// The idle ones in one Write (resume frees their leases, whether
+		// it commits or not).
+		if err := s.resume(ctx, idle, &n); err != nil && ctx.Err() == nil {
+			s.log.Warn("releasing orphaned idle handlers", "err", err)
 		}
-		for _, c := range claimed {
-			s.releaseUnloaded(c)
+		for _, c := range busy {
+			if err := s.resume(ctx, []persistence.Handler{c.h}, &n); err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("resuming an orphaned handler", "handler", c.h.ID, "err", err)
+				}
+				// It did not enter memory under this claim.
+				s.leases.releaseClaimed(c.lease)
+			}
 		}
 		// A full batch may have more behind it, unless some of it could
 		// not be resumed (they would be claimed again at once).
@@ -69,49 +78,49 @@ func (s *Server) sweepOnce(ctx context.Context) {
 	}
 }
 
-// claimedHandlers reads the claimed handlers' metadata: those still
-// running and not released are returned (to resume); the others' leases
-// are freed after (releaseUnloaded). A handler already in memory here is
-// left as it is.
-func (s *Server) claimedHandlers(ctx context.Context, ids []string) []persistence.Handler {
-	var hs []persistence.Handler
-	for _, id := range ids {
-		if _, ok := s.engine.Handler(id); ok {
+// claimedOrphan is a claimed handler to load, with its claimed lease.
+type claimedOrphan struct {
+	h     persistence.Handler
+	lease persistence.Lease
+}
+
+// claimedHandlers reads the claimed handlers' metadata and sorts those
+// still running and not released into idle and busy ones; the others'
+// claimed leases are freed at once (nothing entered memory under them).
+// A handler already in memory here is left as it is.
+func (s *Server) claimedHandlers(ctx context.Context, claimed []persistence.Lease) (idle []persistence.Handler, busy []claimedOrphan) {
+	for _, c := range claimed {
+		if _, ok := s.engine.Handler(c.Handler); ok {
 			continue
 		}
-		h, err := s.store.GetHandler(ctx, id)
+		h, err := s.store.GetHandler(ctx, c.Handler)
 		switch {
 		case err == nil && h.Status == persistence.StatusRunning && h.Residency == persistence.ResidencyActive:
-			hs = append(hs, h)
+			if h.IdleSince.IsZero() {
+				busy = append(busy, claimedOrphan{h: h, lease: c})
+			} else {
+				idle = append(idle, h)
+			}
+			continue
 		case err != nil && !errors.Is(err, persistence.ErrNotFound) && ctx.Err() == nil:
-			s.log.Warn("reading a claimed handler", "handler", id, "err", err)
+			s.log.Warn("reading a claimed handler", "handler", c.Handler, "err", err)
 		}
+		s.leases.releaseClaimed(c)
 	}
-	return hs
+	return idle, busy
 }
 
 // resumeClaimed loads a handler whose lease this replica claimed for its
-// due timer; the restored handler fires it.
+// due timer; the restored handler fires it. Once loaded, the handler's
+// lease is freed as any handler's is, when it leaves memory and its last
+// change is committed (leases.left); a load that failed did not enter
+// memory under the claim, whose lease is freed here (if the load has not
+// already).
 func (s *Server) resumeClaimed(ctx context.Context, c persistence.Lease) {
-	if _, err := s.live(ctx, c.Handler); err != nil && ctx.Err() == nil && !errors.Is(err, engine.ErrHandlerDone) {
-		s.log.Warn("waking handler for its timer", "handler", c.Handler, "err", err)
+	if _, err := s.live(ctx, c.Handler); err != nil {
+		if ctx.Err() == nil && !errors.Is(err, engine.ErrHandlerDone) {
+			s.log.Warn("waking handler for its timer", "handler", c.Handler, "err", err)
+		}
+		s.leases.releaseClaimed(c)
 	}
-	s.releaseUnloaded(c)
-}
-
-// releaseUnloaded frees the claimed lease of a handler that is not in
-// memory and not being loaded (its load failed, it had finished, it was
-// marked released, or it was not reached). Checked under loadMu, where a
-// load registers before it acquires, so a load that starts later does not
-// rely on the lease freed here: it acquires its own.
-func (s *Server) releaseUnloaded(c persistence.Lease) {
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
-	if _, loading := s.loading[c.Handler]; loading {
-		return
-	}
-	if _, live := s.engine.Handler(c.Handler); live {
-		return
-	}
-	s.leases.releaseClaimed(c)
 }
