@@ -316,3 +316,39 @@ func TestReplicaListOwners(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaLeftHandlersNotLoaded: a replica that shuts down cleanly
+// leaves (its leases are freed at once) with idle handlers in memory; the
+// other replica's sweep does not load them (they stay in the store, as a
+// restart would leave them, released), and they answer calls there later.
+func TestReplicaLeftHandlersNotLoaded(t *testing.T) {
+	const n = 5
+	url := pgtest.NewDatabase(t)
+	a := startReplica(t, url, "a", 30*time.Second)
+	b := startReplica(t, url, "b", 600*time.Millisecond) // sweeps every 200ms
+	ctx := context.Background()
+	for i := range n {
+		id := fmt.Sprintf("h%d", i)
+		if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: id}); err != nil {
+			t.Fatal(err)
+		}
+		testwait.For(t, id+" idle on a", func() bool { return handlerOf(t, b, id).GetIdle() != nil })
+	}
+	a.stop()
+	for i := range n {
+		id := fmt.Sprintf("h%d", i)
+		testwait.For(t, id+" released", func() bool {
+			return handlerOf(t, b, id).GetResidency() == wfdv1.Residency_RESIDENCY_RELEASED
+		})
+	}
+	res, err := b.c.GetStats(ctx, &wfdv1.GetStatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetRehydrationsTotal() != 0 || b.inMemory(t) != 0 {
+		t.Fatalf("b loaded %d handlers (%d in memory), want none", res.GetRehydrationsTotal(), b.inMemory(t))
+	}
+	if err := b.inc("h0"); err != nil {
+		t.Fatalf("inc of a handler a left, through b: %v", err)
+	}
+}
