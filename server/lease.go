@@ -379,15 +379,12 @@ func (l *leases) elsewhere(ctx context.Context, id string) error {
 // acquire does: the load that follows finds them held and does not
 // acquire again. A claim never takes a live lease of this replica's, so
 // any fence it replaces had expired.
-func (l *leases) adopt(claimed []persistence.Lease) []string {
-	ids := make([]string, len(claimed))
+func (l *leases) adopt(claimed []persistence.Lease) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i, c := range claimed {
+	for _, c := range claimed {
 		l.held[c.Handler] = c.Fence()
-		ids[i] = c.Handler
 	}
-	return ids
 }
 
 // releaseClaimed frees a claimed lease (adopt) if it is still the one

@@ -59,12 +59,10 @@ func (s *Server) sweepOnce(ctx context.Context) {
 			s.log.Warn("releasing orphaned idle handlers", "err", err)
 		}
 		for _, c := range busy {
-			if err := s.resume(ctx, []persistence.Handler{c.h}, &n); err != nil {
-				if ctx.Err() == nil {
-					s.log.Warn("resuming an orphaned handler", "handler", c.h.ID, "err", err)
-				}
+			if err := s.resume(ctx, []persistence.Handler{c.h}, &n); err != nil && ctx.Err() == nil {
+				s.log.Warn("resuming an orphaned handler", "handler", c.h.ID, "err", err)
 				// It did not enter memory under this claim.
-				s.leases.releaseClaimed(c.lease)
+				s.releaseClaimed(c.lease)
 			}
 		}
 		// A full batch may have more behind it, unless some of it could
@@ -105,7 +103,7 @@ func (s *Server) claimedHandlers(ctx context.Context, claimed []persistence.Leas
 		case err != nil && !errors.Is(err, persistence.ErrNotFound) && ctx.Err() == nil:
 			s.log.Warn("reading a claimed handler", "handler", c.Handler, "err", err)
 		}
-		s.leases.releaseClaimed(c)
+		s.releaseClaimed(c)
 	}
 	return idle, busy
 }
@@ -117,10 +115,32 @@ func (s *Server) claimedHandlers(ctx context.Context, claimed []persistence.Leas
 // memory under the claim, whose lease is freed here (if the load has not
 // already).
 func (s *Server) resumeClaimed(ctx context.Context, c persistence.Lease) {
-	if _, err := s.live(ctx, c.Handler); err != nil {
-		if ctx.Err() == nil && !errors.Is(err, engine.ErrHandlerDone) {
+	_, err := s.live(ctx, c.Handler)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Shutting down: a load shared with another caller may still be
+		// using the lease, and leaving frees every lease anyway.
+	default:
+		if !errors.Is(err, engine.ErrHandlerDone) {
 			s.log.Warn("waking handler for its timer", "handler", c.Handler, "err", err)
 		}
-		s.leases.releaseClaimed(c)
+		s.releaseClaimed(c)
 	}
+}
+
+// releaseClaimed frees the claimed lease of a handler that did not enter
+// memory under it, unless a load (which may be using it: acquire finds it
+// held) is under way or the handler is in memory after all. Checked under
+// loadMu, where a load registers before it acquires.
+func (s *Server) releaseClaimed(c persistence.Lease) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if _, loading := s.loading[c.Handler]; loading {
+		return
+	}
+	if _, live := s.engine.Handler(c.Handler); live {
+		return
+	}
+	s.leases.releaseClaimed(c)
 }
