@@ -315,3 +315,28 @@ func TestLeaseDeletedWithHandler(t *testing.T) {
 		t.Fatalf("Write with the new fence: %v", err)
 	}
 }
+
+// TestLeaseTokensAboveOlderOnes: a database migrated before the token
+// sequence (00003) had per-handler tokens; the sequence starts above
+// them, so a handler deleted and started again under the same id after
+// the upgrade still gets a greater token.
+func TestLeaseTokensAboveOlderOnes(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.NewDatabase(t)
+	s := openShared(t, url, postgres.Options{})
+	mustAcquire(t, s, "h", "A", longTTL)
+	mustWrite(t, s, testHandler("h"))
+	_ = s.Close()
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `UPDATE wfd_leases SET token = 1000 WHERE handler_id = 'h';
+		DROP SEQUENCE wfd_lease_tokens; DELETE FROM wfd_schema_version WHERE version_id >= 3`); err != nil {
+		t.Fatal(err)
+	}
+	s = openShared(t, url, postgres.Options{})
+	if err := s.Write(ctx, persistence.Change{Handler: persistence.Handler{ID: "h"}, Delete: true}); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if l := mustAcquire(t, s, "h", "A", longTTL); l.Token <= 1000 {
+		t.Fatalf("token after the upgrade and the delete %d, want above 1000", l.Token)
+	}
+}
