@@ -96,3 +96,27 @@ func parseStatuses(s string) ([]wfdv1.HandlerStatus, error) {
 	}
 	return out, nil
 }
+
+// anyOwner reports whether some handler of hs is owned by a replica: only
+// then does the handlers table have an OWNER column (a single process has
+// no owners).
+func anyOwner(hs []*wfdv1.Handler) bool {
+	for _, h := range hs {
+		if h.GetOwner() != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerColumn is the OWNER cell (or heading) v, none if v is "", and its
+// separator; nothing without the column.
+func ownerColumn(on bool, v, none string) string {
+	switch {
+	case !on:
+		return ""
+	case v == "":
+		return none + "\t"
+	}
+	return v + "\t"
+}

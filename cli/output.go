@@ -59,9 +59,10 @@ func (p *printer) handlers(hs []*wfdv1.Handler) error {
 		return p.line("no handlers")
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKFLOW\tSTATUS\tDETAIL")
+	owners := anyOwner(hs) // replicas (handlers.go)
+	fmt.Fprintln(tw, "ID\tWORKFLOW\tSTATUS\t"+ownerColumn(owners, "OWNER", "")+"DETAIL")
 	for _, h := range hs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.GetHandlerId(), h.GetWorkflow(), handlerState(h), handlerDetail(h))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\n", h.GetHandlerId(), h.GetWorkflow(), handlerState(h), ownerColumn(owners, h.GetOwner(), "-"), handlerDetail(h))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write: %w", err)

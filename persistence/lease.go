@@ -39,6 +39,29 @@ type Leaser interface {
 	Release(ctx context.Context, handler string, fence Fence) error
 	// Lease returns handler's lease (ErrNotFound if it never had one).
 	Lease(ctx context.Context, handler string) (Lease, error)
+	// Owners returns the live owner of each of ids whose lease is held
+	// (ids without a live lease are absent), in one query.
+	Owners(ctx context.Context, ids []string) (map[string]string, error)
+
+	Claimer
+}
+
+// Claimer hands work no replica holds to one replica at a time. Each claim
+// is one transaction that picks its handlers, skipping those a concurrent
+// claim is picking (FOR UPDATE SKIP LOCKED: claims never wait for each
+// other and never pick the same handler), and acquires their leases for
+// replica as Acquire does (a new, greater token; free, released or expired
+// leases only, or none yet), returning the leases it acquired.
+type Claimer interface {
+	// ClaimDue claims up to limit handlers with a timer due at or before
+	// before, the earliest due first, whose lease is not live.
+	ClaimDue(ctx context.Context, replica string, before time.Time, limit int, ttl time.Duration) ([]Lease, error)
+	// ClaimOrphans claims up to limit running handlers that some replica
+	// had in memory (ResidencyActive) and that no replica holds now: their
+	// lease is released or expired, or they never had one. A live lease,
+	// or an expired one of replica itself (whose own start-up recovers
+	// them), is left alone.
+	ClaimOrphans(ctx context.Context, replica string, limit int, ttl time.Duration) ([]Lease, error)
 }
 
 // Fence is a replica's claim to write a handler: the token of the lease

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/wfd-dev/wfd/engine"
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/persistence"
 )
 
@@ -323,9 +324,14 @@ func (l *leases) release(id string) {
 	f, ok := l.held[id]
 	delete(l.held, id)
 	l.mu.Unlock()
-	if !ok {
-		return
+	if ok {
+		l.free(id, f)
 	}
+}
+
+// free tells the store a lease this replica no longer holds is free, in
+// the background.
+func (l *leases) free(id string, f persistence.Fence) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.LeaseTTL)
 		defer cancel()
@@ -388,4 +394,60 @@ func (l *leases) elsewhere(ctx context.Context, id string) error {
 		return nil
 	}
 	return l.owned(ctx, lease)
+}
+
+// adopt makes leases this replica claimed (sweep.go, timers.go) held, as
+// acquire does: the load that follows finds them held and does not
+// acquire again. A claim never takes a live lease of this replica's, so
+// any fence it replaces had expired.
+func (l *leases) adopt(claimed []persistence.Lease) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range claimed {
+		l.held[c.Handler] = c.Fence()
+	}
+}
+
+// releaseClaimed frees a claimed lease (adopt) if it is still the one
+// held: a load that used it and failed, or a newer acquire, has
+// already dealt with it otherwise.
+func (l *leases) releaseClaimed(c persistence.Lease) {
+	l.mu.Lock()
+	f, ok := l.held[c.Handler]
+	ok = ok && f.Token == c.Token
+	if ok {
+		delete(l.held, c.Handler)
+	}
+	l.mu.Unlock()
+	if ok {
+		l.free(c.Handler, f)
+	}
+}
+
+// fillOwners sets the owner of the running handlers of a page that this
+// replica does not hold (view sets its own), from one query of the live
+// leases. The owner is informative: if it cannot be read, it stays unset.
+func (l *leases) fillOwners(ctx context.Context, hs []*wfdv1.Handler) {
+	if l == nil {
+		return
+	}
+	var ids []string
+	for _, h := range hs {
+		if h.GetOwner() == "" && h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+			ids = append(ids, h.GetHandlerId())
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	owners, err := l.db.Owners(ctx, ids)
+	if err != nil {
+		l.s.log.Debug("reading the owners of listed handlers", "err", err)
+		return
+	}
+	for _, h := range hs {
+		if o, ok := owners[h.GetHandlerId()]; ok && h.GetOwner() == "" {
+			h.Owner = o
+		}
+	}
 }

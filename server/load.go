@@ -180,7 +180,7 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 // handler that cannot be restored is marked failed.
 func (s *Server) recover(ctx context.Context) error {
 	start := time.Now()
-	n, failed, released, elsewhere := 0, 0, 0, 0
+	var n resumed
 	token := ""
 	for {
 		hs, next, err := s.store.ListHandlers(ctx, persistence.Query{
@@ -190,53 +190,76 @@ func (s *Server) recover(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("server: recover: %w", err)
 		}
-		var toRelease []persistence.Change
-		for _, h := range hs {
-			if !h.IdleSince.IsZero() {
-				// It was idle in memory when the process stopped: it stays
-				// in the store, like a released handler, until woken. In
-				// replica mode only if no other live replica has it.
-				if err := s.leases.acquire(ctx, h.ID); err != nil {
-					if errors.As(err, new(*ownedError)) {
-						elsewhere++
-						continue
-					}
-					return fmt.Errorf("server: recover %s: %w", h.ID, err)
-				}
-				fence, _ := s.leases.fence(h.ID)
-				h.Residency = persistence.ResidencyReleased
-				toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence})
-				continue
-			}
-			if _, err := s.live(ctx, h.ID); err != nil {
-				if errors.As(err, new(*ownedError)) {
-					elsewhere++ // live on another replica
-					continue
-				}
-				if !errors.Is(err, engine.ErrHandlerDone) {
-					return fmt.Errorf("server: recover %s: %w", h.ID, err)
-				}
-				failed++
-				continue
-			}
-			n++
-		}
-		if len(toRelease) > 0 {
-			if err := s.store.Write(ctx, toRelease...); err != nil {
-				return fmt.Errorf("server: recover: marking idle handlers released: %w", err)
-			}
-			for _, c := range toRelease {
-				s.leases.release(c.Handler.ID)
-			}
-			released += len(toRelease)
+		if err := s.resume(ctx, hs, &n); err != nil {
+			return fmt.Errorf("server: recover: %w", err)
 		}
 		if next == "" {
 			break
 		}
 		token = next
 	}
-	if n+failed+released+elsewhere > 0 {
-		s.log.Info("recovered handlers", "resumed", n, "released", released, "failed", failed, "live_elsewhere", elsewhere, "took", time.Since(start))
+	if n.any() {
+		s.log.Info("recovered handlers", "resumed", n.resumed, "released", n.released, "failed", n.failed, "live_elsewhere", n.elsewhere, "took", time.Since(start))
+	}
+	return nil
+}
+
+// resumed counts what resume did.
+type resumed struct{ resumed, failed, released, elsewhere int }
+
+func (n *resumed) total() int { return n.resumed + n.failed + n.released + n.elsewhere }
+
+func (n *resumed) any() bool { return n.total() > 0 }
+
+// resume takes over handlers that some process had in memory
+// (ResidencyActive) and none has now: busy ones are loaded and run on,
+// idle ones are marked released (they stay in the store until woken). In
+// replica mode each is taken under its lease: one this replica already
+// holds (claimed: sweep.go) is used as it is; a handler whose lease another
+// live replica holds is left alone (live there).
+func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resumed) error {
+	var toRelease []persistence.Change
+	for _, h := range hs {
+		if !h.IdleSince.IsZero() {
+			// It was idle in memory when its process stopped: it stays
+			// in the store, like a released handler, until woken. In
+			// replica mode only if no other live replica has it.
+			if err := s.leases.acquire(ctx, h.ID); err != nil {
+				if errors.As(err, new(*ownedError)) {
+					n.elsewhere++
+					continue
+				}
+				return fmt.Errorf("%s: %w", h.ID, err)
+			}
+			fence, _ := s.leases.fence(h.ID)
+			h.Residency = persistence.ResidencyReleased
+			toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence})
+			continue
+		}
+		if _, err := s.live(ctx, h.ID); err != nil {
+			if errors.As(err, new(*ownedError)) {
+				n.elsewhere++ // live on another replica
+				continue
+			}
+			if !errors.Is(err, engine.ErrHandlerDone) {
+				return fmt.Errorf("%s: %w", h.ID, err)
+			}
+			n.failed++
+			continue
+		}
+		n.resumed++
+	}
+	if len(toRelease) > 0 {
+		if err := s.store.Write(ctx, toRelease...); err != nil {
+			for _, c := range toRelease {
+				s.leases.release(c.Handler.ID)
+			}
+			return fmt.Errorf("marking idle handlers released: %w", err)
+		}
+		for _, c := range toRelease {
+			s.leases.release(c.Handler.ID)
+		}
+		n.released += len(toRelease)
 	}
 	return nil
 }

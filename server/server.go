@@ -287,6 +287,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.backgroundDone.Go(func() { s.timers.run(s.background) })
 	s.backgroundDone.Go(func() { s.reloads.run(s.background) })
 	s.backgroundDone.Go(func() { s.workers.routeLoop(s.background) })
+	if s.leases != nil {
+		s.backgroundDone.Go(func() { s.sweep(s.background) })
+	}
 	if opts.IdleTimeout > 0 || keep >= 0 {
 		s.backgroundDone.Go(func() { s.reaper.run(s.background) })
 	}

@@ -197,6 +197,7 @@ func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 	for i := range hs {
 		out.Handlers[i] = v.s.view(&hs[i])
 	}
+	v.s.leases.fillOwners(ctx, out.Handlers)
 	return out, nil
 }
 

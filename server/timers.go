@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -37,33 +36,86 @@ func (t *scheduler) run(ctx context.Context) {
 		case <-t.wake:
 		}
 		now := t.s.opts.Now()
-		next := now.Add(maxSchedulerSleep)
-		timers, err := t.s.store.DueTimers(ctx, next, scanTimers)
-		if err != nil && ctx.Err() == nil {
-			t.s.log.Warn("scanning timers", "err", err)
+		var next time.Time
+		if t.s.leases != nil {
+			next = t.claim(ctx, now, now.Add(maxSchedulerSleep), sem)
+		} else {
+			next = t.fire(ctx, now, now.Add(maxSchedulerSleep), sem)
 		}
-		for _, tm := range timers {
-			if tm.Due.After(now) {
-				next = tm.Due
-				break
-			}
-			if _, live := t.s.engine.Handler(tm.HandlerID); live {
-				continue // its own loop fires it
-			}
-			sem <- struct{}{}
-			go func(id string) {
-				defer func() { <-sem }()
-				// A handler live on another replica fires its timers there.
-				if _, err := t.s.live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*ownedError)) {
-					t.s.log.Warn("waking handler for its timer", "handler", id, "err", err)
-				}
-			}(tm.HandlerID)
-		}
-		t.mu.Lock()
-		t.nextAt = next
-		t.mu.Unlock()
+		t.plan(next)
 		timer.Reset(max(next.Sub(t.s.opts.Now()), time.Millisecond))
 	}
+}
+
+// fire is a look of the scheduler in a single process: it loads the
+// released handlers with due timers, which fire them once restored, and
+// returns when to look again: at the next timer not yet due, at the latest
+// at last.
+func (t *scheduler) fire(ctx context.Context, now, last time.Time, sem chan struct{}) time.Time {
+	next := last
+	timers, err := t.s.store.DueTimers(ctx, last, scanTimers)
+	if err != nil && ctx.Err() == nil {
+		t.s.log.Warn("scanning timers", "err", err)
+	}
+	for _, tm := range timers {
+		if tm.Due.After(now) {
+			next = tm.Due
+			break
+		}
+		if _, live := t.s.engine.Handler(tm.HandlerID); live {
+			continue // its own loop fires it
+		}
+		sem <- struct{}{}
+		go func(id string) {
+			defer func() { <-sem }()
+			if _, err := t.s.live(ctx, id); err != nil && ctx.Err() == nil {
+				t.s.log.Warn("waking handler for its timer", "handler", id, "err", err)
+			}
+		}(tm.HandlerID)
+	}
+	return next
+}
+
+func (t *scheduler) plan(next time.Time) {
+	t.mu.Lock()
+	t.nextAt = next
+	t.mu.Unlock()
+}
+
+// claim is a look of the scheduler in replica mode: it claims the
+// handlers with due timers that no replica holds (each claimed by exactly
+// one replica: persistence.Claimer) and loads them with the lease
+// claimed; the restored handlers fire their timers. Handlers live on this
+// replica fire their own, and those live on another replica are not
+// claimed: they fire there. It returns when to look again: at once after
+// a full claim, else at the next timer not yet due (timers due on other
+// replicas' handlers are passed over), at the latest at last.
+func (t *scheduler) claim(ctx context.Context, now, last time.Time, sem chan struct{}) time.Time {
+	claimed, err := t.s.leases.db.ClaimDue(ctx, t.s.leases.cfg.ID, now, scanTimers, t.s.leases.cfg.LeaseTTL)
+	if err != nil && ctx.Err() == nil {
+		t.s.log.Warn("claiming due timers", "err", err)
+	}
+	t.s.leases.adopt(claimed)
+	for _, c := range claimed {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			t.s.resumeClaimed(ctx, c)
+		}()
+	}
+	if len(claimed) == scanTimers {
+		return now
+	}
+	timers, err := t.s.store.DueTimers(ctx, last, scanTimers)
+	if err != nil && ctx.Err() == nil {
+		t.s.log.Warn("scanning timers", "err", err)
+	}
+	for _, tm := range timers {
+		if tm.Due.After(now) {
+			return tm.Due
+		}
+	}
+	return last
 }
 
 // notify tells the scheduler about a timer of a handler that just left

@@ -70,5 +70,8 @@
 // database's now(). A fenced Change (Change.Fence) is checked in Write's
 // first round trip, which reads the lease rows FOR SHARE after the
 // handler rows: a lease taken over since (a higher token) fails the
-// whole Write with ErrFenced. The server does not use them yet.
+// whole Write with ErrFenced. Migration 00003 adds wfd_lease_tokens, the
+// sequence every new token comes from, so a deleted handler's lease row
+// can go with it (write.go). claim.go implements persistence.Claimer: due
+// timers and orphaned handlers claimed with FOR UPDATE SKIP LOCKED.
 package postgres

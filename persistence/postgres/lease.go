@@ -24,14 +24,21 @@ const (
 		WHERE expires_at > now() ORDER BY id`
 	// A conflicting insert waits for the other's commit and then
 	// evaluates the WHERE against the row it committed, so among
-	// concurrent acquirers exactly one gets a row back.
+	// concurrent acquirers exactly one gets a row back. The token comes
+	// from wfd_lease_tokens (migration 00003), drawn when the row is
+	// written: above every token issued before, so a handler's lease row
+	// may go with the handler (write.go) and a new handler of the same id
+	// still never gets an old token. (greatest: a row an older wfd bumped
+	// past the sequence still only grows.)
 	sqlAcquire = `INSERT INTO wfd_leases AS l (handler_id, owner, token, acquired_at, expires_at)
-		VALUES ($1, $2, 1, now(), now() + $3::bigint * interval '1 microsecond')
+		VALUES ($1, $2, nextval('wfd_lease_tokens'), now(), now() + $3::bigint * interval '1 microsecond')
 		ON CONFLICT (handler_id) DO UPDATE
-		SET owner = excluded.owner, token = l.token + 1, acquired_at = now(), expires_at = excluded.expires_at
+		SET owner = excluded.owner, token = ` + sqlNextToken + `, acquired_at = now(), expires_at = excluded.expires_at
 		WHERE l.owner = '' OR l.owner = excluded.owner OR l.expires_at <= now()
 		RETURNING handler_id, owner, token, acquired_at, expires_at, true`
-	sqlLease = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now()
+	// sqlNextToken is an existing lease row l's next token.
+	sqlNextToken = `greatest(l.token + 1, nextval('wfd_lease_tokens'))`
+	sqlLease     = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now()
 		FROM wfd_leases WHERE handler_id = $1`
 	// The leases are locked in id order first, as Write locks them, so a
 	// Renew and a Write cannot deadlock.
@@ -56,6 +63,12 @@ const (
 	// makes an Acquire or Renew of these leases wait for the Write's
 	// commit.
 	sqlLockLeases = `SELECT handler_id, owner, token FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR SHARE`
+	// A deleted handler's lease row goes in its Write: the tokens come
+	// from one sequence (sqlAcquire), so a new handler under the same id
+	// starts above every token of the old one, and no tombstone is
+	// needed. Locked in id order first, as Renew locks them.
+	sqlDeleteLeases = `DELETE FROM wfd_leases WHERE handler_id IN (
+		SELECT handler_id FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR UPDATE)`
 )
 
 // Heartbeat implements persistence.Leaser.
@@ -206,6 +219,18 @@ func scanLease(row pgx.Row) (persistence.Lease, error) {
 	err := row.Scan(&l.Handler, &l.Owner, &token, &l.Acquired, &l.Expires, &l.Live)
 	l.Token = uint64(token)
 	return l, err
+}
+
+// goneIDs are the handlers the Write deletes and does not create again:
+// their lease rows go with them.
+func (w *writeSet) goneIDs() []string {
+	var out []string
+	for _, id := range w.deleteIDs {
+		if !w.handlers[id].exists {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // leaseRow is a lease as Write's locked read finds it.

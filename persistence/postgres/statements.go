@@ -67,6 +67,9 @@ func (w *writeSet) statements() (*pgx.Batch, error) {
 			b.Queue(sql, wiped)
 		}
 	}
+	if gone := w.goneIDs(); len(gone) > 0 {
+		b.Queue(sqlDeleteLeases, gone) // lease.go
+	}
 	var (
 		hs      handlerRows // upserted
 		created handlerRows // inserted

@@ -1,0 +1,146 @@
+package server
+
+// Claims in replica mode: work no replica holds goes to exactly one. The
+// scheduler claims the handlers with due timers (timers.go), and a sweep
+// every third of the lease time claims the orphans: handlers some replica
+// had in memory (ResidencyActive) whose lease has expired or was freed, as
+// when a replica dies (SIGKILL, a lost machine) without leaving. Without
+// the sweep they would wait for a call or a timer; with it they run on
+// within about a lease time. Each claim is one transaction whose handlers
+// no concurrent claim gets (persistence.Claimer); the claimed leases are
+// held (leases.adopt) before the handlers are loaded.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// sweepBatch is how many orphans one claim takes.
+const sweepBatch = 64
+
+// sweep claims and resumes orphaned handlers every third of the lease
+// time until ctx is done.
+func (s *Server) sweep(ctx context.Context) {
+	t := time.NewTicker(s.leases.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.sweepOnce(ctx)
+	}
+}
+
+// sweepOnce claims orphans until none is left, and resumes them as
+// start-up recovery does: busy ones are loaded and run on, idle ones are
+// marked released under the claimed lease, without being loaded.
+func (s *Server) sweepOnce(ctx context.Context) {
+	var n resumed
+	for ctx.Err() == nil {
+		claimed, err := s.leases.db.ClaimOrphans(ctx, s.leases.cfg.ID, sweepBatch, s.leases.cfg.LeaseTTL)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("claiming orphaned handlers", "err", err)
+			}
+			break
+		}
+		done := n.total()
+		s.leases.adopt(claimed)
+		idle, busy := s.claimedHandlers(ctx, claimed)
+		// The idle ones in one Write (resume frees their leases, whether
+		// it commits or not).
+		if err := s.resume(ctx, idle, &n); err != nil && ctx.Err() == nil {
+			s.log.Warn("releasing orphaned idle handlers", "err", err)
+		}
+		for _, c := range busy {
+			if err := s.resume(ctx, []persistence.Handler{c.h}, &n); err != nil && ctx.Err() == nil {
+				s.log.Warn("resuming an orphaned handler", "handler", c.h.ID, "err", err)
+				// It did not enter memory under this claim.
+				s.releaseClaimed(c.lease)
+			}
+		}
+		// A full batch may have more behind it, unless some of it could
+		// not be resumed (they would be claimed again at once).
+		if len(claimed) < sweepBatch || n.total()-done < len(claimed) {
+			break
+		}
+	}
+	if n.any() {
+		s.log.Info("resumed orphaned handlers", "replica", s.leases.cfg.ID, "resumed", n.resumed, "released", n.released, "failed", n.failed)
+	}
+}
+
+// claimedOrphan is a claimed handler to load, with its claimed lease.
+type claimedOrphan struct {
+	h     persistence.Handler
+	lease persistence.Lease
+}
+
+// claimedHandlers reads the claimed handlers' metadata and sorts those
+// still running and not released into idle and busy ones; the others'
+// claimed leases are freed at once (nothing entered memory under them).
+// A handler already in memory here is left as it is.
+func (s *Server) claimedHandlers(ctx context.Context, claimed []persistence.Lease) (idle []persistence.Handler, busy []claimedOrphan) {
+	for _, c := range claimed {
+		if _, ok := s.engine.Handler(c.Handler); ok {
+			continue
+		}
+		h, err := s.store.GetHandler(ctx, c.Handler)
+		switch {
+		case err == nil && h.Status == persistence.StatusRunning && h.Residency == persistence.ResidencyActive:
+			if h.IdleSince.IsZero() {
+				busy = append(busy, claimedOrphan{h: h, lease: c})
+			} else {
+				idle = append(idle, h)
+			}
+			continue
+		case err != nil && !errors.Is(err, persistence.ErrNotFound) && ctx.Err() == nil:
+			s.log.Warn("reading a claimed handler", "handler", c.Handler, "err", err)
+		}
+		s.releaseClaimed(c)
+	}
+	return idle, busy
+}
+
+// resumeClaimed loads a handler whose lease this replica claimed for its
+// due timer; the restored handler fires it. Once loaded, the handler's
+// lease is freed as any handler's is, when it leaves memory and its last
+// change is committed (leases.left); a load that failed did not enter
+// memory under the claim, whose lease is freed here (if the load has not
+// already).
+func (s *Server) resumeClaimed(ctx context.Context, c persistence.Lease) {
+	_, err := s.live(ctx, c.Handler)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Shutting down: a load shared with another caller may still be
+		// using the lease, and leaving frees every lease anyway.
+	default:
+		if !errors.Is(err, engine.ErrHandlerDone) {
+			s.log.Warn("waking handler for its timer", "handler", c.Handler, "err", err)
+		}
+		s.releaseClaimed(c)
+	}
+}
+
+// releaseClaimed frees the claimed lease of a handler that did not enter
+// memory under it, unless a load (which may be using it: acquire finds it
+// held) is under way or the handler is in memory after all. Checked under
+// loadMu, where a load registers before it acquires.
+func (s *Server) releaseClaimed(c persistence.Lease) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if _, loading := s.loading[c.Handler]; loading {
+		return
+	}
+	if _, live := s.engine.Handler(c.Handler); live {
+		return
+	}
+	s.leases.releaseClaimed(c)
+}
