@@ -24,7 +24,8 @@
 //	wfd_published  seq → entry (PublishedEvent) and id (unique), key,
 //	               handler_id, at; wfd_published_seq holds the last seq
 //	wfd_workflows  name → hash, def (WorkflowDef)
-//	wfd_counters   name → n, kept by statement triggers (Count)
+//	wfd_counter_deltas name, n: deltas appended by statement triggers,
+//	               summed by Count, folded now and then (counters.go)
 //
 // The indexes are bbolt's, as SQL: every listing index ends in
 // (created_at, created_ns, id), so a filtered listing, newest first, is

@@ -1,6 +1,13 @@
 package postgres
 
-import "context"
+import (
+	"context"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+)
 
 // SynchronousCommit returns the synchronous_commit setting of a
 // connection of the store's pool.
@@ -8,4 +15,35 @@ func SynchronousCommit(ctx context.Context, s *Store) (string, error) {
 	var v string
 	err := s.pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v)
 	return v, err
+}
+
+// CompactCounters folds the counter deltas now (counters.go).
+func CompactCounters(ctx context.Context, s *Store) error { return s.compactCountersOnce(ctx) }
+
+// CounterRows is the number of counter delta rows.
+func CounterRows(ctx context.Context, s *Store) (n int, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM wfd_counter_deltas`).Scan(&n)
+	return n, err
+}
+
+// MigrateDownTo takes the database at url back to schema version v with
+// the migrations' Down sections, as an older wfd left it.
+func MigrateDownTo(ctx context.Context, url string, v int64) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer func() { _ = db.Close() }()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithTableName(versionTable))
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, v)
+	return err
 }

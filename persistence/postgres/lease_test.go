@@ -434,10 +434,13 @@ func TestLeaseTablesAddedToExistingDatabase(t *testing.T) {
 		t.Fatalf("Write: %v", err)
 	}
 	_ = s.Close()
-	// Back to the first schema, as an older wfd left it.
-	conn := connect(t, url)
-	if _, err := conn.Exec(ctx, `DROP TABLE wfd_replica_workflows, wfd_leases, wfd_replicas; DROP INDEX wfd_handlers_busy; DROP SEQUENCE wfd_lease_tokens; DELETE FROM wfd_schema_version WHERE version_id >= 2`); err != nil {
-		t.Fatal(err)
+	// Back to the first schema, as an older wfd left it (every Down
+	// section runs).
+	if err := postgres.MigrateDownTo(ctx, url, 1); err != nil {
+		t.Fatalf("migrating down to the first schema: %v", err)
+	}
+	if _, err := connect(t, url).Exec(ctx, `SELECT 1 FROM wfd_leases`); err == nil {
+		t.Fatal("wfd_leases still there after migrating down")
 	}
 	s = openShared(t, url, postgres.Options{})
 	l := mustAcquire(t, s, "h", "A", longTTL)

@@ -126,12 +126,13 @@ func (s *Store) ReadRecords(ctx context.Context, id string, afterSeq uint64, lim
 	return recs, nil
 }
 
-// Count returns the counters the triggers keep (see the schema).
+// Count returns the counters the triggers keep: the sums of their
+// deltas (counters.go).
 func (s *Store) Count(ctx context.Context) (persistence.Counts, error) {
 	if err := s.begin(ctx); err != nil {
 		return persistence.Counts{}, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT name, n FROM wfd_counters`)
+	rows, err := s.pool.Query(ctx, `SELECT name, sum(n)::bigint FROM wfd_counter_deltas GROUP BY name`)
 	if err != nil {
 		return persistence.Counts{}, fmt.Errorf("postgres: count: %w", s.classify(ctx, err))
 	}

@@ -56,6 +56,8 @@ type Store struct {
 	writeTimeout time.Duration
 	closed       atomic.Bool
 	pub          publisher
+	stopCompact  context.CancelFunc
+	compactDone  chan struct{}
 }
 
 var _ persistence.Store = (*Store)(nil)
@@ -115,6 +117,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), err)
 	}
+	cctx, stop := context.WithCancel(context.Background())
+	s.stopCompact, s.compactDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.compactDone)
+		s.compactCounters(cctx)
+	}()
 	return s, nil
 }
 
@@ -151,6 +159,10 @@ func Redact(url string) string { return redact(url) }
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
+	}
+	if s.stopCompact != nil {
+		s.stopCompact()
+		<-s.compactDone
 	}
 	s.pool.Close()
 	if s.lock != nil {
