@@ -327,9 +327,10 @@ func TestLeaseTokensAboveOlderOnes(t *testing.T) {
 	mustAcquire(t, s, "h", "A", longTTL)
 	mustWrite(t, s, testHandler("h"))
 	_ = s.Close()
-	conn := connect(t, url)
-	if _, err := conn.Exec(ctx, `UPDATE wfd_leases SET token = 1000 WHERE handler_id = 'h';
-		DROP SEQUENCE wfd_lease_tokens; DELETE FROM wfd_schema_version WHERE version_id >= 3`); err != nil {
+	if err := postgres.MigrateDownTo(ctx, url, 2); err != nil {
+		t.Fatalf("migrating down to the schema before the sequence: %v", err)
+	}
+	if _, err := connect(t, url).Exec(ctx, `UPDATE wfd_leases SET token = 1000 WHERE handler_id = 'h'`); err != nil {
 		t.Fatal(err)
 	}
 	s = openShared(t, url, postgres.Options{})
