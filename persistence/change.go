@@ -40,6 +40,12 @@ type Change struct {
 	// is applied. An expired lease nobody took since still holds. Stores
 	// without leases (bbolt) refuse a fenced change with ErrInvalid.
 	Fence Fence
+	// FreeLease, with Fence, frees the lease in the same transaction
+	// (Leaser.Release without a second commit): the change is the last
+	// its replica makes of the handler, which leaves its memory
+	// (released or finished), and the next Acquire by any replica
+	// succeeds at once.
+	FreeLease bool
 	// Delete removes the handler: metadata, snapshot, records, tasks and
 	// index entries. Only Handler.ID (and IfOwner) are used. Deleting a
 	// handler that does not exist fails with ErrNotFound.
@@ -49,6 +55,9 @@ type Change struct {
 // Validate reports whether c is well formed, without looking at stored
 // state. The error wraps ErrInvalid.
 func (c *Change) Validate() error {
+	if c.FreeLease && c.Fence.IsZero() {
+		return fmt.Errorf("%w: handler %q: FreeLease needs a Fence", ErrInvalid, c.Handler.ID)
+	}
 	if !c.Fence.IsZero() {
 		if err := c.Fence.validate(c.Handler.ID); err != nil {
 			return err

@@ -132,6 +132,9 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 			return fmt.Errorf("handler %s: this replica holds no lease of it: %w", c.HandlerID, persistence.ErrFenced)
 		}
 		p.change.Fence = f
+		// The handler leaves this replica's memory with this change: its
+		// lease is freed in the same commit (leases.left forgets it).
+		p.change.FreeLease = c.Released || c.Status.Terminal()
 	}
 	if p.change.Tasks, err = tasksFromChange(c); err != nil {
 		return err

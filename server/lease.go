@@ -370,10 +370,11 @@ func (l *leases) owner(ctx context.Context, id string) string {
 }
 
 // left is told about a committed change: a handler that left memory
-// (released or finished) frees its lease.
+// (released or finished) had its lease freed by that commit (the journal
+// sets Change.FreeLease), so it is only forgotten here.
 func (l *leases) left(c *engine.Change) {
 	if l != nil && (c.Released || c.Status.Terminal()) {
-		l.release(c.HandlerID)
+		l.forget(c.HandlerID)
 	}
 }
 

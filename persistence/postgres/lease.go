@@ -69,6 +69,11 @@ const (
 	// needed. Locked in id order first, as Renew locks them.
 	sqlDeleteLeases = `DELETE FROM wfd_leases WHERE handler_id IN (
 		SELECT handler_id FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR UPDATE)`
+	// The leases of Change.FreeLease, freed in the Write (sqlRelease):
+	// the Write checked their fences under FOR SHARE locks it still
+	// holds, so they are still its own.
+	sqlFreeLeases = `UPDATE wfd_leases SET owner = '', expires_at = now() WHERE handler_id IN (
+		SELECT handler_id FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR UPDATE)`
 )
 
 // Heartbeat implements persistence.Leaser.

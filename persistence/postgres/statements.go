@@ -70,6 +70,9 @@ func (w *writeSet) statements() (*pgx.Batch, error) {
 	if gone := w.goneIDs(); len(gone) > 0 {
 		b.Queue(sqlDeleteLeases, gone) // lease.go
 	}
+	if len(w.freeIDs) > 0 {
+		b.Queue(sqlFreeLeases, w.freeIDs) // lease.go
+	}
 	var (
 		hs      handlerRows // upserted
 		created handlerRows // inserted

@@ -161,6 +161,7 @@ type writeSet struct {
 	taskIDs   []string            // ids of upserted tasks, sorted
 	deleteIDs []string            // ids of handlers some change deletes, sorted
 	fencedIDs []string            // ids of handlers some change fences, sorted
+	freeIDs   []string            // ids of handlers whose lease a change frees, sorted
 	leases    map[string]leaseRow // the stored leases of fencedIDs
 }
 
@@ -174,6 +175,9 @@ func newWriteSet(changes []persistence.Change) *writeSet {
 		}
 		if c.Delete {
 			w.deleteIDs = append(w.deleteIDs, c.Handler.ID)
+		}
+		if c.FreeLease {
+			w.freeIDs = append(w.freeIDs, c.Handler.ID)
 		}
 		if !c.Fence.IsZero() {
 			w.fencedIDs = append(w.fencedIDs, c.Handler.ID)
@@ -191,6 +195,8 @@ func newWriteSet(changes []persistence.Change) *writeSet {
 	w.deleteIDs = slices.Compact(w.deleteIDs)
 	slices.Sort(w.fencedIDs)
 	w.fencedIDs = slices.Compact(w.fencedIDs)
+	slices.Sort(w.freeIDs)
+	w.freeIDs = slices.Compact(w.freeIDs)
 	return w
 }
 
