@@ -35,10 +35,17 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 	case !errors.Is(err, errNotFound):
 		return err
 	}
+	// In replica mode the child's workflow may be defined by workers on
+	// another replica only: registered here from the store first. The
+	// child starts here; its runs wait for a worker, so it is handed over
+	// to the replica with one (workerroute.go) once its start is durable.
+	s.workers.definition(ctx, workflow)
 	if err := s.leases.acquire(ctx, child); err != nil {
 		return err
 	}
-	_, err = s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
+	started := s.starting(child)
+	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
+	started(h, err)
 	if errors.Is(err, engine.ErrHandlerExists) {
 		return nil
 	}
@@ -48,6 +55,42 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 		}
 	}
 	return err
+}
+
+// starting marks handler id, about to be started here, as being loaded
+// until the returned func is called with the start's outcome: calls for it
+// meanwhile wait for that, and it is not handed over to another replica
+// (handOver) before its start is acknowledged, which would lose it.
+func (s *Server) starting(id string) func(*engine.Handler, error) {
+	c := &loadCall{done: make(chan struct{})}
+	s.loadMu.Lock()
+	if _, busy := s.loading[id]; busy {
+		s.loadMu.Unlock()
+		return func(*engine.Handler, error) {}
+	}
+	s.loading[id] = c
+	s.loadMu.Unlock()
+	return func(h *engine.Handler, err error) {
+		if errors.Is(err, engine.ErrHandlerExists) {
+			h, err = s.liveHandler(id)
+		}
+		c.h, c.err = h, err
+		s.loadMu.Lock()
+		delete(s.loading, id)
+		s.loadMu.Unlock()
+		close(c.done)
+		if err == nil {
+			s.workers.kickRoutes() // its runs may wait for a worker elsewhere
+		}
+	}
+}
+
+// liveHandler is handler id in memory here (errNotFound: not).
+func (s *Server) liveHandler(id string) (*engine.Handler, error) {
+	if h, ok := s.engine.Handler(id); ok {
+		return h, nil
+	}
+	return nil, fmt.Errorf("handler %q %w", id, errNotFound)
 }
 
 // childEnded tells the parent how a child ended (durably: the parent takes
