@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -139,6 +140,45 @@ func (s *Server) recheckChildren(parent string, children []string) {
 		}
 		s.childEnded(c)
 	}
+}
+
+// recheckLoadedParent runs, in replica mode, when a parent that waits on
+// children (its checkpoint says which) was loaded here: a child that ended
+// on another replica while the parent was on its way between replicas
+// (released by one, loaded here before the commit feed told anyone) was
+// told no one, so it is checked here, once the parent is in memory (in the
+// background: the load is still in progress). Only children whose end
+// the checkpoint lacks are read, one read each.
+func (s *Server) recheckLoadedParent(meta *persistence.Handler, st *statev1.HandlerState) {
+	if s.leases == nil {
+		return
+	}
+	var pending []string
+	for _, w := range meta.Waiters {
+		if w.Key != childrenKey {
+			continue
+		}
+		var wi wfdv1.WaiterInfo
+		if proto.Unmarshal(w.Match, &wi) != nil {
+			continue
+		}
+		for _, id := range wi.GetChildren() {
+			if _, reported := st.GetChildResults()[id]; !reported && !slices.Contains(pending, id) {
+				pending = append(pending, id)
+			}
+		}
+	}
+	if len(pending) == 0 {
+		return
+	}
+	parent := meta.ID
+	go func() {
+		for _, id := range pending {
+			if c, ended := s.endedChild(parent, id); ended {
+				s.childEnded(c)
+			}
+		}
+	}()
 }
 
 // endedChild reads child from the store: if it ended, ended is true and c
