@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -35,10 +36,17 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 	case !errors.Is(err, errNotFound):
 		return err
 	}
+	// In replica mode the child's workflow may be defined by workers on
+	// another replica only: registered here from the store first. The
+	// child starts here; its runs wait for a worker, so it is handed over
+	// to the replica with one (workerroute.go) once its start is durable.
+	s.workers.definition(ctx, workflow)
 	if err := s.leases.acquire(ctx, child); err != nil {
 		return err
 	}
-	_, err = s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
+	started := s.starting(child)
+	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
+	started(h, err)
 	if errors.Is(err, engine.ErrHandlerExists) {
 		return nil
 	}
@@ -48,6 +56,42 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 		}
 	}
 	return err
+}
+
+// starting marks handler id, about to be started here, as being loaded
+// until the returned func is called with the start's outcome: calls for it
+// meanwhile wait for that, and it is not handed over to another replica
+// (handOver) before its start is acknowledged, which would lose it.
+func (s *Server) starting(id string) func(*engine.Handler, error) {
+	c := &loadCall{done: make(chan struct{})}
+	s.loadMu.Lock()
+	if _, busy := s.loading[id]; busy {
+		s.loadMu.Unlock()
+		return func(*engine.Handler, error) {}
+	}
+	s.loading[id] = c
+	s.loadMu.Unlock()
+	return func(h *engine.Handler, err error) {
+		if errors.Is(err, engine.ErrHandlerExists) {
+			h, err = s.liveHandler(id)
+		}
+		c.h, c.err = h, err
+		s.loadMu.Lock()
+		delete(s.loading, id)
+		s.loadMu.Unlock()
+		close(c.done)
+		if err == nil {
+			s.workers.kickRoutes() // its runs may wait for a worker elsewhere
+		}
+	}
+}
+
+// liveHandler is handler id in memory here (errNotFound: not).
+func (s *Server) liveHandler(id string) (*engine.Handler, error) {
+	if h, ok := s.engine.Handler(id); ok {
+		return h, nil
+	}
+	return nil, fmt.Errorf("handler %q %w", id, errNotFound)
 }
 
 // childEnded tells the parent how a child ended (durably: the parent takes
@@ -96,6 +140,45 @@ func (s *Server) recheckChildren(parent string, children []string) {
 		}
 		s.childEnded(c)
 	}
+}
+
+// recheckLoadedParent runs, in replica mode, when a parent that waits on
+// children (its checkpoint says which) was loaded here: a child that ended
+// on another replica while the parent was on its way between replicas
+// (released by one, loaded here before the commit feed told anyone) was
+// told no one, so it is checked here, once the parent is in memory (in the
+// background: the load is still in progress). Only children whose end
+// the checkpoint lacks are read, one read each.
+func (s *Server) recheckLoadedParent(meta *persistence.Handler, st *statev1.HandlerState) {
+	if s.leases == nil {
+		return
+	}
+	var pending []string
+	for _, w := range meta.Waiters {
+		if w.Key != childrenKey {
+			continue
+		}
+		var wi wfdv1.WaiterInfo
+		if proto.Unmarshal(w.Match, &wi) != nil {
+			continue
+		}
+		for _, id := range wi.GetChildren() {
+			if _, reported := st.GetChildResults()[id]; !reported && !slices.Contains(pending, id) {
+				pending = append(pending, id)
+			}
+		}
+	}
+	if len(pending) == 0 {
+		return
+	}
+	parent := meta.ID
+	go func() {
+		for _, id := range pending {
+			if c, ended := s.endedChild(parent, id); ended {
+				s.childEnded(c)
+			}
+		}
+	}()
 }
 
 // endedChild reads child from the store: if it ended, ended is true and c

@@ -133,6 +133,7 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 		if info.Idle != nil {
 			s.trackIdle(&engine.Change{HandlerID: id, Status: info.Status, Idle: info.Idle})
 		}
+		s.recheckLoadedParent(&meta, &st)
 		return h, nil
 	case errors.Is(err, engine.ErrHandlerExists):
 		if h, ok := s.engine.Handler(id); ok {

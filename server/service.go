@@ -26,7 +26,9 @@ type service struct {
 
 var _ wfdv1connect.WorkflowServiceHandler = (*service)(nil)
 
-func (v *service) ListWorkflows(context.Context, *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
+func (v *service) ListWorkflows(ctx context.Context, _ *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
+	// In replica mode, workflows workers defined on other replicas too.
+	v.s.workers.syncStored(ctx)
 	out := &wfdv1.ListWorkflowsResponse{}
 	for _, w := range v.s.engine.Workflows() {
 		p := workflowToProto(&w)

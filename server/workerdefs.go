@@ -49,58 +49,6 @@ func (r *workerRegistry) loadStored(ctx context.Context) error {
 	return nil
 }
 
-// registerStored registers a stored definition with the engine; false if
-// it cannot be (said in the log). Callers hold r.mu.
-func (r *workerRegistry) registerStored(sd persistence.WorkflowDef) bool {
-	d := &wfdv1.WorkflowDefinition{}
-	if err := proto.Unmarshal(sd.Def, d); err != nil {
-		r.s.log.Error("stored workflow definition cannot be decoded", "workflow", sd.Name, "err", err)
-		return false
-	}
-	w, err := r.workflowFromDefinition(d, sd.Hash)
-	if err == nil {
-		err = r.s.engine.Register(w)
-	}
-	if err != nil {
-		// A built-in workflow of that name now, or stricter validation:
-		// say so, and serve the rest.
-		r.s.log.Error("stored workflow definition not registered", "workflow", sd.Name, "err", err)
-		return false
-	}
-	r.defs[d.GetName()] = d
-	return true
-}
-
-// definition is the hash of workflow name's definition if workers define
-// it (false: built in, or unknown). In replica mode a worker may have
-// defined it on another replica since this one started: the stored
-// definition is registered here then, so that its handlers restore here
-// too (rather than failing as of an unknown workflow) and its calls can
-// be routed.
-func (r *workerRegistry) definition(ctx context.Context, name string) (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if d, ok := r.defs[name]; ok {
-		_, hash, _ := encodeDefinition(d)
-		return hash, true
-	}
-	if _, ok := r.s.engine.Workflow(name); ok || r.routeDB() == nil {
-		return "", false
-	}
-	sd, err := r.s.store.GetWorkflow(ctx, name)
-	if err != nil {
-		if !errors.Is(err, persistence.ErrNotFound) {
-			r.s.log.Warn("reading a stored workflow definition", "workflow", name, "err", err)
-		}
-		return "", false
-	}
-	if !r.registerStored(sd) {
-		return "", false
-	}
-	r.s.log.Info("workflow definition registered by a worker of another replica", "workflow", name, "hash", sd.Hash)
-	return sd.Hash, true
-}
-
 // store stores a registered definition: a new one (replaces == "") only
 // if none is stored under the name, a replacement only if the stored one
 // is still the one of hash replaces. Another stored definition is

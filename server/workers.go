@@ -93,6 +93,7 @@ func (r *workerRegistry) wake() {
 // none of the new one's. A definition that fails validation is
 // InvalidArgument, with engine.Register's errors.
 func (r *workerRegistry) register(ctx context.Context, source string, defs []*wfdv1.WorkflowDefinition) (map[string]string, error) {
+	r.refreshStored(ctx, defs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Everything is checked before anything is registered, so a refused
