@@ -234,7 +234,9 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 			}
 			fence, _ := s.leases.fence(h.ID)
 			h.Residency = persistence.ResidencyReleased
-			toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence})
+			// The Write frees the lease (FreeLease with the fence; none
+			// outside replica mode).
+			toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence, FreeLease: !fence.IsZero()})
 			continue
 		}
 		if _, err := s.live(ctx, h.ID); err != nil {
@@ -258,7 +260,7 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 			return fmt.Errorf("marking idle handlers released: %w", err)
 		}
 		for _, c := range toRelease {
-			s.leases.release(c.Handler.ID)
+			s.leases.forget(c.Handler.ID)
 		}
 		n.released += len(toRelease)
 	}
