@@ -134,7 +134,7 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 		p.change.Fence = f
 		// The handler leaves this replica's memory with this change: its
 		// lease is freed in the same commit (leases.left forgets it).
-		p.change.FreeLease = c.Released || c.Status.Terminal()
+		p.change.FreeLease = !f.IsZero() && (c.Released || c.Status.Terminal())
 	}
 	if p.change.Tasks, err = tasksFromChange(c); err != nil {
 		return err
