@@ -2,14 +2,11 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -105,56 +102,6 @@ func (r *runner) phases(ctx context.Context) error {
 	srvMem.resumed()
 	wMem.resumed()
 	return nil
-}
-
-// memAround reads the memory of processes (summed: the replicas) around
-// the park phase; nil when it cannot (no pid, not Linux, another host's
-// pid).
-type memAround struct {
-	pids []int
-	n    int
-	m    *memoryResult
-}
-
-func newMemAround(pids []int, n int) *memAround {
-	if len(pids) == 0 || pids[0] == 0 {
-		return nil
-	}
-	s, err := rssSum(pids)
-	if err != nil {
-		return nil
-	}
-	return &memAround{pids: pids, n: n, m: &memoryResult{BeforePark: s}}
-}
-
-// rssSum is the memory of pids, summed.
-func rssSum(pids []int) (memSample, error) {
-	var sum memSample
-	for _, pid := range pids {
-		s, err := rss(pid)
-		if err != nil {
-			return memSample{}, err
-		}
-		sum.RSS, sum.Anon, sum.File = sum.RSS+s.RSS, sum.Anon+s.Anon, sum.File+s.File
-	}
-	return sum, nil
-}
-
-func (r *memAround) parked() *memoryResult {
-	if r == nil {
-		return nil
-	}
-	m := r.m
-	m.AfterPark, _ = rssSum(r.pids)
-	m.PerParkedHandler = (m.AfterPark.RSS - m.BeforePark.RSS) / int64(r.n)
-	m.AnonPerParkedHandler = (m.AfterPark.Anon - m.BeforePark.Anon) / int64(r.n)
-	return m
-}
-
-func (r *memAround) resumed() {
-	if r != nil {
-		r.m.AfterResume, _ = rssSum(r.pids)
-	}
 }
 
 // warmup runs a few echo handlers on every connection, so the measured
@@ -382,61 +329,6 @@ func (r *runner) workers(ctx context.Context, c int, fn func(ctx context.Context
 	wg.Wait()
 	return first
 }
-
-// stream follows one handler's StreamEvents.
-type stream struct {
-	s      *connect.ServerStreamForClient[wfdv1.StreamEventsResponse]
-	id     string
-	cancel context.CancelFunc
-}
-
-// openStream sends the StreamEvents request; records are read by until.
-func openStream(ctx context.Context, api wfdv1connect.WorkflowServiceClient, req *wfdv1.StreamEventsRequest) (*stream, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	s, err := api.StreamEvents(ctx, req)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("StreamEvents %s: %w", req.GetHandlerId(), err)
-	}
-	return &stream{s: s, id: req.GetHandlerId(), cancel: cancel}, nil
-}
-
-// until reads records until want(record) holds and returns that record.
-// A handler that finishes otherwise, or a stream that ends first, is an
-// error.
-func (s *stream) until(want func(*wfdv1.Record) bool) (*wfdv1.Record, error) {
-	for s.s.Receive() {
-		rec := s.s.Msg().GetRecord()
-		if rec == nil {
-			continue // a heartbeat
-		}
-		if want(rec) {
-			if f := rec.GetHandlerFinished(); f != nil && f.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
-				return nil, fmt.Errorf("handler %s ended %v: %s", s.id, f.GetStatus(), f.GetError())
-			}
-			return rec, nil
-		}
-		if f := rec.GetHandlerFinished(); f != nil {
-			return nil, fmt.Errorf("handler %s ended %v before the awaited record: %s", s.id, f.GetStatus(), f.GetError())
-		}
-	}
-	err := s.s.Err()
-	if err == nil || errors.Is(err, io.EOF) {
-		err = errors.New("stream ended early")
-	}
-	return nil, fmt.Errorf("StreamEvents %s: %w", s.id, err)
-}
-
-// close ends the stream without reading the rest: cancelling first keeps
-// Close from draining a stream that would never end.
-func (s *stream) close() {
-	s.cancel()
-	_ = s.s.Close()
-}
-
-func isFinished(r *wfdv1.Record) bool { return r.GetHandlerFinished() != nil }
-
-func isIdle(r *wfdv1.Record) bool { return r.GetIdleChanged().GetIdle() }
 
 func benchInput(phase string) *structpb.Struct {
 	return &structpb.Struct{Fields: map[string]*structpb.Value{"bench": structpb.NewStringValue(phase)}}
