@@ -28,6 +28,11 @@ type Leaser interface {
 	// When another replica holds it, acquired is false and the Lease is
 	// the holder's. Among concurrent acquirers exactly one succeeds.
 	Acquire(ctx context.Context, handler, replica string, ttl time.Duration) (lease Lease, acquired bool, err error)
+	// AcquireMany is Acquire of several handlers in one transaction: it
+	// returns the leases it acquired, in handler order; a handler not
+	// among them is held by another replica (Lease says by whom).
+	// Duplicates in handlers are ignored.
+	AcquireMany(ctx context.Context, handlers []string, replica string, ttl time.Duration) (acquired []Lease, err error)
 	// Renew extends, in one statement, to ttl from now, every lease of
 	// held that replica still holds with that token (expired or not, as
 	// long as nobody took it), and returns the handlers of held it lost:

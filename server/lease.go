@@ -80,6 +80,9 @@ type leases struct {
 	db  persistence.Leaser
 	cfg Replica
 
+	// batch takes leases for several handlers at once (leasebatch.go).
+	batch *acquirer
+
 	mu   sync.Mutex
 	held map[string]persistence.Fence
 	// renewedAt is when the last successful renewal was sent: the leases
@@ -103,7 +106,9 @@ func newLeases(s *Server, cfg Replica) (*leases, error) {
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
-	return &leases{s: s, db: db, cfg: cfg, held: map[string]persistence.Fence{}}, nil
+	l := &leases{s: s, db: db, cfg: cfg, held: map[string]persistence.Fence{}}
+	l.batch = &acquirer{l: l}
+	return l, nil
 }
 
 // id is this replica's id ("" for a single process).
@@ -281,12 +286,7 @@ func (l *leases) acquire(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: replica %q has not renewed its leases for %s (its database does not answer)",
 			errUnavailable, l.cfg.ID, since.Round(time.Millisecond))
 	}
-	actx, cancel := context.WithTimeout(ctx, l.cfg.LeaseTTL/2)
-	defer cancel()
-	lease, acquired, err := l.db.Acquire(actx, id, l.cfg.ID, l.cfg.LeaseTTL)
-	if err != nil && actx.Err() != nil && ctx.Err() == nil {
-		return fmt.Errorf("%w: taking handler %s's lease: the database did not answer in %s", errUnavailable, id, l.cfg.LeaseTTL/2)
-	}
+	lease, acquired, err := l.batch.acquire(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -297,6 +297,12 @@ func (l *leases) acquire(ctx context.Context, id string) error {
 	l.held[id] = lease.Fence()
 	l.mu.Unlock()
 	return nil
+}
+
+// errAcquireTimeout is a lease acquisition the database did not answer
+// in time: Unavailable, as the replica may be cut off from it.
+func errAcquireTimeout(l *leases, err error) error {
+	return fmt.Errorf("%w: taking handler leases: the database did not answer in %s (%v)", errUnavailable, l.cfg.LeaseTTL/2, err)
 }
 
 func (l *leases) owned(ctx context.Context, lease persistence.Lease) error {

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// maxAcquireBatch bounds the handlers one AcquireMany takes.
+const maxAcquireBatch = 512
+
+// acquirer batches the lease acquisitions of concurrent starts and loads
+// into one AcquireMany, as the journal batches commits: one transaction,
+// and one WAL flush, for all the handlers that came in while the last
+// batch was in flight, not one each (which made a lease cost more of the
+// database than the handler's own commits). One batch is in flight at a
+// time; a goroutine runs while there are requests.
+type acquirer struct {
+	l *leases
+
+	mu      sync.Mutex
+	queue   []*acquireReq
+	running bool
+}
+
+type acquireReq struct {
+	id    string
+	done  chan struct{}
+	lease persistence.Lease
+	ok    bool
+	err   error
+}
+
+// acquire takes handler id's lease with the next batch. When another
+// replica holds it, ok is false and lease is the holder's.
+func (a *acquirer) acquire(ctx context.Context, id string) (lease persistence.Lease, ok bool, err error) {
+	r := &acquireReq{id: id, done: make(chan struct{})}
+	a.mu.Lock()
+	a.queue = append(a.queue, r)
+	if !a.running {
+		a.running = true
+		go a.run(context.WithoutCancel(ctx))
+	}
+	a.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		// A lease the batch takes for it anyway is never renewed: it
+		// expires, or this replica takes it again (its own lease).
+		return persistence.Lease{}, false, ctx.Err()
+	}
+	if r.err == nil && !r.ok {
+		lease, err := a.l.db.Lease(ctx, id)
+		return lease, false, err
+	}
+	return r.lease, r.ok, r.err
+}
+
+// run takes batches off the queue until it is empty. ctx carries the
+// values of the call that started it, not its end: the batch is every
+// waiting caller's.
+func (a *acquirer) run(ctx context.Context) {
+	for {
+		a.mu.Lock()
+		n := min(len(a.queue), maxAcquireBatch)
+		if n == 0 {
+			a.running = false
+			a.mu.Unlock()
+			return
+		}
+		batch := a.queue[:n:n]
+		a.queue = a.queue[n:]
+		a.mu.Unlock()
+
+		ids := make([]string, len(batch))
+		for i, r := range batch {
+			ids[i] = r.id
+		}
+		bctx, cancel := context.WithTimeout(ctx, a.l.cfg.LeaseTTL/2)
+		got, err := a.l.db.AcquireMany(bctx, ids, a.l.cfg.ID, a.l.cfg.LeaseTTL)
+		if err != nil && bctx.Err() != nil {
+			err = errAcquireTimeout(a.l, err)
+		}
+		cancel()
+		leases := make(map[string]persistence.Lease, len(got))
+		for _, l := range got {
+			leases[l.Handler] = l
+		}
+		for _, r := range batch {
+			r.lease, r.ok = leases[r.id]
+			r.err = err
+			close(r.done)
+		}
+	}
+}
