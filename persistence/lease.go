@@ -28,11 +28,14 @@ type Leaser interface {
 	// When another replica holds it, acquired is false and the Lease is
 	// the holder's. Among concurrent acquirers exactly one succeeds.
 	Acquire(ctx context.Context, handler, replica string, ttl time.Duration) (lease Lease, acquired bool, err error)
-	// AcquireMany is Acquire of several handlers in one transaction: it
-	// returns the leases it acquired, in handler order; a handler not
-	// among them is held by another replica (Lease says by whom).
-	// Duplicates in handlers are ignored.
-	AcquireMany(ctx context.Context, handlers []string, replica string, ttl time.Duration) (acquired []Lease, err error)
+	// AcquireMany is Acquire of several handlers in one statement: it
+	// returns the leases it acquired and the live leases other replicas
+	// hold, each in handler order. A handler in neither was taken by
+	// another replica in the instant between the two (Lease says by
+	// whom). Duplicates in handlers are ignored. Handlers held elsewhere
+	// cost no write: a call for a handler live on another replica asks
+	// the database nothing it must commit.
+	AcquireMany(ctx context.Context, handlers []string, replica string, ttl time.Duration) (acquired, elsewhere []Lease, err error)
 	// Renew extends, in one statement, to ttl from now, every lease of
 	// held that replica still holds with that token (expired or not, as
 	// long as nobody took it), and returns the handlers of held it lost:

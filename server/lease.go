@@ -85,6 +85,8 @@ type leases struct {
 
 	mu   sync.Mutex
 	held map[string]persistence.Fence
+	// addrs are the live replicas' addresses by id (address).
+	addrs map[string]string
 	// renewedAt is when the last successful renewal was sent: the leases
 	// are known to last until renewedAt + ttl by the database's clock,
 	// so this replica's own clock, with a margin, bounds how long it may
@@ -206,6 +208,7 @@ func (l *leases) renew(ctx context.Context) {
 	l.mu.Lock()
 	l.renewedAt = sent
 	l.mu.Unlock()
+	l.readReplicas(rctx)
 	if len(lost) == 0 {
 		return
 	}
@@ -306,16 +309,39 @@ func errAcquireTimeout(l *leases, err error) error {
 }
 
 func (l *leases) owned(ctx context.Context, lease persistence.Lease) error {
-	e := &ownedError{handler: lease.Handler, owner: lease.Owner}
-	rs, err := l.db.Replicas(ctx)
-	if err == nil {
-		for _, r := range rs {
-			if r.ID == lease.Owner {
-				e.address = r.Address
-			}
-		}
+	return &ownedError{handler: lease.Handler, owner: lease.Owner, address: l.address(ctx, lease.Owner)}
+}
+
+// address is where replica id said it can be reached ("" if it is not
+// registered), from the registry as last read: every renewal reads it
+// again, so a call for a handler live elsewhere costs no query for it.
+// An id not known yet is looked up at once.
+func (l *leases) address(ctx context.Context, id string) string {
+	l.mu.Lock()
+	a, ok := l.addrs[id]
+	l.mu.Unlock()
+	if ok {
+		return a
 	}
-	return e
+	l.readReplicas(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.addrs[id]
+}
+
+// readReplicas refreshes the addresses of the live replicas.
+func (l *leases) readReplicas(ctx context.Context) {
+	rs, err := l.db.Replicas(ctx)
+	if err != nil {
+		return
+	}
+	addrs := make(map[string]string, len(rs))
+	for _, r := range rs {
+		addrs[r.ID] = r.Address
+	}
+	l.mu.Lock()
+	l.addrs = addrs
+	l.mu.Unlock()
 }
 
 // release frees handler id's lease, if held: it left memory (released,

@@ -28,7 +28,8 @@ type acquireReq struct {
 	id    string
 	done  chan struct{}
 	lease persistence.Lease
-	ok    bool
+	ok    bool // acquired
+	known bool // acquired, or lease is the live holder's
 	err   error
 }
 
@@ -50,7 +51,9 @@ func (a *acquirer) acquire(ctx context.Context, id string) (lease persistence.Le
 		// expires, or this replica takes it again (its own lease).
 		return persistence.Lease{}, false, ctx.Err()
 	}
-	if r.err == nil && !r.ok {
+	if r.err == nil && !r.known {
+		// Taken by another replica in the instant between the batch's
+		// read and its upsert.
 		lease, err := a.l.db.Lease(ctx, id)
 		return lease, false, err
 	}
@@ -78,18 +81,26 @@ func (a *acquirer) run(ctx context.Context) {
 			ids[i] = r.id
 		}
 		bctx, cancel := context.WithTimeout(ctx, a.l.cfg.LeaseTTL/2)
-		got, err := a.l.db.AcquireMany(bctx, ids, a.l.cfg.ID, a.l.cfg.LeaseTTL)
+		got, elsewhere, err := a.l.db.AcquireMany(bctx, ids, a.l.cfg.ID, a.l.cfg.LeaseTTL)
 		if err != nil && bctx.Err() != nil {
 			err = errAcquireTimeout(a.l, err)
 		}
 		cancel()
-		leases := make(map[string]persistence.Lease, len(got))
+		acquired := make(map[string]persistence.Lease, len(got))
 		for _, l := range got {
-			leases[l.Handler] = l
+			acquired[l.Handler] = l
+		}
+		held := make(map[string]persistence.Lease, len(elsewhere))
+		for _, l := range elsewhere {
+			held[l.Handler] = l
 		}
 		for _, r := range batch {
-			r.lease, r.ok = leases[r.id]
 			r.err = err
+			if l, ok := acquired[r.id]; ok {
+				r.lease, r.ok, r.known = l, true, true
+			} else if l, ok := held[r.id]; ok {
+				r.lease, r.known = l, true
+			}
 			close(r.done)
 		}
 	}

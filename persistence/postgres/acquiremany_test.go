@@ -27,9 +27,12 @@ func TestAcquireMany(t *testing.T) {
 	expire(t, a, "expired")
 	own := mustAcquire(t, b, "own", "B", longTTL)
 
-	got, err := b.AcquireMany(ctx, []string{"new", "held", "expired", "freed", "own", "new"}, "B", longTTL)
+	got, others, err := b.AcquireMany(ctx, []string{"new", "held", "expired", "freed", "own", "new"}, "B", longTTL)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(others) != 1 || others[0].Handler != "held" || others[0].Owner != "A" || others[0].Token != held.Token || !others[0].Live {
+		t.Fatalf("held elsewhere = %+v, want A's lease of held", others)
 	}
 	var ids []string
 	before := map[string]uint64{"expired": expired.Token, "freed": freed.Token, "own": own.Token}
@@ -45,8 +48,8 @@ func TestAcquireMany(t *testing.T) {
 	if l, err := b.Lease(ctx, "held"); err != nil || l.Owner != "A" || l.Token != held.Token {
 		t.Fatalf("held after B's AcquireMany = %+v, %v; want A's, unchanged", l, err)
 	}
-	if got, err := b.AcquireMany(ctx, nil, "B", longTTL); err != nil || len(got) != 0 {
-		t.Fatalf("AcquireMany of nothing = %v, %v", got, err)
+	if got, others, err := b.AcquireMany(ctx, nil, "B", longTTL); err != nil || len(got)+len(others) != 0 {
+		t.Fatalf("AcquireMany of nothing = %v, %v, %v", got, others, err)
 	}
 
 	// Four replicas race over overlapping lists of 60 handlers.
@@ -64,7 +67,7 @@ func TestAcquireMany(t *testing.T) {
 					}
 				}
 				replica := fmt.Sprintf("R%d", i)
-				got, err := s.AcquireMany(ctx, list, replica, longTTL)
+				got, _, err := s.AcquireMany(ctx, list, replica, longTTL)
 				if err != nil {
 					t.Errorf("%s: %v", replica, err)
 					return
