@@ -95,9 +95,12 @@ they trust --peer-ca (default: --tls-client-ca, else the system's
 roots), check the certificate against the host of the --advertise-addr
 (or --peer-server-name), and present their own --tls-cert to a replica
 that asks for a client certificate (it must allow clientAuth too). A
-replica killed without leaving has its handlers taken by the others once
-its leases expire. Without --replica-id: one process per database (an
-advisory lock makes sure).
+replica killed without leaving has its handlers picked up by the others
+once its leases expire, without waiting for a call; due timers are
+claimed by one replica; streams and waits follow a handler to whichever
+replica has it; step workers may connect to any replica (the work of a
+workflow goes where its workers are). Without --replica-id: one process
+per database (an advisory lock makes sure).
 
 A finished handler (completed, failed, cancelled) is kept until deleted
 (wfd delete) or, with --retention, deleted with its stream, checkpoint and
