@@ -2,13 +2,8 @@ package replicatest_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,79 +45,4 @@ func TestReplicaPartitionedDropsHandlers(t *testing.T) {
 func pgURL(t *testing.T) string {
 	t.Helper()
 	return pgtest.NewDatabase(t)
-}
-
-// proxy forwards TCP connections to the database until blackhole, after
-// which it drops every byte either way (connections stay open, silent).
-type proxy struct {
-	url  string
-	l    net.Listener
-	dead atomic.Bool
-	mu   sync.Mutex
-	c    []net.Conn
-}
-
-func startProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend := u.Host
-	u.Host = l.Addr().String()
-	p := &proxy{url: u.String(), l: l}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", backend)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.c = append(p.c, c, s)
-			p.mu.Unlock()
-			go p.pipe(s, c)
-			go p.pipe(c, s)
-		}
-	}()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *proxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 && !p.dead.Load() {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if err != io.EOF {
-				_ = dst.Close()
-			}
-			return
-		}
-	}
-}
-
-func (p *proxy) blackhole() { p.dead.Store(true) }
-
-func (p *proxy) close() {
-	_ = p.l.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.c {
-		_ = c.Close()
-	}
-	p.c = nil
 }

@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +36,7 @@ import (
 // exactly once, with the answer B or C gave it.
 func TestAcceptancePartitionedReplica(t *testing.T) {
 	direct := pgtest.NewDatabase(t)
-	hp := startHoldProxy(t, direct)
+	hp := startProxy(t, direct)
 	more := func(o *server.Options) { o.Workflows = append(o.Workflows, workflows.Approval()) }
 	var logs testlog.Buffer
 	a := startReplicaWith(t, hp.url, "a", time.Second, true, func(o *server.Options) {
@@ -153,108 +151,4 @@ func commitErrors(t *testing.T, r *replica) int {
 	}
 	t.Fatalf("no wfd_store_commit_errors_total in %s's metrics", r.id)
 	return 0
-}
-
-// holdProxy forwards TCP connections to the database. While held it
-// delivers nothing either way and keeps what it read (the rest waits in
-// the kernel's buffers), as a partition that TCP outlasts; release
-// delivers it all, in order, a connection's end after its bytes.
-type holdProxy struct {
-	url  string
-	l    net.Listener
-	mu   sync.Mutex
-	cond *sync.Cond
-	held bool
-	open []net.Conn
-}
-
-func startHoldProxy(t *testing.T, target string) *holdProxy {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend := u.Host
-	u.Host = l.Addr().String()
-	p := &holdProxy{url: u.String(), l: l}
-	p.cond = sync.NewCond(&p.mu)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", backend)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.open = append(p.open, c, s)
-			p.mu.Unlock()
-			go p.pipe(s, c)
-			go p.pipe(c, s)
-		}
-	}()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *holdProxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			for p.held {
-				p.cond.Wait()
-			}
-			p.mu.Unlock()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				_ = src.Close()
-				return
-			}
-		}
-		if err != nil {
-			p.mu.Lock()
-			for p.held {
-				p.cond.Wait()
-			}
-			p.mu.Unlock()
-			if tc, ok := dst.(*net.TCPConn); ok {
-				_ = tc.CloseWrite()
-			} else {
-				_ = dst.Close()
-			}
-			return
-		}
-	}
-}
-
-func (p *holdProxy) hold() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.held = true
-}
-
-func (p *holdProxy) release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.held = false
-	p.cond.Broadcast()
-}
-
-func (p *holdProxy) close() {
-	p.release()
-	_ = p.l.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.open {
-		_ = c.Close()
-	}
-	p.open = nil
 }

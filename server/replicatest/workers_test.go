@@ -17,7 +17,6 @@ import (
 	"github.com/wfd-dev/wfd/internal/pgtest"
 	"github.com/wfd-dev/wfd/internal/testwait"
 
-	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/clients/go/worker"
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -63,31 +62,7 @@ func review(by string) worker.StepFunc {
 // the other replicas know where it is.
 func startWorker(t *testing.T, r *replica, name string, step worker.StepFunc) (stop func()) {
 	t.Helper()
-	c, err := client.Dial(r.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := worker.New(c.Conn(), worker.Options{Name: name, MaxRuns: 4},
-		worker.Workflow{Definition: reviewDef(), Run: map[string]worker.StepFunc{"decide": step}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("worker %s: %v", name, err)
-			}
-			_ = c.Close()
-		})
-	}
-	t.Cleanup(stop)
-	workersOn(t, r, name, true)
-	return stop
+	return startWorkerDef(t, r, name, reviewDef(), step)
 }
 
 // workersOn waits until r lists the worker named name (listed), or no
