@@ -161,16 +161,7 @@ func (l *leases) leave(ctx context.Context) error {
 
 func (l *leases) run(ctx context.Context) {
 	defer close(l.done)
-	t := time.NewTicker(l.cfg.LeaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		l.renew(ctx)
-	}
+	every(ctx, l.cfg.LeaseTTL/3, func() { l.renew(ctx) })
 }
 
 // renew heartbeats the registry and renews every held lease in one

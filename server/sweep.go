@@ -13,7 +13,6 @@ package server
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -25,16 +24,7 @@ const sweepBatch = 64
 // sweep claims and resumes orphaned handlers every third of the lease
 // time until ctx is done.
 func (s *Server) sweep(ctx context.Context) {
-	t := time.NewTicker(s.leases.cfg.LeaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		s.sweepOnce(ctx)
-	}
+	every(ctx, s.leases.cfg.LeaseTTL/3, func() { s.sweepOnce(ctx) })
 }
 
 // sweepOnce claims orphans until none is left, and resumes them as
