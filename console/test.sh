@@ -5,7 +5,10 @@
 # runs the end-to-end tests in Debian's Chromium ($CHROMIUM, default
 # /usr/bin/chromium; Playwright downloads no browser) against real
 # `wfd serve` processes started from $WFD_BIN, which this script builds
-# when it is not set. Screenshots of each page land in test-results/screens.
+# when it is not set (and the replica spec on a throwaway PostgreSQL from
+# $WFD_PGTEMP_BIN, internal/pgtest/cmd/pgtemp, built likewise; without
+# PostgreSQL it skips unless WFD_PGTEST_REQUIRE is set). Screenshots of
+# each page land in test-results/screens.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -27,11 +30,16 @@ if [ ! -x "$chromium" ]; then
 fi
 export CHROMIUM="$chromium"
 
+bindir="$(mktemp -d)"
+trap 'rm -rf "$bindir"' EXIT
 if [ -z "${WFD_BIN:-}" ]; then
-  bindir="$(mktemp -d)"
-  trap 'rm -rf "$bindir"' EXIT
   (cd .. && go build -o "$bindir/wfd" ./cmd/wfd)
   export WFD_BIN="$bindir/wfd"
+fi
+# The replica spec's PostgreSQL: a throwaway cluster (package pgtest).
+if [ -z "${WFD_PGTEMP_BIN:-}" ]; then
+  (cd .. && go build -o "$bindir/pgtemp" ./internal/pgtest/cmd/pgtemp)
+  export WFD_PGTEMP_BIN="$bindir/pgtemp"
 fi
 
 npx playwright test "$@"

@@ -8,6 +8,10 @@ test("start an expense from its form, answer its task badly then well, and watch
   await expect(page).toHaveURL(/\/ui\/$/);
   await expect(page.getByRole("heading", { name: "Overview" })).toBeVisible();
   await expect(page.getByTestId("stat-Handlers active")).toHaveText(/\d+/);
+  // A single process has no replicas: nothing of them shows, and no error.
+  await expect(page.locator("[aria-busy=true]")).toHaveCount(0);
+  await expect(page.getByRole("heading", { name: "Replicas" })).toHaveCount(0);
+  await expect(page.getByRole("alert")).toHaveCount(0);
   await shot(page, "overview");
 
   await page.getByRole("link", { name: "Workflows" }).click();
@@ -100,6 +104,8 @@ test("filter handlers by workflow, status and residency", async ({ page, wfd, co
   await page.goto(`${wfd.origin}/ui/handlers`);
   const table = page.getByTestId("handlers");
   await expect(table.getByRole("link", { name: echo })).toBeVisible();
+  // No owners in a single process: no Owner column.
+  await expect(table.getByRole("columnheader", { name: "Owner" })).toHaveCount(0);
   await page.getByLabel("Workflow").selectOption("order");
   await expect(table.getByRole("link", { name: echo })).toHaveCount(0);
   for (const id of orders) {
@@ -131,6 +137,7 @@ test("release a handler from its page and wake it with an event form", async ({ 
   const timeline = page.getByTestId("timeline");
   await expect(timeline.locator('[data-kind="idle"]')).toBeVisible();
   await expect(page.getByTestId("handler-facts")).toContainText("active");
+  await expect(page.getByTestId("handler-owner")).toHaveCount(0);
 
   await page.getByRole("button", { name: "Release" }).click();
   await expect(page.getByTestId("handler-facts")).toContainText("released");

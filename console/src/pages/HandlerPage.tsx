@@ -85,6 +85,12 @@ export function HandlerPage({ id }: { id: string }) {
                   </dd>
                 </>
               )}
+              {h.owner && (
+                <>
+                  <dt>Owner</dt>
+                  <dd data-testid="handler-owner">{h.owner}</dd>
+                </>
+              )}
               <dt>Created</dt>
               <dd>{when(h.createdAt)}</dd>
               <dt>Updated</dt>

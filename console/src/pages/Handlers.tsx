@@ -36,6 +36,9 @@ export function Handlers() {
     },
     [client, f.workflow, f.status, f.idle, f.idleFor, f.residency, token],
   );
+  // Replica mode: which replica holds each running handler, a column only
+  // when some handler on the page has one (never for a single process).
+  const owners = page.data?.handlers.some((h) => h.owner) ?? false;
   const set = (k: string, v: string) => {
     const q: { [k: string]: string } = { workflow: f.workflow, status: f.status, idle: f.idle, idle_for: f.idleFor, residency: f.residency };
     q[k] = v;
@@ -100,6 +103,7 @@ export function Handlers() {
                 <th scope="col">Workflow</th>
                 <th scope="col">Status</th>
                 <th scope="col">Residency</th>
+                {owners && <th scope="col">Owner</th>}
                 <th scope="col">Waiting for</th>
                 <th scope="col">Created</th>
               </tr>
@@ -115,6 +119,7 @@ export function Handlers() {
                     <Badge value={statusName(h.status)} />
                   </td>
                   <td>{residencyName(h.residency)}</td>
+                  {owners && <td>{h.owner}</td>}
                   <td>{h.idle ? `${h.idle.waiters.map(waiterText).join("; ") || "events"} (idle ${ago(h.idle.since)})` : ""}</td>
                   <td title={when(h.createdAt)}>{ago(h.createdAt)} ago</td>
                 </tr>
