@@ -21,54 +21,16 @@ import (
 	"github.com/wfd-dev/wfd/internal/pgtest"
 	"github.com/wfd-dev/wfd/internal/testwait"
 
-	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/server"
 	"github.com/wfd-dev/wfd/workflows"
 )
 
-// sequence records every "num" event it gets ({"sender", "seq"}) as a
-// "got" record and completes, with how many it got and how many arrived
-// out of their sender's order, once it got the total its input names.
-func sequence() engine.Workflow {
-	return engine.Workflow{
-		Name:     "sequence",
-		External: []string{"num"},
-		Steps: []engine.Step{
-			{Name: "init", Accepts: []string{engine.StartEvent}, Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-				return sc.Set("total", in.Data.GetFields()["total"])
-			}},
-			{Name: "num", Accepts: []string{"num"}, Emits: []string{engine.StopEvent}, Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-				get := func(k string) float64 { v, _ := sc.Get(k); return v.GetNumberValue() }
-				set := func(k string, v float64) error { return sc.Set(k, structpb.NewNumberValue(v)) }
-				sc.Write("got", in.Data)
-				last := "last:" + in.Data.GetFields()["sender"].GetStringValue()
-				seq := in.Data.GetFields()["seq"].GetNumberValue()
-				if seq != get(last)+1 {
-					if err := set("unordered", get("unordered")+1); err != nil {
-						return err
-					}
-				}
-				count := get("count") + 1
-				if err := errorsJoin(set(last, seq), set("count", count)); err != nil {
-					return err
-				}
-				if count == get("total") {
-					return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
-						"count": structpb.NewNumberValue(count), "unordered": structpb.NewNumberValue(get("unordered")),
-					}})
-				}
-				return nil
-			}},
-		},
-	}
-}
-
 // startThree starts replicas a, b and c on one new database, serving the
-// approval and sequence workflows besides the package's.
+// approval workflow besides the package's.
 func startThree(t *testing.T, ttl time.Duration) []*replica {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
-	more := func(o *server.Options) { o.Workflows = append(o.Workflows, workflows.Approval(), sequence()) }
+	more := func(o *server.Options) { o.Workflows = append(o.Workflows, workflows.Approval()) }
 	var rs []*replica
 	for _, id := range []string{"a", "b", "c"} {
 		rs = append(rs, startReplicaWith(t, url, id, ttl, false, more))

@@ -48,42 +48,8 @@ func ask() engine.Workflow {
 	}
 }
 
-// tallyTotal is how many "add" events complete a tally.
+// tallyTotal is how many numbers the concurrent senders send.
 const tallyTotal = 100
-
-// tally counts "add" events ({"sender", "seq"}) until tallyTotal and
-// completes with the count and how many arrived out of their sender's
-// order.
-func tally() engine.Workflow {
-	return engine.Workflow{
-		Name:     "tally",
-		External: []string{"add"},
-		Steps: []engine.Step{
-			{Name: "init", Accepts: []string{engine.StartEvent}, Run: func(context.Context, *engine.StepContext, engine.Event) error { return nil }},
-			{Name: "add", Accepts: []string{"add"}, Emits: []string{engine.StopEvent}, Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-				get := func(k string) float64 { v, _ := sc.Get(k); return v.GetNumberValue() }
-				set := func(k string, v float64) error { return sc.Set(k, structpb.NewNumberValue(v)) }
-				last := "last:" + in.Data.GetFields()["sender"].GetStringValue()
-				seq := in.Data.GetFields()["seq"].GetNumberValue()
-				if seq != get(last)+1 {
-					if err := set("unordered", get("unordered")+1); err != nil {
-						return err
-					}
-				}
-				count := get("count") + 1
-				if err := errorsJoin(set(last, seq), set("count", count)); err != nil {
-					return err
-				}
-				if count == tallyTotal {
-					return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
-						"count": structpb.NewNumberValue(count), "unordered": structpb.NewNumberValue(get("unordered")),
-					}})
-				}
-				return nil
-			}},
-		},
-	}
-}
 
 func errorsJoin(errs ...error) error {
 	for _, err := range errs {
@@ -300,7 +266,7 @@ func TestReplicaForwardingConcurrent(t *testing.T) {
 	b := startReplica(t, url, "b", 30*time.Second)
 	c := startReplica(t, url, "c", 30*time.Second)
 	ctx := context.Background()
-	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "tally", HandlerId: "t"}); err != nil {
+	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "sequence", HandlerId: "t", Input: sequenceOf(tallyTotal)}); err != nil {
 		t.Fatal(err)
 	}
 	const senders = 4
@@ -311,7 +277,7 @@ func TestReplicaForwardingConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for seq := 1; seq <= tallyTotal/senders; seq++ {
 				data, _ := structpb.NewStruct(map[string]any{"sender": fmt.Sprint(s), "seq": seq})
-				if _, err := via.c.SendEvent(ctx, &wfdv1.SendEventRequest{HandlerId: "t", Event: &wfdv1.Event{Type: "add", Data: data}}); err != nil {
+				if _, err := via.c.SendEvent(ctx, &wfdv1.SendEventRequest{HandlerId: "t", Event: &wfdv1.Event{Type: "num", Data: data}}); err != nil {
 					errs <- fmt.Errorf("sender %d seq %d through %s: %w", s, seq, via.id, err)
 					return
 				}

@@ -52,6 +52,48 @@ func counter() engine.Workflow {
 	}
 }
 
+// sequence records every "num" event it gets ({"sender", "seq"}) as a
+// "got" record and completes, with how many it got and how many arrived
+// out of their sender's order, once it got the total its input names.
+func sequence() engine.Workflow {
+	return engine.Workflow{
+		Name:     "sequence",
+		External: []string{"num"},
+		Steps: []engine.Step{
+			{Name: "init", Accepts: []string{engine.StartEvent}, Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+				return sc.Set("total", in.Data.GetFields()["total"])
+			}},
+			{Name: "num", Accepts: []string{"num"}, Emits: []string{engine.StopEvent}, Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+				get := func(k string) float64 { v, _ := sc.Get(k); return v.GetNumberValue() }
+				set := func(k string, v float64) error { return sc.Set(k, structpb.NewNumberValue(v)) }
+				sc.Write("got", in.Data)
+				last := "last:" + in.Data.GetFields()["sender"].GetStringValue()
+				seq := in.Data.GetFields()["seq"].GetNumberValue()
+				if seq != get(last)+1 {
+					if err := set("unordered", get("unordered")+1); err != nil {
+						return err
+					}
+				}
+				count := get("count") + 1
+				if err := errorsJoin(set(last, seq), set("count", count)); err != nil {
+					return err
+				}
+				if count == get("total") {
+					return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+						"count": structpb.NewNumberValue(count), "unordered": structpb.NewNumberValue(get("unordered")),
+					}})
+				}
+				return nil
+			}},
+		},
+	}
+}
+
+// sequenceOf is the input of a sequence that completes after total numbers.
+func sequenceOf(total int) *structpb.Struct {
+	return &structpb.Struct{Fields: map[string]*structpb.Value{"total": structpb.NewNumberValue(float64(total))}}
+}
+
 // replica is an in-process server in replica mode on a shared database.
 type replica struct {
 	id, addr string
@@ -85,7 +127,7 @@ func startReplicaWith(t *testing.T, url, id string, ttl time.Duration, lenient b
 		t.Fatal(err)
 	}
 	opts := server.Options{
-		Store: store, Workflows: []engine.Workflow{counter(), ask(), tally(), keyed()},
+		Store: store, Workflows: []engine.Workflow{counter(), ask(), sequence(), keyed()},
 		Replica: server.Replica{ID: id, Address: l.Addr().String(), LeaseTTL: ttl},
 	}
 	configure(&opts)
