@@ -12,14 +12,20 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-// sqlAcquireMany is sqlAcquire of many handlers in one statement, so one
-// commit (and WAL flush) for all of them. The leases other replicas hold
-// live are read first and left out of the upsert, which would lock (and
-// so write) their rows even when its WHERE refuses them: a batch of
-// handlers live elsewhere commits nothing. The others are taken in id
-// order, as Renew and Write lock them, each conflicting row checked again
-// against the row as committed, as in sqlAcquire. The last column says
-// which rows were acquired.
+// sqlAcquireMany takes the leases of many handlers (Acquire is one) in
+// one statement, so one commit (and WAL flush) for all of them. A
+// conflicting insert waits for the other's commit and then evaluates the
+// WHERE against the row it committed, so among concurrent acquirers
+// exactly one gets a row back. The token comes from wfd_lease_tokens
+// (migration 00003), drawn when the row is written: above every token
+// issued before, so a handler's lease row may go with the handler
+// (write.go) and a new handler of the same id still never gets an old
+// token (greatest: a row an older wfd bumped past the sequence still only
+// grows). The leases other replicas hold live are read first and left
+// out of the upsert, which would lock (and so write) their rows even when
+// its WHERE refuses them: a batch of handlers live elsewhere commits
+// nothing. The others are taken in id order, as Renew and Write lock
+// them. The last column says which rows were acquired.
 const sqlAcquireMany = `WITH held AS (
 		SELECT handler_id, owner, token, acquired_at, expires_at FROM wfd_leases
 		WHERE handler_id = ANY($1) AND owner <> '' AND owner <> $2 AND expires_at > now()

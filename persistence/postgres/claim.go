@@ -15,7 +15,7 @@ import (
 // LOCKED, so a concurrent claim skips them rather than waiting (and never
 // picks them too); a Write of one of them waits for the claim, as it
 // locks handler rows first too. The upsert then takes the leases as
-// sqlAcquire does, in handler id order (as Renew locks them, so the two
+// sqlAcquireMany does, in handler id order (as Renew locks them, so the two
 // cannot deadlock), and its WHERE is checked again against the row as
 // committed: a lease an Acquire took meanwhile is not claimed. $1 is the
 // replica, $2 the ttl in microseconds, $3 the limit; the picked rows'

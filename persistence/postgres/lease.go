@@ -22,20 +22,6 @@ const (
 		RETURNING id, address, started_at, expires_at, expires_at > now()`
 	sqlReplicas = `SELECT id, address, started_at, expires_at, true FROM wfd_replicas
 		WHERE expires_at > now() ORDER BY id`
-	// A conflicting insert waits for the other's commit and then
-	// evaluates the WHERE against the row it committed, so among
-	// concurrent acquirers exactly one gets a row back. The token comes
-	// from wfd_lease_tokens (migration 00003), drawn when the row is
-	// written: above every token issued before, so a handler's lease row
-	// may go with the handler (write.go) and a new handler of the same id
-	// still never gets an old token. (greatest: a row an older wfd bumped
-	// past the sequence still only grows.)
-	sqlAcquire = `INSERT INTO wfd_leases AS l (handler_id, owner, token, acquired_at, expires_at)
-		VALUES ($1, $2, nextval('wfd_lease_tokens'), now(), now() + $3::bigint * interval '1 microsecond')
-		ON CONFLICT (handler_id) DO UPDATE
-		SET owner = excluded.owner, token = ` + sqlNextToken + `, acquired_at = now(), expires_at = excluded.expires_at
-		WHERE l.owner = '' OR l.owner = excluded.owner OR l.expires_at <= now()
-		RETURNING handler_id, owner, token, acquired_at, expires_at, true`
 	// sqlNextToken is an existing lease row l's next token.
 	sqlNextToken = `greatest(l.token + 1, nextval('wfd_lease_tokens'))`
 	sqlLease     = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now()
@@ -64,7 +50,7 @@ const (
 	// commit.
 	sqlLockLeases = `SELECT handler_id, owner, token FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR SHARE`
 	// A deleted handler's lease row goes in its Write: the tokens come
-	// from one sequence (sqlAcquire), so a new handler under the same id
+	// from one sequence (sqlAcquireMany), so a new handler under the same id
 	// starts above every token of the old one, and no tombstone is
 	// needed. Locked in id order first, as Renew locks them.
 	sqlDeleteLeases = `DELETE FROM wfd_leases WHERE handler_id IN (
@@ -128,22 +114,20 @@ func (s *Store) Leave(ctx context.Context, id string) error {
 
 // Acquire implements persistence.Leaser.
 func (s *Store) Acquire(ctx context.Context, handler, replica string, ttl time.Duration) (persistence.Lease, bool, error) {
-	if err := s.begin(ctx); err != nil {
-		return persistence.Lease{}, false, err
-	}
-	if handler == "" || replica == "" || ttl <= 0 {
+	if handler == "" {
 		return persistence.Lease{}, false, fmt.Errorf("%w: postgres: acquire: a lease needs a handler, a replica and a positive ttl", persistence.ErrInvalid)
 	}
-	l, err := scanLease(s.queryRow(ctx, sqlAcquire, handler, replica, ttl.Microseconds()))
-	if err == nil {
-		return l, true, nil
+	got, elsewhere, err := s.AcquireMany(ctx, []string{handler}, replica, ttl)
+	switch {
+	case err != nil:
+		return persistence.Lease{}, false, err
+	case len(got) == 1:
+		return got[0], true, nil
+	case len(elsewhere) == 1:
+		return elsewhere[0], false, nil
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return persistence.Lease{}, false, fmt.Errorf("postgres: acquire %q: %w", handler, s.classify(ctx, err))
-	}
-	// Held by another replica: report it. (It may have expired or been
-	// released since; the caller tries again later either way.)
-	l, err = s.Lease(ctx, handler)
+	// Taken by another replica between AcquireMany's read and its upsert.
+	l, err := s.Lease(ctx, handler)
 	if err != nil {
 		return persistence.Lease{}, false, err
 	}
