@@ -76,17 +76,16 @@ func notices(changes []persistence.Change, w *writeSet) []string {
 			nb = newNoticeBuf(r)
 			open[r] = nb
 		}
-		qid := quote(id)
-		var qparent []byte
+		parent := ""
 		if ended(h) {
-			qparent = quote(h.final.Parent)
+			parent = h.final.Parent
 		}
-		if !nb.fits(qid, qparent) {
+		if !nb.fits(id, parent) {
 			out = append(out, nb.String())
 			nb = newNoticeBuf(r)
 			open[r] = nb
 		}
-		nb.add(qid, qparent)
+		nb.add(id, parent)
 	}
 	for _, r := range slices.Sorted(maps.Keys(open)) {
 		out = append(out, open[r].String())
@@ -102,81 +101,48 @@ func ended(h *handlerState) bool {
 	return !h.stored || h.oldErr != nil || h.old.Status == persistence.StatusRunning
 }
 
-// noticeBuf builds one payload; its size is known as it grows.
+// noticeBuf builds one payload; its encoded size is bounded as it grows.
 type noticeBuf struct {
-	r    []byte
-	h, e [][]byte
+	n    commitNotice
 	size int
 }
 
 func newNoticeBuf(replica string) *noticeBuf {
-	nb := &noticeBuf{size: len(`{"r":,"h":[],"e":[]}`)}
-	if replica != "" {
-		nb.r = quote(replica)
-		nb.size += len(nb.r)
-	}
-	return nb
+	return &noticeBuf{n: commitNotice{R: replica}, size: len(`{"r":,"h":[],"e":[]}`) + quotedLen(replica)}
 }
 
-func (nb *noticeBuf) cost(qid, qparent []byte) int {
-	if qparent == nil {
-		return len(qid) + 1
+// cost is what an entry adds to the payload: a quoted id and a comma,
+// or [child,parent] and a comma.
+func cost(id, parent string) int {
+	if parent == "" {
+		return quotedLen(id) + 1
 	}
-	return len(qid) + len(qparent) + 4 // [a,b],
+	return quotedLen(id) + quotedLen(parent) + 4
 }
 
 // fits reports whether an entry fits; an empty payload takes any (ids are
 // far shorter than maxNotice).
-func (nb *noticeBuf) fits(qid, qparent []byte) bool {
-	return len(nb.h)+len(nb.e) == 0 || nb.size+nb.cost(qid, qparent) <= maxNotice
+func (nb *noticeBuf) fits(id, parent string) bool {
+	return len(nb.n.H)+len(nb.n.E) == 0 || nb.size+cost(id, parent) <= maxNotice
 }
 
-func (nb *noticeBuf) add(qid, qparent []byte) {
-	nb.size += nb.cost(qid, qparent)
-	if qparent == nil {
-		nb.h = append(nb.h, qid)
+// add adds handler id, or child id's end with its parent.
+func (nb *noticeBuf) add(id, parent string) {
+	nb.size += cost(id, parent)
+	if parent == "" {
+		nb.n.H = append(nb.n.H, id)
 	} else {
-		nb.e = append(nb.e, qid, qparent)
+		nb.n.E = append(nb.n.E, [2]string{id, parent})
 	}
 }
 
 func (nb *noticeBuf) String() string {
-	b := make([]byte, 0, nb.size)
-	b = append(b, '{')
-	if nb.r != nil {
-		b = append(append(b, `"r":`...), nb.r...)
-	}
-	if len(nb.h) > 0 {
-		if nb.r != nil {
-			b = append(b, ',')
-		}
-		b = append(b, `"h":[`...)
-		for i, q := range nb.h {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, q...)
-		}
-		b = append(b, ']')
-	}
-	if len(nb.e) > 0 {
-		if nb.r != nil || len(nb.h) > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `"e":[`...)
-		for i := 0; i < len(nb.e); i += 2 {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(append(append(append(append(b, '['), nb.e[i]...), ','), nb.e[i+1]...), ']')
-		}
-		b = append(b, ']')
-	}
-	return string(append(b, '}'))
+	b, _ := json.Marshal(nb.n) // strings and slices of them always marshal
+	return string(b)
 }
 
-// quote is s as a JSON string.
-func quote(s string) []byte {
+// quotedLen is the length of s as a JSON string.
+func quotedLen(s string) int {
 	q, _ := json.Marshal(s) // a string always marshals
-	return q
+	return len(q)
 }
