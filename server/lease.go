@@ -299,6 +299,30 @@ func errAcquireTimeout(l *leases, err error) error {
 	return fmt.Errorf("%w: taking handler leases: the database did not answer in %s (%v)", errUnavailable, l.cfg.LeaseTTL/2, err)
 }
 
+// acquireEach is acquire of each of ids, at once: their requests share
+// the acquirer's batches. The errors are by handler (none: acquired).
+func (l *leases) acquireEach(ctx context.Context, ids []string) map[string]error {
+	errs := make(map[string]error, len(ids))
+	if l == nil {
+		return errs
+	}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, id := range ids {
+		wg.Go(func() {
+			if err := l.acquire(ctx, id); err != nil {
+				mu.Lock()
+				errs[id] = err
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
 func (l *leases) owned(ctx context.Context, lease persistence.Lease) error {
 	return &ownedError{handler: lease.Handler, owner: lease.Owner, address: l.address(ctx, lease.Owner)}
 }

@@ -219,13 +219,21 @@ func (n *resumed) any() bool { return n.total() > 0 }
 // holds (claimed: sweep.go) is used as it is; a handler whose lease another
 // live replica holds is left alone (live there).
 func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resumed) error {
+	var idle []string
+	for _, h := range hs {
+		if !h.IdleSince.IsZero() {
+			idle = append(idle, h.ID)
+		}
+	}
+	// Their leases together: one statement for the page, not one each.
+	idleErrs := s.leases.acquireEach(ctx, idle)
 	var toRelease []persistence.Change
 	for _, h := range hs {
 		if !h.IdleSince.IsZero() {
 			// It was idle in memory when its process stopped: it stays
 			// in the store, like a released handler, until woken. In
 			// replica mode only if no other live replica has it.
-			if err := s.leases.acquire(ctx, h.ID); err != nil {
+			if err := idleErrs[h.ID]; err != nil {
 				if errors.As(err, new(*ownedError)) {
 					n.elsewhere++
 					continue
