@@ -81,11 +81,8 @@ func (s *Server) childEndedElsewhere(parent, child string) {
 		}
 		return
 	}
-	if _, held := s.leases.fence(parent); !held {
-		lease, err := s.leases.db.Lease(s.background, parent)
-		if err != nil || lease.Live && lease.Owner != s.leases.id() {
-			return
-		}
+	if _, elsewhere, err := s.leases.holder(s.background, parent); err != nil || elsewhere {
+		return
 	}
 	// Not if its checkpoint has the end already: loading it would change
 	// nothing.

@@ -266,6 +266,7 @@ func (l *leases) acquire(ctx context.Context, id string) error {
 	}
 	l.mu.Lock()
 	_, ok := l.held[id]
+	since := time.Since(l.renewedAt)
 	l.mu.Unlock()
 	if ok {
 		return nil
@@ -273,9 +274,6 @@ func (l *leases) acquire(ctx context.Context, id string) error {
 	// A replica cut off from its database answers at once rather than
 	// hold the call (a forwarded one too) until the partition heals: the
 	// caller's retry reaches a replica that can take the handler.
-	l.mu.Lock()
-	since := time.Since(l.renewedAt)
-	l.mu.Unlock()
 	if since >= l.cfg.LeaseTTL/2 {
 		return fmt.Errorf("%w: replica %q has not renewed its leases for %s (its database does not answer)",
 			errUnavailable, l.cfg.ID, since.Round(time.Millisecond))
@@ -399,23 +397,6 @@ func (l *leases) forget(id string) {
 	l.mu.Unlock()
 }
 
-// owner is the replica holding handler id's lease, as this replica knows
-// it: itself when it holds it, else the database's live holder ("" for
-// none).
-func (l *leases) owner(ctx context.Context, id string) string {
-	if l == nil {
-		return ""
-	}
-	if _, ok := l.fence(id); ok {
-		return l.cfg.ID
-	}
-	lease, err := l.db.Lease(ctx, id)
-	if err != nil || !lease.Live {
-		return ""
-	}
-	return lease.Owner
-}
-
 // left is told about a committed change: a handler that left memory
 // (released or finished) had its lease freed by that commit (the journal
 // sets Change.FreeLease), so it is only forgotten here.
@@ -434,14 +415,24 @@ func (l *leases) elsewhere(ctx context.Context, id string) error {
 	if l == nil {
 		return nil
 	}
-	if _, ok := l.fence(id); ok {
-		return nil
-	}
-	lease, err := l.db.Lease(ctx, id)
-	if err != nil || !lease.Live || lease.Owner == l.cfg.ID {
+	lease, ok, err := l.holder(ctx, id)
+	if err != nil || !ok {
 		return nil
 	}
 	return l.owned(ctx, lease)
+}
+
+// holder reads the live lease another replica holds of handler id; ok
+// is false when this replica holds it or nobody does.
+func (l *leases) holder(ctx context.Context, id string) (lease persistence.Lease, ok bool, err error) {
+	if _, held := l.fence(id); held {
+		return persistence.Lease{}, false, nil
+	}
+	lease, err = l.db.Lease(ctx, id)
+	if err != nil || !lease.Live || lease.Owner == l.cfg.ID {
+		return persistence.Lease{}, false, err
+	}
+	return lease, true, nil
 }
 
 // adopt makes leases this replica claimed (sweep.go, timers.go) held, as

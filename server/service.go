@@ -171,9 +171,7 @@ func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) 
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	if h.GetOwner() == "" && h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
-		h.Owner = v.s.leases.owner(ctx, h.GetHandlerId()) // another replica's, or none
-	}
+	v.s.leases.fillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
 	return &wfdv1.GetHandlerResponse{Handler: h}, nil
 }
 

@@ -45,28 +45,17 @@ func (r *workerRegistry) registerStored(sd persistence.WorkflowDef) bool {
 		r.s.log.Error("stored workflow definition not registered", "workflow", sd.Name, "err", err)
 		return false
 	}
-	r.defs[d.GetName()] = d
+	r.defs[d.GetName()] = sd.Hash
 	return true
 }
 
 // adopt makes sd the definition registered here under its name unless it
 // already is (same hash). Callers hold r.mu.
 func (r *workerRegistry) adopt(sd persistence.WorkflowDef) bool {
-	if hash, ok := r.hashLocked(sd.Name); ok && hash == sd.Hash {
+	if hash, ok := r.defs[sd.Name]; ok && hash == sd.Hash {
 		return true
 	}
 	return r.registerStored(sd)
-}
-
-// hashLocked is the hash of the definition registered here under name
-// (false: none). Callers hold r.mu.
-func (r *workerRegistry) hashLocked(name string) (string, bool) {
-	d, ok := r.defs[name]
-	if !ok {
-		return "", false
-	}
-	_, hash, _ := encodeDefinition(d)
-	return hash, true
 }
 
 // definition is the hash of workflow name's definition if workers define
@@ -79,7 +68,7 @@ func (r *workerRegistry) hashLocked(name string) (string, bool) {
 // cannot be read, it is what is registered here.
 func (r *workerRegistry) definition(ctx context.Context, name string) (string, bool) {
 	r.mu.Lock()
-	hash, known := r.hashLocked(name)
+	hash, known := r.defs[name]
 	r.mu.Unlock()
 	if r.routeDB() == nil {
 		return hash, known
@@ -99,7 +88,8 @@ func (r *workerRegistry) definition(ctx context.Context, name string) (string, b
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.adopt(sd) {
-		return r.hashLocked(name)
+		hash, known := r.defs[name]
+		return hash, known
 	}
 	if sd.Hash != hash {
 		r.s.log.Info("workflow definition registered as stored by a worker of another replica", "workflow", name, "hash", sd.Hash, "was", hash)
@@ -122,7 +112,7 @@ func (r *workerRegistry) syncStored(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, sd := range defs {
-		if _, builtIn := r.s.engine.Workflow(sd.Name); builtIn && r.defs[sd.Name] == nil {
+		if _, builtIn := r.s.engine.Workflow(sd.Name); builtIn && r.defs[sd.Name] == "" {
 			continue // said at start-up
 		}
 		r.adopt(sd)

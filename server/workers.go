@@ -10,7 +10,6 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/google/uuid"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -27,9 +26,10 @@ type workerRegistry struct {
 
 	mu      sync.Mutex
 	workers map[string]*worker
-	// defs are the definitions of the workflows workers registered, by
-	// name: a worker may register a name again only with an equal one.
-	defs map[string]*wfdv1.WorkflowDefinition
+	// defs are the hashes (encodeDefinition) of the definitions of the
+	// workflows workers registered, by name: a worker may register a name
+	// again only with an equal one.
+	defs map[string]string
 	runs map[string]*remoteRun
 	// waiting holds the runs waiting for a worker, by handler id, for
 	// the API's Handler.waiting_for_worker.
@@ -70,7 +70,7 @@ type worker struct {
 }
 
 func newWorkerRegistry(s *Server) *workerRegistry {
-	return &workerRegistry{s: s, workers: map[string]*worker{}, defs: map[string]*wfdv1.WorkflowDefinition{},
+	return &workerRegistry{s: s, workers: map[string]*worker{}, defs: map[string]string{},
 		runs: map[string]*remoteRun{}, waiting: map[string]map[*waitingRun]struct{}{}, changed: make(chan struct{}),
 		advDirty: true, routeKick: make(chan struct{}, 1)}
 }
@@ -116,8 +116,7 @@ func (r *workerRegistry) register(ctx context.Context, source string, defs []*wf
 		}
 		hashes[d.GetName()] = hash
 		var replaces string
-		if old, ok := r.defs[d.GetName()]; ok {
-			_, oldHash, _ := encodeDefinition(old)
+		if oldHash, ok := r.defs[d.GetName()]; ok {
 			if oldHash == hash {
 				continue
 			}
@@ -149,7 +148,7 @@ func (r *workerRegistry) register(ctx context.Context, source string, defs []*wf
 		if err := register(a.w); err != nil {
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
-		r.defs[a.d.GetName()] = proto.CloneOf(a.d)
+		r.defs[a.d.GetName()] = a.hash
 	}
 	return hashes, nil
 }
@@ -302,11 +301,10 @@ func (r *workerRegistry) waitingFor(handlerID string) []*wfdv1.RunWaitingForWork
 func (r *workerRegistry) serving(workflow string) (bool, int32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d, ok := r.defs[workflow]
+	hash, ok := r.defs[workflow]
 	if !ok {
 		return false, 0
 	}
-	_, hash, _ := encodeDefinition(d)
 	var n int32
 	for _, w := range r.workers {
 		if w.hashes[workflow] == hash {
