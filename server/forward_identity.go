@@ -9,7 +9,7 @@ package server
 //   - A client certificate cannot travel: the owner's TLS handshake sees
 //     the forwarding replica's certificate. The forwarding replica sends
 //     the identity it authenticated instead, in auth.ForwardedIdentityHeader,
-//     signed (HMAC-SHA256) with the secret the replicas share
+//     as a JWT signed (HS256) with the secret the replicas share
 //     (--peer-secret-file) over the subject, roles, procedure and time.
 //     The owner authenticates a call that carries the header by the
 //     header alone, and refuses it if it does not verify; so a client

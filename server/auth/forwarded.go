@@ -1,27 +1,25 @@
 package auth
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // ForwardedIdentityHeader carries the identity of a call that a replica
 // forwards to the handler's owner for a caller it authenticated by its
 // client certificate (which the owner cannot see: it sees the forwarding
-// replica's). Its value is signed with the replicas' shared peer secret
-// (Config.PeerSecretFile) over the identity, the procedure and the time,
-// so only a replica can make one: a request that carries the header is
-// authenticated by it alone, and refused (ErrBadCredentials) if it does
-// not verify, so that a client setting it never gains an identity.
+// replica's). Its value is a JWT signed (HS256) with the replicas' shared
+// peer secret (Config.PeerSecretFile) over the identity, the procedure and
+// the time, so only a replica can make one: a request that carries the
+// header is authenticated by it alone, and refused (ErrBadCredentials) if
+// it does not verify, so that a client setting it never gains an identity.
 const ForwardedIdentityHeader = "Wfd-Forwarded-Identity"
 
 // ForwardedValidity is how far a forwarded identity's time may be from
@@ -36,14 +34,6 @@ var ErrNoPeerSecret = errors.New("no peer secret (--peer-secret-file): replicas 
 
 // minPeerSecret is the shortest secret accepted, in bytes.
 const minPeerSecret = 32
-
-// forwarded is the signed part of the header.
-type forwarded struct {
-	Subject   string   `json:"sub"`
-	Roles     []string `json:"roles,omitempty"`
-	Procedure string   `json:"proc"`
-	IssuedAt  int64    `json:"iat"` // Unix milliseconds
-}
 
 // readPeerSecrets reads the peer secret file: one secret per non-empty
 // line, each at least minPeerSecret bytes. The first signs; all verify,
@@ -72,26 +62,41 @@ func readPeerSecrets(file string) ([][]byte, error) {
 	return keys, nil
 }
 
-func mac(key, payload []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("wfd forwarded identity v1\n"))
-	m.Write(payload)
-	return m.Sum(nil)
+// forwardedType is the JWS "typ" of a forwarded identity: a token signed
+// with a peer secret is never taken for anything else.
+const forwardedType = "wfd-forwarded+jwt"
+
+// forwardedClaims are what a forwarded identity signs: the caller (sub,
+// roles), the procedure it may be used for (aud) and when it was made
+// (iat; exp is the same instant, and the verifier's leeway of
+// ForwardedValidity makes it valid that long either side of it).
+type forwardedClaims struct {
+	jwt.Claims
+	Roles []string `json:"roles,omitempty"`
 }
 
 // SignForwarded returns the ForwardedIdentityHeader value that vouches
-// for id calling procedure ("/wfd.v1.WorkflowService/CompleteTask") now.
-// It fails with ErrNoPeerSecret without a peer secret.
+// for id calling procedure ("/wfd.v1.WorkflowService/CompleteTask") now:
+// a JWT signed (HS256) with the first peer secret. It fails with
+// ErrNoPeerSecret without a peer secret.
 func (a *Authenticator) SignForwarded(id Identity, procedure string) (string, error) {
 	if a == nil || len(a.peerKeys) == 0 {
 		return "", ErrNoPeerSecret
 	}
-	payload, err := json.Marshal(forwarded{Subject: id.Subject, Roles: id.Roles, Procedure: procedure, IssuedAt: a.now().UnixMilli()})
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: a.peerKeys[0]},
+		(&jose.SignerOptions{}).WithType(forwardedType))
 	if err != nil {
-		return "", fmt.Errorf("auth: %w", err)
+		return "", fmt.Errorf("auth: forwarded identity: %w", err)
 	}
-	enc := base64.RawURLEncoding
-	return "v1." + enc.EncodeToString(payload) + "." + enc.EncodeToString(mac(a.peerKeys[0], payload)), nil
+	now := jwt.NewNumericDate(a.now())
+	v, err := jwt.Signed(signer).Claims(forwardedClaims{
+		Claims: jwt.Claims{Subject: id.Subject, Audience: jwt.Audience{procedure}, IssuedAt: now, Expiry: now},
+		Roles:  id.Roles,
+	}).Serialize()
+	if err != nil {
+		return "", fmt.Errorf("auth: forwarded identity: %w", err)
+	}
+	return v, nil
 }
 
 // CanForwardIdentities reports whether a peer secret is configured.
@@ -109,37 +114,29 @@ func (a *Authenticator) forwardedIdentity(r *http.Request) (Identity, error) {
 	if len(vals) != 1 {
 		return bad("sent more than once")
 	}
-	parts := strings.Split(vals[0], ".")
-	if len(parts) != 3 || parts[0] != "v1" {
+	tok, err := jwt.ParseSigned(vals[0], []jose.SignatureAlgorithm{jose.HS256})
+	if err != nil || len(tok.Headers) != 1 || tok.Headers[0].ExtraHeaders[jose.HeaderType] != forwardedType {
 		return bad("malformed")
 	}
-	enc := base64.RawURLEncoding
-	payload, err1 := enc.DecodeString(parts[1])
-	sig, err2 := enc.DecodeString(parts[2])
-	if err1 != nil || err2 != nil {
-		return bad("malformed")
-	}
-	ok := false
+	var c forwardedClaims
+	verified := false
 	for _, k := range a.peerKeys {
-		ok = hmac.Equal(sig, mac(k, payload)) || ok
+		if tok.Claims(k, &c) == nil {
+			verified = true
+			break
+		}
 	}
-	if !ok {
+	if !verified {
 		return bad("not signed with the peer secret")
 	}
-	var f forwarded
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return bad("malformed")
-	}
-	if f.Procedure != r.URL.Path {
+	err = c.ValidateWithLeeway(jwt.Expected{AnyAudience: jwt.Audience{r.URL.Path}, Time: a.now()}, ForwardedValidity)
+	switch {
+	case errors.Is(err, jwt.ErrInvalidAudience):
 		return bad("signed for another procedure")
-	}
-	if d := a.now().Sub(time.UnixMilli(f.IssuedAt)); d > ForwardedValidity || d < -ForwardedValidity {
+	case err != nil || c.IssuedAt == nil || c.Expiry == nil:
 		return bad("expired (or the replicas' clocks are more than " + ForwardedValidity.String() + " apart)")
-	}
-	if f.Subject == "" {
+	case c.Subject == "":
 		return bad("no subject")
 	}
-	return Identity{Subject: f.Subject, Roles: f.Roles}, nil
+	return Identity{Subject: c.Subject, Roles: c.Roles}, nil
 }

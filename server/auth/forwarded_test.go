@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/wfd-dev/wfd/server/auth"
 )
 
@@ -63,6 +66,17 @@ func TestForwardedIdentity(t *testing.T) {
 	rotated := sign(peerAuth(t, &now, secret2, secret1), alice, completeTask)
 	earlier := now.Add(-auth.ForwardedValidity - time.Second)
 	old := sign(peerAuth(t, &earlier, secret1), alice, completeTask)
+	// A JWT with the same claims and secret, but not of the forwarded
+	// identity's type.
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte(secret1)}, (&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := jwt.NewNumericDate(now)
+	otherType, err := jwt.Signed(signer).Claims(jwt.Claims{Subject: "alice", Audience: jwt.Audience{completeTask}, IssuedAt: at, Expiry: at}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		owner   *auth.Authenticator
@@ -77,6 +91,7 @@ func TestForwardedIdentity(t *testing.T) {
 		{"another secret", owner, []string{sign(peerAuth(t, &now, strings.Repeat("c", 40)), alice, completeTask)}, "", completeTask, ""},
 		{"another procedure", owner, []string{good}, "", "/wfd.v1.WorkflowService/RunWorkflow", ""},
 		{"too old", owner, []string{old}, "", completeTask, ""},
+		{"another type of token", owner, []string{otherType}, "", completeTask, ""},
 		{"twice", owner, []string{good, good}, "", completeTask, ""},
 		{"unsigned", owner, []string{"alice"}, "", completeTask, ""},
 		{"empty", owner, []string{""}, "", completeTask, ""},
