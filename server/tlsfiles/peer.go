@@ -2,11 +2,9 @@ package tlsfiles
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"log/slog"
 	"net"
-	"sync"
 )
 
 // PeerFiles name the PEM files a replica dials the other replicas with
@@ -47,7 +45,7 @@ func NewPeer(f PeerFiles, log *slog.Logger) (*Peer, error) {
 		p.cert = r
 	}
 	if f.CA != "" {
-		ca, err := newPoolFile(f.CA, log)
+		ca, err := newPoolFile(f.CA, "peer", log)
 		if err != nil {
 			return nil, err
 		}
@@ -79,53 +77,4 @@ func (p *Peer) ClientConfig(addr string) (*tls.Config, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// poolFile is a CA pool read from a file and read again when the file
-// changes; a version that does not load is logged once and the last good
-// pool kept.
-type poolFile struct {
-	name string
-	log  *slog.Logger
-
-	mu     sync.Mutex
-	pool   *x509.CertPool
-	tried  fileStamp
-	racy   bool
-	logged fileStamp
-}
-
-func newPoolFile(name string, log *slog.Logger) (*poolFile, error) {
-	st, err := statFile(name)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := LoadPool(name)
-	if err != nil {
-		return nil, err
-	}
-	return &poolFile{name: name, log: log, pool: pool, tried: st, racy: st.recent()}, nil
-}
-
-func (c *poolFile) current() *x509.CertPool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st, err := statFile(c.name)
-	if err != nil || (st == c.tried && !c.racy) {
-		return c.pool
-	}
-	c.tried, c.racy = st, st.recent()
-	pool, err := LoadPool(c.name)
-	if err != nil {
-		if c.logged != st {
-			c.logged = st
-			c.log.Error("tls: the peer CA file does not load; verifying replicas against the previous CAs", "file", c.name, "err", err)
-		}
-		return c.pool
-	}
-	if !pool.Equal(c.pool) {
-		c.pool = pool
-		c.log.Info("tls: peer CAs reloaded", "file", c.name)
-	}
-	return c.pool
 }
