@@ -37,46 +37,24 @@ type replicaManifestSet struct {
 // for kubernetes/*.yaml.
 func replicaManifests(t *testing.T) replicaManifestSet {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(replicasDir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests in %s: %v", replicasDir, err)
-	}
 	var m replicaManifestSet
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
+	decodeManifests(t, replicasDir, func(kind string) any {
+		switch kind {
+		case "apps/v1 Deployment":
+			d := &appsv1.Deployment{}
+			m.deployments = append(m.deployments, d)
+			return d
+		case "v1 Service":
+			s := &corev1.Service{}
+			m.services = append(m.services, s)
+			return s
+		case "policy/v1 PodDisruptionBudget":
+			p := &policyv1.PodDisruptionBudget{}
+			m.pdbs = append(m.pdbs, p)
+			return p
 		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, doc := range splitYAML(b) {
-			var meta struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-			}
-			if err := yaml.Unmarshal(doc, &meta); err != nil {
-				t.Fatalf("%s #%d: %v", f, i, err)
-			}
-			var obj any
-			switch meta.APIVersion + " " + meta.Kind {
-			case "apps/v1 Deployment":
-				d := &appsv1.Deployment{}
-				m.deployments, obj = append(m.deployments, d), d
-			case "v1 Service":
-				s := &corev1.Service{}
-				m.services, obj = append(m.services, s), s
-			case "policy/v1 PodDisruptionBudget":
-				p := &policyv1.PodDisruptionBudget{}
-				m.pdbs, obj = append(m.pdbs, p), p
-			default:
-				t.Fatalf("%s #%d: %s %s: no check for this kind: add it to the test", f, i, meta.APIVersion, meta.Kind)
-			}
-			if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-				t.Errorf("%s #%d (%s): %v", f, i, meta.Kind, err)
-			}
-		}
-	}
+		return nil
+	})
 	return m
 }
 

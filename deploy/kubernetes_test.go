@@ -24,9 +24,30 @@ import (
 // from (k8s.io/api, the version in go.mod).
 func manifests(t *testing.T) (sts []*appsv1.StatefulSet, svcs []*corev1.Service) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("kubernetes", "*.yaml"))
+	decodeManifests(t, "kubernetes", func(kind string) any {
+		switch kind {
+		case "apps/v1 StatefulSet":
+			s := &appsv1.StatefulSet{}
+			sts = append(sts, s)
+			return s
+		case "v1 Service":
+			s := &corev1.Service{}
+			svcs = append(svcs, s)
+			return s
+		}
+		return nil
+	})
+	return sts, svcs
+}
+
+// decodeManifests decodes every document of dir/*.yaml (but the
+// kustomization) strictly into the object newObj returns for its kind
+// ("apiVersion kind"); nil: a kind the test has no check for, which fails.
+func decodeManifests(t *testing.T, dir string, newObj func(kind string) any) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests: %v", err)
+		t.Fatalf("no manifests in %s: %v", dir, err)
 	}
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {
@@ -44,15 +65,8 @@ func manifests(t *testing.T) (sts []*appsv1.StatefulSet, svcs []*corev1.Service)
 			if err := yaml.Unmarshal(doc, &meta); err != nil {
 				t.Fatalf("%s #%d: %v", f, i, err)
 			}
-			var obj any
-			switch meta.APIVersion + " " + meta.Kind {
-			case "apps/v1 StatefulSet":
-				s := &appsv1.StatefulSet{}
-				sts, obj = append(sts, s), s
-			case "v1 Service":
-				s := &corev1.Service{}
-				svcs, obj = append(svcs, s), s
-			default:
+			obj := newObj(meta.APIVersion + " " + meta.Kind)
+			if obj == nil {
 				t.Fatalf("%s #%d: %s %s: no check for this kind: add it to the test", f, i, meta.APIVersion, meta.Kind)
 			}
 			if err := yaml.UnmarshalStrict(doc, obj); err != nil {
@@ -60,7 +74,6 @@ func manifests(t *testing.T) (sts []*appsv1.StatefulSet, svcs []*corev1.Service)
 			}
 		}
 	}
-	return sts, svcs
 }
 
 // splitYAML splits a multi-document YAML file at its "---" lines.
