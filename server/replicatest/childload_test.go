@@ -32,14 +32,7 @@ func TestReplicaParentLoadedHearsChild(t *testing.T) {
 	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "spawner", HandlerId: "p1", Input: in}); err != nil {
 		t.Fatal(err)
 	}
-	var child string
-	testwait.For(t, "p1 waiting for its child", func() bool {
-		h := handlerOn(t, a, "p1")
-		if len(h.GetChildren()) == 1 && h.GetIdle() != nil {
-			child = h.GetChildren()[0]
-		}
-		return child != ""
-	})
+	child := onlyChild(t, a, "p1")
 	moveTo(t, a, b, child)
 	if err := b.incHere(child); err != nil {
 		t.Fatal(err)

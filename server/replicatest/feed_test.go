@@ -66,6 +66,21 @@ func moveTo(t *testing.T, from, to *replica, id string) {
 	}
 }
 
+// onlyChild waits until parent, live on r, is idle waiting for one
+// child, and returns the child's id.
+func onlyChild(t *testing.T, r *replica, parent string) string {
+	t.Helper()
+	var child string
+	testwait.For(t, parent+" waiting for its child", func() bool {
+		h := handlerOn(t, r, parent)
+		if len(h.GetChildren()) == 1 && h.GetIdle() != nil {
+			child = h.GetChildren()[0]
+		}
+		return child != ""
+	})
+	return child
+}
+
 // TestReplicaFeedStreamFollowsMoves: a stream opened on C of a handler
 // started on A follows it live on A, then, once A released it and an
 // event sent to B woke it there, live on B, to its end: every record in
@@ -178,14 +193,7 @@ func TestReplicaFeedChildEnds(t *testing.T) {
 	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "parent", HandlerId: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	var child string
-	testwait.For(t, "p1 waiting for its child", func() bool {
-		h := handlerOn(t, a, "p1")
-		if len(h.GetChildren()) == 1 && h.GetIdle() != nil {
-			child = h.GetChildren()[0]
-		}
-		return child != ""
-	})
+	child := onlyChild(t, a, "p1")
 	moveTo(t, a, b, child)
 	if err := b.incHere(child); err != nil {
 		t.Fatal(err)
