@@ -51,9 +51,7 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 		return nil
 	}
 	if err != nil {
-		if _, ok := s.engine.Handler(child); !ok {
-			s.leases.release(child)
-		}
+		s.releaseUnused(child)
 	}
 	return err
 }

@@ -96,9 +96,7 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 	}
 	defer func() {
 		if err != nil {
-			if _, ok := s.engine.Handler(id); !ok {
-				s.leases.release(id)
-			}
+			s.releaseUnused(id)
 		}
 	}()
 	meta, raw, err := s.store.LoadHandler(ctx, id)
@@ -146,6 +144,14 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 		return nil, s.failHandler(ctx, meta, fmt.Errorf("cannot restore its checkpoint: %w", err))
 	}
 	return nil, err
+}
+
+// releaseUnused frees the lease taken for handler id by a start or load
+// that failed, unless the handler is in memory after all.
+func (s *Server) releaseUnused(id string) {
+	if _, ok := s.engine.Handler(id); !ok {
+		s.leases.release(id)
+	}
 }
 
 // failHandler ends a handler that cannot be restored: it is marked failed

@@ -90,9 +90,7 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	defer s.tracing.during(ctx, id)()
 	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
 	if err != nil {
-		if _, ok := s.engine.Handler(id); !ok {
-			s.leases.release(id)
-		}
+		s.releaseUnused(id)
 		return nil, err
 	}
 	return s.afterCommit(ctx, id, h, &w)
