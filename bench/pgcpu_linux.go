@@ -3,9 +3,7 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -73,42 +71,4 @@ func (p *pgProcs) cpu() (time.Duration, error) {
 		ticks += st.utime + st.stime + st.cutime + st.cstime
 	}
 	return time.Duration(ticks) * time.Second / userHZ, nil
-}
-
-// stat is what pgProcs reads of /proc/<pid>/stat: the command name, the
-// parent, and the CPU times of the process and of its waited-for
-// children, in USER_HZ ticks.
-type stat struct {
-	comm                         string
-	ppid                         int
-	utime, stime, cutime, cstime int64
-}
-
-func procStat(pid int) (stat, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return stat{}, err
-	}
-	// "pid (comm) state ppid ...": comm may hold spaces and parentheses,
-	// so it ends at the last ')'. utime, stime, cutime and cstime are
-	// fields 14 to 17.
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return stat{}, errors.New("cannot parse " + string(b))
-	}
-	f := bytes.Fields(b[end+1:])
-	if len(f) < 15 {
-		return stat{}, fmt.Errorf("cannot parse /proc/%d/stat", pid)
-	}
-	s := stat{comm: string(b[open+1 : end])}
-	var errs [5]error
-	s.ppid, errs[0] = strconv.Atoi(string(f[1]))
-	s.utime, errs[1] = strconv.ParseInt(string(f[11]), 10, 64)
-	s.stime, errs[2] = strconv.ParseInt(string(f[12]), 10, 64)
-	s.cutime, errs[3] = strconv.ParseInt(string(f[13]), 10, 64)
-	s.cstime, errs[4] = strconv.ParseInt(string(f[14]), 10, 64)
-	if err := errors.Join(errs[:]...); err != nil {
-		return stat{}, fmt.Errorf("cannot parse /proc/%d/stat: %w", pid, err)
-	}
-	return s, nil
 }

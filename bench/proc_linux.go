@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -58,26 +59,49 @@ const userHZ = 100
 
 // cpuTime returns the user+system CPU time pid has used.
 func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procStat(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may hold spaces; fields after it start
-	// with the state (field 3); utime and stime are fields 14 and 15.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
+	return time.Duration(st.utime+st.stime) * time.Second / userHZ, nil
+}
+
+// stat is what cpuTime and pgProcs read of /proc/<pid>/stat: the command name, the
+// parent, and the CPU times of the process and of its waited-for
+// children, in USER_HZ ticks.
+type stat struct {
+	comm                         string
+	ppid                         int
+	utime, stime, cutime, cstime int64
+}
+
+func procStat(pid int) (stat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return stat{}, err
 	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses,
+	// so it ends at the last ')'. utime, stime, cutime and cstime are
+	// fields 14 to 17.
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return stat{}, errors.New("cannot parse " + string(b))
 	}
-	ut, err1 := strconv.ParseInt(string(f[11]), 10, 64)
-	st, err2 := strconv.ParseInt(string(f[12]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
+	f := bytes.Fields(b[end+1:])
+	if len(f) < 15 {
+		return stat{}, fmt.Errorf("cannot parse /proc/%d/stat", pid)
 	}
-	return time.Duration(ut+st) * time.Second / userHZ, nil
+	s := stat{comm: string(b[open+1 : end])}
+	var errs [5]error
+	s.ppid, errs[0] = strconv.Atoi(string(f[1]))
+	s.utime, errs[1] = strconv.ParseInt(string(f[11]), 10, 64)
+	s.stime, errs[2] = strconv.ParseInt(string(f[12]), 10, 64)
+	s.cutime, errs[3] = strconv.ParseInt(string(f[13]), 10, 64)
+	s.cstime, errs[4] = strconv.ParseInt(string(f[14]), 10, 64)
+	if err := errors.Join(errs[:]...); err != nil {
+		return stat{}, fmt.Errorf("cannot parse /proc/%d/stat: %w", pid, err)
+	}
+	return s, nil
 }
 
 // selfCPU returns the CPU time this process has used.
