@@ -31,11 +31,17 @@ import (
 // errDiskFull is the error of a store that cannot commit.
 var errDiskFull = fmt.Errorf("%w: bolt: write /var/lib/wfd/wfd.db: %w", persistence.ErrUnavailable, syscall.ENOSPC)
 
-// failWrites makes every Write fail as on a full disk.
-func failWrites(fs *faultstore.Store) {
+// failWrites makes every Write fail as on a full disk; it returns the
+// count of the Writes refused since.
+func failWrites(fs *faultstore.Store) *atomic.Int64 {
+	var refused atomic.Int64
 	fs.Update(func(fn *faultstore.Funcs) {
-		fn.WriteFunc = func(context.Context, ...persistence.Change) error { return errDiskFull }
+		fn.WriteFunc = func(context.Context, ...persistence.Change) error {
+			refused.Add(1)
+			return errDiskFull
+		}
 	})
+	return &refused
 }
 
 // opens is a gate that steps wait on (or on their run's context, which
@@ -427,8 +433,11 @@ func TestLostBusyHandlerResumes(t *testing.T) {
 	c := f.client
 	h := run(t, c, "slow-start", nil) // acknowledged with its run in progress
 
-	failWrites(f.fs)
+	refused := failWrites(f.fs)
 	o.open() // the run ends; the change that says so cannot be committed
+	// Not only out of memory (a finished handler leaves it before its
+	// commit): its commit refused.
+	testwait.For(t, "the run's end refused by the store", func() bool { return refused.Load() > 0 })
 	inMemory(t, c, 0)
 	f.fs.Reset()
 
