@@ -205,11 +205,7 @@ func TestAcceptanceRandomReplicas(t *testing.T) {
 
 	for _, p := range plans {
 		via := rs[rng.IntN(3)]
-		var h *wfdv1.Handler
-		testwait.For(t, p.id+" finished", func() bool {
-			h = handlerOn(t, via, p.id)
-			return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING
-		})
+		h := finishedOn(t, via, p.id)
 		r := h.GetResult().GetFields()
 		if h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED || r["approved"].GetBoolValue() != p.approved || r["comment"].GetStringValue() != "for "+p.id {
 			t.Fatalf("%s = %v, want completed with approved %v and its own comment", p.id, h, p.approved)
@@ -291,7 +287,7 @@ func TestAcceptanceOneLoadManySenders(t *testing.T) {
 	}
 	t.Logf("%d SendEvents retried after Unavailable", retries.Load())
 
-	h := handlerOn(t, rs[1], "seq")
+	h := finishedOn(t, rs[1], "seq")
 	if r := h.GetResult().GetFields(); h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED ||
 		r["count"].GetNumberValue() != senders*each || r["unordered"].GetNumberValue() != 0 {
 		t.Fatalf("seq = %v, want completed with count %d, none unordered", h, senders*each)

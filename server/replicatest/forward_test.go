@@ -69,6 +69,20 @@ func handlerOn(t *testing.T, r *replica, id string) *wfdv1.Handler {
 	return res.GetHandler()
 }
 
+// finishedOn waits until handler id, as r reads it, is no longer running
+// and returns it. An acknowledged SendEvent is durable, not yet handled:
+// the handler may still have acknowledged events queued when the last
+// sender hears back, so a test that checks the outcome waits for it.
+func finishedOn(t *testing.T, r *replica, id string) *wfdv1.Handler {
+	t.Helper()
+	var h *wfdv1.Handler
+	testwait.For(t, id+" finished", func() bool {
+		h = handlerOn(t, r, id)
+		return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING
+	})
+	return h
+}
+
 // pendingTask waits for handler id's pending task, as r lists it.
 func pendingTask(ctx context.Context, t *testing.T, r *replica, id string) string {
 	t.Helper()
@@ -289,7 +303,7 @@ func TestReplicaForwardingConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	h := handlerOn(t, b, "t")
+	h := finishedOn(t, b, "t")
 	if h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
 		t.Fatalf("t = %v, want completed", h)
 	}
