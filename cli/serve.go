@@ -286,7 +286,11 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 			}
 		}()
 	}
-	store, path, err := openServeStore(ctx, o.data, o.store, o.replica.ID != "")
+	var leaseTTL time.Duration // a single process: none
+	if o.replica.ID != "" {
+		leaseTTL = o.replica.LeaseTTL
+	}
+	store, path, err := openServeStore(ctx, o.data, o.store, leaseTTL)
 	if err != nil {
 		return err
 	}

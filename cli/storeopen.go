@@ -4,18 +4,21 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/persistence/postgres"
+	"github.com/wfd-dev/wfd/server"
 )
 
 // openServeStore opens the store wfd serve runs on: the bbolt file in
 // data when store is "", a PostgreSQL database when store is a
 // postgres:// or postgresql:// URL. It returns the store and how to name
-// it in logs (without a password). shared opens a database other
-// replicas share (no advisory lock).
-func openServeStore(ctx context.Context, data, store string, shared bool) (persistence.Store, string, error) {
+// it in logs (without a password). A replica (leaseTTL > 0) opens a
+// database other replicas share (no advisory lock), with sessions that
+// hold no lock or transaction past its leases (server.SessionTimeout).
+func openServeStore(ctx context.Context, data, store string, leaseTTL time.Duration) (persistence.Store, string, error) {
 	switch {
 	case store == "":
 		path := filepath.Join(data, "wfd.db")
@@ -25,7 +28,11 @@ func openServeStore(ctx context.Context, data, store string, shared bool) (persi
 		}
 		return s, path, nil
 	case postgres.IsURL(store):
-		s, err := postgres.Open(ctx, store, postgres.Options{Shared: shared})
+		opts := postgres.Options{Shared: leaseTTL > 0}
+		if leaseTTL > 0 {
+			opts.SessionTimeout = server.SessionTimeout(leaseTTL)
+		}
+		s, err := postgres.Open(ctx, store, opts)
 		if err != nil {
 			return nil, "", fmt.Errorf("open store: %w", err)
 		}

@@ -23,6 +23,16 @@ type Change struct {
 	// handler's Owner must equal *IfOwner, else the Write fails with
 	// ErrConflict (or ErrNotFound if there is no stored handler).
 	IfOwner *string
+	// IfRevision, if not nil, makes the change conditional on the state
+	// its writer read: the stored handler's Revision must equal
+	// *IfRevision, else the Write fails with ErrConflict (ErrNotFound if
+	// there is no stored handler). A change derived from a read (start-up
+	// recovery marking a handler released, a retention delete) sets it,
+	// so that whatever another writer or replica committed since fails
+	// the write instead of being overwritten. Within one Write, a change
+	// after another of the same handler sees that change's new revision,
+	// which its writer cannot know: it fails.
+	IfRevision *uint64
 	// Create requires that the handler does not exist yet, else the Write
 	// fails with ErrExists.
 	Create bool
@@ -36,9 +46,11 @@ type Change struct {
 	Tasks []Task
 	// Fence, if not zero, makes the change conditional on the handler's
 	// lease (Leaser): it must still be held by Fence.Replica with
-	// Fence.Token, else the whole Write fails with ErrFenced and nothing
-	// is applied. An expired lease nobody took since still holds. Stores
-	// without leases (bbolt) refuse a fenced change with ErrInvalid.
+	// Fence.Token and not have expired (by the database's clock), else
+	// the whole Write fails with ErrFenced and nothing is applied: a
+	// replica that was paused or cut off past its lease commits nothing
+	// it did meanwhile, taken over or not. Stores without leases (bbolt)
+	// refuse a fenced change with ErrInvalid.
 	Fence Fence
 	// FreeLease, with Fence, frees the lease in the same transaction
 	// (Leaser.Release without a second commit): the change is the last
@@ -47,8 +59,12 @@ type Change struct {
 	// succeeds at once.
 	FreeLease bool
 	// Delete removes the handler: metadata, snapshot, records, tasks and
-	// index entries. Only Handler.ID (and IfOwner) are used. Deleting a
-	// handler that does not exist fails with ErrNotFound.
+	// index entries. Only Handler.ID (and IfOwner, IfRevision) are used.
+	// Deleting a handler that does not exist fails with ErrNotFound.
+	//
+	// A stored handler whose Status is terminal is final: Delete is the
+	// only change it takes; any other fails the Write with ErrFinished,
+	// so no record can follow its terminal one, whoever writes.
 	Delete bool
 }
 
@@ -72,9 +88,10 @@ func (c *Change) Validate() error {
 	if err := c.Handler.Validate(); err != nil {
 		return err
 	}
-	if c.Create && c.IfOwner != nil {
-		// A handler that must not exist has no owner to compare with.
-		return fmt.Errorf("%w: handler %q: Create cannot be combined with IfOwner", ErrInvalid, c.Handler.ID)
+	if c.Create && (c.IfOwner != nil || c.IfRevision != nil) {
+		// A handler that must not exist has no owner or revision to
+		// compare with.
+		return fmt.Errorf("%w: handler %q: Create cannot be combined with IfOwner or IfRevision", ErrInvalid, c.Handler.ID)
 	}
 	var prev uint64
 	for i, r := range c.Records {

@@ -18,7 +18,8 @@ var (
 	ErrExists = errors.New("persistence: already exists")
 
 	// ErrConflict is returned when a write's precondition does not hold: the
-	// stored Owner differs from Change.IfOwner, an appended record's
+	// stored Owner differs from Change.IfOwner or the Revision from
+	// Change.IfRevision, the handler is finished (ErrFinished), an appended record's
 	// sequence number is not greater than the handler's LastSeq, or a task
 	// upsert names a task of another handler, or a stored workflow
 	// definition's Hash differs from PutWorkflow's or DeleteWorkflow's
@@ -47,4 +48,9 @@ var (
 	// released), so this replica must stop writing the handler. It wraps
 	// ErrConflict.
 	ErrFenced = fmt.Errorf("%w: fenced: the handler's lease is no longer this replica's", ErrConflict)
+
+	// ErrFinished is returned when a Change other than Delete names a
+	// handler whose stored status is terminal: a finished handler is
+	// final in the store, whoever writes. It wraps ErrConflict.
+	ErrFinished = fmt.Errorf("%w: the handler is finished", ErrConflict)
 )

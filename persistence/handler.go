@@ -48,6 +48,14 @@ type Handler struct {
 	// stream (0 when it has none). The store maintains it from the records
 	// each Change appends; the value a writer sets is ignored.
 	LastSeq uint64
+	// Revision identifies the stored state of the handler: every Write
+	// that changes its metadata, snapshot or records sets it to a number
+	// no other write of the store used (the id of the store's
+	// transaction), so two reads with the same Revision read the same
+	// state, and Change.IfRevision can make a write conditional on what
+	// its writer read. The store maintains it; the value a writer sets is
+	// ignored. Metadata written before revisions existed reads as 0.
+	Revision uint64
 }
 
 // Waiter is one event a handler waits for.

@@ -37,10 +37,12 @@ type Leaser interface {
 	// the database nothing it must commit.
 	AcquireMany(ctx context.Context, handlers []string, replica string, ttl time.Duration) (acquired, elsewhere []Lease, err error)
 	// Renew extends, in one statement, to ttl from now, every lease of
-	// held that replica still holds with that token (expired or not, as
-	// long as nobody took it), and returns the handlers of held it lost:
-	// taken by another replica, or released. Every fence of held names
-	// its handler, and replica or no replica.
+	// held that replica still holds with that token and that has not
+	// expired, and returns the handlers of held it lost: taken by another
+	// replica, released, or expired (an expired lease is lost to its
+	// holder even if nobody took it yet: it commits nothing under it, and
+	// acquires the handler again if it still wants it). Every fence of
+	// held names its handler, and replica or no replica.
 	Renew(ctx context.Context, replica string, held []Fence, ttl time.Duration) (lost []string, err error)
 	// Release frees handler's lease if fence still holds it (else
 	// ErrFenced); the next Acquire, by any replica, succeeds at once.
@@ -106,6 +108,11 @@ type Lease struct {
 	Expires  time.Time
 	// Live: Owner is set and Expires is after the database's now.
 	Live bool
+	// Left is how long the lease had left when it was read, by the
+	// database's clock (negative once expired): with the reader's own
+	// clock, it says until when the holder may keep it without a renewal
+	// whatever the two clocks read.
+	Left time.Duration
 }
 
 // Fence returns the claim of the lease's owner.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,8 +50,11 @@ func (s *Server) deleteHandler(ctx context.Context, id string) error {
 	return nil
 }
 
+// deleteChange deletes h as it was read: if it changed since (another
+// replica deleted it and a new handler took its id), the Write fails.
 func deleteChange(h *persistence.Handler) persistence.Change {
-	return persistence.Change{Handler: persistence.Handler{ID: h.ID}, Delete: true}
+	revision := h.Revision
+	return persistence.Change{Handler: persistence.Handler{ID: h.ID}, Delete: true, IfRevision: &revision}
 }
 
 // deletable returns the stored metadata of a handler that may be deleted
@@ -119,9 +123,28 @@ func (s *Server) deleteFinished(ctx context.Context, ids []string) (int, error) 
 	if len(changes) == 0 {
 		return 0, nil
 	}
-	if err := s.store.Write(ctx, changes...); err != nil {
-		return 0, fmt.Errorf("deleting %d finished handlers: %w", len(changes), err)
+	err := s.store.Write(ctx, changes...)
+	deleted := len(changes)
+	if errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrConflict) {
+		// Some handler went, or changed, since it was read (another
+		// replica's retention deleted it, a new handler took its id):
+		// the others go one by one.
+		deleted, err = 0, nil
+		for _, c := range changes {
+			switch werr := s.store.Write(ctx, c); {
+			case werr == nil:
+				deleted++
+			case errors.Is(werr, persistence.ErrNotFound), errors.Is(werr, persistence.ErrConflict):
+			default:
+				err = cmp.Or(err, werr)
+			}
+		}
 	}
-	s.stats.deleted(deletedByRetention, len(changes))
-	return len(changes), nil
+	if deleted > 0 {
+		s.stats.deleted(deletedByRetention, deleted)
+	}
+	if err != nil {
+		return deleted, fmt.Errorf("deleting %d finished handlers: %w", len(changes), err)
+	}
+	return deleted, nil
 }

@@ -44,7 +44,8 @@ func toConnect(err error) error {
 		code = connect.CodeDeadlineExceeded
 	// A finished handler's error may also name its cause (an unknown
 	// workflow, say): the handler's state decides the code.
-	case errors.Is(err, engine.ErrHandlerDone), errors.Is(err, engine.ErrNotIdle), errors.Is(err, errFailedPrecondition):
+	case errors.Is(err, engine.ErrHandlerDone), errors.Is(err, engine.ErrNotIdle), errors.Is(err, errFailedPrecondition),
+		errors.Is(err, persistence.ErrFinished):
 		code = connect.CodeFailedPrecondition
 	case errors.Is(err, engine.ErrUnknownWorkflow), errors.Is(err, errNotFound), errors.Is(err, persistence.ErrNotFound):
 		code = connect.CodeNotFound
@@ -57,7 +58,9 @@ func toConnect(err error) error {
 		code = connect.CodeAlreadyExists
 	// A replica whose lease was taken over: the call belongs on the
 	// handler's new owner, so a retry may succeed.
-	case errors.Is(err, persistence.ErrFenced),
+	// A change refused because the handler changed since it was read
+	// (another replica, or a concurrent writer): a retry reads it again.
+	case errors.Is(err, persistence.ErrFenced), errors.Is(err, persistence.ErrConflict),
 		errors.Is(err, persistence.ErrUnavailable), errors.Is(err, engine.ErrClosed), errors.Is(err, engine.ErrReleased), errors.Is(err, errUnavailable):
 		code = connect.CodeUnavailable
 	case errors.Is(err, persistence.ErrCorrupt):
@@ -78,6 +81,10 @@ func toConnect(err error) error {
 		cause = newInternal("stored data is damaged", err)
 	case errors.Is(err, persistence.ErrFenced):
 		cause = errors.New("this replica no longer owns the handler; retry")
+	case errors.Is(err, persistence.ErrFinished):
+		cause = errors.New("the handler has finished meanwhile")
+	case errors.Is(err, persistence.ErrConflict):
+		cause = errors.New("the handler changed meanwhile; retry")
 	case errors.As(err, new(*ownedError)):
 		// Kept as is: the forwarder (forward.go) reads the owner from it.
 		var owned *ownedError

@@ -99,7 +99,7 @@ func (f *forwarder) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			!errors.As(err, &owned) || owned.address == "" {
 			return res, err
 		}
-		fres, ok, ferr := f.forward(ctx, owned.address, req)
+		fres, ok, ferr := f.forward(ctx, owned, req)
 		if !ok {
 			if ferr != nil {
 				f.warnUnsigned("call refused naming its owner rather than forwarded", "procedure", req.Spec().Procedure, "handler", owned.handler,
@@ -124,7 +124,8 @@ func (f *forwarder) WrapStreamingHandler(next connect.StreamingHandlerFunc) conn
 // req's caller; ok is false when it did not: a method that is not
 // forwarded, or (with err saying why) a caller whose identity cannot
 // travel.
-func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyRequest) (res connect.AnyResponse, ok bool, err error) {
+func (f *forwarder) forward(ctx context.Context, owned *ownedError, req connect.AnyRequest) (res connect.AnyResponse, ok bool, err error) {
+	addr := owned.address
 	var call func(context.Context) (connect.AnyResponse, error)
 	c := f.client(addr)
 	switch m := req.Any().(type) {
@@ -145,8 +146,13 @@ func (f *forwarder) forward(ctx context.Context, addr string, req connect.AnyReq
 	if err := f.credentials(ctx, req.Header(), info.RequestHeader(), req.Spec().Procedure); err != nil {
 		return nil, false, err
 	}
-	res, err = call(cctx)
-	return res, true, err
+	fctx, cancel := ownerDeadline(cctx, owned.until)
+	defer cancel()
+	res, err = call(fctx)
+	if err != nil {
+		return nil, true, ownerError(ctx, err)
+	}
+	return res, true, nil
 }
 
 // forwardCall is the forwarded call of m with the client's method call.
@@ -154,18 +160,45 @@ func forwardCall[Req, Res any](m *Req, call func(context.Context, *Req) (*Res, e
 	return func(ctx context.Context) (connect.AnyResponse, error) {
 		res, err := call(ctx, m)
 		if err != nil {
-			return nil, ownerError(ctx, err)
+			return nil, err
 		}
 		return connect.NewResponse(res), nil
 	}
 }
 
+// ownerGrace is how long past the owner's lease expiry (as known when
+// the call was refused here) a forwarded call may take: a live owner
+// renews its lease and answers in milliseconds.
+const ownerGrace = 500 * time.Millisecond
+
+// ownerDeadline is the deadline of a forwarded call: a little before the
+// caller's (a fifth of the time left, at most a second), and shortly
+// after the owner's lease would expire unrenewed (leaseEnd, if known), so
+// that an owner that does not answer in time (paused, overloaded, on the
+// far side of a partition) is reported as Unavailable, which the caller
+// retries and which reaches the handler's next owner once the lease has
+// expired, rather than hanging the caller until its own deadline turns it
+// into DeadlineExceeded.
+func ownerDeadline(ctx context.Context, leaseEnd time.Time) (context.Context, context.CancelFunc) {
+	var end time.Time
+	if d, ok := ctx.Deadline(); ok {
+		end = d.Add(-min(time.Until(d)/5, time.Second))
+	}
+	if !leaseEnd.IsZero() && (end.IsZero() || leaseEnd.Add(ownerGrace).Before(end)) {
+		end = leaseEnd.Add(ownerGrace)
+	}
+	if end.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, end)
+}
+
 // ownerError is the owner's code, message and details, without its
 // protocol headers. An error that did not come from the owner (it could
-// not be reached, or its connection broke mid-call, which connect-go
-// reports as Canceled) is Unavailable while the caller still waits: the
-// owner may have died, and a retry reaches the replica that takes its
-// handlers over.
+// not be reached, its connection broke mid-call, which connect-go reports
+// as Canceled, or it did not answer by ownerDeadline) is Unavailable
+// while the caller (ctx) still waits: the owner may have died or
+// stopped, and a retry reaches the replica that takes its handlers over.
 func ownerError(ctx context.Context, err error) error {
 	var ce *connect.Error
 	if !errors.As(err, &ce) || !connect.IsWireError(ce) {

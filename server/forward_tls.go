@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/otelconnect"
@@ -36,11 +37,11 @@ func (f *forwarder) newHTTPClient() *http.Client {
 	var p http.Protocols
 	if !f.tlsOn() {
 		p.SetUnencryptedHTTP2(true)
-		return &http.Client{Transport: &http.Transport{Protocols: &p}}
+		return &http.Client{Transport: &http.Transport{Protocols: &p, HTTP2: peerHealthCheck()}}
 	}
 	p.SetHTTP2(true)
 	peer := f.s.opts.PeerTLS
-	return &http.Client{Transport: &http.Transport{Protocols: &p, ForceAttemptHTTP2: true,
+	return &http.Client{Transport: &http.Transport{Protocols: &p, ForceAttemptHTTP2: true, HTTP2: peerHealthCheck(),
 		// A configuration per connection: files that changed (a renewed
 		// certificate, a rotated CA) reach the next connection.
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -55,6 +56,23 @@ func (f *forwarder) newHTTPClient() *http.Client {
 			}
 			return c, nil
 		}}}
+}
+
+// Health checks of the connections to other replicas: a connection that
+// has received nothing for peerPingAfter is pinged, and closed if the
+// ping is not answered in peerPingTimeout. A replica that is alive
+// answers pings however busy its handlers are; one that is paused
+// (SIGSTOP, a frozen VM) or cut off does not, and the calls forwarded
+// to it fail (Unavailable, so they are retried and reach the replica
+// that takes its handlers over) instead of hanging until their
+// deadline.
+const (
+	peerPingAfter   = time.Second
+	peerPingTimeout = time.Second
+)
+
+func peerHealthCheck() *http.HTTP2Config {
+	return &http.HTTP2Config{SendPingTimeout: peerPingAfter, PingTimeout: peerPingTimeout}
 }
 
 // baseURL is the URL of the replica at addr.

@@ -76,10 +76,11 @@ func TestJournalRetriesRefusedChangeAlone(t *testing.T) {
 		// Invalid data is the caller's to fix: the store's reason reaches it.
 		{"invalid", fmt.Errorf("bolt: write: %w: handler %q: waiter key longer than 1024 bytes", persistence.ErrInvalid, "x"),
 			connect.CodeInvalidArgument, regexp.MustCompile(`waiter key longer than 1024 bytes$`)},
-		// toConnect has no code of its own for a conflict: it is an internal
-		// error, its detail (here a replica and a path) only in the log.
+		// A conflict is another writer's change since the handler was read:
+		// Unavailable, retried (a retry reads it again), with its detail
+		// (here a replica and a path) only in the log.
 		{"conflict", fmt.Errorf("bolt: write /var/lib/wfd/wfd.db: %w: handler %q is owned by replica-b", persistence.ErrConflict, "x"),
-			connect.CodeInternal, errorIDMessage("internal error")},
+			connect.CodeUnavailable, regexp.MustCompile(`^the handler changed meanwhile; retry$`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := ctxT(t)

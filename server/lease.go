@@ -45,6 +45,21 @@ type Replica struct {
 	LeaseTTL time.Duration
 }
 
+// SessionTimeout is how long a replica with lease time ttl lets a
+// database session hold a lock or an open transaction, or wait for a
+// lock (postgres.Options.SessionTimeout): half the ttl, so a replica that
+// is paused or cut off mid-transaction has lost the transaction and its
+// row locks before its leases expire and others take its handlers over;
+// but at least a second, below which a busy database would fail ordinary
+// statements (with a ttl under 2 s the locks may outlast the leases by
+// that much).
+func SessionTimeout(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	return max(ttl/2, time.Second)
+}
+
 // ownedError refuses a call for a handler another live replica holds.
 // It is Unavailable (errUnavailable), not FailedPrecondition: nothing was
 // done, and the same call succeeds later without the client changing
@@ -57,6 +72,11 @@ type ownedError struct {
 	// workflow, if set: owner is not the handler's owner but a replica
 	// with the workers of its workflow (workerroute.go).
 	workflow string
+	// until is when the owner's lease expires unless it renews it, by
+	// this replica's clock (zero: not known): a call forwarded to an
+	// owner that has not answered by then (it may be paused) is given up
+	// (forward.go), and its retry takes the handler over.
+	until time.Time
 }
 
 func (e *ownedError) Error() string {
@@ -246,8 +266,11 @@ func (l *leases) dropAll() int {
 }
 
 // fence is the claim the journal's changes of handler id carry; ok is
-// false in replica mode when this replica holds no lease of it (the
-// change must not be committed).
+// false in replica mode when this replica holds no lease of it, or when
+// it has not renewed its leases for a ttl (it was paused, or cut off
+// from the database, and they may have expired): the change must not be
+// committed. The database refuses a fence whose lease expired anyway;
+// this spares it the attempt.
 func (l *leases) fence(id string) (persistence.Fence, bool) {
 	if l == nil {
 		return persistence.Fence{}, true
@@ -255,7 +278,7 @@ func (l *leases) fence(id string) (persistence.Fence, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f, ok := l.held[id]
-	return f, ok
+	return f, ok && time.Since(l.renewedAt) < l.cfg.LeaseTTL
 }
 
 // acquire takes handler id's lease before the handler enters memory. A
@@ -322,7 +345,11 @@ func (l *leases) acquireEach(ctx context.Context, ids []string) map[string]error
 }
 
 func (l *leases) owned(ctx context.Context, lease persistence.Lease) error {
-	return &ownedError{handler: lease.Handler, owner: lease.Owner, address: l.address(ctx, lease.Owner)}
+	e := &ownedError{handler: lease.Handler, owner: lease.Owner, address: l.address(ctx, lease.Owner)}
+	if lease.Left > 0 {
+		e.until = time.Now().Add(lease.Left)
+	}
+	return e
 }
 
 // address is where replica id said it can be reached ("" if it is not
@@ -342,19 +369,24 @@ func (l *leases) address(ctx context.Context, id string) string {
 	return l.addrs[id]
 }
 
-// readReplicas refreshes the addresses of the live replicas.
+// readReplicas refreshes the addresses of the live replicas. A replica
+// that is no longer listed keeps its last address: its registration can
+// expire a moment before the leases it took since its last heartbeat (a
+// paused or dying replica), and a call for one of those handlers is
+// refused naming where it is, not "no address".
 func (l *leases) readReplicas(ctx context.Context) {
 	rs, err := l.db.Replicas(ctx)
 	if err != nil {
 		return
 	}
-	addrs := make(map[string]string, len(rs))
-	for _, r := range rs {
-		addrs[r.ID] = r.Address
-	}
 	l.mu.Lock()
-	l.addrs = addrs
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if l.addrs == nil {
+		l.addrs = make(map[string]string, len(rs))
+	}
+	for _, r := range rs {
+		l.addrs[r.ID] = r.Address
+	}
 }
 
 // release frees handler id's lease, if held: it left memory (released,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,7 +174,10 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 		return err
 	}
 	fence, _ := s.leases.fence(meta.ID)
-	if err := s.store.Write(ctx, persistence.Change{Handler: meta, Records: []persistence.Record{{Seq: rec.Seq, Data: b}}, Fence: fence}); err != nil {
+	// Only over the state it read: a handler changed since (finished,
+	// say) is not failed for what it no longer is.
+	if err := s.store.Write(ctx, persistence.Change{Handler: meta, Records: []persistence.Record{{Seq: rec.Seq, Data: b}},
+		Fence: fence, IfRevision: &meta.Revision}); err != nil {
 		return err
 	}
 	s.hub.publish(meta.ID, []*wfdv1.Record{rec})
@@ -206,15 +210,17 @@ func (s *Server) recover(ctx context.Context) error {
 		token = next
 	}
 	if n.any() {
-		s.log.Info("recovered handlers", "resumed", n.resumed, "released", n.released, "failed", n.failed, "live_elsewhere", n.elsewhere, "took", time.Since(start))
+		s.log.Info("recovered handlers", "resumed", n.resumed, "released", n.released, "failed", n.failed, "live_elsewhere", n.elsewhere,
+			"changed_since_read", n.changed, "took", time.Since(start))
 	}
 	return nil
 }
 
-// resumed counts what resume did.
-type resumed struct{ resumed, failed, released, elsewhere int }
+// resumed counts what resume did; changed counts the idle handlers left
+// alone because they changed after they were read.
+type resumed struct{ resumed, failed, released, elsewhere, changed int }
 
-func (n *resumed) total() int { return n.resumed + n.failed + n.released + n.elsewhere }
+func (n *resumed) total() int { return n.resumed + n.failed + n.released + n.elsewhere + n.changed }
 
 func (n *resumed) any() bool { return n.total() > 0 }
 
@@ -247,10 +253,15 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 				return fmt.Errorf("%s: %w", h.ID, err)
 			}
 			fence, _ := s.leases.fence(h.ID)
+			// Conditional on the revision read: the read may be older
+			// than the lease (a page is read before its leases are
+			// taken), and another replica may have answered, finished or
+			// released the handler in between; that is never undone.
+			revision := h.Revision
 			h.Residency = persistence.ResidencyReleased
 			// The Write frees the lease (FreeLease with the fence; none
 			// outside replica mode).
-			toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence, FreeLease: !fence.IsZero()})
+			toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence, FreeLease: !fence.IsZero(), IfRevision: &revision})
 			continue
 		}
 		if _, err := s.live(ctx, h.ID); err != nil {
@@ -266,17 +277,46 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 		}
 		n.resumed++
 	}
-	if len(toRelease) > 0 {
-		if err := s.store.Write(ctx, toRelease...); err != nil {
-			for _, c := range toRelease {
-				s.leases.release(c.Handler.ID)
-			}
-			return fmt.Errorf("marking idle handlers released: %w", err)
-		}
-		for _, c := range toRelease {
-			s.leases.forget(c.Handler.ID)
-		}
-		n.released += len(toRelease)
+	return s.markReleased(ctx, toRelease, n)
+}
+
+// markReleased commits resume's changes that mark idle handlers
+// released, together; if the store refuses them (some handler changed
+// since it was read), one by one, leaving out those that changed: they
+// are where their new state says (answered, finished, released or live
+// elsewhere), and their lease, taken for nothing, is freed.
+func (s *Server) markReleased(ctx context.Context, changes []persistence.Change, n *resumed) error {
+	if len(changes) == 0 {
+		return nil
 	}
-	return nil
+	err := s.store.Write(ctx, changes...)
+	if err == nil {
+		for _, c := range changes {
+			s.leases.forget(c.Handler.ID) // freed by the Write
+		}
+		n.released += len(changes)
+		return nil
+	}
+	if !errors.Is(err, persistence.ErrConflict) || errors.Is(err, persistence.ErrFenced) {
+		for _, c := range changes {
+			s.leases.release(c.Handler.ID)
+		}
+		return fmt.Errorf("marking idle handlers released: %w", err)
+	}
+	var failed error
+	for _, c := range changes {
+		err := s.store.Write(ctx, c)
+		switch {
+		case err == nil:
+			s.leases.forget(c.Handler.ID)
+			n.released++
+		case errors.Is(err, persistence.ErrConflict):
+			s.leases.release(c.Handler.ID)
+			n.changed++
+		default:
+			s.leases.release(c.Handler.ID)
+			failed = cmp.Or(failed, fmt.Errorf("marking idle handler %s released: %w", c.Handler.ID, err))
+		}
+	}
+	return failed
 }

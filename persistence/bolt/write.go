@@ -100,15 +100,12 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 	switch {
 	case c.Create && exists:
 		return fmt.Errorf("handler %q: %w", id, persistence.ErrExists)
-	case !exists && (c.Delete || c.IfOwner != nil):
+	case !exists && (c.Delete || c.IfOwner != nil || c.IfRevision != nil):
 		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
 	}
-	if c.IfOwner != nil {
-		if oldErr != nil {
-			return oldErr
-		}
-		if old.Owner != *c.IfOwner {
-			return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, old.Owner, *c.IfOwner, persistence.ErrConflict)
+	if exists {
+		if err := checkStored(c, &old, oldErr); err != nil {
+			return err
 		}
 	}
 
@@ -149,13 +146,28 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 
 	h := c.Handler
 	h.LastSeq = lastSeq
+	// The revision is the transaction's id (bbolt gives every write
+	// transaction a new one), set when the handler changes. Unchanged
+	// metadata (a change that only upserts tasks, say) keeps its
+	// revision and is not rewritten, so its page stays clean.
+	revision := uint64(tx.ID())
+	changed := !exists || oldErr != nil || c.Snapshot != nil || len(c.Records) > 0
+	h.Revision = revision
+	if !changed {
+		h.Revision = old.Revision
+	}
 	enc, err := codec.EncodeHandler(&h)
 	if err != nil {
 		return err
 	}
-	// Unchanged metadata (a change that only upserts tasks, say) is not
-	// rewritten, so its page stays clean.
-	if !exists || !bytes.Equal(stored, enc) {
+	if !changed && !bytes.Equal(stored, enc) {
+		changed = true
+		h.Revision = revision
+		if enc, err = codec.EncodeHandler(&h); err != nil {
+			return err
+		}
+	}
+	if changed {
 		if err := handlers.Put(key, enc); err != nil {
 			return fmt.Errorf("handler %q: put metadata: %w", id, err)
 		}
@@ -175,6 +187,30 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 	}
 	if !exists {
 		d[counterHandlers]++
+	}
+	return nil
+}
+
+// checkStored checks a change's preconditions on the stored handler (old,
+// or why it cannot be decoded): IfOwner, IfRevision, and that a finished
+// handler takes no change but Delete. Metadata that cannot be decoded
+// fails a conditional change, and may be overwritten or deleted
+// otherwise (that repairs it).
+func checkStored(c *persistence.Change, old *persistence.Handler, oldErr error) error {
+	id := c.Handler.ID
+	if oldErr != nil {
+		if c.IfOwner != nil || c.IfRevision != nil {
+			return oldErr
+		}
+		return nil
+	}
+	switch {
+	case c.IfOwner != nil && old.Owner != *c.IfOwner:
+		return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, old.Owner, *c.IfOwner, persistence.ErrConflict)
+	case c.IfRevision != nil && old.Revision != *c.IfRevision:
+		return fmt.Errorf("handler %q is at revision %d, not %d: it changed since it was read: %w", id, old.Revision, *c.IfRevision, persistence.ErrConflict)
+	case !c.Delete && old.Status.Terminal():
+		return fmt.Errorf("handler %q is %s: %w", id, old.Status, persistence.ErrFinished)
 	}
 	return nil
 }

@@ -38,9 +38,9 @@ const sqlAcquireMany = `WITH held AS (
 		WHERE l.owner = '' OR l.owner = excluded.owner OR l.expires_at <= now()
 		RETURNING handler_id, owner, token, acquired_at, expires_at
 	)
-	SELECT handler_id, owner, token, acquired_at, expires_at, true, true FROM taken
+	SELECT handler_id, owner, token, acquired_at, expires_at, true, true, ` + sqlLeft + ` FROM taken
 	UNION ALL
-	SELECT handler_id, owner, token, acquired_at, expires_at, true, false FROM held`
+	SELECT handler_id, owner, token, acquired_at, expires_at, true, false, ` + sqlLeft + ` FROM held`
 
 // AcquireMany implements persistence.Leaser.
 func (s *Store) AcquireMany(ctx context.Context, handlers []string, replica string, ttl time.Duration) (acquired, elsewhere []persistence.Lease, err error) {
@@ -60,12 +60,12 @@ func (s *Store) AcquireMany(ctx context.Context, handlers []string, replica stri
 		return nil, nil, fmt.Errorf("postgres: acquire %d handlers: %w", len(ids), s.classify(ctx, err))
 	}
 	var (
-		l     persistence.Lease
-		token int64
-		took  bool
+		l           persistence.Lease
+		token, left int64
+		took        bool
 	)
-	_, err = pgx.ForEachRow(rows, []any{&l.Handler, &l.Owner, &token, &l.Acquired, &l.Expires, &l.Live, &took}, func() error {
-		l.Token = uint64(token)
+	_, err = pgx.ForEachRow(rows, []any{&l.Handler, &l.Owner, &token, &l.Acquired, &l.Expires, &l.Live, &took, &left}, func() error {
+		l.Token, l.Left = uint64(token), time.Duration(left)*time.Microsecond
 		if took {
 			acquired = append(acquired, l)
 		} else {

@@ -28,7 +28,7 @@ const (
 		ON CONFLICT (handler_id) DO UPDATE
 		SET owner = excluded.owner, token = ` + sqlNextToken + `, acquired_at = now(), expires_at = excluded.expires_at
 		WHERE l.owner = '' OR l.expires_at <= now()
-		RETURNING handler_id, owner, token, acquired_at, expires_at, true`
+		RETURNING handler_id, owner, token, acquired_at, expires_at, true, ` + sqlLeft
 	// sqlClaimDue: $4, $5 the due time (timestamptz, ns), $6 running.
 	// Expired leases of the claiming replica are claimed too: it does not
 	// have such a handler in memory (it drops them before they expire),

@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 	"io/fs"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -46,4 +48,15 @@ func MigrateDownTo(ctx context.Context, url string, v int64) error {
 	}
 	_, err = p.DownTo(ctx, v)
 	return err
+}
+
+// LimitSessions sets Options.SessionTimeout's limits on cfg, for a
+// connection of a test's own that acts as a store's would.
+func LimitSessions(cfg *pgx.ConnConfig, d time.Duration) { limitSessions(cfg, d) }
+
+// StopCompacting stops the store's background folding of the counter
+// deltas, for a test that folds them itself.
+func StopCompacting(s *Store) {
+	s.stopCompact()
+	<-s.compactDone
 }

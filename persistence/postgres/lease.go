@@ -24,7 +24,9 @@ const (
 		WHERE expires_at > now() ORDER BY id`
 	// sqlNextToken is an existing lease row l's next token.
 	sqlNextToken = `greatest(l.token + 1, nextval('wfd_lease_tokens'))`
-	sqlLease     = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now()
+	// sqlLeft is a lease row's time left, in microseconds.
+	sqlLeft  = `(extract(epoch FROM expires_at - now()) * 1000000)::bigint`
+	sqlLease = `SELECT handler_id, owner, token, acquired_at, expires_at, owner <> '' AND expires_at > now(), ` + sqlLeft + `
 		FROM wfd_leases WHERE handler_id = $1`
 	// The leases are locked in id order first, as Write locks them, so a
 	// Renew and a Write cannot deadlock.
@@ -32,7 +34,7 @@ const (
 			SELECT * FROM unnest($2::text[], $3::bigint[]) AS h(handler_id, token)
 		), locked AS (
 			SELECT l.handler_id FROM wfd_leases l JOIN held h USING (handler_id)
-			WHERE l.owner = $1 AND l.token = h.token
+			WHERE l.owner = $1 AND l.token = h.token AND l.expires_at > now()
 			ORDER BY l.handler_id FOR UPDATE OF l
 		), renewed AS (
 			UPDATE wfd_leases l SET expires_at = now() + $4::bigint * interval '1 microsecond'
@@ -48,7 +50,7 @@ const (
 	// Write's lease check, after the handler rows (write.go): FOR SHARE
 	// makes an Acquire or Renew of these leases wait for the Write's
 	// commit.
-	sqlLockLeases = `SELECT handler_id, owner, token FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR SHARE`
+	sqlLockLeases = `SELECT handler_id, owner, token, expires_at > now() FROM wfd_leases WHERE handler_id = ANY($1) ORDER BY handler_id FOR SHARE`
 	// A deleted handler's lease row goes in its Write: the tokens come
 	// from one sequence (sqlAcquireMany), so a new handler under the same id
 	// starts above every token of the old one, and no tombstone is
@@ -202,11 +204,11 @@ func scanReplica(row pgx.Row) (persistence.Replica, error) {
 
 func scanLease(row pgx.Row) (persistence.Lease, error) {
 	var (
-		l     persistence.Lease
-		token int64
+		l           persistence.Lease
+		token, left int64
 	)
-	err := row.Scan(&l.Handler, &l.Owner, &token, &l.Acquired, &l.Expires, &l.Live)
-	l.Token = uint64(token)
+	err := row.Scan(&l.Handler, &l.Owner, &token, &l.Acquired, &l.Expires, &l.Live, &left)
+	l.Token, l.Left = uint64(token), time.Duration(left)*time.Microsecond
 	return l, err
 }
 
@@ -226,6 +228,7 @@ func (w *writeSet) goneIDs() []string {
 type leaseRow struct {
 	owner string
 	token uint64
+	live  bool // not expired, by the database's clock
 }
 
 // checkFence refuses a change whose fence no longer holds its handler's
@@ -240,6 +243,11 @@ func (w *writeSet) checkFence(id string, f persistence.Fence) error {
 		return fmt.Errorf("handler %q has no lease (fence %q, token %d): %w", id, f.Replica, f.Token, persistence.ErrFenced)
 	case l.owner != f.Replica || l.token != f.Token:
 		return fmt.Errorf("handler %q: lease is %q's with token %d, not %q's with token %d: %w", id, l.owner, l.token, f.Replica, f.Token, persistence.ErrFenced)
+	case !l.live:
+		// Nobody took it yet, but anyone may: a replica that did not renew
+		// in time (paused, cut off) must not commit what it did meanwhile,
+		// whose callers may have been told it failed.
+		return fmt.Errorf("handler %q: %q's lease (token %d) has expired: %w", id, f.Replica, f.Token, persistence.ErrFenced)
 	}
 	return nil
 }

@@ -87,16 +87,16 @@ func (w *writeSet) statements() (*pgx.Batch, error) {
 		if h.final == nil {
 			continue
 		}
-		enc, err := codec.EncodeHandler(h.final)
+		// A previous version of the handler whose rows are still there.
+		prev := h.stored && !h.wiped
+		enc, changed, err := w.encodeFinal(h, prev)
 		if err != nil {
 			return nil, err
 		}
-		// A previous version of the handler whose rows are still there.
-		prev := h.stored && !h.wiped
 		switch {
 		case h.create && !prev:
 			created.add(h.final, enc)
-		case !prev || !bytes.Equal(enc, h.storedMeta):
+		case changed:
 			hs.add(h.final, enc)
 		}
 		if h.snap != nil {
@@ -335,4 +335,24 @@ func (r *taskRows) add(t *persistence.Task, meta []byte) {
 	r.created = append(r.created, t.CreatedAt)
 	r.createdNs = append(r.createdNs, nsOf(t.CreatedAt))
 	r.metas = append(r.metas, meta)
+}
+
+// encodeFinal encodes the metadata to store for h and reports whether it
+// changed. A handler whose snapshot or records change, or that is new,
+// gets the Write's revision; otherwise its stored revision is kept when
+// the metadata is unchanged (a change that only upserts tasks, say: its
+// row is not rewritten) and replaced when it is not.
+func (w *writeSet) encodeFinal(h *handlerState, prev bool) ([]byte, bool, error) {
+	changed := !prev || h.oldErr != nil || h.snap != nil || len(h.records) > 0
+	h.final.Revision = w.revision()
+	if !changed {
+		h.final.Revision = h.old.Revision
+	}
+	enc, err := codec.EncodeHandler(h.final)
+	if err != nil || changed || bytes.Equal(enc, h.storedMeta) {
+		return enc, changed, err
+	}
+	h.final.Revision = w.revision()
+	enc, err = codec.EncodeHandler(h.final)
+	return enc, true, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,17 @@ type Options struct {
 	// database (a process killed a moment ago holds it until its server
 	// backend notices); 0 means DefaultLockWait, negative not at all.
 	LockWait time.Duration
+	// SessionTimeout, if set, bounds what the store's sessions may hold
+	// and wait for: each connection runs with lock_timeout and
+	// idle_in_transaction_session_timeout at SessionTimeout and
+	// statement_timeout at twice it. Replica mode sets it to half the
+	// lease ttl: a replica that is paused or cut off mid-transaction
+	// loses that transaction and its row locks before its leases can
+	// expire, so the replicas taking its handlers over never wait for it,
+	// and a statement waiting on a lock fails (ErrUnavailable, retried)
+	// instead of outlasting its caller. 0 keeps the database's settings.
+	// Migrations at Open run on a connection of their own without them.
+	SessionTimeout time.Duration
 }
 
 // Store is a persistence.Store on a PostgreSQL database.
@@ -91,6 +103,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "wfd"
 	}
 	cfg.AfterConnect = durableCommits
+	migrateCfg := cfg.Copy()
+	if opts.SessionTimeout > 0 {
+		limitSessions(cfg.ConnConfig, opts.SessionTimeout)
+	}
 	var lock *pgx.Conn
 	if !opts.Shared {
 		wait := opts.LockWait
@@ -113,7 +129,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if s.writeTimeout <= 0 {
 		s.writeTimeout = DefaultWriteTimeout
 	}
-	if err := migrate(ctx, pool); err != nil {
+	if err := migrateWith(ctx, pool, migrateCfg, opts.SessionTimeout > 0); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), err)
 	}
@@ -124,6 +140,30 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.compactCounters(cctx)
 	}()
 	return s, nil
+}
+
+// limitSessions sets the session limits of Options.SessionTimeout.
+func limitSessions(cfg *pgx.ConnConfig, d time.Duration) {
+	ms := func(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) }
+	cfg.RuntimeParams["lock_timeout"] = ms(d)
+	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = ms(d)
+	cfg.RuntimeParams["statement_timeout"] = ms(2 * d)
+}
+
+// migrateWith migrates the database through pool, or, when the pool's
+// sessions are limited (a migration may take longer than a statement
+// may), through a pool of its own made from cfg.
+func migrateWith(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, limited bool) error {
+	if !limited {
+		return migrate(ctx, pool)
+	}
+	cfg.MaxConns = 2 // goose's lock session and its statements
+	mp, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer mp.Close()
+	return migrate(ctx, mp)
 }
 
 // durableCommits turns synchronous_commit back on for the store's

@@ -119,6 +119,9 @@ type handlerState struct {
 
 	exists  bool
 	lastSeq uint64
+	// revision is the handler's, as stored or, once a change of this
+	// Write touched it, this Write's (IfRevision of a later change).
+	revision uint64
 	// wiped: the stored handler is deleted by some change of the Write
 	// (its rows go before the handler is written again, if it is).
 	wiped bool
@@ -130,15 +133,42 @@ type handlerState struct {
 	records []persistence.Record
 }
 
-func (h *handlerState) owner() (string, error) {
+// current is the handler as the earlier changes of the Write leave it
+// (or as stored), for the next change's preconditions; err says why the
+// stored metadata cannot be decoded when no change replaced it.
+func (h *handlerState) current() (*persistence.Handler, error) {
 	switch {
 	case h.final != nil:
-		return h.final.Owner, nil
+		return h.final, nil
 	case h.oldErr != nil:
-		return "", h.oldErr
+		return nil, h.oldErr
 	default:
-		return h.old.Owner, nil
+		return &h.old, nil
 	}
+}
+
+// checkStored checks a change's preconditions on the handler as the Write
+// found it so far: IfOwner, IfRevision, and that a finished handler takes
+// no change but Delete. Metadata that cannot be decoded fails a
+// conditional change, and may be overwritten or deleted otherwise.
+func (h *handlerState) checkStored(c *persistence.Change) error {
+	id := c.Handler.ID
+	cur, err := h.current()
+	if err != nil {
+		if c.IfOwner != nil || c.IfRevision != nil {
+			return err
+		}
+		return nil
+	}
+	switch {
+	case c.IfOwner != nil && cur.Owner != *c.IfOwner:
+		return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, cur.Owner, *c.IfOwner, persistence.ErrConflict)
+	case c.IfRevision != nil && h.revision != *c.IfRevision:
+		return fmt.Errorf("handler %q is at revision %d, not %d: it changed since it was read: %w", id, h.revision, *c.IfRevision, persistence.ErrConflict)
+	case !c.Delete && cur.Status.Terminal():
+		return fmt.Errorf("handler %q is %s: %w", id, cur.Status, persistence.ErrFinished)
+	}
+	return nil
 }
 
 // taskState is one task a change upserts, or a stored task of a handler a
@@ -246,6 +276,7 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 		h := w.handlers[id]
 		h.stored, h.exists, h.storedMeta, h.lastSeq = true, true, meta, seqFromDB(last)
 		h.old, h.oldErr = decodeHandler(id, meta)
+		h.revision = h.old.Revision
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -300,7 +331,7 @@ func (w *writeSet) readLeases(br pgx.BatchResults) error {
 			l     leaseRow
 			token int64
 		)
-		if err := rows.Scan(&id, &l.owner, &token); err != nil {
+		if err := rows.Scan(&id, &l.owner, &token, &l.live); err != nil {
 			return err
 		}
 		l.token = uint64(token)
@@ -320,18 +351,17 @@ func (w *writeSet) apply(c *persistence.Change) error {
 	switch {
 	case c.Create && h.exists:
 		return fmt.Errorf("handler %q: %w", id, persistence.ErrExists)
-	case !h.exists && (c.Delete || c.IfOwner != nil):
+	case !h.exists && (c.Delete || c.IfOwner != nil || c.IfRevision != nil):
 		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
 	}
-	if c.IfOwner != nil {
-		owner, err := h.owner()
-		if err != nil {
+	if h.exists {
+		if err := h.checkStored(c); err != nil {
 			return err
 		}
-		if owner != *c.IfOwner {
-			return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, owner, *c.IfOwner, persistence.ErrConflict)
-		}
 	}
+	// Whatever the change does, a later change of this Write that read
+	// the handler before it fails its IfRevision.
+	h.revision = w.revision()
 	if c.Delete {
 		h.wiped = h.wiped || h.stored
 		h.exists, h.lastSeq, h.final, h.snap, h.records, h.create = false, 0, nil, nil, nil, false
@@ -366,6 +396,10 @@ func (w *writeSet) apply(c *persistence.Change) error {
 	}
 	return nil
 }
+
+// revision is the Revision of what this Write changes: its transaction's
+// id, which no other transaction of the database had or will have.
+func (w *writeSet) revision() uint64 { return uint64(w.txid) }
 
 // mapStatementError maps an error of the second round trip: a unique
 // violation there means another process created a handler this Write

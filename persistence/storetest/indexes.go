@@ -73,15 +73,15 @@ func testIndexCleanup(t *testing.T, open OpenFunc) {
 			a.IdleSince, a.Waiters, a.External = time.Time{}, nil, nil
 			put(a)
 		}},
-		{"terminal and renamed", func() {
-			a.Status, a.CompletedAt, a.Deadline = persistence.StatusCompleted, now, time.Time{}
-			b.Workflow, b.Status = "gamma", persistence.StatusFailed
-			put(a, b)
-		}},
 		{"another handler takes the keys", func() {
 			b.IdleSince, b.Residency = now.Add(-48*time.Hour), persistence.ResidencyReleased
 			b.Waiters = []persistence.Waiter{{ID: "x", Key: "k1", Deadline: now}}
 			put(b)
+		}},
+		{"terminal and renamed", func() {
+			a.Status, a.CompletedAt, a.Deadline = persistence.StatusCompleted, now, time.Time{}
+			b.Workflow, b.Status = "gamma", persistence.StatusFailed
+			put(a, b)
 		}},
 		{"delete", func() {
 			write(t, s, persistence.Change{Handler: persistence.Handler{ID: c.ID}, Delete: true},

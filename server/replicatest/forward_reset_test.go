@@ -2,14 +2,17 @@ package replicatest_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/internal/pgtest"
+	"github.com/wfd-dev/wfd/internal/testwait"
 
 	"github.com/wfd-dev/wfd/server"
 )
@@ -54,6 +57,49 @@ func startResetter(t *testing.T) string {
 				_ = c.(*net.TCPConn).SetLinger(0)
 				_ = c.Close()
 			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestReplicaForwardOwnerSilent: a forwarded call to an owner that takes
+// the connection and never answers (a paused process: its kernel accepts
+// and buffers, nothing replies) answers Unavailable, which clients retry
+// and which reaches the handler's next owner, long before the caller's
+// deadline would turn it into DeadlineExceeded.
+func TestReplicaForwardOwnerSilent(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	silent := startSilent(t)
+	a := startReplicaWith(t, url, "a", 30*time.Second, false, func(o *server.Options) { o.Replica.Address = silent })
+	b := startReplica(t, url, "b", 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	if _, err := a.c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: "h1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.c.SendEvent(ctx, &wfdv1.SendEventRequest{HandlerId: "h1", Event: &wfdv1.Event{Type: "inc", Data: &structpb.Struct{}}})
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Fatalf("inc through b, the owner silent: %v (%v), want Unavailable", connect.CodeOf(err), err)
+	}
+}
+
+// startSilent listens on a loopback port, reads whatever its connections
+// send and never writes a byte.
+func startSilent(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			go func() { _, _ = io.Copy(io.Discard, c) }()
 		}
 	}()
 	return l.Addr().String()

@@ -118,7 +118,7 @@ func startReplicaOpts(t *testing.T, url, id string, ttl time.Duration, lenient b
 // configure.
 func startReplicaWith(t *testing.T, url, id string, ttl time.Duration, lenient bool, configure func(*server.Options)) *replica {
 	t.Helper()
-	store, err := postgres.Open(context.Background(), url, postgres.Options{Shared: true})
+	store, err := postgres.Open(context.Background(), url, postgres.Options{Shared: true, SessionTimeout: server.SessionTimeout(ttl)})
 	if err != nil {
 		t.Fatal(err)
 	}

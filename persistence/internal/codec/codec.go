@@ -43,6 +43,7 @@ func EncodeHandler(h *persistence.Handler) ([]byte, error) {
 		LastSeq:     h.LastSeq,
 		External:    h.External,
 		Deadline:    timestamp(h.Deadline),
+		Revision:    h.Revision,
 	}
 	if len(h.Waiters) > 0 {
 		m.Waiters = make([]*storagev1.Waiter, len(h.Waiters))
@@ -91,6 +92,7 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 		Owner:     m.Owner,
 		LastSeq:   m.LastSeq,
 		External:  m.External,
+		Revision:  m.Revision,
 	}
 	var err error
 	if h.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {

@@ -228,7 +228,12 @@ type HandlerMeta struct {
 	External []string `protobuf:"bytes,17,rep,name=external,proto3" json:"external,omitempty"`
 	// End of the handler's whole-run timeout, indexed as a timer; unset when
 	// it has none (version 2; version 1 kept it as a waiter "~timeout").
-	Deadline      *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	Deadline *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// The store's revision of this state: the id of the store transaction
+	// that last changed the handler, never used by another write, so a
+	// conditional write (persistence.Change.IfRevision) can tell whether
+	// the handler changed since it was read. 0 in metadata written before.
+	Revision      uint64 `protobuf:"varint,19,opt,name=revision,proto3" json:"revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -387,6 +392,13 @@ func (x *HandlerMeta) GetDeadline() *timestamppb.Timestamp {
 		return x.Deadline
 	}
 	return nil
+}
+
+func (x *HandlerMeta) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
 }
 
 // Waiter is one event the handler waits for (persistence.Waiter).
@@ -855,7 +867,7 @@ var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc5\x05\n" +
+	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe1\x05\n" +
 	"\vHandlerMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
@@ -878,7 +890,8 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\blast_seq\x18\x0f \x01(\x04R\alastSeq\x12\x1a\n" +
 	"\bchildren\x18\x10 \x03(\tR\bchildren\x12\x1a\n" +
 	"\bexternal\x18\x11 \x03(\tR\bexternal\x126\n" +
-	"\bdeadline\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xab\x01\n" +
+	"\bdeadline\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x1a\n" +
+	"\brevision\x18\x13 \x01(\x04R\brevision\"\xab\x01\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n" +
