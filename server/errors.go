@@ -102,11 +102,18 @@ func toConnect(err error) error {
 	}
 	out := connect.NewError(code, cause)
 	if code == connect.CodeUnavailable {
-		if d, derr := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)}); derr == nil {
-			out.AddDetail(d)
-		}
+		withRetryHint(out)
 	}
 	return out
+}
+
+// withRetryHint adds to an Unavailable error the hint that a retry after
+// retryAfter may succeed (google.rpc.RetryInfo).
+func withRetryHint(e *connect.Error) *connect.Error {
+	if d, err := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)}); err == nil {
+		e.AddDetail(d)
+	}
+	return e
 }
 
 // internalError is an error whose detail (a path, a library's message)

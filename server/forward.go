@@ -208,7 +208,7 @@ func ownerError(ctx context.Context, err error) error {
 		case ctx.Err() != nil:
 			return connect.NewError(connect.CodeCanceled, ctx.Err())
 		}
-		return connect.NewError(connect.CodeUnavailable, fmt.Errorf("the owner did not answer: %w", err))
+		return withRetryHint(connect.NewError(connect.CodeUnavailable, fmt.Errorf("the owner did not answer: %w", err)))
 	}
 	e := connect.NewError(ce.Code(), errors.New(ce.Message()))
 	for _, d := range ce.Details() {

@@ -2,12 +2,14 @@ package replicatest_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -81,6 +83,22 @@ func TestReplicaForwardOwnerSilent(t *testing.T) {
 	if connect.CodeOf(err) != connect.CodeUnavailable {
 		t.Fatalf("inc through b, the owner silent: %v (%v), want Unavailable", connect.CodeOf(err), err)
 	}
+	var ce *connect.Error
+	if !errors.As(err, &ce) || !hasRetryInfo(ce) {
+		t.Fatalf("Unavailable without a retry hint: %v", err)
+	}
+}
+
+// hasRetryInfo reports whether e carries a google.rpc.RetryInfo detail.
+func hasRetryInfo(e *connect.Error) bool {
+	for _, d := range e.Details() {
+		if v, err := d.Value(); err == nil {
+			if _, ok := v.(*errdetails.RetryInfo); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // startSilent listens on a loopback port, reads whatever its connections
