@@ -45,6 +45,10 @@ type Op struct {
 	// taken effect, so it counts as acknowledged if the handler completed
 	// with this answer (the checker holds it to that).
 	Finished bool `json:"finished,omitempty"`
+	// Paused: the replica was paused when the attempt was made (a caller
+	// of a paused replica may time out; a caller of one that is up should
+	// be told Unavailable, never left to time out).
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Acked says whether the call was acknowledged.

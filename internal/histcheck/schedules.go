@@ -1,0 +1,287 @@
+package histcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+)
+
+// restartDuringTakeover is issue 23's point 1.
+func (n *Nemesis) restartDuringTakeover(ctx context.Context, victim *Replica, count int) (string, error) {
+	ids, err := n.own(ctx, victim, count, Approval)
+	if err != nil {
+		return "", err
+	}
+	at := time.Now()
+	if err := victim.Kill(); err != nil {
+		return "", err
+	}
+	first := make(chan struct{})
+	var once sync.Once
+	served := func(int) { once.Do(func() { close(first) }) }
+	var restart sync.WaitGroup
+	var rerr error
+	var restarted time.Time
+	restart.Go(func() {
+		select {
+		case <-first:
+		case <-ctx.Done():
+			return
+		}
+		restarted = time.Now()
+		rerr = victim.Start(ctx)
+	})
+	acks := n.answerAll(ctx, ids, victim.ID, 64, served)
+	served(-1) // none served: restart it anyway
+	restart.Wait()
+	t := n.measure(ScheduleRestartDuringTakeover, "kill", victim, at, acks, false)
+	return fmt.Sprintf("%d handlers owned by %s, %d answered through the others; restarted %v after the kill (first served after %v)",
+		len(ids), victim.ID, countSet(acks), restarted.Sub(at).Round(time.Millisecond), t.First.Round(time.Millisecond)), rerr
+}
+
+// timers is point 2: expense handlers owned by the victim, which is
+// killed about a second after they start and restarted; then it waits
+// (bounded) for them to expire.
+func (n *Nemesis) timers(ctx context.Context, victim *Replica, count int) (string, error) {
+	ids := n.newIDs("n-e", count)
+	deadlines := make([]float64, count)
+	for i := range deadlines {
+		deadlines[i] = float64(2 + n.rng.IntN(3))
+	}
+	var firstNanos atomic.Int64
+	err := n.parallel(ctx, count, 16, "", victim.ID, func(k *Caller, i int) error {
+		n.h.Plan(ids[i], Spec{Workflow: Expense, DeadlineS: deadlines[i]})
+		err := k.Start(ctx, ids[i], Expense, map[string]any{"approver": "x", "deadline_s": deadlines[i]})
+		if err == nil {
+			firstNanos.CompareAndSwap(0, time.Now().UnixNano())
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	first := time.Unix(0, firstNanos.Load())
+	sleep(ctx, time.Until(first.Add(time.Second)))
+	killed := time.Now()
+	if err := victim.Kill(); err != nil {
+		return "", err
+	}
+	// Restarted as soon as another replica has fired one of the timers
+	// (at most TTL + 2 s after the kill), while the others are being
+	// swept and fired: its start-up recovery then races their commits.
+	n.firstTerminal(ctx, ids, deadlines, victim.ID, n.c.TTL+2*time.Second)
+	delay := time.Since(killed)
+	rerr := victim.Start(ctx)
+	bound := 4*time.Second + 3*n.c.TTL + 30*time.Second
+	done := n.waitTerminal(ctx, ids, bound)
+	return fmt.Sprintf("%d expense handlers (deadlines 2-4 s) on %s, killed %v after the first start, restarted %v later (a timer fired elsewhere); %d finished within %v",
+		count, victim.ID, killed.Sub(first).Round(time.Millisecond), delay.Round(time.Millisecond), done, bound), rerr
+}
+
+// firstTerminal polls the handlers with the earliest deadline, through
+// replicas other than avoid, until one has finished or bound passes.
+func (n *Nemesis) firstTerminal(ctx context.Context, ids []string, deadlines []float64, avoid string, bound time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	var early []string
+	for i, id := range ids {
+		if deadlines[i] == slices.Min(deadlines) {
+			early = append(early, id)
+		}
+	}
+	k := n.c.Caller(n.h, rand.New(rand.NewPCG(n.rng.Uint64(), 0)), n.callTimeout).With(avoid, "")
+	for i := 0; ctx.Err() == nil; i++ {
+		if h, err := k.Get(ctx, early[i%len(early)]); err == nil && terminal(h.GetStatus()) {
+			return
+		}
+		sleep(ctx, 5*time.Millisecond)
+	}
+}
+
+// pausedOwner is point 3: the owner of idle handlers SIGSTOPped beyond the
+// TTL while each is answered through the others.
+func (n *Nemesis) pausedOwner(ctx context.Context, victim *Replica, count int) (string, error) {
+	ids, err := n.own(ctx, victim, count, Approval)
+	if err != nil {
+		return "", err
+	}
+	hold := n.between(n.c.TTL+3*time.Second, 3*n.c.TTL+3*time.Second)
+	stopBusy, waitBusy := n.busy(ctx, victim, 8)
+	defer waitBusy()
+	sleep(ctx, n.between(200*time.Millisecond, 500*time.Millisecond))
+	at, holding, err := n.pauseHolding(ctx, victim)
+	stopBusy()
+	if err != nil {
+		return "", err
+	}
+	var acks []time.Time
+	var wg sync.WaitGroup
+	wg.Go(func() { acks = n.answerAll(ctx, ids, victim.ID, len(ids), nil) })
+	sleep(ctx, hold)
+	rerr := victim.Resume()
+	wg.Wait()
+	t := n.measure(SchedulePausedOwner, "pause", victim, at, acks, true)
+	return fmt.Sprintf("%d handlers owned by %s, paused %v%s; served elsewhere after: %s", len(ids), victim.ID,
+		hold.Round(time.Millisecond), map[bool]string{true: " inside a transaction", false: ""}[holding], Summarize(t.Each)), rerr
+}
+
+// busy keeps victim committing until stop is called: w goroutines start
+// approval handlers through it (through the others once it is paused; a
+// start in flight at the pause is retried there), so that a pause lands
+// mid-commit, with the victim's database session inside a transaction
+// that holds lease rows the others then need.
+func (n *Nemesis) busy(ctx context.Context, victim *Replica, w int) (stop, wait func()) {
+	var stopped atomic.Bool
+	var wg sync.WaitGroup
+	for g := range w {
+		k := n.c.Caller(n.h, rand.New(rand.NewPCG(n.rng.Uint64(), uint64(g))), n.callTimeout)
+		k.Prefer = victim.ID
+		wg.Go(func() {
+			for !stopped.Load() && ctx.Err() == nil {
+				id := n.newIDs("n-b", 1)[0]
+				n.h.Plan(id, Spec{Workflow: Approval})
+				octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				_ = k.Start(octx, id, Approval, map[string]any{"amount": 1.0}) // in the history
+				cancel()
+			}
+		})
+	}
+	return func() { stopped.Store(true) }, func() { stopped.Store(true); wg.Wait() }
+}
+
+// own starts count handlers of workflow wf through victim alone and waits
+// until each is idle in its memory, owned by it (as another replica
+// reads). It returns those owned; none is an error.
+func (n *Nemesis) own(ctx context.Context, victim *Replica, count int, wf string) ([]string, error) {
+	ids := n.newIDs("n-"+wf[:1], count)
+	err := n.parallel(ctx, count, 16, "", victim.ID, func(k *Caller, i int) error {
+		n.h.Plan(ids[i], Spec{Workflow: wf})
+		if err := k.Start(ctx, ids[i], wf, map[string]any{"amount": float64(i)}); err != nil {
+			return err
+		}
+		return k.WaitParked(ctx, ids[i])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("histcheck: handlers for %s: %w", victim.ID, err)
+	}
+	owned := make([]bool, count)
+	_ = n.parallel(ctx, count, 8, victim.ID, "", func(k *Caller, i int) error {
+		h, err := k.Get(ctx, ids[i])
+		owned[i] = err == nil && h.GetOwner() == victim.ID && h.GetResidency() == wfdv1.Residency_RESIDENCY_ACTIVE
+		return nil
+	})
+	var out []string
+	for i, ok := range owned {
+		if ok {
+			out = append(out, ids[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("histcheck: none of %d handlers started through %s is owned by it", count, victim.ID)
+	}
+	if len(out) < count {
+		n.log.Warn("nemesis: not every handler is owned by the victim", "victim", victim.ID, "owned", len(out), "of", count)
+	}
+	return out, nil
+}
+
+// answerAll answers ids (approved when even) through replicas other than
+// avoid on w goroutines, each retried until acknowledged, and returns when
+// each was acknowledged (zero: never). onAck is called at each.
+func (n *Nemesis) answerAll(ctx context.Context, ids []string, avoid string, w int, onAck func(int)) []time.Time {
+	acks := make([]time.Time, len(ids))
+	_ = n.parallel(ctx, len(ids), w, avoid, "", func(k *Caller, i int) error {
+		octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		if err := k.Answer(octx, ids[i], Answer{Approved: i%2 == 0, Comment: "for " + ids[i]}); err != nil {
+			n.log.Warn("nemesis: answer not acknowledged", "handler", ids[i], "err", err)
+			return nil
+		}
+		acks[i] = time.Now()
+		if onAck != nil {
+			onAck(i)
+		}
+		return nil
+	})
+	return acks
+}
+
+// waitTerminal polls ids until each has finished or bound passes, and
+// returns how many finished.
+func (n *Nemesis) waitTerminal(ctx context.Context, ids []string, bound time.Duration) int {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	k := n.c.Caller(n.h, rand.New(rand.NewPCG(n.rng.Uint64(), 0)), n.callTimeout)
+	left := append([]string(nil), ids...)
+	for len(left) > 0 && ctx.Err() == nil {
+		var still []string
+		for _, id := range left {
+			if h, err := k.Get(ctx, id); err != nil || !terminal(h.GetStatus()) {
+				still = append(still, id)
+			}
+		}
+		left = still
+		if len(left) > 0 {
+			sleep(ctx, 200*time.Millisecond)
+		}
+	}
+	return len(ids) - len(left)
+}
+
+// parallel runs fn(k, 0..count-1) on w goroutines, each with a Caller of
+// its own (avoid and only as Caller.With; seeded from the nemesis), and
+// returns the first error.
+func (n *Nemesis) parallel(ctx context.Context, count, w int, avoid, only string, fn func(k *Caller, i int) error) error {
+	w = max(1, min(w, count))
+	callers := make([]*Caller, w)
+	for i := range callers {
+		callers[i] = n.c.Caller(n.h, rand.New(rand.NewPCG(n.rng.Uint64(), uint64(i))), n.callTimeout).With(avoid, only)
+	}
+	var next atomic.Int64
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for g := range w {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= count || ctx.Err() != nil {
+					return
+				}
+				if err := fn(callers[g], i); err != nil && errs[g] == nil {
+					errs[g] = err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (n *Nemesis) newIDs(prefix string, count int) []string {
+	n.mu.Lock()
+	base := n.probes
+	n.probes += count
+	n.mu.Unlock()
+	ids := make([]string, count)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%05d", prefix, base+i)
+	}
+	return ids
+}
+
+func countSet(ts []time.Time) int {
+	c := 0
+	for _, t := range ts {
+		if !t.IsZero() {
+			c++
+		}
+	}
+	return c
+}
