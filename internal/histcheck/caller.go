@@ -113,12 +113,17 @@ func retriable(err error) bool {
 	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled, connect.CodeAborted:
 		return true
 	case connect.CodeUnknown, connect.CodeInternal:
-		// A connection cut mid-call comes back as one of these.
-		msg := err.Error()
-		return slices.ContainsFunc([]string{"EOF", "connection reset", "broken pipe", "connection refused", "http2", "client connection lost", "stream error", "protocol error"},
-			func(s string) bool { return strings.Contains(msg, s) })
+		return transportMsg(err.Error())
 	}
 	return false
+}
+
+// transportMsg says whether an Unknown or Internal error's message is
+// the client's own about a connection cut mid-call (a replica killed or
+// paused), not an answer of a server.
+func transportMsg(msg string) bool {
+	return slices.ContainsFunc([]string{"EOF", "connection reset", "broken pipe", "connection refused", "client connection lost", "stream error", "incomplete envelope"},
+		func(s string) bool { return strings.Contains(msg, s) })
 }
 
 // finishedErr: an answer refused because the handler has finished.

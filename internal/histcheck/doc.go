@@ -31,5 +31,17 @@
 //
 // The tests in this package are the entry points: TestHistory (a random
 // seed and a short duration in CI; -history.seed and -history.duration
-// replay or lengthen it) and one test per named schedule.
+// replay or lengthen it) and one test per named schedule:
+//
+//	go test ./internal/histcheck -run 'TestHistory$' -v
+//	go test ./internal/histcheck -run 'TestHistory$' -v -timeout 0 -args \
+//	    -history.seed=N -history.duration=30m -history.ttl=2s -history.out=DIR
+//	go test ./internal/histcheck -run 'TestRestartDuringTakeover|TestTimersFireOnce|TestPausedOwnerTakeover' -v
+//
+// WFD_HISTORY_SEED, WFD_HISTORY_DURATION (and _TTL, _REPLICAS, _CLIENTS,
+// _OUT) set the same from a script. A run writes history.json,
+// finals.json, report.json, nemesis.json, summary.txt and each replica's
+// log to -history.out/<test> (default: the test's artifact directory,
+// kept with go test -artifacts). They skip in -short mode and without
+// PostgreSQL binaries (failing instead with WFD_PGTEST_REQUIRE set).
 package histcheck

@@ -82,7 +82,7 @@ func StartCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 		c.mu.Unlock()
 		if t.Failed() {
 			for _, r := range c.Replicas {
-				t.Logf("last lines of %s's log (all of it in %s):\n%s", r.ID, r.logPath, r.LogTail(60))
+				t.Logf("last lines of %s's log (all of it in %s):\n%s", r.ID, r.logPath, r.LogTail(40))
 			}
 		}
 	})

@@ -24,7 +24,7 @@ var (
 	flagTTL      = flag.Duration("history.ttl", 0, "the replicas' --lease-ttl (default 2s)")
 	flagReplicas = flag.Int("history.replicas", 0, "how many replicas (default 3)")
 	flagClients  = flag.Int("history.clients", 0, "how many concurrent clients (default 8)")
-	flagOut      = flag.String("history.out", "", "directory for the history, final reads, report, summary and replica logs (default: a temporary one)")
+	flagOut      = flag.String("history.out", "", "directory for the history, final reads, report, summary and replica logs, one subdirectory per test (default: the test's artifact directory)")
 )
 
 // binDir holds the wfd binary built for the tests; TestMain removes it.
@@ -147,7 +147,5 @@ func check(t *testing.T, res *histcheck.Result) {
 	for _, c := range res.Crashes {
 		t.Error("replica crashed: " + c)
 	}
-	if res.Config.Out != "" {
-		t.Logf("history, final reads, report and replica logs in %s", res.Config.Out)
-	}
+	t.Logf("history, final reads, report and replica logs in %s (kept with -history.out or go test -artifacts)", res.Config.Out)
 }

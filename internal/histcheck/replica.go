@@ -44,6 +44,10 @@ type Replica struct {
 	bin     string
 	logPath string
 
+	// ops serialises what changes the process (start, signals); mu
+	// guards the fields, and is never held while waiting, so that callers
+	// asking for the state do not wait on a restart.
+	ops    sync.Mutex
 	mu     sync.Mutex
 	state  State
 	proc   *process
@@ -91,37 +95,40 @@ func (r *Replica) State() State {
 // SERVING. A start whose process exits at once (its port not yet free
 // after a kill) is tried again.
 func (r *Replica) Start(ctx context.Context) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.proc != nil {
 		select {
 		case <-r.proc.exited: // it died by itself; Exited has told
 			r.proc = nil
 		default:
+			r.mu.Unlock()
 			return fmt.Errorf("histcheck: %s: already running", r.ID)
 		}
 	}
+	r.mu.Unlock()
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		if err = r.startLocked(ctx); err == nil {
-			r.state = Up
-			return nil
-		}
-		if ctx.Err() != nil {
+		if err = r.launch(ctx); err == nil || ctx.Err() != nil {
 			break
 		}
 	}
 	return err
 }
 
-func (r *Replica) startLocked(ctx context.Context) error {
+// launch starts one process and waits until it serves.
+func (r *Replica) launch(ctx context.Context) error {
+	r.mu.Lock()
 	r.starts++
+	n := r.starts
+	r.mu.Unlock()
 	out, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("histcheck: %s log: %w", r.ID, err)
 	}
 	defer func() { _ = out.Close() }() // the child holds its own copy
-	fmt.Fprintf(out, "=== histcheck: start %d of %s at %s ===\n", r.starts, r.ID, time.Now().Format(time.RFC3339Nano))
+	fmt.Fprintf(out, "=== histcheck: start %d of %s at %s ===\n", n, r.ID, time.Now().Format(time.RFC3339Nano))
 	p := &process{cmd: exec.Command(r.bin, r.args...), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	// The child dies with the test process, however it ends.
@@ -130,13 +137,21 @@ func (r *Replica) startLocked(ctx context.Context) error {
 		return fmt.Errorf("histcheck: start %s: %w", r.ID, err)
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	r.mu.Lock()
 	r.proc = p
-	if err := r.waitHealthy(ctx, p); err != nil {
+	r.mu.Unlock()
+	err = r.waitHealthy(ctx, p)
+	if err != nil {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
 		r.proc = nil
 		return err
 	}
+	r.state = Up
 	return nil
 }
 
@@ -177,13 +192,15 @@ func (r *Replica) Stop() error {
 }
 
 func (r *Replica) end(sig syscall.Signal, wait time.Duration) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.proc
+	p, paused := r.proc, r.state == Paused
+	r.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	if r.state == Paused {
+	if paused {
 		_ = p.cmd.Process.Signal(syscall.SIGCONT) // SIGTERM waits for a stopped process
 	}
 	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -197,7 +214,9 @@ func (r *Replica) end(sig syscall.Signal, wait time.Duration) error {
 		}
 	}
 	<-p.exited
+	r.mu.Lock()
 	r.proc, r.state = nil, Down
+	r.mu.Unlock()
 	r.http.CloseIdleConnections()
 	return nil
 }
@@ -214,6 +233,8 @@ func (r *Replica) Resume() error {
 }
 
 func (r *Replica) signal(sig syscall.Signal, from, to State) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state != from || r.proc == nil {

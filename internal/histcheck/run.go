@@ -28,9 +28,9 @@ type Config struct {
 	// Settle bounds the wait, after healing, for every answered handler
 	// and every expense handler to finish (default 30s + 5 TTLs).
 	Settle time.Duration
-	// Out, when set, is where the history, the final reads, the report,
-	// the summary and the replica logs are written; otherwise the logs
-	// go to a temporary directory of t.
+	// Out is where the history, the final reads, the report, the summary
+	// and the replica logs are written (default t.ArtifactDir(): kept with
+	// go test -artifacts -outputdir DIR).
 	Out string
 	Log *slog.Logger
 }
@@ -53,6 +53,9 @@ type Result struct {
 	Unsettled int
 	// Errors counts workload calls that failed for good.
 	Errors int64
+	// Causes are the causes of internal errors, by error id, from the
+	// replicas' logs.
+	Causes map[string]string
 }
 
 // OK says whether the run found nothing wrong.
@@ -75,7 +78,9 @@ func Run(t testing.TB, cfg Config) *Result {
 	}
 	dir := cfg.Out
 	if dir == "" {
-		dir = t.TempDir()
+		// Removed after the test unless go test runs with -artifacts.
+		dir = t.ArtifactDir()
+		cfg.Out = dir
 	} else {
 		// A directory of its own per run: the logs are appended to.
 		_ = os.RemoveAll(dir)
@@ -118,11 +123,10 @@ func Run(t testing.TB, cfg Config) *Result {
 	res.Broken = CheckTakeovers(res.Takeovers, res.Bound)
 	res.Crashes = append(res.Crashes, c.Crashes()...)
 	res.Errors = w.Errors.Load()
+	res.Causes = c.Causes()
 	res.Elapsed = time.Since(begin)
-	if cfg.Out != "" {
-		if err := res.write(cfg.Out); err != nil {
-			t.Error(err)
-		}
+	if err := res.write(dir); err != nil {
+		t.Error(err)
 	}
 	return res
 }
@@ -141,12 +145,20 @@ func settle(ctx context.Context, c *Cluster, h *History, bound time.Duration, se
 		}
 	}
 	k := c.Caller(h, rand.New(rand.NewPCG(seed, 300)), 3*time.Second)
-	for len(left) > 0 && ctx.Err() == nil {
+	// A handler a defect left running never finishes: once none has
+	// finished for this long (well past any deadline, takeover or
+	// recovery), waiting longer only delays the report.
+	stuck := 10*time.Second + 3*c.TTL
+	progress := time.Now()
+	for len(left) > 0 && ctx.Err() == nil && time.Since(progress) < stuck {
 		var still []string
 		for _, id := range left {
 			if hd, err := k.Get(ctx, id); err != nil || !terminal(hd.GetStatus()) {
 				still = append(still, id)
 			}
+		}
+		if len(still) < len(left) {
+			progress = time.Now()
 		}
 		left = still
 		if len(left) > 0 {

@@ -3,10 +3,34 @@ package histcheck
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 )
+
+// errorIDRE finds the error id of an internal error's message; the
+// replica that answered logged its cause under it.
+var errorIDRE = regexp.MustCompile(`error id ([A-Z0-9]+)`)
+
+// logCauseRE finds an error id and its cause in a replica's log line.
+var logCauseRE = regexp.MustCompile(`error_id=([A-Z0-9]+) err="((?:[^"\\]|\\.)*)"`)
+
+// Causes reads the causes of internal errors from the replicas' logs, by
+// error id.
+func (c *Cluster) Causes() map[string]string {
+	out := map[string]string{}
+	for _, r := range c.Replicas {
+		causesFrom(r.Log(), out)
+	}
+	return out
+}
+
+func causesFrom(log string, into map[string]string) {
+	for _, m := range logCauseRE.FindAllStringSubmatch(log, -1) {
+		into[m[1]] = strings.ReplaceAll(m[2], `\"`, `"`)
+	}
+}
 
 // examples is how many violations of each kind the summary shows.
 const examples = 3
@@ -54,7 +78,7 @@ func (r *Result) Summary() string {
 		}
 		fmt.Fprintf(&b, "; calls failed for good: %d\n", r.Errors)
 	}
-	if odd := unexpected(r.Data.Ops); len(odd) > 0 {
+	if odd := unexpected(r.Data.Ops, r.Causes); len(odd) > 0 {
 		b.WriteString("attempts that failed for another reason than the faults (distinct messages, at most 5):\n")
 		for _, m := range odd {
 			b.WriteString("  " + m + "\n")
@@ -134,7 +158,7 @@ func (r *Result) Summary() string {
 // attempts that failed with a code the faults do not explain: not
 // Unavailable, DeadlineExceeded or Canceled, not an answer to a finished
 // handler.
-func unexpected(ops []Op) []string {
+func unexpected(ops []Op, causes map[string]string) []string {
 	seen := map[string]int{}
 	var out []string
 	for _, o := range ops {
@@ -142,10 +166,14 @@ func unexpected(ops []Op) []string {
 		case "", "unavailable", "deadline_exceeded", "canceled":
 			continue
 		}
-		if o.Finished {
+		if o.Finished || (o.Code == "internal" || o.Code == "unknown") && transportMsg(o.Err) {
 			continue
 		}
-		m := fmt.Sprintf("%s %s: %s", o.Kind, o.Code, strings.ReplaceAll(o.Err, o.Handler, "<id>"))
+		msg := o.Err
+		if m := errorIDRE.FindStringSubmatch(msg); m != nil && causes[m[1]] != "" {
+			msg = "internal error: " + causes[m[1]] // the same cause under each error id
+		}
+		m := fmt.Sprintf("%s %s: %s", o.Kind, o.Code, strings.ReplaceAll(msg, o.Handler, "<id>"))
 		if seen[m]++; seen[m] == 1 && len(out) < 5 {
 			out = append(out, m)
 		}
