@@ -34,9 +34,12 @@ type Caller struct {
 	Stale float64
 	// Avoid is a replica not to call (a probe's victim: "through another
 	// replica"); Only, one to call alone (starting handlers it owns);
-	// Prefer, one to call while it is up (keeping it busy until it is
-	// paused), the others after.
+	// Prefer, one to make each call's first attempt through if it is up,
+	// its retries going to the others (a call to an owner about to be
+	// paused, retried elsewhere).
 	Avoid, Only, Prefer string
+	// via is the replica that answered the last call.
+	via string
 }
 
 // Caller returns a Caller recording into h.
@@ -51,8 +54,8 @@ func (k *Caller) With(avoid, only string) *Caller {
 	return &c
 }
 
-func (k *Caller) pick() *Replica {
-	if r := k.c.Replica(k.Prefer); r != nil && r.State() == Up {
+func (k *Caller) pick(first bool) *Replica {
+	if r := k.c.Replica(k.Prefer); first && r != nil && r.State() == Up {
 		return r
 	}
 	states := []State{Up}
@@ -61,7 +64,7 @@ func (k *Caller) pick() *Replica {
 	}
 	var rs []*Replica
 	for _, r := range k.c.InState(states...) {
-		if r.ID != k.Avoid && (k.Only == "" || r.ID == k.Only) {
+		if r.ID != k.Avoid && r.ID != k.Prefer && (k.Only == "" || r.ID == k.Only) {
 			rs = append(rs, r)
 		}
 	}
@@ -75,9 +78,9 @@ func (k *Caller) pick() *Replica {
 // one to retry, or ctx ends. kind "" records nothing.
 func (k *Caller) do(ctx context.Context, kind OpKind, id string, call func(context.Context, *Replica) error) error {
 	pause := 10 * time.Millisecond
-	for {
+	for attempt := 0; ; attempt++ {
 		var err error
-		if r := k.pick(); r == nil {
+		if r := k.pick(attempt == 0); r == nil {
 			err = connect.NewError(connect.CodeUnavailable, errors.New("histcheck: no replica up"))
 		} else {
 			cctx, cancel := context.WithTimeout(ctx, k.Timeout)
@@ -92,6 +95,7 @@ func (k *Caller) do(ctx context.Context, kind OpKind, id string, call func(conte
 			if kind != "" {
 				k.h.AddOp(o)
 			}
+			k.via = r.ID
 			if err == nil || o.Finished || !retriable(err) {
 				return err
 			}

@@ -52,6 +52,8 @@ type Cluster struct {
 	mu     sync.Mutex
 	dbDown bool
 	mon    *pgx.Conn // InTransaction's session, opened on first use
+	// rowLocks: the pgrowlocks extension is there (LocksRows); tried once.
+	rowLocks, rowLocksTried bool
 }
 
 // StartCluster starts PostgreSQL and the replicas, one after the other
@@ -176,8 +178,10 @@ func (c *Cluster) RestartDB() error {
 }
 
 // InTransaction says whether a database session of replica id is idle
-// in a transaction: between two round trips of one, holding its locks
-// until the replica sends the next.
+// in a transaction that has locked rows of wfd_leases (a commit's fence
+// check, FOR SHARE): between two round trips of it, holding the locks
+// until the replica sends the next. A read-only transaction (a load) does
+// not count: it blocks nobody.
 func (c *Cluster) InTransaction(ctx context.Context, id string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -189,12 +193,42 @@ func (c *Cluster) InTransaction(ctx context.Context, id string) (bool, error) {
 		c.mon = conn
 	}
 	var n int
-	err := c.mon.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-		WHERE application_name = $1 AND state IN ('idle in transaction', 'idle in transaction (aborted)')`, "wfd-"+id).Scan(&n)
+	err := c.mon.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+		WHERE a.application_name = $1 AND a.state = 'idle in transaction'
+		AND l.relation = 'wfd_leases'::regclass AND l.mode IN ('RowShareLock', 'RowExclusiveLock')`, "wfd-"+id).Scan(&n)
 	if err != nil {
 		_ = c.mon.Close(context.Background())
 		c.mon = nil
 		return false, fmt.Errorf("histcheck: pg_stat_activity: %w", err)
+	}
+	return n > 0, nil
+}
+
+// LocksRows says whether a session of replica id, idle in a transaction,
+// holds a lock on the lease row of one of handlers: another replica taking
+// that handler over waits for it. It needs the pgrowlocks extension
+// (PostgreSQL's contrib); without it, it is InTransaction.
+func (c *Cluster) LocksRows(ctx context.Context, id string, handlers []string) (bool, error) {
+	in, err := c.InTransaction(ctx, id)
+	if !in || err != nil {
+		return in, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.rowLocksTried {
+		c.rowLocksTried = true
+		_, err := c.mon.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgrowlocks")
+		c.rowLocks = err == nil
+	}
+	if !c.rowLocks {
+		return true, nil
+	}
+	var n int
+	err = c.mon.QueryRow(ctx, `SELECT count(*) FROM pgrowlocks('wfd_leases') p JOIN wfd_leases l ON l.ctid = p.locked_row
+		WHERE l.handler_id = ANY($2) AND EXISTS (SELECT 1 FROM pg_stat_activity a
+			WHERE a.pid = ANY(p.pids) AND a.application_name = $1 AND a.state = 'idle in transaction')`, "wfd-"+id, handlers).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("histcheck: pgrowlocks: %w", err)
 	}
 	return n > 0, nil
 }

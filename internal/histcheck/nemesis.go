@@ -215,7 +215,7 @@ func (n *Nemesis) kill(ctx context.Context, victim *Replica) (string, error) {
 	if early {
 		restart.Go(func() { sleep(ctx, delay); rerr = victim.Start(ctx) })
 	}
-	acks := n.answerAll(ctx, probes, victim.ID, len(probes), nil)
+	acks := n.answerAll(ctx, probes, victim.ID, "", len(probes), nil)
 	restart.Wait()
 	if !early {
 		sleep(ctx, delay)
@@ -243,7 +243,7 @@ func (n *Nemesis) pause(ctx context.Context, victim *Replica) (string, error) {
 	var at time.Time
 	holding := false
 	if busy {
-		at, holding, err = n.pauseHolding(ctx, victim)
+		at, holding, err = n.pauseHolding(ctx, victim, nil)
 	} else {
 		at, err = time.Now(), victim.Pause()
 	}
@@ -251,9 +251,9 @@ func (n *Nemesis) pause(ctx context.Context, victim *Replica) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var acks []time.Time
+	var acks []ack
 	var wg sync.WaitGroup
-	wg.Go(func() { acks = n.answerAll(ctx, probes, victim.ID, len(probes), nil) })
+	wg.Go(func() { acks = n.answerAll(ctx, probes, victim.ID, "", len(probes), nil) })
 	sleep(ctx, hold)
 	rerr := victim.Resume()
 	wg.Wait()
@@ -263,19 +263,25 @@ func (n *Nemesis) pause(ctx context.Context, victim *Replica) (string, error) {
 
 // pauseHolding SIGSTOPs victim while one of its database sessions is
 // inside a transaction (between two round trips of a commit, holding row
-// locks), as a pause at a random instant under load sometimes does: it
-// stops the process, looks at pg_stat_activity, and if no session of it is
-// idle in a transaction, continues it and tries again a few milliseconds
-// later, for up to two seconds (then it stays paused anyway). It returns
-// when the pause that stayed began.
-func (n *Nemesis) pauseHolding(ctx context.Context, victim *Replica) (time.Time, bool, error) {
+// locks on leases; of one of handlers, if given), as a pause at a random
+// instant under load sometimes does: it stops the process, looks at the
+// database, and if no session of it holds such locks, continues it and
+// tries again a few milliseconds later, for up to two seconds (then it
+// stays paused anyway). It returns when the pause that stayed began.
+func (n *Nemesis) pauseHolding(ctx context.Context, victim *Replica, handlers []string) (time.Time, bool, error) {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		at := time.Now()
 		if err := victim.Pause(); err != nil {
 			return at, false, err
 		}
-		in, err := n.c.InTransaction(ctx, victim.ID)
+		var in bool
+		var err error
+		if handlers == nil {
+			in, err = n.c.InTransaction(ctx, victim.ID)
+		} else {
+			in, err = n.c.LocksRows(ctx, victim.ID, handlers)
+		}
 		if in || err != nil || time.Now().After(deadline) {
 			return at, in, err
 		}
@@ -296,14 +302,16 @@ func (n *Nemesis) dbCrash(ctx context.Context) (string, error) {
 	return fmt.Sprintf("down %v", down.Round(time.Millisecond)), n.c.RestartDB()
 }
 
-// measure records a takeover: the time from at to each acknowledgement.
-func (n *Nemesis) measure(schedule, kind string, victim *Replica, at time.Time, acks []time.Time, each bool) Takeover {
+// measure records a takeover: the time from at to each acknowledgement
+// through another replica than the victim (one the victim gave before it
+// was stopped is no takeover).
+func (n *Nemesis) measure(schedule, kind string, victim *Replica, at time.Time, acks []ack, each bool) Takeover {
 	t := Takeover{Schedule: schedule, Kind: kind, Victim: victim.ID, At: at}
 	for _, a := range acks {
-		if a.IsZero() {
+		if a.at.IsZero() || a.via == victim.ID || !a.at.After(at) {
 			continue
 		}
-		d := a.Sub(at)
+		d := a.at.Sub(at)
 		if !t.Served || d < t.First {
 			t.First = d
 		}

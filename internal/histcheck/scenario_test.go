@@ -39,10 +39,12 @@ func TestTimersFireOnce(t *testing.T) {
 	scenario(t, []histcheck.Step{step, step, step, step}, histcheck.Sizes{Timers: 120})
 }
 
-// TestPausedOwnerTakeover is point 3: r1, owner of 30 idle handlers, is
-// SIGSTOPped beyond the TTL while they are answered through r2 and r3:
-// each is served within TTL + 2 s, and nothing r1 does when it wakes
-// takes effect.
+// TestPausedOwnerTakeover is point 3, twice: r1, owner of 30 idle
+// handlers, is SIGSTOPped beyond the TTL in the middle of a commit (of
+// answers sent to it, its lease rows locked) while they are answered
+// through r2 and r3: each is served within TTL + 2 s, and nothing r1 does
+// when it wakes takes effect.
 func TestPausedOwnerTakeover(t *testing.T) {
-	scenario(t, []histcheck.Step{{Schedule: histcheck.SchedulePausedOwner, Victim: "r1"}}, histcheck.Sizes{PausedOwner: 30})
+	step := histcheck.Step{Schedule: histcheck.SchedulePausedOwner, Victim: "r1"}
+	scenario(t, []histcheck.Step{step, step}, histcheck.Sizes{PausedOwner: 30})
 }

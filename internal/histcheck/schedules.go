@@ -38,7 +38,7 @@ func (n *Nemesis) restartDuringTakeover(ctx context.Context, victim *Replica, co
 		restarted = time.Now()
 		rerr = victim.Start(ctx)
 	})
-	acks := n.answerAll(ctx, ids, victim.ID, 64, served)
+	acks := n.answerAll(ctx, ids, victim.ID, "", 64, served)
 	served(-1) // none served: restart it anyway
 	restart.Wait()
 	t := n.measure(ScheduleRestartDuringTakeover, "kill", victim, at, acks, false)
@@ -106,30 +106,40 @@ func (n *Nemesis) firstTerminal(ctx context.Context, ids []string, deadlines []f
 }
 
 // pausedOwner is point 3: the owner of idle handlers SIGSTOPped beyond the
-// TTL while each is answered through the others.
+// TTL while each is answered through the others. The owner is paused
+// while it commits: busy with starts, and with answers to a third of the
+// handlers, sent to it a few at a time until the pause finds one of their
+// lease rows locked in an open transaction (their callers then time out
+// and retry through the others: the answers applied at SIGCONT).
+// The other two thirds are answered through the others once it is paused:
+// each one's time from the pause is a takeover.
 func (n *Nemesis) pausedOwner(ctx context.Context, victim *Replica, count int) (string, error) {
 	ids, err := n.own(ctx, victim, count, Approval)
 	if err != nil {
 		return "", err
 	}
+	sent, rest := ids[:len(ids)/3], ids[len(ids)/3:]
 	hold := n.between(n.c.TTL+3*time.Second, 3*n.c.TTL+3*time.Second)
 	stopBusy, waitBusy := n.busy(ctx, victim, 8)
 	defer waitBusy()
 	sleep(ctx, n.between(200*time.Millisecond, 500*time.Millisecond))
-	at, holding, err := n.pauseHolding(ctx, victim)
+	var sentAcks, restAcks []ack
+	var wg sync.WaitGroup
+	wg.Go(func() { sentAcks = n.answerAll(ctx, sent, "", victim.ID, 2, nil) })
+	at, holding, err := n.pauseHolding(ctx, victim, sent)
 	stopBusy()
 	if err != nil {
+		wg.Wait()
 		return "", err
 	}
-	var acks []time.Time
-	var wg sync.WaitGroup
-	wg.Go(func() { acks = n.answerAll(ctx, ids, victim.ID, len(ids), nil) })
+	wg.Go(func() { restAcks = n.answerAll(ctx, rest, victim.ID, "", len(rest), nil) })
 	sleep(ctx, hold)
 	rerr := victim.Resume()
 	wg.Wait()
-	t := n.measure(SchedulePausedOwner, "pause", victim, at, acks, true)
-	return fmt.Sprintf("%d handlers owned by %s, paused %v%s; served elsewhere after: %s", len(ids), victim.ID,
-		hold.Round(time.Millisecond), map[bool]string{true: " inside a transaction", false: ""}[holding], Summarize(t.Each)), rerr
+	t := n.measure(SchedulePausedOwner, "pause", victim, at, append(sentAcks, restAcks...), true)
+	return fmt.Sprintf("%d handlers owned by %s, paused %v%s with %d answers sent to it (%d acknowledged by it); served elsewhere after: %s",
+		len(ids), victim.ID, hold.Round(time.Millisecond), map[bool]string{true: " holding one's lease row", false: ""}[holding],
+		len(sent), countVia(sentAcks, victim.ID), Summarize(t.Each)), rerr
 }
 
 // busy keeps victim committing until stop is called: w goroutines start
@@ -192,19 +202,28 @@ func (n *Nemesis) own(ctx context.Context, victim *Replica, count int, wf string
 	return out, nil
 }
 
-// answerAll answers ids (approved when even) through replicas other than
-// avoid on w goroutines, each retried until acknowledged, and returns when
-// each was acknowledged (zero: never). onAck is called at each.
-func (n *Nemesis) answerAll(ctx context.Context, ids []string, avoid string, w int, onAck func(int)) []time.Time {
-	acks := make([]time.Time, len(ids))
+// ack is when a call was acknowledged (zero: never) and through which
+// replica.
+type ack struct {
+	at  time.Time
+	via string
+}
+
+// answerAll answers ids (approved when even) on w goroutines, through
+// replicas other than avoid (first through prefer while it is up), each
+// retried until acknowledged, and returns the acknowledgements. onAck is
+// called at each.
+func (n *Nemesis) answerAll(ctx context.Context, ids []string, avoid, prefer string, w int, onAck func(int)) []ack {
+	acks := make([]ack, len(ids))
 	_ = n.parallel(ctx, len(ids), w, avoid, "", func(k *Caller, i int) error {
 		octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
+		k.Prefer = prefer
 		if err := k.Answer(octx, ids[i], Answer{Approved: i%2 == 0, Comment: "for " + ids[i]}); err != nil {
 			n.log.Warn("nemesis: answer not acknowledged", "handler", ids[i], "err", err)
 			return nil
 		}
-		acks[i] = time.Now()
+		acks[i] = ack{at: time.Now(), via: k.via}
 		if onAck != nil {
 			onAck(i)
 		}
@@ -276,10 +295,20 @@ func (n *Nemesis) newIDs(prefix string, count int) []string {
 	return ids
 }
 
-func countSet(ts []time.Time) int {
+func countVia(acks []ack, via string) int {
 	c := 0
-	for _, t := range ts {
-		if !t.IsZero() {
+	for _, a := range acks {
+		if !a.at.IsZero() && a.via == via {
+			c++
+		}
+	}
+	return c
+}
+
+func countSet(acks []ack) int {
+	c := 0
+	for _, a := range acks {
+		if !a.at.IsZero() {
 			c++
 		}
 	}
