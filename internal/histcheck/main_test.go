@@ -17,13 +17,15 @@ import (
 // The flags of a run (after -args), each also readable from the
 // environment so that scripts can set them: WFD_HISTORY_SEED,
 // WFD_HISTORY_DURATION, WFD_HISTORY_TTL, WFD_HISTORY_REPLICAS,
-// WFD_HISTORY_CLIENTS, WFD_HISTORY_OUT. A flag given wins.
+// WFD_HISTORY_CLIENTS, WFD_HISTORY_OUT, WFD_HISTORY_BIN. A flag given
+// wins.
 var (
 	flagSeed     = flag.String("history.seed", "", "seed of every random choice (default: a random one, logged)")
 	flagDuration = flag.Duration("history.duration", 0, "how long TestHistory makes faults (default 2m)")
 	flagTTL      = flag.Duration("history.ttl", 0, "the replicas' --lease-ttl (default 2s)")
 	flagReplicas = flag.Int("history.replicas", 0, "how many replicas (default 3)")
 	flagClients  = flag.Int("history.clients", 0, "how many concurrent clients (default 8)")
+	flagBin      = flag.String("history.bin", "", "a wfd binary to run instead of building this module's")
 	flagOut      = flag.String("history.out", "", "directory for the history, final reads, report, summary and replica logs, one subdirectory per test (default: the test's artifact directory)")
 )
 
@@ -52,6 +54,14 @@ var (
 // pay for it.
 func wfdBin(t *testing.T) string {
 	t.Helper()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "history.bin" })
+	if bin := os.Getenv("WFD_HISTORY_BIN"); bin != "" && !set {
+		return bin
+	}
+	if *flagBin != "" {
+		return *flagBin
+	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
