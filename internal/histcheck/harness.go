@@ -204,6 +204,32 @@ func (c *Cluster) InTransaction(ctx context.Context, id string) (bool, error) {
 	return n > 0, nil
 }
 
+// Recovering says whether a session of replica id has read the handlers
+// it must recover at start-up (wfd's listing of running handlers by
+// residency, the only such query a replica makes as it starts). It
+// matches the query's text: if wfd's changes, it never holds, and a stall
+// meant for the recovery does not happen (no false finding, a weaker run).
+func (c *Cluster) Recovering(ctx context.Context, id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mon == nil {
+		conn, err := pgx.Connect(ctx, c.URL+"&application_name=histcheck")
+		if err != nil {
+			return false
+		}
+		c.mon = conn
+	}
+	var n int
+	err := c.mon.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = $1 AND query LIKE '%FROM wfd_handlers%residency =%'`, "wfd-"+id).Scan(&n)
+	if err != nil {
+		_ = c.mon.Close(context.Background())
+		c.mon = nil
+		return false
+	}
+	return n > 0
+}
+
 // LocksRows says whether a session of replica id, idle in a transaction,
 // holds a lock on the lease row of one of handlers: another replica taking
 // that handler over waits for it. It needs the pgrowlocks extension

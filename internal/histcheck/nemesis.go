@@ -77,10 +77,11 @@ type Nemesis struct {
 	// callTimeout bounds each attempt of the nemesis's own calls.
 	callTimeout time.Duration
 
-	mu        sync.Mutex
-	actions   []Action
-	takeovers []Takeover
-	probes    int
+	mu          sync.Mutex
+	actions     []Action
+	takeovers   []Takeover
+	probes      int
+	timerRounds int // the timers schedule stalls the restart every other round
 }
 
 // NewNemesis returns a nemesis for c recording its probes' calls into h.

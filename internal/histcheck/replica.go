@@ -95,6 +95,14 @@ func (r *Replica) State() State {
 // SERVING. A start whose process exits at once (its port not yet free
 // after a kill) is tried again.
 func (r *Replica) Start(ctx context.Context) error {
+	return r.StartStalled(ctx, nil, 0)
+}
+
+// StartStalled is Start with the new process stopped (SIGSTOP) for stall
+// as soon as when says so (polled for up to two seconds from its exec): a
+// replica that stalls during its start-up recovery (a crowded machine, a
+// long GC pause), between what it read and what it writes.
+func (r *Replica) StartStalled(ctx context.Context, when func(context.Context) bool, stall time.Duration) error {
 	r.ops.Lock()
 	defer r.ops.Unlock()
 	r.mu.Lock()
@@ -110,15 +118,16 @@ func (r *Replica) Start(ctx context.Context) error {
 	r.mu.Unlock()
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		if err = r.launch(ctx); err == nil || ctx.Err() != nil {
+		if err = r.launch(ctx, when, stall); err == nil || ctx.Err() != nil {
 			break
 		}
+		when = nil // a start that failed is tried again without the stall
 	}
 	return err
 }
 
 // launch starts one process and waits until it serves.
-func (r *Replica) launch(ctx context.Context) error {
+func (r *Replica) launch(ctx context.Context, when func(context.Context) bool, stall time.Duration) error {
 	r.mu.Lock()
 	r.starts++
 	n := r.starts
@@ -140,6 +149,9 @@ func (r *Replica) launch(ctx context.Context) error {
 	r.mu.Lock()
 	r.proc = p
 	r.mu.Unlock()
+	if when != nil {
+		r.stall(ctx, p, when, stall)
+	}
 	err = r.waitHealthy(ctx, p)
 	if err != nil {
 		_ = p.cmd.Process.Kill()
@@ -153,6 +165,24 @@ func (r *Replica) launch(ctx context.Context) error {
 	}
 	r.state = Up
 	return nil
+}
+
+// stall stops p for stall once when holds, if it does within two seconds.
+func (r *Replica) stall(ctx context.Context, p *process, when func(context.Context) bool, stall time.Duration) {
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		if when(ctx) {
+			_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+			time.Sleep(stall) // the fault's length, not a wait for a condition
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			return
+		}
+	}
 }
 
 func (r *Replica) waitHealthy(ctx context.Context, p *process) error {

@@ -78,11 +78,30 @@ func (n *Nemesis) timers(ctx context.Context, victim *Replica, count int) (strin
 	// swept and fired: its start-up recovery then races their commits.
 	n.firstTerminal(ctx, ids, deadlines, victim.ID, n.c.TTL+2*time.Second)
 	delay := time.Since(killed)
-	rerr := victim.Start(ctx)
+	// Every other time it also stalls (SIGSTOP) once its start-up recovery
+	// has read what it will recover, as on a crowded machine: the window
+	// between what it read and what it writes then spans a sweep of the
+	// others and the timers they fire. Less than half a TTL: a replica
+	// whose renewals are late by that much gives up its start-up.
+	var stall time.Duration
+	var when func(context.Context) bool
+	n.mu.Lock()
+	n.timerRounds++
+	even := n.timerRounds%2 == 0
+	n.mu.Unlock()
+	if even {
+		stall = n.between(n.c.TTL/4, n.c.TTL/2-100*time.Millisecond)
+		when = func(ctx context.Context) bool { return n.c.Recovering(ctx, victim.ID) }
+	}
+	rerr := victim.StartStalled(ctx, when, stall)
 	bound := 4*time.Second + 3*n.c.TTL + 30*time.Second
 	done := n.waitTerminal(ctx, ids, bound)
-	return fmt.Sprintf("%d expense handlers (deadlines 2-4 s) on %s, killed %v after the first start, restarted %v later (a timer fired elsewhere); %d finished within %v",
-		count, victim.ID, killed.Sub(first).Round(time.Millisecond), delay.Round(time.Millisecond), done, bound), rerr
+	stalled := ""
+	if stall > 0 {
+		stalled = fmt.Sprintf(", stalled %v once its recovery had read", stall.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%d expense handlers (deadlines 2-4 s) on %s, killed %v after the first start, restarted %v later (a timer fired elsewhere)%s; %d finished within %v",
+		count, victim.ID, killed.Sub(first).Round(time.Millisecond), delay.Round(time.Millisecond), stalled, done, bound), rerr
 }
 
 // firstTerminal polls the handlers with the earliest deadline, through
