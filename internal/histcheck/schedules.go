@@ -73,26 +73,32 @@ func (n *Nemesis) timers(ctx context.Context, victim *Replica, count int) (strin
 	if err := victim.Kill(); err != nil {
 		return "", err
 	}
-	// Restarted as soon as another replica has fired one of the timers
-	// (at most TTL + 2 s after the kill), while the others are being
-	// swept and fired: its start-up recovery then races their commits.
-	n.firstTerminal(ctx, ids, deadlines, victim.ID, n.c.TTL+2*time.Second)
-	delay := time.Since(killed)
-	// Every other time it also stalls (SIGSTOP) once its start-up recovery
-	// has read what it will recover, as on a crowded machine: the window
-	// between what it read and what it writes then spans a sweep of the
-	// others and the timers they fire. Less than half a TTL: a replica
-	// whose renewals are late by that much gives up its start-up.
-	var stall time.Duration
-	var when func(context.Context) bool
+	// Two ways, in turn. Odd rounds: restarted as soon as another replica
+	// has fired one of the timers (at most TTL + 2 s after the kill),
+	// while the rest are being swept and fired. Even rounds: restarted as
+	// soon as its leases have expired (the others no longer see it as the
+	// owner), before they sweep its handlers, and stalled (SIGSTOP) once
+	// its start-up recovery has read what it will recover, as on a crowded
+	// machine: the window between what it read and what it writes then
+	// spans the others' sweep and the timers they fire. Less than half a
+	// TTL: a replica whose renewals are late by that much gives up its
+	// start-up. Either way its recovery races their commits.
 	n.mu.Lock()
 	n.timerRounds++
 	even := n.timerRounds%2 == 0
 	n.mu.Unlock()
+	var stall time.Duration
+	var when func(context.Context) bool
+	trigger := "a timer fired elsewhere"
 	if even {
+		n.disowned(ctx, ids[0], victim.ID, n.c.TTL+2*time.Second)
 		stall = n.between(n.c.TTL/4, n.c.TTL/2-100*time.Millisecond)
 		when = func(ctx context.Context) bool { return n.c.Recovering(ctx, victim.ID) }
+		trigger = "its leases expired"
+	} else {
+		n.firstTerminal(ctx, ids, deadlines, victim.ID, n.c.TTL+2*time.Second)
 	}
+	delay := time.Since(killed)
 	rerr := victim.StartStalled(ctx, when, stall)
 	bound := 4*time.Second + 3*n.c.TTL + 30*time.Second
 	done := n.waitTerminal(ctx, ids, bound)
@@ -100,8 +106,22 @@ func (n *Nemesis) timers(ctx context.Context, victim *Replica, count int) (strin
 	if stall > 0 {
 		stalled = fmt.Sprintf(", stalled %v once its recovery had read", stall.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%d expense handlers (deadlines 2-4 s) on %s, killed %v after the first start, restarted %v later (a timer fired elsewhere)%s; %d finished within %v",
-		count, victim.ID, killed.Sub(first).Round(time.Millisecond), delay.Round(time.Millisecond), stalled, done, bound), rerr
+	return fmt.Sprintf("%d expense handlers (deadlines 2-4 s) on %s, killed %v after the first start, restarted %v later (%s)%s; %d finished within %v",
+		count, victim.ID, killed.Sub(first).Round(time.Millisecond), delay.Round(time.Millisecond), trigger, stalled, done, bound), rerr
+}
+
+// disowned polls handler id through replicas other than owner until they
+// no longer name owner as its owner (its lease expired), or bound passes.
+func (n *Nemesis) disowned(ctx context.Context, id, owner string, bound time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	k := n.c.Caller(n.h, rand.New(rand.NewPCG(n.rng.Uint64(), 0)), n.callTimeout).With(owner, "")
+	for ctx.Err() == nil {
+		if h, err := k.Get(ctx, id); err == nil && h.GetOwner() != owner {
+			return
+		}
+		sleep(ctx, 5*time.Millisecond)
+	}
 }
 
 // firstTerminal polls the handlers with the earliest deadline, through
