@@ -54,7 +54,11 @@ func (k *Caller) With(avoid, only string) *Caller {
 	return &c
 }
 
-func (k *Caller) pick(first bool) *Replica {
+// pick returns a replica for an attempt: the preferred one for a first
+// attempt, else one at random among those up (or paused, now and then),
+// other than last (the one the previous attempt failed through) when
+// there is another.
+func (k *Caller) pick(first bool, last string) *Replica {
 	if r := k.c.Replica(k.Prefer); first && r != nil && r.State() == Up {
 		return r
 	}
@@ -68,6 +72,9 @@ func (k *Caller) pick(first bool) *Replica {
 			rs = append(rs, r)
 		}
 	}
+	if len(rs) > 1 {
+		rs = slices.DeleteFunc(rs, func(r *Replica) bool { return r.ID == last })
+	}
 	if len(rs) == 0 {
 		return nil
 	}
@@ -78,9 +85,10 @@ func (k *Caller) pick(first bool) *Replica {
 // one to retry, or ctx ends. kind "" records nothing.
 func (k *Caller) do(ctx context.Context, kind OpKind, id string, call func(context.Context, *Replica) error) error {
 	pause := 10 * time.Millisecond
+	last := ""
 	for attempt := 0; ; attempt++ {
 		var err error
-		if r := k.pick(attempt == 0); r == nil {
+		if r := k.pick(attempt == 0, last); r == nil {
 			err = connect.NewError(connect.CodeUnavailable, errors.New("histcheck: no replica up"))
 		} else {
 			cctx, cancel := context.WithTimeout(ctx, k.Timeout)
@@ -95,7 +103,7 @@ func (k *Caller) do(ctx context.Context, kind OpKind, id string, call func(conte
 			if kind != "" {
 				k.h.AddOp(o)
 			}
-			k.via = r.ID
+			k.via, last = r.ID, r.ID
 			if err == nil || o.Finished || !retriable(err) {
 				return err
 			}

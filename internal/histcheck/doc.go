@@ -25,8 +25,8 @@
 //   - takeover.go: time from a kill or pause to the first call served
 //     elsewhere for a handler the victim owned, and its bound.
 //   - read.go: the final reads (GetHandler and every record of a handler).
-//   - check.go: the checker, a pure function of the history and the
-//     final reads, reporting violations by kind.
+//   - check.go, checkutil.go: the checker, a pure function of the
+//     history and the final reads, reporting violations by kind.
 //   - run.go, summary.go: one run from start to report.
 //
 // The tests in this package are the entry points: TestHistory (a random
