@@ -32,9 +32,10 @@ func TestRestartDuringTakeover(t *testing.T) {
 
 // TestTimersFireOnce is point 2, four times: 200 expense handlers with
 // 2-4 s deadlines on r1, SIGKILLed about a second after they start and
-// restarted as soon as another replica has fired one of their timers
-// (every other time stalled for a moment once its start-up recovery has
-// read): each completes {"expired": true} once, with nothing after.
+// restarted as soon as another replica has fired one of their timers, or
+// (every other round) as soon as its leases have expired, then stalled
+// for a moment once its start-up recovery has read: each completes
+// {"expired": true} once, with nothing after.
 func TestTimersFireOnce(t *testing.T) {
 	step := histcheck.Step{Schedule: histcheck.ScheduleTimers, Victim: "r1"}
 	scenario(t, []histcheck.Step{step, step, step, step}, histcheck.Sizes{Timers: 200})

@@ -41,7 +41,7 @@ const examples = 3
 func (r *Result) Summary() string {
 	var b strings.Builder
 	cfg := r.Config
-	fmt.Fprintf(&b, "history: seed %d, ttl %v, %d replicas, %d clients, ran %v", cfg.Seed, cfg.TTL, max(cfg.Replicas, 3), max(cfg.Clients, 8), r.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "history: seed %d, ttl %v, %d replicas, %d clients, ran %v", cfg.Seed, cfg.TTL, or(cfg.Replicas, 3), or(cfg.Clients, 8), r.Elapsed.Round(time.Second))
 	if cfg.Plan == nil {
 		fmt.Fprintf(&b, " (faults for %v)", cfg.Duration)
 	}
@@ -182,4 +182,12 @@ func unexpected(ops []Op, causes map[string]string) []string {
 		out[i] = fmt.Sprintf("%s (×%d)", m, seen[m])
 	}
 	return out
+}
+
+// or is n, or def when n is zero (a default left to the callee).
+func or(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
