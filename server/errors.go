@@ -54,7 +54,7 @@ func toConnect(err error) error {
 		code = connect.CodeInvalidArgument
 	case errors.Is(err, engine.ErrLimit):
 		code = connect.CodeResourceExhausted
-	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists):
+	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists), errors.Is(err, persistence.ErrExists):
 		code = connect.CodeAlreadyExists
 	// A replica whose lease was taken over: the call belongs on the
 	// handler's new owner, so a retry may succeed.

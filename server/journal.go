@@ -126,6 +126,9 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 		return err
 	}
 	p.change.Handler = meta
+	// A handler's first change creates it: the store refuses it if the id
+	// was taken meanwhile (ErrExists) rather than overwrite that handler.
+	p.change.Create = c.Created
 	if j.fence != nil {
 		f, ok := j.fence(c.HandlerID)
 		if !ok {

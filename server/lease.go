@@ -190,6 +190,9 @@ func (l *leases) run(ctx context.Context) {
 // have expired: another replica may take it then, and its steps must not
 // run in two places.
 func (l *leases) renew(ctx context.Context) {
+	if l == nil {
+		return
+	}
 	sent := time.Now()
 	held := l.snapshot()
 	// A database that does not answer (a partition) must fail the

@@ -201,7 +201,7 @@ func (s *Server) recover(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("server: recover: %w", err)
 		}
-		if err := s.resume(ctx, hs, &n); err != nil {
+		if err := s.resumePage(ctx, hs, &n); err != nil {
 			return fmt.Errorf("server: recover: %w", err)
 		}
 		if next == "" {
@@ -214,6 +214,23 @@ func (s *Server) recover(ctx context.Context) error {
 			"changed_since_read", n.changed, "took", time.Since(start))
 	}
 	return nil
+}
+
+// resumePage is resume of a page of recovery. A replica that was stalled
+// (paused, starved of CPU) for half its lease time meanwhile refuses to
+// take leases until it has renewed (leases.acquire): it renews at once
+// and resumes the page again, rather than fail its start. Resuming a page
+// again is safe: handlers marked released since are left alone (their
+// revision changed), those loaded since are in memory.
+func (s *Server) resumePage(ctx context.Context, hs []persistence.Handler, n *resumed) error {
+	for attempt := 1; ; attempt++ {
+		err := s.resume(ctx, hs, n)
+		if err == nil || attempt == 3 || !errors.Is(err, errUnavailable) || ctx.Err() != nil {
+			return err
+		}
+		s.log.Warn("recovery could not take leases; renewing and trying again", "attempt", attempt, "err", err)
+		s.leases.renew(ctx)
+	}
 }
 
 // resumed counts what resume did; changed counts the idle handlers left

@@ -85,6 +85,15 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if err := s.leases.acquire(ctx, id); err != nil {
 		return nil, err
 	}
+	if req.GetHandlerId() != "" && s.leases.id() != "" {
+		// Read again under the lease: the read above may be older than a
+		// start of the same id through another replica that committed
+		// before its lease expired (this replica paused in between, say).
+		if h, err := s.existing(ctx, id, req.GetWorkflow()); h != nil || err != nil {
+			s.releaseUnused(id)
+			return h, err
+		}
+	}
 	w := s.journal.watch(id)
 	defer w.done()
 	defer s.tracing.during(ctx, id)()
