@@ -65,12 +65,17 @@ type config struct {
 	Settle    time.Duration // wait before the settled memory readings
 	ServerGC  bool          // force the server's GC through its pprof endpoint
 	HeapProf  string        // save the server's heap profiles as PREFIX.parked, PREFIX.released
+
+	// --mode unread (unread.go).
+	Streams int           // StreamEvents streams opened and never read
+	Hold    time.Duration // how long they are held before they are read
 }
 
 // The modes.
 const (
 	modePhases  = "phases"  // echo, park, resume (the default)
 	modeRelease = "release" // footprint, release, start-up, rehydrate
+	modeUnread  = "unread"  // memory and latency with unread streams
 )
 
 // defaultReleaseN is -n in --mode release when it is not given.
@@ -90,6 +95,10 @@ round-robin, so that most resumes are forwarded to the handler's owner.
 server, and each --compare-replicas count of replicas), --rounds times,
 each PostgreSQL run on a new database it creates through URL and drops,
 and prints one table. With a local PostgreSQL its CPU time is measured too.
+
+--mode unread opens --streams StreamEvents streams over handlers with
+1 MiB records and never reads them, and reports the server's RSS (peak
+against 512 MiB) and other clients' echo latency before and meanwhile.
 
 --mode release starts the server with --idle-timeout 0 and measures instead
 what releasing idle handlers buys: memory per idle handler in memory, memory
@@ -151,7 +160,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	cfg := config{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&cfg.Mode, "mode", modePhases, "`mode`: phases (echo, park, resume) or release (footprint, release, start-up, rehydrate)")
+	fs.StringVar(&cfg.Mode, "mode", modePhases, "`mode`: phases (echo, park, resume), release (footprint, release, start-up, rehydrate) or unread (memory and latency while streams are not read)")
+	fs.IntVar(&cfg.Streams, "streams", 1000, "--mode unread: StreamEvents `streams` opened and never read")
+	fs.DurationVar(&cfg.Hold, "hold", 40*time.Second, "--mode unread: how long the unread streams are held (past the server's 30 s stream send timeout)")
 	fs.IntVar(&cfg.N, "n", 2000, "approval `handlers` to park and resume (--mode release: 100000 unless given)")
 	fs.IntVar(&cfg.C, "c", 32, "concurrent `clients` in the park and resume phases (--mode release: park, release and the second rehydrate run)")
 	fs.IntVar(&cfg.Echo, "echo", 1000, "sequential echo `runs` (0 skips the phase)")
@@ -215,8 +226,12 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		cfg.N = defaultReleaseN
 	}
 	switch {
-	case cfg.Mode != modePhases && cfg.Mode != modeRelease:
-		return cfg, fmt.Errorf("--mode %q is not one of %s, %s", cfg.Mode, modePhases, modeRelease)
+	case cfg.Mode != modePhases && cfg.Mode != modeRelease && cfg.Mode != modeUnread:
+		return cfg, fmt.Errorf("--mode %q is not one of %s, %s, %s", cfg.Mode, modePhases, modeRelease, modeUnread)
+	case cfg.Mode == modeUnread && (cfg.Addr != "" || cfg.Store != "" || cfg.Streams < 1 || cfg.Hold <= 0):
+		return cfg, errors.New("--mode unread starts its own server on bbolt (no --addr, --store) and needs --streams >= 1 and a positive --hold")
+	case cfg.Mode != modeUnread && (set["streams"] || set["hold"]):
+		return cfg, errors.New("--streams and --hold need --mode unread")
 	case cfg.Mode == modeRelease && cfg.N < 2:
 		return cfg, errors.New("--mode release needs -n of at least 2 (one rehydrate run at 1 client, one at -c)")
 	case cfg.Mode == modeRelease && (cfg.Addr != "" || cfg.ServerPID != 0):
@@ -306,6 +321,9 @@ func writeDefaults(w io.Writer, fs *flag.FlagSet) {
 func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error) {
 	if cfg.Mode == modeRelease {
 		return runRelease(ctx, cfg, log)
+	}
+	if cfg.Mode == modeUnread {
+		return runUnread(ctx, cfg, log)
 	}
 	res = &Result{Config: resultConfig{
 		Mode: cfg.Mode, N: cfg.N, C: cfg.C, Echo: cfg.Echo, Conns: cfg.Conns, Client: cfg.Client, Protocol: cfg.Protocol, Gzip: cfg.Gzip,

@@ -112,3 +112,21 @@ func TestParseFlagsReplicas(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFlagsUnread(t *testing.T) {
+	cfg, err := parseFlags([]string{"--mode", "unread"}, io.Discard)
+	if err != nil || cfg.Mode != modeUnread || cfg.Streams != 1000 || cfg.Hold != 40*time.Second {
+		t.Fatalf("--mode unread: %+v, %v; want 1000 streams held 40s", cfg, err)
+	}
+	for _, args := range [][]string{
+		{"--streams", "10"},
+		{"--hold", "1s"},
+		{"--mode", "unread", "--streams", "0"},
+		{"--mode", "unread", "--addr", "127.0.0.1:1"},
+		{"--mode", "unread", "--store", "postgres://x"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

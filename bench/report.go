@@ -21,6 +21,8 @@ type Result struct {
 	TLS *modeResult `json:"tls,omitempty"`
 	// Release is --mode release (release.go).
 	Release *releaseResult `json:"release,omitempty"`
+	// Unread is --mode unread (unread.go).
+	Unread *unreadResult `json:"unread,omitempty"`
 	// Compare is --compare-stores (compare.go): every run, in order.
 	Compare []*compareRun `json:"compare,omitempty"`
 }
@@ -148,6 +150,10 @@ func writeJSON(w io.Writer, res *Result) error {
 func writeTable(w io.Writer, res *Result) {
 	if res.Release != nil {
 		writeReleaseTable(w, res)
+		return
+	}
+	if res.Unread != nil {
+		writeUnreadTable(w, res)
 		return
 	}
 	if res.Compare != nil {

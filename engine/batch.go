@@ -126,6 +126,7 @@ func (r *runner) flush() {
 	c := r.change()
 	r.records, r.acks, r.created = nil, nil, false
 	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
+	r.h.toJournal()
 	r.journal.Append(c)
 	c.st = nil
 }

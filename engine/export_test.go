@@ -16,3 +16,14 @@ func Parked(h *Handler) bool {
 	defer h.mu.Unlock()
 	return !h.running
 }
+
+// WaitingRefusals is how many SendEvent refusals wait for the handler's
+// changes to be durable (refusal.go).
+func WaitingRefusals(h *Handler) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refusals == nil {
+		return 0
+	}
+	return len(*h.refusals)
+}

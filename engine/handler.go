@@ -44,6 +44,11 @@ type Handler struct {
 	// made durable (lose); the loop reads it without the lock before it
 	// hands the journal anything.
 	lost atomic.Bool
+	// inJournal counts the changes handed to the journal and not yet
+	// acknowledged; refusals are the SendEvent refusals waiting for them
+	// (refuseWhenDurable). Both under mu.
+	inJournal int32
+	refusals  *[]refusal
 
 	// The rest belongs to the loop goroutine, which parks and starts again
 	// under mu, so one goroutine at a time uses it.
@@ -253,7 +258,11 @@ func (h *Handler) SendEvent(ctx context.Context, ev Event, opts SendOptions) err
 	ack := make(chan error, 1)
 	p := &payload{ev: ev, key: opts.IdempotencyKey, fromWfd: opts.FromWfd}
 	if _, err := h.call(ctx, msg{kind: msgSend, p: p, ack: ack}); err != nil {
-		return err
+		if !judgedOnState(err) || !h.refuseWhenDurable(ack, err) {
+			return err
+		}
+		// The handler ended (its loop has gone) with its last changes
+		// still in the journal's hands: the refusal waits for them.
 	}
 	select {
 	case err := <-ack:

@@ -109,4 +109,7 @@ func (c *Change) Done(err error) {
 		a <- err
 	}
 	c.acks = nil
+	if c.h != nil {
+		c.h.journalDone(err)
+	}
 }

@@ -228,7 +228,12 @@ func (r *runner) handle(m msg) {
 	case msgDone:
 		r.finish(m.exec, m.err)
 	case msgSend:
-		m.reply <- reply{err: r.handleSend(m)}
+		err := r.handleSend(m)
+		if err != nil && judgedOnState(err) && r.refuseWhenDurable(m.ack, err) {
+			m.reply <- reply{} // the refusal comes on m.ack (refusal.go)
+			return
+		}
+		m.reply <- reply{err: err}
 	case msgCancel:
 		m.reply <- reply{err: r.handleCancel(m)}
 	case msgSnapshot:

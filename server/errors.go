@@ -52,7 +52,7 @@ func toConnect(err error) error {
 	case errors.Is(err, errInvalid), errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, persistence.ErrInvalid),
 		errors.Is(err, engine.ErrInvalidPayload), errors.Is(err, engine.ErrInvalidInput):
 		code = connect.CodeInvalidArgument
-	case errors.Is(err, engine.ErrLimit):
+	case errors.Is(err, engine.ErrLimit), errors.Is(err, errResourceExhausted):
 		code = connect.CodeResourceExhausted
 	case errors.Is(err, engine.ErrHandlerExists), errors.Is(err, errAlreadyExists), errors.Is(err, persistence.ErrExists):
 		code = connect.CodeAlreadyExists
@@ -95,7 +95,7 @@ func toConnect(err error) error {
 	default:
 		// Our own sentinels only pick the code; the message need not repeat it.
 		msg := err.Error()
-		for _, s := range []error{errInvalid, errAlreadyExists, errFailedPrecondition, errUnavailable, errNotFound, errUnauthenticated, errPermissionDenied} {
+		for _, s := range []error{errInvalid, errAlreadyExists, errFailedPrecondition, errUnavailable, errNotFound, errUnauthenticated, errPermissionDenied, errResourceExhausted} {
 			msg = strings.TrimPrefix(msg, s.Error()+": ")
 		}
 		cause = errors.New(msg)
@@ -213,4 +213,5 @@ var (
 	errNotFound           = errors.New("not found")
 	errUnauthenticated    = errors.New("unauthenticated")
 	errPermissionDenied   = errors.New("permission denied")
+	errResourceExhausted  = errors.New("resource exhausted")
 )

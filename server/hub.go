@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
@@ -20,22 +21,40 @@ type hub struct {
 	subs map[string]map[*subscription]struct{}
 	// peak is the most handlers subs has held since it was last rebuilt.
 	peak int
+	// maxQueued bounds the bytes queued for one subscriber.
+	maxQueued int64
 }
 
 type subscription struct {
 	// ch carries batches of records; it is closed when the subscriber
 	// lagged too far (it then re-reads from the store) or unsubscribed.
-	ch chan []*wfdv1.Record
+	// The subscriber calls taken for each batch it receives.
+	ch chan batch
+	// queued is the bytes of the batches in ch: past the hub's limit the
+	// subscriber is cut loose rather than hold more (streamlimits.go).
+	queued atomic.Int64
 	// poke says records may have been committed by another replica
 	// (feed.go): the subscriber reads the store after what it has. One
 	// pending poke stands for any number.
 	poke chan struct{}
 }
 
-func newHub() *hub { return &hub{subs: map[string]map[*subscription]struct{}{}} }
+// batch is the records of one commit of a handler, and their encoded size.
+type batch struct {
+	recs []*wfdv1.Record
+	size int64
+}
+
+// taken tells the subscription that the subscriber has b: its bytes no
+// longer count against the hub's limit.
+func (s *subscription) taken(b batch) { s.queued.Add(-b.size) }
+
+func newHub(maxQueued int64) *hub {
+	return &hub{subs: map[string]map[*subscription]struct{}{}, maxQueued: maxQueued}
+}
 
 func (h *hub) subscribe(id string) *subscription {
-	s := &subscription{ch: make(chan []*wfdv1.Record, subBuffer), poke: make(chan struct{}, 1)}
+	s := &subscription{ch: make(chan batch, subBuffer), poke: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.subs[id] == nil {
@@ -64,21 +83,28 @@ func (h *hub) unsubscribe(id string, s *subscription) {
 	}
 }
 
-func (h *hub) publish(id string, recs []*wfdv1.Record) {
+// publish hands a commit's records of handler id, size bytes encoded, to
+// its subscribers.
+func (h *hub) publish(id string, recs []*wfdv1.Record, size int64) {
 	if len(recs) == 0 {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	b := batch{recs: recs, size: size}
 	for s := range h.subs[id] {
-		select {
-		case s.ch <- recs:
-		default:
-			// Too slow: drop it; the stream notices the closed channel
-			// and catches up from the store.
-			delete(h.subs[id], s)
-			close(s.ch)
+		if s.queued.Add(size) <= h.maxQueued || s.queued.Load() == size {
+			select {
+			case s.ch <- b:
+				continue
+			default:
+			}
 		}
+		// Too slow (too many batches, or too many bytes, queued; one
+		// batch alone is always taken): drop it; the stream notices the
+		// closed channel and catches up from the store.
+		delete(h.subs[id], s)
+		close(s.ch)
 	}
 	if len(h.subs[id]) == 0 {
 		delete(h.subs, id)

@@ -227,7 +227,7 @@ func (j *journal) commit(batch []*pending) {
 		if j.onCommit != nil {
 			j.onCommit(p.ec)
 		}
-		j.hub.publish(p.ec.HandlerID, p.records)
+		j.hub.publish(p.ec.HandlerID, p.records, int64(recordsSize(&p.change)))
 		p.ec.Done(nil)
 	}
 	j.mu.Lock()
@@ -344,14 +344,19 @@ func (j *journal) report(batch []*pending, err error) {
 	}
 }
 
-// changeSize is the bytes of a change's snapshot and records: what a
-// commit of it must find room for, roughly.
-func changeSize(c *persistence.Change) int {
-	n := len(c.Snapshot)
+// recordsSize is the bytes of a change's encoded records.
+func recordsSize(c *persistence.Change) int {
+	n := 0
 	for _, r := range c.Records {
 		n += len(r.Data)
 	}
 	return n
+}
+
+// changeSize is the bytes of a change's snapshot and records: what a
+// commit of it must find room for, roughly.
+func changeSize(c *persistence.Change) int {
+	return len(c.Snapshot) + recordsSize(c)
 }
 
 // settled waits until every change of the handler handed to the journal so

@@ -180,7 +180,7 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 		Fence: fence, IfRevision: &meta.Revision}); err != nil {
 		return err
 	}
-	s.hub.publish(meta.ID, []*wfdv1.Record{rec})
+	s.hub.publish(meta.ID, []*wfdv1.Record{rec}, int64(len(b)))
 	return fmt.Errorf("%w: handler %s failed: %w", engine.ErrHandlerDone, meta.ID, cause)
 }
 

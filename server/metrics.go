@@ -156,13 +156,16 @@ var (
 	descTasksPending = prometheus.NewDesc("wfd_tasks_pending", "Human tasks waiting for an answer.", nil, nil)
 	descStreams      = prometheus.NewDesc("wfd_streams_open", "Open StreamEvents subscriptions and waits for handlers to finish.", nil, nil)
 	descWorkers      = prometheus.NewDesc("wfd_workers_connected", "Step workers connected (WorkerService.Connect streams).", nil, nil)
+	descStreamBytes  = prometheus.NewDesc("wfd_stream_sending_bytes", "Bytes of records StreamEvents streams are sending and their clients have not taken yet (bounded by the stream memory limit).", nil, nil)
+	descStreamsEnded = prometheus.NewDesc("wfd_streams_ended_behind_total", "StreamEvents streams ended (ResourceExhausted, resumable) because their record could not be sent in time.", nil, nil)
 	descDispatches   = prometheus.NewDesc("wfd_dispatches_total", "Step runs dispatched to workers.", nil, nil)
 	descRedispatches = prometheus.NewDesc("wfd_redispatches_total", "Step runs dispatched again because their worker was lost.", nil, nil)
 )
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReleases, descRehydrations, descReclaims, descDeleted, descCommits, descCommitErrs, descChanges,
-		descStoreSize, descInMemory, descByStatus, descByResidency, descTasksPending, descStreams, descWorkers, descDispatches, descRedispatches} {
+		descStoreSize, descInMemory, descByStatus, descByResidency, descTasksPending, descStreams, descWorkers, descDispatches, descRedispatches,
+		descStreamBytes, descStreamsEnded} {
 		ch <- d
 	}
 }
@@ -191,6 +194,8 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descInMemory, snap.idleInMemory, "idle")
 	gauge(descStreams, snap.streams)
 	gauge(descWorkers, snap.workers)
+	gauge(descStreamBytes, c.s.streams.sending.Load())
+	counter(descStreamsEnded, c.s.streams.behind.Load())
 	if p, ok := c.s.store.(interface{ Path() string }); ok {
 		if fi, err := os.Stat(p.Path()); err == nil {
 			gauge(descStoreSize, fi.Size())

@@ -124,6 +124,9 @@ type Options struct {
 	// rehydrations, step runs and store commits they cause (tracing.go).
 	// nil: no tracing.
 	TracerProvider trace.TracerProvider
+	// Streams bound the memory StreamEvents streams hold (streamlimits.go;
+	// zero fields take the defaults).
+	Streams StreamLimits
 	// Console serves the web console's files under /ui/ on the console
 	// listener (ServeWithConsole; package console); nil: the console
 	// listener serves the API only.
@@ -149,6 +152,7 @@ type Server struct {
 	engine  *engine.Engine
 	journal *journal
 	hub     *hub
+	streams *streamBudget // what streams may hold (streamlimits.go)
 	// leases are the handler leases of replica mode (nil: one process).
 	leases *leases
 	// forward forwards calls refused for a handler live on another
@@ -225,7 +229,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.PingTimeout == 0 {
 		opts.PingTimeout = DefaultPingTimeout
 	}
-	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(), loading: map[string]*loadCall{}, idle: newIdleSet(),
+	streams := newStreamBudget(opts.Streams)
+	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(streams.limits.BufferBytes), streams: streams, loading: map[string]*loadCall{}, idle: newIdleSet(),
 		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
 	s.requests, s.cancelRequests = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
@@ -390,7 +395,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		h = s.authenticate(h)
 	}
 	h = hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins, sameOrigin)
-	return limitBodyStall(h, s.opts.ReadBodyTimeout)
+	return withResponseController(limitBodyStall(h, s.opts.ReadBodyTimeout))
 }
 
 func (s *Server) reflection() bool {

@@ -91,7 +91,8 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 			return false, nil
 		}
 		// Stored records may hold what JSON cannot (see cleanRecord).
-		if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: cleanRecord(r)}}); err != nil {
+		msg := &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: cleanRecord(r)}}
+		if err := s.streams.send(ctx, int64(proto.Size(msg)), last, func() error { return send(msg) }); err != nil {
 			return false, err
 		}
 		last = r.GetSeq()
@@ -120,10 +121,12 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	follow:
 		for {
 			select {
-			case recs, ok := <-sub.ch:
+			case b, ok := <-sub.ch:
 				if !ok {
 					break follow // lagged: catch up from the store
 				}
+				sub.taken(b)
+				recs := b.recs
 				if len(recs) > 0 && recs[0].GetSeq() > last+1 {
 					s.hub.unsubscribe(id, sub)
 					break follow // a gap: the store has what is missing
@@ -160,13 +163,23 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	}
 }
 
-// replay sends stored records after *last.
+// replay sends stored records after *last. Its pages hold about
+// StreamLimits.BufferBytes: the first read takes one record, the next
+// as many as fit by the largest record seen so far (at most replayPage),
+// so a stream of large records never reads hundreds of them ahead of its
+// client.
 func (s *Server) replay(ctx context.Context, id string, last *uint64, emit func(*wfdv1.Record) (bool, error)) (bool, error) {
+	page, largest := 1, 0
 	for {
-		recs, err := s.store.ReadRecords(ctx, id, *last, replayPage)
+		recs, err := s.store.ReadRecords(ctx, id, *last, page)
 		if err != nil {
 			return false, err
 		}
+		for _, raw := range recs {
+			largest = max(largest, len(raw.Data))
+		}
+		full := len(recs) == page
+		page = int(min(max(s.streams.limits.BufferBytes/int64(max(largest, 1)), 1), replayPage))
 		for _, raw := range recs {
 			var r wfdv1.Record
 			if err := proto.Unmarshal(raw.Data, &r); err != nil {
@@ -177,7 +190,7 @@ func (s *Server) replay(ctx context.Context, id string, last *uint64, emit func(
 				return done, err
 			}
 		}
-		if len(recs) < replayPage {
+		if !full {
 			return false, nil
 		}
 	}

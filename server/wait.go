@@ -103,11 +103,12 @@ func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.H
 func (s *Server) awaitFinished(ctx context.Context, sub *subscription, timeout <-chan time.Time) (bool, error) {
 	for {
 		select {
-		case recs, ok := <-sub.ch:
+		case b, ok := <-sub.ch:
 			if !ok {
 				return true, nil
 			}
-			for _, r := range recs {
+			sub.taken(b)
+			for _, r := range b.recs {
 				if r.GetHandlerFinished() != nil {
 					return true, nil
 				}

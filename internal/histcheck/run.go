@@ -144,19 +144,13 @@ func settle(ctx context.Context, c *Cluster, h *History, bound time.Duration, se
 			left = append(left, id)
 		}
 	}
-	k := c.Caller(h, rand.New(rand.NewPCG(seed, 300)), 3*time.Second)
 	// A handler a defect left running never finishes: once none has
 	// finished for this long (well past any deadline, takeover or
 	// recovery), waiting longer only delays the report.
 	stuck := 10*time.Second + 3*c.TTL
 	progress := time.Now()
 	for len(left) > 0 && ctx.Err() == nil && time.Since(progress) < stuck {
-		var still []string
-		for _, id := range left {
-			if hd, err := k.Get(ctx, id); err != nil || !terminal(hd.GetStatus()) {
-				still = append(still, id)
-			}
-		}
+		still := unfinished(ctx, c, h, left, seed)
 		if len(still) < len(left) {
 			progress = time.Now()
 		}
@@ -166,6 +160,34 @@ func settle(ctx context.Context, c *Cluster, h *History, bound time.Duration, se
 		}
 	}
 	return len(left)
+}
+
+// settleReaders is how many callers read the handlers at once while the
+// run settles: a long run leaves tens of thousands to look at.
+const settleReaders = 16
+
+// unfinished returns those of ids that are not finished (or could not be
+// read), read by settleReaders callers at once.
+func unfinished(ctx context.Context, c *Cluster, h *History, ids []string, seed uint64) []string {
+	var (
+		mu    sync.Mutex
+		still []string
+		wg    sync.WaitGroup
+	)
+	for w := range settleReaders {
+		wg.Go(func() {
+			k := c.Caller(h, rand.New(rand.NewPCG(seed, 300+uint64(w))), 3*time.Second)
+			for i := w; i < len(ids); i += settleReaders {
+				if hd, err := k.Get(ctx, ids[i]); err != nil || !terminal(hd.GetStatus()) {
+					mu.Lock()
+					still = append(still, ids[i])
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return still
 }
 
 // write saves the run's findings in dir.

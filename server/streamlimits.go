@@ -1,0 +1,148 @@
+package server
+
+// What streams may hold. A StreamEvents stream holds records between the
+// store (or the journal) and its client: a page it replayed, batches the
+// hub queued for it, and the record it is sending, which stays in memory
+// for as long as the client does not read it (HTTP/2 flow control blocks
+// the send). Unbounded, a client that opens streams and never reads them
+// holds the server's memory hostage (250 unread streams of a handler with
+// six 1 MB records held 876 MiB). Every one of those is bounded by bytes:
+//
+//   - the hub queues at most StreamLimits.BufferBytes for a stream; past
+//     that it cuts the stream loose, which then catches up from the store
+//     (hub.go);
+//   - a replay reads pages of at most about BufferBytes (stream.go);
+//   - the records all streams are sending share MemoryBytes: a record is
+//     sent only with its size taken from that budget, given back once the
+//     client has taken it (the send returned); a stream that cannot get it
+//     within a third of SendTimeout ends with ResourceExhausted, naming
+//     the sequence number to resume after;
+//   - a send the client does not take within SendTimeout is given up (the
+//     HTTP/2 stream is reset: its write deadline), so an unread stream
+//     holds its share for that long at most.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Defaults of StreamLimits.
+const (
+	DefaultStreamBufferBytes = 4 << 20
+	DefaultStreamMemoryBytes = 64 << 20
+	DefaultStreamSendTimeout = 30 * time.Second
+)
+
+// StreamLimits bound the memory StreamEvents streams hold (see above).
+// Zero fields take the defaults.
+type StreamLimits struct {
+	// BufferBytes bounds the records one stream holds queued or read
+	// ahead of its client (default DefaultStreamBufferBytes).
+	BufferBytes int64
+	// MemoryBytes bounds the records all streams are sending to their
+	// clients at once (default DefaultStreamMemoryBytes).
+	MemoryBytes int64
+	// SendTimeout is how long a record may wait for its share of
+	// MemoryBytes, and then for its client to take it, before the stream
+	// ends (default DefaultStreamSendTimeout).
+	SendTimeout time.Duration
+}
+
+func (l StreamLimits) withDefaults() StreamLimits {
+	if l.BufferBytes <= 0 {
+		l.BufferBytes = DefaultStreamBufferBytes
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = DefaultStreamMemoryBytes
+	}
+	if l.SendTimeout <= 0 {
+		l.SendTimeout = DefaultStreamSendTimeout
+	}
+	return l
+}
+
+// streamBudget is the server's share of memory for records being sent.
+type streamBudget struct {
+	limits StreamLimits
+	sem    *semaphore.Weighted
+	// sending is the bytes held by sends under way; behind counts the
+	// streams ended because a record could not be sent in time (metrics).
+	sending, behind atomic.Int64
+}
+
+func newStreamBudget(l StreamLimits) *streamBudget {
+	l = l.withDefaults()
+	return &streamBudget{limits: l, sem: semaphore.NewWeighted(l.MemoryBytes)}
+}
+
+// errStreamBehind ends a stream that could not send its next record in
+// time: the client resumes after last.
+func errStreamBehind(last uint64, why string) error {
+	return fmt.Errorf("%w: %s; resume after seq %d", errResourceExhausted, why, last)
+}
+
+// send sends one record of size bytes with its share of the budget, and
+// with a write deadline of SendTimeout when the call's response writer
+// supports one (writerKey). last is the sequence number of the last
+// record the client got, for the resumable error.
+func (b *streamBudget) send(ctx context.Context, size int64, last uint64, send func() error) error {
+	size = min(max(size, 1), b.limits.MemoryBytes)
+	// A third of the send time: the share is held by sends whose clients
+	// do not read for up to the whole of it, and a stream that waits as
+	// long would only hold its client up.
+	wctx, cancel := context.WithTimeout(ctx, b.limits.SendTimeout/3)
+	err := b.sem.Acquire(wctx, size)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		b.behind.Add(1)
+		return errStreamBehind(last, "the server holds as much unread stream data as it may")
+	}
+	b.sending.Add(size)
+	defer func() {
+		b.sending.Add(-size)
+		b.sem.Release(size)
+	}()
+	start := time.Now()
+	rc := responseController(ctx)
+	if rc != nil {
+		// Ignored where unsupported (an HTTP/1.1 writer without it): the
+		// send then waits for the client as before.
+		_ = rc.SetWriteDeadline(start.Add(b.limits.SendTimeout))
+	}
+	err = send()
+	if rc != nil {
+		_ = rc.SetWriteDeadline(time.Time{})
+	}
+	if err != nil && time.Since(start) >= b.limits.SendTimeout {
+		// The write deadline reset the HTTP/2 stream: the client, which
+		// did not read, learns nothing more; this is for the log.
+		b.behind.Add(1)
+		return errStreamBehind(last, "the client did not read the stream")
+	}
+	return err
+}
+
+// writerKey carries the call's http.ResponseController in its context
+// (withResponseController), so a stream can bound how long a send waits.
+type writerKey struct{}
+
+// withResponseController puts each request's ResponseController in its
+// context.
+func withResponseController(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), writerKey{}, http.NewResponseController(w))))
+	})
+}
+
+func responseController(ctx context.Context) *http.ResponseController {
+	rc, _ := ctx.Value(writerKey{}).(*http.ResponseController)
+	return rc
+}
