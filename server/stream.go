@@ -65,12 +65,16 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	// reaches the subscription, what committed before is in the store.
 	sub := s.hub.subscribe(id)
 	meta, err := s.meta(ctx, id)
+	// Only these two are used from here on, so the metadata, which may
+	// hold a large result, is not kept alive by a stream that lives long
+	// (or is not read).
+	headSeq, finished := meta.LastSeq, meta.Status != persistence.StatusRunning
 	after := opts.after
 	if opts.fromHead {
-		after = meta.LastSeq
+		after = headSeq
 	}
-	if err == nil && after > meta.LastSeq {
-		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", errInvalid, after, id, meta.LastSeq)
+	if err == nil && after > headSeq {
+		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", errInvalid, after, id, headSeq)
 	}
 	if err != nil {
 		s.hub.unsubscribe(id, sub)
@@ -78,21 +82,24 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	}
 	// A finished handler's stream is complete in the store: replay it and
 	// end, even when the caller resumes after the terminal record.
-	finished := meta.Status != persistence.StatusRunning
 	last := after
 	heartbeat := time.NewTicker(s.opts.Heartbeat)
 	defer heartbeat.Stop()
-	emit := func(r *wfdv1.Record) (done bool, err error) {
+	// emit sends r, with held bytes of the stream budget already taken
+	// for it (a replayed record) or none (a live one: send takes them).
+	emit := func(r *wfdv1.Record, held int64) (done bool, err error) {
 		if r.GetSeq() <= last {
+			s.streams.release(held)
 			return false, nil
 		}
 		if !opts.internal && internalRecord(r) {
+			s.streams.release(held)
 			last = r.GetSeq()
 			return false, nil
 		}
 		// Stored records may hold what JSON cannot (see cleanRecord).
 		msg := &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: cleanRecord(r)}}
-		if err := s.streams.send(ctx, int64(proto.Size(msg)), last, func() error { return send(msg) }); err != nil {
+		if err := s.streams.send(ctx, held, int64(proto.Size(msg)), last, func() error { return send(msg) }); err != nil {
 			return false, err
 		}
 		last = r.GetSeq()
@@ -102,7 +109,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	// The first message says the stream is subscribed: a client that sends
 	// an event after receiving it will see its effects. (It also flushes
 	// the response headers.)
-	if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: meta.LastSeq}}}); err != nil {
+	if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: headSeq}}}); err != nil {
 		s.hub.unsubscribe(id, sub)
 		return err
 	}
@@ -111,7 +118,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 			sub = s.hub.subscribe(id)
 		}
 		// A client that resumes at the head has nothing to replay.
-		if !first || last < meta.LastSeq || finished {
+		if !first || last < headSeq || finished {
 			done, err := s.replay(ctx, id, &last, emit)
 			if done || err != nil || finished {
 				s.hub.unsubscribe(id, sub)
@@ -132,7 +139,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 					break follow // a gap: the store has what is missing
 				}
 				for _, r := range recs {
-					done, err := emit(r)
+					done, err := emit(r, 0)
 					if done || err != nil {
 						s.hub.unsubscribe(id, sub)
 						return err
@@ -167,31 +174,59 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 // StreamLimits.BufferBytes: the first read takes one record, the next
 // as many as fit by the largest record seen so far (at most replayPage),
 // so a stream of large records never reads hundreds of them ahead of its
-// client.
-func (s *Server) replay(ctx context.Context, id string, last *uint64, emit func(*wfdv1.Record) (bool, error)) (bool, error) {
-	page, largest := 1, 0
+// client; and a page's bytes are the stream budget's until they are sent.
+func (s *Server) replay(ctx context.Context, id string, last *uint64, emit func(*wfdv1.Record, int64) (bool, error)) (bool, error) {
+	page, largest := 1, int64(0)
 	for {
-		recs, err := s.store.ReadRecords(ctx, id, *last, page)
+		// The page's bytes come out of the stream budget before it is
+		// read (a guess, then what it holds), so streams that cannot
+		// send hold no more pages than the budget allows.
+		res := &reservation{b: s.streams}
+		n, err := s.streams.acquire(ctx, int64(page)*max(largest, replayGuess), *last)
 		if err != nil {
 			return false, err
 		}
-		for _, raw := range recs {
-			largest = max(largest, len(raw.Data))
+		res.n = n
+		done, full, err := s.replayPage(ctx, id, last, page, &largest, res, emit)
+		res.close()
+		if done || err != nil || !full {
+			return done, err
 		}
-		full := len(recs) == page
-		page = int(min(max(s.streams.limits.BufferBytes/int64(max(largest, 1)), 1), replayPage))
-		for _, raw := range recs {
-			var r wfdv1.Record
-			if err := proto.Unmarshal(raw.Data, &r); err != nil {
-				return false, fmt.Errorf("%w: record %d of handler %s: %w", persistence.ErrCorrupt, raw.Seq, id, err)
-			}
-			done, err := emit(&r)
-			if done || err != nil {
-				return done, err
-			}
+		page = int(min(max(s.streams.limits.BufferBytes/max(largest, 1), 1), replayPage))
+	}
+}
+
+// replayGuess is the size a replay guesses for a record before it has
+// read one.
+const replayGuess = 64 << 10
+
+// replayPage reads and sends one page of up to page records after *last,
+// their bytes held in res; full reports that the page was full (more may
+// follow).
+func (s *Server) replayPage(ctx context.Context, id string, last *uint64, page int, largest *int64, res *reservation,
+	emit func(*wfdv1.Record, int64) (bool, error),
+) (done, full bool, err error) {
+	recs, err := s.store.ReadRecords(ctx, id, *last, page)
+	if err != nil {
+		return false, false, err
+	}
+	var total int64
+	for _, raw := range recs {
+		total += int64(len(raw.Data))
+		*largest = max(*largest, int64(len(raw.Data)))
+	}
+	if err := res.resize(ctx, total, *last); err != nil {
+		return false, false, err
+	}
+	for _, raw := range recs {
+		var r wfdv1.Record
+		if err := proto.Unmarshal(raw.Data, &r); err != nil {
+			return false, false, fmt.Errorf("%w: record %d of handler %s: %w", persistence.ErrCorrupt, raw.Seq, id, err)
 		}
-		if !full {
-			return false, nil
+		done, err := emit(&r, res.take(int64(len(raw.Data))))
+		if done || err != nil {
+			return done, false, err
 		}
 	}
+	return false, len(recs) == page, nil
 }

@@ -86,30 +86,49 @@ func errStreamBehind(last uint64, why string) error {
 	return fmt.Errorf("%w: %s; resume after seq %d", errResourceExhausted, why, last)
 }
 
-// send sends one record of size bytes with its share of the budget, and
-// with a write deadline of SendTimeout when the call's response writer
-// supports one (writerKey). last is the sequence number of the last
-// record the client got, for the resumable error.
-func (b *streamBudget) send(ctx context.Context, size int64, last uint64, send func() error) error {
-	size = min(max(size, 1), b.limits.MemoryBytes)
-	// A third of the send time: the share is held by sends whose clients
-	// do not read for up to the whole of it, and a stream that waits as
-	// long would only hold its client up.
+// acquire takes n bytes of the budget (at most all of it), waiting for
+// them a third of SendTimeout at most: the share is held by sends whose
+// clients do not read for up to the whole of it, and a stream that waited
+// as long would only hold its client up. It returns the bytes taken, or
+// the resumable error (last is the position the client resumes after).
+func (b *streamBudget) acquire(ctx context.Context, n int64, last uint64) (int64, error) {
+	n = min(max(n, 1), b.limits.MemoryBytes)
 	wctx, cancel := context.WithTimeout(ctx, b.limits.SendTimeout/3)
-	err := b.sem.Acquire(wctx, size)
+	err := b.sem.Acquire(wctx, n)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		b.behind.Add(1)
-		return errStreamBehind(last, "the server holds as much unread stream data as it may")
+		return 0, errStreamBehind(last, "the server holds as much unread stream data as it may")
 	}
-	b.sending.Add(size)
-	defer func() {
-		b.sending.Add(-size)
-		b.sem.Release(size)
-	}()
+	b.sending.Add(n)
+	return n, nil
+}
+
+// release gives back n bytes acquire took.
+func (b *streamBudget) release(n int64) {
+	if n > 0 {
+		b.sending.Add(-n)
+		b.sem.Release(n)
+	}
+}
+
+// send sends one record of size bytes with its share of the budget: held
+// bytes the caller took already for it (a replayed page's share), or, if
+// none, size taken here. The share is given back once the send returns.
+// The send has a write deadline of SendTimeout when the call's response
+// writer supports one (writerKey). last is the sequence number of the
+// last record the client got, for the resumable error.
+func (b *streamBudget) send(ctx context.Context, held, size int64, last uint64, send func() error) error {
+	if held == 0 {
+		var err error
+		if held, err = b.acquire(ctx, size, last); err != nil {
+			return err
+		}
+	}
+	defer b.release(held)
 	start := time.Now()
 	rc := responseController(ctx)
 	if rc != nil {
@@ -117,7 +136,7 @@ func (b *streamBudget) send(ctx context.Context, size int64, last uint64, send f
 		// send then waits for the client as before.
 		_ = rc.SetWriteDeadline(start.Add(b.limits.SendTimeout))
 	}
-	err = send()
+	err := send()
 	if rc != nil {
 		_ = rc.SetWriteDeadline(time.Time{})
 	}
@@ -128,6 +147,43 @@ func (b *streamBudget) send(ctx context.Context, size int64, last uint64, send f
 		return errStreamBehind(last, "the client did not read the stream")
 	}
 	return err
+}
+
+// reservation is the share of the budget a replayed page holds, handed
+// out to its records as they are sent.
+type reservation struct {
+	b *streamBudget
+	n int64
+}
+
+// take hands out up to n bytes of the reservation to one record.
+func (r *reservation) take(n int64) int64 {
+	n = min(max(n, 1), r.n)
+	r.n -= n
+	return n
+}
+
+// resize makes the reservation n bytes (a page read turned out larger or
+// smaller than guessed), waiting for more as acquire does.
+func (r *reservation) resize(ctx context.Context, n int64, last uint64) error {
+	switch {
+	case n < r.n:
+		r.b.release(r.n - n)
+		r.n = n
+	case n > r.n && r.n < r.b.limits.MemoryBytes:
+		more, err := r.b.acquire(ctx, n-r.n, last)
+		if err != nil {
+			return err
+		}
+		r.n += more
+	}
+	return nil
+}
+
+// close gives back what is left.
+func (r *reservation) close() {
+	r.b.release(r.n)
+	r.n = 0
 }
 
 // writerKey carries the call's http.ResponseController in its context
