@@ -26,6 +26,7 @@ var (
 	flagReplicas = flag.Int("history.replicas", 0, "how many replicas (default 3)")
 	flagClients  = flag.Int("history.clients", 0, "how many concurrent clients (default 8)")
 	flagBin      = flag.String("history.bin", "", "a wfd binary to run instead of building this module's")
+	flagStrict   = flag.Bool("history.strict", false, "fail the run when a takeover's p99 is over TTL + 2 s (default: only when -history.duration is given; WFD_HISTORY_STRICT)")
 	flagOut      = flag.String("history.out", "", "directory for the history, final reads, report, summary and replica logs, one subdirectory per test (default: the test's artifact directory)")
 )
 
@@ -136,6 +137,17 @@ func config(t *testing.T, def histcheck.Config) histcheck.Config {
 			*i.into = v
 		}
 	}
+	// A run by hand (a duration asked for) holds itself to the takeover
+	// bound; the CI run and the scenario tests report it (they share a
+	// machine that may be crowded).
+	switch {
+	case set["history.strict"]:
+		cfg.Strict = *flagStrict
+	case os.Getenv("WFD_HISTORY_STRICT") != "":
+		cfg.Strict = os.Getenv("WFD_HISTORY_STRICT") != "0"
+	default:
+		cfg.Strict = set["history.duration"] || os.Getenv("WFD_HISTORY_DURATION") != ""
+	}
 	if o := str("history.out", "WFD_HISTORY_OUT", *flagOut); o != "" {
 		cfg.Out = o + "/" + t.Name()
 	}
@@ -153,6 +165,9 @@ func check(t *testing.T, res *histcheck.Result) {
 	}
 	for _, s := range res.Broken {
 		t.Error(s)
+	}
+	for _, s := range res.Late {
+		t.Log("over the bound (reported, not failed: -history.strict): " + s)
 	}
 	for _, c := range res.Crashes {
 		t.Error("replica crashed: " + c)

@@ -222,7 +222,7 @@ func (n *Nemesis) kill(ctx context.Context, victim *Replica) (string, error) {
 		sleep(ctx, delay)
 		rerr = victim.Start(ctx)
 	}
-	t := n.measure(ScheduleKill, "kill", victim, at, acks, false)
+	t := n.measure(ScheduleKill, "kill", victim, at, acks, false, 0)
 	return fmt.Sprintf("restart %v after the kill%s; first probe served after %v", delay.Round(time.Millisecond), map[bool]string{true: " (racing the takeover)", false: " once the probes were served"}[early], t.First.Round(time.Millisecond)), rerr
 }
 
@@ -258,7 +258,7 @@ func (n *Nemesis) pause(ctx context.Context, victim *Replica) (string, error) {
 	sleep(ctx, hold)
 	rerr := victim.Resume()
 	wg.Wait()
-	t := n.measure(SchedulePause, "pause", victim, at, acks, false)
+	t := n.measure(SchedulePause, "pause", victim, at, acks, false, hold)
 	return fmt.Sprintf("paused %v%s; first probe served after %v", hold.Round(time.Millisecond), map[bool]string{true: " inside a transaction", false: ""}[holding], t.First.Round(time.Millisecond)), rerr
 }
 
@@ -306,8 +306,8 @@ func (n *Nemesis) dbCrash(ctx context.Context) (string, error) {
 // measure records a takeover: the time from at to each acknowledgement
 // through another replica than the victim (one the victim gave before it
 // was stopped is no takeover).
-func (n *Nemesis) measure(schedule, kind string, victim *Replica, at time.Time, acks []ack, each bool) Takeover {
-	t := Takeover{Schedule: schedule, Kind: kind, Victim: victim.ID, At: at}
+func (n *Nemesis) measure(schedule, kind string, victim *Replica, at time.Time, acks []ack, each bool, paused time.Duration) Takeover {
+	t := Takeover{Schedule: schedule, Kind: kind, Victim: victim.ID, At: at, Paused: paused}
 	for _, a := range acks {
 		if a.at.IsZero() || a.via == victim.ID || !a.at.After(at) {
 			continue

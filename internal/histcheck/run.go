@@ -33,6 +33,11 @@ type Config struct {
 	// go test -artifacts -outputdir DIR).
 	Out string
 	Log *slog.Logger
+	// Strict holds the run to the takeover bound (TTL + 2 s) too: a p99
+	// over it fails the run instead of being reported. A run by hand on
+	// a machine of its own sets it; the short CI run, on a machine that
+	// may be crowded, reports it (a slow machine must not fail a test).
+	Strict bool
 }
 
 // Result is what a run found.
@@ -45,10 +50,13 @@ type Result struct {
 	Actions   []Action
 	Takeovers []Takeover
 	Bound     time.Duration
-	// Broken lists every bound the takeovers broke; Crashes the replicas
-	// that exited by themselves; Unsettled how many handlers had not
-	// finished when Settle ran out.
+	// Broken lists what the takeovers broke that fails the run (a
+	// pause that blocked its handlers; with Strict, the bound too), Late
+	// the bounds broken that it only reports; Crashes the replicas that
+	// exited by themselves; Unsettled how many handlers had not finished
+	// when Settle ran out.
 	Broken    []string
+	Late      []string
 	Crashes   []string
 	Unsettled int
 	// Errors counts workload calls that failed for good.
@@ -120,7 +128,10 @@ func Run(t testing.TB, cfg Config) *Result {
 	res.Data = h.Data()
 	res.Report = Check(res.Data, res.Finals)
 	res.Actions, res.Takeovers = nem.Actions(), nem.Takeovers()
-	res.Broken = CheckTakeovers(res.Takeovers, res.Bound)
+	res.Broken, res.Late = CheckTakeovers(res.Takeovers, res.Bound)
+	if cfg.Strict {
+		res.Broken, res.Late = append(res.Broken, res.Late...), nil
+	}
 	res.Crashes = append(res.Crashes, c.Crashes()...)
 	res.Errors = w.Errors.Load()
 	res.Causes = c.Causes()

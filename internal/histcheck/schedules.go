@@ -41,7 +41,7 @@ func (n *Nemesis) restartDuringTakeover(ctx context.Context, victim *Replica, co
 	acks := n.answerAll(ctx, ids, victim.ID, "", 64, served)
 	served(-1) // none served: restart it anyway
 	restart.Wait()
-	t := n.measure(ScheduleRestartDuringTakeover, "kill", victim, at, acks, false)
+	t := n.measure(ScheduleRestartDuringTakeover, "kill", victim, at, acks, false, 0)
 	return fmt.Sprintf("%d handlers owned by %s, %d answered through the others; restarted %v after the kill (first served after %v)",
 		len(ids), victim.ID, countSet(acks), restarted.Sub(at).Round(time.Millisecond), t.First.Round(time.Millisecond)), rerr
 }
@@ -175,7 +175,7 @@ func (n *Nemesis) pausedOwner(ctx context.Context, victim *Replica, count int) (
 	sleep(ctx, hold)
 	rerr := victim.Resume()
 	wg.Wait()
-	t := n.measure(SchedulePausedOwner, "pause", victim, at, append(sentAcks, restAcks...), true)
+	t := n.measure(SchedulePausedOwner, "pause", victim, at, append(sentAcks, restAcks...), true, hold)
 	return fmt.Sprintf("%d handlers owned by %s, paused %v%s with %d answers sent to it (%d acknowledged by it); served elsewhere after: %s",
 		len(ids), victim.ID, hold.Round(time.Millisecond), map[bool]string{true: " holding one's lease row", false: ""}[holding],
 		len(sent), countVia(sentAcks, victim.ID), Summarize(t.Each)), rerr

@@ -141,7 +141,10 @@ func (r *Result) Summary() string {
 		fmt.Fprintf(&b, "  paused-owner, each handler: %s\n", s)
 	}
 	for _, s := range r.Broken {
-		b.WriteString("BOUND BROKEN: " + s + "\n")
+		b.WriteString("BROKEN: " + s + "\n")
+	}
+	for _, s := range r.Late {
+		b.WriteString("over the bound (reported; -history.strict fails the run on it): " + s + "\n")
 	}
 	for _, c := range r.Crashes {
 		b.WriteString("REPLICA CRASHED: " + c + "\n")

@@ -42,19 +42,27 @@ func TestCheckTakeovers(t *testing.T) {
 		return histcheck.Takeover{Kind: "kill", Schedule: histcheck.ScheduleKill, Served: true, First: d}
 	}
 	for _, tc := range []struct {
-		name string
-		in   []histcheck.Takeover
-		want string // "" passes
+		name          string
+		in            []histcheck.Takeover
+		blocked, late string // "" passes
 	}{
-		{"within", []histcheck.Takeover{kill(2 * time.Second), kill(3 * time.Second)}, ""},
-		{"a kill beyond", []histcheck.Takeover{kill(2 * time.Second), kill(5 * time.Second)}, "after kills: p99 5s"},
-		{"a pause never served", []histcheck.Takeover{{Kind: "pause", Schedule: histcheck.SchedulePause}}, "after pauses: p99 never"},
+		{"within", []histcheck.Takeover{kill(2 * time.Second), kill(3 * time.Second)}, "", ""},
+		{"a kill beyond", []histcheck.Takeover{kill(2 * time.Second), kill(5 * time.Second)}, "", "after kills: p99 5s"},
+		{"a pause never served", []histcheck.Takeover{{Kind: "pause", Schedule: histcheck.SchedulePause, Paused: 6 * time.Second}},
+			"1 of 1 handlers served elsewhere only once it was continued", "after pauses: p99 never"},
+		{"a pause served late, while still paused", []histcheck.Takeover{{Kind: "pause", Schedule: histcheck.SchedulePause, Served: true,
+			First: 5 * time.Second, Paused: 6 * time.Second}}, "", "after pauses: p99 5s"},
 		{"a paused-owner handler beyond", []histcheck.Takeover{{Kind: "pause", Schedule: histcheck.SchedulePausedOwner, Served: true, First: time.Second,
-			Each: []time.Duration{time.Second, 9 * time.Second}}}, "paused-owner, each handler: p99 9s"},
+			Each: []time.Duration{time.Second, 9 * time.Second}, Paused: 8 * time.Second}},
+			"1 of 2 handlers served elsewhere only once it was continued after 8s", "paused-owner, each handler: p99 9s"},
 	} {
-		got := strings.Join(histcheck.CheckTakeovers(tc.in, bound), "\n")
-		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		blocked, late := histcheck.CheckTakeovers(tc.in, bound)
+		for _, c := range []struct{ what, got, want string }{
+			{"blocked", strings.Join(blocked, "\n"), tc.blocked}, {"late", strings.Join(late, "\n"), tc.late},
+		} {
+			if c.want == "" && c.got != "" || !strings.Contains(c.got, c.want) {
+				t.Errorf("%s: %s %q, want %q", tc.name, c.what, c.got, c.want)
+			}
 		}
 	}
 }
