@@ -116,3 +116,30 @@ func (c *Change) Validate() error {
 	}
 	return nil
 }
+
+// CheckStored checks c's preconditions on the stored handler it changes,
+// as the earlier changes of the same Write leave it: stored at revision,
+// or, when its metadata cannot be decoded, decodeErr saying why (stored
+// is then ignored). It checks IfOwner and IfRevision, and that a finished
+// handler takes no change but Delete (ErrFinished). Metadata that cannot
+// be decoded fails a conditional change and lets another through (which
+// overwrites or deletes it, repairing the handler). Every backend applies
+// it, so the rules are one.
+func (c *Change) CheckStored(stored *Handler, revision uint64, decodeErr error) error {
+	id := c.Handler.ID
+	if decodeErr != nil {
+		if c.IfOwner != nil || c.IfRevision != nil {
+			return decodeErr
+		}
+		return nil
+	}
+	switch {
+	case c.IfOwner != nil && stored.Owner != *c.IfOwner:
+		return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, stored.Owner, *c.IfOwner, ErrConflict)
+	case c.IfRevision != nil && revision != *c.IfRevision:
+		return fmt.Errorf("handler %q is at revision %d, not %d: it changed since it was read: %w", id, revision, *c.IfRevision, ErrConflict)
+	case !c.Delete && stored.Status.Terminal():
+		return fmt.Errorf("handler %q is %s: %w", id, stored.Status, ErrFinished)
+	}
+	return nil
+}

@@ -104,7 +104,7 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
 	}
 	if exists {
-		if err := checkStored(c, &old, oldErr); err != nil {
+		if err := c.CheckStored(&old, old.Revision, oldErr); err != nil {
 			return err
 		}
 	}
@@ -187,30 +187,6 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 	}
 	if !exists {
 		d[counterHandlers]++
-	}
-	return nil
-}
-
-// checkStored checks a change's preconditions on the stored handler (old,
-// or why it cannot be decoded): IfOwner, IfRevision, and that a finished
-// handler takes no change but Delete. Metadata that cannot be decoded
-// fails a conditional change, and may be overwritten or deleted
-// otherwise (that repairs it).
-func checkStored(c *persistence.Change, old *persistence.Handler, oldErr error) error {
-	id := c.Handler.ID
-	if oldErr != nil {
-		if c.IfOwner != nil || c.IfRevision != nil {
-			return oldErr
-		}
-		return nil
-	}
-	switch {
-	case c.IfOwner != nil && old.Owner != *c.IfOwner:
-		return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, old.Owner, *c.IfOwner, persistence.ErrConflict)
-	case c.IfRevision != nil && old.Revision != *c.IfRevision:
-		return fmt.Errorf("handler %q is at revision %d, not %d: it changed since it was read: %w", id, old.Revision, *c.IfRevision, persistence.ErrConflict)
-	case !c.Delete && old.Status.Terminal():
-		return fmt.Errorf("handler %q is %s: %w", id, old.Status, persistence.ErrFinished)
 	}
 	return nil
 }

@@ -147,30 +147,6 @@ func (h *handlerState) current() (*persistence.Handler, error) {
 	}
 }
 
-// checkStored checks a change's preconditions on the handler as the Write
-// found it so far: IfOwner, IfRevision, and that a finished handler takes
-// no change but Delete. Metadata that cannot be decoded fails a
-// conditional change, and may be overwritten or deleted otherwise.
-func (h *handlerState) checkStored(c *persistence.Change) error {
-	id := c.Handler.ID
-	cur, err := h.current()
-	if err != nil {
-		if c.IfOwner != nil || c.IfRevision != nil {
-			return err
-		}
-		return nil
-	}
-	switch {
-	case c.IfOwner != nil && cur.Owner != *c.IfOwner:
-		return fmt.Errorf("handler %q is owned by %q, not %q: %w", id, cur.Owner, *c.IfOwner, persistence.ErrConflict)
-	case c.IfRevision != nil && h.revision != *c.IfRevision:
-		return fmt.Errorf("handler %q is at revision %d, not %d: it changed since it was read: %w", id, h.revision, *c.IfRevision, persistence.ErrConflict)
-	case !c.Delete && cur.Status.Terminal():
-		return fmt.Errorf("handler %q is %s: %w", id, cur.Status, persistence.ErrFinished)
-	}
-	return nil
-}
-
 // taskState is one task a change upserts, or a stored task of a handler a
 // change deletes.
 type taskState struct {
@@ -355,7 +331,8 @@ func (w *writeSet) apply(c *persistence.Change) error {
 		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
 	}
 	if h.exists {
-		if err := h.checkStored(c); err != nil {
+		cur, decodeErr := h.current()
+		if err := c.CheckStored(cur, h.revision, decodeErr); err != nil {
 			return err
 		}
 	}

@@ -42,6 +42,19 @@ func TestReplicaForwardOwnerGone(t *testing.T) {
 // (SO_LINGER 0) once it has read something from it.
 func startResetter(t *testing.T) string {
 	t.Helper()
+	return serveLoopback(t, func(c net.Conn) {
+		buf := make([]byte, 64<<10)
+		_, _ = c.Read(buf)
+		_ = c.(*net.TCPConn).SetLinger(0)
+		_ = c.Close()
+	})
+}
+
+// serveLoopback listens on a loopback port and hands each connection to
+// handle, on a goroutine of its own, until the test ends; it returns the
+// address.
+func serveLoopback(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -53,12 +66,8 @@ func startResetter(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() {
-				buf := make([]byte, 64<<10)
-				_, _ = c.Read(buf)
-				_ = c.(*net.TCPConn).SetLinger(0)
-				_ = c.Close()
-			}()
+			t.Cleanup(func() { _ = c.Close() })
+			go handle(c)
 		}
 	}()
 	return l.Addr().String()
@@ -105,20 +114,5 @@ func hasRetryInfo(e *connect.Error) bool {
 // send and never writes a byte.
 func startSilent(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() })
-			go func() { _, _ = io.Copy(io.Discard, c) }()
-		}
-	}()
-	return l.Addr().String()
+	return serveLoopback(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
