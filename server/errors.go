@@ -102,7 +102,7 @@ func toConnect(err error) error {
 	}
 	out := connect.NewError(code, cause)
 	if code == connect.CodeUnavailable {
-		withRetryHint(out)
+		out = withRetryHint(out)
 	}
 	return out
 }
