@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -38,7 +40,7 @@ type authorizer struct{ s *Server }
 
 var _ connect.Interceptor = authorizer{}
 
-func (a authorizer) check(ctx context.Context, procedure string) (context.Context, error) {
+func (a authorizer) check(ctx context.Context, procedure, peer string) (context.Context, error) {
 	if a.s.opts.Auth == nil {
 		return ctx, nil
 	}
@@ -47,22 +49,40 @@ func (a authorizer) check(ctx context.Context, procedure string) (context.Contex
 		// Handler was served without its authenticating wrapper.
 		return ctx, fmt.Errorf("%w: %w", errUnauthenticated, auth.ErrNoCredentials)
 	}
+	fails := a.s.authFails
+	if wait, blocked := fails.blocked(peer); blocked {
+		a.refused("call refused: too many failed authentications", procedure, peer, "retry_in", wait.Round(time.Second))
+		return ctx, fmt.Errorf("%w: too many failed authentications from %s; retry in %s", errResourceExhausted, host(peer), wait.Round(time.Second))
+	}
 	id, err := creds()
 	if err != nil {
-		a.s.log.Debug("call refused: unauthenticated", "procedure", procedure, "err", err)
+		if !errors.Is(err, auth.ErrNoCredentials) {
+			fails.failed(peer) // credentials that do not verify: a guess, maybe
+		}
+		a.refused("call refused: unauthenticated", procedure, peer, "err", err)
 		return ctx, fmt.Errorf("%w: %w", errUnauthenticated, err)
 	}
 	if !auth.Allowed(id, procedure) {
-		a.s.log.Debug("call refused: permission denied", "procedure", procedure, "subject", id.Subject, "roles", id.Roles)
+		a.refused("call refused: permission denied", procedure, peer, "subject", id.Subject, "roles", id.Roles)
 		return ctx, fmt.Errorf("%w: %s (roles %v) may not call %s: it needs one of the roles %v or %s",
 			errPermissionDenied, id.Subject, id.Roles, procedure, auth.RolesFor(procedure), auth.RoleAdmin)
 	}
 	return auth.NewContext(ctx, id), nil
 }
 
+// refused logs a refused call at INFO with the client's address, at most
+// a line a second (authfail.go), saying how many were held back.
+func (a authorizer) refused(msg, procedure, peer string, attrs ...any) {
+	ok, suppressed := a.s.authFails.log.allow()
+	if !ok {
+		return
+	}
+	a.s.log.Info(msg, append([]any{"procedure", procedure, "client", peer, "suppressed", suppressed}, attrs...)...)
+}
+
 func (a authorizer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		ctx, err := a.check(ctx, req.Spec().Procedure)
+		ctx, err := a.check(ctx, req.Spec().Procedure, req.Peer().Addr)
 		if err != nil {
 			return nil, toConnect(err)
 		}
@@ -76,7 +96,7 @@ func (a authorizer) WrapStreamingClient(next connect.StreamingClientFunc) connec
 
 func (a authorizer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, err := a.check(ctx, conn.Spec().Procedure)
+		ctx, err := a.check(ctx, conn.Spec().Procedure, conn.Peer().Addr)
 		if err != nil {
 			return toConnect(err)
 		}

@@ -151,8 +151,10 @@ type Server struct {
 	store   persistence.Store
 	engine  *engine.Engine
 	journal *journal
-	hub     *hub
-	streams *streamBudget // what streams may hold (streamlimits.go)
+	// authFails throttles clients that keep failing authentication (authfail.go).
+	authFails *authFailures
+	hub       *hub
+	streams   *streamBudget // what streams may hold (streamlimits.go)
 	// leases are the handler leases of replica mode (nil: one process).
 	leases *leases
 	// forward forwards calls refused for a handler live on another
@@ -230,7 +232,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.PingTimeout = DefaultPingTimeout
 	}
 	streams := newStreamBudget(opts.Streams)
-	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(streams.limits.BufferBytes), streams: streams, loading: map[string]*loadCall{}, idle: newIdleSet(),
+	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(streams.limits.BufferBytes), streams: streams, authFails: newAuthFailures(opts.Now), loading: map[string]*loadCall{}, idle: newIdleSet(),
 		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
 	s.requests, s.cancelRequests = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())

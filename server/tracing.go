@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -134,7 +135,15 @@ func (t *tracing) onStepRun(ctx context.Context, run engine.StepRun) (context.Co
 	_, span := t.tracer.Start(pctx, "wfd.step "+run.Step, links, trace.WithAttributes(
 		attribute.String("wfd.handler_id", run.HandlerID), attribute.String("wfd.workflow", run.Workflow),
 		attribute.String("wfd.step", run.Step), attribute.Int("wfd.attempt", run.Attempt)))
-	return trace.ContextWithSpan(ctx, span), func(err error) { end(span, err) }
+	return trace.ContextWithSpan(ctx, span), func(err error) {
+		if errors.Is(err, engine.ErrWaiting) {
+			// A step that parks waiting for an event did what it meant
+			// to: no error in any trace backend's error rate.
+			span.SetAttributes(attribute.Bool("wfd.waiting", true))
+			err = nil
+		}
+		end(span, err)
+	}
 }
 
 // commit starts the span of a store commit of batch's changes.

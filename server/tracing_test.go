@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -159,5 +160,43 @@ func TestTraceIDsInLogs(t *testing.T) {
 	}
 	if _, ok := untraced["trace_id"]; ok {
 		t.Errorf("untraced line has a trace id: %v", untraced)
+	}
+}
+
+// TestTraceParkedStepNotAnError: a step run that parks waiting for an
+// event ended as it meant to: its span is not an error (it says
+// wfd.waiting), so trace backends do not count every human task as a
+// failure; a step that fails still is one.
+func TestTraceParkedStepNotAnError(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	addr := serveWith(t, server.Options{Workflows: testWorkflows(), TracerProvider: tp})
+	hc := h2cClient()
+	t.Cleanup(hc.CloseIdleConnections)
+	c := wfdv1connect.NewWorkflowServiceClient(hc, "http://"+addr)
+	if _, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "expense", HandlerId: "parked", Input: st(t, map[string]any{})}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, c, "parked")
+	var step tracetest.SpanStub
+	testwait.For(t, "the parked step's span", func() bool {
+		for _, s := range spans.GetSpans() {
+			if s.Name == "wfd.step review" {
+				step = s
+				return true
+			}
+		}
+		return false
+	})
+	if step.Status.Code == codes.Error {
+		t.Fatalf("the parked step's span is an error: %q", step.Status.Description)
+	}
+	waiting := false
+	for _, a := range step.Attributes {
+		waiting = waiting || a.Key == "wfd.waiting" && a.Value.AsBool()
+	}
+	if !waiting {
+		t.Fatalf("the parked step's span does not say wfd.waiting: %v", step.Attributes)
 	}
 }
