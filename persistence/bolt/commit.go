@@ -3,6 +3,7 @@ package bolt
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -109,11 +110,14 @@ func (c *committer) commit(calls []*commitCall) {
 
 // safeCall turns a panic in fn into an error, so that one bad call cannot
 // take down the leader and leave the other callers waiting forever. A
-// fault (see guard) is a damaged page of the file at path.
+// fault (see guard), and an assertion of bbolt's about what a page holds,
+// are a damaged page of the file at path (ErrCorrupt: what the change
+// needed is damaged, the store is not unavailable); another panic is
+// reported as such.
 func safeCall(path string, fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			if _, fault := p.(interface{ Addr() uintptr }); fault {
+			if damagedPage(p) {
 				err = &DamagedError{Path: path, Problem: panicProblem(p)}
 				return
 			}
@@ -121,4 +125,22 @@ func safeCall(path string, fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 		}
 	}()
 	return fn(tx)
+}
+
+// damagedPage reports whether a panic while bbolt walked the file says
+// that a page is not what points to it says: a fault reading it, or one
+// of bbolt's assertions on a page's id, type or free state (bbolt trusts
+// the file and panics with a string when it finds otherwise).
+func damagedPage(p any) bool {
+	if _, fault := p.(interface{ Addr() uintptr }); fault {
+		return true
+	}
+	msg, ok := p.(string)
+	if !ok {
+		if e, isErr := p.(error); isErr {
+			msg, ok = e.Error(), true
+		}
+	}
+	return ok && (strings.Contains(msg, "assertion failed") || strings.Contains(msg, "already freed") ||
+		strings.Contains(msg, "invalid page type") || strings.Contains(msg, "unexpected page"))
 }

@@ -107,7 +107,10 @@
 //
 // bbolt trusts its file. Open validates it first (validate.go), every
 // transaction runs under guard (damage.go), which turns a fault reading a
-// mapped page or a bbolt panic into a DamagedError for that call, and
-// Check reads the whole file offline. An open file in use by another
+// mapped page or a bbolt panic into a DamagedError for that call (a
+// Write's changes too: a commit that must rewrite a damaged page fails
+// with ErrCorrupt, not ErrUnavailable, so the caller learns that data is
+// damaged rather than that the store is down; commit.go), and Check
+// reads the whole file offline. An open file in use by another
 // process fails with an InUseError naming it.
 package bolt
