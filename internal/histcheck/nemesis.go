@@ -86,7 +86,7 @@ type Nemesis struct {
 
 // NewNemesis returns a nemesis for c recording its probes' calls into h.
 func NewNemesis(c *Cluster, h *History, seed uint64, sizes Sizes, log *slog.Logger) *Nemesis {
-	return &Nemesis{c: c, h: h, rng: rand.New(rand.NewPCG(seed, 1)), sizes: sizes, log: log, callTimeout: 3 * time.Second}
+	return &Nemesis{c: c, h: h, rng: rand.New(&lockedSource{src: rand.NewPCG(seed, 1)}), sizes: sizes, log: log, callTimeout: 3 * time.Second}
 }
 
 // Actions returns the faults made so far.
@@ -323,4 +323,20 @@ func (n *Nemesis) measure(schedule, kind string, victim *Replica, at time.Time, 
 	}
 	n.record(t)
 	return t
+}
+
+// lockedSource is a rand.Source safe for concurrent use: a schedule's
+// goroutines (answering through the others while the main one pauses the
+// victim) draw the seeds of their callers from the nemesis's generator.
+// Which goroutine draws first varies, so only the draws of the nemesis
+// itself follow from the seed.
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (l *lockedSource) Uint64() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.src.Uint64()
 }

@@ -262,12 +262,19 @@ func TestReplicaForwardingIdentity(t *testing.T) {
 	if got := res.GetTask().GetCompletedBy(); got != "alice" {
 		t.Fatalf("completed_by = %q, want alice (the caller)", got)
 	}
-	h, err := a.c.GetHandler(as("alice-secret"), &wfdv1.GetHandlerRequest{HandlerId: "t1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if by := h.GetHandler().GetResult().GetFields()["by"].GetStringValue(); by != "alice" {
-		t.Fatalf("t1's result %v, want by alice", h.GetHandler().GetResult())
+	// The answer is durable once acknowledged; the step it wakes runs
+	// after.
+	var h *wfdv1.Handler
+	testwait.For(t, "t1 finished", func() bool {
+		res, err := a.c.GetHandler(as("alice-secret"), &wfdv1.GetHandlerRequest{HandlerId: "t1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = res.GetHandler()
+		return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING
+	})
+	if by := h.GetResult().GetFields()["by"].GetStringValue(); by != "alice" {
+		t.Fatalf("t1's result %v, want by alice", h.GetResult())
 	}
 }
 
