@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	bbolt "go.etcd.io/bbolt"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 )
