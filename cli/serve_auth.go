@@ -19,6 +19,7 @@ type authFlags struct {
 	hosts, origins                 string
 	debugAllowRemote               bool
 	peerSecret                     string // --peer-secret-file
+	grants                         workerGrants
 
 	authn *auth.Authenticator // built by prepare
 	// allowedHosts and allowedOrigins are the effective lists (prepare).
@@ -35,6 +36,7 @@ func (a *authFlags) define(fs *flagSet) {
 	fs.StringVar(&a.origins, "allowed-origins", "", "comma-separated browser `origins` served with CORS, \"*\" for any (default: http(s)://localhost|127.0.0.1|[::1] on any port on a loopback --addr, else none)")
 	fs.BoolVar(&a.debugAllowRemote, "debug-allow-remote", false, "let --debug-addr listen on a non-loopback address (pprof has no authentication)")
 	fs.StringVar(&a.peerSecret, "peer-secret-file", "", "`file` of the secret the replicas share to vouch for the identity of a client certificate's call they forward (default: none; such calls are not forwarded)")
+	fs.Var(&a.grants, "worker-grant", "`WORKFLOW=WHO[,WHO...]`: let subjects (or group:ROLE, every holder of the role) serve a worker-defined workflow that belongs to another subject; repeatable")
 	fs.fromEnv("peer-secret-file", "auth-tokens", "auth-jwks", "auth-jwt-issuer", "auth-jwt-audience", "reflection", "allowed-hosts", "allowed-origins", "debug-allow-remote")
 }
 
@@ -53,6 +55,9 @@ func (a *authFlags) prepare(ctx context.Context, log *slog.Logger, addr, debugAd
 	// roles the token file's certificates section gives them). Alone,
 	// mTLS only decides who may connect.
 	authOn := a.tokens != "" || a.jwks != ""
+	if len(a.grants) > 0 && !authOn {
+		return usageErrorf("--worker-grant needs --auth-tokens or --auth-jwks: without authentication workflows have no owners")
+	}
 	if a.peerSecret != "" && !authOn {
 		return usageErrorf("--peer-secret-file needs --auth-tokens or --auth-jwks: without authentication there is no identity to vouch for")
 	}
@@ -115,6 +120,7 @@ func splitList(s string) []string {
 func (a *authFlags) apply(o *server.Options) {
 	o.AllowedHosts, o.AllowedOrigins = a.allowedHosts, a.allowedOrigins
 	o.Auth = a.authn
+	o.WorkerGrants = a.grants
 	if a.reflection.set {
 		o.Reflection = &a.reflection.v
 	}
@@ -140,3 +146,31 @@ func (b *optionalBool) Set(s string) error {
 }
 
 func (b *optionalBool) IsBoolFlag() bool { return true }
+
+// workerGrants is the repeatable --worker-grant WORKFLOW=WHO[,WHO...].
+type workerGrants map[string][]string
+
+func (g *workerGrants) String() string {
+	if g == nil {
+		return ""
+	}
+	var parts []string
+	for name, who := range *g {
+		parts = append(parts, name+"="+strings.Join(who, ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (g *workerGrants) Set(s string) error {
+	name, who, ok := strings.Cut(s, "=")
+	list := splitList(who)
+	if !ok || strings.TrimSpace(name) == "" || len(list) == 0 {
+		return fmt.Errorf("%q is not WORKFLOW=WHO[,WHO...]", s)
+	}
+	if *g == nil {
+		*g = workerGrants{}
+	}
+	name = strings.TrimSpace(name)
+	(*g)[name] = append((*g)[name], list...)
+	return nil
+}

@@ -157,3 +157,29 @@ func TestServeDebugAddrLoopbackOnly(t *testing.T) {
 	}
 	serve(t, "--debug-addr", "127.0.0.1:0")
 }
+
+// TestServeWorkerGrantFlag: --worker-grant is WORKFLOW=WHO[,WHO...] and
+// needs authentication; misuse is a usage error (exit 2) saying so.
+func TestServeWorkerGrantFlag(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(tokens, []byte("tokens:\n  - {token: s3cret, subject: ada, roles: [admin]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"without authentication", []string{"--worker-grant", "payroll=eve"}, "--worker-grant needs --auth-tokens"},
+		{"no subject", []string{"--auth-tokens", tokens, "--worker-grant", "payroll="}, "is not WORKFLOW=WHO"},
+		{"no workflow", []string{"--auth-tokens", tokens, "--worker-grant", "=eve"}, "is not WORKFLOW=WHO"},
+		{"no equals sign", []string{"--auth-tokens", tokens, "--worker-grant", "payroll"}, "is not WORKFLOW=WHO"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := wfd(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--console-addr", ""}, tc.args...)...)
+			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+}

@@ -79,7 +79,7 @@ const (
 	MaxIDLen       = 256          // Handler.ID, Handler.Parent, Waiter.ID, Task.HandlerID, Published.ID and Published.HandlerID
 	MaxWorkflowLen = 256          // Handler.Workflow and Task.Workflow
 	MaxKeyLen      = 1024         // Waiter.Key and Published.Key
-	MaxOwnerLen    = 256          // Handler.Owner and Change.IfOwner
+	MaxOwnerLen    = 256          // Handler.Owner, Change.IfOwner and WorkflowDef.Owner
 	MaxTaskIDLen   = 2 * MaxIDLen // Task.ID, room for "<handler id>:<waiter id>"
 	MaxAssigneeLen = 256          // Task.Assignee
 )

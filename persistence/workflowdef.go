@@ -32,6 +32,11 @@ type WorkflowDef struct {
 	// Source says who registered the definition, e.g. the worker's name;
 	// "" if unknown.
 	Source string
+	// Owner is the authenticated subject the workflow belongs to (the
+	// first that registered it with authentication on): other subjects
+	// serve it only with a grant. "" when registered without
+	// authentication. A replacement keeps it.
+	Owner string
 }
 
 // Limits of a WorkflowDef.
@@ -61,6 +66,8 @@ func (d *WorkflowDef) Validate() error {
 		return fmt.Errorf("%w: workflow %q: definition has %d bytes, more than %d", ErrInvalid, d.Name, len(d.Def), MaxDefLen)
 	case len(d.Source) > MaxSourceLen:
 		return fmt.Errorf("%w: workflow %q: source is longer than %d bytes", ErrInvalid, d.Name, MaxSourceLen)
+	case len(d.Owner) > MaxOwnerLen:
+		return fmt.Errorf("%w: workflow %q: owner is longer than %d bytes", ErrInvalid, d.Name, MaxOwnerLen)
 	}
 	if err := checkTime("CreatedAt", d.CreatedAt); err != nil {
 		return fmt.Errorf("workflow %q: %w", d.Name, err)

@@ -71,6 +71,12 @@ func (is *jwtIssuer) token(t *testing.T, subject, audience string, expires time.
 // (a token per role, and extra entries) and JWTs from is.
 func startAuthServer(t *testing.T, is *jwtIssuer, extra string, more ...func(*server.Options)) *testServer {
 	t.Helper()
+	return startAuthServerAt(t, is, "", extra, more...)
+}
+
+// startAuthServerAt is startAuthServer on the store in dir ("": a new one).
+func startAuthServerAt(t *testing.T, is *jwtIssuer, dir, extra string, more ...func(*server.Options)) *testServer {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString("tokens:\n")
 	for _, r := range roles {
@@ -85,7 +91,7 @@ func startAuthServer(t *testing.T, is *jwtIssuer, extra string, more ...func(*se
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startServer(t, serverConfig{options: func(o *server.Options) {
+	return startServer(t, serverConfig{dir: dir, options: func(o *server.Options) {
 		o.Auth = a
 		for _, f := range more {
 			f(o)

@@ -99,6 +99,11 @@ type Options struct {
 	// allowed, without identities, and Serve logs so. Health checks,
 	// reflection and the HTTP probes stay open either way.
 	Auth *auth.Authenticator
+	// WorkerGrants lets other subjects than a worker-defined workflow's
+	// owner (the subject whose worker first registered it) serve it, by
+	// workflow name: subjects, or "group:<role>" for every holder of the
+	// role (workerowner.go). Only with Auth.
+	WorkerGrants map[string][]string
 	// Reflection serves gRPC reflection; nil: on when Auth is nil, off
 	// when it is set.
 	Reflection *bool

@@ -53,7 +53,10 @@ func (r *workerRegistry) loadStored(ctx context.Context) error {
 // if none is stored under the name, a replacement only if the stored one
 // is still the one of hash replaces. Another stored definition is
 // refused, as a changed definition is.
-func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, source, replaces string) error {
+// owner is the subject the workflow belongs to (workerowner.go); a racing
+// registration that stored it first is checked as owners checked the
+// stored ones.
+func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, g registrant, owner, replaces string) error {
 	b, hash, err := encodeDefinition(d)
 	if err != nil {
 		return err
@@ -64,11 +67,14 @@ func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition,
 		ifHash = replaces
 	}
 	err = r.s.store.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
-		Source: truncate(source, persistence.MaxSourceLen)}, ifHash)
+		Source: truncate(g.source, persistence.MaxSourceLen), Owner: owner}, ifHash)
 	if errors.Is(err, persistence.ErrExists) || errors.Is(err, persistence.ErrConflict) {
 		old, gerr := r.s.store.GetWorkflow(ctx, d.GetName())
 		if gerr != nil {
 			return fmt.Errorf("reading the stored definition of %q: %w", d.GetName(), gerr)
+		}
+		if err := r.mayServe(g, d.GetName(), old.Owner); err != nil {
+			return err
 		}
 		if old.Hash == hash {
 			return nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,8 +52,11 @@ type workerRegistry struct {
 
 // worker is one connected worker.
 type worker struct {
-	id        string
-	name      string
+	id   string
+	name string
+	// subject is the authenticated subject it connected as ("" without
+	// authentication): only it may make its runs' calls.
+	subject   string
 	maxRuns   int
 	workflows []string
 	// hashes are the definitions it registered, by workflow name: it is
@@ -92,8 +96,18 @@ func (r *workerRegistry) wake() {
 // runs (pick), so a worker still connected with the old definition gets
 // none of the new one's. A definition that fails validation is
 // InvalidArgument, with engine.Register's errors.
-func (r *workerRegistry) register(ctx context.Context, source string, defs []*wfdv1.WorkflowDefinition) (map[string]string, error) {
+// With authentication on, g must own each workflow or hold a grant for
+// it (workerowner.go): PermissionDenied otherwise.
+func (r *workerRegistry) register(ctx context.Context, g registrant, defs []*wfdv1.WorkflowDefinition) (map[string]string, error) {
 	r.refreshStored(ctx, defs)
+	names := make([]string, 0, len(defs))
+	for _, d := range defs {
+		names = append(names, d.GetName())
+	}
+	owners, err := r.owners(ctx, g, names)
+	if err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Everything is checked before anything is registered, so a refused
@@ -118,6 +132,9 @@ func (r *workerRegistry) register(ctx context.Context, source string, defs []*wf
 		var replaces string
 		if oldHash, ok := r.defs[d.GetName()]; ok {
 			if oldHash == hash {
+				if err := r.claim(ctx, g, d.GetName(), hash); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			if err := r.replaceable(ctx, d.GetName()); err != nil {
@@ -137,13 +154,13 @@ func (r *workerRegistry) register(ctx context.Context, source string, defs []*wf
 		todo = append(todo, added{d, w, hash, replaces})
 	}
 	for _, a := range todo {
-		if err := r.store(ctx, a.d, source, a.replaces); err != nil {
+		if err := r.store(ctx, a.d, g, owners[a.d.GetName()], a.replaces); err != nil {
 			return nil, err
 		}
 		register := r.s.engine.Register
 		if a.replaces != "" {
 			register = r.s.engine.Replace
-			r.s.log.Info("workflow definition replaced", "workflow", a.d.GetName(), "worker", source, "hash", a.hash, "was", a.replaces)
+			r.s.log.Info("workflow definition replaced", "workflow", a.d.GetName(), "worker", g.source, "subject", g.id.Subject, "hash", a.hash, "was", a.replaces)
 		}
 		if err := register(a.w); err != nil {
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
@@ -170,9 +187,9 @@ func (r *workerRegistry) replaceable(ctx context.Context, name string) error {
 
 // connect adds a worker that registered the definitions of hashes (by
 // workflow name).
-func (r *workerRegistry) connect(name string, maxRuns int, hashes map[string]string) *worker {
+func (r *workerRegistry) connect(g registrant, maxRuns int, hashes map[string]string) *worker {
 	names := slices.Sorted(maps.Keys(hashes))
-	w := &worker{id: uuid.NewString(), name: name, maxRuns: max(maxRuns, 1), workflows: names, hashes: hashes,
+	w := &worker{id: uuid.NewString(), name: g.source, subject: g.id.Subject, maxRuns: max(maxRuns, 1), workflows: names, hashes: hashes,
 		connectedAt: r.s.opts.Now(), out: make(chan *wfdv1.ConnectResponse, 64), gone: make(chan struct{})}
 	r.mu.Lock()
 	r.workers[w.id] = w
@@ -322,13 +339,17 @@ func (r *workerRegistry) release(w *worker) {
 	r.mu.Unlock()
 }
 
-// run returns the run of that id if it is workerID's.
-func (r *workerRegistry) run(runID, workerID string) (*remoteRun, error) {
+// run returns the run of that id if it is workerID's, and the caller of
+// ctx is that worker's subject (PermissionDenied otherwise).
+func (r *workerRegistry) run(ctx context.Context, runID, workerID string) (*remoteRun, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	run, ok := r.runs[runID]
+	r.mu.Unlock()
 	if !ok || run.worker.id != workerID {
 		return nil, fmt.Errorf("%w: run %q is not (or no longer) this worker's", errFailedPrecondition, runID)
+	}
+	if err := sameSubject(ctx, run.worker); err != nil {
+		return nil, err
 	}
 	return run, nil
 }
@@ -365,17 +386,21 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 	if req.GetMaxRuns() < 0 {
 		return toConnect(fmt.Errorf("%w: max_runs %d is negative", errInvalid, req.GetMaxRuns()))
 	}
-	hashes, err := s.workers.register(ctx, req.GetName(), req.GetWorkflows())
+	g := registrantOf(ctx, req.GetName())
+	hashes, err := s.workers.register(ctx, g, req.GetWorkflows())
 	if err != nil {
+		if errors.Is(err, errPermissionDenied) {
+			s.log.Info("worker refused", "name", g.source, "subject", g.id.Subject, "err", err)
+		}
 		return toConnect(err)
 	}
 	// Other replicas learn of it before it is listed (ListWorkers) or told
 	// it is connected, so work started anywhere from then on comes here.
 	s.workers.advertise(ctx, hashes)
-	w := s.workers.connect(req.GetName(), int(req.GetMaxRuns()), hashes)
+	w := s.workers.connect(g, int(req.GetMaxRuns()), hashes)
 	defer s.workers.disconnect(w)
-	s.log.Info("worker connected", "worker", w.id, "name", w.name, "workflows", w.workflows, "max_runs", w.maxRuns)
-	defer s.log.Info("worker disconnected", "worker", w.id, "name", w.name)
+	s.log.Info("worker connected", "worker", w.id, "name", w.name, "subject", w.subject, "workflows", w.workflows, "max_runs", w.maxRuns)
+	defer s.log.Info("worker disconnected", "worker", w.id, "name", w.name, "subject", w.subject)
 	if err := out.Send(&wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Connected{Connected: &wfdv1.Connected{WorkerId: w.id}}}); err != nil {
 		return err
 	}
@@ -405,7 +430,7 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 
 // StepCall executes one context operation of a run on its StepContext.
 func (v *workerService) StepCall(ctx context.Context, req *wfdv1.StepCallRequest) (*wfdv1.StepCallResponse, error) {
-	run, err := v.s.workers.run(req.GetRunId(), req.GetWorkerId())
+	run, err := v.s.workers.run(ctx, req.GetRunId(), req.GetWorkerId())
 	if err != nil {
 		return nil, toConnect(err)
 	}
@@ -415,7 +440,7 @@ func (v *workerService) StepCall(ctx context.Context, req *wfdv1.StepCallRequest
 
 // FinishRun ends a run.
 func (v *workerService) FinishRun(ctx context.Context, req *wfdv1.FinishRunRequest) (*wfdv1.FinishRunResponse, error) {
-	run, err := v.s.workers.run(req.GetRunId(), req.GetWorkerId())
+	run, err := v.s.workers.run(ctx, req.GetRunId(), req.GetWorkerId())
 	if err != nil {
 		return nil, toConnect(err)
 	}

@@ -23,6 +23,7 @@ func newDef(name, rev string) persistence.WorkflowDef {
 		CreatedAt: t,
 		UpdatedAt: t.Add(time.Minute),
 		Source:    "worker-" + rev,
+		Owner:     "subject-" + rev,
 	}
 }
 
@@ -48,8 +49,8 @@ func checkDef(t *testing.T, s persistence.Store, want persistence.WorkflowDef) {
 
 func diffDef(got, want persistence.WorkflowDef) string {
 	switch {
-	case got.Name != want.Name || got.Hash != want.Hash || got.Source != want.Source:
-		return fmt.Sprintf("got %q %q %q, want %q %q %q", got.Name, got.Hash, got.Source, want.Name, want.Hash, want.Source)
+	case got.Name != want.Name || got.Hash != want.Hash || got.Source != want.Source || got.Owner != want.Owner:
+		return fmt.Sprintf("got %q %q %q %q, want %q %q %q %q", got.Name, got.Hash, got.Source, got.Owner, want.Name, want.Hash, want.Source, want.Owner)
 	case !bytes.Equal(got.Def, want.Def):
 		return fmt.Sprintf("Def = %q, want %q", got.Def, want.Def)
 	case !got.CreatedAt.Equal(want.CreatedAt) || !got.UpdatedAt.Equal(want.UpdatedAt):
@@ -170,6 +171,7 @@ func testInvalidWorkflowDefs(t *testing.T, open OpenFunc) {
 		"no definition":       with(func(d *persistence.WorkflowDef) { d.Def = nil }),
 		"definition too long": with(func(d *persistence.WorkflowDef) { d.Def = make([]byte, persistence.MaxDefLen+1) }),
 		"source too long":     with(func(d *persistence.WorkflowDef) { d.Source = strings.Repeat("s", persistence.MaxSourceLen+1) }),
+		"owner too long":      with(func(d *persistence.WorkflowDef) { d.Owner = strings.Repeat("o", persistence.MaxOwnerLen+1) }),
 		"year 10000":          with(func(d *persistence.WorkflowDef) { d.UpdatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }),
 	} {
 		wantErr(t, "PutWorkflow with "+name, s.PutWorkflow(ctx, d, ""), persistence.ErrInvalid)
@@ -189,6 +191,7 @@ func testInvalidWorkflowDefs(t *testing.T, open OpenFunc) {
 		d.Hash = strings.Repeat("h", persistence.MaxHashLen)
 		d.Def = bytes.Repeat([]byte{0xff}, persistence.MaxDefLen)
 		d.Source = strings.Repeat("s", persistence.MaxSourceLen)
+		d.Owner = strings.Repeat("o", persistence.MaxOwnerLen)
 	})
 	putDef(t, s, big, persistence.Absent)
 	checkDef(t, s, big)

@@ -23,6 +23,7 @@ func EncodeWorkflowDef(d *persistence.WorkflowDef) ([]byte, error) {
 		CreatedAt: timestamp(d.CreatedAt),
 		UpdatedAt: timestamp(d.UpdatedAt),
 		Source:    d.Source,
+		Owner:     d.Owner,
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
@@ -43,7 +44,7 @@ func DecodeWorkflowDef(b []byte) (persistence.WorkflowDef, error) {
 	if m.Version != WorkflowDefVersion {
 		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition: unknown version %d", persistence.ErrCorrupt, m.Version)
 	}
-	d := persistence.WorkflowDef{Name: m.Name, Hash: m.Hash, Def: m.Def, Source: m.Source}
+	d := persistence.WorkflowDef{Name: m.Name, Hash: m.Hash, Def: m.Def, Source: m.Source, Owner: m.Owner}
 	var err error
 	if d.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {
 		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition %q: created_at: %w", persistence.ErrCorrupt, m.Name, err)

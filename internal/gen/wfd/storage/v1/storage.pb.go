@@ -779,7 +779,11 @@ type WorkflowDef struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// Who registered it (a worker's name); empty if unknown.
-	Source        string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
+	Source string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
+	// The authenticated subject the workflow belongs to: the first that
+	// registered it with authentication on; empty when registered without
+	// (and in entries written before the field existed).
+	Owner         string `protobuf:"bytes,8,opt,name=owner,proto3" json:"owner,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -863,6 +867,13 @@ func (x *WorkflowDef) GetSource() string {
 	return ""
 }
 
+func (x *WorkflowDef) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
 var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
@@ -928,7 +939,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"handler_id\x18\x05 \x01(\tR\thandlerId\x12\x12\n" +
 	"\x04data\x18\x06 \x01(\fR\x04data\x12*\n" +
 	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12!\n" +
-	"\fpublished_by\x18\b \x01(\tR\vpublishedBy\"\xef\x01\n" +
+	"\fpublished_by\x18\b \x01(\tR\vpublishedBy\"\x85\x02\n" +
 	"\vWorkflowDef\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -938,7 +949,8 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x16\n" +
-	"\x06source\x18\a \x01(\tR\x06source*s\n" +
+	"\x06source\x18\a \x01(\tR\x06source\x12\x14\n" +
+	"\x05owner\x18\b \x01(\tR\x05owner*s\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTATUS_RUNNING\x10\x01\x12\x14\n" +
