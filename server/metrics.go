@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wfd-dev/wfd/persistence"
 )
 
 // metricsPath is where the API port serves the Prometheus metrics.
@@ -152,7 +154,7 @@ var (
 	descStoreSize    = prometheus.NewDesc("wfd_store_size_bytes", "Size of the store's file.", nil, nil)
 	descInMemory     = prometheus.NewDesc("wfd_handlers_in_memory", "Running handlers in memory, by state (busy or idle).", []string{"state"}, nil)
 	descByStatus     = prometheus.NewDesc("wfd_handlers", "Stored handlers by status.", []string{"status"}, nil)
-	descByResidency  = prometheus.NewDesc("wfd_handlers_residency", "Stored handlers by residency (active: in a server's memory; released: only in the store).", []string{"residency"}, nil)
+	descByResidency  = prometheus.NewDesc("wfd_handlers_residency", "Running handlers by residency (active: live in a server's memory; released: only in the store); finished handlers are in neither.", []string{"residency"}, nil)
 	descTasksPending = prometheus.NewDesc("wfd_tasks_pending", "Human tasks waiting for an answer.", nil, nil)
 	descStreams      = prometheus.NewDesc("wfd_streams_open", "Open StreamEvents subscriptions and waits for handlers to finish.", nil, nil)
 	descWorkers      = prometheus.NewDesc("wfd_workers_connected", "Step workers connected (WorkerService.Connect streams).", nil, nil)
@@ -209,9 +211,12 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	for st, n := range snap.counts.ByStatus {
 		gauge(descByStatus, n, st.String())
 	}
-	for r, n := range snap.counts.ByResidency {
-		gauge(descByResidency, n, r.String())
-	}
+	// A finished handler keeps the residency it finished with (active) in
+	// the store, and only running handlers are released: the running
+	// ones not released are the live ones.
+	released := snap.counts.ByResidency[persistence.ResidencyReleased]
+	gauge(descByResidency, released, persistence.ResidencyReleased.String())
+	gauge(descByResidency, max(snap.counts.ByStatus[persistence.StatusRunning]-released, 0), persistence.ResidencyActive.String())
 	gauge(descTasksPending, snap.tasksPending)
 }
 

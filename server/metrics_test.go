@@ -219,6 +219,9 @@ func TestMetricsCountCallsAndHandlers(t *testing.T) {
 		{"wfd_handlers", "status=completed", float64(stats.HandlersByStatus["completed"])},
 		{"wfd_handlers", "status=running", float64(stats.HandlersByStatus["running"])},
 		{"wfd_handlers_residency", "residency=released", float64(stats.HandlersReleased)},
+		// Running and live: "asks" (at 57e5085 the completed "done"
+		// counted too, as its stored residency is still active).
+		{"wfd_handlers_residency", "residency=active", float64(stats.HandlersByStatus["running"] - stats.HandlersReleased)},
 		{"wfd_handlers_in_memory", "state=idle", float64(stats.HandlersIdleInMemory)},
 		{"wfd_handlers_in_memory", "state=busy", float64(stats.HandlersActive - stats.HandlersIdleInMemory)},
 	} {
