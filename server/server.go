@@ -394,7 +394,9 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	}
 	s.handleProbes(mux)
-	var h http.Handler = mux
+	// Malformed message frames are the client's fault: InvalidArgument
+	// (frames.go).
+	h := checkFrames(mux)
 	if s.opts.Auth != nil {
 		h = s.authenticate(h)
 	}
