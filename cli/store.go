@@ -86,6 +86,7 @@ func storeCheck(ctx context.Context, w io.Writer, data string) error {
 func explainStore(data string, err error) error {
 	var damaged *bolt.DamagedError
 	var inUse *bolt.InUseError
+	var foreign *bolt.ForeignFileError
 	switch {
 	case errors.As(err, &damaged):
 		// One line, whatever bbolt's panic said.
@@ -94,6 +95,9 @@ func explainStore(data string, err error) error {
 			damaged.Path, problem, shellQuote(data), readmeDamaged)
 	case errors.As(err, &inUse):
 		return fmt.Errorf("%s is in use by %s. Stop it, or give this server another --data directory", inUse.Path, inUse.Holder())
+	case errors.As(err, &foreign):
+		return fmt.Errorf("%s is not a wfd store but another program's bbolt file (its buckets: %s); wfd leaves it as it is. Give wfd a --data directory of its own",
+			foreign.Path, foreign.Names())
 	}
 	return err
 }

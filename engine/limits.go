@@ -87,6 +87,14 @@ func (l Limits) payload() pl.Limits {
 // Limits returns the limits the engine applies, defaults filled in.
 func (e *Engine) Limits() Limits { return e.lim }
 
+// MaxRunOutputBytes is how many bytes of event data one step run may send
+// and write in all: 16 × MaxPayloadBytes (its default when unset). A
+// server that carries a run's output over the wire must take at least
+// this much, plus its own framing.
+func (l Limits) MaxRunOutputBytes() int {
+	return runOutputPayloads * l.withDefaults().MaxPayloadBytes
+}
+
 // checkText refuses a name or text that is empty (when required), too
 // long, or not UTF-8: it ends up in protobuf strings, which must be UTF-8,
 // and in store keys, which must be short.

@@ -35,7 +35,9 @@ type Options struct {
 	// Heartbeat is how often a quiet stream gets a heartbeat (default 15s,
 	// well inside the 60 s that proxies such as nginx allow a silent stream).
 	Heartbeat time.Duration
-	// MaxMessageBytes bounds a request message (default 4 MiB).
+	// MaxMessageBytes bounds a request message (default 4 MiB); a step
+	// worker's StepCall and FinishRun may be as large as a run's output
+	// (16 × Limits.MaxPayloadBytes and framing: runmessage.go).
 	MaxMessageBytes int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -389,7 +391,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
-	mux.Handle(wfdv1connect.NewWorkerServiceHandler(&workerService{s: s}, svcOpts...))
+	s.handleWorkerService(mux, svcOpts)
 	mux.Handle(s.health.handler(opts...))
 	if s.reflection() {
 		reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
@@ -397,7 +399,9 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	}
 	s.handleProbes(mux)
-	var h http.Handler = mux
+	// Malformed message frames are the client's fault: InvalidArgument
+	// (frames.go).
+	h := checkFrames(mux)
 	if s.opts.Auth != nil {
 		h = s.authenticate(h)
 	}

@@ -164,6 +164,46 @@ func TestStoreInUse(t *testing.T) {
 	first.stop(t)
 }
 
+// TestForeignStore: wfd serve on a data directory whose wfd.db is
+// another program's bbolt file exits with one line that says so, naming
+// the file and its buckets, and leaves the file as it was.
+func TestForeignStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds wfd and runs it: not in -short mode")
+	}
+	bin := buildWfd(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wfd.db")
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("accounts"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("alice"), []byte("42"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
+	if code != 1 {
+		t.Errorf("wfd serve on another program's file: exit %d, want 1", code)
+	}
+	oneLine(t, "wfd serve", stdout+stderr, path+` is not a wfd store`, `"accounts"`, "--data directory of its own")
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("wfd serve changed the file (%d bytes before, %d after, %v)", len(before), len(after), err)
+	}
+}
+
 // oneLine checks that out is one line starting "wfd: " that contains
 // every one of want, and no trace of a crash.
 func oneLine(t *testing.T, what, out string, want ...string) {

@@ -109,7 +109,11 @@ const schemaVersion = 6
 const keySchema = "schema"
 
 // initSchema creates missing buckets, checks the layout version and
-// migrates older layouts.
+// migrates older layouts. A file without the schema version is new only if
+// it has no buckets: one that has some is another program's, and is
+// refused (ForeignFileError) before anything is written to it. Every wfd,
+// from the first layout on, wrote the version in the transaction that
+// created its buckets.
 func initSchema(tx *bolt.Tx) error {
 	var version uint32 // 0: a new file
 	if meta := bucket(tx, bucketMeta); meta != nil {
@@ -118,6 +122,11 @@ func initSchema(tx *bolt.Tx) error {
 				return fmt.Errorf("%w: schema version has %d bytes", persistence.ErrCorrupt, len(v))
 			}
 			version = binary.BigEndian.Uint32(v)
+		}
+	}
+	if version == 0 {
+		if err := checkEmpty(tx); err != nil {
+			return err
 		}
 	}
 	if version > schemaVersion {
@@ -151,4 +160,22 @@ func initSchema(tx *bolt.Tx) error {
 		}
 	}
 	return bucket(tx, bucketMeta).Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, schemaVersion))
+}
+
+// checkEmpty refuses a file without wfd's schema version that has buckets:
+// a ForeignFileError (its Path left to Open) naming them.
+func checkEmpty(tx *bolt.Tx) error {
+	var foreign ForeignFileError
+	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if len(foreign.Buckets) < maxForeignBuckets {
+			foreign.Buckets = append(foreign.Buckets, string(name))
+		} else {
+			foreign.More++
+		}
+		return nil
+	})
+	if len(foreign.Buckets) > 0 {
+		return &foreign
+	}
+	return nil
 }

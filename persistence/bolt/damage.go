@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -91,3 +93,42 @@ func panicProblem(p any) string {
 	}
 	return fmt.Sprintf("bbolt: %v", p)
 }
+
+// ForeignFileError reports a bbolt file that is not a wfd store: it has
+// buckets but not wfd's mark (the schema version in its meta bucket, which
+// wfd writes in the transaction that creates its buckets), so it belongs
+// to another program. Open leaves such a file as it is. It wraps
+// persistence.ErrInvalid.
+type ForeignFileError struct {
+	Path string
+	// Buckets are the file's top-level buckets, in key order (the first
+	// few: maxForeignBuckets).
+	Buckets []string
+	// More counts the buckets past those.
+	More int
+}
+
+// maxForeignBuckets is how many bucket names a ForeignFileError keeps.
+const maxForeignBuckets = 8
+
+func (e *ForeignFileError) Error() string {
+	return fmt.Sprintf("%v: %s is not a wfd store: a bbolt file of another program (its buckets: %s); wfd leaves it as it is",
+		persistence.ErrInvalid, e.Path, e.Names())
+}
+
+// Names lists the file's buckets as a phrase: "accounts", "sessions" and
+// 3 more.
+func (e *ForeignFileError) Names() string {
+	quoted := make([]string, len(e.Buckets))
+	for i, b := range e.Buckets {
+		quoted[i] = strconv.QuoteToGraphic(b)
+	}
+	names := strings.Join(quoted, ", ")
+	if e.More > 0 {
+		names += fmt.Sprintf(" and %d more", e.More)
+	}
+	return names
+}
+
+// Unwrap makes errors.Is(err, persistence.ErrInvalid) hold.
+func (e *ForeignFileError) Unwrap() error { return persistence.ErrInvalid }

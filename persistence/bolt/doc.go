@@ -24,7 +24,11 @@
 //	meta           "schema"                  → uint32 layout version
 //	               "count/..."               → int64 counters (see Count)
 //
-// where order is a handler's order key time(CreatedAt)|id.
+// where order is a handler's order key time(CreatedAt)|id. The schema
+// version is wfd's mark on the file, written in the transaction that
+// creates the buckets: Open takes a file without it as new only if it has
+// no buckets, and refuses one with buckets as another program's
+// (ForeignFileError), without writing to it.
 //
 //	tasks              id                                → TaskMeta (protobuf)
 //	idx_task_status    status byte|time|id               → ""

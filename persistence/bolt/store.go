@@ -112,6 +112,11 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if err := s.updateDB(initSchema); err != nil {
 		_ = s.Close()
+		var foreign *ForeignFileError
+		if errors.As(err, &foreign) {
+			foreign.Path = path
+			return nil, foreign
+		}
 		return nil, fmt.Errorf("bolt: open %s: %w", path, storageError(err))
 	}
 	if !opts.BoltBatch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -61,6 +62,9 @@ type remoteContext struct {
 	// fault is an operation the server refused: the run fails with it
 	// whatever the step returns, as in process.
 	fault error
+	// refused is a call too large to be taken (ResourceExhausted): the
+	// run fails with it, and makes no more calls.
+	refused error
 
 	// Local waits (Dispatch.local_waits): pos is the position of the
 	// run's next wait, resolved the answers the dispatch carried, pending
@@ -87,7 +91,7 @@ func newRemoteContext(ctx context.Context, svc wfdv1grpc.WorkerServiceClient, wo
 // from the dispatch's resolved waits, or by parking. ok is false when the
 // wait must be a StepCall.
 func (c *remoteContext) localWait(lw *wfdv1.LocalWait) (r *wfdv1.ResolvedWait, ok bool) {
-	if !c.local || c.lost != nil {
+	if !c.local || c.lost != nil || c.refused != nil {
 		return nil, false
 	}
 	lw.Position = c.pos
@@ -120,8 +124,11 @@ func (c *remoteContext) Write(typ string, data *structpb.Struct) {
 // call makes one StepCall and turns its answer's waiting, timed_out and
 // error into the errors a StepContext returns (what names the wait).
 func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.StepCallResponse, error) {
-	if c.lost != nil {
+	switch {
+	case c.lost != nil:
 		return nil, c.lost
+	case c.refused != nil:
+		return nil, c.refused
 	}
 	c.seq++
 	req.RunId, req.WorkerId, req.Seq, req.LocalWaits = c.d.GetRunId(), c.workerID, c.seq, c.pending
@@ -131,8 +138,11 @@ func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.St
 		*wfdv1.StepCallRequest_WaitForKey, *wfdv1.StepCallRequest_WaitForChildren:
 		c.pos++ // a wait: it takes the next position on the server too
 	}
-	resp, err := c.svc.StepCall(c.ctx, req)
+	resp, err := c.svc.StepCall(c.ctx, req, callOptions...)
 	switch {
+	case tooLarge(err):
+		c.refused = fmt.Errorf("step %q: %s", c.Step(), refusal(what, proto.Size(req), err))
+		return nil, c.refused
 	case err != nil:
 		c.lost = fmt.Errorf("worker: step call: %w", err)
 		return nil, c.lost

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
@@ -34,6 +37,11 @@ func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch
 	}
 	fin.LocalWaits = rc.pending
 	switch {
+	case rc.refused != nil:
+		// The server took no later call: the run fails with the refusal,
+		// whatever the step made of it, without the waits it answered
+		// itself since (their positions no longer match the server's).
+		fin.Outcome, fin.ErrorMessage, fin.LocalWaits = wfdv1.Outcome_OUTCOME_ERROR, rc.refused.Error(), nil
 	case err == nil:
 		fin.Outcome = wfdv1.Outcome_OUTCOME_OK
 		fin.Sent, fin.Written = rc.sent, rc.written
@@ -56,10 +64,36 @@ func call(ctx context.Context, f StepFunc, sc Context, in engine.Event) (err err
 	return f(ctx, sc, in)
 }
 
+// Message limits of the worker's calls, whatever the connection's
+// defaults: it sends what the server takes (the server's limit on a
+// run's StepCall and FinishRun follows its engine limits, so the worker
+// leaves it to the server), and accepts what the server sends (64 MiB at
+// most).
+const (
+	maxSendBytes = math.MaxInt32
+	maxRecvBytes = 64 << 20
+)
+
+// callOptions are the options of every WorkerService call.
+var callOptions = []grpc.CallOption{grpc.MaxCallSendMsgSize(maxSendBytes), grpc.MaxCallRecvMsgSize(maxRecvBytes)}
+
+// tooLarge says whether a call failed because its message (or its
+// answer) was larger than a side takes: ResourceExhausted.
+func tooLarge(err error) bool { return status.Code(err) == codes.ResourceExhausted }
+
 // finish reports the run's end. A refusal means the run is no longer
-// this worker's: it was dispatched again or ended on the server.
+// this worker's: it was dispatched again or ended on the server. A
+// FinishRun too large for the server (its sends and writes over the
+// server's limits) is reported again without them, as the run's error:
+// the run fails as a step (retried by its policy) instead of staying
+// this worker's, unfinished, for ever.
 func (w *Worker) finish(ctx context.Context, fin *wfdv1.FinishRunRequest) {
-	_, err := w.svc.FinishRun(ctx, fin)
+	_, err := w.svc.FinishRun(ctx, fin, callOptions...)
+	if tooLarge(err) {
+		w.log.Warn("worker: the server refused the run's end as too large; failing the run", "run", fin.GetRunId(), "err", err)
+		_, err = w.svc.FinishRun(ctx, &wfdv1.FinishRunRequest{RunId: fin.GetRunId(), WorkerId: fin.GetWorkerId(),
+			Outcome: wfdv1.Outcome_OUTCOME_ERROR, ErrorMessage: refusal("the run's end", proto.Size(fin), err)}, callOptions...)
+	}
 	switch {
 	case err == nil:
 	case status.Code(err) == codes.FailedPrecondition:
@@ -77,4 +111,9 @@ func isPermanent(err error) bool {
 		return true
 	}
 	return false
+}
+
+// refusal is the run's error for a call the server refused as too large.
+func refusal(what string, size int, err error) string {
+	return fmt.Sprintf("%s (%d bytes encoded) was refused: %s", what, size, status.Convert(err).Message())
 }

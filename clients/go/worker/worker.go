@@ -149,7 +149,7 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) session(ctx context.Context, runs *sync.WaitGroup) (bool, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := w.svc.Connect(sctx, w.req)
+	stream, err := w.svc.Connect(sctx, w.req, callOptions...)
 	if err != nil {
 		return false, err
 	}

@@ -49,6 +49,11 @@ DEFAULT_TIMEOUT = 10.0
 #: How long WaitHandler waits when the request sets no timeout (seconds).
 DEFAULT_WAIT = 60.0
 MAX_RECEIVE_BYTES = 64 << 20  # the largest response the server sends
+# What the client sends: no limit of its own (grpc's is none, said here so
+# that it stays so). The server takes a worker's StepCall and FinishRun as
+# large as a run's output may be (16 × --max-payload-bytes and framing) and
+# refuses a larger one itself, with RESOURCE_EXHAUSTED.
+MAX_SEND_BYTES = -1
 KEEPALIVE_TIME_MS = 30_000
 KEEPALIVE_TIMEOUT_MS = 10_000
 BACKOFF_JITTER = 0.2
@@ -106,6 +111,7 @@ def channel_options(retry: RetryPolicy, extra: Sequence[tuple[str, Any]]) -> lis
         ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+        ("grpc.max_send_message_length", MAX_SEND_BYTES),
         # Retries are the client's own (see RetryPolicy), not grpc's.
         ("grpc.enable_retries", 0),
         *extra,

@@ -130,7 +130,23 @@ class UndeclaredEvent(ValueError):
 
 class OperationError(Exception):
     """The server refused an operation (a bad payload, a limit): the run
-    fails with it, whatever the step does next, as in process."""
+    fails with it, whatever the step does next, as in process. So does a
+    call too large for the server to take (RESOURCE_EXHAUSTED), after which
+    the run makes no more calls."""
+
+
+class CallTooLarge(Exception):
+    """A StepCall the server refused as too large (RESOURCE_EXHAUSTED):
+    what the worker's caller raises for Run.call, which fails the run."""
+
+    def __init__(self, details: str) -> None:
+        super().__init__(details)
+        self.details = details
+
+
+def refusal(what: str, size: int, details: str) -> str:
+    """The run's error for a call the server refused as too large."""
+    return f"{what} ({size} bytes encoded) was refused: {details}"
 
 
 # --- the run ------------------------------------------------------------------------
@@ -178,7 +194,7 @@ class Run:
     ``call_sync``. ``local_wait`` runs where the step runs: it makes no call."""
 
     __slots__ = (
-        "d", "worker_id", "emits", "seq", "sent", "written", "parked", "marks", "fault", "lost",
+        "d", "worker_id", "emits", "seq", "sent", "written", "parked", "marks", "fault", "lost", "refused",
         "caller", "loop", "pos", "resolved", "pending",
     )
 
@@ -200,6 +216,9 @@ class Run:
         self.marks = (0, 0)
         self.fault: OperationError | None = None
         self.lost: RunCancelled | None = None
+        # refused: a call the server refused as too large; the run fails
+        # with it whatever the step does next, and makes no more calls.
+        self.refused: OperationError | None = None
         # Local waits (Dispatch.local_waits): pos is the position of the
         # run's next wait (of any kind), resolved the answers the dispatch
         # carried, pending the waits answered here since the last call,
@@ -221,6 +240,8 @@ class Run:
         refusal into the exceptions a step sees."""
         if self.lost is not None:
             raise self.lost
+        if self.refused is not None:
+            raise self.refused
         if self.parked:
             raise Waiting(what)
         self.seq += 1
@@ -235,6 +256,9 @@ class Run:
         except RunCancelled as e:
             self.lost = e
             raise
+        except CallTooLarge as e:
+            self.refused = OperationError(f"step {self.d.step!r}: {refusal(what, req.ByteSize(), e.details)}")
+            raise self.refused from None
         if resp.waiting:
             self.parked = True
             self.marks = (len(self.sent), len(self.written))
@@ -259,6 +283,8 @@ class Run:
             return None
         if self.lost is not None:
             raise self.lost
+        if self.refused is not None:
+            raise self.refused
         if self.parked:
             raise Waiting(what)
         lw = worker_pb2.LocalWait(position=self.pos)

@@ -18,7 +18,7 @@ import grpc.aio
 from wfd.v1 import worker_pb2, worker_pb2_grpc
 
 from . import _common as c
-from ._worker_context import AsyncStepContext, Run, RunCancelled, StepContext, Waiting, event_of
+from ._worker_context import AsyncStepContext, CallTooLarge, Run, RunCancelled, StepContext, Waiting, event_of, refusal
 from ._worker_defs import Step, Workflow
 from .errors import from_rpc_error
 
@@ -223,6 +223,13 @@ class Core:
         if run.lost is not None:
             log.info("worker: run %s abandoned: %s", d.run_id, run.lost)
             return
+        if run.refused is not None:
+            # The server took no later call: the run fails with the refusal,
+            # whatever the step made of it, without the waits it answered
+            # itself since (their positions no longer match the server's).
+            fin.outcome, fin.error_message = _ERROR, str(run.refused)
+            await self.finish(fin)
+            return
         fin.local_waits.extend(run.pending)
         if run.parked or isinstance(raised, Waiting):
             fin.outcome = _WAITING
@@ -246,17 +253,36 @@ class Core:
 
     async def step_call(self, req: worker_pb2.StepCallRequest) -> worker_pb2.StepCallResponse:
         """One StepCall, retried with the same seq while UNAVAILABLE (the
-        server answers a repeated seq without executing it again). Any
+        server answers a repeated seq without executing it again). A call
+        too large for the server (RESOURCE_EXHAUSTED) fails the run; any
         other failure loses the run."""
         try:
             resp: worker_pb2.StepCallResponse = await self.unary(self.stub.StepCall, req)  # type: ignore[union-attr]
             return resp
         except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise CallTooLarge(e.details() or "") from None
             raise RunCancelled(f"step call: {e.code().name}: {e.details()}") from None
 
     async def finish(self, fin: worker_pb2.FinishRunRequest) -> None:
+        """Reports a run's end. A refusal means the run is no longer this
+        worker's (dispatched again, or ended). A FinishRun too large for the
+        server (RESOURCE_EXHAUSTED: what the run sent and wrote is over the
+        server's limits) is reported again without them, as the run's error:
+        the run fails as a step (retried by its policy) instead of staying
+        this worker's, unfinished, for ever."""
         try:
-            await self.unary(self.stub.FinishRun, fin)  # type: ignore[union-attr]
+            try:
+                await self.unary(self.stub.FinishRun, fin)  # type: ignore[union-attr]
+            except grpc.aio.AioRpcError as e:
+                if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    raise
+                log.warning("worker: the server refused the end of run %s as too large; failing the run: %s", fin.run_id, e.details())
+                small = worker_pb2.FinishRunRequest(
+                    run_id=fin.run_id, worker_id=fin.worker_id, outcome=_ERROR,
+                    error_message=refusal("the run's end", fin.ByteSize(), e.details() or ""),
+                )
+                await self.unary(self.stub.FinishRun, small)  # type: ignore[union-attr]
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.FAILED_PRECONDITION:
                 log.info("worker: run %s no longer ours: %s", fin.run_id, e.details())

@@ -1,4 +1,4 @@
-import { create, fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromJson, toBinary, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 
@@ -77,7 +77,8 @@ export interface Children {
  * {@link Waiting} when the run must park: let it propagate. A wait whose
  * timeout passed throws {@link WaitTimeout}. An operation the server
  * refuses (a bad payload, a limit) throws, and the run fails with it
- * whatever the step does next.
+ * whatever the step does next; so does one whose call is too large for
+ * the server to take (RESOURCE_EXHAUSTED), and the run makes no more calls.
  */
 export interface StepContext {
   readonly handlerId: string;
@@ -154,6 +155,11 @@ export class RemoteContext implements StepContext {
   fault?: Error;
   /** A failed call: the run is abandoned (no FinishRun). */
   lost?: Error;
+  /**
+   * A call the server refused as too large (RESOURCE_EXHAUSTED): the run
+   * fails with it whatever the step does next, and makes no more calls.
+   */
+  refused?: Error;
   /** The waits answered here since the last StepCall, in order: sent with the next call or the FinishRun. */
   pendingWaits: LocalWait[] = [];
   private seq = 0n;
@@ -320,6 +326,7 @@ export class RemoteContext implements StepContext {
     partial?: (r: StepCallResponse) => Children,
   ): Promise<StepCallResponse> {
     if (this.lost) throw this.lost;
+    if (this.refused) throw this.refused;
     if (this.parked) throw new Waiting(`${what} after the run parked`);
     const r =
       this.d.localWaits && (operation?.case === "waitFor" || operation?.case === "sleep")
@@ -360,7 +367,15 @@ export class RemoteContext implements StepContext {
         this.calls.client.stepCall(req, { signal, timeoutMs: this.calls.timeoutMs }),
       );
     } catch (e) {
-      this.lost = new RunLost(`run ${this.d.runId}: ${what}: ${ConnectError.from(e).message}`, { cause: e });
+      const ce = ConnectError.from(e);
+      if (ce.code === Code.ResourceExhausted) {
+        // Too large for the server (or for this transport's writeMaxBytes):
+        // the run fails with it instead of being abandoned, which would
+        // leave it this worker's, unfinished, for ever.
+        this.refused = new Error(`step "${this.step}": ${refusal(what, toBinary(StepCallRequestSchema, req).length, ce)}`, { cause: e });
+        throw this.refused;
+      }
+      this.lost = new RunLost(`run ${this.d.runId}: ${what}: ${ce.message}`, { cause: e });
       throw this.lost;
     }
   }
@@ -404,6 +419,11 @@ export async function callWithRetry<T>(signal: AbortSignal, f: (signal: AbortSig
     });
     pause = Math.min(2 * pause, 1_000);
   }
+}
+
+/** The run's error for a call the server refused as too large (RESOURCE_EXHAUSTED). */
+export function refusal(what: string, size: number, e: ConnectError): string {
+  return `${what} (${size} bytes encoded) was refused: ${e.rawMessage}`;
 }
 
 function eventOf(e: Event | undefined): WorkflowEvent {

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 
@@ -12,7 +12,7 @@ import {
   type FinishRunRequest,
 } from "../gen/wfd/v1/worker_pb.js";
 import { nodeTransport, type TlsOptions } from "../node.js";
-import { callWithRetry, RemoteContext, type CallSettings } from "./context.js";
+import { callWithRetry, refusal, RemoteContext, type CallSettings } from "./context.js";
 import type { StepFn, WorkflowSpec } from "./definition.js";
 import { isWaiting } from "./errors.js";
 
@@ -233,7 +233,14 @@ export class Worker {
     }
     // The waits it answered itself since its last call: the server applies them first.
     fin.localWaits = ctx.pendingWaits;
-    if (ctx.fault) {
+    if (ctx.refused) {
+      // The server took no later call: the run fails with the refusal,
+      // whatever the step made of it, without the waits it answered
+      // itself since (their positions no longer match the server's).
+      fin.outcome = Outcome.ERROR;
+      fin.errorMessage = ctx.refused.message;
+      fin.localWaits = [];
+    } else if (ctx.fault) {
       fin.outcome = Outcome.ERROR;
       fin.errorMessage = ctx.fault.message;
     } else if (ctx.parked) {
@@ -259,10 +266,33 @@ export class Worker {
     return this.finish(fin, signal);
   }
 
-  /** Reports a run's end; a refusal means the run is no longer ours (dispatched again, or ended). */
+  /**
+   * Reports a run's end; a refusal means the run is no longer ours
+   * (dispatched again, or ended). A FinishRun too large for the server
+   * (RESOURCE_EXHAUSTED: what the run sent and wrote is over the server's
+   * limits) is reported again without them, as the run's error: the run
+   * fails as a step (retried by its policy) instead of staying this
+   * worker's, unfinished, for ever.
+   */
   private async finish(fin: FinishRunRequest, signal: AbortSignal): Promise<void> {
+    const call = (req: FinishRunRequest) =>
+      callWithRetry(signal, (s) => this.client.finishRun(req, { signal: s, timeoutMs: this.callTimeoutMs }));
     try {
-      await callWithRetry(signal, (s) => this.client.finishRun(fin, { signal: s, timeoutMs: this.callTimeoutMs }));
+      try {
+        await call(fin);
+      } catch (e) {
+        const ce = ConnectError.from(e);
+        if (ce.code !== Code.ResourceExhausted) throw e;
+        this.log.warn("the server refused the run's end as too large; failing the run", { run: fin.runId, err: ce.message });
+        await call(
+          create(FinishRunRequestSchema, {
+            runId: fin.runId,
+            workerId: fin.workerId,
+            outcome: Outcome.ERROR,
+            errorMessage: refusal("the run's end", toBinary(FinishRunRequestSchema, fin).length, ce),
+          }),
+        );
+      }
     } catch (e) {
       const ce = ConnectError.from(e);
       if (ce.code === Code.FailedPrecondition || signal.aborted) {
