@@ -89,7 +89,7 @@ func TestDockerfileMatchesManifests(t *testing.T) {
 			cmd = c.CmdLine
 		}
 	}
-	sts, _ := manifests(t)
+	sts := manifests(t).statefulSets
 	pod := sts[0].Spec.Template.Spec
 	if uid := pod.SecurityContext.RunAsUser; uid == nil || !strings.HasPrefix(user, itoa(*uid)+":") {
 		t.Errorf("USER %q, want uid:gid with the pod's runAsUser", user)
