@@ -8,6 +8,8 @@ import (
 
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/server/tlsfiles"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // defaultAddr is where the server listens and the client connects unless
@@ -52,9 +54,14 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A mismatch of the TLS settings ends a call at once, saying what is
+	// wrong, rather than being retried (conncheck.go).
+	check := &connCheck{clientCert: f.tlsCert != ""}
+	creds := insecure.NewCredentials()
 	if cfg != nil {
-		opts = append(opts, client.WithTLS(cfg))
+		creds = credentials.NewTLS(cfg)
 	}
+	opts = append(opts, client.WithTransportCredentials(check.credentials(creds, cfg != nil)), client.WithDialOptions(check.dialOptions()...))
 	if f.token != "" {
 		opts = append(opts, client.WithBearerToken(f.token))
 	}

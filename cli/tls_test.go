@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfd-dev/wfd/cli"
 	"github.com/wfd-dev/wfd/internal/devcert"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
@@ -242,5 +243,83 @@ func TestClientCertificateIdentity(t *testing.T) {
 	r := wfd(t, append([]string{"run", "echo"}, alice...)...)
 	if r.code == 0 || !strings.Contains(r.stderr, "permission_denied") {
 		t.Fatalf("run as alice (reader): exit %d, stderr %q; want permission_denied", r.code, r.stderr)
+	}
+}
+
+// TestClientTLSMismatchesFailFast: a client whose TLS settings do not fit
+// the server's fails on its first attempt, saying what is wrong and which
+// flag fixes it, instead of retrying UNAVAILABLE for seconds with grpc-go's
+// words ("error reading server preface: EOF"). Each command runs under a
+// 5 s context with --timeout 1m, so a retried failure would end as
+// deadline_exceeded, not with the message.
+func TestClientTLSMismatchesFailFast(t *testing.T) {
+	f := writePKI(t)
+	other, err := devcert.NewCA("another CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := other.Server("wfd.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	elsewhereCert, elsewhereKey, err := pair.Write(dir, "elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCA, err := other.WriteCA(dir, "other-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsAddr := serve(t, "--tls-cert", f.serverCert, "--tls-key", f.serverKey)
+	mtlsAddr := serve(t, "--tls-cert", f.serverCert, "--tls-key", f.serverKey, "--tls-client-ca", f.ca)
+	plainAddr := serve(t)
+	elsewhereAddr := serve(t, "--tls-cert", elsewhereCert, "--tls-key", elsewhereKey)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"TLS to a server whose CA is unknown", []string{"--addr", tlsAddr, "--tls"},
+			[]string{"connect to " + tlsAddr + ": TLS: server certificate not trusted (unknown authority", "pass --tls-ca"}},
+		{"TLS with another CA", []string{"--addr", tlsAddr, "--tls-ca", otherCA},
+			[]string{"TLS: server certificate not trusted (unknown authority", "pass --tls-ca"}},
+		{"TLS to a certificate for another name", []string{"--addr", elsewhereAddr, "--tls-ca", otherCA},
+			[]string{"TLS: server certificate not valid for 127.0.0.1", "wfd.example"}},
+		{"plaintext to a TLS port", []string{"--addr", tlsAddr},
+			[]string{"connect to " + tlsAddr + ": the server speaks TLS; use --tls"}},
+		{"plaintext to a mutual TLS port", []string{"--addr", mtlsAddr},
+			[]string{"the server speaks TLS; use --tls"}},
+		{"TLS to a plaintext port", []string{"--addr", plainAddr, "--tls-ca", f.ca},
+			[]string{"the server does not speak TLS", "without --tls"}},
+		{"no client certificate for mutual TLS", []string{"--addr", mtlsAddr, "--tls-ca", f.ca},
+			[]string{"TLS: the server requires a client certificate", "--tls-cert and --tls-key"}},
+		{"a client certificate the server does not trust", []string{"--addr", mtlsAddr, "--tls-ca", f.ca, "--tls-cert", f.strangerCert, "--tls-key", f.strangerKey},
+			[]string{"TLS: the server requires a client certificate signed by a CA it trusts", "--tls-cert"}},
+	} {
+		for _, cmd := range [][]string{{"workflows"}, {"stream", "nobody"}} {
+			t.Run(tc.name+"/"+cmd[0], func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				var stdout, stderr strings.Builder
+				args := append(append(append([]string{}, cmd...), "--timeout", "1m"), tc.args...)
+				code := cli.Main(ctx, args, &stdout, &stderr)
+				if code != 1 {
+					t.Errorf("exit %d, want 1", code)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(stderr.String(), w) {
+						t.Errorf("stderr %q, want it to say %q", stderr.String(), w)
+					}
+				}
+				if ctx.Err() != nil || strings.Contains(stderr.String(), "deadline_exceeded") {
+					t.Errorf("the command ran into its 5 s context (stderr %q): it retried what cannot succeed", stderr.String())
+				}
+			})
+		}
+	}
+	// What works still does.
+	if out := ok(t, "workflows", "--addr", tlsAddr, "--tls-ca", f.ca); !strings.Contains(out, "echo") {
+		t.Fatalf("workflows printed %q", out)
 	}
 }

@@ -20,7 +20,9 @@ func versionCommand() *command {
 pseudo-version for a build in a git checkout, "(devel)" when the build
 recorded none), the VCS revision and commit time the binary was built
 from, whether the work tree had changes ("modified"), and the Go version
-and platform. 'wfd --version' is the same. With --json, one JSON
+and platform. A build without VCS information (the Docker image, built
+from a context without .git) has them linked in instead: its VERSION,
+COMMIT and COMMIT_TIME build arguments. 'wfd --version' is the same. With --json, one JSON
 object: module, version, revision, time, modified, go, platform (revision
 and time are empty when the build did not record them).`,
 		define: func(fs *flagSet) action {
@@ -37,6 +39,19 @@ and time are empty when the build did not record them).`,
 	}
 }
 
+// A build that records no VCS information (deploy/Dockerfile: its build
+// context has no .git) names what it was built from at link time; each
+// that is set wins over the build information:
+//
+//	go build -ldflags "-X github.com/wfd-dev/wfd/cli.linkVersion=v1.2.3 \
+//	  -X github.com/wfd-dev/wfd/cli.linkRevision=$(git rev-parse HEAD) \
+//	  -X github.com/wfd-dev/wfd/cli.linkTime=$(git log -1 --format=%cI)" ./cmd/wfd
+var (
+	linkVersion  string // the release, e.g. v1.2.3 (git describe)
+	linkRevision string // the commit
+	linkTime     string // the commit's time, RFC 3339
+)
+
 // versionInfo is what `wfd version` prints.
 type versionInfo struct {
 	Module   string `json:"module"`
@@ -51,10 +66,25 @@ type versionInfo struct {
 // buildVersion reads the version from the binary's build information.
 func buildVersion() versionInfo {
 	v := versionInfo{Module: modulePath, Version: "(devel)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v.fromBuildInfo(bi)
 	}
+	if linkVersion != "" {
+		v.Version = linkVersion
+	}
+	if linkRevision != "" {
+		// The link names the commit; whether its tree had changes is in
+		// the version (git describe --dirty), not known here.
+		v.Revision, v.Modified = linkRevision, false
+	}
+	if linkTime != "" {
+		v.Time = linkTime
+	}
+	return v
+}
+
+// fromBuildInfo fills v from the binary's build information.
+func (v *versionInfo) fromBuildInfo(bi *debug.BuildInfo) {
 	if bi.Main.Path != "" {
 		v.Module = bi.Main.Path
 	}
@@ -74,7 +104,6 @@ func buildVersion() versionInfo {
 			v.Modified = s.Value == "true"
 		}
 	}
-	return v
 }
 
 // fields are the lines of the text form.

@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
@@ -30,6 +31,7 @@ type replicaManifestSet struct {
 	deployments []*appsv1.Deployment
 	services    []*corev1.Service
 	pdbs        []*policyv1.PodDisruptionBudget
+	netpols     []*networkingv1.NetworkPolicy
 }
 
 // replicaManifests decodes every document of kubernetes/replicas/*.yaml
@@ -51,6 +53,10 @@ func replicaManifests(t *testing.T) replicaManifestSet {
 		case "policy/v1 PodDisruptionBudget":
 			p := &policyv1.PodDisruptionBudget{}
 			m.pdbs = append(m.pdbs, p)
+			return p
+		case "networking.k8s.io/v1 NetworkPolicy":
+			p := &networkingv1.NetworkPolicy{}
+			m.netpols = append(m.netpols, p)
 			return p
 		}
 		return nil
@@ -108,38 +114,15 @@ func TestKubernetesReplicas(t *testing.T) {
 	if _, ok := flags["data"]; ok {
 		t.Errorf("--data %q: with --store there is no bbolt directory to keep", flags["data"])
 	}
-	secretMounts := map[string]string{} // mount path → Secret name
 	for _, v := range pod.Volumes {
 		if v.Secret == nil {
 			t.Errorf("volume %q is not a Secret: the replicas keep no state on the pod", v.Name)
-			continue
-		}
-		for _, mnt := range c.VolumeMounts {
-			if mnt.Name != v.Name {
-				continue
-			}
-			if !mnt.ReadOnly || mnt.SubPath != "" {
-				t.Errorf("Secret volume %q at %s: want it read-only and whole (no subPath, so renewed files reach the pod)", v.Name, mnt.MountPath)
-			}
-			secretMounts[mnt.MountPath] = v.Secret.SecretName
-		}
-		// Readable by the pod's fsGroup, not by others.
-		if m := v.Secret.DefaultMode; m == nil || *m&0o040 == 0 || *m&0o007 != 0 {
-			t.Errorf("Secret volume %q: defaultMode %v, want group-readable (fsGroup) and nothing for others", v.Name, v.Secret.DefaultMode)
 		}
 	}
+	mounts := secretMounts(t, pod, c)
 	fromSecret := func(what, path string) {
 		t.Helper()
-		for dir := range secretMounts {
-			if strings.HasPrefix(path, dir+"/") {
-				return
-			}
-		}
-		if path == "" {
-			t.Errorf("%s is not set", what)
-		} else {
-			t.Errorf("%s %q is not in a mounted Secret (%v)", what, path, secretMounts)
-		}
+		inSecret(t, mounts, what, path)
 	}
 
 	// The replica's id is its pod's name (unique among live pods).
@@ -214,7 +197,7 @@ func TestKubernetesReplicas(t *testing.T) {
 	}
 
 	// The StatefulSet's probes (over HTTPS when wfd serves TLS).
-	sts, _ := manifests(t)
+	sts := manifests(t).statefulSets
 	scheme := corev1.URISchemeHTTP
 	if tls {
 		scheme = corev1.URISchemeHTTPS
@@ -327,14 +310,31 @@ func TestKubernetesReplicas(t *testing.T) {
 	if len(svc.Spec.Selector) == 0 || !selects(svc.Spec.Selector, labels) {
 		t.Errorf("Service %s selects %v, which the pod does not have", svc.Name, svc.Spec.Selector)
 	}
-	if len(svc.Spec.Ports) != 1 {
-		t.Fatalf("Service %s: %d ports, want 1", svc.Name, len(svc.Spec.Ports))
+	checkServicePorts(t, m.services, labels, c)
+	for _, sp := range svc.Spec.Ports {
+		if tls && sp.AppProtocol != nil && *sp.AppProtocol == "kubernetes.io/h2c" {
+			t.Errorf("Service %s port %s: appProtocol h2c, but wfd serves TLS", svc.Name, sp.Name)
+		}
 	}
-	sp := svc.Spec.Ports[0]
-	if sp.Name != "grpc" || sp.TargetPort != intstr.FromString(port.Name) || sp.AppProtocol == nil || *sp.AppProtocol == "" {
-		t.Errorf("Service %s: port %+v, want name grpc, targetPort grpc and an appProtocol", svc.Name, sp)
-	} else if tls && *sp.AppProtocol == "kubernetes.io/h2c" {
-		t.Errorf("Service %s: appProtocol h2c, but wfd serves TLS", svc.Name)
+}
+
+// TestKubernetesReplicasSecured checks the replicas as
+// TestKubernetesSecured checks the StatefulSet: authentication, TLS, the
+// console on the pod's network, and a NetworkPolicy that lets in only
+// labelled clients, and the replicas themselves on the API port (they
+// forward calls to each other).
+func TestKubernetesReplicasSecured(t *testing.T) {
+	m := replicaManifests(t)
+	if len(m.deployments) != 1 {
+		t.Fatalf("%d Deployments, want 1", len(m.deployments))
+	}
+	tmpl := m.deployments[0].Spec.Template
+	c := tmpl.Spec.Containers[0]
+	checkAuthAndTLS(t, tmpl.Spec, c, m.services)
+	checkConsole(t, c)
+	checkNetworkPolicy(t, m.netpols, tmpl.Labels, c, true)
+	if s := tmpl.Annotations["prometheus.io/scheme"]; s != "https" {
+		t.Errorf("annotation prometheus.io/scheme %q, want https (wfd serves /metrics over TLS)", s)
 	}
 }
 
@@ -345,12 +345,29 @@ func TestKubernetesReplicas(t *testing.T) {
 // (cli/serve.go, cli/serve_auth.go) rather than from a built binary, to
 // keep this module's tests light.
 func TestKubernetesReplicasServeFlags(t *testing.T) {
-	known, vars := serveFlagSet(t)
 	m := replicaManifests(t)
 	if len(m.deployments) != 1 {
 		t.Fatalf("%d Deployments, want 1", len(m.deployments))
 	}
-	c := m.deployments[0].Spec.Template.Spec.Containers[0]
+	checkServeFlagsKnown(t, m.deployments[0].Spec.Template.Spec.Containers[0])
+}
+
+// TestKubernetesServeFlags checks the StatefulSet's container as
+// TestKubernetesReplicasServeFlags checks the replicas'.
+func TestKubernetesServeFlags(t *testing.T) {
+	sts := manifests(t).statefulSets
+	if len(sts) != 1 {
+		t.Fatalf("%d StatefulSets, want 1", len(sts))
+	}
+	checkServeFlagsKnown(t, sts[0].Spec.Template.Spec.Containers[0])
+}
+
+// checkServeFlagsKnown checks that every flag a container gives `wfd
+// serve`, and every WFD_* variable it sets, is one serve reads, and that
+// none is given both ways.
+func checkServeFlagsKnown(t *testing.T, c corev1.Container) {
+	t.Helper()
+	known, vars := serveFlagSet(t)
 	flags := serveFlags(t, c.Args)
 	for name := range flags {
 		if !known[name] {

@@ -12,9 +12,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
+
+// singleManifests are the documents of deploy/kubernetes/*.yaml.
+type singleManifests struct {
+	statefulSets []*appsv1.StatefulSet
+	services     []*corev1.Service
+	netpols      []*networkingv1.NetworkPolicy
+}
 
 // manifests reads every document of deploy/kubernetes/*.yaml (but the
 // kustomization) and decodes it strictly into the Kubernetes API type of
@@ -22,22 +30,27 @@ import (
 // the wrong type fails, as `kubectl apply --validate=strict` would. The
 // types are the source the API server's OpenAPI schemas are generated
 // from (k8s.io/api, the version in go.mod).
-func manifests(t *testing.T) (sts []*appsv1.StatefulSet, svcs []*corev1.Service) {
+func manifests(t *testing.T) singleManifests {
 	t.Helper()
+	var m singleManifests
 	decodeManifests(t, "kubernetes", func(kind string) any {
 		switch kind {
 		case "apps/v1 StatefulSet":
 			s := &appsv1.StatefulSet{}
-			sts = append(sts, s)
+			m.statefulSets = append(m.statefulSets, s)
 			return s
 		case "v1 Service":
 			s := &corev1.Service{}
-			svcs = append(svcs, s)
+			m.services = append(m.services, s)
 			return s
+		case "networking.k8s.io/v1 NetworkPolicy":
+			p := &networkingv1.NetworkPolicy{}
+			m.netpols = append(m.netpols, p)
+			return p
 		}
 		return nil
 	})
-	return sts, svcs
+	return m
 }
 
 // decodeManifests decodes every document of dir/*.yaml (but the
@@ -105,7 +118,8 @@ func stripComments(b []byte) []byte {
 // margin for the final checkpoint, a non-root read-only container, and
 // Services that reach the API port by name.
 func TestKubernetesManifests(t *testing.T) {
-	sts, svcs := manifests(t)
+	m := manifests(t)
+	sts, svcs := m.statefulSets, m.services
 	if len(sts) != 1 {
 		t.Fatalf("%d StatefulSets, want 1", len(sts))
 	}
@@ -148,7 +162,7 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Errorf("claim %q is not mounted read-write at --data %q", claim.Name, flags["data"])
 	}
 
-	// Probes: plain HTTP on the API port.
+	// Probes on the API port (over HTTPS: TestKubernetesSecured).
 	for _, p := range []struct {
 		name  string
 		probe *corev1.Probe
@@ -207,23 +221,12 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Error("container: no memory limit")
 	}
 
-	// Services: one selects the pod and names the port grpc; the
-	// StatefulSet's governing Service is headless.
+	// Services: they select the pod and reach its ports by name, grpc
+	// among them; the StatefulSet's governing Service is headless.
 	labels := spec.Template.Labels
+	checkServicePorts(t, svcs, labels, c)
 	var governing bool
 	for _, svc := range svcs {
-		for k, v := range svc.Spec.Selector {
-			if labels[k] != v {
-				t.Errorf("Service %s selects %s=%s, which the pod does not have", svc.Name, k, v)
-			}
-		}
-		if len(svc.Spec.Ports) != 1 {
-			t.Fatalf("Service %s: %d ports, want 1", svc.Name, len(svc.Spec.Ports))
-		}
-		sp := svc.Spec.Ports[0]
-		if sp.Name != "grpc" || sp.TargetPort != intstr.FromString(port.Name) || sp.AppProtocol == nil || *sp.AppProtocol == "" {
-			t.Errorf("Service %s: port %+v, want name grpc, targetPort grpc and an appProtocol", svc.Name, sp)
-		}
 		if svc.Name == spec.ServiceName {
 			governing = svc.Spec.ClusterIP == corev1.ClusterIPNone
 		} else if svc.Spec.Type != corev1.ServiceTypeClusterIP {
@@ -237,6 +240,27 @@ func TestKubernetesManifests(t *testing.T) {
 		if labels[k] != v {
 			t.Errorf("the StatefulSet selects %s=%s, which its pod template lacks", k, v)
 		}
+	}
+}
+
+// TestKubernetesSecured checks that the StatefulSet is not open to
+// whoever reaches the pod: authentication on (tokens from a Secret), TLS
+// (certificate and key from a Secret; the probes and Services speak it),
+// the console on the pod's network like the API (with the same
+// authentication and TLS), and a NetworkPolicy that lets only pods
+// labelled wfd-client: "true" reach the pod's ports.
+func TestKubernetesSecured(t *testing.T) {
+	m := manifests(t)
+	if len(m.statefulSets) != 1 {
+		t.Fatalf("%d StatefulSets, want 1", len(m.statefulSets))
+	}
+	tmpl := m.statefulSets[0].Spec.Template
+	c := tmpl.Spec.Containers[0]
+	checkAuthAndTLS(t, tmpl.Spec, c, m.services)
+	checkConsole(t, c)
+	checkNetworkPolicy(t, m.netpols, tmpl.Labels, c, false)
+	if s := tmpl.Annotations["prometheus.io/scheme"]; s != "https" {
+		t.Errorf("annotation prometheus.io/scheme %q, want https (wfd serves /metrics over TLS)", s)
 	}
 }
 

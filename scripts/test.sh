@@ -2,8 +2,9 @@
 # The test command of the README: the Go packages (with the race detector),
 # brief fuzzing of the request and payload checks, then the TypeScript and
 # Python clients and the web console (in Chromium) against a real
-# `wfd serve`. The client and console scripts install their npm and PyPI
-# dependencies on first use.
+# `wfd serve`, and the release artifacts installed outside the repository
+# (scripts/release-check.sh). The client, console and release scripts
+# install their npm and PyPI dependencies on first use.
 #
 # Every suite runs even when an earlier one fails; the summary at the end
 # names each failed suite, and the exit status is non-zero if any failed.
@@ -68,6 +69,12 @@ if go build -o "$bin/wfd" ./cmd/wfd; then
 else
   failed+=("go build ./cmd/wfd (the client suites did not run)")
 fi
+
+# What a release publishes (scripts/release.sh: static binaries for linux
+# and darwin on amd64 and arm64, the Python wheel and sdist, the npm
+# tarball, SHA256SUMS), each installed into a clean directory outside the
+# repository and run against the release's own `wfd serve`.
+suite "release artifacts" scripts/release-check.sh
 
 echo
 echo "== summary"
