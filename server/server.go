@@ -361,7 +361,14 @@ func (s *Server) trackIdle(c *engine.Change) {
 // /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout
 // fails its call.
 func (s *Server) Handler() http.Handler {
-	return s.handler(false)
+	return s.guard(s.handler(false))
+}
+
+// guard wraps h with what every request to the server's listeners goes
+// through: the bounds on request bodies (limits.go), and the
+// ResponseController in the context.
+func (s *Server) guard(h http.Handler) http.Handler {
+	return withResponseController(guardBodies(h, s.opts.ReadBodyTimeout))
 }
 
 // handler is Handler; sameOrigin also accepts a browser origin equal to
@@ -396,8 +403,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 	if s.opts.Auth != nil {
 		h = s.authenticate(h)
 	}
-	h = hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins, sameOrigin)
-	return withResponseController(limitBodyStall(h, s.opts.ReadBodyTimeout))
+	return hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins, sameOrigin)
 }
 
 func (s *Server) reflection() bool {
