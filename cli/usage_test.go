@@ -22,6 +22,8 @@ func TestUsage(t *testing.T) {
 		{"serve --help", []string{"serve", "--help"}, 0, "env WFD_DATA", ""},
 		{"serve --help ping", []string{"serve", "--help"}, 0, "--ping-timeout", ""},
 		{"negative ping timeout", []string{"serve", "--ping-timeout", "-1s"}, 2, "", "--ping-timeout must not be negative"},
+		{"serve --help body rate", []string{"serve", "--help"}, 0, "--min-body-rate", ""},
+		{"negative body rate", []string{"serve", "--min-body-rate", "-1"}, 2, "", "--min-body-rate and --ping-timeout must not be negative"},
 		{"help unknown", []string{"help", "nope"}, 2, "", `unknown command "nope"`},
 		{"unknown command", []string{"nope"}, 2, "", "Run 'wfd help' for usage."},
 		{"unknown flag", []string{"get", "x", "--nope"}, 2, "", "flag provided but not defined: -nope"},

@@ -11,6 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"connectrpc.com/grpcreflect"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // Defaults of the connection limits (Options).
@@ -18,6 +22,7 @@ const (
 	DefaultMaxConnections          = 10000
 	DefaultMaxStreamsPerConnection = 250
 	DefaultReadBodyTimeout         = 30 * time.Second
+	DefaultMinBodyRate             = 1 << 10
 	DefaultPingTimeout             = 15 * time.Second
 )
 
@@ -71,16 +76,21 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// guardBodies bounds the time a request body may stall, and closes an
+// guardBodies bounds the time a request body may take, and closes an
 // HTTP/1.x connection whose request body was not read to its end.
 //
-// The stall: with timeout > 0 a body's reads carry a read deadline
+// The time: with timeout > 0 a body's reads carry a read deadline
 // (http.ResponseController), which starts timeout after the request
-// arrived and which every read that brings bytes moves to timeout ahead:
-// a body that sends nothing for timeout fails its read with
-// os.ErrDeadlineExceeded, and its call with DeadlineExceeded. The deadline
-// is cleared at the body's end, so a stream that has its request lives on
-// however long.
+// arrived. Every read that brings bytes moves it on by what those bytes
+// are worth at rate (n/rate seconds), but never to more than timeout
+// ahead. So a body that sends nothing for timeout, or that arrives slower
+// than rate bytes a second on average (a byte every 5 s, say, which no
+// stall timeout would catch), fails its read with os.ErrDeadlineExceeded,
+// and its call with DeadlineExceeded. Without a rate (rate <= 0, or a
+// procedure in streamed, whose request is a stream the client sends over
+// time) any byte moves the deadline to timeout ahead: only a stall is cut.
+// The deadline is cleared at the body's end, so a stream that has its
+// request lives on however long.
 //
 // The close: net/http reads what is left of an unread HTTP/1.x body
 // after the handler (up to 256 KiB, to reuse the connection), without a
@@ -90,16 +100,19 @@ func (c *limitedConn) Close() error {
 // Connection: close and the read deadline is set to now: net/http gives
 // up reading at once and closes the connection. Over HTTP/2 the server
 // resets the stream itself, and the connection goes on.
-func guardBodies(next http.Handler, timeout time.Duration) http.Handler {
+func guardBodies(next http.Handler, timeout time.Duration, rate int, streamed map[string]bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
 		now := time.Now()
-		b := &guardedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), last: now}
+		b := &guardedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), start: now, last: now}
 		if timeout > 0 {
 			b.window = timeout
+			if rate > 0 && !streamed[r.URL.Path] {
+				b.rate = int64(rate)
+			}
 			b.due = now.Add(timeout)
 			b.push()
 		}
@@ -128,7 +141,10 @@ type guardedBody struct {
 	io.ReadCloser
 	rc     *http.ResponseController
 	window time.Duration // the timeout; 0: no deadlines
+	rate   int64         // bytes a second; 0: none
+	start  time.Time     // when the request arrived
 	last   time.Time     // when bytes last came
+	read   int64         // bytes read
 	due    time.Time     // when the body's time runs out
 	set    time.Time     // the deadline the connection has
 	err    error         // the read that timed out; nil while the body flows
@@ -153,7 +169,7 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	now := time.Now()
 	if n > 0 {
-		b.last, b.due = now, now.Add(b.window)
+		b.credit(n, now)
 	}
 	switch {
 	case err == nil:
@@ -181,7 +197,53 @@ func (b *guardedBody) push() {
 	b.set = b.due
 }
 
+// credit moves the deadline on for n bytes read at now.
+func (b *guardedBody) credit(n int, now time.Time) {
+	b.read += int64(n)
+	b.last = now
+	limit := now.Add(b.window)
+	if b.rate > 0 {
+		if due := b.due.Add(time.Duration(int64(n) * int64(time.Second) / b.rate)); due.Before(limit) {
+			b.due = due
+			return
+		}
+	}
+	b.due = limit
+}
+
 // tooSlow is the error of a read whose deadline passed at now.
 func (b *guardedBody) tooSlow(now time.Time) error {
-	return fmt.Errorf("request body stalled for %v: %w", now.Sub(b.last).Round(time.Millisecond), os.ErrDeadlineExceeded)
+	if idle := now.Sub(b.last); b.rate == 0 || idle >= b.window/2 {
+		return fmt.Errorf("request body stalled for %v: %w", idle.Round(time.Millisecond), os.ErrDeadlineExceeded)
+	}
+	return fmt.Errorf("request body too slow: %d bytes in %v, under the minimum of %d bytes a second: %w",
+		b.read, now.Sub(b.start).Round(time.Millisecond), b.rate, os.ErrDeadlineExceeded)
+}
+
+// streamedRequests are the procedures of services whose requests are
+// streams (client or bidi streaming): the minimum body rate does not apply
+// to them, since their clients send when they have something to say.
+func streamedRequests(services ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range services {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+		if err != nil {
+			continue
+		}
+		sd, ok := d.(protoreflect.ServiceDescriptor)
+		if !ok {
+			continue
+		}
+		for i := range sd.Methods().Len() {
+			if m := sd.Methods().Get(i); m.IsStreamingClient() {
+				out["/"+name+"/"+string(m.Name())] = true
+			}
+		}
+	}
+	// grpcreflect registers its descriptors under another package name
+	// (connectext.); its one method is a bidi stream.
+	for _, name := range []string{grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName} {
+		out["/"+name+"/ServerReflectionInfo"] = true
+	}
+	return out
 }

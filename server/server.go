@@ -75,9 +75,17 @@ type Options struct {
 	// DefaultMaxStreamsPerConnection.
 	MaxStreamsPerConnection int
 	// ReadBodyTimeout is how long a request body may stall: a read of it
-	// that gets no bytes for this long fails the call. Default
-	// DefaultReadBodyTimeout; negative disables it.
+	// that gets no bytes for this long fails the call (DeadlineExceeded;
+	// an HTTP/1.1 connection is closed). It is also the window of
+	// MinBodyRate. Default DefaultReadBodyTimeout; negative disables both.
 	ReadBodyTimeout time.Duration
+	// MinBodyRate is the least rate, in bytes a second, a request body
+	// must keep up: a body gets ReadBodyTimeout, plus 1/MinBodyRate s for
+	// each byte it sends, but never more than ReadBodyTimeout ahead, so
+	// one that trickles in slower fails its call like a stalled one. It
+	// does not apply to requests that are streams (client and bidi
+	// streaming). Default DefaultMinBodyRate; negative: no minimum.
+	MinBodyRate int
 	// PingTimeout: an HTTP/2 connection that sends nothing for this long
 	// gets a PING, and is closed if the answer does not come within as
 	// long again. That is how a peer that stopped (a frozen process, a
@@ -231,6 +239,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.PingTimeout == 0 {
 		opts.PingTimeout = DefaultPingTimeout
 	}
+	if opts.MinBodyRate == 0 {
+		opts.MinBodyRate = DefaultMinBodyRate
+	}
 	streams := newStreamBudget(opts.Streams)
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(streams.limits.BufferBytes), streams: streams, authFails: newAuthFailures(opts.Now), loading: map[string]*loadCall{}, idle: newIdleSet(),
 		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
@@ -358,8 +369,8 @@ func (s *Server) trackIdle(c *engine.Change) {
 
 // Handler returns the HTTP handler that serves the API, health checks,
 // reflection, and the open operational endpoints: /metrics, /healthz and
-// /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout
-// fails its call.
+// /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout,
+// or arrives slower than Options.MinBodyRate, fails its call.
 func (s *Server) Handler() http.Handler {
 	return s.guard(s.handler(false))
 }
@@ -368,7 +379,8 @@ func (s *Server) Handler() http.Handler {
 // through: the bounds on request bodies (limits.go), and the
 // ResponseController in the context.
 func (s *Server) guard(h http.Handler) http.Handler {
-	return withResponseController(guardBodies(h, s.opts.ReadBodyTimeout))
+	streamed := streamedRequests(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
+	return withResponseController(guardBodies(h, s.opts.ReadBodyTimeout, s.opts.MinBodyRate, streamed))
 }
 
 // handler is Handler; sameOrigin also accepts a browser origin equal to
