@@ -23,6 +23,7 @@ const (
 	DefaultMaxStreamsPerConnection = 250
 	DefaultReadBodyTimeout         = 30 * time.Second
 	DefaultMinBodyRate             = 1 << 10
+	DefaultIdleConnTimeout         = 2 * time.Minute
 	DefaultPingTimeout             = 15 * time.Second
 )
 

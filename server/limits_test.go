@@ -289,11 +289,12 @@ func TestSlowBodyIsNotCut(t *testing.T) {
 // TestStreamsOutliveBodyTimeout: the body timeout and the minimum body
 // rate run only while the server reads the body, so a stream that has its
 // request stays open past them, over HTTP/2 and HTTP/1.1 (where the
-// deadline is the connection's). (The timeout is long enough that a busy
-// machine cannot make the body's reads themselves late.)
+// deadline is the connection's); and a connection with a stream open is
+// not idle, however short IdleConnTimeout. (The timeout is long enough
+// that a busy machine cannot make the body's reads themselves late.)
 func TestStreamsOutliveBodyTimeout(t *testing.T) {
 	const timeout = 500 * time.Millisecond
-	addr := serveWith(t, server.Options{ReadBodyTimeout: timeout, MinBodyRate: 1 << 20, Heartbeat: timeout / 2})
+	addr := serveWith(t, server.Options{ReadBodyTimeout: timeout, MinBodyRate: 1 << 20, IdleConnTimeout: 2 * timeout, Heartbeat: timeout / 2})
 	var h1 http.Protocols
 	h1.SetHTTP1(true)
 	for _, tc := range []struct {

@@ -86,6 +86,11 @@ type Options struct {
 	// does not apply to requests that are streams (client and bidi
 	// streaming). Default DefaultMinBodyRate; negative: no minimum.
 	MinBodyRate int
+	// IdleConnTimeout closes a connection that has had no call in progress
+	// this long: an HTTP/1.1 keep-alive connection between requests, an
+	// HTTP/2 connection without streams (GOAWAY). Default
+	// DefaultIdleConnTimeout; negative: kept until the client closes it.
+	IdleConnTimeout time.Duration
 	// PingTimeout: an HTTP/2 connection that sends nothing for this long
 	// gets a PING, and is closed if the answer does not come within as
 	// long again. That is how a peer that stopped (a frozen process, a
@@ -241,6 +246,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.MinBodyRate == 0 {
 		opts.MinBodyRate = DefaultMinBodyRate
+	}
+	if opts.IdleConnTimeout == 0 {
+		opts.IdleConnTimeout = DefaultIdleConnTimeout
 	}
 	streams := newStreamBudget(opts.Streams)
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(streams.limits.BufferBytes), streams: streams, authFails: newAuthFailures(opts.Now), loading: map[string]*loadCall{}, idle: newIdleSet(),
@@ -447,7 +455,7 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		Handler:           h,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       5 * time.Minute,
+		IdleTimeout:       max(s.opts.IdleConnTimeout, 0), // HTTP/2's (h2c's) too: GOAWAY once no stream is open
 		MaxHeaderBytes:    64 << 10,
 		HTTP2:             s.http2Config(),
 		BaseContext:       func(net.Listener) context.Context { return s.requests },

@@ -1,13 +1,16 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -187,4 +190,64 @@ func TestFullSpeedBodiesAreUnaffected(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIdleConnectionsAreClosed: a connection with no call in progress is
+// closed after IdleConnTimeout: an HTTP/1.1 keep-alive connection between
+// requests, an HTTP/2 connection without streams (GOAWAY, then closed).
+// (No pings: an unanswered one would close the HTTP/2 connection too.)
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	addr := serveWith(t, server.Options{IdleConnTimeout: idle, PingTimeout: -1})
+
+	t.Run("http1", func(t *testing.T) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(patience))
+		br := bufio.NewReader(c)
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		if res.StatusCode != http.StatusOK || res.Close {
+			t.Fatalf("status %d, close %v: want 200, kept alive", res.StatusCode, res.Close)
+		}
+		since := time.Now()
+		if b, err := br.ReadByte(); err != io.EOF && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("idle connection: read %q, %v; want it closed", b, err)
+		}
+		t.Logf("closed %v after the answer", time.Since(since).Round(time.Millisecond))
+	})
+
+	t.Run("http2", func(t *testing.T) {
+		h := dialH2(t, addr, true)
+		since := time.Now()
+		goAway := false
+		for {
+			f, err := h.fr.ReadFrame()
+			if err != nil {
+				if err != io.EOF && !errors.Is(err, syscall.ECONNRESET) {
+					t.Fatalf("idle connection: %v; want it closed", err)
+				}
+				break
+			}
+			if g, ok := f.(*http2.GoAwayFrame); ok {
+				if g.ErrCode != http2.ErrCodeNo {
+					t.Fatalf("GOAWAY %v, want NO_ERROR", g.ErrCode)
+				}
+				goAway = true
+			}
+		}
+		if !goAway {
+			t.Fatal("closed without a GOAWAY")
+		}
+		t.Logf("closed %v after the settings", time.Since(since).Round(time.Millisecond))
+	})
 }
