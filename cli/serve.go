@@ -23,7 +23,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--ping-timeout D] [--max-stream-memory-bytes N] [--max-stream-buffer-bytes N] [--stream-send-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE] [--peer-ca FILE] [--peer-server-name NAME]] [--peer-secret-file FILE] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--worker-grant WORKFLOW=WHO,...] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--min-body-rate N] [--idle-conn-timeout D] [--ping-timeout D] [--max-stream-memory-bytes N] [--max-stream-buffer-bytes N] [--stream-send-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE] [--peer-ca FILE] [--peer-server-name NAME]] [--peer-secret-file FILE] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--worker-grant WORKFLOW=WHO,...] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
@@ -63,15 +63,21 @@ OTEL_SERVICE_NAME (default wfd), OTEL_TRACES_SAMPLER and the rest.
 A client may keep --max-connections connections open (0: no cap; one more
 is closed at once) and --max-streams-per-connection calls open on each; a
 call whose request body sends nothing for --read-body-timeout (0: no
-limit) fails with DeadlineExceeded. A connection that sends nothing for
---ping-timeout gets an HTTP/2 PING and is closed if it goes unanswered as
-long again (0: no pings): a step worker that stopped loses its runs to
-another worker that way. StreamEvents streams may be sending at most
---max-stream-memory-bytes of records at once, and one may hold at most
---max-stream-buffer-bytes queued or read ahead of its client: a stream
-that cannot send its next record in time ends with ResourceExhausted
-(resume after the sequence number it names), and one whose client does
-not take a record for --stream-send-timeout is cut off.
+limit), or arrives slower than --min-body-rate bytes a second on average
+(1024; 0: no minimum; a body gets --read-body-timeout plus what its bytes
+pay for at that rate; client and bidi streams exempt), fails with
+DeadlineExceeded, and its HTTP/1.1 connection is closed; so is the
+connection of a call refused before its body was read. A connection with
+no call in progress for --idle-conn-timeout (2m; 0: none) is closed
+(HTTP/2: GOAWAY). A connection that sends nothing for --ping-timeout gets
+an HTTP/2 PING and is closed if it goes unanswered as long again (0: no
+pings): a step worker that stopped loses its runs to another worker that
+way. StreamEvents streams may be sending at most --max-stream-memory-bytes
+of records at once, and one may hold at most --max-stream-buffer-bytes
+queued or read ahead of its client: a stream that cannot send its next
+record in time ends with ResourceExhausted (resume after the sequence
+number it names), and one whose client does not take a record for
+--stream-send-timeout is cut off.
 
 With --tls-cert and --tls-key the port speaks TLS instead (HTTP/2 by ALPN
 and HTTP/1.1; default: plaintext, and a warning in the log when the
@@ -154,6 +160,8 @@ run; an event from outside past one is ResourceExhausted.`,
 			fs.IntVar(&o.maxConns, "max-connections", server.DefaultMaxConnections, "client connections kept open (0: no cap)")
 			fs.IntVar(&o.maxStreams, "max-streams-per-connection", server.DefaultMaxStreamsPerConnection, "concurrent calls on one HTTP/2 connection")
 			fs.DurationVar(&o.readBodyTimeout, "read-body-timeout", server.DefaultReadBodyTimeout, "fail a call whose request body stalls this long (0: no limit)")
+			fs.IntVar(&o.minBodyRate, "min-body-rate", server.DefaultMinBodyRate, "fail a call whose request body arrives slower than this many bytes a second, averaged over --read-body-timeout (0: no minimum)")
+			fs.DurationVar(&o.idleConnTimeout, "idle-conn-timeout", server.DefaultIdleConnTimeout, "close a connection with no call in progress this long (0: never)")
 			fs.DurationVar(&o.pingTimeout, "ping-timeout", server.DefaultPingTimeout, "ping a connection quiet this long; close it if the ping goes unanswered as long (0: no pings)")
 			fs.Int64Var(&o.streams.MemoryBytes, "max-stream-memory-bytes", server.DefaultStreamMemoryBytes, "bytes of records all StreamEvents streams may be sending at once")
 			fs.Int64Var(&o.streams.BufferBytes, "max-stream-buffer-bytes", server.DefaultStreamBufferBytes, "bytes of records one stream may hold queued or read ahead of its client")
@@ -172,7 +180,7 @@ run; an event from outside past one is ResourceExhausted.`,
 			o.auth.define(fs)
 			fs.fromEnv("addr", "data", "store", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
 				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
-				"max-connections", "max-streams-per-connection", "read-body-timeout", "ping-timeout", "replica-id", "advertise-addr", "lease-ttl",
+				"max-connections", "max-streams-per-connection", "read-body-timeout", "min-body-rate", "idle-conn-timeout", "ping-timeout", "replica-id", "advertise-addr", "lease-ttl",
 				"max-stream-memory-bytes", "max-stream-buffer-bytes", "stream-send-timeout")
 			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
 			// certificate: the server's TLS settings have variables of
@@ -221,6 +229,8 @@ type serveOptions struct {
 	maxConns        int
 	maxStreams      int
 	readBodyTimeout time.Duration
+	minBodyRate     int
+	idleConnTimeout time.Duration
 	pingTimeout     time.Duration
 	streams         server.StreamLimits
 
@@ -381,14 +391,14 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 // connLimits turns the connection flags into server.Options fields (where 0
 // means the default and negative none).
 func (o *serveOptions) connLimits() (server.Options, error) {
-	if o.maxConns < 0 || o.maxStreams < 1 || o.readBodyTimeout < 0 || o.pingTimeout < 0 {
-		return server.Options{}, usageErrorf("--max-connections, --read-body-timeout and --ping-timeout must not be negative, --max-streams-per-connection must be at least 1")
+	if o.maxConns < 0 || o.maxStreams < 1 || o.readBodyTimeout < 0 || o.minBodyRate < 0 || o.idleConnTimeout < 0 || o.pingTimeout < 0 {
+		return server.Options{}, usageErrorf("--max-connections, --read-body-timeout, --min-body-rate, --idle-conn-timeout and --ping-timeout must not be negative, --max-streams-per-connection must be at least 1")
 	}
 	if o.streams.MemoryBytes < 1 || o.streams.BufferBytes < 1 || o.streams.SendTimeout <= 0 {
 		return server.Options{}, usageErrorf("--max-stream-memory-bytes, --max-stream-buffer-bytes and --stream-send-timeout must be positive")
 	}
-	out := server.Options{MaxConnections: o.maxConns, MaxStreamsPerConnection: o.maxStreams, ReadBodyTimeout: o.readBodyTimeout, PingTimeout: o.pingTimeout,
-		Streams: o.streams}
+	out := server.Options{MaxConnections: o.maxConns, MaxStreamsPerConnection: o.maxStreams, ReadBodyTimeout: o.readBodyTimeout,
+		MinBodyRate: o.minBodyRate, IdleConnTimeout: o.idleConnTimeout, PingTimeout: o.pingTimeout, Streams: o.streams}
 	if o.pingTimeout == 0 {
 		out.PingTimeout = -1
 	}
@@ -397,6 +407,12 @@ func (o *serveOptions) connLimits() (server.Options, error) {
 	}
 	if o.readBodyTimeout == 0 {
 		out.ReadBodyTimeout = -1
+	}
+	if o.minBodyRate == 0 {
+		out.MinBodyRate = -1
+	}
+	if o.idleConnTimeout == 0 {
+		out.IdleConnTimeout = -1
 	}
 	return out, nil
 }

@@ -9,7 +9,12 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"connectrpc.com/grpcreflect"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // Defaults of the connection limits (Options).
@@ -17,6 +22,8 @@ const (
 	DefaultMaxConnections          = 10000
 	DefaultMaxStreamsPerConnection = 250
 	DefaultReadBodyTimeout         = 30 * time.Second
+	DefaultMinBodyRate             = 1 << 10
+	DefaultIdleConnTimeout         = 2 * time.Minute
 	DefaultPingTimeout             = 15 * time.Second
 )
 
@@ -70,73 +77,174 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// limitBodyStall fails a request body read that gets no bytes for timeout:
-// a client that sends its headers and then nothing no longer holds a
-// handler (and its connection, for HTTP/1.1) for ever. The deadline runs
-// only while a read waits, so a stream whose handler has its request and
-// no longer reads is not affected, however long it lasts.
-func limitBodyStall(next http.Handler, timeout time.Duration) http.Handler {
-	if timeout <= 0 {
-		return next
-	}
+// guardBodies bounds the time a request body may take, and closes an
+// HTTP/1.x connection whose request body was not read to its end.
+//
+// The time: with timeout > 0 a body's reads carry a read deadline
+// (http.ResponseController), which starts timeout after the request
+// arrived. Every read that brings bytes moves it on by what those bytes
+// are worth at rate (n/rate seconds), but never to more than timeout
+// ahead. So a body that sends nothing for timeout, or that arrives slower
+// than rate bytes a second on average (a byte every 5 s, say, which no
+// stall timeout would catch), fails its read with os.ErrDeadlineExceeded,
+// and its call with DeadlineExceeded. Without a rate (rate <= 0, or a
+// procedure in streamed, whose request is a stream the client sends over
+// time) any byte moves the deadline to timeout ahead: only a stall is cut.
+// The deadline is cleared at the body's end, so a stream that has its
+// request lives on however long.
+//
+// The close: net/http reads what is left of an unread HTTP/1.x body
+// after the handler (up to 256 KiB, to reuse the connection), without a
+// deadline: a refused call (403, 404, 401 on a stream, 413) whose body
+// never comes would keep its connection and goroutine for ever. So once
+// the handler is done with a body not read to its end, the answer says
+// Connection: close and the read deadline is set to now: net/http gives
+// up reading at once and closes the connection. Over HTTP/2 the server
+// resets the stream itself, and the connection goes on.
+func guardBodies(next http.Handler, timeout time.Duration, rate int, streamed map[string]bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			// A copy of the request: net/http keeps the original, and looks
-			// at its body after the handler (to close a connection whose
-			// body was not read to the end).
-			r2 := *r
-			r2.Body = &stallBody{ReadCloser: r.Body, rc: http.NewResponseController(w), timeout: timeout}
-			r = &r2
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		now := time.Now()
+		b := &guardedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), start: now, last: now}
+		if timeout > 0 {
+			b.window = timeout
+			if rate > 0 && !streamed[r.URL.Path] {
+				b.rate = int64(rate)
+			}
+			b.due = now.Add(timeout)
+			b.push()
+		}
+		// A copy of the request: net/http keeps the original, and looks at
+		// its body after the handler (to close a connection whose body was
+		// not read to the end).
+		r2 := *r
+		r2.Body = b
+		next.ServeHTTP(w, &r2)
+		if r.ProtoMajor < 2 && !b.eof.Load() {
+			w.Header().Set("Connection", "close")
+			_ = b.rc.SetReadDeadline(time.Now())
+		}
 	})
 }
 
-// stallBody keeps a read deadline on the body while it is read: set at the
-// first read, moved on by reads (every half timeout, not at every read:
-// each move is a message to the connection's goroutine), and cleared when
-// the body ends, after which it no longer touches deadlines (net/http also
-// clears an HTTP/1.1 connection's at the end of the body, where it starts
-// to watch for the client hanging up; a deadline left on it would end the
-// connection under a stream). Handlers read a body in one go, so a
-// deadline that passes between two reads is a stall too. One that passed
-// stays: net/http then reads no more of a stalled HTTP/1.1 body after the
-// handler (it would otherwise try to, without a deadline, to reuse the
-// connection) and closes the connection.
-type stallBody struct {
+// guardedBody keeps guardBodies' read deadline on a body. It gives the
+// connection a new deadline only when its own has moved on by more than
+// an eighth of the window since the last one (each is a message to an
+// HTTP/2 connection's goroutine), so a body may be cut up to an eighth of
+// the window early. Handlers read a body in one go, so a deadline that
+// passes between two reads counts too. One that passed stays: net/http
+// then reads no more of a stalled HTTP/1.1 body after the handler, and
+// closes the connection.
+type guardedBody struct {
 	io.ReadCloser
-	rc      *http.ResponseController
-	timeout time.Duration
-	armed   time.Time // when the deadline was last set; zero: not yet
-	err     error     // the read that timed out; nil while the body flows
-	ended   bool      // the body ended (or failed): no more deadlines
-	off     bool      // the ResponseWriter cannot set deadlines
+	rc     *http.ResponseController
+	window time.Duration // the timeout; 0: no deadlines
+	rate   int64         // bytes a second; 0: none
+	start  time.Time     // when the request arrived
+	last   time.Time     // when bytes last came
+	read   int64         // bytes read
+	due    time.Time     // when the body's time runs out
+	set    time.Time     // the deadline the connection has
+	err    error         // the read that timed out; nil while the body flows
+	ended  bool          // the body ended (or failed): no more deadlines
+	eof    atomic.Bool   // the body was read to its end
 }
 
-func (b *stallBody) Read(p []byte) (int, error) {
-	switch {
-	case b.err != nil:
+func (b *guardedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
 		return 0, b.err
-	case b.off, b.ended:
-		return b.ReadCloser.Read(p)
 	}
-	if now := time.Now(); now.Sub(b.armed) > b.timeout/2 {
-		if err := b.rc.SetReadDeadline(now.Add(b.timeout)); err != nil {
-			// An embedder's ResponseWriter that cannot set deadlines.
-			b.off = errors.Is(err, http.ErrNotSupported)
-			return b.ReadCloser.Read(p)
+	if b.window == 0 || b.ended {
+		n, err := b.ReadCloser.Read(p)
+		if errors.Is(err, io.EOF) {
+			b.eof.Store(true)
 		}
-		b.armed = now
+		return n, err
+	}
+	if b.due.Sub(b.set) > b.window/8 {
+		b.push()
 	}
 	n, err := b.ReadCloser.Read(p)
+	now := time.Now()
+	if n > 0 {
+		b.credit(n, now)
+	}
 	switch {
+	case err == nil:
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// Not err itself: its message names the connection's addresses.
-		b.err = fmt.Errorf("request body stalled for %v: %w", b.timeout, os.ErrDeadlineExceeded)
+		b.err = b.tooSlow(now)
 		return n, b.err
-	case err != nil:
+	default:
 		b.ended = true
+		b.eof.Store(errors.Is(err, io.EOF))
 		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 	return n, err
+}
+
+// push gives the connection the body's deadline; a ResponseWriter that
+// cannot take one (an embedder's) turns the deadlines off.
+func (b *guardedBody) push() {
+	if err := b.rc.SetReadDeadline(b.due); err != nil {
+		if errors.Is(err, http.ErrNotSupported) {
+			b.window = 0
+		}
+		return
+	}
+	b.set = b.due
+}
+
+// credit moves the deadline on for n bytes read at now.
+func (b *guardedBody) credit(n int, now time.Time) {
+	b.read += int64(n)
+	b.last = now
+	limit := now.Add(b.window)
+	if b.rate > 0 {
+		if due := b.due.Add(time.Duration(int64(n) * int64(time.Second) / b.rate)); due.Before(limit) {
+			b.due = due
+			return
+		}
+	}
+	b.due = limit
+}
+
+// tooSlow is the error of a read whose deadline passed at now.
+func (b *guardedBody) tooSlow(now time.Time) error {
+	if idle := now.Sub(b.last); b.rate == 0 || idle >= b.window/2 {
+		return fmt.Errorf("request body stalled for %v: %w", idle.Round(time.Millisecond), os.ErrDeadlineExceeded)
+	}
+	return fmt.Errorf("request body too slow: %d bytes in %v, under the minimum of %d bytes a second: %w",
+		b.read, now.Sub(b.start).Round(time.Millisecond), b.rate, os.ErrDeadlineExceeded)
+}
+
+// streamedRequests are the procedures of services whose requests are
+// streams (client or bidi streaming): the minimum body rate does not apply
+// to them, since their clients send when they have something to say.
+func streamedRequests(services ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range services {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+		if err != nil {
+			continue
+		}
+		sd, ok := d.(protoreflect.ServiceDescriptor)
+		if !ok {
+			continue
+		}
+		for i := range sd.Methods().Len() {
+			if m := sd.Methods().Get(i); m.IsStreamingClient() {
+				out["/"+name+"/"+string(m.Name())] = true
+			}
+		}
+	}
+	// grpcreflect registers its descriptors under another package name
+	// (connectext.); its one method is a bidi stream.
+	for _, name := range []string{grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName} {
+		out["/"+name+"/ServerReflectionInfo"] = true
+	}
+	return out
 }

@@ -259,10 +259,11 @@ func firstLine(b []byte) []byte {
 
 // TestSlowBodyIsNotCut: the body timeout bounds a stall, not the whole
 // body: a body that trickles in over several timeouts, never pausing for
-// one, is read to the end and the call succeeds.
+// one and keeping up MinBodyRate (about 20 bytes a second against 4), is
+// read to the end and the call succeeds.
 func TestSlowBodyIsNotCut(t *testing.T) {
 	const timeout = 2 * time.Second
-	addr := serveWith(t, server.Options{ReadBodyTimeout: timeout})
+	addr := serveWith(t, server.Options{ReadBodyTimeout: timeout, MinBodyRate: 4})
 	msg, err := proto.Marshal(&wfdv1.RunWorkflowRequest{Workflow: "echo", HandlerId: "a-body-that-trickles-in-for-a-while"})
 	if err != nil {
 		t.Fatal(err)
@@ -285,14 +286,15 @@ func TestSlowBodyIsNotCut(t *testing.T) {
 	}
 }
 
-// TestStreamsOutliveBodyTimeout: the body timeout runs only while the
-// server reads the body, so a stream that has its request stays open past
-// it, over HTTP/2 and HTTP/1.1 (where the deadline is the connection's).
-// (The timeout is long enough that a busy machine cannot make the body's
-// reads themselves late.)
+// TestStreamsOutliveBodyTimeout: the body timeout and the minimum body
+// rate run only while the server reads the body, so a stream that has its
+// request stays open past them, over HTTP/2 and HTTP/1.1 (where the
+// deadline is the connection's); and a connection with a stream open is
+// not idle, however short IdleConnTimeout. (The timeout is long enough
+// that a busy machine cannot make the body's reads themselves late.)
 func TestStreamsOutliveBodyTimeout(t *testing.T) {
 	const timeout = 500 * time.Millisecond
-	addr := serveWith(t, server.Options{ReadBodyTimeout: timeout, Heartbeat: timeout / 2})
+	addr := serveWith(t, server.Options{ReadBodyTimeout: timeout, MinBodyRate: 1 << 20, IdleConnTimeout: 2 * timeout, Heartbeat: timeout / 2})
 	var h1 http.Protocols
 	h1.SetHTTP1(true)
 	for _, tc := range []struct {

@@ -2,13 +2,20 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"golang.org/x/net/http2"
+
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/server"
 )
 
@@ -79,29 +86,90 @@ func TestHostAndOrigin(t *testing.T) {
 	}
 }
 
-// TestRefusedHostWithAStalledBody: a request from a refused Host is
-// answered 403 at once, even when its body never comes (HTTP/1.1 would
-// otherwise wait for the rest of the body before answering).
-func TestRefusedHostWithAStalledBody(t *testing.T) {
+// TestRefusedCallWithAStalledBody: a call refused before its body is read
+// (a refused Host, a path nothing serves) is answered at once, even when
+// its body never comes, and over HTTP/1.1 the server then closes the
+// connection instead of waiting for the rest of the body (which net/http
+// would otherwise try to read, without a deadline, to reuse the
+// connection). Over HTTP/2 only the stream ends.
+func TestRefusedCallWithAStalledBody(t *testing.T) {
 	ts := startServer(t, serverConfig{options: func(o *server.Options) {
 		o.AllowedHosts, o.AllowedOrigins = server.LoopbackDefaults("127.0.0.1")
 	}})
-	c, err := net.Dial("tcp", ts.addr)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name, request string
+		want          int
+	}{
+		{"refused host", "POST /wfd.v1.WorkflowService/RunWorkflow HTTP/1.1\r\nHost: evil.example\r\n" +
+			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"workflow\":", http.StatusForbidden},
+		{"refused host, chunked", "POST /wfd.v1.WorkflowService/RunWorkflow HTTP/1.1\r\nHost: evil.example\r\n" +
+			"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n{\"workflow\":\r\n", http.StatusForbidden},
+		{"no such path", "POST /nothing/here HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"workflow\":", http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", ts.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = c.Close() }()
+			if _, err := io.WriteString(c, tc.request); err != nil {
+				t.Fatal(err)
+			}
+			// The body stays unfinished: only a server that answers
+			// without it, and then hangs up, gets past this read before
+			// the test's timeout.
+			res := readUntilClosed(t, c)
+			got, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(res)), nil)
+			if err != nil {
+				t.Fatalf("answer %q: %v", res, err)
+			}
+			if got.StatusCode != tc.want || !got.Close {
+				t.Fatalf("status %d, close %v: want %d and Connection: close", got.StatusCode, got.Close, tc.want)
+			}
+		})
 	}
-	defer func() { _ = c.Close() }()
-	if _, err := io.WriteString(c, "POST /wfd.v1.WorkflowService/RunWorkflow HTTP/1.1\r\nHost: evil.example\r\n"+
-		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"workflow\":"); err != nil {
-		t.Fatal(err)
+	t.Run("http2", func(t *testing.T) {
+		h := dialH2(t, ts.addr, true)
+		h.open(1, wfdv1connect.WorkflowServiceRunWorkflowProcedure, []byte{0, 0, 0, 0, 40, '{'}) // :authority wfd
+		e := h.waitEnds(1)[1]
+		if !e.reset && e.grpcStatus != "http 403" {
+			t.Fatalf("stream ended %+v, want HTTP 403", e)
+		}
+		t.Logf("stream ended: %+v", e)
+		// Go's server resets the stream (NO_ERROR: it has its answer) and
+		// the connection goes on.
+		if err := h.fr.WritePing(false, [8]byte{'w', 'f', 'd'}); err != nil {
+			t.Fatal(err)
+		}
+		for reset, pong := false, false; !reset || !pong; {
+			f, err := h.fr.ReadFrame()
+			if err != nil {
+				t.Fatalf("waiting for the stream's reset and the PING's answer: %v", err)
+			}
+			switch f := f.(type) {
+			case *http2.RSTStreamFrame:
+				if f.StreamID == 1 && f.ErrCode != http2.ErrCodeNo {
+					t.Fatalf("stream reset %v, want NO_ERROR", f.ErrCode)
+				}
+				reset = reset || f.StreamID == 1
+			case *http2.PingFrame:
+				pong = pong || f.IsAck()
+			case *http2.GoAwayFrame:
+				t.Fatalf("GOAWAY %v", f.ErrCode)
+			}
+		}
+	})
+}
+
+// readUntilClosed reads c until the server closes it, and returns what it
+// read; it fails the test if the server keeps it open for patience.
+func readUntilClosed(t *testing.T, c net.Conn) []byte {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(patience))
+	res, err := io.ReadAll(c)
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the server did not close the connection: %v (read %q)", err, res)
 	}
-	// The body stays unfinished: only a server that answers without it
-	// gets past this read before the test's timeout.
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusForbidden || !res.Close {
-		t.Fatalf("status %d, close %v: want 403 and the connection closed", res.StatusCode, res.Close)
-	}
+	return res
 }

@@ -77,9 +77,22 @@ type Options struct {
 	// DefaultMaxStreamsPerConnection.
 	MaxStreamsPerConnection int
 	// ReadBodyTimeout is how long a request body may stall: a read of it
-	// that gets no bytes for this long fails the call. Default
-	// DefaultReadBodyTimeout; negative disables it.
+	// that gets no bytes for this long fails the call (DeadlineExceeded;
+	// an HTTP/1.1 connection is closed). It is also the window of
+	// MinBodyRate. Default DefaultReadBodyTimeout; negative disables both.
 	ReadBodyTimeout time.Duration
+	// MinBodyRate is the least rate, in bytes a second, a request body
+	// must keep up: a body gets ReadBodyTimeout, plus 1/MinBodyRate s for
+	// each byte it sends, but never more than ReadBodyTimeout ahead, so
+	// one that trickles in slower fails its call like a stalled one. It
+	// does not apply to requests that are streams (client and bidi
+	// streaming). Default DefaultMinBodyRate; negative: no minimum.
+	MinBodyRate int
+	// IdleConnTimeout closes a connection that has had no call in progress
+	// this long: an HTTP/1.1 keep-alive connection between requests, an
+	// HTTP/2 connection without streams (GOAWAY). Default
+	// DefaultIdleConnTimeout; negative: kept until the client closes it.
+	IdleConnTimeout time.Duration
 	// PingTimeout: an HTTP/2 connection that sends nothing for this long
 	// gets a PING, and is closed if the answer does not come within as
 	// long again. That is how a peer that stopped (a frozen process, a
@@ -238,6 +251,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.PingTimeout == 0 {
 		opts.PingTimeout = DefaultPingTimeout
 	}
+	if opts.MinBodyRate == 0 {
+		opts.MinBodyRate = DefaultMinBodyRate
+	}
+	if opts.IdleConnTimeout == 0 {
+		opts.IdleConnTimeout = DefaultIdleConnTimeout
+	}
 	streams := newStreamBudget(opts.Streams)
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(streams.limits.BufferBytes), streams: streams, authFails: newAuthFailures(opts.Now), loading: map[string]*loadCall{}, idle: newIdleSet(),
 		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
@@ -365,10 +384,18 @@ func (s *Server) trackIdle(c *engine.Change) {
 
 // Handler returns the HTTP handler that serves the API, health checks,
 // reflection, and the open operational endpoints: /metrics, /healthz and
-// /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout
-// fails its call.
+// /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout,
+// or arrives slower than Options.MinBodyRate, fails its call.
 func (s *Server) Handler() http.Handler {
-	return s.handler(false)
+	return s.guard(s.handler(false))
+}
+
+// guard wraps h with what every request to the server's listeners goes
+// through: the bounds on request bodies (limits.go), and the
+// ResponseController in the context.
+func (s *Server) guard(h http.Handler) http.Handler {
+	streamed := streamedRequests(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
+	return withResponseController(guardBodies(h, s.opts.ReadBodyTimeout, s.opts.MinBodyRate, streamed))
 }
 
 // handler is Handler; sameOrigin also accepts a browser origin equal to
@@ -405,8 +432,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 	if s.opts.Auth != nil {
 		h = s.authenticate(h)
 	}
-	h = hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins, sameOrigin)
-	return withResponseController(limitBodyStall(h, s.opts.ReadBodyTimeout))
+	return hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins, sameOrigin)
 }
 
 func (s *Server) reflection() bool {
@@ -438,7 +464,7 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		Handler:           h,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       5 * time.Minute,
+		IdleTimeout:       max(s.opts.IdleConnTimeout, 0), // HTTP/2's (h2c's) too: GOAWAY once no stream is open
 		MaxHeaderBytes:    64 << 10,
 		HTTP2:             s.http2Config(),
 		BaseContext:       func(net.Listener) context.Context { return s.requests },
