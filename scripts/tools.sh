@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x tools/node_modules/.bin/buf ] || [ ! -x tools/node_modules/.bin/protoc-gen-es ]; then
-  npm install --prefix tools --no-audit --no-fund
+  npm ci --prefix tools --no-audit --no-fund
 fi
 if [ ! -x tools/.venv/bin/python ]; then
   python3 -m venv tools/.venv
