@@ -84,7 +84,7 @@ func (a authorizer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		ctx, err := a.check(ctx, req.Spec().Procedure, req.Peer().Addr)
 		if err != nil {
-			return nil, toConnect(err)
+			return nil, err
 		}
 		return next(ctx, req)
 	}
@@ -98,7 +98,7 @@ func (a authorizer) WrapStreamingHandler(next connect.StreamingHandlerFunc) conn
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		ctx, err := a.check(ctx, conn.Spec().Procedure, conn.Peer().Addr)
 		if err != nil {
-			return toConnect(err)
+			return err
 		}
 		return next(ctx, conn)
 	}

@@ -25,10 +25,10 @@ const (
 func (v *service) DeleteHandler(ctx context.Context, req *wfdv1.DeleteHandlerRequest) (*wfdv1.DeleteHandlerResponse, error) {
 	id := req.GetHandlerId()
 	if err := checkHandlerID(id); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	if err := v.s.deleteHandler(ctx, id); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.DeleteHandlerResponse{}, nil
 }

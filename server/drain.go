@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,10 +78,11 @@ func errStreamDrained(last uint64) error {
 // server cancelled (step 3): the client did not cancel it, and what it did
 // is unknown, so it should retry.
 func (s *Server) cutShort(err error) error {
-	if err == nil || connect.CodeOf(err) != connect.CodeCanceled || s.requests.Err() == nil {
+	canceled := errors.Is(err, context.Canceled) || connect.CodeOf(err) == connect.CodeCanceled
+	if err == nil || !canceled || s.requests.Err() == nil {
 		return err
 	}
-	return toConnect(fmt.Errorf("%w: server shut down before the call finished; it may have taken effect: retry it with the same handler id or idempotency key", errUnavailable))
+	return fmt.Errorf("%w: server shut down before the call finished; it may have taken effect: retry it with the same handler id or idempotency key", errUnavailable)
 }
 
 // drainGate is the interceptor of the workflow service's calls: it refuses
@@ -92,7 +94,7 @@ var _ connect.Interceptor = drainGate{}
 func (g drainGate) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		if g.s.isDraining() && !finishesWork(req.Spec().Procedure) {
-			return nil, toConnect(errShuttingDown())
+			return nil, errShuttingDown()
 		}
 		res, err := next(ctx, req)
 		return res, g.s.cutShort(err)
@@ -106,7 +108,7 @@ func (g drainGate) WrapStreamingClient(next connect.StreamingClientFunc) connect
 func (g drainGate) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		if g.s.isDraining() {
-			return toConnect(errShuttingDown())
+			return errShuttingDown()
 		}
 		return g.s.cutShort(next(ctx, conn))
 	}

@@ -22,12 +22,14 @@ const retryAfter = time.Second
 
 // toConnect maps an error from the engine, the store or the request checks
 // to a Connect error with the right code. It is the only place that decides
-// codes.
+// codes, and errorEdge, the interceptor every service runs inside, the
+// only caller: handlers and the interceptors inside it return their
+// errors as they are (wrapping the sentinels below).
 //
 // It is also where internals stop: an error the service did not expect
 // (Internal), a store failure (Unavailable from the store, DataLoss) can
 // carry file paths and library detail. The client gets a clear message and
-// an error id instead; errorLogger logs the detail under that id.
+// an error id instead; errorEdge logs the detail under that id.
 func toConnect(err error) error {
 	if err == nil {
 		return nil
@@ -168,11 +170,13 @@ func (h hidingStarter) StartChild(ctx context.Context, parent, child, workflow s
 	return h.s.hideStoreError(h.next.StartChild(ctx, parent, child, workflow, input))
 }
 
-// errorLogger logs the detail of every internal error a call answers
-// with, under the error id the client got.
-type errorLogger struct{ log *slog.Logger }
+// errorEdge maps the error a call ends with to its Connect code
+// (toConnect), and logs the detail of every internal error under the
+// error id the client got. The interceptors outside it (metrics,
+// tracing) see the code.
+type errorEdge struct{ log *slog.Logger }
 
-func (l errorLogger) report(ctx context.Context, procedure string, err error) {
+func (l errorEdge) report(ctx context.Context, procedure string, err error) {
 	var ie *internalError
 	if errors.As(err, &ie) && !ie.logged {
 		// With ctx, the line carries the call's trace id (TraceLogHandler).
@@ -180,23 +184,23 @@ func (l errorLogger) report(ctx context.Context, procedure string, err error) {
 	}
 }
 
-func (l errorLogger) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+func (l errorEdge) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		res, err := next(ctx, req)
-		if err != nil {
+		if err = toConnect(err); err != nil {
 			l.report(ctx, req.Spec().Procedure, err)
 		}
 		return res, err
 	}
 }
 
-func (l errorLogger) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+func (l errorEdge) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return next
 }
 
-func (l errorLogger) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+func (l errorEdge) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		err := next(ctx, conn)
+		err := toConnect(next(ctx, conn))
 		if err != nil {
 			l.report(ctx, conn.Spec().Procedure, err)
 		}

@@ -43,7 +43,7 @@ func TestToConnectHidesInternals(t *testing.T) {
 			`^this replica no longer owns the handler; retry$`},
 	} {
 		var logs bytes.Buffer
-		l := errorLogger{slog.New(slog.NewTextHandler(&logs, nil))}
+		l := errorEdge{slog.New(slog.NewTextHandler(&logs, nil))}
 		err := toConnect(c.err)
 		l.report(context.Background(), "/wfd.v1.WorkflowService/X", err)
 		var ce *connect.Error
@@ -76,7 +76,7 @@ func TestHiddenStoreErrorLoggedOnce(t *testing.T) {
 	if !errors.Is(err, persistence.ErrUnavailable) {
 		t.Fatal("hidden error lost its cause")
 	}
-	errorLogger{s.log}.report(context.Background(), "/x", toConnect(fmt.Errorf("starting child: %w", err)))
+	errorEdge{s.log}.report(context.Background(), "/x", toConnect(fmt.Errorf("starting child: %w", err)))
 	if n := strings.Count(logs.String(), "/srv/wfd.db"); n != 1 {
 		t.Fatalf("logged %d times:\n%s", n, logs.String())
 	}

@@ -37,7 +37,15 @@ func checkFrames(next http.Handler) http.Handler {
 				// A copy of the request, as limitBodyStall does: net/http
 				// looks at the original's body after the handler.
 				r2 := *r
-				r2.Body = &frameReader{ReadCloser: r.Body, compressed: compressed}
+				fr := &frameReader{ReadCloser: r.Body, compressed: compressed}
+				if r.ProtoMajor < 2 {
+					// The rest of the body will not be read, so the
+					// connection closes after the answer (guardBodies):
+					// the answer says so, or a client may send its next
+					// call on a connection being closed.
+					fr.malformedSeen = func() { w.Header().Set("Connection", "close") }
+				}
+				r2.Body = fr
 				r = &r2
 			}
 		}
@@ -80,6 +88,18 @@ type frameReader struct {
 	have   int    // bytes of the current frame's prefix read
 	left   uint32 // bytes of the current frame's message still to come
 	err    error  // the malformed frame met (sticky)
+	// malformedSeen, if set, is called when the first malformed frame is
+	// met, before the read that meets it returns (on the handler's
+	// goroutine, before its answer).
+	malformedSeen func()
+}
+
+// fail records the first malformed frame.
+func (f *frameReader) fail(err error) {
+	f.err = err
+	if f.malformedSeen != nil {
+		f.malformedSeen()
+	}
 }
 
 func (f *frameReader) Read(p []byte) (int, error) {
@@ -88,7 +108,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	}
 	n, err := f.ReadCloser.Read(p)
 	if at, bad := f.scan(p[:n]); bad != nil {
-		f.err = bad
+		f.fail(bad)
 		if at > 0 {
 			// What came before the malformed frame's prefix stands; the
 			// next read fails.
@@ -99,10 +119,10 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	if errors.Is(err, io.EOF) {
 		switch {
 		case f.have > 0:
-			f.err = malformed("the body ends %d bytes into a %d-byte frame prefix", f.have, framePrefixBytes)
+			f.fail(malformed("the body ends %d bytes into a %d-byte frame prefix", f.have, framePrefixBytes))
 		case f.left > 0:
 			size := binaryLen(f.prefix)
-			f.err = malformed("a frame promises %d bytes and the body ends after %d", size, size-f.left)
+			f.fail(malformed("a frame promises %d bytes and the body ends after %d", size, size-f.left))
 		default:
 			return n, err
 		}

@@ -36,7 +36,10 @@ func frame(flags byte, size int, msg []byte) []byte {
 // connect.Code: from the grpc-status header or trailer (gRPC), from the
 // headers or the trailers frame of the body (gRPC-Web), from the error's
 // JSON (Connect unary) or the end-of-stream message (Connect streaming).
-func malformedCall(t *testing.T, hc *http.Client, url, procedure, protocol string, body io.Reader) (connect.Code, string) {
+//
+// closes says whether the answer came over HTTP/1.x with
+// "Connection: close".
+func malformedCall(t *testing.T, hc *http.Client, url, procedure, protocol string, body io.Reader) (code connect.Code, msg string, closes bool) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, url+procedure, body)
 	if err != nil {
@@ -60,6 +63,14 @@ func malformedCall(t *testing.T, hc *http.Client, url, procedure, protocol strin
 		t.Fatalf("%s %s: %v", protocol, procedure, err)
 	}
 	defer func() { _ = res.Body.Close() }()
+	closes = res.ProtoMajor < 2 && res.Close
+	code, msg = answerCode(t, res, protocol, procedure)
+	return code, msg, closes
+}
+
+// answerCode reads the code and message of a malformedCall's answer.
+func answerCode(t *testing.T, res *http.Response, protocol, procedure string) (connect.Code, string) {
+	t.Helper()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatalf("%s %s: reading the answer: %v", protocol, procedure, err)
@@ -222,12 +233,18 @@ func TestMalformedFramesInvalidArgument(t *testing.T) {
 				if wire == "connect-unary" {
 					body = badProto
 				}
-				code, msg := malformedCall(t, hc, url, p.procedure, wire, bytes.NewReader(body))
+				code, msg, closes := malformedCall(t, hc, url, p.procedure, wire, bytes.NewReader(body))
 				if code != connect.CodeInvalidArgument {
 					t.Errorf("%s: %v (%q), want %v", name, code, msg, connect.CodeInvalidArgument)
 				}
+				// Over HTTP/1.1 the rest of a malformed body is not read,
+				// so the connection closes: the answer must say so, or
+				// the client's next call may meet it closing.
+				if hc == h1 && b.framed && !closes {
+					t.Errorf("%s: answered over HTTP/1.1 without Connection: close", name)
+				}
 				if wire == "grpc" {
-					code, msg := malformedCall(t, hc, url, p.procedure, wire, iotest.OneByteReader(bytes.NewReader(body)))
+					code, msg, _ := malformedCall(t, hc, url, p.procedure, wire, iotest.OneByteReader(bytes.NewReader(body)))
 					if code != connect.CodeInvalidArgument {
 						t.Errorf("%s, a byte at a time: %v (%q), want %v", name, code, msg, connect.CodeInvalidArgument)
 					}
@@ -237,7 +254,7 @@ func TestMalformedFramesInvalidArgument(t *testing.T) {
 	}
 
 	// Well-formed frames pass, in pieces too: the handler's answer.
-	if code, msg := malformedCall(t, ts.http, url, wfdv1connect.WorkflowServiceGetHandlerProcedure, "grpc",
+	if code, msg, _ := malformedCall(t, ts.http, url, wfdv1connect.WorkflowServiceGetHandlerProcedure, "grpc",
 		iotest.OneByteReader(bytes.NewReader(frame(0, -1, good)))); code != connect.CodeNotFound {
 		t.Errorf("a well-formed frame a byte at a time: %v (%q), want %v", code, msg, connect.CodeNotFound)
 	}

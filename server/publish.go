@@ -56,7 +56,7 @@ func publishedToEngine(p *persistence.Published) engine.Published {
 // deduplicated per handler by the event id.
 func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventRequest) (*wfdv1.PublishEventResponse, error) {
 	if err := validatePublish(req, v.s.payloadLimits()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	id := req.GetEventId()
 	if id == "" {
@@ -64,7 +64,7 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	}
 	data, err := proto.Marshal(req.GetData())
 	if err != nil {
-		return nil, toConnect(fmt.Errorf("%w: data: %w", errInvalid, err))
+		return nil, fmt.Errorf("%w: data: %w", errInvalid, err)
 	}
 	p := persistence.Published{ID: id, Key: req.GetKey(), HandlerID: req.GetHandlerId(), Data: data, At: v.s.opts.Now()}
 	// Who published it comes from the caller's verified identity, never
@@ -74,7 +74,7 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	}
 	p, err = v.s.store.Publish(ctx, p)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	if forwarded(ctx) && req.GetHandlerId() != "" {
 		// Another replica's delivery of its publication to the handler
@@ -88,7 +88,7 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 		// a second event.
 		ie := newInternal(fmt.Sprintf("event %s was published (seq %d) but waking the handlers that wait for it failed; "+
 			"publish again with event_id %q to wake them", p.ID, p.Seq, p.ID), err)
-		return nil, toConnect(ie)
+		return nil, ie
 	}
 	return &wfdv1.PublishEventResponse{EventId: p.ID, Seq: p.Seq, Woken: int32(woken)}, nil
 }

@@ -17,7 +17,7 @@ import (
 // the store's indexes (a key's latest events never scan the whole log).
 func (v *service) ListPublishedEvents(ctx context.Context, req *wfdv1.ListPublishedEventsRequest) (*wfdv1.ListPublishedEventsResponse, error) {
 	if err := validateListPublished(req); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	q := persistence.PublishedQuery{Key: req.GetKey(), HandlerID: req.GetHandlerId(), PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken()}
 	if req.GetSince() != nil {
@@ -25,7 +25,7 @@ func (v *service) ListPublishedEvents(ctx context.Context, req *wfdv1.ListPublis
 	}
 	ps, next, err := v.s.store.ListPublished(ctx, q)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	out := &wfdv1.ListPublishedEventsResponse{NextPageToken: next, Events: make([]*wfdv1.PublishedEvent, len(ps))}
 	for i := range ps {

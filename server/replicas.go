@@ -17,7 +17,7 @@ func (v *service) ListReplicas(ctx context.Context, _ *wfdv1.ListReplicasRequest
 	}
 	rs, err := v.s.leases.db.Replicas(ctx)
 	if err != nil {
-		return nil, toConnect(v.s.hideStoreError(err))
+		return nil, v.s.hideStoreError(err)
 	}
 	for _, r := range rs {
 		out.Replicas = append(out.Replicas, &wfdv1.Replica{

@@ -408,13 +408,15 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		// Most messages are small; compressing them costs more CPU than
 		// the bytes it saves on loopback or a LAN.
 		connect.WithCompressMinBytes(4 << 10),
-		// Counts every call by its final code (metrics.go); internal
-		// errors reach clients as a message and an error id, and
-		// errorLogger logs their detail under that id (errors.go).
+		// Counts every call by its final code (metrics.go), which
+		// errorEdge, inside it, decides for every call: handlers and the
+		// interceptors after it return plain errors. Internal errors reach
+		// clients as a message and an error id; errorEdge logs their
+		// detail under that id (errors.go).
 		connect.WithInterceptors(rpcMetrics{s.metrics}),
 		// Spans per call when tracing is on (tracing.go).
 		connect.WithInterceptors(s.traceInterceptors...),
-		connect.WithInterceptors(errorLogger{s.log}),
+		connect.WithInterceptors(errorEdge{s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))

@@ -41,10 +41,10 @@ func (v *service) ListWorkflows(ctx context.Context, _ *wfdv1.ListWorkflowsReque
 func (v *service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.RunWorkflowResponse, error) {
 	h, err := v.s.run(ctx, req)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.RunWorkflowResponse{Handler: h}, nil
 }
@@ -172,11 +172,11 @@ func (s *Server) get(ctx context.Context, id string) (*wfdv1.Handler, error) {
 
 func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) (*wfdv1.GetHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	h, err := v.s.get(ctx, req.GetHandlerId())
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	v.s.leases.fillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
 	return &wfdv1.GetHandlerResponse{Handler: h}, nil
@@ -184,7 +184,7 @@ func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) 
 
 func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersRequest) (*wfdv1.ListHandlersResponse, error) {
 	if err := validateList(req); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	q := persistence.Query{
 		Workflow: req.GetWorkflow(), IdleOnly: req.GetIdleOnly(), Residency: persistence.Residency(req.GetResidency()),
@@ -198,7 +198,7 @@ func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 	}
 	hs, next, err := v.s.store.ListHandlers(ctx, q)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	out := &wfdv1.ListHandlersResponse{NextPageToken: next, Handlers: make([]*wfdv1.Handler, len(hs))}
 	for i := range hs {
@@ -210,7 +210,7 @@ func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 
 func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*wfdv1.SendEventResponse, error) {
 	if err := validateSend(req, v.s.payloadLimits()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
 	id, key := req.GetHandlerId(), req.GetIdempotencyKey()
@@ -218,7 +218,7 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	// What the engine refuses of any event (a reserved type, say) is
 	// refused before the handler's state is looked at.
 	if err := v.s.engine.CheckEvent(ev, opts); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	w := v.s.journal.watch(id)
 	defer w.done()
@@ -231,14 +231,14 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 		err, live, committed = nil, nil, nil
 	}
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	h, err := v.s.afterCommit(ctx, id, live, committed)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.SendEventResponse{Handler: h}, nil
 }
@@ -281,38 +281,38 @@ const maxReleaseRaces = 100
 
 func (v *service) CancelHandler(ctx context.Context, req *wfdv1.CancelHandlerRequest) (*wfdv1.CancelHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	var live *engine.Handler
 	err := v.s.withLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { live = h; return h.Cancel(ctx) })
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	h, err := v.s.afterCommit(ctx, req.GetHandlerId(), live, nil)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.CancelHandlerResponse{Handler: h}, nil
 }
 
 func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerRequest) (*wfdv1.ReleaseHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	id := req.GetHandlerId()
 	if h, ok := v.s.engine.Handler(id); ok {
 		if _, err := h.Release(ctx); err != nil && !errors.Is(err, engine.ErrReleased) {
-			return nil, toConnect(err)
+			return nil, err
 		}
 	} else if err := v.s.leases.elsewhere(ctx, id); err != nil {
-		return nil, toConnect(err) // live on another replica: released there
+		return nil, err // live on another replica: released there
 	}
 	meta, err := v.s.meta(ctx, id)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	if meta.Status != persistence.StatusRunning {
-		return nil, toConnect(errDone(id, meta.Status))
+		return nil, errDone(id, meta.Status)
 	}
 	return &wfdv1.ReleaseHandlerResponse{Handler: v.s.view(&meta)}, nil
 }

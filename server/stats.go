@@ -98,7 +98,7 @@ func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv
 	s := v.s
 	snap, err := s.snapshot(ctx)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	p50, p99 := s.stats.rehydrate.quantiles()
 	d50, d99 := s.workers.stats.latency.quantiles()

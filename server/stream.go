@@ -18,13 +18,13 @@ const replayPage = 500
 
 func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsRequest, out *connect.ServerStream[wfdv1.StreamEventsResponse]) error {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
-		return toConnect(err)
+		return err
 	}
 	if req.GetFromHead() && req.GetAfterSeq() != 0 {
-		return toConnect(fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", errInvalid, req.GetAfterSeq()))
+		return fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", errInvalid, req.GetAfterSeq())
 	}
 	opts := streamOptions{after: req.GetAfterSeq(), fromHead: req.GetFromHead(), internal: req.GetIncludeInternal()}
-	return toConnect(v.s.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) }))
+	return v.s.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) })
 }
 
 // streamOptions are what a StreamEvents request asks for.

@@ -123,14 +123,14 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 
 func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*wfdv1.ListTasksResponse, error) {
 	if err := validateListTasks(req); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	q := persistence.TaskQuery{Assignee: req.GetAssignee(), Workflow: req.GetWorkflow(), HandlerID: req.GetHandlerId(),
 		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken()}
 	if req.GetMine() {
 		id, ok := auth.FromContext(ctx)
 		if !ok {
-			return nil, toConnect(fmt.Errorf("%w: mine needs an authenticated caller (the server runs without authentication)", errFailedPrecondition))
+			return nil, fmt.Errorf("%w: mine needs an authenticated caller (the server runs without authentication)", errFailedPrecondition)
 		}
 		q.Assignees = myAssignees(id)
 	}
@@ -139,7 +139,7 @@ func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*
 	}
 	ts, next, err := v.s.store.ListTasks(ctx, q)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	out := &wfdv1.ListTasksResponse{NextPageToken: next, Tasks: make([]*wfdv1.Task, len(ts))}
 	for i := range ts {
@@ -150,11 +150,11 @@ func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*
 
 func (v *service) GetTask(ctx context.Context, req *wfdv1.GetTaskRequest) (*wfdv1.GetTaskResponse, error) {
 	if err := checkTaskID(req.GetTaskId()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	t, err := v.s.task(ctx, req.GetTaskId())
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.GetTaskResponse{Task: taskToProto(&t)}, nil
 }
@@ -173,7 +173,7 @@ func (s *Server) task(ctx context.Context, id string) (persistence.Task, error) 
 func (v *service) CompleteTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (*wfdv1.CompleteTaskResponse, error) {
 	t, err := v.s.completeTask(ctx, req)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.CompleteTaskResponse{Task: taskToProto(&t)}, nil
 }

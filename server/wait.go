@@ -29,18 +29,18 @@ const (
 
 func (v *service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest) (*wfdv1.WaitHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	d, err := checkWait("timeout", req.GetTimeout())
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	if req.GetTimeout() == nil {
 		d = defaultWait
 	}
 	h, err := v.s.wait(ctx, req.GetHandlerId(), d)
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.WaitHandlerResponse{Handler: h}, nil
 }

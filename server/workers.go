@@ -384,7 +384,7 @@ type workerService struct{ s *Server }
 func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, out *connect.ServerStream[wfdv1.ConnectResponse]) error {
 	s := v.s
 	if req.GetMaxRuns() < 0 {
-		return toConnect(fmt.Errorf("%w: max_runs %d is negative", errInvalid, req.GetMaxRuns()))
+		return fmt.Errorf("%w: max_runs %d is negative", errInvalid, req.GetMaxRuns())
 	}
 	g := registrantOf(ctx, req.GetName())
 	hashes, err := s.workers.register(ctx, g, req.GetWorkflows())
@@ -392,7 +392,7 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 		if errors.Is(err, errPermissionDenied) {
 			s.log.Info("worker refused", "name", g.source, "subject", g.id.Subject, "err", err)
 		}
-		return toConnect(err)
+		return err
 	}
 	// Other replicas learn of it before it is listed (ListWorkers) or told
 	// it is connected, so work started anywhere from then on comes here.
@@ -413,13 +413,13 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 		case <-heartbeat.C:
 			m = &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{}}}
 		case <-ctx.Done():
-			return toConnect(ctx.Err())
+			return ctx.Err()
 		case <-s.draining:
 			// The worker reconnects to the next server. Its runs cannot
 			// finish here (http.Server.Shutdown lets no new call in): their
 			// proxies leave them in progress once the engine closes
 			// (ErrInterrupted), and they run again after the restart.
-			return toConnect(errShuttingDown())
+			return errShuttingDown()
 		}
 		if err := out.Send(m); err != nil {
 			return err
@@ -432,20 +432,20 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 func (v *workerService) StepCall(ctx context.Context, req *wfdv1.StepCallRequest) (*wfdv1.StepCallResponse, error) {
 	run, err := v.s.workers.run(ctx, req.GetRunId(), req.GetWorkerId())
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	resp, err := run.call(ctx, req)
-	return resp, toConnect(err)
+	return resp, err
 }
 
 // FinishRun ends a run.
 func (v *workerService) FinishRun(ctx context.Context, req *wfdv1.FinishRunRequest) (*wfdv1.FinishRunResponse, error) {
 	run, err := v.s.workers.run(ctx, req.GetRunId(), req.GetWorkerId())
 	if err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	if err := run.finish(ctx, req); err != nil {
-		return nil, toConnect(err)
+		return nil, err
 	}
 	return &wfdv1.FinishRunResponse{}, nil
 }
