@@ -122,6 +122,9 @@ func guardBodies(next http.Handler, timeout time.Duration, rate int, streamed ma
 		// not read to the end).
 		r2 := *r
 		r2.Body = b
+		if r.ProtoMajor < 2 {
+			w = &closingWriter{ResponseWriter: w, body: b}
+		}
 		next.ServeHTTP(w, &r2)
 		if r.ProtoMajor < 2 && !b.eof.Load() {
 			w.Header().Set("Connection", "close")
@@ -129,6 +132,47 @@ func guardBodies(next http.Handler, timeout time.Duration, rate int, streamed ma
 		}
 	})
 }
+
+// closingWriter is the answer to an HTTP/1.x request with a body: an
+// answer begun before the body was read to its end (a call refused
+// before its request is read: a stream without credentials, say) says
+// Connection: close, as the connection will close after it (guardBodies);
+// said only afterwards, a client could send its next call on the
+// closing connection. Calls that are served read their request to its
+// end first (connect checks a unary request has no second message).
+type closingWriter struct {
+	http.ResponseWriter
+	body    *guardedBody
+	started bool
+}
+
+func (c *closingWriter) begin() {
+	if !c.started {
+		c.started = true
+		if !c.body.eof.Load() {
+			c.Header().Set("Connection", "close")
+		}
+	}
+}
+
+func (c *closingWriter) WriteHeader(code int) {
+	c.begin()
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *closingWriter) Write(b []byte) (int, error) {
+	c.begin()
+	return c.ResponseWriter.Write(b)
+}
+
+// Flush is http.Flusher's: connect flushes stream messages.
+func (c *closingWriter) Flush() {
+	c.begin()
+	_ = http.NewResponseController(c.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (c *closingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // guardedBody keeps guardBodies' read deadline on a body. It gives the
 // connection a new deadline only when its own has moved on by more than

@@ -16,6 +16,7 @@ import (
 
 	"connectrpc.com/connect"
 	"golang.org/x/net/http2"
+	"google.golang.org/protobuf/proto"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
@@ -250,4 +251,49 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		}
 		t.Logf("closed %v after the settings", time.Since(since).Round(time.Millisecond))
 	})
+}
+
+// TestRefusedStreamSaysClose: a streaming call refused before its
+// request is read (no credentials) leaves its HTTP/1.1 body unread, so
+// the connection closes after the answer; the answer says so
+// (Connection: close), or the client's next call may meet the connection
+// closing. A streaming call whose request is read keeps the connection.
+func TestRefusedStreamSaysClose(t *testing.T) {
+	ts := startAuthServer(t, newJWTIssuer(t), "")
+	msg, err := proto.Marshal(&wfdv1.StreamEventsRequest{HandlerId: "no-such-handler"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h1 http.Protocols
+	h1.SetHTTP1(true)
+	hc := &http.Client{Transport: &http.Transport{Protocols: &h1}}
+	for _, tc := range []struct {
+		name, token string
+		closes      bool
+	}{
+		{"refused", "", true},
+		{"read", "reader-token", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, "http://"+ts.addr+wfdv1connect.WorkflowServiceStreamEventsProcedure,
+				bytes.NewReader(frame(0, -1, msg)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/grpc-web+proto")
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			res, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			_ = res.Body.Close()
+			if res.Close != tc.closes {
+				t.Fatalf("answer (%s, grpc-status %q%q) says Connection: close = %v, want %v", res.Status,
+					res.Header.Get("Grpc-Status"), res.Trailer.Get("Grpc-Status"), res.Close, tc.closes)
+			}
+		})
+	}
 }
