@@ -538,7 +538,9 @@ func freeAddr(t *testing.T) string {
 func startWfdAt(t *testing.T, bin, data, addr string, extra ...string) *wfdProc {
 	t.Helper()
 	p := &wfdProc{addr: addr, out: &testlog.Buffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data}, extra...)...)
+	// No console unless extra asks (a later flag wins): its default
+	// address is one for the whole machine, maybe another suite's.
+	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data, "--console-addr", ""}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {

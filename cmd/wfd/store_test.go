@@ -74,7 +74,7 @@ func TestDamagedStore(t *testing.T) {
 			dir := copyStore(t, good)
 			path := filepath.Join(dir, "wfd.db")
 			tt.damage(t, path)
-			code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
+			code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--console-addr", "")
 			if code != 1 {
 				t.Errorf("wfd serve on a damaged store: exit %d, want 1", code)
 			}
@@ -154,7 +154,7 @@ func TestStoreInUse(t *testing.T) {
 	bin := buildWfd(t)
 	dir := t.TempDir()
 	first := startWfd(t, bin, dir)
-	code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
+	code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--console-addr", "")
 	if code != 1 {
 		t.Errorf("second wfd serve: exit %d, want 1", code)
 	}
@@ -194,7 +194,7 @@ func TestForeignStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
+	code, stdout, stderr := runWfd(t, bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--console-addr", "")
 	if code != 1 {
 		t.Errorf("wfd serve on another program's file: exit %d, want 1", code)
 	}
