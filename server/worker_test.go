@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -76,10 +77,11 @@ func startWorkerN(t *testing.T, ts *testServer, name string, maxRuns int, wf wor
 	return stop
 }
 
-// workersServing waits until n connected workers serve workflow.
-func workersServing(t *testing.T, ts *testServer, workflow string, n int) {
+// workersServing waits until n connected workers serve workflow; opts
+// are the ListWorkers client's (credentials, say).
+func workersServing(t *testing.T, ts *testServer, workflow string, n int, opts ...connect.ClientOption) {
 	t.Helper()
-	wc := wfdv1connect.NewWorkerServiceClient(ts.http, "http://"+ts.addr)
+	wc := wfdv1connect.NewWorkerServiceClient(ts.http, "http://"+ts.addr, opts...)
 	testwait.Until(t, func() error {
 		res, err := wc.ListWorkers(ctxT(t), &wfdv1.ListWorkersRequest{})
 		if err != nil {

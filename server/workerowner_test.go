@@ -15,7 +15,6 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
-	"github.com/wfd-dev/wfd/internal/testwait"
 
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/clients/go/worker"
@@ -66,30 +65,6 @@ func workerAs(t *testing.T, ts *testServer, token, name string, wf worker.Workfl
 		_ = c.Close()
 	})
 	return done
-}
-
-// servingAs waits until n connected workers serve workflow, asking as admin.
-func servingAs(t *testing.T, ts *testServer, workflow string, n int) {
-	t.Helper()
-	wc := wfdv1connect.NewWorkerServiceClient(ts.http, "http://"+ts.addr, bearer("admin-token"))
-	testwait.Until(t, func() error {
-		res, err := wc.ListWorkers(ctxT(t), &wfdv1.ListWorkersRequest{})
-		if err != nil {
-			return err
-		}
-		got := 0
-		for _, w := range res.GetWorkers() {
-			for _, name := range w.GetWorkflows() {
-				if name == workflow {
-					got++
-				}
-			}
-		}
-		if got != n {
-			return errors.New("waiting for the workers of " + workflow)
-		}
-		return nil
-	})
 }
 
 // refusedAs waits for a worker's Run to end and checks it ended with a
@@ -145,7 +120,7 @@ func TestWorkflowBelongsToItsWorker(t *testing.T) {
 	ts := startAuthServerAt(t, is, dir, ownerTokens, grants)
 
 	workerAs(t, ts, "wally-token", "wally", payrollDef("payroll", false))
-	servingAs(t, ts, "payroll", 1)
+	workersServing(t, ts, "payroll", 1, bearer("admin-token"))
 	refusedAs(t, workerAs(t, ts, "eve-token", "eve", payrollDef("payroll", false)), `belongs to "wally"`)
 	refusedAs(t, workerAs(t, ts, "eve-token", "eve-changed", payrollDef("payroll", true)), `belongs to "wally"`)
 	if by := runsBy(t, ts, "payroll", 4); by["wally"] != 4 {
@@ -154,15 +129,15 @@ func TestWorkflowBelongsToItsWorker(t *testing.T) {
 
 	// A grant: to eve by name, to grace by her role; not to anyone else.
 	workerAs(t, ts, "wally-token", "wally-shared", payrollDef("payroll-shared", false))
-	servingAs(t, ts, "payroll-shared", 1)
+	workersServing(t, ts, "payroll-shared", 1, bearer("admin-token"))
 	workerAs(t, ts, "eve-token", "eve-shared", payrollDef("payroll-shared", false))
 	workerAs(t, ts, "grace-token", "grace-shared", payrollDef("payroll-shared", false))
-	servingAs(t, ts, "payroll-shared", 3)
+	workersServing(t, ts, "payroll-shared", 3, bearer("admin-token"))
 	refusedAs(t, workerAs(t, ts, "worker-token", "other", payrollDef("payroll-shared", false)), `belongs to "wally"`)
 
 	// Admin may serve any workflow.
 	workerAs(t, ts, "admin-token", "admin", payrollDef("payroll", false))
-	servingAs(t, ts, "payroll", 2)
+	workersServing(t, ts, "payroll", 2, bearer("admin-token"))
 
 	// After a restart the owner is still wally: eve is refused even
 	// while wally is away.
@@ -170,7 +145,7 @@ func TestWorkflowBelongsToItsWorker(t *testing.T) {
 	ts = startAuthServerAt(t, is, dir, ownerTokens, grants)
 	refusedAs(t, workerAs(t, ts, "eve-token", "eve", payrollDef("payroll", false)), `belongs to "wally"`)
 	workerAs(t, ts, "wally-token", "wally", payrollDef("payroll", false))
-	servingAs(t, ts, "payroll", 1)
+	workersServing(t, ts, "payroll", 1, bearer("admin-token"))
 }
 
 // TestRunCallsBoundToTheWorkersSubject: a run's StepCall and FinishRun
@@ -190,20 +165,18 @@ func TestRunCallsBoundToTheWorkersSubject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Connected comes once the worker is registered and listed.
 	var workerID string
 	var run *wfdv1.Dispatch
-	go func() {
-		c := wfdv1connect.NewWorkflowServiceClient(ts.http, "http://"+ts.addr, bearer("admin-token"))
-		servingAs(t, ts, "payroll-bound", 1)
-		_, _ = c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "payroll-bound", Input: st(t, map[string]any{})})
-	}()
+	for workerID == "" && stream.Receive() {
+		workerID = stream.Msg().GetConnected().GetWorkerId()
+	}
+	c := wfdv1connect.NewWorkflowServiceClient(ts.http, "http://"+ts.addr, bearer("admin-token"))
+	if _, err := c.RunWorkflow(ctx, &wfdv1.RunWorkflowRequest{Workflow: "payroll-bound", Input: st(t, map[string]any{})}); err != nil {
+		t.Fatal(err)
+	}
 	for run == nil && stream.Receive() {
-		switch m := stream.Msg(); {
-		case m.GetConnected() != nil:
-			workerID = m.GetConnected().GetWorkerId()
-		case m.GetDispatch() != nil:
-			run = m.GetDispatch()
-		}
+		run = stream.Msg().GetDispatch()
 	}
 	if run == nil {
 		t.Fatalf("no dispatch: %v", stream.Err())
