@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // Authentication happens in two halves. The HTTP half (authenticate) sees
@@ -47,12 +48,12 @@ func (a authorizer) check(ctx context.Context, procedure, peer string) (context.
 	creds, ok := ctx.Value(credentialsKey{}).(credentials)
 	if !ok {
 		// Handler was served without its authenticating wrapper.
-		return ctx, fmt.Errorf("%w: %w", errUnauthenticated, auth.ErrNoCredentials)
+		return ctx, fmt.Errorf("%w: %w", apierr.ErrUnauthenticated, auth.ErrNoCredentials)
 	}
 	fails := a.s.authFails
 	if wait, blocked := fails.blocked(peer); blocked {
 		a.refused("call refused: too many failed authentications", procedure, peer, "retry_in", wait.Round(time.Second))
-		return ctx, fmt.Errorf("%w: too many failed authentications from %s; retry in %s", errResourceExhausted, host(peer), wait.Round(time.Second))
+		return ctx, fmt.Errorf("%w: too many failed authentications from %s; retry in %s", apierr.ErrResourceExhausted, host(peer), wait.Round(time.Second))
 	}
 	id, err := creds()
 	if err != nil {
@@ -60,12 +61,12 @@ func (a authorizer) check(ctx context.Context, procedure, peer string) (context.
 			fails.failed(peer) // credentials that do not verify: a guess, maybe
 		}
 		a.refused("call refused: unauthenticated", procedure, peer, "err", err)
-		return ctx, fmt.Errorf("%w: %w", errUnauthenticated, err)
+		return ctx, fmt.Errorf("%w: %w", apierr.ErrUnauthenticated, err)
 	}
 	if !auth.Allowed(id, procedure) {
 		a.refused("call refused: permission denied", procedure, peer, "subject", id.Subject, "roles", id.Roles)
 		return ctx, fmt.Errorf("%w: %s (roles %v) may not call %s: it needs one of the roles %v or %s",
-			errPermissionDenied, id.Subject, id.Roles, procedure, auth.RolesFor(procedure), auth.RoleAdmin)
+			apierr.ErrPermissionDenied, id.Subject, id.Roles, procedure, auth.RolesFor(procedure), auth.RoleAdmin)
 	}
 	return auth.NewContext(ctx, id), nil
 }

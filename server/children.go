@@ -11,6 +11,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -22,7 +23,13 @@ type starter struct{ s *Server }
 
 var _ engine.Starter = starter{}
 
+// StartChild starts the child; a store failure in its error (which
+// becomes the parent's step error) is logged and hidden (apierr.Hide).
 func (st starter) StartChild(ctx context.Context, parent, child, workflow string, input *structpb.Struct) error {
+	return apierr.Hide(st.s.log, st.startChild(ctx, parent, child, workflow, input))
+}
+
+func (st starter) startChild(ctx context.Context, parent, child, workflow string, input *structpb.Struct) error {
 	s := st.s
 	unlock := s.turns.lock(child)
 	defer unlock()
@@ -30,10 +37,10 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 	switch {
 	case err == nil:
 		if meta.Workflow != workflow {
-			return fmt.Errorf("%w: child %s runs workflow %q, not %q", errAlreadyExists, child, meta.Workflow, workflow)
+			return fmt.Errorf("%w: child %s runs workflow %q, not %q", apierr.ErrAlreadyExists, child, meta.Workflow, workflow)
 		}
 		return nil
-	case !errors.Is(err, errNotFound):
+	case !errors.Is(err, apierr.ErrNotFound):
 		return err
 	}
 	// In replica mode the child's workflow may be defined by workers on
@@ -84,12 +91,12 @@ func (s *Server) starting(id string) func(*engine.Handler, error) {
 	}
 }
 
-// liveHandler is handler id in memory here (errNotFound: not).
+// liveHandler is handler id in memory here (apierr.ErrNotFound: not).
 func (s *Server) liveHandler(id string) (*engine.Handler, error) {
 	if h, ok := s.engine.Handler(id); ok {
 		return h, nil
 	}
-	return nil, fmt.Errorf("handler %q %w", id, errNotFound)
+	return nil, fmt.Errorf("handler %q %w", id, apierr.ErrNotFound)
 }
 
 // childEnded tells the parent how a child ended (durably: the parent takes
@@ -101,7 +108,7 @@ func (s *Server) childEnded(c *engine.Change) {
 	})
 	// A parent live on another replica hears of it there, through the
 	// commit feed (feed.go).
-	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.As(err, new(*ownedError)) && s.background.Err() == nil {
+	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.As(err, new(*apierr.Owned)) && s.background.Err() == nil {
 		s.log.Warn("telling a parent its child ended", "parent", c.Parent, "child", c.HandlerID, "err", err)
 	}
 }
@@ -110,7 +117,7 @@ func (s *Server) childEnded(c *engine.Change) {
 func (s *Server) cancelChildren(children []string) {
 	for _, id := range children {
 		err := s.withLive(s.background, id, func(h *engine.Handler) error { return h.Cancel(s.background) })
-		if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, errNotFound) && s.background.Err() == nil {
+		if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, apierr.ErrNotFound) && s.background.Err() == nil {
 			s.log.Warn("cancelling a child", "child", id, "err", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -26,12 +27,12 @@ func (r *workerRegistry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, has
 	}
 	var err error
 	if w.InputSchema, err = schemaBytes(d.GetInputSchema()); err != nil {
-		return engine.Workflow{}, fmt.Errorf("%w: workflow %q: input schema: %w", errInvalid, d.GetName(), err)
+		return engine.Workflow{}, fmt.Errorf("%w: workflow %q: input schema: %w", apierr.ErrInvalid, d.GetName(), err)
 	}
 	for _, et := range d.GetEventTypes() {
 		raw, err := schemaBytes(et.GetSchema())
 		if err != nil {
-			return engine.Workflow{}, fmt.Errorf("%w: workflow %q: schema of %q: %w", errInvalid, d.GetName(), et.GetType(), err)
+			return engine.Workflow{}, fmt.Errorf("%w: workflow %q: schema of %q: %w", apierr.ErrInvalid, d.GetName(), et.GetType(), err)
 		}
 		w.Events = append(w.Events, engine.EventType{Type: et.GetType(), Description: et.GetDescription(), Schema: raw})
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -78,17 +79,17 @@ func (s *Server) deletable(ctx context.Context, id string) (persistence.Handler,
 		return meta, err
 	}
 	if !meta.Status.Terminal() {
-		return meta, fmt.Errorf("%w: handler %s is %s: cancel it first", errFailedPrecondition, id, meta.Status)
+		return meta, fmt.Errorf("%w: handler %s is %s: cancel it first", apierr.ErrFailedPrecondition, id, meta.Status)
 	}
 	if meta.Parent != "" {
 		parent, err := s.meta(ctx, meta.Parent)
 		switch {
-		case errors.Is(err, errNotFound):
+		case errors.Is(err, apierr.ErrNotFound):
 		case err != nil:
 			return meta, err
 		case !parent.Status.Terminal():
 			return meta, fmt.Errorf("%w: handler %s is a child of %s, which is still running: delete it once the parent has finished",
-				errFailedPrecondition, id, meta.Parent)
+				apierr.ErrFailedPrecondition, id, meta.Parent)
 		}
 	}
 	return meta, nil
@@ -112,7 +113,7 @@ func (s *Server) deleteFinished(ctx context.Context, ids []string) (int, error) 
 		switch {
 		case err == nil:
 			changes = append(changes, deleteChange(&meta))
-		case errors.Is(err, errNotFound), errors.Is(err, errFailedPrecondition):
+		case errors.Is(err, apierr.ErrNotFound), errors.Is(err, apierr.ErrFailedPrecondition):
 		case errors.Is(err, persistence.ErrCorrupt):
 			// Left for an operator (wfd store check); the others go.
 			s.log.Warn("retention: a finished handler cannot be read", "handler", id, "err", err)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -45,12 +46,12 @@ type runReply struct {
 // errStartOver refuses a call whose local waits the engine answered
 // otherwise: the run is dispatched again.
 func errStartOver(id string) error {
-	return fmt.Errorf("%w: run %q starts over: a wait the worker answered itself is answered otherwise here", errFailedPrecondition, id)
+	return fmt.Errorf("%w: run %q starts over: a wait the worker answered itself is answered otherwise here", apierr.ErrFailedPrecondition, id)
 }
 
 // errRunGone refuses a call for a run the proxy no longer serves.
 func errRunGone(id string) error {
-	return fmt.Errorf("%w: run %q is no longer in progress on this worker", errFailedPrecondition, id)
+	return fmt.Errorf("%w: run %q is no longer in progress on this worker", apierr.ErrFailedPrecondition, id)
 }
 
 // ask hands c to the run's proxy and waits for its answer.

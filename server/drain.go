@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // Shutdown drains the server so that every client can tell what became of
@@ -66,12 +67,12 @@ func (s *Server) isDraining() bool {
 
 // errShuttingDown refuses a call that arrives during the drain.
 func errShuttingDown() error {
-	return fmt.Errorf("%w: server is shutting down; nothing was done: retry", errUnavailable)
+	return fmt.Errorf("%w: server is shutting down; nothing was done: retry", apierr.ErrUnavailable)
 }
 
 // errStreamDrained ends a stream at shutdown.
 func errStreamDrained(last uint64) error {
-	return fmt.Errorf("%w: server is shutting down; resume after seq %d", errUnavailable, last)
+	return fmt.Errorf("%w: server is shutting down; resume after seq %d", apierr.ErrUnavailable, last)
 }
 
 // cutShort replaces Canceled by Unavailable for a call whose context the
@@ -82,7 +83,7 @@ func (s *Server) cutShort(err error) error {
 	if err == nil || !canceled || s.requests.Err() == nil {
 		return err
 	}
-	return fmt.Errorf("%w: server shut down before the call finished; it may have taken effect: retry it with the same handler id or idempotency key", errUnavailable)
+	return fmt.Errorf("%w: server shut down before the call finished; it may have taken effect: retry it with the same handler id or idempotency key", apierr.ErrUnavailable)
 }
 
 // drainGate is the interceptor of the workflow service's calls: it refuses

@@ -68,7 +68,7 @@ func (s *Server) feedResync() {
 
 // childEndedElsewhere tells parent that child ended on another replica,
 // which could not tell it if parent is live here (childEnded there is
-// refused with an ownedError). A parent live nowhere is told too: the
+// refused with an apierr.Owned). A parent live nowhere is told too: the
 // other replica's childEnded may have been refused while the parent was
 // still live here, on its way out; the lease picks one replica to load it
 // (one lease read per child's end per replica). A parent being loaded

@@ -2,7 +2,7 @@ package server
 
 // Forwarding (replica mode): a call that delivers to a handler live on
 // another replica is answered by that replica. The replica that took the
-// call runs it as usual; when it is refused with an ownedError (the
+// call runs it as usual; when it is refused with an apierr.Owned (the
 // handler's lease is held by another live replica, so nothing was done),
 // the forwarder calls the same method on the owner's advertised address
 // and answers with the owner's answer. Forwarding, not a queue in the
@@ -35,6 +35,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -94,20 +95,20 @@ func (f *forwarder) close() {
 func (f *forwarder) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		res, err := next(ctx, req)
-		var owned *ownedError
+		var owned *apierr.Owned
 		if err == nil || !f.on() || req.Header().Get(forwardedHeader) != "" ||
-			!errors.As(err, &owned) || owned.address == "" {
+			!errors.As(err, &owned) || owned.Address == "" {
 			return res, err
 		}
 		fres, ok, ferr := f.forward(ctx, owned, req)
 		if !ok {
 			if ferr != nil {
-				f.warnUnsigned("call refused naming its owner rather than forwarded", "procedure", req.Spec().Procedure, "handler", owned.handler,
-					"owner", owned.owner, "err", ferr)
+				f.warnUnsigned("call refused naming its owner rather than forwarded", "procedure", req.Spec().Procedure, "handler", owned.Handler,
+					"owner", owned.Owner, "err", ferr)
 			}
 			return res, err // not a method that forwards, or not in the caller's name
 		}
-		f.s.log.Debug("call forwarded", "procedure", req.Spec().Procedure, "handler", owned.handler, "owner", owned.owner, "err", ferr)
+		f.s.log.Debug("call forwarded", "procedure", req.Spec().Procedure, "handler", owned.Handler, "owner", owned.Owner, "err", ferr)
 		return fres, ferr
 	}
 }
@@ -124,8 +125,8 @@ func (f *forwarder) WrapStreamingHandler(next connect.StreamingHandlerFunc) conn
 // req's caller; ok is false when it did not: a method that is not
 // forwarded, or (with err saying why) a caller whose identity cannot
 // travel.
-func (f *forwarder) forward(ctx context.Context, owned *ownedError, req connect.AnyRequest) (res connect.AnyResponse, ok bool, err error) {
-	addr := owned.address
+func (f *forwarder) forward(ctx context.Context, owned *apierr.Owned, req connect.AnyRequest) (res connect.AnyResponse, ok bool, err error) {
+	addr := owned.Address
 	var call func(context.Context) (connect.AnyResponse, error)
 	c := f.client(addr)
 	switch m := req.Any().(type) {
@@ -146,7 +147,7 @@ func (f *forwarder) forward(ctx context.Context, owned *ownedError, req connect.
 	if err := f.credentials(ctx, req.Header(), info.RequestHeader(), req.Spec().Procedure); err != nil {
 		return nil, false, err
 	}
-	fctx, cancel := ownerDeadline(cctx, owned.until)
+	fctx, cancel := ownerDeadline(cctx, owned.Until)
 	defer cancel()
 	res, err = call(fctx)
 	if err != nil {
@@ -208,7 +209,7 @@ func ownerError(ctx context.Context, err error) error {
 		case ctx.Err() != nil:
 			return connect.NewError(connect.CodeCanceled, ctx.Err())
 		}
-		return withRetryHint(connect.NewError(connect.CodeUnavailable, fmt.Errorf("the owner did not answer: %w", err)))
+		return apierr.WithRetryHint(connect.NewError(connect.CodeUnavailable, fmt.Errorf("the owner did not answer: %w", err)))
 	}
 	e := connect.NewError(ce.Code(), errors.New(ce.Message()))
 	for _, d := range ce.Details() {
@@ -230,9 +231,9 @@ func forwarded(ctx context.Context) bool {
 // caller of the PublishEvent being handled in ctx. took reports the
 // owner woke it; err is the refusal when it did not forward (off, a
 // forwarded call, no address) or the owner's error.
-func (f *forwarder) publication(ctx context.Context, owned *ownedError, p *persistence.Published) (took bool, err error) {
+func (f *forwarder) publication(ctx context.Context, owned *apierr.Owned, p *persistence.Published) (took bool, err error) {
 	info, ok := connect.CallInfoForHandlerContext(ctx)
-	if !f.on() || !ok || info.RequestHeader().Get(forwardedHeader) != "" || owned.address == "" {
+	if !f.on() || !ok || info.RequestHeader().Get(forwardedHeader) != "" || owned.Address == "" {
 		return false, owned
 	}
 	var data structpb.Struct
@@ -241,14 +242,14 @@ func (f *forwarder) publication(ctx context.Context, owned *ownedError, p *persi
 	}
 	cctx, out := connect.NewClientContext(ctx)
 	if err := f.credentials(ctx, info.RequestHeader(), out.RequestHeader(), wfdv1connect.WorkflowServicePublishEventProcedure); err != nil {
-		f.warnUnsigned("publication not forwarded", "event", p.ID, "handler", owned.handler, "owner", owned.owner, "err", err)
+		f.warnUnsigned("publication not forwarded", "event", p.ID, "handler", owned.Handler, "owner", owned.Owner, "err", err)
 		return false, owned
 	}
-	res, err := f.client(owned.address).PublishEvent(cctx, &wfdv1.PublishEventRequest{
-		EventId: p.ID, Key: p.Key, Data: &data, HandlerId: owned.handler,
+	res, err := f.client(owned.Address).PublishEvent(cctx, &wfdv1.PublishEventRequest{
+		EventId: p.ID, Key: p.Key, Data: &data, HandlerId: owned.Handler,
 	})
 	if err != nil {
-		return false, fmt.Errorf("forwarding publication %s to replica %q: %w", p.ID, owned.owner, err)
+		return false, fmt.Errorf("forwarding publication %s to replica %q: %w", p.ID, owned.Owner, err)
 	}
 	return res.GetWoken() > 0, nil
 }

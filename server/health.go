@@ -17,6 +17,7 @@ import (
 
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 const (
@@ -306,7 +307,7 @@ func (h *health) watch(ctx context.Context, req *connect.Request[healthpb.Health
 			last = st
 		}
 		if stopping {
-			return toConnect(fmt.Errorf("%w: server is shutting down", errUnavailable))
+			return apierr.ToConnect(fmt.Errorf("%w: server is shutting down", apierr.ErrUnavailable))
 		}
 		select {
 		case <-ctx.Done():

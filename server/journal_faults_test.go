@@ -63,7 +63,7 @@ func (c *calls) err(id string) error { return <-c.results[id] }
 // holds handler X's change. X's change shares a commit with those of other
 // handlers; the journal then writes each change alone, so the others are
 // committed and acknowledged and only X's caller gets the error, with the
-// code toConnect gives the store's refusal and without its detail when
+// code apierr.ToConnect gives the store's refusal and without its detail when
 // that is internal. The server goes on serving.
 func TestJournalRetriesRefusedChangeAlone(t *testing.T) {
 	for _, tc := range []struct {

@@ -8,7 +8,7 @@ package server
 // leases in one statement with its registry heartbeat, drops the handlers
 // whose lease it lost, and releases a lease when its handler leaves memory
 // (released or finished). A call for a handler another live replica owns
-// is refused with an ownedError naming that replica; the forwarder
+// is refused with an apierr.Owned naming that replica; the forwarder
 // (forward.go) forwards the calls that deliver to a handler to it.
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // DefaultLeaseTTL is a replica's registration and handler lease time when
@@ -59,39 +60,6 @@ func SessionTimeout(ttl time.Duration) time.Duration {
 	}
 	return max(ttl/2, time.Second)
 }
-
-// ownedError refuses a call for a handler another live replica holds.
-// It is Unavailable (errUnavailable), not FailedPrecondition: nothing was
-// done, and the same call succeeds later without the client changing
-// anything (the owner releases the handler, dies and its lease expires, or
-// the forwarder has it answered there: forward.go), so generic retry
-// policies are right to retry it; the message names where the handler is
-// meanwhile.
-type ownedError struct {
-	handler, owner, address string
-	// workflow, if set: owner is not the handler's owner but a replica
-	// with the workers of its workflow (workerroute.go).
-	workflow string
-	// until is when the owner's lease expires unless it renews it, by
-	// this replica's clock (zero: not known): a call forwarded to an
-	// owner that has not answered by then (it may be paused) is given up
-	// (forward.go), and its retry takes the handler over.
-	until time.Time
-}
-
-func (e *ownedError) Error() string {
-	addr := e.address
-	if addr == "" {
-		addr = "no address advertised"
-	}
-	if e.workflow != "" {
-		return fmt.Sprintf("no worker of workflow %q is connected here; replica %q (%s) has them: retry there", e.workflow, e.owner, addr)
-	}
-	return fmt.Sprintf("handler %s is live on replica %q (%s): retry there, or here once it is released",
-		e.handler, e.owner, addr)
-}
-
-func (e *ownedError) Unwrap() error { return errUnavailable }
 
 // leases are a replica's handler leases. A nil *leases is a single
 // process: every method does nothing.
@@ -285,7 +253,7 @@ func (l *leases) fence(id string) (persistence.Fence, bool) {
 }
 
 // acquire takes handler id's lease before the handler enters memory. A
-// lease another live replica holds is an ownedError.
+// lease another live replica holds is an apierr.Owned.
 func (l *leases) acquire(ctx context.Context, id string) error {
 	if l == nil {
 		return nil
@@ -302,7 +270,7 @@ func (l *leases) acquire(ctx context.Context, id string) error {
 	// caller's retry reaches a replica that can take the handler.
 	if since >= l.cfg.LeaseTTL/2 {
 		return fmt.Errorf("%w: replica %q has not renewed its leases for %s (its database does not answer)",
-			errUnavailable, l.cfg.ID, since.Round(time.Millisecond))
+			apierr.ErrUnavailable, l.cfg.ID, since.Round(time.Millisecond))
 	}
 	lease, acquired, err := l.batch.acquire(ctx, id)
 	if err != nil {
@@ -320,7 +288,7 @@ func (l *leases) acquire(ctx context.Context, id string) error {
 // errAcquireTimeout is a lease acquisition the database did not answer
 // in time: Unavailable, as the replica may be cut off from it.
 func errAcquireTimeout(l *leases, err error) error {
-	return fmt.Errorf("%w: taking handler leases: the database did not answer in %s (%v)", errUnavailable, l.cfg.LeaseTTL/2, err)
+	return fmt.Errorf("%w: taking handler leases: the database did not answer in %s (%v)", apierr.ErrUnavailable, l.cfg.LeaseTTL/2, err)
 }
 
 // acquireEach is acquire of each of ids, at once: their requests share
@@ -348,9 +316,9 @@ func (l *leases) acquireEach(ctx context.Context, ids []string) map[string]error
 }
 
 func (l *leases) owned(ctx context.Context, lease persistence.Lease) error {
-	e := &ownedError{handler: lease.Handler, owner: lease.Owner, address: l.address(ctx, lease.Owner)}
+	e := &apierr.Owned{Handler: lease.Handler, Owner: lease.Owner, Address: l.address(ctx, lease.Owner)}
 	if lease.Left > 0 {
-		e.until = time.Now().Add(lease.Left)
+		e.Until = time.Now().Add(lease.Left)
 	}
 	return e
 }
@@ -441,7 +409,7 @@ func (l *leases) left(c *engine.Change) {
 	}
 }
 
-// elsewhere is an ownedError when another live replica holds handler
+// elsewhere is an apierr.Owned when another live replica holds handler
 // id's lease: a call that does not load the handler (ReleaseHandler)
 // belongs there (and is forwarded, forward.go). nil when
 // this replica holds it, nobody does, or the lease cannot be read (the

@@ -12,6 +12,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -102,7 +103,7 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 	}()
 	meta, raw, err := s.store.LoadHandler(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return nil, fmt.Errorf("handler %q %w", id, errNotFound)
+		return nil, fmt.Errorf("handler %q %w", id, apierr.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -225,7 +226,7 @@ func (s *Server) recover(ctx context.Context) error {
 func (s *Server) resumePage(ctx context.Context, hs []persistence.Handler, n *resumed) error {
 	for attempt := 1; ; attempt++ {
 		err := s.resume(ctx, hs, n)
-		if err == nil || attempt == 3 || !errors.Is(err, errUnavailable) || ctx.Err() != nil {
+		if err == nil || attempt == 3 || !errors.Is(err, apierr.ErrUnavailable) || ctx.Err() != nil {
 			return err
 		}
 		s.log.Warn("recovery could not take leases; renewing and trying again", "attempt", attempt, "err", err)
@@ -263,7 +264,7 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 			// in the store, like a released handler, until woken. In
 			// replica mode only if no other live replica has it.
 			if err := idleErrs[h.ID]; err != nil {
-				if errors.As(err, new(*ownedError)) {
+				if errors.As(err, new(*apierr.Owned)) {
 					n.elsewhere++
 					continue
 				}
@@ -282,7 +283,7 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 			continue
 		}
 		if _, err := s.live(ctx, h.ID); err != nil {
-			if errors.As(err, new(*ownedError)) {
+			if errors.As(err, new(*apierr.Owned)) {
 				n.elsewhere++ // live on another replica
 				continue
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // lost is told about every change the journal could not commit, after the
@@ -120,7 +121,7 @@ func (r *reloader) reload(ctx context.Context, ids []string) (again int) {
 			loaded++
 		case ctx.Err() != nil:
 			return 0
-		case errors.Is(err, errNotFound), errors.Is(err, engine.ErrHandlerDone):
+		case errors.Is(err, apierr.ErrNotFound), errors.Is(err, engine.ErrHandlerDone):
 			// Never created, or finished (or failed while loading).
 		case errors.Is(err, persistence.ErrUnavailable):
 			r.put(id)

@@ -17,6 +17,7 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // wakeWorkers bounds how many handlers one publication wakes at once.
@@ -32,7 +33,7 @@ var _ engine.EventLog = eventLog{}
 func (l eventLog) Find(ctx context.Context, key, handlerID string, since time.Time) (engine.Published, bool, error) {
 	p, ok, err := l.s.store.FindPublished(ctx, key, handlerID, since)
 	if err != nil || !ok {
-		return engine.Published{}, ok, l.s.hideStoreError(err)
+		return engine.Published{}, ok, apierr.Hide(l.s.log, err)
 	}
 	return publishedToEngine(&p), true, nil
 }
@@ -64,7 +65,7 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	}
 	data, err := proto.Marshal(req.GetData())
 	if err != nil {
-		return nil, fmt.Errorf("%w: data: %w", errInvalid, err)
+		return nil, fmt.Errorf("%w: data: %w", apierr.ErrInvalid, err)
 	}
 	p := persistence.Published{ID: id, Key: req.GetKey(), HandlerID: req.GetHandlerId(), Data: data, At: v.s.opts.Now()}
 	// Who published it comes from the caller's verified identity, never
@@ -86,7 +87,7 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 		// The event is in the log: say so, so that a client retries with
 		// its id (which wakes the handlers again) rather than publishing
 		// a second event.
-		ie := newInternal(fmt.Sprintf("event %s was published (seq %d) but waking the handlers that wait for it failed; "+
+		ie := apierr.NewInternal(fmt.Sprintf("event %s was published (seq %d) but waking the handlers that wait for it failed; "+
 			"publish again with event_id %q to wake them", p.ID, p.Seq, p.ID), err)
 		return nil, ie
 	}
@@ -129,7 +130,7 @@ func (s *Server) deliverPublished(ctx context.Context, id string, ev engine.Even
 	err := s.withLive(ctx, id, func(h *engine.Handler) error {
 		return h.SendEvent(ctx, ev, engine.SendOptions{IdempotencyKey: "pub:" + eventID, FromWfd: true})
 	})
-	var owned *ownedError
+	var owned *apierr.Owned
 	if errors.As(err, &owned) {
 		// Live on another replica: that replica delivers it (forward.go).
 		var took bool
@@ -140,7 +141,7 @@ func (s *Server) deliverPublished(ctx context.Context, id string, ev engine.Even
 	switch {
 	case err == nil:
 		return true
-	case errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, engine.ErrHandlerDone), errors.Is(err, errNotFound):
+	case errors.Is(err, engine.ErrInvalidEvent), errors.Is(err, engine.ErrHandlerDone), errors.Is(err, apierr.ErrNotFound):
 	default:
 		s.log.Warn("delivering a published event", "handler", id, "event", eventID, "err", err)
 	}

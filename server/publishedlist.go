@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -47,11 +48,11 @@ func validateListPublished(r *wfdv1.ListPublishedEventsRequest) error {
 	}
 	if s := r.GetSince(); s != nil {
 		if err := s.CheckValid(); err != nil {
-			return fmt.Errorf("%w: since: %w", errInvalid, err)
+			return fmt.Errorf("%w: since: %w", apierr.ErrInvalid, err)
 		}
 	}
 	if r.GetPageSize() < 0 || r.GetPageSize() > maxPageSize {
-		return fmt.Errorf("%w: page_size %d is outside 0..%d", errInvalid, r.GetPageSize(), maxPageSize)
+		return fmt.Errorf("%w: page_size %d is outside 0..%d", apierr.ErrInvalid, r.GetPageSize(), maxPageSize)
 	}
 	return nil
 }

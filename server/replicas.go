@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // ListReplicas lists the live replicas of the database (replica mode,
@@ -17,7 +18,7 @@ func (v *service) ListReplicas(ctx context.Context, _ *wfdv1.ListReplicasRequest
 	}
 	rs, err := v.s.leases.db.Replicas(ctx)
 	if err != nil {
-		return nil, v.s.hideStoreError(err)
+		return nil, apierr.Hide(v.s.log, err)
 	}
 	for _, r := range rs {
 		out.Replicas = append(out.Replicas, &wfdv1.Replica{

@@ -22,6 +22,7 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // Options configure a Server.
@@ -289,7 +290,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.journal.tracing = s.tracing
 	s.journal.fence = s.leases.fence
 	eopts := engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
-		EventLog: eventLog{s}, Starter: hidingStarter{s, starter{s}}, Limits: opts.Limits}
+		EventLog: eventLog{s}, Starter: starter{s}, Limits: opts.Limits}
 	if s.tracing.on {
 		eopts.OnStepRun = s.tracing.onStepRun
 	}
@@ -409,14 +410,14 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		// the bytes it saves on loopback or a LAN.
 		connect.WithCompressMinBytes(4 << 10),
 		// Counts every call by its final code (metrics.go), which
-		// errorEdge, inside it, decides for every call: handlers and the
+		// apierr.Edge, inside it, decides for every call: handlers and the
 		// interceptors after it return plain errors. Internal errors reach
-		// clients as a message and an error id; errorEdge logs their
-		// detail under that id (errors.go).
+		// clients as a message and an error id; apierr.Edge logs their
+		// detail under that id (server/internal/apierr).
 		connect.WithInterceptors(rpcMetrics{s.metrics}),
 		// Spans per call when tracing is on (tracing.go).
 		connect.WithInterceptors(s.traceInterceptors...),
-		connect.WithInterceptors(errorEdge{s.log}),
+		connect.WithInterceptors(apierr.Edge{Log: s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))

@@ -13,13 +13,14 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
 )
 
 // service implements the RPCs. Every method returns errors through
-// toConnect, the one place that picks status codes.
+// apierr.ToConnect, the one place that picks status codes.
 type service struct {
 	s *Server
 }
@@ -137,14 +138,14 @@ func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, 
 // workflow, ALREADY_EXISTS if it runs another, and nothing if there is none.
 func (s *Server) existing(ctx context.Context, id, workflow string) (*wfdv1.Handler, error) {
 	meta, err := s.meta(ctx, id)
-	if errors.Is(err, errNotFound) {
+	if errors.Is(err, apierr.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	if meta.Workflow != workflow {
-		return nil, fmt.Errorf("%w: handler %s runs workflow %q, not %q", errAlreadyExists, id, meta.Workflow, workflow)
+		return nil, fmt.Errorf("%w: handler %s runs workflow %q, not %q", apierr.ErrAlreadyExists, id, meta.Workflow, workflow)
 	}
 	return s.view(&meta), nil
 }
@@ -317,11 +318,11 @@ func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerR
 	return &wfdv1.ReleaseHandlerResponse{Handler: v.s.view(&meta)}, nil
 }
 
-// meta reads a handler's stored metadata; an unknown id is errNotFound.
+// meta reads a handler's stored metadata; an unknown id is apierr.ErrNotFound.
 func (s *Server) meta(ctx context.Context, id string) (persistence.Handler, error) {
 	h, err := s.store.GetHandler(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return h, fmt.Errorf("handler %q %w", id, errNotFound)
+		return h, fmt.Errorf("handler %q %w", id, apierr.ErrNotFound)
 	}
 	return h, err
 }

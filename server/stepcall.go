@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -84,7 +85,7 @@ func execute(_ context.Context, sc *engine.StepContext, req *wfdv1.StepCallReque
 		c, err = sc.WaitForChildren(op.WaitForChildren.GetHandlerIds(), op.WaitForChildren.GetTimeout().AsDuration())
 		resp.Children = childrenToProto(c)
 	default:
-		return nil, fmt.Errorf("%w: step call with no operation", errInvalid)
+		return nil, fmt.Errorf("%w: step call with no operation", apierr.ErrInvalid)
 	}
 	switch {
 	case err == nil:

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -21,7 +22,7 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 		return err
 	}
 	if req.GetFromHead() && req.GetAfterSeq() != 0 {
-		return fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", errInvalid, req.GetAfterSeq())
+		return fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", apierr.ErrInvalid, req.GetAfterSeq())
 	}
 	opts := streamOptions{after: req.GetAfterSeq(), fromHead: req.GetFromHead(), internal: req.GetIncludeInternal()}
 	return v.s.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) })
@@ -74,7 +75,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 		after = headSeq
 	}
 	if err == nil && after > headSeq {
-		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", errInvalid, after, id, headSeq)
+		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", apierr.ErrInvalid, after, id, headSeq)
 	}
 	if err != nil {
 		s.hub.unsubscribe(id, sub)

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // Defaults of StreamLimits.
@@ -83,7 +85,7 @@ func newStreamBudget(l StreamLimits) *streamBudget {
 // errStreamBehind ends a stream that could not send its next record in
 // time: the client resumes after last.
 func errStreamBehind(last uint64, why string) error {
-	return fmt.Errorf("%w: %s; resume after seq %d", errResourceExhausted, why, last)
+	return fmt.Errorf("%w: %s; resume after seq %d", apierr.ErrResourceExhausted, why, last)
 }
 
 // acquire takes n bytes of the budget (at most all of it), waiting for

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // groupPrefix marks a task assigned to a group: "group:finance" is for
@@ -47,7 +48,7 @@ func answerer(ctx context.Context, claimed string, t *persistence.Task) (string,
 		return claimed, nil
 	}
 	if !assignedTo(id, t.Assignee) && !auth.MayOverrideAssignee(id) {
-		return "", fmt.Errorf("%w: task %q is assigned to %q, not to %s", errPermissionDenied, t.ID, t.Assignee, id.Subject)
+		return "", fmt.Errorf("%w: task %q is assigned to %q, not to %s", apierr.ErrPermissionDenied, t.ID, t.Assignee, id.Subject)
 	}
 	return id.Subject, nil
 }

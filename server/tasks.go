@@ -17,6 +17,7 @@ import (
 	"github.com/wfd-dev/wfd/internal/schema"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // tasksFromChange derives the task records a change creates or ends: a new
@@ -130,7 +131,7 @@ func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*
 	if req.GetMine() {
 		id, ok := auth.FromContext(ctx)
 		if !ok {
-			return nil, fmt.Errorf("%w: mine needs an authenticated caller (the server runs without authentication)", errFailedPrecondition)
+			return nil, fmt.Errorf("%w: mine needs an authenticated caller (the server runs without authentication)", apierr.ErrFailedPrecondition)
 		}
 		q.Assignees = myAssignees(id)
 	}
@@ -162,7 +163,7 @@ func (v *service) GetTask(ctx context.Context, req *wfdv1.GetTaskRequest) (*wfdv
 func (s *Server) task(ctx context.Context, id string) (persistence.Task, error) {
 	t, err := s.store.GetTask(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return t, fmt.Errorf("task %q %w", id, errNotFound)
+		return t, fmt.Errorf("task %q %w", id, apierr.ErrNotFound)
 	}
 	return t, err
 }
@@ -191,7 +192,7 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 		return t, err
 	}
 	if t.Status != persistence.TaskPending {
-		return t, fmt.Errorf("%w: task %q is %v", errFailedPrecondition, id, t.Status)
+		return t, fmt.Errorf("%w: task %q is %v", apierr.ErrFailedPrecondition, id, t.Status)
 	}
 	answer := req.GetAnswer()
 	if answer == nil {
@@ -219,7 +220,7 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 	}
 	if t.Status != persistence.TaskCompleted {
 		// The deadline passed, or the handler ended, before the answer.
-		return t, fmt.Errorf("%w: task %q is %v", errFailedPrecondition, id, t.Status)
+		return t, fmt.Errorf("%w: task %q is %v", apierr.ErrFailedPrecondition, id, t.Status)
 	}
 	return t, nil
 }
@@ -232,10 +233,10 @@ func checkAnswer(raw []byte, answer *structpb.Struct) error {
 	}
 	sch, err := schema.Compile(raw)
 	if err != nil {
-		return fmt.Errorf("%w: the task's schema %w", errFailedPrecondition, err)
+		return fmt.Errorf("%w: the task's schema %w", apierr.ErrFailedPrecondition, err)
 	}
 	if err := sch.Validate(answer); err != nil {
-		return fmt.Errorf("%w: the answer does not match the task's schema: %w", errInvalid, err)
+		return fmt.Errorf("%w: the answer does not match the task's schema: %w", apierr.ErrInvalid, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/internal/payload"
 )
@@ -21,15 +22,15 @@ const (
 // checkHandlerID accepts [A-Za-z0-9._:-]{1,128}.
 func checkHandlerID(id string) error {
 	if id == "" {
-		return fmt.Errorf("%w: handler_id is required", errInvalid)
+		return fmt.Errorf("%w: handler_id is required", apierr.ErrInvalid)
 	}
 	if len(id) > maxHandlerIDLen {
-		return fmt.Errorf("%w: handler_id is longer than %d characters", errInvalid, maxHandlerIDLen)
+		return fmt.Errorf("%w: handler_id is longer than %d characters", apierr.ErrInvalid, maxHandlerIDLen)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return fmt.Errorf("%w: handler_id %q: character %q not allowed (use A-Z a-z 0-9 . _ : -)", errInvalid, id, c)
+			return fmt.Errorf("%w: handler_id %q: character %q not allowed (use A-Z a-z 0-9 . _ : -)", apierr.ErrInvalid, id, c)
 		}
 	}
 	return nil
@@ -38,17 +39,17 @@ func checkHandlerID(id string) error {
 // checkName accepts a non-empty printable UTF-8 name of bounded length.
 func checkName(field, s string) error {
 	if s == "" {
-		return fmt.Errorf("%w: %s is required", errInvalid, field)
+		return fmt.Errorf("%w: %s is required", apierr.ErrInvalid, field)
 	}
 	if len(s) > maxNameLen {
-		return fmt.Errorf("%w: %s is longer than %d bytes", errInvalid, field, maxNameLen)
+		return fmt.Errorf("%w: %s is longer than %d bytes", apierr.ErrInvalid, field, maxNameLen)
 	}
 	if !utf8.ValidString(s) {
-		return fmt.Errorf("%w: %s is not valid UTF-8", errInvalid, field)
+		return fmt.Errorf("%w: %s is not valid UTF-8", apierr.ErrInvalid, field)
 	}
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %s %q contains a control character", errInvalid, field, s)
+			return fmt.Errorf("%w: %s %q contains a control character", apierr.ErrInvalid, field, s)
 		}
 	}
 	return nil
@@ -67,7 +68,7 @@ func (s *Server) payloadLimits() payload.Limits {
 // "input.items[3].x: NaN is not allowed".
 func checkPayload(lim payload.Limits, name string, s *structpb.Struct) error {
 	if err := payload.Check(lim, name, s); err != nil {
-		return fmt.Errorf("%w: %w", errInvalid, err)
+		return fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
 	}
 	return nil
 }
@@ -92,14 +93,14 @@ func validateSend(r *wfdv1.SendEventRequest, lim payload.Limits) error {
 		return err
 	}
 	if r.GetEvent() == nil {
-		return fmt.Errorf("%w: event is required", errInvalid)
+		return fmt.Errorf("%w: event is required", apierr.ErrInvalid)
 	}
 	if err := checkName("event.type", r.GetEvent().GetType()); err != nil {
 		return err
 	}
 	if k := r.GetIdempotencyKey(); k != "" {
 		if len(k) > maxHandlerIDLen {
-			return fmt.Errorf("%w: idempotency_key is longer than %d characters", errInvalid, maxHandlerIDLen)
+			return fmt.Errorf("%w: idempotency_key is longer than %d characters", apierr.ErrInvalid, maxHandlerIDLen)
 		}
 		if err := checkName("idempotency_key", k); err != nil {
 			return err
@@ -119,21 +120,21 @@ func validateList(r *wfdv1.ListHandlersRequest) error {
 	}
 	for _, s := range r.GetStatuses() {
 		if _, ok := wfdv1.HandlerStatus_name[int32(s)]; !ok || s == wfdv1.HandlerStatus_HANDLER_STATUS_UNSPECIFIED {
-			return fmt.Errorf("%w: statuses: unknown status %d", errInvalid, s)
+			return fmt.Errorf("%w: statuses: unknown status %d", apierr.ErrInvalid, s)
 		}
 	}
 	if _, ok := wfdv1.Residency_name[int32(r.GetResidency())]; !ok {
-		return fmt.Errorf("%w: residency: unknown value %d", errInvalid, r.GetResidency())
+		return fmt.Errorf("%w: residency: unknown value %d", apierr.ErrInvalid, r.GetResidency())
 	}
 	if r.GetPageSize() < 0 || r.GetPageSize() > maxPageSize {
-		return fmt.Errorf("%w: page_size %d is outside 0..%d", errInvalid, r.GetPageSize(), maxPageSize)
+		return fmt.Errorf("%w: page_size %d is outside 0..%d", apierr.ErrInvalid, r.GetPageSize(), maxPageSize)
 	}
 	if d := r.GetIdleFor(); d != nil {
 		if err := d.CheckValid(); err != nil {
-			return fmt.Errorf("%w: idle_for: %w", errInvalid, err)
+			return fmt.Errorf("%w: idle_for: %w", apierr.ErrInvalid, err)
 		}
 		if d.AsDuration() < 0 {
-			return fmt.Errorf("%w: idle_for is negative", errInvalid)
+			return fmt.Errorf("%w: idle_for is negative", apierr.ErrInvalid)
 		}
 	}
 	return nil
@@ -142,10 +143,10 @@ func validateList(r *wfdv1.ListHandlersRequest) error {
 // checkTaskID accepts "<handler id>:<waiter id>"-shaped ids.
 func checkTaskID(id string) error {
 	if id == "" {
-		return fmt.Errorf("%w: task_id is required", errInvalid)
+		return fmt.Errorf("%w: task_id is required", apierr.ErrInvalid)
 	}
 	if len(id) > 2*maxNameLen {
-		return fmt.Errorf("%w: task_id is longer than %d bytes", errInvalid, 2*maxNameLen)
+		return fmt.Errorf("%w: task_id is longer than %d bytes", apierr.ErrInvalid, 2*maxNameLen)
 	}
 	return checkName("task_id", id)
 }
@@ -153,14 +154,14 @@ func checkTaskID(id string) error {
 func validateListTasks(r *wfdv1.ListTasksRequest) error {
 	for _, s := range r.GetStatuses() {
 		if _, ok := wfdv1.TaskStatus_name[int32(s)]; !ok || s == wfdv1.TaskStatus_TASK_STATUS_UNSPECIFIED {
-			return fmt.Errorf("%w: statuses: unknown task status %d", errInvalid, s)
+			return fmt.Errorf("%w: statuses: unknown task status %d", apierr.ErrInvalid, s)
 		}
 	}
 	if r.GetPageSize() < 0 || r.GetPageSize() > maxPageSize {
-		return fmt.Errorf("%w: page_size %d is outside 0..%d", errInvalid, r.GetPageSize(), maxPageSize)
+		return fmt.Errorf("%w: page_size %d is outside 0..%d", apierr.ErrInvalid, r.GetPageSize(), maxPageSize)
 	}
 	if r.GetMine() && r.GetAssignee() != "" {
-		return fmt.Errorf("%w: mine and assignee together", errInvalid)
+		return fmt.Errorf("%w: mine and assignee together", apierr.ErrInvalid)
 	}
 	for _, f := range []struct{ name, v string }{{"assignee", r.GetAssignee()}, {"workflow", r.GetWorkflow()}} {
 		if f.v != "" {

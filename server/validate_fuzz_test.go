@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/internal/payload"
@@ -112,7 +113,7 @@ func FuzzRequestValidation(f *testing.F) {
 
 func check(t *testing.T, err error) {
 	t.Helper()
-	if err != nil && !errors.Is(err, errInvalid) {
+	if err != nil && !errors.Is(err, apierr.ErrInvalid) {
 		t.Fatalf("rejection is not invalid-argument: %v", err)
 	}
 }

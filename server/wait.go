@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -51,10 +52,10 @@ func checkWait(field string, d *durationpb.Duration) (time.Duration, error) {
 		return 0, nil
 	}
 	if err := d.CheckValid(); err != nil {
-		return 0, fmt.Errorf("%w: %s: %w", errInvalid, field, err)
+		return 0, fmt.Errorf("%w: %s: %w", apierr.ErrInvalid, field, err)
 	}
 	if x := d.AsDuration(); x < 0 || x > maxWait {
-		return 0, fmt.Errorf("%w: %s %v is outside 0..%v", errInvalid, field, x, maxWait)
+		return 0, fmt.Errorf("%w: %s %v is outside 0..%v", apierr.ErrInvalid, field, x, maxWait)
 	}
 	return d.AsDuration(), nil
 }

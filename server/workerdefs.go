@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -79,7 +80,7 @@ func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition,
 		if old.Hash == hash {
 			return nil
 		}
-		return fmt.Errorf("%w: workflow %q is stored with another definition; use a new name to serve both", errFailedPrecondition, d.GetName())
+		return fmt.Errorf("%w: workflow %q is stored with another definition; use a new name to serve both", apierr.ErrFailedPrecondition, d.GetName())
 	}
 	if err != nil {
 		return fmt.Errorf("storing the definition of %q: %w", d.GetName(), err)

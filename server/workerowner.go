@@ -8,6 +8,7 @@ import (
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // Workflow ownership: with authentication on, a worker-defined workflow
@@ -54,7 +55,7 @@ func (r *workerRegistry) mayServe(g registrant, name, owner string) error {
 		}
 	}
 	return fmt.Errorf("%w: workflow %q belongs to %q, the subject whose worker first registered it; "+
-		"%s may serve it only with a grant (wfd serve --worker-grant %s=%s)", errPermissionDenied, name, owner, g.id.Subject, name, g.id.Subject)
+		"%s may serve it only with a grant (wfd serve --worker-grant %s=%s)", apierr.ErrPermissionDenied, name, owner, g.id.Subject, name, g.id.Subject)
 }
 
 // owners checks, before anything is registered, that g may serve the
@@ -114,5 +115,5 @@ func sameSubject(ctx context.Context, w *worker) error {
 	if !ok || id.Subject == w.subject {
 		return nil
 	}
-	return fmt.Errorf("%w: the run is worker %q's (subject %q), not %s's", errPermissionDenied, w.name, w.subject, id.Subject)
+	return fmt.Errorf("%w: the run is worker %q's (subject %q), not %s's", apierr.ErrPermissionDenied, w.name, w.subject, id.Subject)
 }

@@ -9,7 +9,7 @@ package server
 //   - a replica about to bring a handler of a worker-defined workflow into
 //     memory (a RunWorkflow, a load for a call, a timer, recovery) while
 //     no worker of its definition is connected here but one is on another
-//     live replica does not: the call is refused with an ownedError naming
+//     live replica does not: the call is refused with an apierr.Owned naming
 //     that replica, which the forwarder forwards there;
 //   - a handler here whose runs wait for a worker that is not here but on
 //     another live replica is handed over: it leaves memory without
@@ -33,6 +33,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // routeEvery is how often a replica looks for handlers to hand over and
@@ -144,9 +145,9 @@ func (r *workerRegistry) routeLoop(ctx context.Context) {
 }
 
 // routeFor is the replica whose workers serve the definition when no
-// connected worker here does, as an ownedError for handler id (nil: the
+// connected worker here does, as an apierr.Owned for handler id (nil: the
 // work stays here). Among several such replicas key picks one.
-func (r *workerRegistry) routeFor(ctx context.Context, id, workflow, hash, key string) *ownedError {
+func (r *workerRegistry) routeFor(ctx context.Context, id, workflow, hash, key string) *apierr.Owned {
 	db := r.routeDB()
 	if db == nil || r.localServes(workflow, hash) {
 		return nil
@@ -162,7 +163,7 @@ func (r *workerRegistry) routeFor(ctx context.Context, id, workflow, hash, key s
 
 // pickRoute is, among the routes of other replicas serving the
 // definition, the one key hashes to (nil for none).
-func pickRoute(rs []persistence.WorkflowRoute, self, id, workflow, hash, key string) *ownedError {
+func pickRoute(rs []persistence.WorkflowRoute, self, id, workflow, hash, key string) *apierr.Owned {
 	var cands []persistence.WorkflowRoute
 	for _, rt := range rs {
 		if rt.Replica != self && rt.Workflow == workflow && rt.Hash == hash {
@@ -175,10 +176,10 @@ func pickRoute(rs []persistence.WorkflowRoute, self, id, workflow, hash, key str
 	f := fnv.New32a()
 	_, _ = f.Write([]byte(key))
 	rt := cands[int(f.Sum32()%uint32(len(cands)))]
-	return &ownedError{handler: id, owner: rt.Replica, address: rt.Address, workflow: workflow}
+	return &apierr.Owned{Handler: id, Owner: rt.Replica, Address: rt.Address, Workflow: workflow}
 }
 
-// routeStart is where a RunWorkflow of workflow goes: an ownedError
+// routeStart is where a RunWorkflow of workflow goes: an apierr.Owned
 // naming a replica with its workers when it is worker-defined and no
 // worker of it is connected here. A workflow another replica's worker
 // defined becomes known here first. A forwarded start is never routed
@@ -202,7 +203,7 @@ func (r *workerRegistry) routeStart(ctx context.Context, workflow, id string) er
 }
 
 // routeLoad is whether handler id of workflow, about to be loaded (its
-// lease just acquired), is loaded here: an ownedError naming a replica
+// lease just acquired), is loaded here: an apierr.Owned naming a replica
 // with its workers when it is worker-defined and no worker of it is
 // connected here. The lease is freed before it returns, so that the call
 // forwarded there finds it free. A workflow another replica's worker
@@ -258,7 +259,7 @@ func (r *workerRegistry) handOverWaiting(ctx context.Context) {
 			continue
 		}
 		if r.s.handOver(ctx, c.id, to) {
-			r.s.log.Info("handler handed over to the replica with its workers", "handler", c.id, "workflow", c.workflow, "to", to.owner)
+			r.s.log.Info("handler handed over to the replica with its workers", "handler", c.id, "workflow", c.workflow, "to", to.Owner)
 		}
 	}
 }
@@ -287,7 +288,7 @@ func (r *workerRegistry) adoptStranded(ctx context.Context) {
 			continue
 		}
 		// Another replica may take it first: its lease says so.
-		if _, err := r.s.live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*ownedError)) {
+		if _, err := r.s.live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*apierr.Owned)) {
 			r.s.log.Warn("loading a stranded handler of a served workflow", "handler", id, "err", err)
 		}
 	}
@@ -299,7 +300,7 @@ func (r *workerRegistry) adoptStranded(ctx context.Context) {
 // meanwhile are answered with to, so calls go there. Its last commit
 // lands before its lease is freed, so the next owner reads it. false:
 // it is not here (or is being loaded).
-func (s *Server) handOver(ctx context.Context, id string, to *ownedError) bool {
+func (s *Server) handOver(ctx context.Context, id string, to *apierr.Owned) bool {
 	s.loadMu.Lock()
 	h, ok := s.engine.Handler(id)
 	if _, loading := s.loading[id]; !ok || loading {

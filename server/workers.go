@@ -15,6 +15,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -122,11 +123,11 @@ func (r *workerRegistry) register(ctx context.Context, g registrant, defs []*wfd
 	var todo []added
 	for _, d := range defs {
 		if _, ok := hashes[d.GetName()]; ok {
-			return nil, fmt.Errorf("%w: workflow %q is defined twice", errInvalid, d.GetName())
+			return nil, fmt.Errorf("%w: workflow %q is defined twice", apierr.ErrInvalid, d.GetName())
 		}
 		_, hash, err := encodeDefinition(d)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errInvalid, err)
+			return nil, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
 		}
 		hashes[d.GetName()] = hash
 		var replaces string
@@ -142,14 +143,14 @@ func (r *workerRegistry) register(ctx context.Context, g registrant, defs []*wfd
 			}
 			replaces = oldHash
 		} else if _, ok := r.s.engine.Workflow(d.GetName()); ok {
-			return nil, fmt.Errorf("%w: workflow %q is built into the server", errFailedPrecondition, d.GetName())
+			return nil, fmt.Errorf("%w: workflow %q is built into the server", apierr.ErrFailedPrecondition, d.GetName())
 		}
 		w, err := r.workflowFromDefinition(d, hash)
 		if err == nil {
 			err = w.Validate()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errInvalid, err)
+			return nil, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
 		}
 		todo = append(todo, added{d, w, hash, replaces})
 	}
@@ -163,7 +164,7 @@ func (r *workerRegistry) register(ctx context.Context, g registrant, defs []*wfd
 			r.s.log.Info("workflow definition replaced", "workflow", a.d.GetName(), "worker", g.source, "subject", g.id.Subject, "hash", a.hash, "was", a.replaces)
 		}
 		if err := register(a.w); err != nil {
-			return nil, fmt.Errorf("%w: %w", errInvalid, err)
+			return nil, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
 		}
 		r.defs[a.d.GetName()] = a.hash
 	}
@@ -180,7 +181,7 @@ func (r *workerRegistry) replaceable(ctx context.Context, name string) error {
 	if len(hs) > 0 {
 		return fmt.Errorf("%w: workflow %q is registered with another definition and has running handlers (e.g. %s); "+
 			"a changed definition replaces it only once none runs: let them finish or cancel them, or use a new name (e.g. %q)",
-			errFailedPrecondition, name, hs[0].ID, name+"-v2")
+			apierr.ErrFailedPrecondition, name, hs[0].ID, name+"-v2")
 	}
 	return nil
 }
@@ -346,7 +347,7 @@ func (r *workerRegistry) run(ctx context.Context, runID, workerID string) (*remo
 	run, ok := r.runs[runID]
 	r.mu.Unlock()
 	if !ok || run.worker.id != workerID {
-		return nil, fmt.Errorf("%w: run %q is not (or no longer) this worker's", errFailedPrecondition, runID)
+		return nil, fmt.Errorf("%w: run %q is not (or no longer) this worker's", apierr.ErrFailedPrecondition, runID)
 	}
 	if err := sameSubject(ctx, run.worker); err != nil {
 		return nil, err
@@ -384,12 +385,12 @@ type workerService struct{ s *Server }
 func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, out *connect.ServerStream[wfdv1.ConnectResponse]) error {
 	s := v.s
 	if req.GetMaxRuns() < 0 {
-		return fmt.Errorf("%w: max_runs %d is negative", errInvalid, req.GetMaxRuns())
+		return fmt.Errorf("%w: max_runs %d is negative", apierr.ErrInvalid, req.GetMaxRuns())
 	}
 	g := registrantOf(ctx, req.GetName())
 	hashes, err := s.workers.register(ctx, g, req.GetWorkflows())
 	if err != nil {
-		if errors.Is(err, errPermissionDenied) {
+		if errors.Is(err, apierr.ErrPermissionDenied) {
 			s.log.Info("worker refused", "name", g.source, "subject", g.id.Subject, "err", err)
 		}
 		return err
