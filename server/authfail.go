@@ -4,6 +4,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
 // Failed authentications, by client address. A client that keeps
@@ -25,7 +27,7 @@ const (
 
 type authFailures struct {
 	now func() time.Time
-	log *logThrottle
+	log *observe.LogThrottle
 
 	mu     sync.Mutex
 	byHost map[string]*failWindow
@@ -37,7 +39,7 @@ type failWindow struct {
 }
 
 func newAuthFailures(now func() time.Time) *authFailures {
-	return &authFailures{now: now, log: newLogThrottle(time.Second, now), byHost: map[string]*failWindow{}}
+	return &authFailures{now: now, log: observe.NewLogThrottle(time.Second, now), byHost: map[string]*failWindow{}}
 }
 
 // host is the address part of a peer's host:port.

@@ -46,7 +46,7 @@ func (s *Server) deleteHandler(ctx context.Context, id string) error {
 	if err := s.store.Write(ctx, deleteChange(&meta)); err != nil {
 		return fmt.Errorf("deleting handler %s: %w", id, err)
 	}
-	s.stats.deleted(deletedByRequest, 1)
+	s.stats.Deleted(deletedByRequest, 1)
 	s.log.Info("handler deleted", "handler", id, "status", meta.Status.String())
 	return nil
 }
@@ -142,7 +142,7 @@ func (s *Server) deleteFinished(ctx context.Context, ids []string) (int, error) 
 		}
 	}
 	if deleted > 0 {
-		s.stats.deleted(deletedByRetention, deleted)
+		s.stats.Deleted(deletedByRetention, deleted)
 	}
 	if err != nil {
 		return deleted, fmt.Errorf("deleting %d finished handlers: %w", len(changes), err)

@@ -36,6 +36,7 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/observe"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -52,7 +53,7 @@ type forwarder struct {
 	opts []connect.ClientOption
 	// unsigned throttles the warning that a caller's identity cannot
 	// travel (no peer secret): one line per minute, with a count.
-	unsigned *logThrottle
+	unsigned *observe.LogThrottle
 
 	mu      sync.Mutex
 	hc      *http.Client
@@ -60,7 +61,7 @@ type forwarder struct {
 }
 
 func newForwarder(s *Server) (*forwarder, error) {
-	f := &forwarder{s: s, clients: map[string]wfdv1connect.WorkflowServiceClient{}, unsigned: newLogThrottle(time.Minute, s.opts.Now)}
+	f := &forwarder{s: s, clients: map[string]wfdv1connect.WorkflowServiceClient{}, unsigned: observe.NewLogThrottle(time.Minute, s.opts.Now)}
 	var err error
 	f.opts, err = f.clientOptions()
 	return f, err

@@ -59,7 +59,7 @@ func (f *forwarder) credentials(ctx context.Context, in, out http.Header, proced
 // warnUnsigned logs, at most once a minute, that a call was not
 // forwarded because its caller's identity cannot travel.
 func (f *forwarder) warnUnsigned(msg string, args ...any) {
-	if ok, n := f.unsigned.allow(); ok {
+	if ok, n := f.unsigned.Allow(); ok {
 		f.s.log.Warn(msg, append(args, "suppressed", n)...)
 	}
 }

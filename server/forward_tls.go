@@ -85,10 +85,10 @@ func (f *forwarder) baseURL(addr string) string {
 
 // clientOptions trace forwarded calls when tracing is on.
 func (f *forwarder) clientOptions() ([]connect.ClientOption, error) {
-	if !f.s.tracing.on {
+	if !f.s.tracing.On {
 		return nil, nil
 	}
-	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(f.s.tracing.tp), otelconnect.WithoutMetrics(),
+	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(f.s.tracing.Provider()), otelconnect.WithoutMetrics(),
 		otelconnect.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})))
 	if err != nil {
 		return nil, fmt.Errorf("server: tracing forwarded calls: %w", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
 const (
@@ -51,19 +52,19 @@ type health struct {
 	mu       sync.Mutex
 	leaving  bool // the shutdown delay: NOT_SERVING, calls still served
 	stopping bool
-	probing  bool          // a probe goroutine runs
-	since    time.Time     // when commits began to fail
-	need     int           // bytes of the largest commit that failed since
-	leftover string        // a probe handler written and not yet deleted
-	flaps    *logThrottle  // the "cannot commit" lines
-	warned   bool          // the last "cannot commit" line went out
-	changed  chan struct{} // closed and replaced on every change
-	done     chan struct{} // closed at shutdown: stops the commit probe
+	probing  bool                 // a probe goroutine runs
+	since    time.Time            // when commits began to fail
+	need     int                  // bytes of the largest commit that failed since
+	leftover string               // a probe handler written and not yet deleted
+	flaps    *observe.LogThrottle // the "cannot commit" lines
+	warned   bool                 // the last "cannot commit" line went out
+	changed  chan struct{}        // closed and replaced on every change
+	done     chan struct{}        // closed at shutdown: stops the commit probe
 }
 
 func newHealth(store persistence.Store, log *slog.Logger) *health {
 	return &health{store: store, log: log, changed: make(chan struct{}), done: make(chan struct{}),
-		flaps: newLogThrottle(failureLogEvery, time.Now)}
+		flaps: observe.NewLogThrottle(failureLogEvery, time.Now)}
 }
 
 // changes returns a channel closed at the next change of status.
@@ -138,7 +139,7 @@ func (h *health) committed(err error, size int) {
 		h.since, h.need = time.Now(), size
 		// A store at the edge of full may fail and succeed in turn:
 		// one pair of lines per interval, the next counting the rest.
-		if ok, suppressed := h.flaps.allow(); ok {
+		if ok, suppressed := h.flaps.Allow(); ok {
 			h.warned = true
 			h.log.Warn("store cannot commit; health is NOT_SERVING until it can", "err", err, "suppressed", suppressed)
 		}

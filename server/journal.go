@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/server/internal/observe"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -35,7 +36,7 @@ type journal struct {
 	store persistence.Store
 	hub   *hub
 	log   *slog.Logger
-	stats *stats
+	stats *observe.Stats
 	// onCommit is told about every committed change (residency tracking).
 	onCommit func(*engine.Change)
 	// onFail is told about every change that failed, once its handler
@@ -46,13 +47,13 @@ type journal struct {
 	// how many bytes of snapshots and records the changes held.
 	onStore func(err error, size int)
 	// tracing makes a span per commit (set before the first Append).
-	tracing *tracing
+	tracing *observe.Tracing
 	// fence is the lease claim a handler's changes carry (replica mode,
 	// lease.go); ok false: this replica holds no lease of the handler and
 	// must not commit its change. Set before the first Append.
 	fence func(id string) (f persistence.Fence, ok bool)
 	// failures throttles the "checkpoint failed" lines.
-	failures *logThrottle
+	failures *observe.LogThrottle
 
 	mu      sync.Mutex
 	queue   []*pending
@@ -83,11 +84,11 @@ type pending struct {
 
 var _ engine.Journal = (*journal)(nil)
 
-func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *stats, onCommit func(*engine.Change), onFail func(*engine.Change, error),
+func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *observe.Stats, onCommit func(*engine.Change), onFail func(*engine.Change, error),
 	onStore func(error, int),
 ) *journal {
 	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onFail: onFail, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: newLogThrottle(failureLogEvery, time.Now)}
+		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: observe.NewLogThrottle(failureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
 }
@@ -197,11 +198,11 @@ func (j *journal) commit(batch []*pending) {
 	}
 	var err error
 	if len(changes) > 0 {
-		span := j.tracing.commit(batch)
+		span := j.tracing.Commit(batchIDs(batch))
 		start := time.Now()
 		err = j.store.Write(context.Background(), changes...)
-		j.stats.committed(len(changes), time.Since(start), err)
-		end(span, err)
+		j.stats.Committed(len(changes), time.Since(start), err)
+		observe.End(span, err)
 	}
 	if err != nil && !errors.Is(err, persistence.ErrUnavailable) && len(changes) > 1 {
 		j.writeAlone(batch)
@@ -325,13 +326,13 @@ func (j *journal) report(batch []*pending, err error) {
 			}
 			failed += changeSize(&p.change)
 		}
-		if ok, suppressed := j.failures.allow(); ok {
+		if ok, suppressed := j.failures.Allow(); ok {
 			j.log.Error("checkpoint failed", "handler", p.ec.HandlerID, "err", e, "suppressed", suppressed)
 		}
 	}
 	if committed && storage == nil {
 		// Failures have stopped: report the ones the throttle held back.
-		if ok, suppressed := j.failures.flush(); ok {
+		if ok, suppressed := j.failures.Flush(); ok {
 			j.log.Info("checkpoints commit again", "suppressed", suppressed)
 		}
 	}
@@ -392,4 +393,16 @@ func (j *journal) close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// batchIDs are the handlers of the changes in batch that are committed
+// (not refused before the commit).
+func batchIDs(batch []*pending) []string {
+	ids := make([]string, 0, len(batch))
+	for _, p := range batch {
+		if p.err == nil {
+			ids = append(ids, p.ec.HandlerID)
+		}
+	}
+	return ids
 }

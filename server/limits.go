@@ -15,6 +15,8 @@ import (
 	"connectrpc.com/grpcreflect"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
 // Defaults of the connection limits (Options).
@@ -39,11 +41,11 @@ type limitListener struct {
 	net.Listener
 	slots   chan struct{}
 	log     *slog.Logger
-	refused *logThrottle
+	refused *observe.LogThrottle
 }
 
 func newLimitListener(l net.Listener, max int, log *slog.Logger) net.Listener {
-	return &limitListener{Listener: l, slots: make(chan struct{}, max), log: log, refused: newLogThrottle(refusedLogEvery, time.Now)}
+	return &limitListener{Listener: l, slots: make(chan struct{}, max), log: log, refused: observe.NewLogThrottle(refusedLogEvery, time.Now)}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -58,7 +60,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		default:
 		}
 		_ = c.Close()
-		if ok, suppressed := l.refused.allow(); ok {
+		if ok, suppressed := l.refused.Allow(); ok {
 			l.log.Warn("connection refused: too many open connections", "max", cap(l.slots), "remote", c.RemoteAddr().String(), "suppressed", suppressed)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/observe"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -82,8 +83,8 @@ func (s *Server) liveFor(ctx context.Context, id string, accepting *engine.Event
 // load restores a running handler from the store: one read of its
 // metadata and checkpoint together, one restore.
 func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (_ *engine.Handler, err error) {
-	ctx, span := s.tracing.rehydrate(ctx, id)
-	defer func() { end(span, err) }()
+	ctx, span := s.tracing.Rehydrate(ctx, id)
+	defer func() { observe.End(span, err) }()
 	start := time.Now()
 	// A handler that just left memory may still have its last changes on
 	// their way to the store: load what they leave, not what was before.
@@ -126,7 +127,7 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 	h, info, err := s.engine.Restore(ctx, &st, engine.RestoreOptions{Accepting: accepting})
 	switch {
 	case err == nil:
-		s.stats.rehydrated(time.Since(start))
+		s.stats.Rehydrated(time.Since(start))
 		// The restore reaches the journal with the handler's next change;
 		// until then the idle list learns of it here, so an idle handler
 		// loaded for nothing is still released in time.

@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/observe"
 )
+
+// metricsPath is where the API port serves the Prometheus metrics.
+const metricsPath = "/metrics"
 
 // handleProbes adds the plain HTTP endpoints for load balancers and
 // Prometheus, beside gRPC health. They are open (no authentication), like
@@ -17,7 +22,7 @@ import (
 //   - GET /readyz: 200 "ok" while the store can commit (the state gRPC
 //     health follows, health.go) and the server is not draining; 503 with
 //     the reason otherwise (readiness).
-//   - GET /metrics: the Prometheus metrics (metrics.go).
+//   - GET /metrics: the Prometheus metrics (internal/observe).
 func (s *Server) handleProbes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		plain(w, http.StatusOK, "ok")
@@ -29,7 +34,7 @@ func (s *Server) handleProbes(mux *http.ServeMux) {
 		}
 		plain(w, http.StatusOK, "ok")
 	})
-	mux.Handle("GET "+metricsPath, s.metrics.handler())
+	mux.Handle("GET "+metricsPath, s.metrics.Handler())
 }
 
 // notReady says why the server should get no calls, or "" when it should.
@@ -56,3 +61,7 @@ func plain(w http.ResponseWriter, code int, body string) {
 	w.WriteHeader(code)
 	_, _ = fmt.Fprintln(w, body)
 }
+
+// TraceLogHandler wraps h so that records logged with a context carrying
+// a span get its trace_id and span_id (observe.TraceLogHandler).
+func TraceLogHandler(h slog.Handler) slog.Handler { return observe.TraceLogHandler(h) }

@@ -38,14 +38,14 @@ type reclaimer struct {
 func (rc *reclaimer) run(ctx context.Context) {
 	t := time.NewTicker(max(rc.quiet/4, time.Millisecond))
 	defer t.Stop()
-	seen := rc.s.stats.releases.Load()
+	seen := rc.s.stats.Releases.Load()
 	var changed time.Time // when releases last moved; zero once reclaimed
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			switch n := rc.s.stats.releases.Load(); {
+			switch n := rc.s.stats.Releases.Load(); {
 			case n != seen:
 				seen, changed = n, now
 			case !changed.IsZero() && now.Sub(changed) >= rc.quiet:
@@ -82,7 +82,7 @@ func (rc *reclaimer) reclaim(ctx context.Context, releases int64) {
 	}
 	// After the store, so that what it let go of is returned too.
 	debug.FreeOSMemory()
-	s.stats.reclaims.Add(1)
+	s.stats.Reclaims.Add(1)
 	s.log.Debug("reclaimed memory after releases", "releases", releases, "maps_rebuilt", rebuilt, "store", store,
 		"took", time.Since(start))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
 // Options configure a Server.
@@ -142,7 +143,7 @@ type Options struct {
 	// (0: DefaultRetentionBatch).
 	RetentionBatch int
 	// TracerProvider, if set, traces every call (otelconnect) and the
-	// rehydrations, step runs and store commits they cause (tracing.go).
+	// rehydrations, step runs and store commits they cause (internal/observe).
 	// nil: no tracing.
 	TracerProvider trace.TracerProvider
 	// Streams bound the memory StreamEvents streams hold (streamlimits.go;
@@ -197,12 +198,12 @@ type Server struct {
 	reloads *reloader
 	// workers are the connected step workers (workers.go).
 	workers *workerRegistry
-	stats   stats
-	// metrics is the Prometheus registry served at /metrics (metrics.go).
-	metrics *metrics
-	// tracing makes the spans (tracing.go); traceInterceptors are its
+	stats   observe.Stats
+	// metrics is the Prometheus registry served at /metrics (internal/observe).
+	metrics *observe.Metrics
+	// tracing makes the spans (internal/observe); traceInterceptors are its
 	// interceptors (none when off).
-	tracing           *tracing
+	tracing           *observe.Tracing
 	traceInterceptors []connect.Interceptor
 	// background runs the reaper and the timer scheduler.
 	background     context.Context
@@ -271,13 +272,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
 	s.reloads = &reloader{s: s, kick: make(chan struct{}, 1)}
 	s.workers = newWorkerRegistry(s)
-	s.stats.hist = newHistograms()
-	s.workers.stats.seconds = s.stats.hist.dispatch
-	s.metrics = newMetrics(s)
-	s.observeStoreSync()
-	s.tracing = newTracing(opts.TracerProvider)
+	s.stats.Hist = observe.NewHistograms()
+	s.workers.stats.seconds = s.stats.Hist.Dispatch
+	s.metrics = observe.NewMetrics(s.stats.Hist, s.snapshot)
+	observe.ObserveStoreSync(opts.Store, s.stats.Hist)
+	s.tracing = observe.NewTracing(opts.TracerProvider)
 	var err error
-	if s.traceInterceptors, err = s.tracing.interceptors(); err != nil {
+	if s.traceInterceptors, err = s.tracing.Interceptors(); err != nil {
 		return nil, err
 	}
 	if s.leases, err = newLeases(s, opts.Replica); err != nil {
@@ -291,8 +292,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.journal.fence = s.leases.fence
 	eopts := engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: starter{s}, Limits: opts.Limits}
-	if s.tracing.on {
-		eopts.OnStepRun = s.tracing.onStepRun
+	if s.tracing.On {
+		eopts.OnStepRun = s.tracing.OnStepRun
 	}
 	s.engine = engine.New(eopts)
 	for _, w := range opts.Workflows {
@@ -360,7 +361,7 @@ func (s *Server) committed(c *engine.Change) {
 	s.trackIdle(c)
 	s.leases.left(c)
 	if c.Released {
-		s.stats.releases.Add(1)
+		s.stats.Releases.Add(1)
 		due := c.Deadline
 		if c.Idle != nil {
 			for _, w := range c.Idle.Waiters {
@@ -409,13 +410,13 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		// Most messages are small; compressing them costs more CPU than
 		// the bytes it saves on loopback or a LAN.
 		connect.WithCompressMinBytes(4 << 10),
-		// Counts every call by its final code (metrics.go), which
+		// Counts every call by its final code (internal/observe), which
 		// apierr.Edge, inside it, decides for every call: handlers and the
 		// interceptors after it return plain errors. Internal errors reach
 		// clients as a message and an error id; apierr.Edge logs their
 		// detail under that id (server/internal/apierr).
-		connect.WithInterceptors(rpcMetrics{s.metrics}),
-		// Spans per call when tracing is on (tracing.go).
+		connect.WithInterceptors(s.metrics.Interceptor()),
+		// Spans per call when tracing is on (internal/observe).
 		connect.WithInterceptors(s.traceInterceptors...),
 		connect.WithInterceptors(apierr.Edge{Log: s.log}),
 	}

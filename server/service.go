@@ -97,7 +97,7 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	}
 	w := s.journal.watch(id)
 	defer w.done()
-	defer s.tracing.during(ctx, id)()
+	defer s.tracing.During(ctx, id)()
 	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
 	if err != nil {
 		s.releaseUnused(id)
@@ -261,7 +261,7 @@ func (s *Server) withLiveFor(ctx context.Context, id string, accepting *engine.E
 	// The call's span (SendEvent, CompleteTask, PublishEvent, ...) is the
 	// parent of what the handler does meanwhile: rehydration, step runs,
 	// commits.
-	defer s.tracing.during(ctx, id)()
+	defer s.tracing.During(ctx, id)()
 	for range maxReleaseRaces {
 		h, err := s.liveFor(ctx, id, accepting)
 		if err != nil {

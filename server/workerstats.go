@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
 // dispatchStats count what the worker registry does, for GetStats and
@@ -12,14 +14,14 @@ import (
 type dispatchStats struct {
 	dispatches   atomic.Int64
 	redispatches atomic.Int64
-	latency      latencyRing
+	latency      observe.LatencyRing
 	// seconds is the dispatch latency histogram (stats.hist.dispatch).
 	seconds prometheus.Histogram
 }
 
 // answered records the latency of one dispatch.
 func (d *dispatchStats) answered(l time.Duration) {
-	d.latency.add(l)
+	d.latency.Add(l)
 	d.seconds.Observe(l.Seconds())
 }
 

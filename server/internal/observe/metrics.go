@@ -1,9 +1,8 @@
-package server
+package observe
 
 import (
 	"context"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -14,9 +13,6 @@ import (
 
 	"github.com/wfd-dev/wfd/persistence"
 )
-
-// metricsPath is where the API port serves the Prometheus metrics.
-const metricsPath = "/metrics"
 
 // scrapeTimeout bounds the store read behind a scrape (the handler counts).
 const scrapeTimeout = 2 * time.Second
@@ -31,43 +27,47 @@ var (
 	rehydrateBucket = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 )
 
-// histograms are the distributions the server observes as things happen
+// Histograms are the distributions the server observes as things happen
 // (the counters are read at scrape time from stats, GetStats's source).
 // They are built in New before anything can observe them.
-type histograms struct {
-	rehydrate prometheus.Histogram
-	commit    prometheus.Histogram
-	sync      prometheus.Histogram
-	changes   prometheus.Histogram
-	dispatch  prometheus.Histogram
+type Histograms struct {
+	Rehydrate prometheus.Histogram
+	Commit    prometheus.Histogram
+	Sync      prometheus.Histogram
+	Changes   prometheus.Histogram
+	Dispatch  prometheus.Histogram
 }
 
-func newHistograms() histograms {
+// NewHistograms builds the histograms, not yet registered.
+func NewHistograms() Histograms {
 	h := func(name, help string, buckets []float64) prometheus.Histogram {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
 	}
-	return histograms{
-		rehydrate: h("wfd_rehydrate_duration_seconds", "Time to load a released handler back into memory (read, decode, restore).", rehydrateBucket),
-		commit: h("wfd_store_commit_duration_seconds",
+	return Histograms{
+		Rehydrate: h("wfd_rehydrate_duration_seconds", "Time to load a released handler back into memory (read, decode, restore).", rehydrateBucket),
+		Commit: h("wfd_store_commit_duration_seconds",
 			"Time of one store commit of handler changes, as the journal sees it (includes the fsync).", storeBuckets),
-		sync: h("wfd_store_sync_duration_seconds",
+		Sync: h("wfd_store_sync_duration_seconds",
 			"Time the store spent writing and fsyncing a commit's pages (bbolt's write time); absent for stores that cannot tell.", storeBuckets),
-		changes:  h("wfd_store_changes_per_commit", "Handler changes carried by one store commit.", changesBuckets),
-		dispatch: h("wfd_dispatch_duration_seconds", "Time from sending a step run to a worker to the worker's first call for it.", rpcBuckets),
+		Changes:  h("wfd_store_changes_per_commit", "Handler changes carried by one store commit.", changesBuckets),
+		Dispatch: h("wfd_dispatch_duration_seconds", "Time from sending a step run to a worker to the worker's first call for it.", rpcBuckets),
 	}
 }
 
-// metrics is the server's Prometheus registry: its own, not the global
+// Metrics is the server's Prometheus registry: its own, not the global
 // one, so that several servers in one process (tests, embedders) each
 // have theirs.
-type metrics struct {
+type Metrics struct {
 	reg      *prometheus.Registry
 	rpcs     *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(s *Server) *metrics {
-	m := &metrics{
+// NewMetrics builds the registry: the Go and process collectors, the RPC
+// counters (fed by Interceptor), the histograms hist, and what snapshot
+// reads at scrape time.
+func NewMetrics(hist Histograms, snapshot func(context.Context) (Snapshot, error)) *Metrics {
+	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wfd_rpc_requests_total", Help: "RPCs served, by service, method and status code (counted when they end).",
@@ -80,19 +80,19 @@ func newMetrics(s *Server) *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.rpcs, m.duration,
-		s.stats.hist.rehydrate, s.stats.hist.commit, s.stats.hist.sync, s.stats.hist.changes, s.stats.hist.dispatch,
-		statsCollector{s},
+		hist.Rehydrate, hist.Commit, hist.Sync, hist.Changes, hist.Dispatch,
+		statsCollector{snapshot},
 	)
 	return m
 }
 
-// handler serves the registry in the Prometheus text (or protobuf) format.
-func (m *metrics) handler() http.Handler {
+// Handler serves the registry in the Prometheus text (or protobuf) format.
+func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
 // observe counts one RPC that ended with err after d.
-func (m *metrics) observe(procedure string, err error, d time.Duration) {
+func (m *Metrics) observe(procedure string, err error, d time.Duration) {
 	service, method := splitProcedure(procedure)
 	code := "ok"
 	if err != nil {
@@ -113,9 +113,12 @@ func splitProcedure(p string) (service, method string) {
 
 // rpcMetrics is the outermost interceptor: it sees every call's final
 // code, refusals by later interceptors included.
-type rpcMetrics struct{ m *metrics }
+type rpcMetrics struct{ m *Metrics }
 
 var _ connect.Interceptor = rpcMetrics{}
+
+// Interceptor counts every call by its final code: it goes outermost.
+func (m *Metrics) Interceptor() connect.Interceptor { return rpcMetrics{m} }
 
 func (r rpcMetrics) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
@@ -141,7 +144,9 @@ func (r rpcMetrics) WrapStreamingHandler(next connect.StreamingHandlerFunc) conn
 
 // statsCollector reads the server's counters and gauges at scrape time
 // from the same snapshot GetStats answers with.
-type statsCollector struct{ s *Server }
+type statsCollector struct {
+	snapshot func(context.Context) (Snapshot, error)
+}
 
 var (
 	descReleases     = prometheus.NewDesc("wfd_releases_total", "Handlers released from memory to the store (any trigger).", nil, nil)
@@ -175,49 +180,47 @@ func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	snap, err := c.s.snapshot(ctx)
+	snap, err := c.snapshot(ctx)
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
 	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}
-	counter(descReleases, snap.releases)
-	counter(descRehydrations, snap.rehydrations)
-	counter(descReclaims, snap.reclaims)
-	counter(descDeleted, c.s.stats.deletedRequest.Load(), deletedByRequest)
-	counter(descDeleted, c.s.stats.deletedRetention.Load(), deletedByRetention)
-	counter(descCommits, snap.commits)
-	counter(descCommitErrs, snap.commitErrors)
-	counter(descChanges, snap.changes)
-	counter(descDispatches, snap.dispatches)
-	counter(descRedispatches, snap.redispatches)
-	gauge(descInMemory, snap.inMemory-snap.idleInMemory, "busy")
-	gauge(descInMemory, snap.idleInMemory, "idle")
-	gauge(descStreams, snap.streams)
-	gauge(descWorkers, snap.workers)
-	gauge(descStreamBytes, c.s.streams.sending.Load())
-	counter(descStreamsEnded, c.s.streams.behind.Load())
-	if p, ok := c.s.store.(interface{ Path() string }); ok {
-		if fi, err := os.Stat(p.Path()); err == nil {
-			gauge(descStoreSize, fi.Size())
-		}
+	counter(descReleases, snap.Releases)
+	counter(descRehydrations, snap.Rehydrations)
+	counter(descReclaims, snap.Reclaims)
+	counter(descDeleted, snap.DeletedRequest, DeletedByRequest)
+	counter(descDeleted, snap.DeletedRetention, DeletedByRetention)
+	counter(descCommits, snap.Commits)
+	counter(descCommitErrs, snap.CommitErrors)
+	counter(descChanges, snap.Changes)
+	counter(descDispatches, snap.Dispatches)
+	counter(descRedispatches, snap.Redispatches)
+	gauge(descInMemory, snap.InMemory-snap.IdleInMemory, "busy")
+	gauge(descInMemory, snap.IdleInMemory, "idle")
+	gauge(descStreams, snap.Streams)
+	gauge(descWorkers, snap.Workers)
+	gauge(descStreamBytes, snap.StreamBytes)
+	counter(descStreamsEnded, snap.StreamsEnded)
+	if snap.StoreSize >= 0 {
+		gauge(descStoreSize, snap.StoreSize)
 	}
 	// The store's counts are left out of a scrape when it cannot be read
 	// (wfd_store_commit_errors_total and /readyz tell why).
 	if err != nil {
 		return
 	}
-	for st, n := range snap.counts.ByStatus {
+	for st, n := range snap.Counts.ByStatus {
 		gauge(descByStatus, n, st.String())
 	}
 	// A finished handler keeps the residency it finished with (active) in
 	// the store, and only running handlers are released: the running
 	// ones not released are the live ones.
-	released := snap.counts.ByResidency[persistence.ResidencyReleased]
+	released := snap.Counts.ByResidency[persistence.ResidencyReleased]
 	gauge(descByResidency, released, persistence.ResidencyReleased.String())
-	gauge(descByResidency, max(snap.counts.ByStatus[persistence.StatusRunning]-released, 0), persistence.ResidencyActive.String())
-	gauge(descTasksPending, snap.tasksPending)
+	gauge(descByResidency, max(snap.Counts.ByStatus[persistence.StatusRunning]-released, 0), persistence.ResidencyActive.String())
+	gauge(descTasksPending, snap.TasksPending)
 }
 
 // syncObserver is implemented by stores that can time the disk part of a
@@ -226,11 +229,10 @@ type syncObserver interface {
 	ObserveSync(func(time.Duration))
 }
 
-// observeStoreSync feeds wfd_store_sync_duration_seconds from the store,
-// if it can tell.
-func (s *Server) observeStoreSync() {
-	if o, ok := s.store.(syncObserver); ok {
-		h := s.stats.hist.sync
-		o.ObserveSync(func(d time.Duration) { h.Observe(d.Seconds()) })
+// ObserveStoreSync feeds wfd_store_sync_duration_seconds (h.Sync) from the
+// store, if it can tell.
+func ObserveStoreSync(store any, h Histograms) {
+	if o, ok := store.(syncObserver); ok {
+		o.ObserveSync(func(d time.Duration) { h.Sync.Observe(d.Seconds()) })
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package observe
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // tracerName names the spans wfd makes itself (otelconnect names the RPCs').
 const tracerName = "github.com/wfd-dev/wfd/server"
 
-// tracing makes the spans of one server: otelconnect's span per RPC, and
+// Tracing makes the spans of one server: otelconnect's span per RPC, and
 // wfd's spans for rehydrations, step runs and store commits. A step run or
 // a commit runs on the handler's or the journal's goroutine, not the
 // call's, so the server keeps the spans of the calls in flight by handler
@@ -37,28 +37,28 @@ const tracerName = "github.com/wfd-dev/wfd/server"
 // CompleteTask, or PublishEvent) → rehydrate → step run → commit. What no
 // call waits for (due timers, a child's steps, releases) starts traces of
 // its own.
-type tracing struct {
+type Tracing struct {
 	tp     trace.TracerProvider
 	tracer trace.Tracer
-	on     bool
+	On     bool
 
 	mu     sync.Mutex
 	causes map[string][]trace.SpanContext
 }
 
-func newTracing(tp trace.TracerProvider) *tracing {
+func NewTracing(tp trace.TracerProvider) *Tracing {
 	on := tp != nil
 	if !on {
 		tp = noop.NewTracerProvider()
 	}
-	return &tracing{tp: tp, tracer: tp.Tracer(tracerName), on: on, causes: map[string][]trace.SpanContext{}}
+	return &Tracing{tp: tp, tracer: tp.Tracer(tracerName), On: on, causes: map[string][]trace.SpanContext{}}
 }
 
-// interceptors are otelconnect's (a span per call, continuing the
+// Interceptors are otelconnect's (a span per call, continuing the
 // caller's trace from its traceparent header) and the one that records
 // which handler a call is about; none when tracing is off.
-func (t *tracing) interceptors() ([]connect.Interceptor, error) {
-	if !t.on {
+func (t *Tracing) Interceptors() ([]connect.Interceptor, error) {
+	if !t.On {
 		return nil, nil
 	}
 	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(t.tp), otelconnect.WithoutMetrics(), otelconnect.WithTrustRemote(),
@@ -73,11 +73,11 @@ func (t *tracing) interceptors() ([]connect.Interceptor, error) {
 	return []connect.Interceptor{otel, causeTracker{t}}, nil
 }
 
-// during records ctx's span as a cause of what handler id does until the
+// During records ctx's span as a cause of what handler id does until the
 // returned function is called.
-func (t *tracing) during(ctx context.Context, id string) func() {
+func (t *Tracing) During(ctx context.Context, id string) func() {
 	sc := trace.SpanContextFromContext(ctx)
-	if !t.on || id == "" || !sc.IsValid() {
+	if !t.On || id == "" || !sc.IsValid() {
 		return func() {}
 	}
 	t.mu.Lock()
@@ -101,8 +101,8 @@ func (t *tracing) during(ctx context.Context, id string) func() {
 	}
 }
 
-// causesOf returns the spans of the calls in flight about the handlers.
-func (t *tracing) causesOf(ids ...string) []trace.SpanContext {
+// CausesOf returns the spans of the calls in flight about the handlers.
+func (t *Tracing) CausesOf(ids ...string) []trace.SpanContext {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []trace.SpanContext
@@ -125,13 +125,13 @@ func under(ctx context.Context, causes []trace.SpanContext) (context.Context, tr
 	return trace.ContextWithRemoteSpanContext(ctx, causes[0]), trace.WithLinks(links...)
 }
 
-// onStepRun is engine.Options.OnStepRun: a span per step run.
-func (t *tracing) onStepRun(ctx context.Context, run engine.StepRun) (context.Context, func(error)) {
-	if !t.on {
+// OnStepRun is engine.Options.OnStepRun: a span per step run.
+func (t *Tracing) OnStepRun(ctx context.Context, run engine.StepRun) (context.Context, func(error)) {
+	if !t.On {
 		return ctx, func(error) {}
 	}
 	// The run's own context carries no span: its parent is the call's.
-	pctx, links := under(context.Background(), t.causesOf(run.HandlerID))
+	pctx, links := under(context.Background(), t.CausesOf(run.HandlerID))
 	_, span := t.tracer.Start(pctx, "wfd.step "+run.Step, links, trace.WithAttributes(
 		attribute.String("wfd.handler_id", run.HandlerID), attribute.String("wfd.workflow", run.Workflow),
 		attribute.String("wfd.step", run.Step), attribute.Int("wfd.attempt", run.Attempt)))
@@ -142,33 +142,28 @@ func (t *tracing) onStepRun(ctx context.Context, run engine.StepRun) (context.Co
 			span.SetAttributes(attribute.Bool("wfd.waiting", true))
 			err = nil
 		}
-		end(span, err)
+		End(span, err)
 	}
 }
 
-// commit starts the span of a store commit of batch's changes.
-func (t *tracing) commit(batch []*pending) trace.Span {
-	if !t.on {
+// Commit starts the span of a store commit of changes to the handlers
+// ids (one each).
+func (t *Tracing) Commit(ids []string) trace.Span {
+	if !t.On {
 		return trace.SpanFromContext(context.Background()) // a no-op span
 	}
-	ids := make([]string, 0, len(batch))
-	for _, p := range batch {
-		if p.err == nil {
-			ids = append(ids, p.ec.HandlerID)
-		}
-	}
-	pctx, links := under(context.Background(), t.causesOf(ids...))
+	pctx, links := under(context.Background(), t.CausesOf(ids...))
 	_, span := t.tracer.Start(pctx, "wfd.store.commit", links, trace.WithAttributes(attribute.Int("wfd.changes", len(ids))))
 	return span
 }
 
-// rehydrate starts the span of loading a handler, under the call's.
-func (t *tracing) rehydrate(ctx context.Context, id string) (context.Context, trace.Span) {
+// Rehydrate starts the span of loading a handler, under the call's.
+func (t *Tracing) Rehydrate(ctx context.Context, id string) (context.Context, trace.Span) {
 	return t.tracer.Start(ctx, "wfd.rehydrate", trace.WithAttributes(attribute.String("wfd.handler_id", id)))
 }
 
-// end ends span with err's outcome.
-func end(span trace.Span, err error) {
+// End ends span with err's outcome.
+func End(span trace.Span, err error) {
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
@@ -178,7 +173,7 @@ func end(span trace.Span, err error) {
 
 // causeTracker records the handler a call names (its request's
 // handler_id) for the duration of the call.
-type causeTracker struct{ t *tracing }
+type causeTracker struct{ t *Tracing }
 
 func (c causeTracker) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
@@ -188,7 +183,7 @@ func (c causeTracker) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		// PublishEvent, CancelHandler) or Server.run (RunWorkflow, where
 		// a missing id is made).
 		if r, ok := req.Any().(*wfdv1.ReleaseHandlerRequest); ok {
-			defer c.t.during(ctx, r.GetHandlerId())()
+			defer c.t.During(ctx, r.GetHandlerId())()
 		}
 		return next(ctx, req)
 	}
@@ -218,3 +213,6 @@ func (l traceLog) Handle(ctx context.Context, r slog.Record) error {
 
 func (l traceLog) WithAttrs(as []slog.Attr) slog.Handler { return traceLog{l.Handler.WithAttrs(as)} }
 func (l traceLog) WithGroup(name string) slog.Handler    { return traceLog{l.Handler.WithGroup(name)} }
+
+// Provider is the tracer provider (a no-op one when tracing is off).
+func (t *Tracing) Provider() trace.TracerProvider { return t.tp }

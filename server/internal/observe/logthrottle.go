@@ -1,15 +1,15 @@
-package server
+package observe
 
 import (
 	"sync"
 	"time"
 )
 
-// logThrottle lets one log line through per interval and counts the ones it
+// LogThrottle lets one log line through per interval and counts the ones it
 // holds back, so that a failure repeated thousands of times a second (every
 // checkpoint while the disk is full) costs a line per interval, not a line
 // per failure, and the count still says how often it happened.
-type logThrottle struct {
+type LogThrottle struct {
 	every time.Duration
 	now   func() time.Time
 
@@ -18,13 +18,13 @@ type logThrottle struct {
 	suppressed int       // lines held back since the last one let through
 }
 
-func newLogThrottle(every time.Duration, now func() time.Time) *logThrottle {
-	return &logThrottle{every: every, now: now}
+func NewLogThrottle(every time.Duration, now func() time.Time) *LogThrottle {
+	return &LogThrottle{every: every, now: now}
 }
 
-// allow reports whether a line may be logged now and, if so, how many
+// Allow reports whether a line may be logged now and, if so, how many
 // were held back since the last one (to log with it).
-func (t *logThrottle) allow() (ok bool, suppressed int) {
+func (t *LogThrottle) Allow() (ok bool, suppressed int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
@@ -35,10 +35,10 @@ func (t *logThrottle) allow() (ok bool, suppressed int) {
 	return true, t.letThroughLocked(now)
 }
 
-// flush lets a line through that reports the lines held back, when there
+// Flush lets a line through that reports the lines held back, when there
 // are some and the interval is over: the condition being logged has ended,
 // and no line of its own would report them.
-func (t *logThrottle) flush() (ok bool, suppressed int) {
+func (t *LogThrottle) Flush() (ok bool, suppressed int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
@@ -50,7 +50,7 @@ func (t *logThrottle) flush() (ok bool, suppressed int) {
 
 // letThroughLocked starts a new interval at now with a line let through,
 // and returns how many lines were held back before it.
-func (t *logThrottle) letThroughLocked(now time.Time) (suppressed int) {
+func (t *LogThrottle) letThroughLocked(now time.Time) (suppressed int) {
 	t.next = now.Add(t.every)
 	suppressed, t.suppressed = t.suppressed, 0
 	return suppressed

@@ -1,0 +1,22 @@
+package observe
+
+import "github.com/wfd-dev/wfd/persistence"
+
+// Snapshot is what the server counts, read at one moment: GetStats and
+// the Prometheus metrics answer from it.
+type Snapshot struct {
+	InMemory, IdleInMemory           int64
+	Releases, Rehydrations, Reclaims int64
+	DeletedRequest, DeletedRetention int64
+	Commits, CommitErrors, Changes   int64
+	Streams, Workers                 int64
+	Dispatches, Redispatches         int64
+	// StreamBytes are the bytes StreamEvents streams are sending;
+	// StreamsEnded counts the streams ended because they fell behind.
+	StreamBytes, StreamsEnded int64
+	// StoreSize is the size of the store's file; -1 when it has none.
+	StoreSize int64
+	// Counts are the store's; zero when it could not be read.
+	Counts       persistence.Counts
+	TasksPending int64
+}

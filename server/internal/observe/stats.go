@@ -1,0 +1,57 @@
+package observe
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stats are the server's counters since it started: GetStats and the
+// Prometheus metrics (Metrics) both read them, through a Snapshot.
+type Stats struct {
+	Releases     atomic.Int64
+	Rehydrations atomic.Int64
+	Commits      atomic.Int64
+	CommitErrors atomic.Int64
+	Changes      atomic.Int64
+	// Reclaims counts the times memory was given back after releases.
+	Reclaims atomic.Int64
+	// DeletedRequest and DeletedRetention count deleted handlers
+	// (DeleteHandler, the retention sweep).
+	DeletedRequest, DeletedRetention atomic.Int64
+	// Rehydrate holds the latest rehydrate latencies.
+	Rehydrate LatencyRing
+	// Hist are the latency and size distributions for /metrics.
+	Hist Histograms
+}
+
+func (s *Stats) Rehydrated(d time.Duration) {
+	s.Rehydrations.Add(1)
+	s.Rehydrate.Add(d)
+	s.Hist.Rehydrate.Observe(d.Seconds())
+}
+
+// Reasons a handler is deleted, the label of wfd_handlers_deleted_total.
+const (
+	DeletedByRequest   = "request"
+	DeletedByRetention = "retention"
+)
+
+// Deleted counts n handlers deleted for reason.
+func (s *Stats) Deleted(reason string, n int) {
+	if reason == DeletedByRetention {
+		s.DeletedRetention.Add(int64(n))
+	} else {
+		s.DeletedRequest.Add(int64(n))
+	}
+}
+
+// Committed counts one commit of n changes that took d.
+func (s *Stats) Committed(n int, d time.Duration, err error) {
+	s.Commits.Add(1)
+	s.Changes.Add(int64(n))
+	if err != nil {
+		s.CommitErrors.Add(1)
+	}
+	s.Hist.Commit.Observe(d.Seconds())
+	s.Hist.Changes.Observe(float64(n))
+}
