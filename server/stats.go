@@ -28,6 +28,13 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		Workers:      int64(s.workers.connected()),
 		Dispatches:   s.workers.stats.dispatches.Load(),
 		Redispatches: s.workers.stats.redispatches.Load(),
+		// Read before the store's counts: a scrape that cannot read the
+		// store still reports them.
+		DeletedRequest:   s.stats.DeletedRequest.Load(),
+		DeletedRetention: s.stats.DeletedRetention.Load(),
+		StreamBytes:      s.streams.sending.Load(),
+		StreamsEnded:     s.streams.behind.Load(),
+		StoreSize:        storeSize(s.store),
 	}
 	counts, err := s.store.Count(ctx)
 	if err != nil {
