@@ -286,7 +286,7 @@ func (s *state) toProto() *statev1.HandlerState {
 		for _, w := range ss.waiters {
 			on := w.target()
 			ps.Waiters = append(ps.Waiters, &statev1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
-				Resume: w.resume.toProto(), Task: on.task.toProto(), Key: on.key, Since: ts(on.since), Children: on.children,
+				Resume: w.resume.toProto(), Task: taskToProto(on.task), Key: on.key, Since: ts(on.since), Children: on.children,
 				CreatedAt: ts(w.created)})
 		}
 		p.Steps[i] = ps
