@@ -12,7 +12,7 @@ import (
 
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/clients/go/worker"
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 	"github.com/wfd-dev/wfd/workflows"
 )
 
@@ -58,21 +58,21 @@ func goWorkerMain(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 func benchWorkflows() []worker.Workflow {
-	step := func(name string) []engine.Step {
-		return []engine.Step{{Name: name, Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent}}}
+	step := func(name string) []flow.Step {
+		return []flow.Step{{Name: name, Accepts: []string{flow.StartEvent}, Emits: []string{flow.StopEvent}}}
 	}
 	return []worker.Workflow{
 		{
-			Definition: engine.Workflow{Name: workerEchoWorkflow, Description: "Completes with its input (as echo).", Steps: step("echo")},
-			Run: map[string]worker.StepFunc{"echo": func(_ context.Context, sc worker.Context, in engine.Event) error {
-				return sc.Send(engine.StopEvent, in.Data)
+			Definition: flow.Workflow{Name: workerEchoWorkflow, Description: "Completes with its input (as echo).", Steps: step("echo")},
+			Run: map[string]worker.StepFunc{"echo": func(_ context.Context, sc worker.Context, in flow.Event) error {
+				return sc.Send(flow.StopEvent, in.Data)
 			}},
 		},
 		{
-			Definition: engine.Workflow{
+			Definition: flow.Workflow{
 				Name:        workerApprovalWorkflow,
 				Description: `Waits for an "approval" event and completes with the decision (as approval).`,
-				Events:      []engine.EventType{{Type: workflows.ApprovalEvent, Schema: workflows.ApprovalEventSchema()}},
+				Events:      []flow.EventType{{Type: workflows.ApprovalEvent, Schema: workflows.ApprovalEventSchema()}},
 				Steps:       step("decide"),
 			},
 			Run: map[string]worker.StepFunc{"decide": decide},
@@ -81,9 +81,9 @@ func benchWorkflows() []worker.Workflow {
 }
 
 // decide is workflows.Approval's step written against worker.Context.
-func decide(_ context.Context, sc worker.Context, in engine.Event) error {
-	ev, err := sc.WaitFor(workflows.ApprovalEvent, engine.WaitOptions{})
-	if errors.Is(err, engine.ErrWaiting) {
+func decide(_ context.Context, sc worker.Context, in flow.Event) error {
+	ev, err := sc.WaitFor(workflows.ApprovalEvent, flow.WaitOptions{})
+	if errors.Is(err, flow.ErrWaiting) {
 		sc.Write("question", &structpb.Struct{Fields: map[string]*structpb.Value{
 			"question": structpb.NewStringValue("approve this request?"),
 			"request":  structpb.NewStructValue(in.Data),
@@ -94,7 +94,7 @@ func decide(_ context.Context, sc worker.Context, in engine.Event) error {
 	if err != nil {
 		return err
 	}
-	return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+	return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
 		"approved": structpb.NewBoolValue(ev.Data.GetFields()["approved"].GetBoolValue()),
 		"comment":  structpb.NewStringValue(ev.Data.GetFields()["comment"].GetStringValue()),
 		"request":  structpb.NewStructValue(in.Data),

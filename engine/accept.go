@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfd-dev/wfd/internal/names"
 	pl "github.com/wfd-dev/wfd/internal/payload"
 )
 
@@ -85,9 +86,9 @@ func checkEventType(t string, fromWfd bool) error {
 		return fmt.Errorf("%w: event has no type", ErrInvalidEvent)
 	case t == StartEvent, t == StopEvent:
 		return fmt.Errorf("%w: %q is reserved", ErrInvalidEvent, t)
-	case reserved(t) && !fromWfd:
+	case names.Reserved(t) && !fromWfd:
 		return fmt.Errorf("%w: event type %q is reserved: types starting with %q are sent by wfd itself (task answers, published keys, children's ends)",
-			ErrInvalidEvent, t, reservedPrefix)
+			ErrInvalidEvent, t, names.ReservedPrefix)
 	}
 	return nil
 }

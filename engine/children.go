@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/internal/names"
 	pl "github.com/wfd-dev/wfd/internal/payload"
 )
 
@@ -17,13 +18,6 @@ import (
 // build it with ChildDoneEvent. A handler takes it at any time (its result
 // is kept until a step asks), not only while it waits.
 const ChildEvent = "wfd.child"
-
-// ChildResult is how a child handler ended.
-type ChildResult struct {
-	Status Status
-	Result *structpb.Struct
-	Error  string
-}
 
 // Starter starts child handlers; the server implements it so that a start
 // is idempotent by id across restarts. Without one the engine starts
@@ -52,16 +46,10 @@ func childDone(ev Event) (string, ChildResult) {
 	}
 }
 
-// StartChild starts a child handler of workflow with input and returns its
-// id. The id derives from the parent, the input event and the call's
-// position in the run, so a re-run does not start it twice. Cancelling the
-// parent cancels its running children.
-//
-// An input that breaks the payload rules (ErrInvalidPayload), or a child
-// past Limits.MaxChildren (ErrLimit), is refused and fails the run.
-func (sc *StepContext) StartChild(workflow string, input *structpb.Struct) (string, error) {
+// StartChild carries out flow.StepContext.StartChild.
+func (sc *stepContext) StartChild(workflow string, input *structpb.Struct) (string, error) {
 	x := sc.x
-	err := checkText("the workflow name", workflow, maxNameBytes, true)
+	err := names.Check("the workflow name", workflow, names.MaxNameBytes, true)
 	if err == nil {
 		err = pl.Check(x.h.e.lim.payload(), "input", input)
 	}
@@ -91,21 +79,8 @@ func (sc *StepContext) StartChild(workflow string, input *structpb.Struct) (stri
 	return id, nil
 }
 
-// Children is where a set of children stands.
-type Children struct {
-	Completed []string
-	// Failed holds the children that failed or were cancelled.
-	Failed  []string
-	Pending []string
-	Results map[string]ChildResult
-}
-
-// WaitForChildren waits until every child in ids has ended. It returns at
-// once if they have; otherwise it returns ErrWaiting, which the step
-// returns, and the step runs again when the last one ends (the handler is
-// idle meanwhile and can be released). If timeout passes first it returns
-// where they stand, with Pending set, and an error wrapping ErrTimeout.
-func (sc *StepContext) WaitForChildren(ids []string, timeout time.Duration) (Children, error) {
+// WaitForChildren carries out flow.StepContext.WaitForChildren.
+func (sc *stepContext) WaitForChildren(ids []string, timeout time.Duration) (Children, error) {
 	id := sc.nextWaitID()
 	r, err := sc.roundTrip(msg{kind: msgChildren})
 	if err != nil {

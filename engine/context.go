@@ -12,6 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/flow"
+	"github.com/wfd-dev/wfd/internal/names"
 	pl "github.com/wfd-dev/wfd/internal/payload"
 )
 
@@ -51,29 +53,31 @@ type execution struct {
 	// ctx is the run's context, for the lookups step operations make.
 	ctx   context.Context
 	reply chan reply
-	sc    StepContext
+	// rc carries out the calls of sc, the step's StepContext.
+	rc stepContext
+	sc *flow.StepContext
 }
 
-// StepContext is what step code uses to talk to its handler. It is valid
-// only during the run it was passed to, and only from that run's goroutine.
-type StepContext struct {
+// stepContext carries out the calls of a run's flow.StepContext (it is
+// the run's flow.Runtime). Like the StepContext it is used only during
+// the run, and only from the run's goroutine.
+type stepContext struct {
 	x *execution
 }
 
-// HandlerID returns the id of the handler the run belongs to.
-func (sc *StepContext) HandlerID() string { return sc.x.h.st.id }
+var _ flow.Runtime = (*stepContext)(nil)
 
-// Step returns the name of the running step.
-func (sc *StepContext) Step() string { return sc.x.h.st.wf.def.Steps[sc.x.step].Name }
+// HandlerID carries out flow.StepContext.HandlerID.
+func (sc *stepContext) HandlerID() string { return sc.x.h.st.id }
 
-// Attempt returns the attempt number of this run, 1 for the first.
-func (sc *StepContext) Attempt() int { return sc.x.item.attempt }
+// Step carries out flow.StepContext.Step.
+func (sc *stepContext) Step() string { return sc.x.h.st.wf.def.Steps[sc.x.step].Name }
 
-// Send emits an event. Events are delivered when the run finishes (or parks
-// in a wait); a run that fails sends nothing. The step must declare the type
-// in Emits. Data that breaks the payload rules (ErrInvalidPayload) or the
-// run's output limits (ErrLimit) is refused and fails the run.
-func (sc *StepContext) Send(typ string, data *structpb.Struct) error {
+// Attempt carries out flow.StepContext.Attempt.
+func (sc *stepContext) Attempt() int { return sc.x.item.attempt }
+
+// Send carries out flow.StepContext.Send.
+func (sc *stepContext) Send(typ string, data *structpb.Struct) error {
 	x := sc.x
 	if !x.h.st.wf.emits[x.step][typ] {
 		return fmt.Errorf("step %q sends %q: %w", sc.Step(), typ, ErrUndeclaredEvent)
@@ -89,16 +93,12 @@ func (sc *StepContext) Send(typ string, data *structpb.Struct) error {
 	return nil
 }
 
-// Write puts an event on the handler's stream for clients (progress, a
-// question to a person). Like Send it takes effect when the run finishes or
-// parks, and not at all if it fails. A type or data that breaks the rules
-// (a payload JSON cannot hold, data over Limits.MaxRecordBytes, more
-// events than Limits.MaxQueuedEvents) fails the run.
-func (sc *StepContext) Write(typ string, data *structpb.Struct) {
+// Write carries out flow.StepContext.Write.
+func (sc *stepContext) Write(typ string, data *structpb.Struct) {
 	x := sc.x
 	lim := x.h.e.lim.payload()
 	lim.MaxBytes = x.h.e.lim.MaxRecordBytes
-	err := checkText("the event type", typ, maxNameBytes, true)
+	err := names.Check("the event type", typ, names.MaxNameBytes, true)
 	if err == nil {
 		err = sc.output(data, lim, "data")
 	}
@@ -137,7 +137,7 @@ func (x *execution) fault() error {
 
 // output checks an event the run sends or writes, and counts it against
 // the run's output limits.
-func (sc *StepContext) output(data *structpb.Struct, lim pl.Limits, name string) error {
+func (sc *stepContext) output(data *structpb.Struct, lim pl.Limits, name string) error {
 	x := sc.x
 	n, err := pl.Measure(lim, name, data)
 	if err != nil {
@@ -160,34 +160,19 @@ func (sc *StepContext) output(data *structpb.Struct, lim pl.Limits, name string)
 }
 
 // refuse records err as the run's fault (the first one wins) and returns it.
-func (sc *StepContext) refuse(err error) error {
+func (sc *stepContext) refuse(err error) error {
 	if o := sc.x.output(); o.fault == nil {
 		o.fault = err
 	}
 	return err
 }
 
-// WaitOptions narrow a wait.
-type WaitOptions struct {
-	// Match lists fields the event's data must hold with these values.
-	Match *structpb.Struct
-	// Timeout is how long to wait from the first time the run reaches this
-	// wait; 0 means no limit. When it passes, the wait returns ErrTimeout.
-	Timeout time.Duration
-}
-
-// WaitFor returns the first event of type typ (matching opts.Match) that
-// arrives after the run reached this wait. If none has arrived yet it
-// returns ErrWaiting: the step must return that error, the run parks, and
-// when the event arrives the step runs again from the start with the same
-// input; this time WaitFor returns the event. Waits are told apart by their
-// order within the run, so a step must reach its waits in the same order
-// every time.
-func (sc *StepContext) WaitFor(typ string, opts WaitOptions) (Event, error) {
+// WaitFor carries out flow.StepContext.WaitFor.
+func (sc *stepContext) WaitFor(typ string, opts WaitOptions) (Event, error) {
 	if typ == "" || typ == StartEvent || typ == StopEvent {
 		return Event{}, fmt.Errorf("%w: cannot wait for event type %q", ErrInvalidEvent, typ)
 	}
-	err := checkText("the event type", typ, maxNameBytes, true)
+	err := names.Check("the event type", typ, names.MaxNameBytes, true)
 	if err == nil {
 		err = pl.Check(sc.x.h.e.lim.payload(), "match", opts.Match)
 	}
@@ -198,9 +183,8 @@ func (sc *StepContext) WaitFor(typ string, opts WaitOptions) (Event, error) {
 		func() string { return fmt.Sprintf("waiting for %q", typ) })
 }
 
-// Sleep parks the run for d on a durable timer: it returns ErrWaiting, which
-// the step must return, and nil when the step runs again after d.
-func (sc *StepContext) Sleep(d time.Duration) error {
+// Sleep carries out flow.StepContext.Sleep.
+func (sc *stepContext) Sleep(d time.Duration) error {
 	// The wait's timeout is the sleep: once it passes the wait is resolved
 	// (timed out), which is what the step waited for.
 	_, ok, err := sc.park(&waiter{}, sc.nextWaitID(), max(d, time.Nanosecond))
@@ -217,7 +201,7 @@ func (sc *StepContext) Sleep(d time.Duration) error {
 // the event that resolved it, ErrWaiting while it is pending (the step
 // returns it), or, once its timeout passed, ErrTimeout in an error that
 // begins with what() ("waiting for ...").
-func (sc *StepContext) await(w *waiter, id string, timeout time.Duration, what func() string) (Event, error) {
+func (sc *stepContext) await(w *waiter, id string, timeout time.Duration, what func() string) (Event, error) {
 	r, ok, err := sc.park(w, id, timeout)
 	switch {
 	case err != nil:
@@ -232,7 +216,7 @@ func (sc *StepContext) await(w *waiter, id string, timeout time.Duration, what f
 
 // nextWaitID names the run's next wait: the input event, the step and the
 // wait's position, so a re-run reaches the same ids in the same order.
-func (sc *StepContext) nextWaitID() string {
+func (sc *stepContext) nextWaitID() string {
 	x := sc.x
 	id := x.item.ev.ID + "/" + sc.Step() + "/" + strconv.Itoa(x.waits)
 	x.waits++
@@ -242,7 +226,7 @@ func (sc *StepContext) nextWaitID() string {
 // park returns the result of wait id if an earlier run resolved it;
 // otherwise it records w as the run's waiter (the step must then return
 // ErrWaiting) and reports false.
-func (sc *StepContext) park(w *waiter, id string, timeout time.Duration) (waitResult, bool, error) {
+func (sc *stepContext) park(w *waiter, id string, timeout time.Duration) (waitResult, bool, error) {
 	x := sc.x
 	if r, ok := x.item.resolved[id]; ok {
 		return r, true, nil
@@ -264,7 +248,7 @@ func (sc *StepContext) park(w *waiter, id string, timeout time.Duration) (waitRe
 
 // checkWaits refuses a new wait once the run has passed as many as
 // Limits.MaxQueuedEvents: the run carries every earlier wait's result.
-func (sc *StepContext) checkWaits() error {
+func (sc *stepContext) checkWaits() error {
 	if n, limit := len(sc.x.item.resolved), sc.x.h.e.lim.MaxQueuedEvents; n >= limit {
 		return sc.refuse(fmt.Errorf("step %q: %w: the run has passed %d waits, the limit (Limits.MaxQueuedEvents)", sc.Step(), ErrLimit, n))
 	}
@@ -272,7 +256,7 @@ func (sc *StepContext) checkWaits() error {
 }
 
 // roundTrip asks the handler's loop for something and waits for the answer.
-func (sc *StepContext) roundTrip(m msg) (reply, error) {
+func (sc *stepContext) roundTrip(m msg) (reply, error) {
 	x := sc.x
 	if x.reply == nil {
 		x.reply = make(chan reply, 1)
@@ -291,15 +275,8 @@ func (sc *StepContext) roundTrip(m msg) (reply, error) {
 	return r, r.err
 }
 
-// Collect gathers events for fan-in. Each call adds ev (once, by id) to the
-// step's buffer; when the buffer holds one event for each entry of types
-// (repeat a type to want several), Collect removes them and returns them in
-// the order of types. Until then it returns nil, and the step returns nil
-// to wait for the rest.
-//
-// A run that completes a set keeps it: when the run starts again (after a
-// wait, a retry or a restore), the same call returns the same events.
-func (sc *StepContext) Collect(ev Event, types ...string) ([]Event, error) {
+// Collect carries out flow.StepContext.Collect.
+func (sc *stepContext) Collect(ev Event, types ...string) ([]Event, error) {
 	x := sc.x
 	x.usedOnce = true
 	key := sc.oncePrefix() + "\x00collect/" + strconv.Itoa(x.collects)
@@ -311,9 +288,8 @@ func (sc *StepContext) Collect(ev Event, types ...string) ([]Event, error) {
 	return r.events, err
 }
 
-// Get reads a value of the handler's key/value store. The value is a copy
-// the step may change; Set stores it.
-func (sc *StepContext) Get(key string) (*structpb.Value, bool) {
+// Get carries out flow.StepContext.Get.
+func (sc *stepContext) Get(key string) (*structpb.Value, bool) {
 	r, err := sc.roundTrip(msg{kind: msgGet, p: &payload{key: key}})
 	if err != nil || !r.ok {
 		return nil, false
@@ -321,20 +297,16 @@ func (sc *StepContext) Get(key string) (*structpb.Value, bool) {
 	return proto.Clone(r.val).(*structpb.Value), true
 }
 
-// Set writes a value of the handler's key/value store; nil deletes the key.
-// The store is part of the handler's state and its snapshots. A key or
-// value that breaks the payload rules (ErrInvalidPayload), or a store that
-// would grow past Limits.MaxStoreBytes (ErrLimit), is refused and fails
-// the run.
-func (sc *StepContext) Set(key string, v *structpb.Value) error {
-	if err := checkText("the key", key, maxNameBytes, true); err != nil {
+// Set carries out flow.StepContext.Set.
+func (sc *stepContext) Set(key string, v *structpb.Value) error {
+	if err := names.Check("the key", key, names.MaxNameBytes, true); err != nil {
 		return sc.refuse(fmt.Errorf("step %q sets a value: %w", sc.Step(), err))
 	}
 	return sc.set(key, key, v)
 }
 
 // set stores v under key (shown as name in errors).
-func (sc *StepContext) set(key, name string, v *structpb.Value) error {
+func (sc *stepContext) set(key, name string, v *structpb.Value) error {
 	if v != nil {
 		if err := pl.CheckValue(sc.x.h.e.lim.payload(), "value", v); err != nil {
 			return sc.refuse(fmt.Errorf("step %q sets %q: %w", sc.Step(), name, err))
@@ -348,13 +320,10 @@ func (sc *StepContext) set(key, name string, v *structpb.Value) error {
 	return err
 }
 
-// Once runs fn the first time a run of this step for this input event
-// reaches it, and returns the recorded value on later re-runs (after a wait,
-// a retry, or a restore), so side effects before a wait happen once. If fn
-// fails, nothing is recorded. Records are dropped when the run finishes.
-func (sc *StepContext) Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error) {
+// Once carries out flow.StepContext.Once.
+func (sc *stepContext) Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error) {
 	sc.x.usedOnce = true
-	if err := checkText("the key", key, maxNameBytes, true); err != nil {
+	if err := names.Check("the key", key, names.MaxNameBytes, true); err != nil {
 		return nil, sc.refuse(fmt.Errorf("step %q: Once: %w", sc.Step(), err))
 	}
 	k := sc.oncePrefix() + key
@@ -374,7 +343,7 @@ func (sc *StepContext) Once(key string, fn func() (*structpb.Value, error)) (*st
 	return v, nil
 }
 
-func (sc *StepContext) oncePrefix() string {
+func (sc *stepContext) oncePrefix() string {
 	return onceKeyPrefix(sc.Step(), sc.x.item.ev.ID)
 }
 
@@ -382,41 +351,20 @@ func onceKeyPrefix(step, eventID string) string {
 	return "\x00once/" + step + "/" + eventID + "/"
 }
 
-// Rewind makes the run start over from its beginning on this context: its
-// waits, collects and children are numbered from the first again, and what
-// it sent, wrote or parked on so far is dropped. It is for a step that
-// executes its code elsewhere (the server's proxy for remote workers) and
-// hands the run to another executor after the first was lost: the second
-// then reaches the same wait ids, memos and children, as a re-run does.
-// Durable effects of the lost executor (Set, Once) stay, as after a crash.
-func (sc *StepContext) Rewind() {
+// Rewind carries out flow.StepContext.Rewind.
+func (sc *stepContext) Rewind() {
 	x := sc.x
 	x.sent, x.written, x.wait = nil, nil, nil
 	x.waits, x.collects, x.childN = 0, 0, 0
 }
 
-// Blocked reports that the run waits for something outside the handler
-// to execute it (on, e.g. "worker": a server's proxy step with no worker
-// to take it), or, with on == "", that it no longer does. The handler's
-// stream records each change (RecordBlocked), so clients see why a busy
-// handler does not move. Repeating the current state records nothing.
-func (sc *StepContext) Blocked(on string) {
+// Blocked carries out flow.StepContext.Blocked.
+func (sc *stepContext) Blocked(on string) {
 	_, _ = sc.roundTrip(msg{kind: msgBlocked, p: &payload{key: on}})
 }
 
-// ResolvedWait is the result of one of a run's waits that an earlier run
-// resolved, by the wait's position in the run (0 for its first wait).
-type ResolvedWait struct {
-	Position int
-	Event    Event
-	TimedOut bool
-}
-
-// ResolvedWaits lists the run's waits that earlier runs resolved, by
-// position: what WaitFor, Sleep and the other waits at those positions
-// will answer at once. A server's proxy step hands them to a remote
-// worker, which then answers those waits itself.
-func (sc *StepContext) ResolvedWaits() []ResolvedWait {
+// ResolvedWaits carries out flow.StepContext.ResolvedWaits.
+func (sc *stepContext) ResolvedWaits() []ResolvedWait {
 	x := sc.x
 	if len(x.item.resolved) == 0 {
 		return nil
@@ -438,5 +386,5 @@ func (sc *StepContext) ResolvedWaits() []ResolvedWait {
 	return out
 }
 
-// WaitPosition is the position the run's next wait will have.
-func (sc *StepContext) WaitPosition() int { return sc.x.waits }
+// WaitPosition carries out flow.StepContext.WaitPosition.
+func (sc *stepContext) WaitPosition() int { return sc.x.waits }

@@ -14,13 +14,18 @@
 // checkpoint format, not part of the API), and [Engine.Restore] continues a
 // snapshot in any process that registered the same workflow.
 //
-// A step may wait for an event ([StepContext.WaitFor]). If the event has not
-// arrived, the wait returns [ErrWaiting], which the step returns; the run ends
-// and a waiter is recorded. When a matching event arrives the step runs again
-// from the start with the same input, and this time the wait returns the
-// event. A handler whose queues are empty, with nothing running, that can
-// still be woken (by a waiter, a timer, or an event from outside) is idle;
-// one that can never be woken again fails as stalled.
+// A step may wait for an event ([flow.StepContext.WaitFor]). If the event
+// has not arrived, the wait returns [ErrWaiting], which the step returns;
+// the run ends and a waiter is recorded. When a matching event arrives the
+// step runs again from the start with the same input, and this time the wait
+// returns the event. A handler whose queues are empty, with nothing running,
+// that can still be woken (by a waiter, a timer, or an event from outside)
+// is idle; one that can never be woken again fails as stalled.
+//
+// The types a workflow's author uses (Workflow, Step, StepContext, Event,
+// WaitOptions, Task, the errors a step checks, ...) are defined in package
+// flow, which does not import the engine; the engine's names for them are
+// aliases (flow.go), and its errors are the same values.
 //
 // Every change a client may see is a [Record] on the handler's stream, with a
 // per-handler sequence number. A [Journal] receives the records, and the state

@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 
-	pl "github.com/wfd-dev/wfd/internal/payload"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // Errors returned by the engine. Callers test them with errors.Is; the
 // service edge maps them to status codes.
 var (
-	// ErrInvalidWorkflow: a workflow definition failed validation.
-	ErrInvalidWorkflow = errors.New("invalid workflow")
+	// ErrInvalidWorkflow: a workflow definition failed validation
+	// (flow.ErrInvalidWorkflow, the same value).
+	ErrInvalidWorkflow = flow.ErrInvalidWorkflow
 	// ErrWorkflowExists: a workflow of that name is already registered.
 	ErrWorkflowExists = errors.New("workflow already registered")
 	// ErrUnknownWorkflow: no workflow of that name is registered.
@@ -42,10 +43,9 @@ var (
 	// ErrInvalidState: a snapshot cannot be restored.
 	ErrInvalidState = errors.New("invalid handler state")
 
-	// ErrWaiting is returned by StepContext.WaitFor and Sleep when the run
-	// must park. The step returns it (wrapped or not); the run ends, and the
-	// step runs again from the start once the wait resolves.
-	ErrWaiting = errors.New("step is waiting")
+	// ErrWaiting: the run must park; the step returns it
+	// (flow.ErrWaiting, the same value).
+	ErrWaiting = flow.ErrWaiting
 	// ErrInterrupted is returned by a step whose run was cut from outside
 	// while the engine closes (after Engine.Closing fires), such as a run
 	// executed by a remote worker when the server shuts down: the run stays
@@ -53,25 +53,25 @@ var (
 	// the start after a restore; it is not an attempt. Returned at any
 	// other time it fails the attempt like any error.
 	ErrInterrupted = errors.New("step run interrupted")
-	// ErrTimeout: a wait's deadline passed before a matching event arrived.
-	ErrTimeout = errors.New("wait timed out")
+	// ErrTimeout: a wait's deadline passed before a matching event arrived
+	// (flow.ErrTimeout, the same value).
+	ErrTimeout = flow.ErrTimeout
 	// ErrStalled: the handler is quiescent and nothing can ever wake it.
 	ErrStalled = errors.New("handler stalled: no work queued or running and nothing can wake it")
 	// ErrWorkflowTimeout: the whole-workflow timeout passed.
 	ErrWorkflowTimeout = errors.New("workflow timed out")
-	// ErrInvalidPayload: a payload (input, event data, result, stored
-	// value) holds what JSON cannot (NaN, ±Infinity, a value with no kind,
-	// invalid UTF-8), nests too deeply or is too large; or a name or text
-	// a step passes is empty, too long or not UTF-8. The message names the
-	// value, as in "input.items[3].x: NaN is not allowed".
-	ErrInvalidPayload = pl.ErrInvalid
+	// ErrInvalidPayload: a payload, or a name or text a step passes, breaks the payload rules
+	// (flow.ErrInvalidPayload, the same value).
+	ErrInvalidPayload = flow.ErrInvalidPayload
 	// ErrInvalidInput: the workflow's InputSchema (a SchemaError) or its
 	// CheckInput refused the input.
 	ErrInvalidInput = errors.New("invalid input")
-	// ErrLimit: the operation would pass one of the engine's Limits.
-	ErrLimit = errors.New("limit exceeded")
-	// ErrUndeclaredEvent: a step sent an event type it does not declare in Emits.
-	ErrUndeclaredEvent = errors.New("event type not declared in the step's Emits")
+	// ErrLimit: the operation would pass one of the engine's Limits
+	// (flow.ErrLimit, the same value).
+	ErrLimit = flow.ErrLimit
+	// ErrUndeclaredEvent: a step sent an event type it does not declare in Emits
+	// (flow.ErrUndeclaredEvent, the same value).
+	ErrUndeclaredEvent = flow.ErrUndeclaredEvent
 )
 
 type lostError struct{}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/wfd-dev/wfd/internal/names"
 )
 
 // KeyEvent is the type of the event that delivers a published event to a
@@ -13,30 +15,11 @@ import (
 // PublishedEvent.
 const KeyEvent = "wfd.key"
 
-// Published is an event from the server's append-only event log: published
-// under a key, for every handler or only one.
-type Published struct {
-	ID        string
-	Key       string
-	Data      *structpb.Struct
-	At        time.Time
-	HandlerID string // "" for every handler
-}
-
 // EventLog looks published events up; the server implements it over its
 // store. Find returns the oldest event with the key published at or after
 // since, global or addressed to handlerID.
 type EventLog interface {
 	Find(ctx context.Context, key, handlerID string, since time.Time) (Published, bool, error)
-}
-
-// KeyOptions narrow WaitForKey.
-type KeyOptions struct {
-	// Since is the earliest publication taken (default: when the handler
-	// started).
-	Since time.Time
-	// Timeout bounds the wait (0: none).
-	Timeout time.Duration
 }
 
 // PublishedEvent is the event that delivers p to a waiting handler.
@@ -60,17 +43,12 @@ func publishedFrom(ev Event) Published {
 		At: at, HandlerID: f["handler_id"].GetStringValue()}
 }
 
-// WaitForKey returns an event published under key. If one exists already
-// (published since opts.Since, by default since the handler started) it
-// returns at once; otherwise it returns ErrWaiting, which the step returns,
-// and the next publication with that key wakes the handler (in memory or
-// released) and runs the step again, when WaitForKey returns it. Without an
-// EventLog (Options) only publications after the wait are seen.
-func (sc *StepContext) WaitForKey(key string, opts KeyOptions) (Published, error) {
+// WaitForKey carries out flow.StepContext.WaitForKey.
+func (sc *stepContext) WaitForKey(key string, opts KeyOptions) (Published, error) {
 	if key == "" {
 		return Published{}, fmt.Errorf("%w: empty key", ErrInvalidEvent)
 	}
-	if err := checkText("the key", key, maxNameBytes, true); err != nil {
+	if err := names.Check("the key", key, names.MaxNameBytes, true); err != nil {
 		return Published{}, sc.refuse(fmt.Errorf("step %q waits for a key: %w", sc.Step(), err))
 	}
 	x := sc.x

@@ -56,14 +56,9 @@ type Limits struct {
 // is bounded, and so is their count, but not their product.
 const runOutputPayloads = 16
 
-// Text limits on what step code names: event types, keys, task fields.
-const (
-	maxNameBytes = 256
-	maxTextBytes = 64 << 10
-	// maxErrorBytes bounds a run's error as recorded on the stream and as
-	// a handler's error.
-	maxErrorBytes = 4 << 10
-)
+// maxErrorBytes bounds a run's error as recorded on the stream and as a
+// handler's error.
+const maxErrorBytes = 4 << 10
 
 func (l Limits) withDefaults() Limits {
 	def := func(v *int, d int) {
@@ -93,21 +88,6 @@ func (e *Engine) Limits() Limits { return e.lim }
 // this much, plus its own framing.
 func (l Limits) MaxRunOutputBytes() int {
 	return runOutputPayloads * l.withDefaults().MaxPayloadBytes
-}
-
-// checkText refuses a name or text that is empty (when required), too
-// long, or not UTF-8: it ends up in protobuf strings, which must be UTF-8,
-// and in store keys, which must be short.
-func checkText(what, s string, maxBytes int, required bool) error {
-	switch {
-	case s == "" && required:
-		return fmt.Errorf("%w: %s is empty", ErrInvalidPayload, what)
-	case len(s) > maxBytes:
-		return fmt.Errorf("%w: %s is %d bytes long, over the limit of %d", ErrInvalidPayload, what, len(s), maxBytes)
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidPayload, what)
-	}
-	return nil
 }
 
 // cleanError makes a run's error fit for the stream and the store: valid

@@ -40,10 +40,10 @@ func engineWith(t *testing.T, opts engine.Options, wfs ...engine.Workflow) (*eng
 	return e, rec
 }
 
-// one is a workflow of one step that runs fn for the start event and may
+// one is workflow "w": one step that runs fn for the start event and may
 // send "stop" (and "x", which a second step takes).
-func one(name string, fn engine.StepFunc) engine.Workflow {
-	return engine.Workflow{Name: name, Steps: []engine.Step{
+func one(fn engine.StepFunc) engine.Workflow {
+	return engine.Workflow{Name: "w", Steps: []engine.Step{
 		{Name: "s", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent, "x"}, Run: fn},
 		{Name: "t", Accepts: []string{"x"}, Run: nop},
 	}}
@@ -124,7 +124,7 @@ func TestPayloadChecks(t *testing.T) {
 	leaf := engine.Workflow{Name: "leaf", Steps: []engine.Step{step("s", engine.StartEvent, []string{engine.StopEvent}, stop)}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e, rec := engineWith(t, engine.Options{}, one("w", c.run), leaf)
+			e, rec := engineWith(t, engine.Options{}, one(c.run), leaf)
 			info := wait(t, start(t, e, "w", nil))
 			if info.Status != engine.StatusFailed || !strings.Contains(info.Error, c.want) {
 				t.Fatalf("handler ended %v with %q, want failed with %q", info.Status, info.Error, c.want)
@@ -201,7 +201,7 @@ func TestLimits(t *testing.T) {
 	t.Run("children", func(t *testing.T) {
 		leaf := engine.Workflow{Name: "leaf", Steps: []engine.Step{step("s", engine.StartEvent, []string{engine.StopEvent}, stop)}}
 		// Without the limit this step would start children forever.
-		w := one("w", func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+		w := one(func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
 			for {
 				if _, err := sc.StartChild("leaf", nil); err != nil {
 					return err
@@ -215,7 +215,7 @@ func TestLimits(t *testing.T) {
 		}
 	})
 	t.Run("events one run sends", func(t *testing.T) {
-		w := one("w", func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+		w := one(func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
 			for {
 				if err := sc.Send("x", nil); err != nil {
 					return err
@@ -323,7 +323,7 @@ func TestLimits(t *testing.T) {
 		}
 	})
 	t.Run("record size", func(t *testing.T) {
-		w := one("w", func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+		w := one(func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
 			sc.Write("big", data(map[string]*structpb.Value{"s": structpb.NewStringValue(strings.Repeat("x", 2000))}))
 			return sc.Send(engine.StopEvent, nil)
 		})
@@ -336,7 +336,7 @@ func TestLimits(t *testing.T) {
 	t.Run("run output", func(t *testing.T) {
 		// 20 events of ~900 bytes pass each limit but not their sum
 		// (16 × MaxPayloadBytes).
-		w := one("w", func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+		w := one(func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
 			for range 20 {
 				sc.Write("p", data(map[string]*structpb.Value{"s": structpb.NewStringValue(strings.Repeat("x", 900))}))
 			}
@@ -351,7 +351,7 @@ func TestLimits(t *testing.T) {
 	t.Run("store size", func(t *testing.T) {
 		var mu sync.Mutex
 		var stored int
-		w := one("w", func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+		w := one(func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
 			v := structpb.NewStringValue(strings.Repeat("v", 100))
 			// Replacing a value does not grow the store.
 			for range 50 {
@@ -394,7 +394,7 @@ func TestLimits(t *testing.T) {
 // path; the log has the stack under that id.
 func TestPanicKeepsStackInLog(t *testing.T) {
 	var logs testlog.Buffer
-	w := one("w", func(context.Context, *engine.StepContext, engine.Event) error {
+	w := one(func(context.Context, *engine.StepContext, engine.Event) error {
 		var m map[string]int
 		m["boom"]++ //nolint:staticcheck // SA5000: the nil-map write is the panic under test
 		return nil
@@ -423,7 +423,7 @@ func TestPanicKeepsStackInLog(t *testing.T) {
 // bounded length, however the step made it (protobuf refuses anything
 // else, which would fail every checkpoint of the handler).
 func TestErrorsFitTheStore(t *testing.T) {
-	w := one("w", func(context.Context, *engine.StepContext, engine.Event) error {
+	w := one(func(context.Context, *engine.StepContext, engine.Event) error {
 		return errors.New("bad \xff bytes " + strings.Repeat("é", 10000))
 	})
 	e, rec := engineWith(t, engine.Options{}, w)

@@ -299,7 +299,7 @@ func (r *runner) handleSend(m msg) error {
 		return err
 	}
 	if m.p.key != "" {
-		s.seenKey(m.p.key)
+		s.addKey(m.p.key)
 	}
 	ev := m.p.ev
 	ev.ID = ""

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wfd-dev/wfd/flow"
 	"github.com/wfd-dev/wfd/internal/errid"
 )
 
@@ -75,7 +76,8 @@ func (r *runner) start(step int, it item) {
 	worker := ss.freeWorker()
 	r.h.lc.nextExec++
 	x := &execution{h: r.h, id: r.h.lc.nextExec, step: step, worker: worker, item: it, startedAt: r.now}
-	x.sc.x = x
+	x.rc.x = x
+	x.sc = flow.NewStepContext(&x.rc)
 	ctx := r.h.lc.runsContext()
 	if def.Timeout > 0 {
 		ctx, x.cancel = context.WithTimeout(ctx, def.Timeout)
@@ -155,7 +157,7 @@ func (h *Handler) callStep(ctx context.Context, x *execution, def *Step) (err er
 			err = fmt.Errorf("step %q panicked: %v (error id %s)", def.Name, p, id)
 		}
 	}()
-	return def.Run(ctx, &x.sc, x.item.ev)
+	return def.Run(ctx, x.sc, x.item.ev)
 }
 
 // finish applies the end of a run: err is what the step returned (or its

@@ -1,41 +1,19 @@
 package engine
 
 // Typed schemas: a workflow's JSON Schemas for its input and for the
-// event types it takes from outside, compiled once by Register and checked
-// by Start and by the acceptance of an outside event (accept.go).
+// event types it takes from outside (flow.EventType), which
+// Workflow.Validate checks, compiled by Register and checked by Start and
+// by the acceptance of an outside event (accept.go).
 
 import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/internal/schema"
 )
-
-// EventType declares an event type a workflow takes from outside, that is
-// from SendEvent: what it means and, optionally, the JSON Schema its data
-// must match. A declared type is one of the workflow's External types
-// (accepted at any time) or one its steps wait for with WaitFor (accepted
-// while a step waits for it); declaring the latter is what tells clients
-// (ListWorkflows, `wfd workflows`) that the workflow wants it. Declaring
-// a type does not make it accepted: External and the waiters decide that,
-// as without declarations. The types wfd sends itself (task answers,
-// published keys, children's ends: the "wfd." types) cannot be declared;
-// a task's answer is checked against the task's own schema.
-type EventType struct {
-	// Type is the event type: not empty, not "start" or "stop", not one
-	// of the engine's "wfd." types, at most 256 bytes of UTF-8.
-	Type string
-	// Description says what the event means, for people (at most 64 KiB).
-	Description string
-	// Schema is a JSON Schema, as JSON, for the event's data (which is
-	// always an object); nil accepts any object. It must be a JSON object
-	// and self-contained (see InputSchema).
-	Schema []byte
-}
 
 // SchemaError is the error of a payload that its workflow's schema
 // refuses: a new handler's input (the error is ErrInvalidInput) or the
@@ -76,62 +54,30 @@ type schemas struct {
 	events map[string]*schema.Schema
 }
 
-// checkSchemas checks the declared event types and compiles every schema,
-// reporting each problem through bad.
-func (w *Workflow) checkSchemas(bad func(format string, args ...any)) schemas {
+// compileSchemas compiles the schemas of w, which Validate checked.
+func compileSchemas(w *Workflow) (schemas, error) {
 	var out schemas
 	if len(w.InputSchema) > 0 {
 		s, err := schema.Compile(w.InputSchema)
 		if err != nil {
-			bad("workflow %q: the input schema %v", w.Name, err)
+			return schemas{}, fmt.Errorf("%w: workflow %q: the input schema %w", ErrInvalidWorkflow, w.Name, err)
 		}
 		out.input = s
 	}
-	declared := make(map[string]bool, len(w.Events))
-	for i, et := range w.Events {
-		if p := outsideTypeProblem(et.Type); p != "" {
-			bad("workflow %q: event %d: %q cannot be a declared event type: %s", w.Name, i, et.Type, p)
-			continue
-		}
-		if declared[et.Type] {
-			bad("workflow %q: event type %q is declared twice", w.Name, et.Type)
-		}
-		declared[et.Type] = true
-		if err := checkText("the description", et.Description, maxTextBytes, false); err != nil {
-			bad("workflow %q: event type %q: %v", w.Name, et.Type, err)
-		}
+	for _, et := range w.Events {
 		if len(et.Schema) == 0 {
 			continue
 		}
 		s, err := schema.Compile(et.Schema)
 		if err != nil {
-			bad("workflow %q: the schema of event type %q %v", w.Name, et.Type, err)
-			continue
+			return schemas{}, fmt.Errorf("%w: workflow %q: the schema of event type %q %w", ErrInvalidWorkflow, w.Name, et.Type, err)
 		}
 		if out.events == nil {
 			out.events = map[string]*schema.Schema{}
 		}
 		out.events[et.Type] = s
 	}
-	return out
-}
-
-// outsideTypeProblem says what is wrong with t as a type that comes from
-// outside (External, EventType), or "".
-func outsideTypeProblem(t string) string {
-	switch {
-	case t == "":
-		return "it is empty"
-	case t == StartEvent, t == StopEvent:
-		return "the engine sends it"
-	case reserved(t):
-		return fmt.Sprintf("types starting with %q are sent by wfd itself", reservedPrefix)
-	case len(t) > maxNameBytes:
-		return fmt.Sprintf("it is %d bytes long, over the limit of %d", len(t), maxNameBytes)
-	case !utf8.ValidString(t):
-		return "it is not valid UTF-8"
-	}
-	return ""
+	return out, nil
 }
 
 // checkInputSchema checks a new handler's input against the workflow's

@@ -84,11 +84,12 @@ func (s *state) hasKey(key string) bool {
 	return ok
 }
 
-// seenKey records key and reports whether it was already there.
-func (s *state) seenKey(key string) bool {
+// addKey records the idempotency key of an event taken (once), forgetting
+// the oldest when the handler remembers maxEventKeys.
+func (s *state) addKey(key string) {
 	m := s.rareMut()
 	if _, ok := m.keySet[key]; ok {
-		return true
+		return
 	}
 	if m.keySet == nil {
 		m.keySet = map[string]struct{}{}
@@ -99,7 +100,6 @@ func (s *state) seenKey(key string) bool {
 	}
 	m.eventKeys = append(m.eventKeys, key)
 	m.keySet[key] = struct{}{}
-	return false
 }
 
 type stepState struct {
@@ -286,7 +286,7 @@ func (s *state) toProto() *statev1.HandlerState {
 		for _, w := range ss.waiters {
 			on := w.target()
 			ps.Waiters = append(ps.Waiters, &statev1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
-				Resume: w.resume.toProto(), Task: on.task.toProto(), Key: on.key, Since: ts(on.since), Children: on.children,
+				Resume: w.resume.toProto(), Task: taskToProto(on.task), Key: on.key, Since: ts(on.since), Children: on.children,
 				CreatedAt: ts(w.created)})
 		}
 		p.Steps[i] = ps
@@ -313,6 +313,17 @@ func stateFromProto(wf *compiled, p *statev1.HandlerState) (*state, error) {
 	s.nextID = p.GetNextId()
 	s.idleSince = fromTS(p.GetIdleSince())
 	s.more = nil
+	s.rareFromProto(p)
+	if err := s.stepsFromProto(p.GetSteps()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// rareFromProto restores the rarely set fields (stateMore): the outcome,
+// the key/value store, the idempotency keys and the handler's parent and
+// children. It leaves s.more nil when p sets none of them.
+func (s *state) rareFromProto(p *statev1.HandlerState) {
 	if p.GetDeadline() != nil || p.GetCompletedAt() != nil || p.GetResult() != nil || p.GetError() != "" {
 		m := s.rareMut()
 		m.deadline = fromTS(p.GetDeadline())
@@ -328,7 +339,7 @@ func stateFromProto(wf *compiled, p *statev1.HandlerState) (*state, error) {
 		}
 	}
 	for _, k := range p.GetEventKeys() {
-		s.seenKey(k)
+		s.addKey(k)
 	}
 	if p.GetParent() != "" || p.GetChildren() != nil {
 		m := s.rareMut()
@@ -342,38 +353,53 @@ func stateFromProto(wf *compiled, p *statev1.HandlerState) (*state, error) {
 		}
 		m.childResults[id] = ChildResult{Status: Status(c.GetStatus()), Result: c.GetResult(), Error: c.GetError()}
 	}
-	byName := make(map[string]int, len(wf.def.Steps))
-	for i, st := range wf.def.Steps {
+}
+
+// stepsFromProto restores each step's work, matching steps by name: a
+// snapshot that names a step the workflow does not have is refused.
+func (s *state) stepsFromProto(steps []*statev1.StepState) error {
+	def := s.wf.def
+	byName := make(map[string]int, len(def.Steps))
+	for i, st := range def.Steps {
 		byName[st.Name] = i
 	}
-	for _, ps := range p.GetSteps() {
+	for _, ps := range steps {
 		i, ok := byName[ps.GetName()]
 		if !ok {
-			return nil, fmt.Errorf("%w: workflow %q has no step %q", ErrInvalidState, wf.def.Name, ps.GetName())
+			return fmt.Errorf("%w: workflow %q has no step %q", ErrInvalidState, def.Name, ps.GetName())
 		}
-		ss := &s.steps[i]
-		for _, x := range ps.GetInProgress() {
-			ss.queue = append(ss.queue, itemFromProto(x.GetItem()))
-		}
-		for _, q := range ps.GetQueue() {
-			ss.queue = append(ss.queue, itemFromProto(q))
-		}
-		for _, e := range ps.GetCollected() {
-			ss.collected = append(ss.collected, eventFromProto(e))
-		}
-		for _, w := range ps.GetWaiters() {
-			nw := &waiter{
-				id: w.GetId(), step: i, eventType: w.GetEventType(), match: w.GetMatch(),
-				deadline: fromTS(w.GetDeadline()), resume: itemFromProto(w.GetResume()),
-				created: fromTS(w.GetCreatedAt()),
-			}
-			if w.GetTask() != nil || w.GetKey() != "" || w.GetSince() != nil || w.GetChildren() != nil {
-				nw.on = &waitOn{task: taskFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren()}
-			}
-			ss.waiters = append(ss.waiters, nw)
-		}
+		s.steps[i].fromProto(i, ps)
 	}
-	return s, nil
+	return nil
+}
+
+// fromProto adds the work of step (its index) that ps holds: the runs in
+// progress, then the queue, the fan-in buffer and the waiters.
+func (ss *stepState) fromProto(step int, ps *statev1.StepState) {
+	for _, x := range ps.GetInProgress() {
+		ss.queue = append(ss.queue, itemFromProto(x.GetItem()))
+	}
+	for _, q := range ps.GetQueue() {
+		ss.queue = append(ss.queue, itemFromProto(q))
+	}
+	for _, e := range ps.GetCollected() {
+		ss.collected = append(ss.collected, eventFromProto(e))
+	}
+	for _, w := range ps.GetWaiters() {
+		ss.waiters = append(ss.waiters, waiterFromProto(step, w))
+	}
+}
+
+func waiterFromProto(step int, w *statev1.Waiter) *waiter {
+	nw := &waiter{
+		id: w.GetId(), step: step, eventType: w.GetEventType(), match: w.GetMatch(),
+		deadline: fromTS(w.GetDeadline()), resume: itemFromProto(w.GetResume()),
+		created: fromTS(w.GetCreatedAt()),
+	}
+	if w.GetTask() != nil || w.GetKey() != "" || w.GetSince() != nil || w.GetChildren() != nil {
+		nw.on = &waitOn{task: taskFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren()}
+	}
+	return nw
 }
 
 // idleInfo describes what the handler waits for, if it is idle. It is

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
+	"github.com/wfd-dev/wfd/internal/names"
 	"github.com/wfd-dev/wfd/internal/schema"
 
 	pl "github.com/wfd-dev/wfd/internal/payload"
@@ -19,43 +20,17 @@ import (
 // (RFC 3339).
 const TaskEvent = "wfd.task"
 
-// Task is a question for a person: a waiter with a title, a description, the
-// JSON Schema the answer must satisfy, an assignee and a deadline.
-type Task struct {
-	// ID is set by the engine: "<handler id>:<waiter id>", so a re-run asks
-	// the same task again rather than a new one.
-	ID          string
-	Title       string
-	Description string
-	// Schema is a JSON Schema for the answer (nil: any object).
-	Schema   *structpb.Struct
-	Assignee string
-	// Deadline bounds the wait (0: none); when it passes the task expires
-	// and AskHuman returns ErrTimeout.
-	Deadline time.Duration
-}
-
-// TaskAnswer is a person's answer to a task.
-type TaskAnswer struct {
-	Data        *structpb.Struct
-	CompletedBy string
-	CompletedAt time.Time
-}
-
-// AskHuman asks a person (see Task) and returns the answer. Like WaitFor it
-// returns ErrWaiting, which the step returns, until the answer arrives; the
-// handler is idle meanwhile and can be released. A passed deadline returns
-// ErrTimeout.
-func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
+// AskHuman carries out flow.StepContext.AskHuman.
+func (sc *stepContext) AskHuman(t Task) (TaskAnswer, error) {
 	if t.Title == "" {
 		return TaskAnswer{}, sc.refuse(errors.New("engine: a task needs a title"))
 	}
-	err := checkText("the title", t.Title, maxNameBytes, true)
+	err := names.Check("the title", t.Title, names.MaxNameBytes, true)
 	if err == nil {
-		err = checkText("the description", t.Description, maxTextBytes, false)
+		err = names.Check("the description", t.Description, names.MaxTextBytes, false)
 	}
 	if err == nil {
-		err = checkText("the assignee", t.Assignee, maxNameBytes, false)
+		err = names.Check("the assignee", t.Assignee, names.MaxNameBytes, false)
 	}
 	if err == nil {
 		err = pl.Check(sc.x.h.e.lim.payload(), "schema", t.Schema)
@@ -86,7 +61,7 @@ func (sc *StepContext) AskHuman(t Task) (TaskAnswer, error) {
 	return TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
 }
 
-func (t *Task) toProto() *statev1.HumanTask {
+func taskToProto(t *Task) *statev1.HumanTask {
 	if t == nil {
 		return nil
 	}

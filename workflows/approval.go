@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // ApprovalEvent is the event type that answers an approval handler. Its data
@@ -32,36 +32,36 @@ func ApprovalEventSchema() []byte {
 // definition without the declaration: such an answer gets an
 // "invalid_answer" event, and the step waits again. Each park writes one
 // event.
-func Approval() engine.Workflow {
-	return engine.Workflow{
+func Approval() flow.Workflow {
+	return flow.Workflow{
 		Name:        "approval",
 		Description: `Waits for an "approval" event whose data holds "approved" (bool) and completes with the decision.`,
 		InputSchema: anyObject("the request to approve"),
-		Events: []engine.EventType{{
+		Events: []flow.EventType{{
 			Type:        ApprovalEvent,
 			Description: `The decision: {"approved": true|false, "comment": "..."}; the step waits for it.`,
 			Schema:      ApprovalEventSchema(),
 		}},
-		Steps: []engine.Step{{
+		Steps: []flow.Step{{
 			Name:    "decide",
-			Accepts: []string{engine.StartEvent},
-			Emits:   []string{engine.StopEvent},
+			Accepts: []string{flow.StartEvent},
+			Emits:   []string{flow.StopEvent},
 			Run:     decide,
 		}},
 	}
 }
 
-func decide(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+func decide(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 	// Whatever is written happens when the run parks, so that each park
 	// writes once: a re-run passes the earlier waits again without writing.
-	notice := &engine.Event{Type: "question", Data: &structpb.Struct{Fields: map[string]*structpb.Value{
+	notice := &flow.Event{Type: "question", Data: &structpb.Struct{Fields: map[string]*structpb.Value{
 		"question": structpb.NewStringValue("approve this request?"),
 		"request":  structpb.NewStructValue(in.Data),
 		"answer":   structpb.NewStringValue(`send an "approval" event with {"approved": true|false, "comment": "..."}`),
 	}}}
 	for {
-		ev, err := sc.WaitFor(ApprovalEvent, engine.WaitOptions{})
-		if errors.Is(err, engine.ErrWaiting) {
+		ev, err := sc.WaitFor(ApprovalEvent, flow.WaitOptions{})
+		if errors.Is(err, flow.ErrWaiting) {
 			sc.Write(notice.Type, notice.Data)
 			return err
 		}
@@ -70,12 +70,12 @@ func decide(_ context.Context, sc *engine.StepContext, in engine.Event) error {
 		}
 		approved, ok := ev.Data.GetFields()["approved"].GetKind().(*structpb.Value_BoolValue)
 		if !ok {
-			notice = &engine.Event{Type: "invalid_answer", Data: &structpb.Struct{Fields: map[string]*structpb.Value{
+			notice = &flow.Event{Type: "invalid_answer", Data: &structpb.Struct{Fields: map[string]*structpb.Value{
 				"reason": structpb.NewStringValue(`"approved" must be a bool`),
 			}}}
 			continue
 		}
-		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+		return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
 			"approved": structpb.NewBoolValue(approved.BoolValue),
 			"comment":  structpb.NewStringValue(ev.Data.GetFields()["comment"].GetStringValue()),
 			"request":  structpb.NewStructValue(in.Data),

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // Batch starts "n" (input, default 3, at most BatchMaxJobs) Job children
@@ -16,8 +16,8 @@ import (
 // completes with which completed, which failed and which were still
 // pending. Job i fails when i is listed in the input's "fail" array; with
 // "job_wait" every job first waits for an event of that type.
-func Batch() engine.Workflow {
-	return engine.Workflow{
+func Batch() flow.Workflow {
+	return flow.Workflow{
 		Name:        "batch",
 		Description: `Starts "n" job children and waits for all of them.`,
 		InputSchema: jsonSchema(obj(map[string]any{
@@ -33,11 +33,11 @@ func Batch() engine.Workflow {
 			_, err := parseBatch(in)
 			return err
 		},
-		Steps: []engine.Step{{
+		Steps: []flow.Step{{
 			Name:    "fan_out",
-			Accepts: []string{engine.StartEvent},
-			Emits:   []string{engine.StopEvent},
-			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+			Accepts: []string{flow.StartEvent},
+			Emits:   []string{flow.StopEvent},
+			Run: func(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 				b, err := parseBatch(in.Data)
 				if err != nil {
 					return err
@@ -58,10 +58,10 @@ func Batch() engine.Workflow {
 					ids[i] = id
 				}
 				res, err := sc.WaitForChildren(ids, b.timeout)
-				if err != nil && !errors.Is(err, engine.ErrTimeout) {
+				if err != nil && !errors.Is(err, flow.ErrTimeout) {
 					return err
 				}
-				return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+				return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
 					"completed": list(res.Completed),
 					"failed":    list(res.Failed),
 					"pending":   list(res.Pending),
@@ -113,8 +113,8 @@ func parseBatch(in *structpb.Struct) (batchInput, error) {
 // Job is Batch's child: it completes with {"index": i} (i from its input,
 // if given), or fails when its input says "fail"; with "wait" it first
 // waits for an event of that type.
-func Job() engine.Workflow {
-	return engine.Workflow{
+func Job() flow.Workflow {
+	return flow.Workflow{
 		Name:        "job",
 		Description: "A unit of work for batch: completes, or fails when asked to.",
 		// The event its input's "wait" names is not declared: the input
@@ -128,17 +128,17 @@ func Job() engine.Workflow {
 			_, err := parseJob(in)
 			return err
 		},
-		Steps: []engine.Step{{
+		Steps: []flow.Step{{
 			Name:    "work",
-			Accepts: []string{engine.StartEvent},
-			Emits:   []string{engine.StopEvent},
-			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+			Accepts: []string{flow.StartEvent},
+			Emits:   []string{flow.StopEvent},
+			Run: func(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 				j, err := parseJob(in.Data)
 				if err != nil {
 					return err
 				}
 				if j.wait != "" {
-					if _, err := sc.WaitFor(j.wait, engine.WaitOptions{}); err != nil {
+					if _, err := sc.WaitFor(j.wait, flow.WaitOptions{}); err != nil {
 						return err
 					}
 				}
@@ -149,7 +149,7 @@ func Job() engine.Workflow {
 				if j.hasIndex {
 					out.Fields["index"] = structpb.NewNumberValue(j.index)
 				}
-				return sc.Send(engine.StopEvent, out)
+				return sc.Send(flow.StopEvent, out)
 			},
 		}},
 	}

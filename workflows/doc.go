@@ -6,9 +6,9 @@
 // step API and as fixtures for the engine, server and client tests.
 package workflows
 
-import "github.com/wfd-dev/wfd/engine"
+import "github.com/wfd-dev/wfd/flow"
 
 // All returns every example workflow.
-func All() []engine.Workflow {
-	return []engine.Workflow{Echo(), Approval(), FanIn(), Expense(), Order(), Batch(), Job(), Notebook()}
+func All() []flow.Workflow {
+	return []flow.Workflow{Echo(), Approval(), FanIn(), Expense(), Order(), Batch(), Job(), Notebook()}
 }

@@ -3,21 +3,21 @@ package workflows
 import (
 	"context"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // Echo completes with its input.
-func Echo() engine.Workflow {
-	return engine.Workflow{
+func Echo() flow.Workflow {
+	return flow.Workflow{
 		Name:        "echo",
 		Description: "Completes with its input.",
 		InputSchema: anyObject("anything: the result"),
-		Steps: []engine.Step{{
+		Steps: []flow.Step{{
 			Name:    "echo",
-			Accepts: []string{engine.StartEvent},
-			Emits:   []string{engine.StopEvent},
-			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
-				return sc.Send(engine.StopEvent, in.Data)
+			Accepts: []string{flow.StartEvent},
+			Emits:   []string{flow.StopEvent},
+			Run: func(_ context.Context, sc *flow.StepContext, in flow.Event) error {
+				return sc.Send(flow.StopEvent, in.Data)
 			},
 		}},
 	}

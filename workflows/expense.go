@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // Expense asks a person to review an expense report: a human task with an
@@ -16,8 +16,8 @@ import (
 // rejecting) assigned to the input's "approver" (default "finance"), with
 // an optional deadline in seconds ("deadline_s"). It completes with the
 // decision, or {"expired": true} when the deadline passes first.
-func Expense() engine.Workflow {
-	return engine.Workflow{
+func Expense() flow.Workflow {
+	return flow.Workflow{
 		Name:        "expense",
 		Description: `Asks the input's "approver" to approve an expense (a human task with an answer schema).`,
 		InputSchema: jsonSchema(obj(map[string]any{
@@ -28,10 +28,10 @@ func Expense() engine.Workflow {
 			_, _, err := parseExpense(in)
 			return err
 		},
-		Steps: []engine.Step{{
+		Steps: []flow.Step{{
 			Name:    "review",
-			Accepts: []string{engine.StartEvent},
-			Emits:   []string{engine.StopEvent},
+			Accepts: []string{flow.StartEvent},
+			Emits:   []string{flow.StopEvent},
 			Run:     review,
 		}},
 	}
@@ -67,25 +67,25 @@ func parseExpense(in *structpb.Struct) (string, time.Duration, error) {
 	return approver, deadline, err
 }
 
-func review(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+func review(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 	approver, deadline, err := parseExpense(in.Data)
 	if err != nil {
 		return err
 	}
-	ans, err := sc.AskHuman(engine.Task{
+	ans, err := sc.AskHuman(flow.Task{
 		Title:       "Approve expense",
 		Description: "Approve or reject this expense report: " + jsonText(in.Data),
 		Schema:      ExpenseSchema(),
 		Assignee:    approver,
 		Deadline:    deadline,
 	})
-	if errors.Is(err, engine.ErrTimeout) {
-		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"expired": structpb.NewBoolValue(true)}})
+	if errors.Is(err, flow.ErrTimeout) {
+		return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"expired": structpb.NewBoolValue(true)}})
 	}
 	if err != nil {
 		return err
 	}
-	return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+	return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
 		"decision":    structpb.NewStructValue(ans.Data),
 		"reviewed_by": structpb.NewStringValue(ans.CompletedBy),
 		"expense":     structpb.NewStructValue(in.Data),

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // FanInWidth is how many items fanin processes in parallel.
@@ -14,17 +14,17 @@ const FanInWidth = 3
 // FanIn emits three "item" events, squares each index in parallel (three
 // workers), collects the three "done" events and completes with
 // {"results": [0, 1, 4]} in index order.
-func FanIn() engine.Workflow {
-	return engine.Workflow{
+func FanIn() flow.Workflow {
+	return flow.Workflow{
 		Name:        "fanin",
 		Description: "Emits three events handled in parallel and collects them.",
 		InputSchema: anyObject("ignored"),
-		Steps: []engine.Step{
+		Steps: []flow.Step{
 			{
 				Name:    "split",
-				Accepts: []string{engine.StartEvent},
+				Accepts: []string{flow.StartEvent},
 				Emits:   []string{"item"},
-				Run: func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+				Run: func(_ context.Context, sc *flow.StepContext, _ flow.Event) error {
 					for i := range FanInWidth {
 						if err := sc.Send("item", num("index", float64(i))); err != nil {
 							return err
@@ -38,7 +38,7 @@ func FanIn() engine.Workflow {
 				Accepts: []string{"item"},
 				Emits:   []string{"done"},
 				Workers: FanInWidth,
-				Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+				Run: func(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 					i := in.Data.GetFields()["index"].GetNumberValue()
 					d := num("index", i)
 					d.Fields["value"] = structpb.NewNumberValue(i * i)
@@ -48,8 +48,8 @@ func FanIn() engine.Workflow {
 			{
 				Name:    "gather",
 				Accepts: []string{"done"},
-				Emits:   []string{engine.StopEvent},
-				Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+				Emits:   []string{flow.StopEvent},
+				Run: func(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 					types := make([]string, FanInWidth)
 					for i := range types {
 						types[i] = "done"
@@ -63,7 +63,7 @@ func FanIn() engine.Workflow {
 						f := ev.Data.GetFields()
 						results[int(f["index"].GetNumberValue())] = f["value"]
 					}
-					return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+					return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
 						"results": structpb.NewListValue(&structpb.ListValue{Values: results}),
 					}})
 				},

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // NoteEvent is the event type a notebook handler takes at any time. Its
@@ -25,32 +25,32 @@ func NoteEventSchema() []byte {
 // step, which writes a "noted" event with the count so far; the note whose
 // "last" is true completes the handler with {"notes": count}. Between
 // notes the handler is idle and can be released.
-func Notebook() engine.Workflow {
-	return engine.Workflow{
+func Notebook() flow.Workflow {
+	return flow.Workflow{
 		Name:        "notebook",
 		Description: `Takes "note" events at any time and completes with their count on the last one.`,
 		InputSchema: anyObject("ignored"),
 		External:    []string{NoteEvent},
-		Events: []engine.EventType{{
+		Events: []flow.EventType{{
 			Type:        NoteEvent,
 			Description: `A note: {"text": "...", "last": true|false}; accepted at any time.`,
 			Schema:      NoteEventSchema(),
 		}},
-		Steps: []engine.Step{{
+		Steps: []flow.Step{{
 			// The start event needs a step; there is nothing to do.
 			Name:    "open",
-			Accepts: []string{engine.StartEvent},
-			Run:     func(context.Context, *engine.StepContext, engine.Event) error { return nil },
+			Accepts: []string{flow.StartEvent},
+			Run:     func(context.Context, *flow.StepContext, flow.Event) error { return nil },
 		}, {
 			Name:    "note",
 			Accepts: []string{NoteEvent},
-			Emits:   []string{engine.StopEvent},
+			Emits:   []string{flow.StopEvent},
 			Run:     note,
 		}},
 	}
 }
 
-func note(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+func note(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 	n := 1.0
 	if v, ok := sc.Get("notes"); ok {
 		n += v.GetNumberValue()
@@ -66,5 +66,5 @@ func note(_ context.Context, sc *engine.StepContext, in engine.Event) error {
 	if !f["last"].GetBoolValue() {
 		return nil
 	}
-	return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"notes": structpb.NewNumberValue(n)}})
+	return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"notes": structpb.NewNumberValue(n)}})
 }

@@ -7,15 +7,15 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // Order waits for the payment of its input's "order_id": an event published
 // with the key "payment:<order id>" (PublishEvent). A payment published
 // after the order started is taken even if it came first. It completes with
 // the payment's data.
-func Order() engine.Workflow {
-	return engine.Workflow{
+func Order() flow.Workflow {
+	return flow.Workflow{
 		Name:        "order",
 		Description: `Waits for an event published under the key "payment:<order_id>".`,
 		InputSchema: jsonSchema(obj(map[string]any{
@@ -25,20 +25,20 @@ func Order() engine.Workflow {
 			_, err := orderID(in)
 			return err
 		},
-		Steps: []engine.Step{{
+		Steps: []flow.Step{{
 			Name:    "await_payment",
-			Accepts: []string{engine.StartEvent},
-			Emits:   []string{engine.StopEvent},
-			Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+			Accepts: []string{flow.StartEvent},
+			Emits:   []string{flow.StopEvent},
+			Run: func(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 				id, err := orderID(in.Data)
 				if err != nil {
 					return err
 				}
-				p, err := sc.WaitForKey(PaymentKey(id), engine.KeyOptions{})
+				p, err := sc.WaitForKey(PaymentKey(id), flow.KeyOptions{})
 				if err != nil {
 					return err
 				}
-				return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+				return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
 					"order_id": structpb.NewStringValue(id),
 					"payment":  structpb.NewStructValue(p.Data),
 					"paid_at":  structpb.NewStringValue(p.At.UTC().Format(time.RFC3339Nano)),

@@ -14,31 +14,14 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1grpc"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
-// Context is what a step uses to talk to its handler: the method set of
-// *engine.StepContext, which satisfies it, so a step written against
-// Context runs in process (see InProcess) and in a worker alike.
-type Context interface {
-	HandlerID() string
-	Step() string
-	Attempt() int
-	Send(typ string, data *structpb.Struct) error
-	Write(typ string, data *structpb.Struct)
-	WaitFor(typ string, opts engine.WaitOptions) (engine.Event, error)
-	Sleep(d time.Duration) error
-	Collect(ev engine.Event, types ...string) ([]engine.Event, error)
-	Get(key string) (*structpb.Value, bool)
-	Set(key string, v *structpb.Value) error
-	Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error)
-	AskHuman(t engine.Task) (engine.TaskAnswer, error)
-	WaitForKey(key string, opts engine.KeyOptions) (engine.Published, error)
-	StartChild(workflow string, input *structpb.Struct) (string, error)
-	WaitForChildren(ids []string, timeout time.Duration) (engine.Children, error)
-}
-
-var _ Context = (*engine.StepContext)(nil)
+// Context is what a step uses to talk to its handler (flow.Context):
+// *flow.StepContext, which the engine passes to a step in process,
+// satisfies it, so a step written against Context runs in process (see
+// InProcess) and in a worker alike.
+type Context = flow.Context
 
 // remoteContext is a Context whose operations are StepCalls to the server,
 // which executes them on the run's real StepContext. Sends and writes are
@@ -110,7 +93,7 @@ func (c *remoteContext) Attempt() int      { return int(c.d.GetAttempt()) }
 // Send keeps an event for FinishRun; the step must declare its type.
 func (c *remoteContext) Send(typ string, data *structpb.Struct) error {
 	if !c.emits[typ] {
-		return fmt.Errorf("step %q sends %q: %w", c.Step(), typ, engine.ErrUndeclaredEvent)
+		return fmt.Errorf("step %q sends %q: %w", c.Step(), typ, flow.ErrUndeclaredEvent)
 	}
 	c.sent = append(c.sent, &wfdv1.Event{Type: typ, Data: data})
 	return nil
@@ -147,9 +130,9 @@ func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.St
 		c.lost = fmt.Errorf("worker: step call: %w", err)
 		return nil, c.lost
 	case resp.GetWaiting():
-		return resp, engine.ErrWaiting
+		return resp, flow.ErrWaiting
 	case resp.GetTimedOut():
-		return resp, fmt.Errorf("%s: %w", what, engine.ErrTimeout)
+		return resp, fmt.Errorf("%s: %w", what, flow.ErrTimeout)
 	case resp.GetError() != "":
 		err := errors.New(resp.GetError())
 		if c.fault == nil {
@@ -160,21 +143,21 @@ func (c *remoteContext) call(req *wfdv1.StepCallRequest, what string) (*wfdv1.St
 	return resp, nil
 }
 
-func (c *remoteContext) WaitFor(typ string, opts engine.WaitOptions) (engine.Event, error) {
+func (c *remoteContext) WaitFor(typ string, opts flow.WaitOptions) (flow.Event, error) {
 	wf := &wfdv1.WaitFor{Type: typ, Match: opts.Match, Timeout: dur(opts.Timeout)}
 	what := fmt.Sprintf("waiting for %q", typ)
 	if r, ok := c.localWait(&wfdv1.LocalWait{Kind: &wfdv1.LocalWait_WaitFor{WaitFor: wf}}); ok {
 		switch {
 		case r == nil:
-			return engine.Event{}, engine.ErrWaiting
+			return flow.Event{}, flow.ErrWaiting
 		case r.GetTimedOut():
-			return engine.Event{}, fmt.Errorf("%s: %w", what, engine.ErrTimeout)
+			return flow.Event{}, fmt.Errorf("%s: %w", what, flow.ErrTimeout)
 		}
 		return eventFrom(r.GetEvent()), nil
 	}
 	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitFor{WaitFor: wf}}, what)
 	if err != nil {
-		return engine.Event{}, err
+		return flow.Event{}, err
 	}
 	return eventFrom(resp.GetEvent()), nil
 }
@@ -182,7 +165,7 @@ func (c *remoteContext) WaitFor(typ string, opts engine.WaitOptions) (engine.Eve
 func (c *remoteContext) Sleep(d time.Duration) error {
 	if r, ok := c.localWait(&wfdv1.LocalWait{Kind: &wfdv1.LocalWait_Sleep{Sleep: durationpb.New(d)}}); ok {
 		if r == nil {
-			return engine.ErrWaiting
+			return flow.ErrWaiting
 		}
 		return nil
 	}
@@ -190,13 +173,13 @@ func (c *remoteContext) Sleep(d time.Duration) error {
 	return err
 }
 
-func (c *remoteContext) Collect(ev engine.Event, types ...string) ([]engine.Event, error) {
+func (c *remoteContext) Collect(ev flow.Event, types ...string) ([]flow.Event, error) {
 	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_Collect{Collect: &wfdv1.Collect{
 		Event: &wfdv1.Event{Id: ev.ID, Type: ev.Type, Data: ev.Data}, Types: types}}}, "collecting")
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.Event
+	var out []flow.Event
 	for _, e := range resp.GetEvents() {
 		out = append(out, eventFrom(e))
 	}
@@ -241,30 +224,30 @@ func (c *remoteContext) Once(key string, fn func() (*structpb.Value, error)) (*s
 	return resp.GetValue(), nil
 }
 
-func (c *remoteContext) AskHuman(t engine.Task) (engine.TaskAnswer, error) {
+func (c *remoteContext) AskHuman(t flow.Task) (flow.TaskAnswer, error) {
 	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_AskHuman{AskHuman: &wfdv1.AskHuman{
 		Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee, Deadline: dur(t.Deadline)}}},
 		fmt.Sprintf("task %q", t.Title))
 	if err != nil {
-		return engine.TaskAnswer{}, err
+		return flow.TaskAnswer{}, err
 	}
 	f := resp.GetEvent().GetData().GetFields()
 	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())
-	return engine.TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
+	return flow.TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
 }
 
-func (c *remoteContext) WaitForKey(key string, opts engine.KeyOptions) (engine.Published, error) {
+func (c *remoteContext) WaitForKey(key string, opts flow.KeyOptions) (flow.Published, error) {
 	k := &wfdv1.WaitForKey{Key: key, Timeout: dur(opts.Timeout)}
 	if !opts.Since.IsZero() {
 		k.Since = timestamppb.New(opts.Since)
 	}
 	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitForKey{WaitForKey: k}}, fmt.Sprintf("waiting for key %q", key))
 	if err != nil {
-		return engine.Published{}, err
+		return flow.Published{}, err
 	}
 	f := resp.GetEvent().GetData().GetFields()
 	at, _ := time.Parse(time.RFC3339Nano, f["published_at"].GetStringValue())
-	return engine.Published{ID: f["event_id"].GetStringValue(), Key: f["key"].GetStringValue(), Data: f["data"].GetStructValue(),
+	return flow.Published{ID: f["event_id"].GetStringValue(), Key: f["key"].GetStringValue(), Data: f["data"].GetStructValue(),
 		At: at, HandlerID: f["handler_id"].GetStringValue()}, nil
 }
 
@@ -277,13 +260,13 @@ func (c *remoteContext) StartChild(workflow string, input *structpb.Struct) (str
 	return resp.GetChildId(), nil
 }
 
-func (c *remoteContext) WaitForChildren(ids []string, timeout time.Duration) (engine.Children, error) {
+func (c *remoteContext) WaitForChildren(ids []string, timeout time.Duration) (flow.Children, error) {
 	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_WaitForChildren{WaitForChildren: &wfdv1.WaitForChildren{
 		HandlerIds: ids, Timeout: dur(timeout)}}}, "waiting for children")
 	p := resp.GetChildren()
-	ch := engine.Children{Completed: p.GetCompleted(), Failed: p.GetFailed(), Pending: p.GetPending(), Results: map[string]engine.ChildResult{}}
+	ch := flow.Children{Completed: p.GetCompleted(), Failed: p.GetFailed(), Pending: p.GetPending(), Results: map[string]flow.ChildResult{}}
 	for id, r := range p.GetResults() {
-		ch.Results[id] = engine.ChildResult{Status: engine.Status(r.GetStatus()), Result: r.GetResult(), Error: r.GetError()}
+		ch.Results[id] = flow.ChildResult{Status: flow.Status(r.GetStatus()), Result: r.GetResult(), Error: r.GetError()}
 	}
 	return ch, err
 }
@@ -295,6 +278,6 @@ func dur(d time.Duration) *durationpb.Duration {
 	return durationpb.New(d)
 }
 
-func eventFrom(e *wfdv1.Event) engine.Event {
-	return engine.Event{ID: e.GetId(), Type: e.GetType(), Data: e.GetData()}
+func eventFrom(e *wfdv1.Event) flow.Event {
+	return flow.Event{ID: e.GetId(), Type: e.GetType(), Data: e.GetData()}
 }

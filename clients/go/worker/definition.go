@@ -9,13 +9,13 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // definition is the wire form of w's definition (its Run functions
 // aside): what the worker registers for it. The server validates it as
-// engine.Register validates a Go workflow.
-func definition(w engine.Workflow) (*wfdv1.WorkflowDefinition, error) {
+// the engine's Register validates a Go workflow (flow.Workflow.Validate).
+func definition(w flow.Workflow) (*wfdv1.WorkflowDefinition, error) {
 	d := &wfdv1.WorkflowDefinition{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External}
 	var err error
 	if d.InputSchema, err = schemaStruct(w.InputSchema); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/clients/go/worker"
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // A workflow defined in Go and served to a stock wfd serve: its step waits
@@ -18,22 +18,22 @@ import (
 // The same step runs in process too, through worker.InProcess. A complete
 // program is examples/go/worker.
 func Example() {
-	decide := func(_ context.Context, sc worker.Context, in engine.Event) error {
-		ev, err := sc.WaitFor("approval", engine.WaitOptions{Timeout: 24 * time.Hour})
-		if errors.Is(err, engine.ErrWaiting) {
+	decide := func(_ context.Context, sc worker.Context, in flow.Event) error {
+		ev, err := sc.WaitFor("approval", flow.WaitOptions{Timeout: 24 * time.Hour})
+		if errors.Is(err, flow.ErrWaiting) {
 			sc.Write("question", in.Data) // once per park
 			return err                    // parks the run; the worker keeps nothing
 		}
 		if err != nil {
 			return err
 		}
-		return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+		return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
 			"approved": ev.Data.GetFields()["approved"]}})
 	}
-	def := engine.Workflow{
+	def := flow.Workflow{
 		Name:   "approval-go",
-		Events: []engine.EventType{{Type: "approval", Schema: []byte(`{"type":"object","required":["approved"]}`)}},
-		Steps:  []engine.Step{{Name: "decide", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent}}},
+		Events: []flow.EventType{{Type: "approval", Schema: []byte(`{"type":"object","required":["approved"]}`)}},
+		Steps:  []flow.Step{{Name: "decide", Accepts: []string{flow.StartEvent}, Emits: []string{flow.StopEvent}}},
 	}
 
 	c, err := client.Dial("127.0.0.1:7233")

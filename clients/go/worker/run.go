@@ -13,7 +13,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 // execute runs the user's step for d and reports its end with FinishRun,
@@ -45,7 +45,7 @@ func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch
 	case err == nil:
 		fin.Outcome = wfdv1.Outcome_OUTCOME_OK
 		fin.Sent, fin.Written = rc.sent, rc.written
-	case errors.Is(err, engine.ErrWaiting):
+	case errors.Is(err, flow.ErrWaiting):
 		fin.Outcome = wfdv1.Outcome_OUTCOME_WAITING
 		fin.Sent, fin.Written = rc.sent, rc.written
 	default:
@@ -55,7 +55,7 @@ func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch
 }
 
 // call runs f, turning a panic into an error as the engine does.
-func call(ctx context.Context, f StepFunc, sc Context, in engine.Event) (err error) {
+func call(ctx context.Context, f StepFunc, sc Context, in flow.Event) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("step panicked: %v", p)

@@ -2,12 +2,12 @@
 // wfd server (WorkerService), registers the workflows' definitions, and
 // runs the step runs the server dispatches to it. The server keeps all
 // handler state; a step's context operations are calls to the server,
-// which executes them on the run's real engine.StepContext, so a step
+// which executes them on the run's real engine StepContext, so a step
 // behaves as it does in process (docs/ARCHITECTURE.md "Step workers").
 //
 //	c, _ := client.Dial("127.0.0.1:7233")
 //	w, _ := worker.New(c.Conn(), worker.Options{Name: "billing", MaxRuns: 8}, worker.Workflow{
-//		Definition: def, // an engine.Workflow; its steps' Run fields are not used
+//		Definition: def, // a flow.Workflow; its steps' Run fields are not used
 //		Run:        map[string]worker.StepFunc{"decide": decide},
 //	})
 //	err := w.Run(ctx) // until ctx ends; reconnects on its own
@@ -27,23 +27,23 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1grpc"
 
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
-// StepFunc is the code of a step run by a worker: engine.StepFunc with
-// a Context in place of *engine.StepContext (which satisfies Context).
-type StepFunc func(ctx context.Context, sc Context, in engine.Event) error
+// StepFunc is the code of a step run by a worker: flow.StepFunc with
+// a Context in place of *flow.StepContext (which satisfies Context).
+type StepFunc func(ctx context.Context, sc Context, in flow.Event) error
 
-// InProcess adapts f to an engine.StepFunc, so the same step function
+// InProcess adapts f to a flow.StepFunc, so the same step function
 // runs in process too.
-func InProcess(f StepFunc) engine.StepFunc {
-	return func(ctx context.Context, sc *engine.StepContext, in engine.Event) error { return f(ctx, sc, in) }
+func InProcess(f StepFunc) flow.StepFunc {
+	return func(ctx context.Context, sc *flow.StepContext, in flow.Event) error { return f(ctx, sc, in) }
 }
 
 // Workflow is a workflow a worker serves: its definition (the steps' Run
 // fields are not used) and the code of each step, by step name.
 type Workflow struct {
-	Definition engine.Workflow
+	Definition flow.Workflow
 	Run        map[string]StepFunc
 }
 

@@ -24,7 +24,7 @@ import (
 
 	client "github.com/wfd-dev/wfd/clients/go"
 	"github.com/wfd-dev/wfd/clients/go/worker"
-	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
 func main() {
@@ -61,49 +61,49 @@ func run(ctx context.Context, addr string) error {
 // The definitions: steps, the events they accept and emit, and the JSON
 // Schemas wfd checks inputs and events against before anything is stored.
 var (
-	approvalDef = engine.Workflow{
+	approvalDef = flow.Workflow{
 		Name:        "approval-go",
 		Description: `Waits up to a day for an "approval" event and completes with the decision.`,
 		InputSchema: []byte(`{"type": "object", "description": "the request to approve"}`),
-		Events: []engine.EventType{{
+		Events: []flow.EventType{{
 			Type:        "approval",
 			Description: `The decision: {"approved": true|false, "comment": "..."}.`,
 			Schema:      []byte(`{"type": "object", "required": ["approved"], "properties": {"approved": {"type": "boolean"}, "comment": {"type": "string"}}}`),
 		}},
-		Steps: []engine.Step{{Name: "decide", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent}}},
+		Steps: []flow.Step{{Name: "decide", Accepts: []string{flow.StartEvent}, Emits: []string{flow.StopEvent}}},
 	}
-	expenseDef = engine.Workflow{
+	expenseDef = flow.Workflow{
 		Name:        "expense-go",
 		Description: `Asks the input's "approver" to approve an expense (a human task).`,
 		InputSchema: []byte(`{"type": "object", "properties": {"approver": {"type": "string", "minLength": 1}, "amount": {"type": "number"}}}`),
-		Steps:       []engine.Step{{Name: "review", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent}}},
+		Steps:       []flow.Step{{Name: "review", Accepts: []string{flow.StartEvent}, Emits: []string{flow.StopEvent}}},
 	}
 )
 
 // decide runs again from the top when the approval arrives: the wait
 // that parked the first run then answers at once.
-func decide(_ context.Context, sc worker.Context, in engine.Event) error {
+func decide(_ context.Context, sc worker.Context, in flow.Event) error {
 	sc.Write("progress", fields(map[string]any{"stage": "waiting for approval", "request": in.Data.AsMap()}))
-	ev, err := sc.WaitFor("approval", engine.WaitOptions{Timeout: 24 * time.Hour})
-	if errors.Is(err, engine.ErrTimeout) {
-		return sc.Send(engine.StopEvent, fields(map[string]any{"approved": false, "comment": "no answer within a day"}))
+	ev, err := sc.WaitFor("approval", flow.WaitOptions{Timeout: 24 * time.Hour})
+	if errors.Is(err, flow.ErrTimeout) {
+		return sc.Send(flow.StopEvent, fields(map[string]any{"approved": false, "comment": "no answer within a day"}))
 	}
 	if err != nil {
-		return err // engine.ErrWaiting parks the run: return it as it is
+		return err // flow.ErrWaiting parks the run: return it as it is
 	}
-	return sc.Send(engine.StopEvent, fields(map[string]any{
+	return sc.Send(flow.StopEvent, fields(map[string]any{
 		"approved": ev.Data.GetFields()["approved"].GetBoolValue(),
 		"comment":  ev.Data.GetFields()["comment"].GetStringValue(),
 		"request":  in.Data.AsMap(),
 	}))
 }
 
-func review(_ context.Context, sc worker.Context, in engine.Event) error {
+func review(_ context.Context, sc worker.Context, in flow.Event) error {
 	approver := in.Data.GetFields()["approver"].GetStringValue()
 	if approver == "" {
 		approver = "finance"
 	}
-	ans, err := sc.AskHuman(engine.Task{
+	ans, err := sc.AskHuman(flow.Task{
 		Title:    "Approve expense",
 		Assignee: approver,
 		Schema: fields(map[string]any{
@@ -114,7 +114,7 @@ func review(_ context.Context, sc worker.Context, in engine.Event) error {
 	if err != nil {
 		return err
 	}
-	return sc.Send(engine.StopEvent, fields(map[string]any{
+	return sc.Send(flow.StopEvent, fields(map[string]any{
 		"decision": ans.Data.AsMap(), "reviewed_by": ans.CompletedBy, "expense": in.Data.AsMap(),
 	}))
 }

@@ -1,4 +1,4 @@
-package engine
+package flow
 
 import (
 	"google.golang.org/protobuf/proto"
