@@ -12,6 +12,7 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -31,7 +32,7 @@ func (st starter) StartChild(ctx context.Context, parent, child, workflow string
 
 func (st starter) startChild(ctx context.Context, parent, child, workflow string, input *structpb.Struct) error {
 	s := st.s
-	unlock := s.turns.lock(child)
+	unlock := s.turns.Lock(child)
 	defer unlock()
 	meta, err := s.meta(ctx, child)
 	switch {
@@ -160,7 +161,7 @@ func (s *Server) recheckLoadedParent(meta *persistence.Handler, st *statev1.Hand
 	}
 	var pending []string
 	for _, w := range meta.Waiters {
-		if w.Key != childrenKey {
+		if w.Key != live.ChildrenKey {
 			continue
 		}
 		var wi wfdv1.WaiterInfo
@@ -230,7 +231,7 @@ func (s *Server) recheckWaitingParents(ctx context.Context) error {
 // recheckParents runs recheckChildren for the parents that wait for
 // children in the store and that want accepts.
 func (s *Server) recheckParents(ctx context.Context, want func(id string) bool) error {
-	ids, err := s.store.WaitingFor(ctx, childrenKey, 0)
+	ids, err := s.store.WaitingFor(ctx, live.ChildrenKey, 0)
 	if err != nil {
 		return err
 	}
@@ -245,7 +246,7 @@ func (s *Server) recheckParents(ctx context.Context, want func(id string) bool) 
 			continue
 		}
 		for _, w := range meta.Waiters {
-			if w.Key == childrenKey {
+			if w.Key == live.ChildrenKey {
 				var wi wfdv1.WaiterInfo
 				if proto.Unmarshal(w.Match, &wi) == nil {
 					go s.recheckChildren(id, wi.GetChildren())

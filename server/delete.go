@@ -37,7 +37,7 @@ func (v *service) DeleteHandler(ctx context.Context, req *wfdv1.DeleteHandlerReq
 func (s *Server) deleteHandler(ctx context.Context, id string) error {
 	// The handler's turn keeps RunWorkflow with its id (and a child's
 	// start) from creating it again between the check and the commit.
-	unlock := s.turns.lock(id)
+	unlock := s.turns.Lock(id)
 	defer unlock()
 	meta, err := s.deletable(ctx, id)
 	if err != nil {
@@ -71,7 +71,7 @@ func deleteChange(h *persistence.Handler) persistence.Change {
 func (s *Server) deletable(ctx context.Context, id string) (persistence.Handler, error) {
 	// The store holds the handler's latest change once the journal has
 	// committed what it was handed.
-	if err := s.journal.settled(ctx, id); err != nil {
+	if err := s.journal.Settled(ctx, id); err != nil {
 		return persistence.Handler{}, err
 	}
 	meta, err := s.meta(ctx, id)
@@ -107,7 +107,7 @@ func (s *Server) deleteFinished(ctx context.Context, ids []string) (int, error) 
 	ids = slices.Compact(ids)
 	changes := make([]persistence.Change, 0, len(ids))
 	for _, id := range ids {
-		unlock := s.turns.lock(id)
+		unlock := s.turns.Lock(id)
 		defer unlock()
 		meta, err := s.deletable(ctx, id)
 		switch {

@@ -11,6 +11,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -97,10 +98,6 @@ func (r *workerRegistry) proxy(workflow, hash, step string) engine.StepFunc {
 	}
 }
 
-// blockedOnWorker is what a proxy run waiting for a worker reports to
-// the engine (StepContext.Blocked): its stream shows RunWaitingForWorker.
-const blockedOnWorker = "worker"
-
 // runRemote dispatches the run to a worker serving workflow and serves
 // it until it finishes. With no worker free it waits (the run is in
 // progress for the engine: the handler is busy, never failed). A worker
@@ -112,7 +109,7 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, workflow: workflow, hash: hash, attempt: sc.Attempt()}
 		w, err := r.pick(ctx, workflow, hash, wr, func(waiting bool) {
 			if waiting {
-				sc.Blocked(blockedOnWorker)
+				sc.Blocked(live.BlockedOnWorker)
 			} else {
 				sc.Blocked("")
 			}

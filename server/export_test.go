@@ -14,7 +14,5 @@ func (s *Server) Reclaims() int64 { return s.stats.Reclaims.Load() }
 // Watched returns how many handlers the journal keeps committed metadata
 // for, for callers waiting to answer with it (journal.watch).
 func (s *Server) Watched() int {
-	s.journal.watchMu.Lock()
-	defer s.journal.watchMu.Unlock()
-	return len(s.journal.watched)
+	return s.journal.Watched()
 }

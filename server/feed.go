@@ -44,7 +44,7 @@ func (s *Server) committedElsewhere(replica, id, parent string) {
 	if replica == s.leases.id() {
 		return // the journal published it here
 	}
-	s.hub.poke(id)
+	s.hub.Poke(id)
 	if parent != "" {
 		go s.childEndedElsewhere(parent, id)
 	}
@@ -54,7 +54,7 @@ func (s *Server) committedElsewhere(replica, id, parent string) {
 // subscriber reads again, and every parent live here that waits on
 // children checks them again.
 func (s *Server) feedResync() {
-	s.hub.pokeAll()
+	s.hub.PokeAll()
 	go func() {
 		err := s.recheckParents(s.background, func(id string) bool {
 			_, ok := s.engine.Handler(id)

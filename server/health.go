@@ -18,6 +18,7 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
@@ -64,7 +65,7 @@ type health struct {
 
 func newHealth(store persistence.Store, log *slog.Logger) *health {
 	return &health{store: store, log: log, changed: make(chan struct{}), done: make(chan struct{}),
-		flaps: observe.NewLogThrottle(failureLogEvery, time.Now)}
+		flaps: observe.NewLogThrottle(live.FailureLogEvery, time.Now)}
 }
 
 // changes returns a channel closed at the next change of status.

@@ -88,7 +88,7 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 	start := time.Now()
 	// A handler that just left memory may still have its last changes on
 	// their way to the store: load what they leave, not what was before.
-	if err := s.journal.settled(ctx, id); err != nil {
+	if err := s.journal.Settled(ctx, id); err != nil {
 		return nil, err
 	}
 	// In replica mode the handler is this replica's only with its lease;
@@ -182,7 +182,7 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 		Fence: fence, IfRevision: &meta.Revision}); err != nil {
 		return err
 	}
-	s.hub.publish(meta.ID, []*wfdv1.Record{rec}, int64(len(b)))
+	s.hub.Publish(meta.ID, []*wfdv1.Record{rec}, int64(len(b)))
 	return fmt.Errorf("%w: handler %s failed: %w", engine.ErrHandlerDone, meta.ID, cause)
 }
 

@@ -63,7 +63,7 @@ func (rc *reclaimer) reclaim(ctx context.Context, releases int64) {
 	s := rc.s
 	start := time.Now()
 	rebuilt := 0
-	for _, compact := range []func() bool{s.engine.Compact, s.idle.compact, s.hub.compact, s.turns.compact} {
+	for _, compact := range []func() bool{s.engine.Compact, s.idle.compact, s.hub.Compact, s.turns.Compact} {
 		if compact() {
 			rebuilt++
 		}

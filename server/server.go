@@ -23,6 +23,7 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
@@ -172,10 +173,10 @@ type Server struct {
 	log     *slog.Logger
 	store   persistence.Store
 	engine  *engine.Engine
-	journal *journal
+	journal *live.Journal
 	// authFails throttles clients that keep failing authentication (authfail.go).
 	authFails *authFailures
-	hub       *hub
+	hub       *live.Hub
 	streams   *streamBudget // what streams may hold (streamlimits.go)
 	// leases are the handler leases of replica mode (nil: one process).
 	leases *leases
@@ -188,7 +189,7 @@ type Server struct {
 	// turns serialises calls that must not overlap for one key: starting
 	// a handler with a given id (RunWorkflow, children), and answering a
 	// task ("task:<id>").
-	turns keyedMutex
+	turns live.KeyedMutex
 
 	idle   *idleSet
 	health *health
@@ -260,7 +261,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.IdleConnTimeout = DefaultIdleConnTimeout
 	}
 	streams := newStreamBudget(opts.Streams)
-	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: newHub(streams.limits.BufferBytes), streams: streams, authFails: newAuthFailures(opts.Now), loading: map[string]*loadCall{}, idle: newIdleSet(),
+	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: live.NewHub(streams.limits.BufferBytes), streams: streams, authFails: newAuthFailures(opts.Now), loading: map[string]*loadCall{}, idle: newIdleSet(),
 		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
 	s.requests, s.cancelRequests = context.WithCancel(context.Background())
 	s.background, s.stopBackground = context.WithCancel(context.Background())
@@ -287,9 +288,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.forward, err = newForwarder(s); err != nil {
 		return nil, err
 	}
-	s.journal = newJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
-	s.journal.tracing = s.tracing
-	s.journal.fence = s.leases.fence
+	s.journal = live.NewJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
+	s.journal.Tracing = s.tracing
+	s.journal.Fence = s.leases.fence
 	eopts := engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
 		EventLog: eventLog{s}, Starter: starter{s}, Limits: opts.Limits}
 	if s.tracing.On {
@@ -580,7 +581,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.stopBackground()
 		s.backgroundDone.Wait()
 		eerr := s.engine.Close(ctx)
-		jerr := s.journal.close(context.Background())
+		jerr := s.journal.Close(context.Background())
 		// Every change is committed: the handlers are handed over (or,
 		// if the database does not answer, their leases expire).
 		lerr := s.leases.leave(context.Background())

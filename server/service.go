@@ -14,6 +14,7 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -32,7 +33,7 @@ func (v *service) ListWorkflows(ctx context.Context, _ *wfdv1.ListWorkflowsReque
 	v.s.workers.syncStored(ctx)
 	out := &wfdv1.ListWorkflowsResponse{}
 	for _, w := range v.s.engine.Workflows() {
-		p := workflowToProto(&w)
+		p := live.WorkflowToProto(&w)
 		p.ServedByWorkers, p.WorkersConnected = v.s.workers.serving(w.Name)
 		out.Workflows = append(out.Workflows, p)
 	}
@@ -66,7 +67,7 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 	if id != "" {
 		// Calls with the same id take turns, so a repeat sees the first
 		// call's handler once it is durable.
-		unlock := s.turns.lock(id)
+		unlock := s.turns.Lock(id)
 		defer unlock()
 		if h, err := s.existing(ctx, id, req.GetWorkflow()); h != nil || err != nil {
 			return h, err
@@ -95,8 +96,8 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 			return h, err
 		}
 	}
-	w := s.journal.watch(id)
-	defer w.done()
+	w := s.journal.Watch(id)
+	defer w.Done()
 	defer s.tracing.During(ctx, id)()
 	h, err := s.engine.Start(ctx, req.GetWorkflow(), input, engine.StartOptions{HandlerID: id})
 	if err != nil {
@@ -116,9 +117,9 @@ func (s *Server) run(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1
 // error a client would take for "nothing happened" (and retry, creating a
 // second handler): if the store cannot be read back, it answers from the
 // engine's view of the handler h (when there is one).
-func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, w *watch) (*wfdv1.Handler, error) {
+func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, w *live.Watch) (*wfdv1.Handler, error) {
 	if w != nil {
-		if m, ok := w.committed(); ok {
+		if m, ok := w.Committed(); ok {
 			return s.view(&m), nil
 		}
 	}
@@ -131,7 +132,7 @@ func (s *Server) afterCommit(ctx context.Context, id string, h *engine.Handler, 
 		return nil, err
 	}
 	s.log.Warn("reading a handler back after a durable change failed; answering from memory", "handler", id, "err", err)
-	return infoToProto(info), nil
+	return live.InfoToProto(info), nil
 }
 
 // existing returns the stored handler with that id if it runs the same
@@ -153,7 +154,7 @@ func (s *Server) existing(ctx context.Context, id, workflow string) (*wfdv1.Hand
 // view is the API view of a handler's stored metadata with what only
 // memory knows: its runs waiting for a worker.
 func (s *Server) view(m *persistence.Handler) *wfdv1.Handler {
-	p := handlerToProto(m)
+	p := live.HandlerToProto(m)
 	if m.Status == persistence.StatusRunning {
 		p.WaitingForWorker = s.workers.waitingFor(m.ID)
 		if _, held := s.leases.fence(m.ID); held {
@@ -221,8 +222,8 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err := v.s.engine.CheckEvent(ev, opts); err != nil {
 		return nil, err
 	}
-	w := v.s.journal.watch(id)
-	defer w.done()
+	w := v.s.journal.Watch(id)
+	defer w.Done()
 	committed := &w
 	var live *engine.Handler
 	err := v.s.withLiveFor(ctx, id, &ev, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts) })
@@ -335,7 +336,7 @@ func errDone(id string, st persistence.Status) error {
 // tookKey reports whether the handler's last checkpoint lists the
 // idempotency key among the events it took.
 func (s *Server) tookKey(ctx context.Context, id, key string) bool {
-	if s.journal.settled(ctx, id) != nil {
+	if s.journal.Settled(ctx, id) != nil {
 		return false
 	}
 	raw, err := s.store.LoadSnapshot(ctx, id)

@@ -24,7 +24,7 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		Commits:      s.stats.Commits.Load(),
 		CommitErrors: s.stats.CommitErrors.Load(),
 		Changes:      s.stats.Changes.Load(),
-		Streams:      int64(s.hub.count()),
+		Streams:      int64(s.hub.Count()),
 		Workers:      int64(s.workers.connected()),
 		Dispatches:   s.workers.stats.dispatches.Load(),
 		Redispatches: s.workers.stats.redispatches.Load(),

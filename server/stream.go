@@ -10,6 +10,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -64,7 +65,7 @@ func internalRecord(r *wfdv1.Record) bool {
 func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
 	// Subscribe before reading the metadata: what commits after the read
 	// reaches the subscription, what committed before is in the store.
-	sub := s.hub.subscribe(id)
+	sub := s.hub.Subscribe(id)
 	meta, err := s.meta(ctx, id)
 	// Only these two are used from here on, so the metadata, which may
 	// hold a large result, is not kept alive by a stream that lives long
@@ -78,7 +79,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", apierr.ErrInvalid, after, id, headSeq)
 	}
 	if err != nil {
-		s.hub.unsubscribe(id, sub)
+		s.hub.Unsubscribe(id, sub)
 		return err
 	}
 	// A finished handler's stream is complete in the store: replay it and
@@ -98,8 +99,8 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 			last = r.GetSeq()
 			return false, nil
 		}
-		// Stored records may hold what JSON cannot (see cleanRecord).
-		msg := &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: cleanRecord(r)}}
+		// Stored records may hold what JSON cannot (see live.CleanRecord).
+		msg := &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: live.CleanRecord(r)}}
 		if err := s.streams.send(ctx, held, int64(proto.Size(msg)), last, func() error { return send(msg) }); err != nil {
 			return false, err
 		}
@@ -111,60 +112,60 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	// an event after receiving it will see its effects. (It also flushes
 	// the response headers.)
 	if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: headSeq}}}); err != nil {
-		s.hub.unsubscribe(id, sub)
+		s.hub.Unsubscribe(id, sub)
 		return err
 	}
 	for first := true; ; first = false {
 		if !first {
-			sub = s.hub.subscribe(id)
+			sub = s.hub.Subscribe(id)
 		}
 		// A client that resumes at the head has nothing to replay.
 		if !first || last < headSeq || finished {
 			done, err := s.replay(ctx, id, &last, emit)
 			if done || err != nil || finished {
-				s.hub.unsubscribe(id, sub)
+				s.hub.Unsubscribe(id, sub)
 				return err
 			}
 		}
 	follow:
 		for {
 			select {
-			case b, ok := <-sub.ch:
+			case b, ok := <-sub.Ch:
 				if !ok {
 					break follow // lagged: catch up from the store
 				}
-				sub.taken(b)
-				recs := b.recs
+				sub.Taken(b)
+				recs := b.Recs
 				if len(recs) > 0 && recs[0].GetSeq() > last+1 {
-					s.hub.unsubscribe(id, sub)
+					s.hub.Unsubscribe(id, sub)
 					break follow // a gap: the store has what is missing
 				}
 				for _, r := range recs {
 					done, err := emit(r, 0)
 					if done || err != nil {
-						s.hub.unsubscribe(id, sub)
+						s.hub.Unsubscribe(id, sub)
 						return err
 					}
 				}
-			case <-sub.poke:
+			case <-sub.Poke:
 				// Another replica committed records of it (feed.go).
 				done, err := s.replay(ctx, id, &last, emit)
 				if done || err != nil {
-					s.hub.unsubscribe(id, sub)
+					s.hub.Unsubscribe(id, sub)
 					return err
 				}
 			case <-heartbeat.C:
 				if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: last}}}); err != nil {
-					s.hub.unsubscribe(id, sub)
+					s.hub.Unsubscribe(id, sub)
 					return err
 				}
 			case <-s.draining:
 				// The server is shutting down, not the caller: tell it to
 				// resume (from another server, or this one once it is back).
-				s.hub.unsubscribe(id, sub)
+				s.hub.Unsubscribe(id, sub)
 				return errStreamDrained(last)
 			case <-ctx.Done():
-				s.hub.unsubscribe(id, sub)
+				s.hub.Unsubscribe(id, sub)
 				return ctx.Err()
 			}
 		}

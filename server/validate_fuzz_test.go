@@ -13,6 +13,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/internal/payload"
@@ -162,7 +163,7 @@ func FuzzOutput(f *testing.F) {
 		}
 		h := &persistence.Handler{ID: "h", Workflow: "w", Status: persistence.StatusCompleted, Result: b, CreatedAt: now, UpdatedAt: now,
 			IdleSince: now, Waiters: []persistence.Waiter{{ID: "1/s/0", Step: "s", EventType: engine.TaskEvent, Match: wb}}}
-		answers := []proto.Message{handlerToProto(h), infoToProto(engine.Info{ID: "h", Workflow: "w", Status: engine.StatusCompleted, Result: &s, CreatedAt: now})}
+		answers := []proto.Message{live.HandlerToProto(h), live.InfoToProto(engine.Info{ID: "h", Workflow: "w", Status: engine.StatusCompleted, Result: &s, CreatedAt: now})}
 		for _, r := range []*wfdv1.Record{
 			{Seq: 1, Kind: &wfdv1.Record_EventWritten{EventWritten: &wfdv1.Event{Id: "2", Type: "progress", Data: &s}}},
 			{Seq: 2, Kind: &wfdv1.Record_HandlerFinished{HandlerFinished: &wfdv1.HandlerFinished{Status: wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED, Result: &s}}},
@@ -173,10 +174,10 @@ func FuzzOutput(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			answers = append(answers, &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: cleanRecord(r)}})
+			answers = append(answers, &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: live.CleanRecord(r)}})
 			after, _ := det.Marshal(r)
 			if string(before) != string(after) {
-				t.Fatal("cleanRecord changed a shared record")
+				t.Fatal("live.CleanRecord changed a shared record")
 			}
 		}
 		for _, m := range answers {

@@ -16,6 +16,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -70,17 +71,17 @@ func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.H
 	for {
 		// Subscribe before reading: a terminal record committed after the
 		// read reaches the subscription.
-		sub := s.hub.subscribe(id)
+		sub := s.hub.Subscribe(id)
 		meta, err := s.meta(ctx, id)
 		if err != nil || meta.Status != persistence.StatusRunning {
-			s.hub.unsubscribe(id, sub)
+			s.hub.Unsubscribe(id, sub)
 			if err != nil {
 				return nil, err
 			}
 			return s.view(&meta), nil
 		}
 		finished, err := s.awaitFinished(ctx, sub, timer.C)
-		s.hub.unsubscribe(id, sub)
+		s.hub.Unsubscribe(id, sub)
 		if err != nil {
 			return nil, err
 		}
@@ -101,20 +102,20 @@ func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.H
 // subscription is cut loose for lagging or poked (true: re-read the
 // store), the timer fires or the server drains (false), or ctx ends (its
 // error).
-func (s *Server) awaitFinished(ctx context.Context, sub *subscription, timeout <-chan time.Time) (bool, error) {
+func (s *Server) awaitFinished(ctx context.Context, sub *live.Subscription, timeout <-chan time.Time) (bool, error) {
 	for {
 		select {
-		case b, ok := <-sub.ch:
+		case b, ok := <-sub.Ch:
 			if !ok {
 				return true, nil
 			}
-			sub.taken(b)
-			for _, r := range b.recs {
+			sub.Taken(b)
+			for _, r := range b.Recs {
 				if r.GetHandlerFinished() != nil {
 					return true, nil
 				}
 			}
-		case <-sub.poke:
+		case <-sub.Poke:
 			// Another replica committed records of it (feed.go): the
 			// store says whether it finished.
 			return true, nil

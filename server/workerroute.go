@@ -318,7 +318,7 @@ func (s *Server) handOver(ctx context.Context, id string, to *apierr.Owned) bool
 	}()
 	h.Drop()
 	s.idle.remove(id)
-	if err := s.journal.settled(ctx, id); err != nil {
+	if err := s.journal.Settled(ctx, id); err != nil {
 		// Its lease is left to expire: nothing it committed is lost.
 		s.leases.forget(id)
 		return true

@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 // maxCommit caps how many handler changes one commit takes.
 const maxCommit = 1024
 
-// failureLogEvery is how often the journal logs a failed checkpoint while
+// FailureLogEvery is how often the journal logs a failed checkpoint while
 // they keep failing; the line says how many it held back meanwhile.
-const failureLogEvery = 5 * time.Second
+const FailureLogEvery = 5 * time.Second
 
-// journal is the engine.Journal that makes handler changes durable. Append
+// Journal is the engine.Journal that makes handler changes durable. Append
 // encodes a change on the handler's goroutine (so encoding runs in
 // parallel across handlers) and queues it; one committer goroutine writes
 // whatever has queued in one store commit, then updates the server's
@@ -32,9 +32,9 @@ const failureLogEvery = 5 * time.Second
 // changes, in that order. While one commit
 // fsyncs the next batch gathers, so commits are shared by as many handlers
 // as are busy and no change waits for more than one commit ahead of it.
-type journal struct {
+type Journal struct {
 	store persistence.Store
-	hub   *hub
+	hub   *Hub
 	log   *slog.Logger
 	stats *observe.Stats
 	// onCommit is told about every committed change (residency tracking).
@@ -46,12 +46,12 @@ type journal struct {
 	// storage failure (persistence.ErrUnavailable) that stopped it; and
 	// how many bytes of snapshots and records the changes held.
 	onStore func(err error, size int)
-	// tracing makes a span per commit (set before the first Append).
-	tracing *observe.Tracing
-	// fence is the lease claim a handler's changes carry (replica mode,
+	// Tracing makes a span per commit (set before the first Append).
+	Tracing *observe.Tracing
+	// Fence is the lease claim a handler's changes carry (replica mode,
 	// lease.go); ok false: this replica holds no lease of the handler and
 	// must not commit its change. Set before the first Append.
-	fence func(id string) (f persistence.Fence, ok bool)
+	Fence func(id string) (f persistence.Fence, ok bool)
 	// failures throttles the "checkpoint failed" lines.
 	failures *observe.LogThrottle
 
@@ -82,19 +82,19 @@ type pending struct {
 	err     error // encoding failed
 }
 
-var _ engine.Journal = (*journal)(nil)
+var _ engine.Journal = (*Journal)(nil)
 
-func newJournal(store persistence.Store, h *hub, log *slog.Logger, st *observe.Stats, onCommit func(*engine.Change), onFail func(*engine.Change, error),
+func NewJournal(store persistence.Store, h *Hub, log *slog.Logger, st *observe.Stats, onCommit func(*engine.Change), onFail func(*engine.Change, error),
 	onStore func(error, int),
-) *journal {
-	j := &journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onFail: onFail, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: observe.NewLogThrottle(failureLogEvery, time.Now)}
+) *Journal {
+	j := &Journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onFail: onFail, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: observe.NewLogThrottle(FailureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
 }
 
 // Append implements engine.Journal.
-func (j *journal) Append(c *engine.Change) {
+func (j *Journal) Append(c *engine.Change) {
 	p := &pending{ec: c}
 	p.err = j.encode(c, p)
 	j.mu.Lock()
@@ -117,12 +117,12 @@ func (j *journal) Append(c *engine.Change) {
 	}
 }
 
-func (j *journal) encode(c *engine.Change, p *pending) error {
+func (j *Journal) encode(c *engine.Change, p *pending) error {
 	residency := persistence.ResidencyActive
 	if c.Released {
 		residency = persistence.ResidencyReleased
 	}
-	meta, err := metaFromChange(c, residency)
+	meta, err := MetaFromChange(c, residency)
 	if err != nil {
 		return err
 	}
@@ -130,8 +130,8 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 	// A handler's first change creates it: the store refuses it if the id
 	// was taken meanwhile (ErrExists) rather than overwrite that handler.
 	p.change.Create = c.Created
-	if j.fence != nil {
-		f, ok := j.fence(c.HandlerID)
+	if j.Fence != nil {
+		f, ok := j.Fence(c.HandlerID)
 		if !ok {
 			return fmt.Errorf("handler %s: this replica holds no lease of it: %w", c.HandlerID, persistence.ErrFenced)
 		}
@@ -140,7 +140,7 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 		// lease is freed in the same commit (leases.left forgets it).
 		p.change.FreeLease = !f.IsZero() && (c.Released || c.Status.Terminal())
 	}
-	if p.change.Tasks, err = tasksFromChange(c); err != nil {
+	if p.change.Tasks, err = TasksFromChange(c); err != nil {
 		return err
 	}
 	snap, err := proto.Marshal(c.Snapshot())
@@ -156,7 +156,7 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 	}
 	p.change.Records = make([]persistence.Record, len(c.Records))
 	for i := range c.Records {
-		r := recordToProto(&c.Records[i])
+		r := RecordToProto(&c.Records[i])
 		b, err := proto.Marshal(r)
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ func (j *journal) encode(c *engine.Change, p *pending) error {
 	return nil
 }
 
-func (j *journal) commitLoop() {
+func (j *Journal) commitLoop() {
 	defer close(j.done)
 	for {
 		j.mu.Lock()
@@ -188,7 +188,7 @@ func (j *journal) commitLoop() {
 	}
 }
 
-func (j *journal) commit(batch []*pending) {
+func (j *Journal) commit(batch []*pending) {
 	dropLost(batch)
 	changes := make([]persistence.Change, 0, len(batch))
 	for _, p := range batch {
@@ -198,7 +198,7 @@ func (j *journal) commit(batch []*pending) {
 	}
 	var err error
 	if len(changes) > 0 {
-		span := j.tracing.Commit(batchIDs(batch))
+		span := j.Tracing.Commit(batchIDs(batch))
 		start := time.Now()
 		err = j.store.Write(context.Background(), changes...)
 		j.stats.Committed(len(changes), time.Since(start), err)
@@ -228,7 +228,7 @@ func (j *journal) commit(batch []*pending) {
 		if j.onCommit != nil {
 			j.onCommit(p.ec)
 		}
-		j.hub.publish(p.ec.HandlerID, p.records, int64(recordsSize(&p.change)))
+		j.hub.Publish(p.ec.HandlerID, p.records, int64(recordsSize(&p.change)))
 		p.ec.Done(nil)
 	}
 	j.mu.Lock()
@@ -274,7 +274,7 @@ func dropLost(batch []*pending) {
 // writeAlone writes a batch the store refused change by change, so that
 // one bad change does not fail the others; a handler's changes after one
 // of its own that fails are not written.
-func (j *journal) writeAlone(batch []*pending) {
+func (j *Journal) writeAlone(batch []*pending) {
 	var failed map[string]bool
 	for _, p := range batch {
 		id := p.ec.HandlerID
@@ -303,7 +303,7 @@ func errLost(id string) error {
 // report logs a commit's failed checkpoints, throttled (a full disk fails
 // every one of them, thousands a second), and tells onStore whether the
 // store committed. err is the shared commit's error, p.err a change's own.
-func (j *journal) report(batch []*pending, err error) {
+func (j *Journal) report(batch []*pending, err error) {
 	var storage error    // why the store could not commit, if it could not
 	failed, done := 0, 0 // bytes of the changes the store failed, committed
 	committed := false
@@ -360,9 +360,9 @@ func changeSize(c *persistence.Change) int {
 	return len(c.Snapshot) + recordsSize(c)
 }
 
-// settled waits until every change of the handler handed to the journal so
+// Settled waits until every change of the handler handed to the journal so
 // far is committed (or failed), so that what the store holds is its latest.
-func (j *journal) settled(ctx context.Context, id string) error {
+func (j *Journal) Settled(ctx context.Context, id string) error {
 	j.mu.Lock()
 	f := j.inflight[id]
 	j.mu.Unlock()
@@ -377,9 +377,9 @@ func (j *journal) settled(ctx context.Context, id string) error {
 	}
 }
 
-// close stops taking changes once the queue is empty and waits for the
+// Close stops taking changes once the queue is empty and waits for the
 // last commit.
-func (j *journal) close(ctx context.Context) error {
+func (j *Journal) Close(ctx context.Context) error {
 	j.mu.Lock()
 	j.closing = true
 	j.mu.Unlock()

@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"sync"
@@ -13,65 +13,65 @@ import (
 // before it is cut loose and must catch up from the store.
 const subBuffer = 256
 
-// hub fans committed records out to the streams that follow a handler. It
+// Hub fans committed records out to the streams that follow a handler. It
 // holds no history: a stream replays from the store and uses the hub only
 // for what is committed after it subscribed.
-type hub struct {
+type Hub struct {
 	mu   sync.Mutex
-	subs map[string]map[*subscription]struct{}
+	subs map[string]map[*Subscription]struct{}
 	// peak is the most handlers subs has held since it was last rebuilt.
 	peak int
 	// maxQueued bounds the bytes queued for one subscriber.
 	maxQueued int64
 }
 
-type subscription struct {
-	// ch carries batches of records; it is closed when the subscriber
+type Subscription struct {
+	// Ch carries batches of records; it is closed when the subscriber
 	// lagged too far (it then re-reads from the store) or unsubscribed.
 	// The subscriber calls taken for each batch it receives.
-	ch chan batch
+	Ch chan batch
 	// queued is the bytes of the batches in ch: past the hub's limit the
 	// subscriber is cut loose rather than hold more (streamlimits.go).
 	queued atomic.Int64
-	// poke says records may have been committed by another replica
+	// Poke says records may have been committed by another replica
 	// (feed.go): the subscriber reads the store after what it has. One
 	// pending poke stands for any number.
-	poke chan struct{}
+	Poke chan struct{}
 }
 
 // batch is the records of one commit of a handler, and their encoded size.
 type batch struct {
-	recs []*wfdv1.Record
+	Recs []*wfdv1.Record
 	size int64
 }
 
-// taken tells the subscription that the subscriber has b: its bytes no
+// Taken tells the subscription that the subscriber has b: its bytes no
 // longer count against the hub's limit.
-func (s *subscription) taken(b batch) { s.queued.Add(-b.size) }
+func (s *Subscription) Taken(b batch) { s.queued.Add(-b.size) }
 
-func newHub(maxQueued int64) *hub {
-	return &hub{subs: map[string]map[*subscription]struct{}{}, maxQueued: maxQueued}
+func NewHub(maxQueued int64) *Hub {
+	return &Hub{subs: map[string]map[*Subscription]struct{}{}, maxQueued: maxQueued}
 }
 
-func (h *hub) subscribe(id string) *subscription {
-	s := &subscription{ch: make(chan batch, subBuffer), poke: make(chan struct{}, 1)}
+func (h *Hub) Subscribe(id string) *Subscription {
+	s := &Subscription{Ch: make(chan batch, subBuffer), Poke: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.subs[id] == nil {
-		h.subs[id] = map[*subscription]struct{}{}
+		h.subs[id] = map[*Subscription]struct{}{}
 		h.peak = max(h.peak, len(h.subs))
 	}
 	h.subs[id][s] = struct{}{}
 	return s
 }
 
-// compact rebuilds the map of followed handlers if it fell far below its
+// Compact rebuilds the map of followed handlers if it fell far below its
 // peak (see shrink.Map); it reports whether it did.
-func (h *hub) compact() bool {
+func (h *Hub) Compact() bool {
 	return shrink.Locked(&h.mu, &h.subs, &h.peak)
 }
 
-func (h *hub) unsubscribe(id string, s *subscription) {
+func (h *Hub) Unsubscribe(id string, s *Subscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[id][s]; ok {
@@ -79,23 +79,23 @@ func (h *hub) unsubscribe(id string, s *subscription) {
 		if len(h.subs[id]) == 0 {
 			delete(h.subs, id)
 		}
-		close(s.ch)
+		close(s.Ch)
 	}
 }
 
-// publish hands a commit's records of handler id, size bytes encoded, to
+// Publish hands a commit's records of handler id, size bytes encoded, to
 // its subscribers.
-func (h *hub) publish(id string, recs []*wfdv1.Record, size int64) {
+func (h *Hub) Publish(id string, recs []*wfdv1.Record, size int64) {
 	if len(recs) == 0 {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b := batch{recs: recs, size: size}
+	b := batch{Recs: recs, size: size}
 	for s := range h.subs[id] {
 		if s.queued.Add(size) <= h.maxQueued || s.queued.Load() == size {
 			select {
-			case s.ch <- b:
+			case s.Ch <- b:
 				continue
 			default:
 			}
@@ -104,16 +104,16 @@ func (h *hub) publish(id string, recs []*wfdv1.Record, size int64) {
 		// batch alone is always taken): drop it; the stream notices the
 		// closed channel and catches up from the store.
 		delete(h.subs[id], s)
-		close(s.ch)
+		close(s.Ch)
 	}
 	if len(h.subs[id]) == 0 {
 		delete(h.subs, id)
 	}
 }
 
-// poke tells the subscribers of handler id that records of it may have
+// Poke tells the subscribers of handler id that records of it may have
 // been committed elsewhere.
-func (h *hub) poke(id string) {
+func (h *Hub) Poke(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs[id] {
@@ -121,9 +121,9 @@ func (h *hub) poke(id string) {
 	}
 }
 
-// pokeAll pokes every subscriber (the commit feed may have missed
+// PokeAll pokes every subscriber (the commit feed may have missed
 // commits).
-func (h *hub) pokeAll() {
+func (h *Hub) PokeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range h.subs {
@@ -133,15 +133,15 @@ func (h *hub) pokeAll() {
 	}
 }
 
-func (s *subscription) poked() {
+func (s *Subscription) poked() {
 	select {
-	case s.poke <- struct{}{}:
+	case s.Poke <- struct{}{}:
 	default: // one is pending already
 	}
 }
 
-// count returns the number of live subscriptions (for stats).
-func (h *hub) count() int {
+// Count returns the number of live subscriptions (for stats).
+func (h *Hub) Count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0

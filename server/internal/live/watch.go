@@ -1,4 +1,4 @@
-package server
+package live
 
 // The journal keeps what it committed for the callers that asked, so that
 // RunWorkflow and SendEvent answer with the handler as the store committed
@@ -16,13 +16,13 @@ type watched struct {
 	ok   bool
 }
 
-// watch lets a caller answer with a handler's metadata as the store
+// Watch lets a caller answer with a handler's metadata as the store
 // committed it, without reading it back: it begins before the engine call
 // that changes the handler, and once that call has returned (its change is
-// committed) watch.committed has the latest change of the handler
-// committed since. Call watch.done when finished: the journal keeps
+// committed) Watch.committed has the latest change of the handler
+// committed since. Call Watch.done when finished: the journal keeps
 // nothing for a handler nobody watches.
-func (j *journal) watch(id string) watch {
+func (j *Journal) Watch(id string) Watch {
 	j.watchMu.Lock()
 	defer j.watchMu.Unlock()
 	w := j.watched[id]
@@ -31,28 +31,28 @@ func (j *journal) watch(id string) watch {
 		j.watched[id] = w
 	}
 	w.n++
-	return watch{j: j, id: id, w: w}
+	return Watch{j: j, id: id, w: w}
 }
 
-// watch is one caller's interest in a handler's commits (journal.watch).
-type watch struct {
-	j  *journal
+// Watch is one caller's interest in a handler's commits (journal.Watch).
+type Watch struct {
+	j  *Journal
 	id string
 	w  *watched
 }
 
-// committed returns the handler's metadata as the latest change committed
-// since the watch began stored it; false if none was committed, or if the
+// Committed returns the handler's metadata as the latest change Committed
+// since the watch began stored it; false if none was Committed, or if the
 // changes carried no records (the store keeps LastSeq; the journal knows it
 // only from records).
-func (w watch) committed() (persistence.Handler, bool) {
+func (w Watch) Committed() (persistence.Handler, bool) {
 	w.j.watchMu.Lock()
 	defer w.j.watchMu.Unlock()
 	return w.w.meta, w.w.ok && w.w.meta.LastSeq > 0
 }
 
-// done ends the watch.
-func (w watch) done() {
+// Done ends the watch.
+func (w Watch) Done() {
 	w.j.watchMu.Lock()
 	defer w.j.watchMu.Unlock()
 	if w.w.n--; w.w.n == 0 {
@@ -63,7 +63,7 @@ func (w watch) done() {
 // keepWatched keeps the committed metadata of watched handlers, before
 // their changes are acknowledged; err is the commit's error. With nobody
 // watching it costs one lock per commit and no look-up.
-func (j *journal) keepWatched(batch []*pending, err error) {
+func (j *Journal) keepWatched(batch []*pending, err error) {
 	if err != nil {
 		return
 	}
@@ -84,4 +84,12 @@ func (j *journal) keepWatched(batch []*pending, err error) {
 		// handler commit in order).
 		w.meta.LastSeq = max(w.meta.LastSeq, seq)
 	}
+}
+
+// Watched returns how many handlers the journal keeps committed metadata
+// for, for callers waiting to answer with it (Watch).
+func (j *Journal) Watched() int {
+	j.watchMu.Lock()
+	defer j.watchMu.Unlock()
+	return len(j.watched)
 }

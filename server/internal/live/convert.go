@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"maps"
@@ -16,8 +16,12 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-// recordToProto turns an engine record into its wire form.
-func recordToProto(r *engine.Record) *wfdv1.Record {
+// RecordToProto turns an engine record into its wire form.
+// BlockedOnWorker is what a proxy run waiting for a worker reports to
+// the engine (StepContext.Blocked): its stream shows RunWaitingForWorker.
+const BlockedOnWorker = "worker"
+
+func RecordToProto(r *engine.Record) *wfdv1.Record {
 	p := &wfdv1.Record{Seq: r.Seq, Time: timestamppb.New(r.Time)}
 	switch r.Kind {
 	case engine.RecordStepState:
@@ -29,7 +33,7 @@ func recordToProto(r *engine.Record) *wfdv1.Record {
 	case engine.RecordEvent:
 		p.Kind = &wfdv1.Record_EventWritten{EventWritten: &wfdv1.Event{Id: r.Event.ID, Type: r.Event.Type, Data: r.Event.Data}}
 	case engine.RecordIdle:
-		p.Kind = &wfdv1.Record_IdleChanged{IdleChanged: &wfdv1.IdleChanged{Idle: r.Idle != nil, Info: idleToProto(r.Idle)}}
+		p.Kind = &wfdv1.Record_IdleChanged{IdleChanged: &wfdv1.IdleChanged{Idle: r.Idle != nil, Info: IdleToProto(r.Idle)}}
 	case engine.RecordTerminal:
 		p.Kind = &wfdv1.Record_HandlerFinished{HandlerFinished: &wfdv1.HandlerFinished{
 			Status: wfdv1.HandlerStatus(r.Status), Result: r.Result, Error: r.Error,
@@ -39,7 +43,7 @@ func recordToProto(r *engine.Record) *wfdv1.Record {
 	case engine.RecordRestored:
 		p.Kind = &wfdv1.Record_HandlerRestored{HandlerRestored: &wfdv1.HandlerRestored{}}
 	case engine.RecordBlocked:
-		if b := r.Blocked; b != nil && (b.On == blockedOnWorker || b.On == "") {
+		if b := r.Blocked; b != nil && (b.On == BlockedOnWorker || b.On == "") {
 			p.Kind = &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: &wfdv1.RunWaitingForWorker{
 				Step: b.Step, Attempt: uint32(b.Attempt), Waiting: b.On != "",
 			}}
@@ -48,23 +52,23 @@ func recordToProto(r *engine.Record) *wfdv1.Record {
 	return p
 }
 
-func idleToProto(i *engine.Idle) *wfdv1.IdleInfo {
+func IdleToProto(i *engine.Idle) *wfdv1.IdleInfo {
 	if i == nil {
 		return nil
 	}
 	p := &wfdv1.IdleInfo{Since: timestamppb.New(i.Since), ExternalEventTypes: i.External}
 	for _, w := range i.Waiters {
-		p.Waiters = append(p.Waiters, waiterToProto(&w))
+		p.Waiters = append(p.Waiters, WaiterToProto(&w))
 	}
 	return p
 }
 
-// childrenKey indexes, in the store, the waiters of parents waiting for
+// ChildrenKey indexes, in the store, the waiters of parents waiting for
 // children, so that start-up can check on them.
-const childrenKey = "wfd.children"
+const ChildrenKey = "wfd.children"
 
-// metaFromChange is the store's metadata for a handler after an engine change.
-func metaFromChange(c *engine.Change, residency persistence.Residency) (persistence.Handler, error) {
+// MetaFromChange is the store's metadata for a handler after an engine change.
+func MetaFromChange(c *engine.Change, residency persistence.Residency) (persistence.Handler, error) {
 	h := persistence.Handler{
 		ID: c.HandlerID, Workflow: c.Workflow, Status: c.Status, Residency: residency,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt, Error: c.Error, Parent: c.Parent,
@@ -79,13 +83,13 @@ func metaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 	}
 	for _, w := range c.Waiters {
 		// The API view of the waiter rides in Match, opaque to the store.
-		b, err := proto.Marshal(waiterToProto(&w))
+		b, err := proto.Marshal(WaiterToProto(&w))
 		if err != nil {
 			return h, err
 		}
 		pw := persistence.Waiter{ID: w.ID, Step: w.Step, EventType: w.EventType, Deadline: w.Deadline, Match: b, Key: w.Key}
 		if w.Children != nil {
-			pw.Key = childrenKey
+			pw.Key = ChildrenKey
 		}
 		h.Waiters = append(h.Waiters, pw)
 	}
@@ -100,7 +104,7 @@ func metaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 	return h, nil
 }
 
-func waiterToProto(w *engine.WaiterInfo) *wfdv1.WaiterInfo {
+func WaiterToProto(w *engine.WaiterInfo) *wfdv1.WaiterInfo {
 	p := &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType, Match: w.Match, Key: w.Key, Children: w.Children}
 	if !w.Deadline.IsZero() {
 		p.Deadline = timestamppb.New(w.Deadline)
@@ -111,8 +115,8 @@ func waiterToProto(w *engine.WaiterInfo) *wfdv1.WaiterInfo {
 	return p
 }
 
-// handlerToProto is the API view of stored metadata.
-func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
+// HandlerToProto is the API view of stored metadata.
+func HandlerToProto(h *persistence.Handler) *wfdv1.Handler {
 	p := &wfdv1.Handler{
 		HandlerId: h.ID, Workflow: h.Workflow, Status: wfdv1.HandlerStatus(h.Status),
 		Error: h.Error, LastSeq: h.LastSeq, ParentId: h.Parent, Children: h.Children,
@@ -139,18 +143,18 @@ func handlerToProto(h *persistence.Handler) *wfdv1.Handler {
 			if proto.Unmarshal(w.Match, wi) != nil {
 				wi = &wfdv1.WaiterInfo{WaiterId: w.ID, Step: w.Step, EventType: w.EventType}
 			}
-			p.Idle.Waiters = append(p.Idle.Waiters, cleanWaiter(wi))
+			p.Idle.Waiters = append(p.Idle.Waiters, CleanWaiter(wi))
 		}
 	}
 	return p
 }
 
-// workflowToProto describes a registered workflow: its schemas as
+// WorkflowToProto describes a registered workflow: its schemas as
 // Structs, and every event type it takes from outside, external or
 // declared, sorted by type.
-func workflowToProto(w *engine.Workflow) *wfdv1.Workflow {
+func WorkflowToProto(w *engine.Workflow) *wfdv1.Workflow {
 	p := &wfdv1.Workflow{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External,
-		InputSchema: schemaStruct(w.InputSchema)}
+		InputSchema: SchemaStruct(w.InputSchema)}
 	for _, s := range w.Steps {
 		p.Steps = append(p.Steps, s.Name)
 	}
@@ -164,7 +168,7 @@ func workflowToProto(w *engine.Workflow) *wfdv1.Workflow {
 			t = &wfdv1.EventType{Type: et.Type}
 			types[et.Type] = t
 		}
-		t.Description, t.Schema = et.Description, schemaStruct(et.Schema)
+		t.Description, t.Schema = et.Description, SchemaStruct(et.Schema)
 	}
 	for _, t := range slices.Sorted(maps.Keys(types)) {
 		p.EventTypes = append(p.EventTypes, types[t])
@@ -172,9 +176,9 @@ func workflowToProto(w *engine.Workflow) *wfdv1.Workflow {
 	return p
 }
 
-// schemaStruct is a registered schema as the API carries it (nil for
+// SchemaStruct is a registered schema as the API carries it (nil for
 // none). Register made sure that it converts.
-func schemaStruct(raw []byte) *structpb.Struct {
+func SchemaStruct(raw []byte) *structpb.Struct {
 	if len(raw) == 0 {
 		return nil
 	}
@@ -195,8 +199,8 @@ func schemaStruct(raw []byte) *structpb.Struct {
 // it is; what does is copied, since live records are shared by every
 // subscriber of a stream.
 
-// cleanRecord returns r with every payload it holds sanitized.
-func cleanRecord(r *wfdv1.Record) *wfdv1.Record {
+// CleanRecord returns r with every payload it holds sanitized.
+func CleanRecord(r *wfdv1.Record) *wfdv1.Record {
 	switch k := r.GetKind().(type) {
 	case *wfdv1.Record_EventWritten:
 		if d := payload.Sanitize(k.EventWritten.GetData()); d != k.EventWritten.GetData() {
@@ -211,7 +215,7 @@ func cleanRecord(r *wfdv1.Record) *wfdv1.Record {
 			return c
 		}
 	case *wfdv1.Record_IdleChanged:
-		if info := cleanIdle(k.IdleChanged.GetInfo()); info != k.IdleChanged.GetInfo() {
+		if info := CleanIdle(k.IdleChanged.GetInfo()); info != k.IdleChanged.GetInfo() {
 			c := proto.Clone(r).(*wfdv1.Record)
 			c.GetIdleChanged().Info = info
 			return c
@@ -220,10 +224,10 @@ func cleanRecord(r *wfdv1.Record) *wfdv1.Record {
 	return r
 }
 
-func cleanIdle(i *wfdv1.IdleInfo) *wfdv1.IdleInfo {
+func CleanIdle(i *wfdv1.IdleInfo) *wfdv1.IdleInfo {
 	var out *wfdv1.IdleInfo
 	for j, w := range i.GetWaiters() {
-		if cw := cleanWaiter(w); cw != w {
+		if cw := CleanWaiter(w); cw != w {
 			if out == nil {
 				out = proto.Clone(i).(*wfdv1.IdleInfo)
 			}
@@ -236,7 +240,7 @@ func cleanIdle(i *wfdv1.IdleInfo) *wfdv1.IdleInfo {
 	return out
 }
 
-func cleanWaiter(w *wfdv1.WaiterInfo) *wfdv1.WaiterInfo {
+func CleanWaiter(w *wfdv1.WaiterInfo) *wfdv1.WaiterInfo {
 	m, schema := payload.Sanitize(w.GetMatch()), payload.Sanitize(w.GetTask().GetAnswerSchema())
 	if m == w.GetMatch() && schema == w.GetTask().GetAnswerSchema() {
 		return w
@@ -249,12 +253,12 @@ func cleanWaiter(w *wfdv1.WaiterInfo) *wfdv1.WaiterInfo {
 	return c
 }
 
-// infoToProto is the API view of a handler from the engine, for answering
+// InfoToProto is the API view of a handler from the engine, for answering
 // a call whose change is durable when the store cannot be read back.
-func infoToProto(i engine.Info) *wfdv1.Handler {
+func InfoToProto(i engine.Info) *wfdv1.Handler {
 	p := &wfdv1.Handler{
 		HandlerId: i.ID, Workflow: i.Workflow, Status: wfdv1.HandlerStatus(i.Status), Error: i.Error, LastSeq: i.Seq,
-		CreatedAt: timestamppb.New(i.CreatedAt), Result: payload.Sanitize(i.Result), Idle: cleanIdle(idleToProto(i.Idle)),
+		CreatedAt: timestamppb.New(i.CreatedAt), Result: payload.Sanitize(i.Result), Idle: CleanIdle(IdleToProto(i.Idle)),
 	}
 	if i.Status == engine.StatusRunning {
 		p.Residency = wfdv1.Residency_RESIDENCY_ACTIVE

@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"sync"
@@ -6,9 +6,9 @@ import (
 	"github.com/wfd-dev/wfd/internal/shrink"
 )
 
-// keyedMutex is a set of mutexes by key, created on demand and dropped when
+// KeyedMutex is a set of mutexes by key, created on demand and dropped when
 // nobody holds or waits for them.
-type keyedMutex struct {
+type KeyedMutex struct {
 	mu sync.Mutex
 	m  map[string]*keyedEntry
 	// peak is the most keys m has held since it was last rebuilt.
@@ -20,8 +20,8 @@ type keyedEntry struct {
 	refs int
 }
 
-// lock locks key and returns the function that unlocks it.
-func (k *keyedMutex) lock(key string) (unlock func()) {
+// Lock locks key and returns the function that unlocks it.
+func (k *KeyedMutex) Lock(key string) (unlock func()) {
 	k.mu.Lock()
 	if k.m == nil {
 		k.m = map[string]*keyedEntry{}
@@ -45,8 +45,8 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 	}
 }
 
-// compact rebuilds the map if it fell far below its peak (see shrink.Map);
+// Compact rebuilds the map if it fell far below its peak (see shrink.Map);
 // it reports whether it did.
-func (k *keyedMutex) compact() bool {
+func (k *KeyedMutex) Compact() bool {
 	return shrink.Locked(&k.mu, &k.m, &k.peak)
 }
