@@ -31,8 +31,8 @@ func (s *Server) followCommits() {
 	if s.leases == nil || !ok {
 		return
 	}
-	s.backgroundDone.Go(func() {
-		if err := f.FollowCommits(s.background, s.committedElsewhere, s.feedResync); err != nil {
+	s.rt.Go(func() {
+		if err := f.FollowCommits(s.rt.Background(), s.committedElsewhere, s.feedResync); err != nil {
 			s.log.Error("following other replicas' commits: streams and waits here will not follow handlers live elsewhere", "err", err)
 		}
 	})
@@ -56,11 +56,11 @@ func (s *Server) committedElsewhere(replica, id, parent string) {
 func (s *Server) feedResync() {
 	s.hub.PokeAll()
 	go func() {
-		err := s.recheckParents(s.background, func(id string) bool {
+		err := s.rt.RecheckParents(s.rt.Background(), func(id string) bool {
 			_, ok := s.engine.Handler(id)
 			return ok
 		})
-		if err != nil && s.background.Err() == nil {
+		if err != nil && s.rt.Background().Err() == nil {
 			s.log.Warn("checking the children of waiting parents after the commit feed reconnected", "err", err)
 		}
 	}()
@@ -76,15 +76,15 @@ func (s *Server) feedResync() {
 // replica's to tell.
 func (s *Server) childEndedElsewhere(parent, child string) {
 	if _, ok := s.engine.Handler(parent); ok {
-		if c, ended := s.endedChild(parent, child); ended {
-			s.childEnded(c)
+		if c, ended := s.rt.EndedChild(parent, child); ended {
+			s.rt.ChildEnded(c)
 		}
 		return
 	}
-	if _, elsewhere, err := s.leases.holder(s.background, parent); err != nil || elsewhere {
+	if _, elsewhere, err := s.leases.holder(s.rt.Background(), parent); err != nil || elsewhere {
 		return
 	}
 	// Not if its checkpoint has the end already: loading it would change
 	// nothing.
-	s.recheckChildren(parent, []string{child})
+	s.rt.RecheckChildren(parent, []string{child})
 }

@@ -221,11 +221,7 @@ func (l *leases) drop(id string, f persistence.Fence) {
 	}
 	delete(l.held, id)
 	l.mu.Unlock()
-	if h, ok := l.s.engine.Handler(id); ok {
-		h.Drop()
-	}
-	// It commits nothing more: the idle list learns of it here.
-	l.s.idle.remove(id)
+	l.s.rt.Drop(id)
 }
 
 func (l *leases) dropAll() int {

@@ -184,32 +184,18 @@ type Server struct {
 	// replica to that replica (forward.go).
 	forward *forwarder
 
-	loadMu  sync.Mutex
-	loading map[string]*loadCall
-	// turns serialises calls that must not overlap for one key: starting
-	// a handler with a given id (RunWorkflow, children), and answering a
-	// task ("task:<id>").
-	turns live.KeyedMutex
-
-	idle   *idleSet
+	// rt keeps the handlers live (internal/live).
+	rt     *live.Runtime
 	health *health
-	reaper *reaper
-	timers *scheduler
-	// reloads loads lost handlers again once the store commits (lost.go).
-	reloads *reloader
 	// workers are the connected step workers (workers.go).
 	workers *workerRegistry
-	stats   observe.Stats
+	stats   *observe.Stats
 	// metrics is the Prometheus registry served at /metrics (internal/observe).
 	metrics *observe.Metrics
 	// tracing makes the spans (internal/observe); traceInterceptors are its
 	// interceptors (none when off).
 	tracing           *observe.Tracing
 	traceInterceptors []connect.Interceptor
-	// background runs the reaper and the timer scheduler.
-	background     context.Context
-	stopBackground context.CancelFunc
-	backgroundDone sync.WaitGroup
 
 	// draining is closed when shutdown begins (drain.go); requests, the
 	// context of every call Serve serves, is cancelled only if the grace
@@ -261,19 +247,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.IdleConnTimeout = DefaultIdleConnTimeout
 	}
 	streams := newStreamBudget(opts.Streams)
-	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, hub: live.NewHub(streams.limits.BufferBytes), streams: streams, authFails: newAuthFailures(opts.Now), loading: map[string]*loadCall{}, idle: newIdleSet(),
-		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, streams: streams, authFails: newAuthFailures(opts.Now),
+		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{}), stats: &observe.Stats{Hist: observe.NewHistograms()}}
 	s.requests, s.cancelRequests = context.WithCancel(context.Background())
-	s.background, s.stopBackground = context.WithCancel(context.Background())
-	keep := -1
-	if opts.MaxIdleInMemory > 0 {
-		keep = opts.MaxIdleInMemory
-	}
-	s.reaper = &reaper{s: s, timeout: opts.IdleTimeout, keep: keep, kick: make(chan struct{}, 1)}
-	s.timers = &scheduler{s: s, wake: make(chan struct{}, 1)}
-	s.reloads = &reloader{s: s, kick: make(chan struct{}, 1)}
 	s.workers = newWorkerRegistry(s)
-	s.stats.Hist = observe.NewHistograms()
 	s.workers.stats.seconds = s.stats.Hist.Dispatch
 	s.metrics = observe.NewMetrics(s.stats.Hist, s.snapshot)
 	observe.ObserveStoreSync(opts.Store, s.stats.Hist)
@@ -288,20 +265,19 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.forward, err = newForwarder(s); err != nil {
 		return nil, err
 	}
-	s.journal = live.NewJournal(opts.Store, s.hub, opts.Logger, &s.stats, s.committed, s.lost, s.health.committed)
-	s.journal.Tracing = s.tracing
-	s.journal.Fence = s.leases.fence
-	eopts := engine.Options{Journal: s.journal, Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove,
-		EventLog: eventLog{s}, Starter: starter{s}, Limits: opts.Limits}
-	if s.tracing.On {
-		eopts.OnStepRun = s.tracing.OnStepRun
+	ropts := live.Options{Store: opts.Store, Workflows: opts.Workflows, Logger: opts.Logger, Now: opts.Now,
+		Engine:      engine.Options{Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove, Limits: opts.Limits},
+		IdleTimeout: opts.IdleTimeout, MaxIdleInMemory: opts.MaxIdleInMemory, ReclaimAfter: max(opts.ReclaimAfter, 0),
+		Retention: opts.Retention, RetentionInterval: opts.RetentionInterval, RetentionBatch: opts.RetentionBatch,
+		StreamBuffer: streams.limits.BufferBytes, Stats: s.stats, Tracing: s.tracing,
+		Workers: workersPort{s.workers}, Health: healthPort{s.health}}
+	if s.leases != nil {
+		ropts.Ownership = ownership{s.leases, s.forward}
 	}
-	s.engine = engine.New(eopts)
-	for _, w := range opts.Workflows {
-		if err := s.engine.Register(w); err != nil {
-			return nil, fmt.Errorf("server: %w", err)
-		}
+	if s.rt, err = live.New(ropts); err != nil {
+		return nil, err
 	}
+	s.engine, s.journal, s.hub = s.rt.Engine(), s.rt.Journal(), s.rt.Hub()
 	if err := s.leases.join(ctx); err != nil {
 		_ = s.Close(ctx)
 		return nil, err
@@ -312,77 +288,20 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		_ = s.Close(ctx)
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if err := s.recover(ctx); err != nil {
+	if err := s.rt.Recover(ctx); err != nil {
 		_ = s.Close(ctx)
 		return nil, err
 	}
-	if err := s.recheckWaitingParents(ctx); err != nil {
+	if err := s.rt.RecheckWaitingParents(ctx); err != nil {
 		_ = s.Close(ctx)
 		return nil, fmt.Errorf("server: checking on waiting parents: %w", err)
 	}
-	s.backgroundDone.Go(func() { s.timers.run(s.background) })
-	s.backgroundDone.Go(func() { s.reloads.run(s.background) })
-	s.backgroundDone.Go(func() { s.workers.routeLoop(s.background) })
+	s.rt.Run()
+	s.rt.Go(func() { s.workers.routeLoop(s.rt.Background()) })
 	if s.leases != nil {
-		s.backgroundDone.Go(func() { s.sweep(s.background) })
-	}
-	if opts.IdleTimeout > 0 || keep >= 0 {
-		s.backgroundDone.Go(func() { s.reaper.run(s.background) })
-	}
-	if opts.Retention > 0 {
-		r := newRetention(s, &opts)
-		s.backgroundDone.Go(func() { r.run(s.background) })
-	}
-	if opts.ReclaimAfter > 0 {
-		rc := &reclaimer{s: s, quiet: opts.ReclaimAfter}
-		s.backgroundDone.Go(func() { rc.run(s.background) })
+		s.rt.Go(func() { s.sweep(s.rt.Background()) })
 	}
 	return s, nil
-}
-
-// committed is told about every change the journal has made durable. The
-// follow-ups it starts are best effort on the background context (they
-// stop with the server); each is also redone where it matters (parents
-// are re-checked at start-up, key waits look the log up when parking).
-func (s *Server) committed(c *engine.Change) {
-	for _, w := range c.NewWaiters {
-		switch {
-		case w.Key != "":
-			go s.recheckKey(c.HandlerID, w)
-		case w.Children != nil:
-			go s.recheckChildren(c.HandlerID, w.Children)
-		}
-	}
-	if c.Status.Terminal() && c.Parent != "" {
-		go s.childEnded(c)
-	}
-	if c.Status == engine.StatusCancelled && len(c.Children) > 0 {
-		go s.cancelChildren(c.Children)
-	}
-	s.trackIdle(c)
-	s.leases.left(c)
-	if c.Released {
-		s.stats.Releases.Add(1)
-		due := c.Deadline
-		if c.Idle != nil {
-			for _, w := range c.Idle.Waiters {
-				if !w.Deadline.IsZero() && (due.IsZero() || w.Deadline.Before(due)) {
-					due = w.Deadline
-				}
-			}
-		}
-		if !due.IsZero() {
-			s.timers.notify(due)
-		}
-	}
-}
-
-// trackIdle updates the list of idle handlers in memory from a change, and
-// wakes the reaper when the list passes the cap.
-func (s *Server) trackIdle(c *engine.Change) {
-	if s.idle.observe(c, s.opts.Now()) && s.reaper.keep >= 0 && s.idle.len() > s.reaper.keep {
-		s.reaper.poke()
-	}
 }
 
 // Handler returns the HTTP handler that serves the API, health checks,
@@ -578,15 +497,12 @@ func (s *Server) Close(ctx context.Context) error {
 	s.shutdownOnce.Do(func() {
 		s.drain()
 		s.cancelRequests()
-		s.stopBackground()
-		s.backgroundDone.Wait()
-		eerr := s.engine.Close(ctx)
-		jerr := s.journal.Close(context.Background())
+		rerr := s.rt.Close(ctx)
 		// Every change is committed: the handlers are handed over (or,
 		// if the database does not answer, their leases expire).
 		lerr := s.leases.leave(context.Background())
 		s.forward.close()
-		err = errors.Join(eerr, jerr, lerr)
+		err = errors.Join(rerr, lerr)
 	})
 	return err
 }

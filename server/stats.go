@@ -17,7 +17,7 @@ import (
 func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 	snap := observe.Snapshot{
 		InMemory:     int64(s.engine.Live()),
-		IdleInMemory: int64(s.idle.len()),
+		IdleInMemory: int64(s.rt.IdleInMemory()),
 		Releases:     s.stats.Releases.Load(),
 		Rehydrations: s.stats.Rehydrations.Load(),
 		Reclaims:     s.stats.Reclaims.Load(),

@@ -66,7 +66,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	// Subscribe before reading the metadata: what commits after the read
 	// reaches the subscription, what committed before is in the store.
 	sub := s.hub.Subscribe(id)
-	meta, err := s.meta(ctx, id)
+	meta, err := s.rt.Meta(ctx, id)
 	// Only these two are used from here on, so the metadata, which may
 	// hold a large result, is not kept alive by a stream that lives long
 	// (or is not read).

@@ -14,8 +14,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/live"
 )
 
 // sweepBatch is how many orphans one claim takes.
@@ -31,7 +31,7 @@ func (s *Server) sweep(ctx context.Context) {
 // start-up recovery does: busy ones are loaded and run on, idle ones are
 // marked released under the claimed lease, without being loaded.
 func (s *Server) sweepOnce(ctx context.Context) {
-	var n resumed
+	var n live.Resumed
 	for ctx.Err() == nil {
 		claimed, err := s.leases.db.ClaimOrphans(ctx, s.leases.cfg.ID, sweepBatch, s.leases.cfg.LeaseTTL)
 		if err != nil {
@@ -40,29 +40,29 @@ func (s *Server) sweepOnce(ctx context.Context) {
 			}
 			break
 		}
-		done := n.total()
+		done := n.Total()
 		s.leases.adopt(claimed)
 		idle, busy := s.claimedHandlers(ctx, claimed)
 		// The idle ones in one Write (resume frees their leases, whether
 		// it commits or not).
-		if err := s.resume(ctx, idle, &n); err != nil && ctx.Err() == nil {
+		if err := s.rt.Resume(ctx, idle, &n); err != nil && ctx.Err() == nil {
 			s.log.Warn("releasing orphaned idle handlers", "err", err)
 		}
 		for _, c := range busy {
-			if err := s.resume(ctx, []persistence.Handler{c.h}, &n); err != nil && ctx.Err() == nil {
+			if err := s.rt.Resume(ctx, []persistence.Handler{c.h}, &n); err != nil && ctx.Err() == nil {
 				s.log.Warn("resuming an orphaned handler", "handler", c.h.ID, "err", err)
 				// It did not enter memory under this claim.
-				s.releaseClaimed(c.lease)
+				s.rt.ReleaseClaimed(c.lease)
 			}
 		}
 		// A full batch may have more behind it, unless some of it could
 		// not be resumed (they would be claimed again at once).
-		if len(claimed) < sweepBatch || n.total()-done < len(claimed) {
+		if len(claimed) < sweepBatch || n.Total()-done < len(claimed) {
 			break
 		}
 	}
-	if n.any() {
-		s.log.Info("resumed orphaned handlers", "replica", s.leases.cfg.ID, "resumed", n.resumed, "released", n.released, "failed", n.failed)
+	if n.Any() {
+		s.log.Info("resumed orphaned handlers", "replica", s.leases.cfg.ID, "resumed", n.Resumed, "released", n.Released, "failed", n.Failed)
 	}
 }
 
@@ -93,44 +93,7 @@ func (s *Server) claimedHandlers(ctx context.Context, claimed []persistence.Leas
 		case err != nil && !errors.Is(err, persistence.ErrNotFound) && ctx.Err() == nil:
 			s.log.Warn("reading a claimed handler", "handler", c.Handler, "err", err)
 		}
-		s.releaseClaimed(c)
+		s.rt.ReleaseClaimed(c)
 	}
 	return idle, busy
-}
-
-// resumeClaimed loads a handler whose lease this replica claimed for its
-// due timer; the restored handler fires it. Once loaded, the handler's
-// lease is freed as any handler's is, when it leaves memory and its last
-// change is committed (leases.left); a load that failed did not enter
-// memory under the claim, whose lease is freed here (if the load has not
-// already).
-func (s *Server) resumeClaimed(ctx context.Context, c persistence.Lease) {
-	_, err := s.live(ctx, c.Handler)
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		// Shutting down: a load shared with another caller may still be
-		// using the lease, and leaving frees every lease anyway.
-	default:
-		if !errors.Is(err, engine.ErrHandlerDone) {
-			s.log.Warn("waking handler for its timer", "handler", c.Handler, "err", err)
-		}
-		s.releaseClaimed(c)
-	}
-}
-
-// releaseClaimed frees the claimed lease of a handler that did not enter
-// memory under it, unless a load (which may be using it: acquire finds it
-// held) is under way or the handler is in memory after all. Checked under
-// loadMu, where a load registers before it acquires.
-func (s *Server) releaseClaimed(c persistence.Lease) {
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
-	if _, loading := s.loading[c.Handler]; loading {
-		return
-	}
-	if _, live := s.engine.Handler(c.Handler); live {
-		return
-	}
-	s.leases.releaseClaimed(c)
 }

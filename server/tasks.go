@@ -108,7 +108,7 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 	}
 	id := req.GetTaskId()
 	// Answers to one task take turns, so the second sees the first's result.
-	unlock := s.turns.Lock("task:" + id)
+	unlock := s.rt.Turns().Lock("task:" + id)
 	defer unlock()
 	t, err := s.task(ctx, id)
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 		"completed_by": structpb.NewStringValue(completedBy),
 		"completed_at": structpb.NewStringValue(s.opts.Now().UTC().Format(time.RFC3339Nano)),
 	}}}
-	err = s.withLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })
+	err = s.rt.WithLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, engine.ErrInvalidEvent) {
 		return t, err
 	}

@@ -72,13 +72,13 @@ func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.H
 		// Subscribe before reading: a terminal record committed after the
 		// read reaches the subscription.
 		sub := s.hub.Subscribe(id)
-		meta, err := s.meta(ctx, id)
+		meta, err := s.rt.Meta(ctx, id)
 		if err != nil || meta.Status != persistence.StatusRunning {
 			s.hub.Unsubscribe(id, sub)
 			if err != nil {
 				return nil, err
 			}
-			return s.view(&meta), nil
+			return s.rt.View(&meta), nil
 		}
 		finished, err := s.awaitFinished(ctx, sub, timer.C)
 		s.hub.Unsubscribe(id, sub)
@@ -87,11 +87,11 @@ func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.H
 		}
 		if !finished {
 			// Time is up, or the server drains: answer with what is stored.
-			meta, err := s.meta(ctx, id)
+			meta, err := s.rt.Meta(ctx, id)
 			if err != nil {
 				return nil, err
 			}
-			return s.view(&meta), nil
+			return s.rt.View(&meta), nil
 		}
 		// Finished, or the subscriber lagged and was cut loose: either way
 		// the store says which, on the next lap.

@@ -221,7 +221,7 @@ func (r *workerRegistry) routeLoad(ctx context.Context, id, workflow string) err
 	if to == nil {
 		return nil
 	}
-	r.s.releaseNow(ctx, id)
+	r.s.leases.releaseNow(ctx, id)
 	return to
 }
 
@@ -258,7 +258,7 @@ func (r *workerRegistry) handOverWaiting(ctx context.Context) {
 		if to == nil {
 			continue
 		}
-		if r.s.handOver(ctx, c.id, to) {
+		if r.s.rt.HandOver(ctx, c.id, to) {
 			r.s.log.Info("handler handed over to the replica with its workers", "handler", c.id, "workflow", c.workflow, "to", to.Owner)
 		}
 	}
@@ -288,57 +288,24 @@ func (r *workerRegistry) adoptStranded(ctx context.Context) {
 			continue
 		}
 		// Another replica may take it first: its lease says so.
-		if _, err := r.s.live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*apierr.Owned)) {
+		if _, err := r.s.rt.Live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*apierr.Owned)) {
 			r.s.log.Warn("loading a stranded handler of a served workflow", "handler", id, "err", err)
 		}
 	}
 }
 
-// handOver takes handler id out of memory without committing anything
-// more, so that the replica to has it: its runs in progress stay in
-// progress in its checkpoint (as at a drain) and run there. Loads of it
-// meanwhile are answered with to, so calls go there. Its last commit
-// lands before its lease is freed, so the next owner reads it. false:
-// it is not here (or is being loaded).
-func (s *Server) handOver(ctx context.Context, id string, to *apierr.Owned) bool {
-	s.loadMu.Lock()
-	h, ok := s.engine.Handler(id)
-	if _, loading := s.loading[id]; !ok || loading {
-		s.loadMu.Unlock()
-		return false
-	}
-	c := &loadCall{done: make(chan struct{}), err: to}
-	s.loading[id] = c
-	s.loadMu.Unlock()
-	defer func() {
-		s.loadMu.Lock()
-		delete(s.loading, id)
-		s.loadMu.Unlock()
-		close(c.done)
-	}()
-	h.Drop()
-	s.idle.remove(id)
-	if err := s.journal.Settled(ctx, id); err != nil {
-		// Its lease is left to expire: nothing it committed is lost.
-		s.leases.forget(id)
-		return true
-	}
-	s.releaseNow(ctx, id)
-	return true
-}
-
 // releaseNow frees handler id's lease, if held, before it returns (where
 // leases.release does it in the background): the replica the work goes
 // to must find it free. A lease not freed expires.
-func (s *Server) releaseNow(ctx context.Context, id string) {
-	f, held := s.leases.fence(id)
-	s.leases.forget(id)
+func (l *leases) releaseNow(ctx context.Context, id string) {
+	f, held := l.fence(id)
+	l.forget(id)
 	if !held {
 		return
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.leases.cfg.LeaseTTL)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.LeaseTTL)
 	defer cancel()
-	if err := s.leases.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
-		s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
+	if err := l.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
+		l.s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
 	}
 }

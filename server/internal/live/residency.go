@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"context"
@@ -118,7 +118,7 @@ func (s *idleSet) compact() bool {
 // recently active ones whenever more idle handlers than the cap are in
 // memory.
 type reaper struct {
-	s       *Server
+	s       *Runtime
 	timeout time.Duration // 0: no timeout
 	keep    int           // -1: no cap
 	kick    chan struct{}

@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type storeReclaimer interface {
 
 // reclaimer runs a reclaim once releases have been quiet for quiet.
 type reclaimer struct {
-	s     *Server
+	s     *Runtime
 	quiet time.Duration
 }
 

@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"context"
@@ -22,13 +22,13 @@ const (
 // server's background context, so it stops at shutdown (a batch in
 // progress is committed or not at all).
 type retention struct {
-	s        *Server
+	s        *Runtime
 	keep     time.Duration
 	interval time.Duration
 	batch    int
 }
 
-func newRetention(s *Server, o *Options) *retention {
+func newRetention(s *Runtime, o *Options) *retention {
 	r := &retention{s: s, keep: o.Retention, interval: o.RetentionInterval, batch: o.RetentionBatch}
 	if r.interval <= 0 {
 		// Often enough that a handler outlives its retention by a tenth

@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // the store's timer index, not a goroutine or a timer per handler; handlers
 // in memory keep their own timers in their control loops.
 type scheduler struct {
-	s    *Server
+	s    *Runtime
 	wake chan struct{}
 
 	mu     sync.Mutex
@@ -37,7 +37,7 @@ func (t *scheduler) run(ctx context.Context) {
 		}
 		now := t.s.opts.Now()
 		var next time.Time
-		if t.s.leases != nil {
+		if t.s.replicated() {
 			next = t.claim(ctx, now, now.Add(maxSchedulerSleep), sem)
 		} else {
 			next = t.fire(ctx, now, now.Add(maxSchedulerSleep), sem)
@@ -68,7 +68,7 @@ func (t *scheduler) fire(ctx context.Context, now, last time.Time, sem chan stru
 		sem <- struct{}{}
 		go func(id string) {
 			defer func() { <-sem }()
-			if _, err := t.s.live(ctx, id); err != nil && ctx.Err() == nil {
+			if _, err := t.s.Live(ctx, id); err != nil && ctx.Err() == nil {
 				t.s.log.Warn("waking handler for its timer", "handler", id, "err", err)
 			}
 		}(tm.HandlerID)
@@ -91,11 +91,10 @@ func (t *scheduler) plan(next time.Time) {
 // a full claim, else at the next timer not yet due (timers due on other
 // replicas' handlers are passed over), at the latest at last.
 func (t *scheduler) claim(ctx context.Context, now, last time.Time, sem chan struct{}) time.Time {
-	claimed, err := t.s.leases.db.ClaimDue(ctx, t.s.leases.cfg.ID, now, scanTimers, t.s.leases.cfg.LeaseTTL)
+	claimed, err := t.s.owners.ClaimDue(ctx, now, scanTimers)
 	if err != nil && ctx.Err() == nil {
 		t.s.log.Warn("claiming due timers", "err", err)
 	}
-	t.s.leases.adopt(claimed)
 	for _, c := range claimed {
 		sem <- struct{}{}
 		go func() {

@@ -1,4 +1,4 @@
-package server
+package live
 
 // Lost handlers: a handler whose change the journal could not commit
 // leaves memory without it (engine.ErrLost) and stands where its last
@@ -22,18 +22,18 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
-// lost is told about every change the journal could not commit, after the
-// engine has marked its handler lost.
-func (s *Server) lost(c *engine.Change, err error) {
+// Lost is told about every change the journal could not commit, after the
+// engine has marked its handler Lost.
+func (s *Runtime) Lost(c *engine.Change, err error) {
 	// A handler loaded again since has its own place on the list (the
 	// engine does not return a lost one).
 	if _, ok := s.engine.Handler(c.HandlerID); !ok {
 		s.idle.remove(c.HandlerID)
 		if errors.Is(err, persistence.ErrFenced) {
 			// Another replica holds its lease: the handler is its now.
-			s.leases.forget(c.HandlerID)
+			s.owners.Forget(c.HandlerID)
 		} else {
-			s.leases.release(c.HandlerID)
+			s.owners.Release(c.HandlerID)
 		}
 	}
 	if errors.Is(err, persistence.ErrUnavailable) {
@@ -44,7 +44,7 @@ func (s *Server) lost(c *engine.Change, err error) {
 // reloader loads lost handlers again once the store commits (see above).
 // It is one goroutine, parked while there is nothing to load.
 type reloader struct {
-	s    *Server
+	s    *Runtime
 	kick chan struct{}
 
 	mu  sync.Mutex
@@ -92,7 +92,7 @@ func (r *reloader) run(ctx context.Context) {
 		case <-r.kick:
 		}
 		for {
-			if !r.s.health.whenCommitting(ctx) {
+			if !r.s.health.WhenCommitting(ctx) {
 				return
 			}
 			ids := r.take()
@@ -115,7 +115,7 @@ func (r *reloader) run(ctx context.Context) {
 func (r *reloader) reload(ctx context.Context, ids []string) (again int) {
 	loaded := 0
 	for _, id := range ids {
-		_, err := r.s.live(ctx, id)
+		_, err := r.s.Live(ctx, id)
 		switch {
 		case err == nil:
 			loaded++

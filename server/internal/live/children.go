@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
-	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
@@ -20,7 +19,7 @@ import (
 
 // starter starts child handlers for the engine, idempotently by id: a
 // child that exists in the store (running or finished) is not started again.
-type starter struct{ s *Server }
+type starter struct{ s *Runtime }
 
 var _ engine.Starter = starter{}
 
@@ -34,7 +33,7 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 	s := st.s
 	unlock := s.turns.Lock(child)
 	defer unlock()
-	meta, err := s.meta(ctx, child)
+	meta, err := s.Meta(ctx, child)
 	switch {
 	case err == nil:
 		if meta.Workflow != workflow {
@@ -48,8 +47,8 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 	// another replica only: registered here from the store first. The
 	// child starts here; its runs wait for a worker, so it is handed over
 	// to the replica with one (workerroute.go) once its start is durable.
-	s.workers.definition(ctx, workflow)
-	if err := s.leases.acquire(ctx, child); err != nil {
+	s.workers.Definition(ctx, workflow)
+	if err := s.owners.Acquire(ctx, child); err != nil {
 		return err
 	}
 	started := s.starting(child)
@@ -68,43 +67,35 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 // until the returned func is called with the start's outcome: calls for it
 // meanwhile wait for that, and it is not handed over to another replica
 // (handOver) before its start is acknowledged, which would lose it.
-func (s *Server) starting(id string) func(*engine.Handler, error) {
+func (s *Runtime) starting(id string) func(*engine.Handler, error) {
 	c := &loadCall{done: make(chan struct{})}
-	s.loadMu.Lock()
-	if _, busy := s.loading[id]; busy {
-		s.loadMu.Unlock()
+	if !s.loads.claim(id, c, func() bool { return true }) {
 		return func(*engine.Handler, error) {}
 	}
-	s.loading[id] = c
-	s.loadMu.Unlock()
 	return func(h *engine.Handler, err error) {
 		if errors.Is(err, engine.ErrHandlerExists) {
 			h, err = s.liveHandler(id)
 		}
-		c.h, c.err = h, err
-		s.loadMu.Lock()
-		delete(s.loading, id)
-		s.loadMu.Unlock()
-		close(c.done)
+		s.loads.finish(id, c, h, err)
 		if err == nil {
-			s.workers.kickRoutes() // its runs may wait for a worker elsewhere
+			s.workers.KickRoutes() // its runs may wait for a worker elsewhere
 		}
 	}
 }
 
 // liveHandler is handler id in memory here (apierr.ErrNotFound: not).
-func (s *Server) liveHandler(id string) (*engine.Handler, error) {
+func (s *Runtime) liveHandler(id string) (*engine.Handler, error) {
 	if h, ok := s.engine.Handler(id); ok {
 		return h, nil
 	}
 	return nil, fmt.Errorf("handler %q %w", id, apierr.ErrNotFound)
 }
 
-// childEnded tells the parent how a child ended (durably: the parent takes
+// ChildEnded tells the parent how a child ended (durably: the parent takes
 // the event like any other, deduplicated by the child's id).
-func (s *Server) childEnded(c *engine.Change) {
+func (s *Runtime) ChildEnded(c *engine.Change) {
 	ev := engine.ChildDoneEvent(c.HandlerID, engine.ChildResult{Status: c.Status, Result: c.Result, Error: c.Error})
-	err := s.withLive(s.background, c.Parent, func(h *engine.Handler) error {
+	err := s.WithLive(s.background, c.Parent, func(h *engine.Handler) error {
 		return h.SendEvent(s.background, ev, engine.SendOptions{IdempotencyKey: "child:" + c.HandlerID, FromWfd: true})
 	})
 	// A parent live on another replica hears of it there, through the
@@ -115,26 +106,26 @@ func (s *Server) childEnded(c *engine.Change) {
 }
 
 // cancelChildren cancels the running children of a cancelled parent.
-func (s *Server) cancelChildren(children []string) {
+func (s *Runtime) cancelChildren(children []string) {
 	for _, id := range children {
-		err := s.withLive(s.background, id, func(h *engine.Handler) error { return h.Cancel(s.background) })
+		err := s.WithLive(s.background, id, func(h *engine.Handler) error { return h.Cancel(s.background) })
 		if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, apierr.ErrNotFound) && s.background.Err() == nil {
 			s.log.Warn("cancelling a child", "child", id, "err", err)
 		}
 	}
 }
 
-// recheckChildren runs once a wait on children is committed, and at
+// RecheckChildren runs once a wait on children is committed, and at
 // start-up for every parent that waits: a child that ended while its
 // notice could not be delivered (the server stopped in between) is
 // reported again from the store. A child whose end the parent's checkpoint
 // already holds is not: telling the parent again would change nothing, yet
 // load it (a restart would then write a handler_restored record, and bump
 // its updated_at, for nothing).
-func (s *Server) recheckChildren(parent string, children []string) {
+func (s *Runtime) RecheckChildren(parent string, children []string) {
 	var reported map[string]*statev1.ChildResult // read once, when needed
 	for _, id := range children {
-		c, ended := s.endedChild(parent, id)
+		c, ended := s.EndedChild(parent, id)
 		if !ended {
 			continue
 		}
@@ -144,7 +135,7 @@ func (s *Server) recheckChildren(parent string, children []string) {
 		if _, ok := reported[id]; ok {
 			continue
 		}
-		s.childEnded(c)
+		s.ChildEnded(c)
 	}
 }
 
@@ -155,13 +146,13 @@ func (s *Server) recheckChildren(parent string, children []string) {
 // told no one, so it is checked here, once the parent is in memory (in the
 // background: the load is still in progress). Only children whose end
 // the checkpoint lacks are read, one read each.
-func (s *Server) recheckLoadedParent(meta *persistence.Handler, st *statev1.HandlerState) {
-	if s.leases == nil {
+func (s *Runtime) recheckLoadedParent(meta *persistence.Handler, st *statev1.HandlerState) {
+	if !s.replicated() {
 		return
 	}
 	var pending []string
 	for _, w := range meta.Waiters {
-		if w.Key != live.ChildrenKey {
+		if w.Key != ChildrenKey {
 			continue
 		}
 		var wi wfdv1.WaiterInfo
@@ -180,17 +171,17 @@ func (s *Server) recheckLoadedParent(meta *persistence.Handler, st *statev1.Hand
 	parent := meta.ID
 	go func() {
 		for _, id := range pending {
-			if c, ended := s.endedChild(parent, id); ended {
-				s.childEnded(c)
+			if c, ended := s.EndedChild(parent, id); ended {
+				s.ChildEnded(c)
 			}
 		}
 	}()
 }
 
-// endedChild reads child from the store: if it ended, ended is true and c
+// EndedChild reads child from the store: if it ended, ended is true and c
 // is the change that tells parent (childEnded).
-func (s *Server) endedChild(parent, child string) (c *engine.Change, ended bool) {
-	meta, err := s.meta(s.background, child)
+func (s *Runtime) EndedChild(parent, child string) (c *engine.Change, ended bool) {
+	meta, err := s.Meta(s.background, child)
 	if err != nil || meta.Status == persistence.StatusRunning {
 		return nil, false
 	}
@@ -207,7 +198,7 @@ func (s *Server) endedChild(parent, child string) (c *engine.Change, ended bool)
 // checkpoint cannot be read it returns an empty map, and every ended child
 // is reported again (the parent ignores what it already has; loading it
 // deals with a damaged checkpoint).
-func (s *Server) reportedChildren(parent string) map[string]*statev1.ChildResult {
+func (s *Runtime) reportedChildren(parent string) map[string]*statev1.ChildResult {
 	raw, err := s.store.LoadSnapshot(s.background, parent)
 	if err != nil {
 		return map[string]*statev1.ChildResult{}
@@ -222,16 +213,16 @@ func (s *Server) reportedChildren(parent string) map[string]*statev1.ChildResult
 	return map[string]*statev1.ChildResult{}
 }
 
-// recheckWaitingParents runs recheckChildren for every parent that waits
+// RecheckWaitingParents runs recheckChildren for every parent that waits
 // for children in the store.
-func (s *Server) recheckWaitingParents(ctx context.Context) error {
-	return s.recheckParents(ctx, func(string) bool { return true })
+func (s *Runtime) RecheckWaitingParents(ctx context.Context) error {
+	return s.RecheckParents(ctx, func(string) bool { return true })
 }
 
-// recheckParents runs recheckChildren for the parents that wait for
+// RecheckParents runs recheckChildren for the parents that wait for
 // children in the store and that want accepts.
-func (s *Server) recheckParents(ctx context.Context, want func(id string) bool) error {
-	ids, err := s.store.WaitingFor(ctx, live.ChildrenKey, 0)
+func (s *Runtime) RecheckParents(ctx context.Context, want func(id string) bool) error {
+	ids, err := s.store.WaitingFor(ctx, ChildrenKey, 0)
 	if err != nil {
 		return err
 	}
@@ -241,15 +232,15 @@ func (s *Server) recheckParents(ctx context.Context, want func(id string) bool) 
 			continue
 		}
 		seen[id] = true
-		meta, err := s.meta(ctx, id)
+		meta, err := s.Meta(ctx, id)
 		if err != nil {
 			continue
 		}
 		for _, w := range meta.Waiters {
-			if w.Key == live.ChildrenKey {
+			if w.Key == ChildrenKey {
 				var wi wfdv1.WaiterInfo
 				if proto.Unmarshal(w.Match, &wi) == nil {
-					go s.recheckChildren(id, wi.GetChildren())
+					go s.RecheckChildren(id, wi.GetChildren())
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-package server
+package live
 
 import (
 	"cmp"
@@ -19,21 +19,10 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-// loadCall is one load of a handler into memory that concurrent callers share.
-type loadCall struct {
-	done chan struct{}
-	// accepting is the outside event the load is for (nil for none); its
-	// identity tells the callers sharing the load whose event a refusal
-	// refused.
-	accepting *engine.Event
-	h         *engine.Handler
-	err       error
-}
-
-// live returns the in-memory handler, loading it from its last checkpoint
+// Live returns the in-memory handler, loading it from its last checkpoint
 // if it is not in memory. However many callers ask at once, the handler is
 // loaded once; they all wait for that load.
-func (s *Server) live(ctx context.Context, id string) (*engine.Handler, error) {
+func (s *Runtime) Live(ctx context.Context, id string) (*engine.Handler, error) {
 	return s.liveFor(ctx, id, nil)
 }
 
@@ -41,31 +30,25 @@ func (s *Server) live(ctx context.Context, id string) (*engine.Handler, error) {
 // outside (nil for none): a handler not in memory that would refuse it (its
 // type, or its data by the workflow's schema) is not loaded, and the
 // refusal is the error (engine.RestoreOptions).
-func (s *Server) liveFor(ctx context.Context, id string, accepting *engine.Event) (*engine.Handler, error) {
+func (s *Runtime) liveFor(ctx context.Context, id string, accepting *engine.Event) (*engine.Handler, error) {
 	for {
 		if h, ok := s.engine.Handler(id); ok {
 			return h, nil
 		}
-		s.loadMu.Lock()
-		if h, ok := s.engine.Handler(id); ok {
-			s.loadMu.Unlock()
-			return h, nil
+		c, isNew, ready := s.loads.join(id, &loadCall{done: make(chan struct{}), accepting: accepting}, func() bool {
+			_, ok := s.engine.Handler(id)
+			return ok
+		})
+		if ready {
+			continue
 		}
-		c, ok := s.loading[id]
-		if !ok {
-			c = &loadCall{done: make(chan struct{}), accepting: accepting}
-			s.loading[id] = c
-			s.loadMu.Unlock()
+		if isNew {
 			// The load must not fail because the caller that started it
 			// went away: others may be waiting for it.
-			c.h, c.err = s.load(context.WithoutCancel(ctx), id, accepting)
-			s.loadMu.Lock()
-			delete(s.loading, id)
-			s.loadMu.Unlock()
-			close(c.done)
-			return c.h, c.err
+			h, err := s.load(context.WithoutCancel(ctx), id, accepting)
+			s.loads.finish(id, c, h, err)
+			return h, err
 		}
-		s.loadMu.Unlock()
 		select {
 		case <-c.done:
 		case <-ctx.Done():
@@ -82,7 +65,7 @@ func (s *Server) liveFor(ctx context.Context, id string, accepting *engine.Event
 
 // load restores a running handler from the store: one read of its
 // metadata and checkpoint together, one restore.
-func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (_ *engine.Handler, err error) {
+func (s *Runtime) load(ctx context.Context, id string, accepting *engine.Event) (_ *engine.Handler, err error) {
 	ctx, span := s.tracing.Rehydrate(ctx, id)
 	defer func() { observe.End(span, err) }()
 	start := time.Now()
@@ -94,7 +77,7 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 	// In replica mode the handler is this replica's only with its lease;
 	// taken before the read, so the read sees every commit of a previous
 	// owner (the database makes Acquire wait for them).
-	if err := s.leases.acquire(ctx, id); err != nil {
+	if err := s.owners.Acquire(ctx, id); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -110,11 +93,11 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 		return nil, err
 	}
 	if meta.Status != persistence.StatusRunning {
-		return nil, errDone(id, meta.Status)
+		return nil, ErrDone(id, meta.Status)
 	}
 	// In replica mode, a handler of a workflow whose workers are on
 	// another replica is loaded there (workerroute.go).
-	if err := s.workers.routeLoad(ctx, id, meta.Workflow); err != nil {
+	if err := s.workers.RouteLoad(ctx, id, meta.Workflow); err != nil {
 		return nil, err
 	}
 	var st statev1.HandlerState
@@ -151,15 +134,15 @@ func (s *Server) load(ctx context.Context, id string, accepting *engine.Event) (
 
 // releaseUnused frees the lease taken for handler id by a start or load
 // that failed, unless the handler is in memory after all.
-func (s *Server) releaseUnused(id string) {
+func (s *Runtime) releaseUnused(id string) {
 	if _, ok := s.engine.Handler(id); !ok {
-		s.leases.release(id)
+		s.owners.Release(id)
 	}
 }
 
 // failHandler ends a handler that cannot be restored: it is marked failed
 // with the reason and its stream gets a terminal record. The server goes on.
-func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, cause error) error {
+func (s *Runtime) failHandler(ctx context.Context, meta persistence.Handler, cause error) error {
 	s.log.Error("handler cannot be restored; marking it failed", "handler", meta.ID, "err", cause)
 	now := s.opts.Now()
 	meta.Status = persistence.StatusFailed
@@ -175,7 +158,7 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 	if err != nil {
 		return err
 	}
-	fence, _ := s.leases.fence(meta.ID)
+	fence, _ := s.owners.Fence(meta.ID)
 	// Only over the state it read: a handler changed since (finished,
 	// say) is not failed for what it no longer is.
 	if err := s.store.Write(ctx, persistence.Change{Handler: meta, Records: []persistence.Record{{Seq: rec.Seq, Data: b}},
@@ -186,14 +169,14 @@ func (s *Server) failHandler(ctx context.Context, meta persistence.Handler, caus
 	return fmt.Errorf("%w: handler %s failed: %w", engine.ErrHandlerDone, meta.ID, cause)
 }
 
-// recover resumes every handler that was busy in memory when the process
+// Recover resumes every handler that was busy in memory when the process
 // stopped. Released handlers stay in the store until something wakes them
 // (an event, a due timer), and so do handlers that were idle in memory:
 // they are marked released, so start-up time does not grow with them. A
 // handler that cannot be restored is marked failed.
-func (s *Server) recover(ctx context.Context) error {
+func (s *Runtime) Recover(ctx context.Context) error {
 	start := time.Now()
-	var n resumed
+	var n Resumed
 	token := ""
 	for {
 		hs, next, err := s.store.ListHandlers(ctx, persistence.Query{
@@ -211,9 +194,9 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 		token = next
 	}
-	if n.any() {
-		s.log.Info("recovered handlers", "resumed", n.resumed, "released", n.released, "failed", n.failed, "live_elsewhere", n.elsewhere,
-			"changed_since_read", n.changed, "took", time.Since(start))
+	if n.Any() {
+		s.log.Info("recovered handlers", "resumed", n.Resumed, "released", n.Released, "failed", n.Failed, "live_elsewhere", n.Elsewhere,
+			"changed_since_read", n.Changed, "took", time.Since(start))
 	}
 	return nil
 }
@@ -224,32 +207,32 @@ func (s *Server) recover(ctx context.Context) error {
 // and resumes the page again, rather than fail its start. Resuming a page
 // again is safe: handlers marked released since are left alone (their
 // revision changed), those loaded since are in memory.
-func (s *Server) resumePage(ctx context.Context, hs []persistence.Handler, n *resumed) error {
+func (s *Runtime) resumePage(ctx context.Context, hs []persistence.Handler, n *Resumed) error {
 	for attempt := 1; ; attempt++ {
-		err := s.resume(ctx, hs, n)
+		err := s.Resume(ctx, hs, n)
 		if err == nil || attempt == 3 || !errors.Is(err, apierr.ErrUnavailable) || ctx.Err() != nil {
 			return err
 		}
 		s.log.Warn("recovery could not take leases; renewing and trying again", "attempt", attempt, "err", err)
-		s.leases.renew(ctx)
+		s.owners.Renew(ctx)
 	}
 }
 
-// resumed counts what resume did; changed counts the idle handlers left
+// Resumed counts what resume did; changed counts the idle handlers left
 // alone because they changed after they were read.
-type resumed struct{ resumed, failed, released, elsewhere, changed int }
+type Resumed struct{ Resumed, Failed, Released, Elsewhere, Changed int }
 
-func (n *resumed) total() int { return n.resumed + n.failed + n.released + n.elsewhere + n.changed }
+func (n *Resumed) Total() int { return n.Resumed + n.Failed + n.Released + n.Elsewhere + n.Changed }
 
-func (n *resumed) any() bool { return n.total() > 0 }
+func (n *Resumed) Any() bool { return n.Total() > 0 }
 
-// resume takes over handlers that some process had in memory
+// Resume takes over handlers that some process had in memory
 // (ResidencyActive) and none has now: busy ones are loaded and run on,
 // idle ones are marked released (they stay in the store until woken). In
 // replica mode each is taken under its lease: one this replica already
 // holds (claimed: sweep.go) is used as it is; a handler whose lease another
 // live replica holds is left alone (live there).
-func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resumed) error {
+func (s *Runtime) Resume(ctx context.Context, hs []persistence.Handler, n *Resumed) error {
 	var idle []string
 	for _, h := range hs {
 		if !h.IdleSince.IsZero() {
@@ -257,7 +240,7 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 		}
 	}
 	// Their leases together: one statement for the page, not one each.
-	idleErrs := s.leases.acquireEach(ctx, idle)
+	idleErrs := s.owners.AcquireEach(ctx, idle)
 	var toRelease []persistence.Change
 	for _, h := range hs {
 		if !h.IdleSince.IsZero() {
@@ -266,12 +249,12 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 			// replica mode only if no other live replica has it.
 			if err := idleErrs[h.ID]; err != nil {
 				if errors.As(err, new(*apierr.Owned)) {
-					n.elsewhere++
+					n.Elsewhere++
 					continue
 				}
 				return fmt.Errorf("%s: %w", h.ID, err)
 			}
-			fence, _ := s.leases.fence(h.ID)
+			fence, _ := s.owners.Fence(h.ID)
 			// Conditional on the revision read: the read may be older
 			// than the lease (a page is read before its leases are
 			// taken), and another replica may have answered, finished or
@@ -283,18 +266,18 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 			toRelease = append(toRelease, persistence.Change{Handler: h, Fence: fence, FreeLease: !fence.IsZero(), IfRevision: &revision})
 			continue
 		}
-		if _, err := s.live(ctx, h.ID); err != nil {
+		if _, err := s.Live(ctx, h.ID); err != nil {
 			if errors.As(err, new(*apierr.Owned)) {
-				n.elsewhere++ // live on another replica
+				n.Elsewhere++ // live on another replica
 				continue
 			}
 			if !errors.Is(err, engine.ErrHandlerDone) {
 				return fmt.Errorf("%s: %w", h.ID, err)
 			}
-			n.failed++
+			n.Failed++
 			continue
 		}
-		n.resumed++
+		n.Resumed++
 	}
 	return s.markReleased(ctx, toRelease, n)
 }
@@ -304,21 +287,21 @@ func (s *Server) resume(ctx context.Context, hs []persistence.Handler, n *resume
 // since it was read), one by one, leaving out those that changed: they
 // are where their new state says (answered, finished, released or live
 // elsewhere), and their lease, taken for nothing, is freed.
-func (s *Server) markReleased(ctx context.Context, changes []persistence.Change, n *resumed) error {
+func (s *Runtime) markReleased(ctx context.Context, changes []persistence.Change, n *Resumed) error {
 	if len(changes) == 0 {
 		return nil
 	}
 	err := s.store.Write(ctx, changes...)
 	if err == nil {
 		for _, c := range changes {
-			s.leases.forget(c.Handler.ID) // freed by the Write
+			s.owners.Forget(c.Handler.ID) // freed by the Write
 		}
-		n.released += len(changes)
+		n.Released += len(changes)
 		return nil
 	}
 	if !errors.Is(err, persistence.ErrConflict) || errors.Is(err, persistence.ErrFenced) {
 		for _, c := range changes {
-			s.leases.release(c.Handler.ID)
+			s.owners.Release(c.Handler.ID)
 		}
 		return fmt.Errorf("marking idle handlers released: %w", err)
 	}
@@ -327,13 +310,13 @@ func (s *Server) markReleased(ctx context.Context, changes []persistence.Change,
 		err := s.store.Write(ctx, c)
 		switch {
 		case err == nil:
-			s.leases.forget(c.Handler.ID)
-			n.released++
+			s.owners.Forget(c.Handler.ID)
+			n.Released++
 		case errors.Is(err, persistence.ErrConflict):
-			s.leases.release(c.Handler.ID)
-			n.changed++
+			s.owners.Release(c.Handler.ID)
+			n.Changed++
 		default:
-			s.leases.release(c.Handler.ID)
+			s.owners.Release(c.Handler.ID)
 			failed = cmp.Or(failed, fmt.Errorf("marking idle handler %s released: %w", c.Handler.ID, err))
 		}
 	}
