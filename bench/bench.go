@@ -160,6 +160,29 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	cfg := config{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	cfg.define(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			writeDefaults(stdout, fs)
+		}
+		return cfg, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.Mode == modeRelease && !set["n"] {
+		cfg.N = defaultReleaseN
+	}
+	if err := cfg.check(set, fs.Args()); err != nil {
+		return cfg, err
+	}
+	cfg.C = min(cfg.C, cfg.N)
+	cfg.Rehydrate = min(cfg.Rehydrate, cfg.N/2)
+	return cfg, nil
+}
+
+// define declares the flags, into cfg.
+func (cfg *config) define(fs *flag.FlagSet) {
 	fs.StringVar(&cfg.Mode, "mode", modePhases, "`mode`: phases (echo, park, resume), release (footprint, release, start-up, rehydrate) or unread (memory and latency while streams are not read)")
 	fs.IntVar(&cfg.Streams, "streams", 1000, "--mode unread: StreamEvents `streams` opened and never read")
 	fs.DurationVar(&cfg.Hold, "hold", 40*time.Second, "--mode unread: how long the unread streams are held (past the server's 30 s stream send timeout)")
@@ -213,89 +236,130 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.TSWorker, "ts-worker", "", "`command` of the TypeScript worker (default: node examples/ts/bench-worker.mjs, from the repository root); --addr and --max-runs are added")
 	fs.StringVar(&cfg.PythonWorker, "python-worker", "", "`command` of the Python worker (default: clients/python/.venv/bin/python, else python3, examples/python/bench_worker.py); --addr and --max-runs are added")
 	fs.StringVar(&cfg.HeapProf, "heapprofile", "", "--mode release: save the server's heap profile with n handlers parked to `prefix`.parked and after the releases to prefix.released")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usageText)
-			writeDefaults(stdout, fs)
-		}
-		return cfg, err
+}
+
+// check checks the parsed flags against each other (set: the flags given;
+// rest: the arguments after them). The groups run in this order, each
+// returning its first error, so that a command line with several mistakes
+// is told about the same one first whatever the grouping.
+func (cfg *config) check(set map[string]bool, rest []string) error {
+	if err := cfg.checkMode(set); err != nil {
+		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if cfg.Mode == modeRelease && !set["n"] {
-		cfg.N = defaultReleaseN
+	if err := cfg.checkRelease(set); err != nil {
+		return err
 	}
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected argument %q", rest[0])
+	}
+	if err := cfg.checkLoad(); err != nil {
+		return err
+	}
+	if err := cfg.checkServer(set); err != nil {
+		return err
+	}
+	return cfg.checkStores(set)
+}
+
+// checkMode checks --mode, and --mode unread's flags.
+func (cfg *config) checkMode(set map[string]bool) error {
 	switch {
 	case cfg.Mode != modePhases && cfg.Mode != modeRelease && cfg.Mode != modeUnread:
-		return cfg, fmt.Errorf("--mode %q is not one of %s, %s, %s", cfg.Mode, modePhases, modeRelease, modeUnread)
+		return fmt.Errorf("--mode %q is not one of %s, %s, %s", cfg.Mode, modePhases, modeRelease, modeUnread)
 	case cfg.Mode == modeUnread && (cfg.Addr != "" || cfg.Store != "" || cfg.Streams < 1 || cfg.Hold <= 0):
-		return cfg, errors.New("--mode unread starts its own server on bbolt (no --addr, --store) and needs --streams >= 1 and a positive --hold")
+		return errors.New("--mode unread starts its own server on bbolt (no --addr, --store) and needs --streams >= 1 and a positive --hold")
 	case cfg.Mode != modeUnread && (set["streams"] || set["hold"]):
-		return cfg, errors.New("--streams and --hold need --mode unread")
-	case cfg.Mode == modeRelease && cfg.N < 2:
-		return cfg, errors.New("--mode release needs -n of at least 2 (one rehydrate run at 1 client, one at -c)")
-	case cfg.Mode == modeRelease && (cfg.Addr != "" || cfg.ServerPID != 0):
-		return cfg, errors.New("--mode release starts and restarts its own server: --addr and --server-pid do not apply")
-	case cfg.Mode == modeRelease && cfg.Store != "":
-		return cfg, errors.New("--mode release measures the bbolt file: --store does not apply")
-	case cfg.Mode == modeRelease && set["echo"]:
-		return cfg, errors.New("--mode release runs no echo phase: --echo does not apply")
-	case cfg.Mode == modePhases && (set["rehydrate"] || set["settle"] || set["server-gc"] || set["heapprofile"]):
-		return cfg, errors.New("--rehydrate, --settle, --server-gc and --heapprofile need --mode release")
-	case cfg.Rehydrate < 1:
-		return cfg, errors.New("--rehydrate must be at least 1")
-	case cfg.Settle < 0:
-		return cfg, errors.New("--settle must not be negative")
-	case cfg.HeapProf != "" && !cfg.ServerGC:
-		return cfg, errors.New("--heapprofile needs --server-gc (the heap profile comes from the server's pprof endpoint)")
-	case fs.NArg() > 0:
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case cfg.N < 1:
-		return cfg, errors.New("-n must be at least 1")
-	case cfg.C < 1:
-		return cfg, errors.New("-c must be at least 1")
-	case cfg.Echo < 0, cfg.Warmup < 0:
-		return cfg, errors.New("--echo and --warmup must not be negative")
-	case cfg.Conns < 1:
-		return cfg, errors.New("--conns must be at least 1")
-	case cfg.Protocol != "grpc" && cfg.Protocol != "connect":
-		return cfg, fmt.Errorf("--protocol %q is not one of grpc, connect", cfg.Protocol)
-	case cfg.Client != clientGRPCGo && cfg.Client != clientConnectGo:
-		return cfg, fmt.Errorf("--client %q is not one of %s, %s", cfg.Client, clientGRPCGo, clientConnectGo)
-	case cfg.Client == clientGRPCGo && (cfg.Protocol != "grpc" || cfg.Gzip):
-		return cfg, errors.New("--protocol connect and --gzip need --client connect-go (grpc-go speaks gRPC and asks for no compression)")
-	case cfg.Timeout <= 0:
-		return cfg, errors.New("--timeout must be positive")
-	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != "" || cfg.Store != ""):
-		return cfg, errors.New("--addr uses a running server: --wfd, --data and --store start one")
-	case cfg.Mode == modeRelease && (len(cfg.Workers) > 0 || set["in-process"]):
-		return cfg, errors.New("--mode release runs the built-in workflows: --worker and --in-process do not apply")
-	case cfg.Addr != "" && len(cfg.Workers) > 1:
-		return cfg, errors.New("--addr with --worker takes one language: the workers register the same workflows, each needs its own server")
-	case !cfg.InProcess && len(cfg.Workers) == 0:
-		return cfg, errors.New("--in-process=false needs --worker (nothing would run)")
-	case cfg.WorkerMaxRuns < 1:
-		return cfg, errors.New("--worker-max-runs must be at least 1")
-	case cfg.TLS && (cfg.Mode != modePhases || cfg.Addr != "" || !cfg.InProcess):
-		return cfg, errors.New("--tls starts its own TLS server for the in-process phases: not with --mode release, --addr or --in-process=false")
-	case cfg.ServerPID != 0 && cfg.Addr == "":
-		return cfg, errors.New("--server-pid needs --addr (a started server's pid is known)")
-	case cfg.Replicas < 0:
-		return cfg, errors.New("--replicas must not be negative")
-	case cfg.Replicas > 0 && cfg.Store == "":
-		return cfg, errors.New("--replicas needs --store: the replicas share a PostgreSQL database")
-	case (cfg.Replicas > 0 || cfg.Compare != "") && (cfg.Mode != modePhases || cfg.Addr != "" || len(cfg.Workers) > 0 || cfg.TLS):
-		return cfg, errors.New("--replicas and --compare-stores start their own servers for the in-process phases: not with --mode release, --addr, --worker or --tls")
-	case cfg.Compare != "" && (cfg.Store != "" || cfg.Replicas > 0 || cfg.Data != ""):
-		return cfg, errors.New("--compare-stores chooses the stores itself: not with --store, --replicas or --data")
-	case (set["compare-replicas"] || set["rounds"]) && cfg.Compare == "":
-		return cfg, errors.New("--compare-replicas and --rounds need --compare-stores")
-	case cfg.Rounds < 1:
-		return cfg, errors.New("--rounds must be at least 1")
+		return errors.New("--streams and --hold need --mode unread")
 	}
-	cfg.C = min(cfg.C, cfg.N)
-	cfg.Rehydrate = min(cfg.Rehydrate, cfg.N/2)
-	return cfg, nil
+	return nil
+}
+
+// checkRelease checks what --mode release excludes and its own flags.
+func (cfg *config) checkRelease(set map[string]bool) error {
+	switch {
+	case cfg.Mode == modeRelease && cfg.N < 2:
+		return errors.New("--mode release needs -n of at least 2 (one rehydrate run at 1 client, one at -c)")
+	case cfg.Mode == modeRelease && (cfg.Addr != "" || cfg.ServerPID != 0):
+		return errors.New("--mode release starts and restarts its own server: --addr and --server-pid do not apply")
+	case cfg.Mode == modeRelease && cfg.Store != "":
+		return errors.New("--mode release measures the bbolt file: --store does not apply")
+	case cfg.Mode == modeRelease && set["echo"]:
+		return errors.New("--mode release runs no echo phase: --echo does not apply")
+	case cfg.Mode == modePhases && (set["rehydrate"] || set["settle"] || set["server-gc"] || set["heapprofile"]):
+		return errors.New("--rehydrate, --settle, --server-gc and --heapprofile need --mode release")
+	case cfg.Rehydrate < 1:
+		return errors.New("--rehydrate must be at least 1")
+	case cfg.Settle < 0:
+		return errors.New("--settle must not be negative")
+	case cfg.HeapProf != "" && !cfg.ServerGC:
+		return errors.New("--heapprofile needs --server-gc (the heap profile comes from the server's pprof endpoint)")
+	}
+	return nil
+}
+
+// checkLoad checks the load the clients put on the server: the counts, the
+// client library and protocol, the timeout.
+func (cfg *config) checkLoad() error {
+	switch {
+	case cfg.N < 1:
+		return errors.New("-n must be at least 1")
+	case cfg.C < 1:
+		return errors.New("-c must be at least 1")
+	case cfg.Echo < 0, cfg.Warmup < 0:
+		return errors.New("--echo and --warmup must not be negative")
+	case cfg.Conns < 1:
+		return errors.New("--conns must be at least 1")
+	case cfg.Protocol != "grpc" && cfg.Protocol != "connect":
+		return fmt.Errorf("--protocol %q is not one of grpc, connect", cfg.Protocol)
+	case cfg.Client != clientGRPCGo && cfg.Client != clientConnectGo:
+		return fmt.Errorf("--client %q is not one of %s, %s", cfg.Client, clientGRPCGo, clientConnectGo)
+	case cfg.Client == clientGRPCGo && (cfg.Protocol != "grpc" || cfg.Gzip):
+		return errors.New("--protocol connect and --gzip need --client connect-go (grpc-go speaks gRPC and asks for no compression)")
+	case cfg.Timeout <= 0:
+		return errors.New("--timeout must be positive")
+	}
+	return nil
+}
+
+// checkServer checks where the workflows run: the server started or
+// found (--addr), the worker processes, --tls.
+func (cfg *config) checkServer(set map[string]bool) error {
+	switch {
+	case cfg.Addr != "" && (cfg.Wfd != "" || cfg.Data != "" || cfg.Store != ""):
+		return errors.New("--addr uses a running server: --wfd, --data and --store start one")
+	case cfg.Mode == modeRelease && (len(cfg.Workers) > 0 || set["in-process"]):
+		return errors.New("--mode release runs the built-in workflows: --worker and --in-process do not apply")
+	case cfg.Addr != "" && len(cfg.Workers) > 1:
+		return errors.New("--addr with --worker takes one language: the workers register the same workflows, each needs its own server")
+	case !cfg.InProcess && len(cfg.Workers) == 0:
+		return errors.New("--in-process=false needs --worker (nothing would run)")
+	case cfg.WorkerMaxRuns < 1:
+		return errors.New("--worker-max-runs must be at least 1")
+	case cfg.TLS && (cfg.Mode != modePhases || cfg.Addr != "" || !cfg.InProcess):
+		return errors.New("--tls starts its own TLS server for the in-process phases: not with --mode release, --addr or --in-process=false")
+	case cfg.ServerPID != 0 && cfg.Addr == "":
+		return errors.New("--server-pid needs --addr (a started server's pid is known)")
+	}
+	return nil
+}
+
+// checkStores checks --replicas and --compare-stores.
+func (cfg *config) checkStores(set map[string]bool) error {
+	switch {
+	case cfg.Replicas < 0:
+		return errors.New("--replicas must not be negative")
+	case cfg.Replicas > 0 && cfg.Store == "":
+		return errors.New("--replicas needs --store: the replicas share a PostgreSQL database")
+	case (cfg.Replicas > 0 || cfg.Compare != "") && (cfg.Mode != modePhases || cfg.Addr != "" || len(cfg.Workers) > 0 || cfg.TLS):
+		return errors.New("--replicas and --compare-stores start their own servers for the in-process phases: not with --mode release, --addr, --worker or --tls")
+	case cfg.Compare != "" && (cfg.Store != "" || cfg.Replicas > 0 || cfg.Data != ""):
+		return errors.New("--compare-stores chooses the stores itself: not with --store, --replicas or --data")
+	case (set["compare-replicas"] || set["rounds"]) && cfg.Compare == "":
+		return errors.New("--compare-replicas and --rounds need --compare-stores")
+	case cfg.Rounds < 1:
+		return errors.New("--rounds must be at least 1")
+	}
+	return nil
 }
 
 func writeDefaults(w io.Writer, fs *flag.FlagSet) {

@@ -173,7 +173,7 @@ func runToEnd(ctx context.Context, api wfdv1connect.WorkflowServiceClient, req *
 		return 0, err
 	}
 	defer s.close()
-	if _, err := s.until(isFinished); err != nil {
+	if err := s.until(isFinished); err != nil {
 		return 0, err
 	}
 	return acked, nil
@@ -216,7 +216,7 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 				if err != nil {
 					return fmt.Errorf("park: %w", err)
 				}
-				_, err = s.until(isIdle)
+				err = s.until(isIdle)
 				s.close()
 				if err != nil {
 					return fmt.Errorf("park: %w", err)
@@ -286,7 +286,7 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 				if err != nil {
 					return fmt.Errorf("resume: %w", err)
 				}
-				_, err = s.until(isFinished)
+				err = s.until(isFinished)
 				s.close()
 				if err != nil {
 					return fmt.Errorf("resume: %w", err)

@@ -87,53 +87,12 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 		return res, err
 	}
 
-	// 1. Footprint of idle handlers in memory.
-	if mem.BeforePark, err = r.memory(ctx, srv, true, 0); err != nil {
+	// 1. Footprint of idle handlers in memory; 2. release them all.
+	if err := r.measureIdle(ctx, srv, rel, progress); err != nil {
 		return res, err
 	}
-	progress("parking %d approval handlers from %d clients", cfg.N, cfg.C)
-	if rel.Park, err = r.park(ctx); err != nil {
+	if err := r.measureReleased(ctx, srv, rel, progress); err != nil {
 		return res, err
-	}
-	rel.IdleInMemory = r.stats().GetHandlersIdleInMemory()
-	if mem.AfterPark, err = r.memory(ctx, srv, false, 0); err != nil {
-		return res, err
-	}
-	if cfg.ServerGC {
-		if mem.AfterPark.HeapLive, err = r.gcHeap(ctx, srv); err != nil {
-			return res, err
-		}
-	}
-	if err := r.saveHeap(ctx, srv, rel, ".parked"); err != nil {
-		return res, err
-	}
-
-	// 2. Release them all.
-	progress("releasing %d handlers from %d clients", cfg.N, cfg.C)
-	if rel.Release, err = r.releaseAll(ctx); err != nil {
-		return res, err
-	}
-	st := r.stats()
-	rel.ReleasedAfterRelease, rel.InMemoryAfterRelease = st.GetHandlersReleased(), st.GetHandlersActive()
-	if mem.AfterRelease, err = r.memory(ctx, srv, false, 0); err != nil {
-		return res, err
-	}
-	dbPath := filepath.Join(srv.data, "wfd.db")
-	rel.Disk = &diskResult{Path: dbPath}
-	if fi, err := os.Stat(dbPath); err == nil {
-		rel.Disk.FileBytesRunning = fi.Size()
-	}
-	progress("waiting %v, then forcing a GC and waiting %v, for the server to return memory", cfg.Settle, cfg.Settle)
-	if mem.AfterSettle, err = r.memory(ctx, srv, false, cfg.Settle); err != nil {
-		return res, err
-	}
-	if cfg.ServerGC {
-		if mem.AfterGC, err = r.memory(ctx, srv, true, cfg.Settle); err != nil {
-			return res, err
-		}
-		if err := r.saveHeap(ctx, srv, rel, ".released"); err != nil {
-			return res, err
-		}
 	}
 
 	// 3. Stop, then start again with the n released handlers in the store.
@@ -147,7 +106,7 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 		return res, err
 	}
 	stopped := time.Since(t0)
-	if err := rel.Disk.read(dbPath, cfg.N); err != nil {
+	if err := rel.Disk.read(rel.Disk.Path, cfg.N); err != nil {
 		return res, fmt.Errorf("reading the store's size: %w", err)
 	}
 	srv2, err := srv.restart()
@@ -171,18 +130,85 @@ func runRelease(ctx context.Context, cfg config, log io.Writer) (res *Result, er
 	mem.perHandler(cfg.N)
 
 	// 4. Rehydrate: disjoint sets of released handlers, at 1 and -c clients.
-	k := cfg.Rehydrate
-	for i, c := range []int{1, cfg.C} {
+	if err := r.measureRehydrate(ctx, rel, progress); err != nil {
+		return res, err
+	}
+	rel.Targets = releaseTargets(rel, cfg.N)
+	return res, nil
+}
+
+// measureIdle is --mode release's first phase, the footprint of idle
+// handlers in memory: it parks n approval handlers from -c clients and
+// reads the server's memory before and after.
+func (r *runner) measureIdle(ctx context.Context, srv *child, rel *releaseResult, progress func(string, ...any)) (err error) {
+	mem := &rel.Memory
+	if mem.BeforePark, err = r.memory(ctx, srv, true, 0); err != nil {
+		return err
+	}
+	progress("parking %d approval handlers from %d clients", r.cfg.N, r.cfg.C)
+	if rel.Park, err = r.park(ctx); err != nil {
+		return err
+	}
+	rel.IdleInMemory = r.stats().GetHandlersIdleInMemory()
+	if mem.AfterPark, err = r.memory(ctx, srv, false, 0); err != nil {
+		return err
+	}
+	if r.cfg.ServerGC {
+		if mem.AfterPark.HeapLive, err = r.gcHeap(ctx, srv); err != nil {
+			return err
+		}
+	}
+	return r.saveHeap(ctx, srv, rel, ".parked")
+}
+
+// measureReleased is the second phase, the cost of a released handler: it
+// releases all n from -c clients and reads the memory right after, after
+// --settle, and after a forced GC and --settle again, and the size of the
+// bbolt file while the server runs.
+func (r *runner) measureReleased(ctx context.Context, srv *child, rel *releaseResult, progress func(string, ...any)) (err error) {
+	mem := &rel.Memory
+	progress("releasing %d handlers from %d clients", r.cfg.N, r.cfg.C)
+	if rel.Release, err = r.releaseAll(ctx); err != nil {
+		return err
+	}
+	st := r.stats()
+	rel.ReleasedAfterRelease, rel.InMemoryAfterRelease = st.GetHandlersReleased(), st.GetHandlersActive()
+	if mem.AfterRelease, err = r.memory(ctx, srv, false, 0); err != nil {
+		return err
+	}
+	dbPath := filepath.Join(srv.data, "wfd.db")
+	rel.Disk = &diskResult{Path: dbPath}
+	if fi, err := os.Stat(dbPath); err == nil {
+		rel.Disk.FileBytesRunning = fi.Size()
+	}
+	progress("waiting %v, then forcing a GC and waiting %v, for the server to return memory", r.cfg.Settle, r.cfg.Settle)
+	if mem.AfterSettle, err = r.memory(ctx, srv, false, r.cfg.Settle); err != nil {
+		return err
+	}
+	if !r.cfg.ServerGC {
+		return nil
+	}
+	if mem.AfterGC, err = r.memory(ctx, srv, true, r.cfg.Settle); err != nil {
+		return err
+	}
+	return r.saveHeap(ctx, srv, rel, ".released")
+}
+
+// measureRehydrate is the last phase: it answers disjoint sets of
+// --rehydrate released handlers on the restarted server, from 1 client
+// and then from -c.
+func (r *runner) measureRehydrate(ctx context.Context, rel *releaseResult, progress func(string, ...any)) error {
+	k := r.cfg.Rehydrate
+	for i, c := range []int{1, r.cfg.C} {
 		set := r.parked[i*k : (i+1)*k]
 		progress("rehydrating %d released handlers from %s", len(set), nClients(c))
 		rr, err := r.rehydrate(ctx, set, c)
 		if err != nil {
-			return res, err
+			return err
 		}
 		rel.Rehydrate = append(rel.Rehydrate, rr)
 	}
-	rel.Targets = releaseTargets(rel, cfg.N)
-	return res, nil
+	return nil
 }
 
 // releaseWarmup is how many handlers warmRelease takes through their life.

@@ -163,7 +163,7 @@ func writeReleaseTable(w io.Writer, res *Result) {
 	}
 	fmt.Fprintln(w)
 
-	writeReleaseMemory(w, rel, c.N)
+	writeReleaseMemory(w, rel)
 	writeDisk(w, rel.Disk, c.N)
 	if s := rel.Startup; s != nil {
 		fmt.Fprintf(w, "start-up with %d released handlers in the store (then %d in memory, %d released)\n", c.N, s.InMemory, s.Released)
@@ -192,7 +192,7 @@ func writeReleaseTable(w io.Writer, res *Result) {
 	}
 }
 
-func writeReleaseMemory(w io.Writer, rel *releaseResult, n int) {
+func writeReleaseMemory(w io.Writer, rel *releaseResult) {
 	m := rel.Memory
 	settle := time.Duration(rel.SettleSeconds * float64(time.Second)).Round(time.Millisecond).String()
 	fmt.Fprintf(w, "server memory                    %22s  %22s  %22s  %22s\n", "VmRSS", "RssAnon", "RssFile", "Go live heap after GC")

@@ -30,10 +30,9 @@ func openStream(ctx context.Context, api wfdv1connect.WorkflowServiceClient, req
 	return &stream{s: s, id: req.GetHandlerId(), cancel: cancel}, nil
 }
 
-// until reads records until want(record) holds and returns that record.
-// A handler that finishes otherwise, or a stream that ends first, is an
-// error.
-func (s *stream) until(want func(*wfdv1.Record) bool) (*wfdv1.Record, error) {
+// until reads records until want(record) holds. A handler that finishes
+// otherwise, or a stream that ends first, is an error.
+func (s *stream) until(want func(*wfdv1.Record) bool) error {
 	for s.s.Receive() {
 		rec := s.s.Msg().GetRecord()
 		if rec == nil {
@@ -41,19 +40,19 @@ func (s *stream) until(want func(*wfdv1.Record) bool) (*wfdv1.Record, error) {
 		}
 		if want(rec) {
 			if f := rec.GetHandlerFinished(); f != nil && f.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
-				return nil, fmt.Errorf("handler %s ended %v: %s", s.id, f.GetStatus(), f.GetError())
+				return fmt.Errorf("handler %s ended %v: %s", s.id, f.GetStatus(), f.GetError())
 			}
-			return rec, nil
+			return nil
 		}
 		if f := rec.GetHandlerFinished(); f != nil {
-			return nil, fmt.Errorf("handler %s ended %v before the awaited record: %s", s.id, f.GetStatus(), f.GetError())
+			return fmt.Errorf("handler %s ended %v before the awaited record: %s", s.id, f.GetStatus(), f.GetError())
 		}
 	}
 	err := s.s.Err()
 	if err == nil || errors.Is(err, io.EOF) {
 		err = errors.New("stream ended early")
 	}
-	return nil, fmt.Errorf("StreamEvents %s: %w", s.id, err)
+	return fmt.Errorf("StreamEvents %s: %w", s.id, err)
 }
 
 // close ends the stream without reading the rest: cancelling first keeps

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	client "github.com/wfd-dev/wfd/clients/go"
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 )
 
 func replicasCommand() *command {
@@ -24,29 +25,34 @@ is not in replica mode lists none.`,
 					if err != nil {
 						return err
 					}
-					p := cf.printer(e)
-					if p.json {
-						for _, r := range rs {
-							if err := p.message(r); err != nil {
-								return err
-							}
-						}
-						return nil
-					}
-					if len(rs) == 0 {
-						return p.line("no replicas (the server is not in replica mode)")
-					}
-					tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tADDRESS\tSTARTED\tEXPIRES")
-					for _, r := range rs {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.GetId(), r.GetAddress(), timeText(r.GetStartedAt()), timeText(r.GetExpiresAt()))
-					}
-					if err := tw.Flush(); err != nil {
-						return fmt.Errorf("write: %w", err)
-					}
-					return nil
+					return printReplicas(cf.printer(e), rs)
 				})
 			}
 		},
 	}
+}
+
+// printReplicas prints the replicas: one JSON object each with --json,
+// else a table (or a line saying there are none).
+func printReplicas(p *printer, rs []*wfdv1.Replica) error {
+	if p.json {
+		for _, r := range rs {
+			if err := p.message(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(rs) == 0 {
+		return p.line("no replicas (the server is not in replica mode)")
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tADDRESS\tSTARTED\tEXPIRES")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.GetId(), r.GetAddress(), timeText(r.GetStartedAt()), timeText(r.GetExpiresAt()))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
 }

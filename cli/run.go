@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	client "github.com/wfd-dev/wfd/clients/go"
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 )
 
 func runCommand() *command {
@@ -21,54 +23,78 @@ existing handler.`,
 		minArgs: 1, maxArgs: 1, argWorkflows: true,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
-			input := fs.String("input", "{}", "the start event's data, a JSON `object`")
-			id := fs.String("id", "", "the handler's `id` (default: a new UUIDv7)")
-			follows := fs.Bool("follow", false, "stream the handler's records until it ends")
-			internal := fs.Bool("internal", false, "with --follow, print the internal records too")
-			wait := fs.Duration("wait", 0, "wait up to this `long` (at most 1h) for the handler to finish")
+			var f runFlags
+			fs.StringVar(&f.input, "input", "{}", "the start event's data, a JSON `object`")
+			fs.StringVar(&f.id, "id", "", "the handler's `id` (default: a new UUIDv7)")
+			fs.BoolVar(&f.follow, "follow", false, "stream the handler's records until it ends")
+			fs.BoolVar(&f.internal, "internal", false, "with --follow, print the internal records too")
+			fs.DurationVar(&f.wait, "wait", 0, "wait up to this `long` (at most 1h) for the handler to finish")
 			return func(ctx context.Context, e *env, args []string) error {
-				if *wait < 0 {
-					return usageErrorf("--wait must not be negative")
-				}
-				if *wait > 0 && *follows {
-					return usageErrorf("--wait and --follow exclude each other")
-				}
-				if *internal && !*follows {
-					return usageErrorf("--internal needs --follow")
-				}
-				in, err := parseObject("--input", *input)
+				opts, err := f.runOptions()
 				if err != nil {
 					return err
 				}
-				opts := []client.RunOption{client.WithInputStruct(in)}
-				if *id != "" {
-					opts = append(opts, client.WithHandlerID(*id))
-				}
-				if *wait > 0 {
-					opts = append(opts, client.WithWait(*wait))
-				}
-				return cf.callWaiting(ctx, *wait, func(cctx context.Context, c *client.Client) error {
+				return cf.callWaiting(ctx, f.wait, func(cctx context.Context, c *client.Client) error {
 					h, err := c.Run(cctx, args[0], nil, opts...)
 					if err != nil {
 						return err
 					}
-					p := cf.printer(e)
-					if *wait > 0 {
-						return printWaited(p, h)
-					}
-					if err := p.handler(h); err != nil {
-						return err
-					}
-					if !*follows {
-						return nil
-					}
-					var sopts []client.StreamOption
-					if *internal {
-						sopts = append(sopts, client.StreamInternal())
-					}
-					return follow(ctx, c, p, h.GetHandlerId(), 0, sopts...)
+					return f.print(ctx, c, cf.printer(e), h)
 				})
 			}
 		},
 	}
+}
+
+// runFlags are run's own flags, beside the client's.
+type runFlags struct {
+	input, id        string
+	follow, internal bool
+	wait             time.Duration
+}
+
+// runOptions checks the flags against each other and turns them into the
+// Run call's options.
+func (f *runFlags) runOptions() ([]client.RunOption, error) {
+	if f.wait < 0 {
+		return nil, usageErrorf("--wait must not be negative")
+	}
+	if f.wait > 0 && f.follow {
+		return nil, usageErrorf("--wait and --follow exclude each other")
+	}
+	if f.internal && !f.follow {
+		return nil, usageErrorf("--internal needs --follow")
+	}
+	in, err := parseObject("--input", f.input)
+	if err != nil {
+		return nil, err
+	}
+	opts := []client.RunOption{client.WithInputStruct(in)}
+	if f.id != "" {
+		opts = append(opts, client.WithHandlerID(f.id))
+	}
+	if f.wait > 0 {
+		opts = append(opts, client.WithWait(f.wait))
+	}
+	return opts, nil
+}
+
+// print prints the handler Run returned: as it finished with --wait, else
+// as started, then with --follow its records until it ends (on ctx, not
+// bound by --timeout).
+func (f *runFlags) print(ctx context.Context, c *client.Client, p *printer, h *wfdv1.Handler) error {
+	if f.wait > 0 {
+		return printWaited(p, h)
+	}
+	if err := p.handler(h); err != nil {
+		return err
+	}
+	if !f.follow {
+		return nil
+	}
+	var sopts []client.StreamOption
+	if f.internal {
+		sopts = append(sopts, client.StreamInternal())
+	}
+	return follow(ctx, c, p, h.GetHandlerId(), 0, sopts...)
 }

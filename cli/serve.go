@@ -25,7 +25,20 @@ func serveCommand() *command {
 		name:    "serve",
 		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--min-body-rate N] [--idle-conn-timeout D] [--ping-timeout D] [--max-stream-memory-bytes N] [--max-stream-buffer-bytes N] [--stream-send-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE] [--peer-ca FILE] [--peer-server-name NAME]] [--peer-secret-file FILE] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--worker-grant WORKFLOW=WHO,...] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
-		detail: `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
+		detail:  serveDetail,
+		define: func(fs *flagSet) action {
+			var o serveOptions
+			o.define(fs)
+			return func(ctx context.Context, e *env, _ []string) error {
+				fs.Visit(func(f *flag.Flag) { o.consoleAddrSet = o.consoleAddrSet || f.Name == "console-addr" })
+				return serve(ctx, e.stderr, &o)
+			}
+		},
+	}
+}
+
+// serveDetail is the help text of wfd serve.
+const serveDetail = `Serves the API (Connect, gRPC and gRPC-Web on one plaintext HTTP/2 port,
 with gRPC health checks and reflection) for the example workflows, keeping
 handlers in DATA/wfd.db, or with --store postgres://USER:PASS@HOST/DB
 (or postgresql://..., any pgx connection URL) in that PostgreSQL
@@ -134,67 +147,63 @@ produces it. A handler may start --max-children children, hold
 --max-queued-events events for its steps (also the most one step run may
 send and write, and the waits it may pass), write stream events of --max-record-bytes each, and keep
 --max-store-bytes in its key/value store. A step past a limit fails its
-run; an event from outside past one is ResourceExhausted.`,
-		define: func(fs *flagSet) action {
-			var o serveOptions
-			fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
-			fs.StringVar(&o.consoleAddr, "console-addr", defaultConsoleAddr, "`host:port` of the web console and the API beside it (port 0 picks one; empty: no console)")
-			fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
-			fs.StringVar(&o.store, "store", "", "PostgreSQL `URL` (postgres://...) to keep handlers in (default: the bbolt file DATA/wfd.db)")
-			fs.StringVar(&o.replica.ID, "replica-id", "", "run as replica `ID` of several sharing the --store PostgreSQL database (default: none, one process per database)")
-			fs.StringVar(&o.replica.Address, "advertise-addr", "", "`host:port` clients reach this replica at, named to calls for its handlers elsewhere (default: the --addr it listens on)")
-			fs.DurationVar(&o.replica.LeaseTTL, "lease-ttl", server.DefaultLeaseTTL, "with --replica-id, how long a replica's registration and handler leases last unrenewed (renewed every third of it)")
-			fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
-			fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
-			fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
-			fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
-			fs.DurationVar(&o.retention, "retention", 0, "delete finished handlers, with their streams and tasks, this long after they finished (0: keep them forever)")
-			fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
-			fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
-			fs.IntVar(&o.limits.MaxChildren, "max-children", engine.DefaultMaxChildren, "children one handler may start")
-			fs.IntVar(&o.limits.MaxQueuedEvents, "max-queued-events", engine.DefaultMaxQueuedEvents, "events one handler may hold for its steps; events one step run may send and write, and waits it may pass")
-			fs.IntVar(&o.limits.MaxRecordBytes, "max-record-bytes", engine.DefaultMaxRecordBytes, "largest event a step may write to the stream, encoded")
-			fs.IntVar(&o.limits.MaxStoreBytes, "max-store-bytes", engine.DefaultMaxStoreBytes, "largest key/value store of one handler, encoded")
-			fs.IntVar(&o.limits.MaxPayloadDepth, "max-payload-depth", engine.DefaultMaxPayloadDepth, "deepest nesting of objects and lists in a payload")
-			fs.IntVar(&o.limits.MaxPayloadBytes, "max-payload-bytes", engine.DefaultMaxPayloadBytes, "largest payload (input, event data, result, value), encoded")
-			fs.IntVar(&o.maxConns, "max-connections", server.DefaultMaxConnections, "client connections kept open (0: no cap)")
-			fs.IntVar(&o.maxStreams, "max-streams-per-connection", server.DefaultMaxStreamsPerConnection, "concurrent calls on one HTTP/2 connection")
-			fs.DurationVar(&o.readBodyTimeout, "read-body-timeout", server.DefaultReadBodyTimeout, "fail a call whose request body stalls this long (0: no limit)")
-			fs.IntVar(&o.minBodyRate, "min-body-rate", server.DefaultMinBodyRate, "fail a call whose request body arrives slower than this many bytes a second, averaged over --read-body-timeout (0: no minimum)")
-			fs.DurationVar(&o.idleConnTimeout, "idle-conn-timeout", server.DefaultIdleConnTimeout, "close a connection with no call in progress this long (0: never)")
-			fs.DurationVar(&o.pingTimeout, "ping-timeout", server.DefaultPingTimeout, "ping a connection quiet this long; close it if the ping goes unanswered as long (0: no pings)")
-			fs.Int64Var(&o.streams.MemoryBytes, "max-stream-memory-bytes", server.DefaultStreamMemoryBytes, "bytes of records all StreamEvents streams may be sending at once")
-			fs.Int64Var(&o.streams.BufferBytes, "max-stream-buffer-bytes", server.DefaultStreamBufferBytes, "bytes of records one stream may hold queued or read ahead of its client")
-			fs.DurationVar(&o.streams.SendTimeout, "stream-send-timeout", server.DefaultStreamSendTimeout, "end a stream whose client does not take a record this long")
-			fs.StringVar(&o.tls.Cert, "tls-cert", "", "PEM `file` of the server's certificate chain: serve TLS (default: plaintext)")
-			fs.StringVar(&o.tls.Key, "tls-key", "", "PEM `file` of the server's private key (with --tls-cert)")
-			fs.StringVar(&o.tls.ClientCA, "tls-client-ca", "", "PEM `file` of the CAs client certificates must chain to: mutual TLS (default: none)")
-			o.clientAuth = choice{value: string(tlsfiles.Require), choices: []string{string(tlsfiles.Require), string(tlsfiles.VerifyIfGiven)}}
-			fs.Var(&o.clientAuth, "tls-client-auth", "with --tls-client-ca, `mode` require or verify-if-given")
-			fs.StringVar(&o.peer.CA, "peer-ca", "", "with --replica-id and TLS, PEM `file` of the CAs the other replicas' certificates must chain to (default: --tls-client-ca, else the system's roots)")
-			fs.StringVar(&o.peer.ServerName, "peer-server-name", "", "with --replica-id and TLS, the `name` every replica's certificate must hold (default: the host of its --advertise-addr)")
-			fs.fromEnv("peer-ca", "peer-server-name")
-			fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
-			o.format = choice{value: "text", choices: []string{"text", "json"}}
-			fs.Var(&o.format, "log-format", "log `format`: text or json")
-			o.auth.define(fs)
-			fs.fromEnv("addr", "data", "store", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
-				"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
-				"max-connections", "max-streams-per-connection", "read-body-timeout", "min-body-rate", "idle-conn-timeout", "ping-timeout", "replica-id", "advertise-addr", "lease-ttl",
-				"max-stream-memory-bytes", "max-stream-buffer-bytes", "stream-send-timeout")
-			// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
-			// certificate: the server's TLS settings have variables of
-			// their own, so a client run beside the server (kubectl exec)
-			// does not present the server's certificate.
-			fs.envAs("console-addr", "WFD_SERVE_CONSOLE_ADDR")
-			for _, n := range []string{"tls-cert", "tls-key", "tls-client-ca", "tls-client-auth"} {
-				fs.envAs(n, "WFD_SERVE_"+strings.ToUpper(strings.ReplaceAll(n, "-", "_")))
-			}
-			return func(ctx context.Context, e *env, _ []string) error {
-				fs.Visit(func(f *flag.Flag) { o.consoleAddrSet = o.consoleAddrSet || f.Name == "console-addr" })
-				return serve(ctx, e.stderr, &o)
-			}
-		},
+run; an event from outside past one is ResourceExhausted.`
+
+// define declares serve's flags, into o, and the environment variables
+// that set them.
+func (o *serveOptions) define(fs *flagSet) {
+	fs.StringVar(&o.addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks one)")
+	fs.StringVar(&o.consoleAddr, "console-addr", defaultConsoleAddr, "`host:port` of the web console and the API beside it (port 0 picks one; empty: no console)")
+	fs.StringVar(&o.data, "data", "./data", "`directory` of the store")
+	fs.StringVar(&o.store, "store", "", "PostgreSQL `URL` (postgres://...) to keep handlers in (default: the bbolt file DATA/wfd.db)")
+	fs.StringVar(&o.replica.ID, "replica-id", "", "run as replica `ID` of several sharing the --store PostgreSQL database (default: none, one process per database)")
+	fs.StringVar(&o.replica.Address, "advertise-addr", "", "`host:port` clients reach this replica at, named to calls for its handlers elsewhere (default: the --addr it listens on)")
+	fs.DurationVar(&o.replica.LeaseTTL, "lease-ttl", server.DefaultLeaseTTL, "with --replica-id, how long a replica's registration and handler leases last unrenewed (renewed every third of it)")
+	fs.DurationVar(&o.grace, "grace", 10*time.Second, "how long shutting down waits for calls and step runs in progress")
+	fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, keep serving this long while health and /readyz say the server is going, then drain (0: drain at once)")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
+	fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
+	fs.DurationVar(&o.retention, "retention", 0, "delete finished handlers, with their streams and tasks, this long after they finished (0: keep them forever)")
+	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
+	fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
+	fs.IntVar(&o.limits.MaxChildren, "max-children", engine.DefaultMaxChildren, "children one handler may start")
+	fs.IntVar(&o.limits.MaxQueuedEvents, "max-queued-events", engine.DefaultMaxQueuedEvents, "events one handler may hold for its steps; events one step run may send and write, and waits it may pass")
+	fs.IntVar(&o.limits.MaxRecordBytes, "max-record-bytes", engine.DefaultMaxRecordBytes, "largest event a step may write to the stream, encoded")
+	fs.IntVar(&o.limits.MaxStoreBytes, "max-store-bytes", engine.DefaultMaxStoreBytes, "largest key/value store of one handler, encoded")
+	fs.IntVar(&o.limits.MaxPayloadDepth, "max-payload-depth", engine.DefaultMaxPayloadDepth, "deepest nesting of objects and lists in a payload")
+	fs.IntVar(&o.limits.MaxPayloadBytes, "max-payload-bytes", engine.DefaultMaxPayloadBytes, "largest payload (input, event data, result, value), encoded")
+	fs.IntVar(&o.maxConns, "max-connections", server.DefaultMaxConnections, "client connections kept open (0: no cap)")
+	fs.IntVar(&o.maxStreams, "max-streams-per-connection", server.DefaultMaxStreamsPerConnection, "concurrent calls on one HTTP/2 connection")
+	fs.DurationVar(&o.readBodyTimeout, "read-body-timeout", server.DefaultReadBodyTimeout, "fail a call whose request body stalls this long (0: no limit)")
+	fs.IntVar(&o.minBodyRate, "min-body-rate", server.DefaultMinBodyRate, "fail a call whose request body arrives slower than this many bytes a second, averaged over --read-body-timeout (0: no minimum)")
+	fs.DurationVar(&o.idleConnTimeout, "idle-conn-timeout", server.DefaultIdleConnTimeout, "close a connection with no call in progress this long (0: never)")
+	fs.DurationVar(&o.pingTimeout, "ping-timeout", server.DefaultPingTimeout, "ping a connection quiet this long; close it if the ping goes unanswered as long (0: no pings)")
+	fs.Int64Var(&o.streams.MemoryBytes, "max-stream-memory-bytes", server.DefaultStreamMemoryBytes, "bytes of records all StreamEvents streams may be sending at once")
+	fs.Int64Var(&o.streams.BufferBytes, "max-stream-buffer-bytes", server.DefaultStreamBufferBytes, "bytes of records one stream may hold queued or read ahead of its client")
+	fs.DurationVar(&o.streams.SendTimeout, "stream-send-timeout", server.DefaultStreamSendTimeout, "end a stream whose client does not take a record this long")
+	fs.StringVar(&o.tls.Cert, "tls-cert", "", "PEM `file` of the server's certificate chain: serve TLS (default: plaintext)")
+	fs.StringVar(&o.tls.Key, "tls-key", "", "PEM `file` of the server's private key (with --tls-cert)")
+	fs.StringVar(&o.tls.ClientCA, "tls-client-ca", "", "PEM `file` of the CAs client certificates must chain to: mutual TLS (default: none)")
+	o.clientAuth = choice{value: string(tlsfiles.Require), choices: []string{string(tlsfiles.Require), string(tlsfiles.VerifyIfGiven)}}
+	fs.Var(&o.clientAuth, "tls-client-auth", "with --tls-client-ca, `mode` require or verify-if-given")
+	fs.StringVar(&o.peer.CA, "peer-ca", "", "with --replica-id and TLS, PEM `file` of the CAs the other replicas' certificates must chain to (default: --tls-client-ca, else the system's roots)")
+	fs.StringVar(&o.peer.ServerName, "peer-server-name", "", "with --replica-id and TLS, the `name` every replica's certificate must hold (default: the host of its --advertise-addr)")
+	fs.fromEnv("peer-ca", "peer-server-name")
+	fs.TextVar(&o.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+	o.format = choice{value: "text", choices: []string{"text", "json"}}
+	fs.Var(&o.format, "log-format", "log `format`: text or json")
+	o.auth.define(fs)
+	fs.fromEnv("addr", "data", "store", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
+		"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
+		"max-connections", "max-streams-per-connection", "read-body-timeout", "min-body-rate", "idle-conn-timeout", "ping-timeout", "replica-id", "advertise-addr", "lease-ttl",
+		"max-stream-memory-bytes", "max-stream-buffer-bytes", "stream-send-timeout")
+	// WFD_TLS_CERT and WFD_TLS_KEY are the client commands' client
+	// certificate: the server's TLS settings have variables of
+	// their own, so a client run beside the server (kubectl exec)
+	// does not present the server's certificate.
+	fs.envAs("console-addr", "WFD_SERVE_CONSOLE_ADDR")
+	for _, n := range []string{"tls-cert", "tls-key", "tls-client-ca", "tls-client-auth"} {
+		fs.envAs(n, "WFD_SERVE_"+strings.ToUpper(strings.ReplaceAll(n, "-", "_")))
 	}
 }
 
@@ -251,30 +260,9 @@ func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 
 // serve runs the server until ctx is done and logs to logs.
 func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
-	if o.grace < 0 || o.shutdownDelay < 0 {
-		return usageErrorf("--grace and --shutdown-delay must not be negative")
-	}
-	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 || o.retention < 0 {
-		return usageErrorf("--idle-timeout, --max-idle-in-memory, --gc-headroom-mib and --retention must not be negative")
-	}
-	for _, l := range []struct {
-		flag string
-		v    int
-	}{{"max-children", o.limits.MaxChildren}, {"max-queued-events", o.limits.MaxQueuedEvents}, {"max-record-bytes", o.limits.MaxRecordBytes},
-		{"max-store-bytes", o.limits.MaxStoreBytes}, {"max-payload-depth", o.limits.MaxPayloadDepth}, {"max-payload-bytes", o.limits.MaxPayloadBytes}} {
-		if l.v <= 0 {
-			return usageErrorf("--%s must be positive", l.flag)
-		}
-	}
-	conn, err := o.connLimits()
+	conn, err := o.validate()
 	if err != nil {
 		return err
-	}
-	if o.replica.ID != "" && o.store == "" {
-		return usageErrorf("--replica-id needs a PostgreSQL --store: replicas share its database")
-	}
-	if o.replica.LeaseTTL < 30*time.Millisecond {
-		return usageErrorf("--lease-ttl must be at least 30ms")
 	}
 	log := newLogger(logs, o.level, o.format.value)
 	tlsConfig, err := o.tlsConfig(log)
@@ -297,20 +285,8 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	if stopTracing != nil {
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := stopTracing(sctx); err != nil {
-				log.Warn("flushing traces", "err", err)
-			}
-		}()
-	}
-	var leaseTTL time.Duration // a single process: none
-	if o.replica.ID != "" {
-		leaseTTL = o.replica.LeaseTTL
-	}
-	store, path, err := openServeStore(ctx, o.data, o.store, leaseTTL)
+	defer flushTraces(log, stopTracing)
+	store, path, err := openServeStore(ctx, o.data, o.store, o.leaseTTL())
 	if err != nil {
 		return err
 	}
@@ -319,14 +295,8 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 			err = fmt.Errorf("close store: %w", cerr)
 		}
 	}()
-	var lc net.ListenConfig
-	l, err := lc.Listen(ctx, "tcp", o.addr)
+	l, cl, err := o.listen(ctx, log)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	cl, err := o.listenConsole(ctx, log)
-	if err != nil {
-		_ = l.Close()
 		return err
 	}
 	wfs := workflows.All()
@@ -334,13 +304,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Retention: o.retention, Limits: o.limits,
 		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
 		PingTimeout: conn.PingTimeout, Streams: conn.Streams, TLSConfig: tlsConfig, PeerTLS: peerTLS, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
-		Console: console.Handler(nil),
-	}
-	if o.replica.ID != "" {
-		sopts.Replica = o.replica
-		if sopts.Replica.Address == "" {
-			sopts.Replica.Address = l.Addr().String()
-		}
+		Console: console.Handler(nil), Replica: o.replicaAt(l.Addr()),
 	}
 	o.auth.apply(&sopts)
 	srv, err := server.New(ctx, sopts)
@@ -348,10 +312,6 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		_ = l.Close()
 		closeListener(cl)
 		return explainStore(o.data, fmt.Errorf("start server: %w", err))
-	}
-	names := make([]string, len(wfs))
-	for i, w := range wfs {
-		names[i] = w.Name
 	}
 	if o.debugAddr != "" {
 		stopDebug, err := serveDebug(o.debugAddr, log)
@@ -362,21 +322,8 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		}
 		defer stopDebug()
 	}
-	if tlsConfig == nil && !isLoopback(l.Addr()) {
-		log.Warn("serving plaintext on a non-loopback address: anyone on the network can read and alter the calls; use --tls-cert and --tls-key", "addr", l.Addr().String())
-	}
-	if cl != nil && tlsConfig == nil && !isLoopback(cl.Addr()) {
-		log.Warn("serving the console in plaintext on a non-loopback address: tokens typed into it cross the network readable; use --tls-cert and --tls-key", "addr", cl.Addr().String())
-	}
-	// Before "listening", which tells scripts and tests that serve is up.
-	if cl != nil {
-		scheme := "http"
-		if tlsConfig != nil {
-			scheme = "https"
-		}
-		log.Info("console", "url", scheme+"://"+cl.Addr().String()+"/ui/", "addr", cl.Addr().String())
-	}
-	attrs := []any{"addr", l.Addr().String(), "store", path, "workflows", names, "tls", tlsConfig != nil}
+	announce(log, l, cl, tlsConfig != nil)
+	attrs := []any{"addr", l.Addr().String(), "store", path, "workflows", workflowNames(wfs), "tls", tlsConfig != nil}
 	if o.replica.ID != "" {
 		attrs = append(attrs, "replica", o.replica.ID, "advertise", sopts.Replica.Address)
 	}
@@ -386,6 +333,117 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// validate checks the flags that need no file or network, before anything
+// starts, and returns the connection limits (connLimits).
+func (o *serveOptions) validate() (conn server.Options, err error) {
+	if o.grace < 0 || o.shutdownDelay < 0 {
+		return conn, usageErrorf("--grace and --shutdown-delay must not be negative")
+	}
+	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 || o.retention < 0 {
+		return conn, usageErrorf("--idle-timeout, --max-idle-in-memory, --gc-headroom-mib and --retention must not be negative")
+	}
+	for _, l := range []struct {
+		flag string
+		v    int
+	}{{"max-children", o.limits.MaxChildren}, {"max-queued-events", o.limits.MaxQueuedEvents}, {"max-record-bytes", o.limits.MaxRecordBytes},
+		{"max-store-bytes", o.limits.MaxStoreBytes}, {"max-payload-depth", o.limits.MaxPayloadDepth}, {"max-payload-bytes", o.limits.MaxPayloadBytes}} {
+		if l.v <= 0 {
+			return conn, usageErrorf("--%s must be positive", l.flag)
+		}
+	}
+	if conn, err = o.connLimits(); err != nil {
+		return conn, err
+	}
+	if o.replica.ID != "" && o.store == "" {
+		return conn, usageErrorf("--replica-id needs a PostgreSQL --store: replicas share its database")
+	}
+	if o.replica.LeaseTTL < 30*time.Millisecond {
+		return conn, usageErrorf("--lease-ttl must be at least 30ms")
+	}
+	return conn, nil
+}
+
+// flushTraces sends the traces still buffered when serve returns (stop is
+// tracerFromEnv's shutdown; nil when tracing is off).
+func flushTraces(log *slog.Logger, stop func(context.Context) error) {
+	if stop == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		log.Warn("flushing traces", "err", err)
+	}
+}
+
+// leaseTTL is how long the store's leases last: --lease-ttl for a replica,
+// none for a single process.
+func (o *serveOptions) leaseTTL() time.Duration {
+	if o.replica.ID == "" {
+		return 0
+	}
+	return o.replica.LeaseTTL
+}
+
+// replicaAt is server.Options.Replica for a server listening at addr: none
+// without --replica-id, and addr the address it advertises unless
+// --advertise-addr names one.
+func (o *serveOptions) replicaAt(addr net.Addr) server.Replica {
+	if o.replica.ID == "" {
+		return server.Replica{}
+	}
+	r := o.replica
+	if r.Address == "" {
+		r.Address = addr.String()
+	}
+	return r
+}
+
+// listen opens the API's listener on --addr and the console's (nil
+// without one, see listenConsole).
+func (o *serveOptions) listen(ctx context.Context, log *slog.Logger) (l, cl net.Listener, err error) {
+	var lc net.ListenConfig
+	l, err = lc.Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen: %w", err)
+	}
+	cl, err = o.listenConsole(ctx, log)
+	if err != nil {
+		_ = l.Close()
+		return nil, nil, err
+	}
+	return l, cl, nil
+}
+
+// announce logs, before "listening" (which tells scripts and tests that
+// serve is up), a warning for each port served in plaintext beyond
+// loopback and where the console is.
+func announce(log *slog.Logger, l, cl net.Listener, tls bool) {
+	if !tls && !isLoopback(l.Addr()) {
+		log.Warn("serving plaintext on a non-loopback address: anyone on the network can read and alter the calls; use --tls-cert and --tls-key", "addr", l.Addr().String())
+	}
+	if cl == nil {
+		return
+	}
+	if !tls && !isLoopback(cl.Addr()) {
+		log.Warn("serving the console in plaintext on a non-loopback address: tokens typed into it cross the network readable; use --tls-cert and --tls-key", "addr", cl.Addr().String())
+	}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	log.Info("console", "url", scheme+"://"+cl.Addr().String()+"/ui/", "addr", cl.Addr().String())
+}
+
+// workflowNames lists the names of wfs, for the log.
+func workflowNames(wfs []engine.Workflow) []string {
+	names := make([]string, len(wfs))
+	for i, w := range wfs {
+		names[i] = w.Name
+	}
+	return names
 }
 
 // connLimits turns the connection flags into server.Options fields (where 0

@@ -98,14 +98,13 @@ func checkAuthAndTLS(t *testing.T, pod corev1.PodSpec, c corev1.Container, svcs 
 // checkConsole checks that the web console listens on every interface of
 // the pod, on the container port named console (at its default,
 // 127.0.0.1, no one outside the pod reaches it).
-func checkConsole(t *testing.T, c corev1.Container) corev1.ContainerPort {
+func checkConsole(t *testing.T, c corev1.Container) {
 	t.Helper()
 	flags := serveFlags(t, c.Args)
 	port := portNamed(t, c.Ports, "console")
 	if want := "0.0.0.0:" + itoa(port.ContainerPort); flags["console-addr"] != want {
 		t.Errorf("--console-addr %q, want %q (the console container port, on every interface)", flags["console-addr"], want)
 	}
-	return port
 }
 
 // checkServicePorts checks that each Service selects the pods and that its

@@ -21,7 +21,7 @@ import (
 )
 
 func TestWorkflows(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	wfs, err := c.Workflows(ctxT(t))
 	if err != nil {
@@ -41,7 +41,7 @@ func TestWorkflows(t *testing.T) {
 
 // TestSchemas: Workflows carries the schemas, which Run and Send enforce.
 func TestSchemas(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	wfs, err := c.Workflows(ctxT(t))
 	if err != nil {
@@ -72,7 +72,7 @@ func TestSchemas(t *testing.T) {
 }
 
 func TestRunGetStream(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	tests := []struct {
 		name  string
@@ -121,7 +121,7 @@ func TestRunGetStream(t *testing.T) {
 }
 
 func TestRunIdempotent(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	first, err := c.Run(ctxT(t), "approval", nil, client.WithHandlerID("order-7"))
 	if err != nil {
@@ -139,7 +139,7 @@ func TestRunIdempotent(t *testing.T) {
 // TestApprovalTour is the human-in-the-loop path: the handler asks, idles,
 // is released, and the answer wakes and completes it.
 func TestApprovalTour(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "approval", map[string]any{"amount": 42.0})
 	if err != nil {
@@ -182,7 +182,7 @@ func TestApprovalTour(t *testing.T) {
 }
 
 func TestSendStruct(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "approval", nil)
 	if err != nil {
@@ -199,7 +199,7 @@ func TestSendStruct(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "approval", nil)
 	if err != nil {
@@ -219,7 +219,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	var echoes, approvals []string
 	for range 3 {
@@ -299,7 +299,7 @@ func TestList(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	hs := httptest.NewUnstartedServer(ts.srv.Handler())
 	hs.EnableHTTP2 = true
 	hs.Config.ErrorLog = log.New(io.Discard, "", 0)

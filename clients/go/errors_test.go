@@ -12,7 +12,7 @@ import (
 )
 
 func TestErrorCodes(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	setup := dial(t, ts.addr)
 	done, err := setup.Run(ctxT(t), "echo", nil)
 	if err != nil {

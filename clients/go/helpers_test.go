@@ -17,7 +17,6 @@ import (
 	"github.com/wfd-dev/wfd/internal/testwait"
 
 	client "github.com/wfd-dev/wfd/clients/go"
-	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
 	"github.com/wfd-dev/wfd/workflows"
@@ -32,13 +31,10 @@ type testServer struct {
 	stop func() // shuts the server down and closes its store; idempotent
 }
 
-// startServer starts a server with wfs (the examples if nil) on the store
-// in dir (a new one if ""), and stops it when the test ends.
-func startServer(t *testing.T, wfs []engine.Workflow, dir ...string) *testServer {
+// startServer starts a server with the example workflows on the store in
+// dir (a new one if not given), and stops it when the test ends.
+func startServer(t *testing.T, dir ...string) *testServer {
 	t.Helper()
-	if wfs == nil {
-		wfs = workflows.All()
-	}
 	ts := &testServer{t: t, dir: t.TempDir()}
 	if len(dir) > 0 {
 		ts.dir = dir[0]
@@ -48,7 +44,7 @@ func startServer(t *testing.T, wfs []engine.Workflow, dir ...string) *testServer
 		t.Fatal(err)
 	}
 	ts.srv, err = server.New(context.Background(), server.Options{
-		Store: store, Workflows: wfs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Store: store, Workflows: workflows.All(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		_ = store.Close()

@@ -15,7 +15,7 @@ import (
 // TestDelete deletes a finished handler; a running one is refused and an
 // unknown one is NotFound.
 func TestDelete(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "approval", nil, client.WithHandlerID("to-delete"))
 	if err != nil {
@@ -46,7 +46,7 @@ func TestDelete(t *testing.T) {
 // TestPublishedEvents lists the log latest first, by key and handler,
 // one page and all pages.
 func TestPublishedEvents(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	var seqs []uint64
 	for i, key := range []string{"k", "other", "k", "k"} {

@@ -16,7 +16,7 @@ import (
 const workflowsMethod = "/wfd.v1.WorkflowService/ListWorkflows"
 
 func TestRetryUnavailable(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	tests := []struct {
 		name     string
 		attempts int
@@ -75,7 +75,7 @@ func TestDefaultTimeout(t *testing.T) {
 }
 
 func TestTimeoutKeepsCallerDeadline(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	var deadline time.Time
 	seen := client.WithDialOptions(grpc.WithChainUnaryInterceptor(
 		func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {

@@ -15,7 +15,7 @@ import (
 // TestStreamResumesDuringReplay cuts the connection again and again, in
 // the middle of messages, while Stream replays a finished handler.
 func TestStreamResumesDuringReplay(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	direct := dial(t, ts.addr)
 	h, err := direct.Run(ctxT(t), "fanin", nil)
 	if err != nil {
@@ -37,7 +37,7 @@ func TestStreamResumesDuringReplay(t *testing.T) {
 // TestStreamResumesWhileFollowing cuts the connection while the stream
 // waits for a live handler, which then finishes.
 func TestStreamResumesWhileFollowing(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	direct := dial(t, ts.addr)
 	p := startProxy(t, ts.addr)
 	c := dial(t, p.addr())
@@ -75,7 +75,7 @@ func TestStreamResumesWhileFollowing(t *testing.T) {
 // server: the old one ends the stream as it shuts down, the new one
 // recovers the handler from the store, and the stream carries on.
 func TestStreamFollowsRestart(t *testing.T) {
-	old := startServer(t, nil)
+	old := startServer(t)
 	p := startProxy(t, old.addr)
 	c := dial(t, p.addr())
 	h, err := c.Run(ctxT(t), "approval", nil)
@@ -91,7 +91,7 @@ func TestStreamFollowsRestart(t *testing.T) {
 		got = append(got, rec)
 		if rec.GetIdleChanged().GetIdle() && restarted == nil {
 			old.stop()
-			restarted = startServer(t, nil, old.dir)
+			restarted = startServer(t, old.dir)
 			p.retarget(restarted.addr)
 			direct := dial(t, restarted.addr)
 			if _, err := direct.Send(ctxT(t), h.GetHandlerId(), "approval", map[string]any{"approved": true}); err != nil {
@@ -107,7 +107,7 @@ func TestStreamFollowsRestart(t *testing.T) {
 
 // TestStreamGivesUp ends with Unavailable when the server stays away.
 func TestStreamGivesUp(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	p := startProxy(t, ts.addr)
 	c := dial(t, p.addr())
 	h, err := c.Run(ctxT(t), "approval", nil)
@@ -134,7 +134,7 @@ func TestStreamGivesUp(t *testing.T) {
 
 // TestStreamBreak stops the stream from the loop.
 func TestStreamBreak(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "approval", nil)
 	if err != nil {
@@ -167,7 +167,7 @@ func sameRecords(t *testing.T, got, want []*wfdv1.Record) {
 }
 
 func TestStreamAfterTheEnd(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "echo", nil)
 	if err != nil {

@@ -65,7 +65,7 @@ func wantCode(t *testing.T, err error, code codes.Code, contains ...string) {
 // status, a bad answer is refused naming its fields, a good one completes
 // the handler.
 func TestExpenseTasks(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	// Each task exists before the next handler starts: newest first is
 	// finance's, then ada's second, then her first.
@@ -223,7 +223,7 @@ func dropFirst(method string, attempts *atomic.Int32) client.Option {
 // TestRetriesAfterLostResponse: CompleteTask and Publish whose first
 // response is lost are retried, and succeed without a second effect.
 func TestRetriesAfterLostResponse(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	direct := dial(t, ts.addr)
 
 	t.Run("complete", func(t *testing.T) {
@@ -274,7 +274,7 @@ func TestRetriesAfterLostResponse(t *testing.T) {
 // TestPublishWakesOrder: an order waits for its payment's key, is released,
 // and the publication wakes and completes it.
 func TestPublishWakesOrder(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "order", map[string]any{"order_id": "A1"})
 	if err != nil {
@@ -344,7 +344,7 @@ func TestPublishWakesOrder(t *testing.T) {
 // TestBatchChildren: a batch parent lists its children, each child names
 // its parent, and failures are reported.
 func TestBatchChildren(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 
 	t.Run("waiting", func(t *testing.T) {
@@ -410,7 +410,7 @@ func TestBatchChildren(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	s, err := c.Stats(ctxT(t))
 	if err != nil {

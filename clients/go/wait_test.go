@@ -18,7 +18,7 @@ import (
 // once it finished, or running when the wait ends; a wait longer than the
 // client's default timeout is not cut short by it.
 func TestWait(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr, client.WithTimeout(100*time.Millisecond))
 	h, err := c.Run(ctxT(t), "echo", map[string]any{"x": 1}, client.WithWait(30*time.Second))
 	if err != nil {
@@ -58,7 +58,7 @@ func TestWait(t *testing.T) {
 
 // TestIdentity: a server without authentication says so.
 func TestIdentity(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	id, err := dial(t, ts.addr).Identity(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestIdentity(t *testing.T) {
 // TestStreamDefaultLeavesOutInternal: Stream yields the events and the end
 // unless StreamInternal.
 func TestStreamDefaultLeavesOutInternal(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	c := dial(t, ts.addr)
 	h, err := c.Run(ctxT(t), "approval", nil)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestStreamDefaultLeavesOutInternal(t *testing.T) {
 // resumes after the head it started at, with the same choices, and
 // yields what happened while it was away.
 func TestStreamFromHeadResumes(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	direct := dial(t, ts.addr)
 	p := startProxy(t, ts.addr)
 	// Patient enough to outlast the refused reconnects below.

@@ -189,28 +189,28 @@ func (l *loadRun) kill(t *testing.T) {
 
 // call runs fn with a random live replica until it succeeds. It retries
 // a call that failed because its replica was killed (whether or not it
-// took effect) or with Unavailable (it did not), and reports whether any
-// attempt was uncertain (made to a replica that died).
-func (l *loadRun) call(ctx context.Context, rng *rand.Rand, fn func(p *wfdProc) error) (uncertain bool, err error) {
+// took effect: fn notes that itself, see start and answer) or with
+// Unavailable (it did not).
+func (l *loadRun) call(ctx context.Context, rng *rand.Rand, fn func(p *wfdProc) error) error {
 	pause := time.Millisecond
 	for {
 		i := rng.IntN(len(l.procs))
 		if l.killed.Load() {
 			i = 1 + rng.IntN(len(l.procs)-1)
 		}
-		err = fn(l.procs[i])
+		err := fn(l.procs[i])
 		switch {
 		case err == nil:
-			return uncertain, nil
+			return nil
 		case i == 0 && l.killed.Load():
-			uncertain = true
+			// Made to the replica that died: retried like Unavailable.
 		case connect.CodeOf(err) != connect.CodeUnavailable:
-			return uncertain, fmt.Errorf("through %s: %w", l.ids[i], err)
+			return fmt.Errorf("through %s: %w", l.ids[i], err)
 		}
 		l.retries.Add(1)
 		select {
 		case <-ctx.Done():
-			return uncertain, fmt.Errorf("%w (retrying after: %w)", ctx.Err(), err)
+			return fmt.Errorf("%w (retrying after: %w)", ctx.Err(), err)
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 50*time.Millisecond)
@@ -222,7 +222,7 @@ func (l *loadRun) call(ctx context.Context, rng *rand.Rand, fn func(p *wfdProc) 
 func (l *loadRun) start(ctx context.Context, rng *rand.Rand, id string, n int) error {
 	var maybe bool
 	req := &wfdv1.RunWorkflowRequest{Workflow: "approval", HandlerId: id, Input: input(n)}
-	_, err := l.call(ctx, rng, func(p *wfdProc) error {
+	err := l.call(ctx, rng, func(p *wfdProc) error {
 		_, err := p.client().RunWorkflow(ctx, req)
 		if connect.CodeOf(err) == connect.CodeAlreadyExists && maybe {
 			return nil
@@ -245,7 +245,7 @@ func (l *loadRun) answer(ctx context.Context, rng *rand.Rand, id string, approve
 	var maybe bool
 	data, _ := structpb.NewStruct(map[string]any{"approved": approved, "comment": "for " + id})
 	req := &wfdv1.SendEventRequest{HandlerId: id, IdempotencyKey: "answer-" + id, Event: &wfdv1.Event{Type: "approval", Data: data}}
-	_, err := l.call(ctx, rng, func(p *wfdProc) error {
+	err := l.call(ctx, rng, func(p *wfdProc) error {
 		_, err := p.client().SendEvent(ctx, req)
 		if connect.CodeOf(err) == connect.CodeFailedPrecondition && maybe {
 			return nil
@@ -266,7 +266,7 @@ func (l *loadRun) answer(ctx context.Context, rng *rand.Rand, id string, approve
 func (l *loadRun) waitParked(ctx context.Context, rng *rand.Rand, id string) error {
 	for {
 		var h *wfdv1.Handler
-		if _, err := l.call(ctx, rng, func(p *wfdProc) error {
+		if err := l.call(ctx, rng, func(p *wfdProc) error {
 			res, err := p.client().GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: id})
 			h = res.GetHandler()
 			return err

@@ -201,7 +201,7 @@ func (n *Nemesis) record(t Takeover) {
 // the others; the restart comes after a random delay, half the time
 // racing the takeover (before the leases expire), half the time after it.
 func (n *Nemesis) kill(ctx context.Context, victim *Replica) (string, error) {
-	probes, err := n.own(ctx, victim, 3, Approval)
+	probes, err := n.own(ctx, victim, 3)
 	if err != nil {
 		return "", err
 	}
@@ -229,7 +229,7 @@ func (n *Nemesis) kill(ctx context.Context, victim *Replica) (string, error) {
 // pause: probes owned by the victim, SIGSTOP for longer than the TTL, the
 // probes answered through the others meanwhile, SIGCONT.
 func (n *Nemesis) pause(ctx context.Context, victim *Replica) (string, error) {
-	probes, err := n.own(ctx, victim, 3, Approval)
+	probes, err := n.own(ctx, victim, 3)
 	if err != nil {
 		return "", err
 	}

@@ -84,66 +84,82 @@ var errStalled = errors.New("histcheck: stream stalled before the last record")
 // are read with a stream resumed there; for a finished handler it always
 // looks past the terminal record once, so that a record after it shows.
 func readRecords(ctx context.Context, k *Caller, id string, h *wfdv1.Handler) ([]Rec, error) {
-	var recs []Rec
-	after, target := uint64(0), h.GetLastSeq()
-	finished := terminal(h.GetStatus())
+	rr := &recordReader{id: id, target: h.GetLastSeq(), finished: terminal(h.GetStatus())}
 	peeked := false
 	for round := 0; round < 16; round++ {
-		var ended, reached bool
-		err := k.do(ctx, "", id, func(ctx context.Context, r *Replica) error {
-			ended, reached = false, false
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			s, err := r.Client().StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: id, AfterSeq: after, IncludeInternal: true})
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			opened := false
-			for s.Receive() {
-				opened = true
-				if hb := s.Msg().GetHeartbeat(); hb != nil {
-					target = max(target, hb.GetLastSeq())
-					continue
-				}
-				rec := toRec(s.Msg().GetRecord())
-				recs = append(recs, rec)
-				after = rec.Seq
-				if !rec.Terminal && !finished && after >= target {
-					reached = true
-					return nil
-				}
-			}
-			err = s.Err()
-			if err == nil {
-				ended = true
-			}
-			if opened && connect.CodeOf(err) == connect.CodeDeadlineExceeded {
-				return fmt.Errorf("%w: read to #%d of %d: %w", errStalled, after, target, err)
-			}
-			return err
-		})
+		err := k.do(ctx, "", id, rr.stream)
 		switch {
 		case errors.Is(err, errStalled):
-			return recs, nil // the checker sees the records short of last_seq
-		case connect.CodeOf(err) == connect.CodeInvalidArgument && after > 0:
-			return recs, nil // resumed beyond the last record: nothing after it
+			return rr.recs, nil // the checker sees the records short of last_seq
+		case connect.CodeOf(err) == connect.CodeInvalidArgument && rr.after > 0:
+			return rr.recs, nil // resumed beyond the last record: nothing after it
 		case err != nil:
-			return recs, fmt.Errorf("stream %s after #%d: %w", id, after, err)
-		case reached:
-			return recs, nil
-		case !ended:
-			return recs, nil
-		case after < target:
+			return rr.recs, fmt.Errorf("stream %s after #%d: %w", id, rr.after, err)
+		case rr.reached:
+			return rr.recs, nil
+		case !rr.ended:
+			return rr.recs, nil
+		case rr.after < rr.target:
 			continue // a record after the terminal one: read on
-		case finished && !peeked && after > 0:
+		case rr.finished && !peeked && rr.after > 0:
 			peeked = true
 			continue
 		default:
-			return recs, nil
+			return rr.recs, nil
 		}
 	}
-	return recs, nil
+	return rr.recs, nil
+}
+
+// recordReader is what readRecords has read of handler id: the records,
+// the last one's seq (after) and the last_seq to read to (target, raised
+// by heartbeats); finished: the handler had finished when read.
+type recordReader struct {
+	id            string
+	recs          []Rec
+	after, target uint64
+	finished      bool
+	// Of the latest stream: ended, closed by the server without an error;
+	// reached, the running handler's target read.
+	ended, reached bool
+}
+
+// stream reads one StreamEvents stream of the handler through r, resuming
+// after the last record read, until it ends or, for a running handler,
+// until the target. A stream that stops short of it with DeadlineExceeded
+// once it has sent something is errStalled.
+func (rr *recordReader) stream(ctx context.Context, r *Replica) error {
+	rr.ended, rr.reached = false, false
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, err := r.Client().StreamEvents(ctx, &wfdv1.StreamEventsRequest{HandlerId: rr.id, AfterSeq: rr.after, IncludeInternal: true})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	opened := false
+	for s.Receive() {
+		opened = true
+		if hb := s.Msg().GetHeartbeat(); hb != nil {
+			rr.target = max(rr.target, hb.GetLastSeq())
+			continue
+		}
+		rec := toRec(s.Msg().GetRecord())
+		rr.recs = append(rr.recs, rec)
+		rr.after = rec.Seq
+		if !rec.Terminal && !rr.finished && rr.after >= rr.target {
+			rr.reached = true
+			return nil
+		}
+	}
+	err = s.Err()
+	if err == nil {
+		rr.ended = true
+	}
+	if opened && connect.CodeOf(err) == connect.CodeDeadlineExceeded {
+		return fmt.Errorf("%w: read to #%d of %d: %w", errStalled, rr.after, rr.target, err)
+	}
+	return err
 }
 
 // toRec keeps what the checker needs of a record.

@@ -15,7 +15,7 @@ import (
 
 // restartDuringTakeover is issue 23's point 1.
 func (n *Nemesis) restartDuringTakeover(ctx context.Context, victim *Replica, count int) (string, error) {
-	ids, err := n.own(ctx, victim, count, Approval)
+	ids, err := n.own(ctx, victim, count)
 	if err != nil {
 		return "", err
 	}
@@ -153,7 +153,7 @@ func (n *Nemesis) firstTerminal(ctx context.Context, ids []string, deadlines []f
 // The other two thirds are answered through the others once it is paused:
 // each one's time from the pause is a takeover.
 func (n *Nemesis) pausedOwner(ctx context.Context, victim *Replica, count int) (string, error) {
-	ids, err := n.own(ctx, victim, count, Approval)
+	ids, err := n.own(ctx, victim, count)
 	if err != nil {
 		return "", err
 	}
@@ -205,14 +205,14 @@ func (n *Nemesis) busy(ctx context.Context, victim *Replica, w int) (stop, wait 
 	return func() { stopped.Store(true) }, func() { stopped.Store(true); wg.Wait() }
 }
 
-// own starts count handlers of workflow wf through victim alone and waits
+// own starts count approval handlers through victim alone and waits
 // until each is idle in its memory, owned by it (as another replica
 // reads). It returns those owned; none is an error.
-func (n *Nemesis) own(ctx context.Context, victim *Replica, count int, wf string) ([]string, error) {
-	ids := n.newIDs("n-"+wf[:1], count)
+func (n *Nemesis) own(ctx context.Context, victim *Replica, count int) ([]string, error) {
+	ids := n.newIDs("n-a", count)
 	err := n.parallel(ctx, count, 16, "", victim.ID, func(k *Caller, i int) error {
-		n.h.Plan(ids[i], Spec{Workflow: wf})
-		if err := k.Start(ctx, ids[i], wf, map[string]any{"amount": float64(i)}); err != nil {
+		n.h.Plan(ids[i], Spec{Workflow: Approval})
+		if err := k.Start(ctx, ids[i], Approval, map[string]any{"amount": float64(i)}); err != nil {
 			return err
 		}
 		return k.WaitParked(ctx, ids[i])

@@ -40,14 +40,33 @@ const examples = 3
 // the bounds checked.
 func (r *Result) Summary() string {
 	var b strings.Builder
-	cfg := r.Config
-	fmt.Fprintf(&b, "history: seed %d, ttl %v, %d replicas, %d clients, ran %v", cfg.Seed, cfg.TTL, or(cfg.Replicas, 3), or(cfg.Clients, 8), r.Elapsed.Round(time.Second))
-	if cfg.Plan == nil {
-		fmt.Fprintf(&b, " (faults for %v)", cfg.Duration)
+	r.writeRun(&b)
+	r.writeOps(&b)
+	r.writeFaults(&b)
+	r.writeViolations(&b)
+	r.writeTakeovers(&b)
+	if r.OK() {
+		b.WriteString("result: PASS\n")
+	} else {
+		b.WriteString("result: FAIL\n")
 	}
-	fmt.Fprintf(&b, "\nhandlers: %d planned, %d checked\n", len(r.Data.Specs), r.Report.Handlers)
+	return b.String()
+}
 
-	// Acknowledged operations by kind (and workflow, for starts).
+// writeRun writes the run's settings and the handlers planned and checked.
+func (r *Result) writeRun(b *strings.Builder) {
+	cfg := r.Config
+	fmt.Fprintf(b, "history: seed %d, ttl %v, %d replicas, %d clients, ran %v", cfg.Seed, cfg.TTL, or(cfg.Replicas, 3), or(cfg.Clients, 8), r.Elapsed.Round(time.Second))
+	if cfg.Plan == nil {
+		fmt.Fprintf(b, " (faults for %v)", cfg.Duration)
+	}
+	fmt.Fprintf(b, "\nhandlers: %d planned, %d checked\n", len(r.Data.Specs), r.Report.Handlers)
+}
+
+// writeOps writes the operations acknowledged by kind (and workflow, for
+// starts) and the attempts that were not, by code and, when the faults do
+// not explain them, by message.
+func (r *Result) writeOps(b *strings.Builder) {
 	acked, attempts := map[string]int{}, map[string]int{}
 	codes := map[string]int{}
 	timedOutUp := 0
@@ -68,15 +87,15 @@ func (r *Result) Summary() string {
 	}
 	b.WriteString("ops acknowledged (of attempts):")
 	for _, k := range slices.Sorted(maps.Keys(attempts)) {
-		fmt.Fprintf(&b, " %s %d (%d)", k, acked[k], attempts[k])
+		fmt.Fprintf(b, " %s %d (%d)", k, acked[k], attempts[k])
 	}
-	fmt.Fprintf(&b, "; observations %d\n", len(r.Data.Obs))
+	fmt.Fprintf(b, "; observations %d\n", len(r.Data.Obs))
 	if len(codes) > 0 {
 		b.WriteString("attempts not acknowledged, by code:")
 		for _, c := range slices.Sorted(maps.Keys(codes)) {
-			fmt.Fprintf(&b, " %s %d", c, codes[c])
+			fmt.Fprintf(b, " %s %d", c, codes[c])
 		}
-		fmt.Fprintf(&b, "; calls failed for good: %d\n", r.Errors)
+		fmt.Fprintf(b, "; calls failed for good: %d\n", r.Errors)
 	}
 	if odd := unexpected(r.Data.Ops, r.Causes); len(odd) > 0 {
 		b.WriteString("attempts that failed for another reason than the faults (distinct messages, at most 5):\n")
@@ -88,10 +107,13 @@ func (r *Result) Summary() string {
 		// Not a violation (nothing acknowledged is at stake) but against
 		// the design notes: a replica that cannot serve a call answers
 		// Unavailable with a retry hint.
-		fmt.Fprintf(&b, "attempts through a replica not paused that ran out of time (DeadlineExceeded, not Unavailable): %d\n", timedOutUp)
+		fmt.Fprintf(b, "attempts through a replica not paused that ran out of time (DeadlineExceeded, not Unavailable): %d\n", timedOutUp)
 	}
+}
 
-	// Faults.
+// writeFaults writes the nemesis' actions, counted by schedule and one a
+// line, and those that failed.
+func (r *Result) writeFaults(b *strings.Builder) {
 	counts := map[string]int{}
 	var failed []string
 	for _, a := range r.Actions {
@@ -103,42 +125,48 @@ func (r *Result) Summary() string {
 	b.WriteString("nemesis:")
 	for _, s := range Schedules {
 		if counts[s] > 0 {
-			fmt.Fprintf(&b, " %s ×%d", s, counts[s])
+			fmt.Fprintf(b, " %s ×%d", s, counts[s])
 		}
 	}
 	b.WriteString("\n")
 	for _, a := range r.Actions {
-		fmt.Fprintf(&b, "  %s %s %s: %s\n", rel(r.Data, a.Start), a.Schedule, a.Victim, a.Note)
+		fmt.Fprintf(b, "  %s %s %s: %s\n", rel(r.Data, a.Start), a.Schedule, a.Victim, a.Note)
 	}
 	if len(failed) > 0 {
 		b.WriteString("nemesis steps that failed:\n" + strings.Join(failed, "\n") + "\n")
 	}
+}
 
-	// Violations.
+// writeViolations writes the violations counted by kind, with the first
+// few (examples) of each.
+func (r *Result) writeViolations(b *strings.Builder) {
 	b.WriteString("violations:")
 	for _, k := range Kinds {
-		fmt.Fprintf(&b, " %s %d", k, r.Report.Count(k))
+		fmt.Fprintf(b, " %s %d", k, r.Report.Count(k))
 	}
 	b.WriteString("\n")
 	for _, k := range Kinds {
 		n := 0
 		for _, v := range r.Report.Violations {
 			if v.Kind == k && n < examples {
-				fmt.Fprintf(&b, "  %s %s: %s\n", v.Kind, v.Handler, v.Evidence)
+				fmt.Fprintf(b, "  %s %s: %s\n", v.Kind, v.Handler, v.Evidence)
 				n++
 			}
 		}
 	}
 	if r.Unsettled > 0 {
-		fmt.Fprintf(&b, "handlers that had to finish and had not when settling ended: %d\n", r.Unsettled)
+		fmt.Fprintf(b, "handlers that had to finish and had not when settling ended: %d\n", r.Unsettled)
 	}
+}
 
-	// Takeovers.
-	fmt.Fprintf(&b, "takeover (first call served elsewhere; bound ttl+2s = %v):\n", r.Bound)
-	fmt.Fprintf(&b, "  kills:  %s\n", TakeoverStats(r.Takeovers, "kill"))
-	fmt.Fprintf(&b, "  pauses: %s\n", TakeoverStats(r.Takeovers, "pause"))
+// writeTakeovers writes the takeover times against their bound and what
+// broke, ran late or crashed.
+func (r *Result) writeTakeovers(b *strings.Builder) {
+	fmt.Fprintf(b, "takeover (first call served elsewhere; bound ttl+2s = %v):\n", r.Bound)
+	fmt.Fprintf(b, "  kills:  %s\n", TakeoverStats(r.Takeovers, "kill"))
+	fmt.Fprintf(b, "  pauses: %s\n", TakeoverStats(r.Takeovers, "pause"))
 	if s := EachStats(r.Takeovers, SchedulePausedOwner); s.N > 0 {
-		fmt.Fprintf(&b, "  paused-owner, each handler: %s\n", s)
+		fmt.Fprintf(b, "  paused-owner, each handler: %s\n", s)
 	}
 	for _, s := range r.Broken {
 		b.WriteString("BROKEN: " + s + "\n")
@@ -149,12 +177,6 @@ func (r *Result) Summary() string {
 	for _, c := range r.Crashes {
 		b.WriteString("REPLICA CRASHED: " + c + "\n")
 	}
-	if r.OK() {
-		b.WriteString("result: PASS\n")
-	} else {
-		b.WriteString("result: FAIL\n")
-	}
-	return b.String()
 }
 
 // unexpected lists the distinct messages (handler ids left out) of the
