@@ -300,12 +300,12 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		return err
 	}
 	wfs := workflows.All()
-	sopts := server.Options{
-		Store: store, Workflows: wfs, Logger: log, IdleTimeout: o.idleTimeout, MaxIdleInMemory: o.maxIdle, Retention: o.retention, Limits: o.limits,
-		MaxConnections: conn.MaxConnections, MaxStreamsPerConnection: conn.MaxStreamsPerConnection, ReadBodyTimeout: conn.ReadBodyTimeout,
-		PingTimeout: conn.PingTimeout, Streams: conn.Streams, TLSConfig: tlsConfig, PeerTLS: peerTLS, TracerProvider: tp, ShutdownDelay: o.shutdownDelay,
-		Console: console.Handler(nil), Replica: o.replicaAt(l.Addr()),
-	}
+	// The connection limits first, so that none of them can be left out.
+	sopts := conn
+	sopts.Store, sopts.Workflows, sopts.Logger = store, wfs, log
+	sopts.IdleTimeout, sopts.MaxIdleInMemory, sopts.Retention, sopts.Limits = o.idleTimeout, o.maxIdle, o.retention, o.limits
+	sopts.TLSConfig, sopts.PeerTLS, sopts.TracerProvider, sopts.ShutdownDelay = tlsConfig, peerTLS, tp, o.shutdownDelay
+	sopts.Console, sopts.Replica = console.Handler(nil), o.replicaAt(l.Addr())
 	o.auth.apply(&sopts)
 	srv, err := server.New(ctx, sopts)
 	if err != nil {
@@ -455,24 +455,18 @@ func (o *serveOptions) connLimits() (server.Options, error) {
 	if o.streams.MemoryBytes < 1 || o.streams.BufferBytes < 1 || o.streams.SendTimeout <= 0 {
 		return server.Options{}, usageErrorf("--max-stream-memory-bytes, --max-stream-buffer-bytes and --stream-send-timeout must be positive")
 	}
-	out := server.Options{MaxConnections: o.maxConns, MaxStreamsPerConnection: o.maxStreams, ReadBodyTimeout: o.readBodyTimeout,
-		MinBodyRate: o.minBodyRate, IdleConnTimeout: o.idleConnTimeout, PingTimeout: o.pingTimeout, Streams: o.streams}
-	if o.pingTimeout == 0 {
-		out.PingTimeout = -1
+	// A flag's 0 is "none"; the server's zero is its default.
+	return server.Options{MaxConnections: orOff(o.maxConns), MaxStreamsPerConnection: o.maxStreams,
+		ReadBodyTimeout: orOff(o.readBodyTimeout), MinBodyRate: orOff(o.minBodyRate), IdleConnTimeout: orOff(o.idleConnTimeout),
+		PingTimeout: orOff(o.pingTimeout), Streams: o.streams}, nil
+}
+
+// orOff is v, or server.Off for 0.
+func orOff[T int | time.Duration](v T) T {
+	if v == 0 {
+		return server.Off
 	}
-	if o.maxConns == 0 {
-		out.MaxConnections = -1
-	}
-	if o.readBodyTimeout == 0 {
-		out.ReadBodyTimeout = -1
-	}
-	if o.minBodyRate == 0 {
-		out.MinBodyRate = -1
-	}
-	if o.idleConnTimeout == 0 {
-		out.IdleConnTimeout = -1
-	}
-	return out, nil
+	return v
 }
 
 // listenConsole opens the console's listener (nil when --console-addr is

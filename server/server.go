@@ -27,7 +27,13 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
-// Options configure a Server.
+// Off, given to an Options field whose zero value takes a default, turns
+// off what that field bounds (each field says whether it can be): a zero
+// field is always its default, never "none". Any negative value does the
+// same as Off.
+const Off = -1
+
+// Options configure a Server. A zero field takes its default.
 type Options struct {
 	// Store keeps handlers durable. Required; the server does not close it.
 	Store persistence.Store
@@ -45,14 +51,14 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// IdleTimeout releases a handler that has been idle in memory this
-	// long; 0 disables the timeout (the command line's default is 30s).
+	// long. Default: never (the command line's default is 30s).
 	IdleTimeout time.Duration
 	// MaxIdleInMemory caps the idle handlers kept in memory; past it the
-	// least recently active are released. 0 means no cap.
+	// least recently active are released. Default: no cap.
 	MaxIdleInMemory int
 	// Linger is how long a handler may hold its changes back while step runs
 	// are in progress, so that a quick step's start and end share a commit
-	// (engine.Options.Linger). 0 takes engine.DefaultLinger (2ms); negative
+	// (engine.Options.Linger). 0 takes engine.DefaultLinger (2ms); Off
 	// disables it.
 	Linger time.Duration
 	// CompactIdleAbove: once more handlers than this are in memory, an
@@ -60,11 +66,11 @@ type Options struct {
 	// (engine.Options.CompactIdleAbove): a few hundred bytes less per idle
 	// handler, for an encode and a decode of that data per wait. 0 takes
 	// engine.DefaultCompactIdleAbove (10,000: with fewer the memory is not
-	// worth the CPU); negative never.
+	// worth the CPU); Off: never.
 	CompactIdleAbove int
 	// ReclaimAfter is how long releases must have stopped before the
 	// server gives the memory they freed back to the OS (server/reclaim.go).
-	// Default 1s; negative disables it.
+	// Default 1s; Off disables it.
 	ReclaimAfter time.Duration
 	// Limits bound what one handler may hold and one step run produce
 	// (engine.Limits; zero fields take the engine's defaults). Their
@@ -72,7 +78,7 @@ type Options struct {
 	Limits engine.Limits
 	// MaxConnections caps the client connections Serve keeps open; one
 	// accepted past it is closed at once (the client sees Unavailable).
-	// Default DefaultMaxConnections; negative: no cap.
+	// Default DefaultMaxConnections; Off: no cap.
 	MaxConnections int
 	// MaxStreamsPerConnection caps the concurrent calls (HTTP/2 streams)
 	// on one connection (SETTINGS_MAX_CONCURRENT_STREAMS): clients queue
@@ -82,26 +88,26 @@ type Options struct {
 	// ReadBodyTimeout is how long a request body may stall: a read of it
 	// that gets no bytes for this long fails the call (DeadlineExceeded;
 	// an HTTP/1.1 connection is closed). It is also the window of
-	// MinBodyRate. Default DefaultReadBodyTimeout; negative disables both.
+	// MinBodyRate. Default DefaultReadBodyTimeout; Off disables both.
 	ReadBodyTimeout time.Duration
 	// MinBodyRate is the least rate, in bytes a second, a request body
 	// must keep up: a body gets ReadBodyTimeout, plus 1/MinBodyRate s for
 	// each byte it sends, but never more than ReadBodyTimeout ahead, so
 	// one that trickles in slower fails its call like a stalled one. It
 	// does not apply to requests that are streams (client and bidi
-	// streaming). Default DefaultMinBodyRate; negative: no minimum.
+	// streaming). Default DefaultMinBodyRate; Off: no minimum.
 	MinBodyRate int
 	// IdleConnTimeout closes a connection that has had no call in progress
 	// this long: an HTTP/1.1 keep-alive connection between requests, an
 	// HTTP/2 connection without streams (GOAWAY). Default
-	// DefaultIdleConnTimeout; negative: kept until the client closes it.
+	// DefaultIdleConnTimeout; Off: kept until the client closes it.
 	IdleConnTimeout time.Duration
 	// PingTimeout: an HTTP/2 connection that sends nothing for this long
 	// gets a PING, and is closed if the answer does not come within as
 	// long again. That is how a peer that stopped (a frozen process, a
 	// network that drops everything) is noticed; for a step worker it
 	// ends its Connect stream, and its runs are dispatched to another.
-	// Default DefaultPingTimeout; negative: no pings.
+	// Default DefaultPingTimeout; Off: no pings.
 	PingTimeout time.Duration
 	// ShutdownDelay is how long Serve, once told to stop, keeps serving
 	// every call while gRPC health and /readyz say it is going, before it
@@ -135,7 +141,7 @@ type Options struct {
 	AllowedOrigins []string
 	// Retention, if positive, deletes finished handlers (completed,
 	// failed, cancelled) once they have been finished this long, with
-	// their records and tasks (retention.go); 0 keeps them forever.
+	// their records and tasks (retention.go); default: kept forever.
 	Retention time.Duration
 	// RetentionInterval is how often the retention sweep runs; 0: a tenth
 	// of Retention, between 1s and 1m.
