@@ -33,6 +33,15 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestConformanceReplicas runs the suites of what the stores of several
+// replicas share: skipped, as one process's store implements none of it.
+func TestConformanceReplicas(t *testing.T) {
+	storetest.RunReplicas(t, func(t *testing.T) storetest.OpenFunc {
+		path := filepath.Join(t.TempDir(), "wfd.db")
+		return func(t *testing.T) persistence.Store { return open(t, path) }
+	})
+}
+
 func open(t *testing.T, path string) *bolt.Store {
 	t.Helper()
 	s, err := bolt.Open(path, bolt.Options{})

@@ -27,3 +27,19 @@ func open(t testing.TB) *postgres.Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) persistence.Store { return open(t) })
 }
+
+// TestConformanceReplicas runs the suites of leases, claims and worker
+// routes on stores that share one database as replicas do
+// (Options.Shared).
+func TestConformanceReplicas(t *testing.T) {
+	storetest.RunReplicas(t, func(t *testing.T) storetest.OpenFunc {
+		url := pgtest.NewDatabase(t)
+		return func(t *testing.T) persistence.Store {
+			s, err := postgres.Open(t.Context(), url, postgres.Options{Shared: true})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			return s
+		}
+	})
+}
