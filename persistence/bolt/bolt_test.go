@@ -42,6 +42,22 @@ func TestConformanceReplicas(t *testing.T) {
 	})
 }
 
+// TestPageTokensUnchanged: the page tokens of fixed listings are those the
+// store issued before its listings shared their token code with
+// PostgreSQL's (persistence/internal/pagetoken): clients keep them.
+func TestPageTokensUnchanged(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "wfd.db"))
+	t.Cleanup(func() { _ = s.Close() })
+	want := []string{
+		"AoAAAABnwtqjB1vNFWgzSB0dOweCjZo", "AoAAAABnwtqiB1vNFWgy1mUa6vcZ6hM", "AoAAAABnwtqkB1vNFWg0KdYSP5ZuR6w",
+		"AYAAAABnwtqjB1vNFWgzOncw5j7EiVkzgw", "AYAAAABnwtqkB1vNFWg0Ond2uaeW05n5kw", "AYAAAABnwtqjB1vNFWgzOnddQZBjo3gbYw",
+		"A4AAAABnwtqkB1vNFQAAAAAAAAAJIteAnMVIuUk", "A4AAAABnwtqkB1vNFQAAAAAAAAAKXlUt4btn2-k",
+	}
+	if got := storetest.PageTokens(t, s); !slices.Equal(got, want) {
+		t.Fatalf("page tokens:\n got %q\nwant %q", got, want)
+	}
+}
+
 func open(t *testing.T, path string) *bolt.Store {
 	t.Helper()
 	s, err := bolt.Open(path, bolt.Options{})
