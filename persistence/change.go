@@ -117,16 +117,26 @@ func (c *Change) Validate() error {
 	return nil
 }
 
-// CheckStored checks c's preconditions on the stored handler it changes,
-// as the earlier changes of the same Write leave it: stored at revision,
-// or, when its metadata cannot be decoded, decodeErr saying why (stored
-// is then ignored). It checks IfOwner and IfRevision, and that a finished
-// handler takes no change but Delete (ErrFinished). Metadata that cannot
-// be decoded fails a conditional change and lets another through (which
-// overwrites or deletes it, repairing the handler). Every backend applies
-// it, so the rules are one.
-func (c *Change) CheckStored(stored *Handler, revision uint64, decodeErr error) error {
+// CheckStored checks c's preconditions on the handler it changes, as the
+// earlier changes of the same Write leave it: exists says whether there
+// is one; if there is, it is stored at revision, or, when its metadata
+// cannot be decoded, decodeErr says why (stored is then ignored). It
+// checks that a Create finds no handler (ErrExists) and that a Delete or
+// a conditional change finds one (ErrNotFound), IfOwner and IfRevision,
+// and that a finished handler takes no change but Delete (ErrFinished).
+// Metadata that cannot be decoded fails a conditional change and lets
+// another through (which overwrites or deletes it, repairing the
+// handler). Every backend applies it, so the rules are one.
+func (c *Change) CheckStored(exists bool, stored *Handler, revision uint64, decodeErr error) error {
 	id := c.Handler.ID
+	switch {
+	case c.Create && exists:
+		return fmt.Errorf("handler %q: %w", id, ErrExists)
+	case !exists && (c.Delete || c.IfOwner != nil || c.IfRevision != nil):
+		return fmt.Errorf("handler %q: %w", id, ErrNotFound)
+	case !exists:
+		return nil
+	}
 	if decodeErr != nil {
 		if c.IfOwner != nil || c.IfRevision != nil {
 			return decodeErr
@@ -140,6 +150,29 @@ func (c *Change) CheckStored(stored *Handler, revision uint64, decodeErr error) 
 		return fmt.Errorf("handler %q is at revision %d, not %d: it changed since it was read: %w", id, revision, *c.IfRevision, ErrConflict)
 	case !c.Delete && stored.Status.Terminal():
 		return fmt.Errorf("handler %q is %s: %w", id, stored.Status, ErrFinished)
+	}
+	return nil
+}
+
+// CheckRecords checks that c's records follow lastSeq, the sequence
+// number of the handler's last record as the earlier changes of the same
+// Write leave it (ErrConflict if the first does not).
+func (c *Change) CheckRecords(lastSeq uint64) error {
+	if len(c.Records) > 0 {
+		if first := c.Records[0].Seq; first <= lastSeq {
+			return fmt.Errorf("handler %q: record seq %d is not after last seq %d: %w", c.Handler.ID, first, lastSeq, ErrConflict)
+		}
+	}
+	return nil
+}
+
+// ValidateChanges validates every change of a Write (Change.Validate).
+// The error names the first invalid change and wraps ErrInvalid.
+func ValidateChanges(changes []Change) error {
+	for i := range changes {
+		if err := changes[i].Validate(); err != nil {
+			return fmt.Errorf("change %d: %w", i, err)
+		}
 	}
 	return nil
 }

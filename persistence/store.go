@@ -6,7 +6,10 @@ import (
 )
 
 // Store keeps handlers, their human tasks, the published-event log and
-// workflow definitions durable. Implementations are safe for concurrent use.
+// workflow definitions durable: the four kinds of thing its users need,
+// each an interface of its own (Handlers, Tasks, PublishedLog,
+// WorkflowDefs), so that code that needs one kind can ask for that one.
+// Implementations are safe for concurrent use.
 //
 // Every method checks ctx before it starts; a Write that has been handed to
 // the storage engine completes (or fails) regardless of ctx, because the
@@ -15,7 +18,28 @@ import (
 // Errors wrap the sentinels of this package: ErrNotFound, ErrExists,
 // ErrConflict, ErrInvalid, ErrUnavailable (closed store, I/O failure) and
 // ErrCorrupt (a stored value that cannot be decoded), or ctx's error.
+//
+// A store of several replicas may implement Leaser (with Claimer) and
+// WorkerRoutes too; users find them by type assertion.
 type Store interface {
+	Handlers
+	Tasks
+	PublishedLog
+	WorkflowDefs
+
+	// Count returns how many handlers there are, by status and residency,
+	// and how many tasks, by status.
+	Count(ctx context.Context) (Counts, error)
+
+	// Close releases the store. Calls after Close fail with
+	// ErrUnavailable; closing twice is a no-op.
+	Close() error
+}
+
+// Handlers keeps handlers: each one's metadata, latest snapshot and
+// stream of records, the indexes derived from its metadata, and, written
+// with it, its human tasks (read through Tasks).
+type Handlers interface {
 	// Write applies all changes in one atomic commit, durable when Write
 	// returns nil. If any change fails (a precondition, invalid input),
 	// none is applied. Concurrent Writes share commits, and one caller's
@@ -63,10 +87,19 @@ type Store interface {
 	// after an idle timeout. limit <= 0 means DefaultScanLimit.
 	LongestIdle(ctx context.Context, before time.Time, limit int) ([]Idle, error)
 
-	// Count returns how many handlers there are, by status and residency,
-	// and how many tasks, by status.
-	Count(ctx context.Context) (Counts, error)
+	// FinishedBefore returns up to limit finished handlers (completed,
+	// failed or cancelled) whose CompletedAt is at or before before,
+	// oldest first (ties by id), starting after the position after (nil:
+	// from the oldest): the candidates for deletion after a retention
+	// period. It is answered from an index. limit <= 0 means
+	// DefaultScanLimit.
+	FinishedBefore(ctx context.Context, before time.Time, after *Finished, limit int) ([]Finished, error)
+}
 
+// Tasks reads the human tasks of the inbox. Tasks are written with the
+// handler that owns them (Change.Tasks, Handlers.Write) and deleted with
+// it.
+type Tasks interface {
 	// GetTask returns a task (ErrNotFound if there is none with that id).
 	GetTask(ctx context.Context, id string) (Task, error)
 
@@ -77,7 +110,12 @@ type Store interface {
 	// some listed tasks cannot be decoded, it returns the others, the next
 	// page token, and an error wrapping ErrCorrupt that names them.
 	ListTasks(ctx context.Context, q TaskQuery) (tasks []Task, nextPageToken string, err error)
+}
 
+// PublishedLog is the published-event log: immutable entries (Published),
+// global or addressed to one handler, appended and never rewritten, which
+// a handler that starts waiting for a key later can still find.
+type PublishedLog interface {
 	// Publish appends p to the published-event log and returns it with Seq
 	// set, durable when Publish returns nil. Publish commits on its own
 	// (it may share a commit with concurrent Writes and Publishes). If an
@@ -105,15 +143,12 @@ type Store interface {
 	// out and named by an error wrapping ErrCorrupt, returned with the
 	// others and the next page token.
 	ListPublished(ctx context.Context, q PublishedQuery) (entries []Published, nextPageToken string, err error)
+}
 
-	// FinishedBefore returns up to limit finished handlers (completed,
-	// failed or cancelled) whose CompletedAt is at or before before,
-	// oldest first (ties by id), starting after the position after (nil:
-	// from the oldest): the candidates for deletion after a retention
-	// period. It is answered from an index. limit <= 0 means
-	// DefaultScanLimit.
-	FinishedBefore(ctx context.Context, before time.Time, after *Finished, limit int) ([]Finished, error)
-
+// WorkflowDefs keeps workflow definitions (WorkflowDef) by name, each
+// put and deleted in a commit of its own, conditionally on the Hash of
+// the definition stored.
+type WorkflowDefs interface {
 	// PutWorkflow stores def under def.Name, replacing a stored definition
 	// of that name, in a commit of its own (it may share one with
 	// concurrent writes). ifHash makes it conditional: "" puts whatever is
@@ -138,10 +173,6 @@ type Store interface {
 	// definition's Hash must be ifHash, else ErrConflict. Handlers of the
 	// workflow are not touched.
 	DeleteWorkflow(ctx context.Context, name, ifHash string) error
-
-	// Close releases the store. Calls after Close fail with
-	// ErrUnavailable; closing twice is a no-op.
-	Close() error
 }
 
 // Default limits for Store methods that take a limit.

@@ -33,6 +33,31 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestConformanceReplicas runs the suites of what the stores of several
+// replicas share: skipped, as one process's store implements none of it.
+func TestConformanceReplicas(t *testing.T) {
+	storetest.RunReplicas(t, func(t *testing.T) storetest.OpenFunc {
+		path := filepath.Join(t.TempDir(), "wfd.db")
+		return func(t *testing.T) persistence.Store { return open(t, path) }
+	})
+}
+
+// TestPageTokensUnchanged: the page tokens of fixed listings are those the
+// store issued before its listings shared their token code with
+// PostgreSQL's (persistence/internal/pagetoken): clients keep them.
+func TestPageTokensUnchanged(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "wfd.db"))
+	t.Cleanup(func() { _ = s.Close() })
+	want := []string{
+		"AoAAAABnwtqjB1vNFWgzSB0dOweCjZo", "AoAAAABnwtqiB1vNFWgy1mUa6vcZ6hM", "AoAAAABnwtqkB1vNFWg0KdYSP5ZuR6w",
+		"AYAAAABnwtqjB1vNFWgzOncw5j7EiVkzgw", "AYAAAABnwtqkB1vNFWg0Ond2uaeW05n5kw", "AYAAAABnwtqjB1vNFWgzOnddQZBjo3gbYw",
+		"A4AAAABnwtqkB1vNFQAAAAAAAAAJIteAnMVIuUk", "A4AAAABnwtqkB1vNFQAAAAAAAAAKXlUt4btn2-k",
+	}
+	if got := storetest.PageTokens(t, s); !slices.Equal(got, want) {
+		t.Fatalf("page tokens:\n got %q\nwant %q", got, want)
+	}
+}
+
 func open(t *testing.T, path string) *bolt.Store {
 	t.Helper()
 	s, err := bolt.Open(path, bolt.Options{})

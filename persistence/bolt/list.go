@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 )
 
 // ListHandlers returns handlers matching q, newest first: by creation
@@ -26,51 +27,80 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("bolt: list handlers: %w", err)
 	}
-	after, err := decodeToken(&q)
-	if err != nil {
-		return nil, "", fmt.Errorf("bolt: list handlers: %w", err)
-	}
-	limit := q.Limit()
+	return list(ctx, s, listing[persistence.Handler]{
+		op: "list handlers", kind: "handler", items: "handlers",
+		version: handlerTokenVersion, check: handlerTokenCheck(&q),
+		plan: func(tx *bolt.Tx) []idStream { return planQuery(tx, &q) },
+		get: func(tx *bolt.Tx) func(string) (persistence.Handler, error) {
+			return func(id string) (persistence.Handler, error) { return getHandler(tx, id) }
+		},
+	}, q.PageToken, q.Limit())
+}
 
-	var (
-		handlers []persistence.Handler
-		next     string
-		corrupt  []error
-	)
-	err = s.view(ctx, func(tx *bolt.Tx) error {
-		orders, more := page(planQuery(tx, &q), after, limit)
-		if more {
-			next = encodeToken(&q, orders[len(orders)-1])
+// listing is what tells ListHandlers and ListTasks apart: which items
+// (T) it lists, how it plans its streams of order keys, and how it reads
+// the item an order key names.
+type listing[T any] struct {
+	op    string // "list handlers", for errors
+	kind  string // "handler", what the order keys name
+	items string // "handlers", for the count of skipped ones
+	// version and check make and read its page tokens (token.go).
+	version byte
+	check   func(last []byte) uint64
+	plan    func(tx *bolt.Tx) []idStream
+	// get returns the reader of items by id in tx.
+	get func(tx *bolt.Tx) func(id string) (T, error)
+}
+
+// list returns up to limit items of l, after the position of token, and
+// the token of the next page. An item that cannot be read (corrupt, or
+// missing behind an index entry) is left out and named in the error
+// returned with the others.
+func list[T any](ctx context.Context, s *Store, l listing[T], token string, limit int) ([]T, string, error) {
+	var after []byte
+	if token != "" {
+		var err error
+		if after, err = unpackToken(token, l.version, l.check); err != nil {
+			return nil, "", fmt.Errorf("bolt: %s: %w", l.op, err)
 		}
-		handlers = make([]persistence.Handler, 0, len(orders))
+	}
+	var (
+		out  backend.Listing[T]
+		next string
+	)
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		orders, more := page(l.plan(tx), after, limit)
+		if more {
+			next = packToken(l.version, orders[len(orders)-1], l.check)
+		}
+		out.Items = make([]T, 0, len(orders))
+		get := l.get(tx)
 		for _, order := range orders {
 			id, ok := orderKeyID(order)
 			if !ok {
-				corrupt = append(corrupt, fmt.Errorf("%w: handler index key ending in %q", persistence.ErrCorrupt, order))
+				out.Skip(fmt.Errorf("%w: %s index key ending in %q", persistence.ErrCorrupt, l.kind, order))
 				continue
 			}
-			h, err := getHandler(tx, id)
+			item, err := get(id)
 			switch {
-			case errors.Is(err, persistence.ErrCorrupt):
-				corrupt = append(corrupt, err)
 			case errors.Is(err, persistence.ErrNotFound):
-				// An index names a handler that does not exist.
-				corrupt = append(corrupt, fmt.Errorf("%w: index entry for missing handler %q", persistence.ErrCorrupt, id))
-			case err != nil:
+				// An index names an item that does not exist.
+				out.Skip(fmt.Errorf("%w: index entry for missing %s %q", persistence.ErrCorrupt, l.kind, id))
+			case err != nil && !errors.Is(err, persistence.ErrCorrupt):
 				return err
 			default:
-				handlers = append(handlers, h)
+				out.Add(item, err)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("bolt: list handlers: %w", err)
+		return nil, "", fmt.Errorf("bolt: %s: %w", l.op, err)
 	}
-	if len(corrupt) > 0 {
-		return handlers, next, fmt.Errorf("bolt: list handlers: %d handlers skipped: %w", len(corrupt), errors.Join(corrupt...))
+	if err := out.Err(l.items); err != nil {
+		return out.Items, next, fmt.Errorf("bolt: %s: %w", l.op, err)
 	}
-	return handlers, next, nil
+	return out.Items, next, nil
 }
 
 // planQuery returns one order-key stream per filter of q, the likely most

@@ -26,7 +26,7 @@ func migrateHandlerOrder(tx *bolt.Tx) error {
 	c := bucket(tx, bucketHandlers).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		var t time.Time
-		if h, err := decodeStored(string(k), v); err == nil {
+		if h, err := codec.DecodeStoredHandler(string(k), v); err == nil {
 			t = h.CreatedAt
 		}
 		created[string(k)] = t
@@ -81,7 +81,7 @@ func migrateRunFields(tx *bolt.Tx) error {
 	var metas []rewrite
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		h, err := decodeStored(string(k), v)
+		h, err := codec.DecodeStoredHandler(string(k), v)
 		if err != nil {
 			continue
 		}
@@ -160,7 +160,7 @@ func migrateListIndexes(tx *bolt.Tx) error {
 	var finished []entry
 	c := bucket(tx, bucketHandlers).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		h, err := decodeStored(string(k), v)
+		h, err := codec.DecodeStoredHandler(string(k), v)
 		if err != nil {
 			continue
 		}
@@ -178,7 +178,7 @@ func migrateListIndexes(tx *bolt.Tx) error {
 		if len(k) != 8 {
 			continue
 		}
-		p, err := decodeStoredPublished(binary.BigEndian.Uint64(k), v)
+		p, err := codec.DecodeStoredPublished(binary.BigEndian.Uint64(k), v)
 		if err != nil {
 			continue
 		}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
@@ -23,15 +23,12 @@ func (s *Store) Publish(ctx context.Context, p persistence.Published) (persisten
 	if err := s.begin(ctx); err != nil {
 		return persistence.Published{}, err
 	}
-	if err := p.Validate(); err != nil {
-		return persistence.Published{}, fmt.Errorf("bolt: publish: %w", err)
+	p, err := backend.PreparePublished(p)
+	if err != nil {
+		return persistence.Published{}, fmt.Errorf("bolt: %w", err)
 	}
-	// Copy what the transaction function reads: the caller may reuse
-	// p.Data once Publish returns, and the function may run again.
-	p.Data = bytes.Clone(p.Data)
-	p.At = p.At.UTC()
 	var out persistence.Published
-	err := s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		var err error
 		out, err = publish(tx, p)
 		return err
@@ -95,18 +92,7 @@ func getPublished(tx *bolt.Tx, seq uint64) (persistence.Published, error) {
 		// Entries are never empty; only an index points at missing ones.
 		return persistence.Published{}, fmt.Errorf("%w: index entry for missing published entry %d", persistence.ErrCorrupt, seq)
 	}
-	return decodeStoredPublished(seq, v)
-}
-
-func decodeStoredPublished(seq uint64, raw []byte) (persistence.Published, error) {
-	p, err := codec.DecodePublished(raw)
-	if err != nil {
-		return persistence.Published{}, fmt.Errorf("published entry %d: %w", seq, err)
-	}
-	if p.Seq != seq {
-		return persistence.Published{}, fmt.Errorf("published entry %d: %w: value has seq %d", seq, persistence.ErrCorrupt, p.Seq)
-	}
-	return p, nil
+	return codec.DecodeStoredPublished(seq, v)
 }
 
 // FindPublished returns the oldest matching entry. idx_published_key holds
@@ -171,34 +157,26 @@ func (s *Store) PublishedAfter(ctx context.Context, afterSeq uint64, limit int) 
 	if limit <= 0 {
 		limit = persistence.DefaultScanLimit
 	}
-	var (
-		out     []persistence.Published
-		corrupt []error
-	)
+	var out backend.Listing[persistence.Published]
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		if afterSeq == ^uint64(0) {
 			return nil
 		}
 		c := bucket(tx, bucketPublished).Cursor()
-		for k, v := c.Seek(seqKey(afterSeq + 1)); k != nil && len(out) < limit; k, v = c.Next() {
+		for k, v := c.Seek(seqKey(afterSeq + 1)); k != nil && len(out.Items) < limit; k, v = c.Next() {
 			if len(k) != 8 {
-				corrupt = append(corrupt, fmt.Errorf("%w: published key of %d bytes", persistence.ErrCorrupt, len(k)))
+				out.Skip(fmt.Errorf("%w: published key of %d bytes", persistence.ErrCorrupt, len(k)))
 				continue
 			}
-			p, err := decodeStoredPublished(binary.BigEndian.Uint64(k), v)
-			if err != nil {
-				corrupt = append(corrupt, err)
-				continue
-			}
-			out = append(out, p) // decoding copied Data out of the map
+			out.Add(codec.DecodeStoredPublished(binary.BigEndian.Uint64(k), v)) // decoding copied Data out of the map
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bolt: published after %d: %w", afterSeq, err)
 	}
-	if len(corrupt) > 0 {
-		return out, fmt.Errorf("bolt: published after %d: %d entries skipped: %w", afterSeq, len(corrupt), errors.Join(corrupt...))
+	if err := out.Err("entries"); err != nil {
+		return out.Items, fmt.Errorf("bolt: published after %d: %w", afterSeq, err)
 	}
-	return out, nil
+	return out.Items, nil
 }

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/fnv"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 )
 
 // The published-event log is listed latest first through three indexes
@@ -80,11 +79,10 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 		since = appendTime(nil, q.Since)
 	}
 	var (
-		out     []persistence.Published
-		corrupt []error
-		last    []byte // time|seq of the last entry looked at
-		more    bool
-		listed  int // entries returned or skipped as corrupt
+		out    backend.Listing[persistence.Published]
+		last   []byte // time|seq of the last entry looked at
+		more   bool
+		listed int // entries returned or skipped as corrupt
 	)
 	err = s.view(ctx, func(tx *bolt.Tx) error {
 		c := bucket(tx, name).Cursor()
@@ -105,7 +103,7 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 			if len(tail) != publishedTimeSeqLen {
 				// Damage (keys and ids hold no 0 byte, so no other
 				// entry shares the prefix): skip it.
-				corrupt = append(corrupt, fmt.Errorf("%w: %s entry %q", persistence.ErrCorrupt, name, k))
+				out.Skip(fmt.Errorf("%w: %s entry %q", persistence.ErrCorrupt, name, k))
 				continue
 			}
 			if since != nil && bytes.Compare(tail[:timeLen], since) < 0 {
@@ -117,12 +115,7 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 			}
 			listed++
 			last = bytes.Clone(tail)
-			p, err := getPublished(tx, binary.BigEndian.Uint64(tail[timeLen:]))
-			if err != nil {
-				corrupt = append(corrupt, err)
-				continue
-			}
-			out = append(out, p)
+			out.Add(getPublished(tx, binary.BigEndian.Uint64(tail[timeLen:])))
 		}
 		return nil
 	})
@@ -131,12 +124,12 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 	}
 	var next string
 	if more && last != nil {
-		next = packToken(publishedTokenVersion, last, publishedTokenCheck(&q, last))
+		next = packToken(publishedTokenVersion, last, publishedTokenCheck(&q))
 	}
-	if len(corrupt) > 0 {
-		return out, next, fmt.Errorf("bolt: list published: %d entries skipped: %w", len(corrupt), errors.Join(corrupt...))
+	if err := out.Err("entries"); err != nil {
+		return out.Items, next, fmt.Errorf("bolt: list published: %w", err)
 	}
-	return out, next, nil
+	return out.Items, next, nil
 }
 
 // seekLastWithPrefix positions c on the last key with prefix (nil if none).
@@ -164,7 +157,7 @@ func decodePublishedToken(q *persistence.PublishedQuery) ([]byte, error) {
 	if q.PageToken == "" {
 		return nil, nil
 	}
-	b, err := unpackRawToken(q.PageToken, publishedTokenVersion, func(last []byte) uint64 { return publishedTokenCheck(q, last) })
+	b, err := unpackRawToken(q.PageToken, publishedTokenVersion, publishedTokenCheck(q))
 	if err != nil {
 		return nil, err
 	}
@@ -172,22 +165,4 @@ func decodePublishedToken(q *persistence.PublishedQuery) ([]byte, error) {
 		return nil, fmt.Errorf("%w: malformed page token", persistence.ErrInvalid)
 	}
 	return b, nil
-}
-
-// publishedTokenCheck hashes a log listing's filters; the leading tag keeps
-// its tokens apart from the other listings'.
-func publishedTokenCheck(q *persistence.PublishedQuery, last []byte) uint64 {
-	b := []byte("published\x00")
-	b = append(b, q.Key...)
-	b = append(b, 0)
-	b = append(b, q.HandlerID...)
-	b = append(b, 0)
-	if !q.Since.IsZero() {
-		b = appendTime(b, q.Since)
-	}
-	b = append(b, 0)
-	b = append(b, last...)
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
 }

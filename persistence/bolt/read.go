@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
 // GetHandler returns a handler's metadata.
@@ -30,7 +31,7 @@ func getHandler(tx *bolt.Tx, id string) (persistence.Handler, error) {
 	if !has(b, []byte(id)) {
 		return persistence.Handler{}, fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
 	}
-	return decodeStored(id, b.Get([]byte(id)))
+	return codec.DecodeStoredHandler(id, b.Get([]byte(id)))
 }
 
 // LoadHandler returns a handler's metadata and latest snapshot, read in

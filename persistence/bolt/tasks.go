@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -38,19 +37,7 @@ func seekTask(c *bolt.Cursor, id string) (persistence.Task, error) {
 	if k == nil || string(k) != id {
 		return persistence.Task{}, fmt.Errorf("task %q: %w", id, persistence.ErrNotFound)
 	}
-	return decodeStoredTask(id, v)
-}
-
-// decodeStoredTask decodes the task stored under id.
-func decodeStoredTask(id string, raw []byte) (persistence.Task, error) {
-	t, err := codec.DecodeTask(raw)
-	if err != nil {
-		return persistence.Task{}, fmt.Errorf("task %q: %w", id, err)
-	}
-	if t.ID != id {
-		return persistence.Task{}, fmt.Errorf("task %q: %w: value names task %q", id, persistence.ErrCorrupt, t.ID)
-	}
-	return t, nil
+	return codec.DecodeStoredTask(id, v)
 }
 
 // putTask upserts t (validated, and belonging to the change's handler),
@@ -62,7 +49,7 @@ func putTask(tx *bolt.Tx, t *persistence.Task, d counters) error {
 	raw := tasks.Get(key)
 	var oldEntries []entry
 	if exists {
-		old, err := decodeStoredTask(t.ID, raw)
+		old, err := codec.DecodeStoredTask(t.ID, raw)
 		switch {
 		case err != nil:
 			// Overwriting repairs a corrupt task: its entries are found
@@ -106,7 +93,7 @@ func deleteTasks(tx *bolt.Tx, handler string, d counters) error {
 	for _, id := range ids {
 		var entries []entry
 		if has(tasks, []byte(id)) {
-			if t, err := decodeStoredTask(id, tasks.Get([]byte(id))); err == nil {
+			if t, err := codec.DecodeStoredTask(id, tasks.Get([]byte(id))); err == nil {
 				entries = taskEntriesOf(&t)
 			}
 		}
@@ -138,50 +125,16 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("bolt: list tasks: %w", err)
 	}
-	after, err := decodeTaskToken(&q)
-	if err != nil {
-		return nil, "", fmt.Errorf("bolt: list tasks: %w", err)
-	}
-	limit := q.Limit()
-	var (
-		tasks   []persistence.Task
-		next    string
-		corrupt []error
-	)
-	err = s.view(ctx, func(tx *bolt.Tx) error {
-		orders, more := page(planTaskQuery(tx, &q), after, limit)
-		if more {
-			next = encodeTaskToken(&q, orders[len(orders)-1])
-		}
-		tasks = make([]persistence.Task, 0, len(orders))
-		c := bucket(tx, bucketTasks).Cursor()
-		for _, order := range orders {
-			id, ok := orderKeyID(order)
-			if !ok {
-				corrupt = append(corrupt, fmt.Errorf("%w: task index key ending in %q", persistence.ErrCorrupt, order))
-				continue
-			}
-			t, err := seekTask(c, id)
-			switch {
-			case errors.Is(err, persistence.ErrCorrupt):
-				corrupt = append(corrupt, err)
-			case errors.Is(err, persistence.ErrNotFound):
-				corrupt = append(corrupt, fmt.Errorf("%w: index entry for missing task %q", persistence.ErrCorrupt, id))
-			case err != nil:
-				return err
-			default:
-				tasks = append(tasks, t)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", fmt.Errorf("bolt: list tasks: %w", err)
-	}
-	if len(corrupt) > 0 {
-		return tasks, next, fmt.Errorf("bolt: list tasks: %d tasks skipped: %w", len(corrupt), errors.Join(corrupt...))
-	}
-	return tasks, next, nil
+	return list(ctx, s, listing[persistence.Task]{
+		op: "list tasks", kind: "task", items: "tasks",
+		version: taskTokenVersion, check: taskTokenCheck(&q),
+		plan: func(tx *bolt.Tx) []idStream { return planTaskQuery(tx, &q) },
+		get: func(tx *bolt.Tx) func(string) (persistence.Task, error) {
+			// One cursor for every task of the page.
+			c := bucket(tx, bucketTasks).Cursor()
+			return func(id string) (persistence.Task, error) { return seekTask(c, id) }
+		},
+	}, q.PageToken, q.Limit())
 }
 
 // planTaskQuery returns one order-key stream per filter of q, the likely

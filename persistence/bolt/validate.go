@@ -113,22 +113,12 @@ func validate(path string) (*fileMeta, error) {
 // readMeta picks the meta page bbolt would use: the valid one with the
 // higher transaction id. problem says why there is none.
 func readMeta(f *os.File, size int64) (fm *fileMeta, problem string, err error) {
-	buf := make([]byte, pageHeaderSize+metaSize)
-	read := func(off int64) ([]byte, error) {
-		n, err := f.ReadAt(buf, off)
-		switch {
-		case err != nil && err != io.EOF:
-			return nil, err
-		case n < len(buf):
-			return nil, nil // past the end of the file
-		}
-		return buf, nil
-	}
-	// The page size is in the meta pages; bbolt tries the second one at
-	// every power of two when the first does not validate.
-	var ms [2]meta
-	var errs [2]error
-	page, err := read(0)
+	r := metaReader{f: f, buf: make([]byte, pageHeaderSize+metaSize)}
+	var (
+		ms   [2]meta
+		errs [2]error
+	)
+	page, err := r.read(0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -136,29 +126,19 @@ func readMeta(f *os.File, size int64) (fm *fileMeta, problem string, err error) 
 		return nil, fmt.Sprintf("the file is %d bytes, too short for a bbolt file", size), nil
 	}
 	ms[0], errs[0] = decodeMeta(page)
-	pageSize := int64(0)
-	if errs[0] == nil {
-		pageSize = int64(ms[0].pageSize)
-	}
-	for ps := int64(minPageSize); pageSize == 0 && ps <= maxPageSize && ps < size; ps *= 2 {
-		if page, err := read(ps); err != nil {
-			return nil, "", err
-		} else if page != nil {
-			if m, err := decodeMeta(page); err == nil {
-				pageSize = int64(m.pageSize)
-			}
-		}
+	pageSize, err := r.pageSize(ms[0], errs[0], size)
+	if err != nil {
+		return nil, "", err
 	}
 	if pageSize < minPageSize || pageSize > maxPageSize || pageSize&(pageSize-1) != 0 {
 		// Say what is wrong with page 1 where bbolt puts it by default.
 		errs[1] = errors.New("missing")
-		if page, err := read(int64(os.Getpagesize())); err == nil && page != nil {
+		if page, err := r.read(int64(os.Getpagesize())); err == nil && page != nil {
 			_, errs[1] = decodeMeta(page)
 		}
-		return nil, fmt.Sprintf("neither meta page is valid (page 0: %v; page 1: %v)", errs[0], errs[1]), nil
+		return nil, neitherMeta(errs), nil
 	}
-	page, err = read(pageSize)
-	if err != nil {
+	if page, err = r.read(pageSize); err != nil {
 		return nil, "", err
 	}
 	if page == nil {
@@ -166,25 +146,78 @@ func readMeta(f *os.File, size int64) (fm *fileMeta, problem string, err error) 
 	} else {
 		ms[1], errs[1] = decodeMeta(page)
 	}
+	fm, problem = pickMeta(size, pageSize, ms, errs)
+	return fm, problem, nil
+}
+
+// metaReader reads the meta pages of a file, one at a time.
+type metaReader struct {
+	f   *os.File
+	buf []byte
+}
+
+// read returns the header and meta of the page at off, nil if the file
+// ends before. The result is valid until the next read.
+func (r *metaReader) read(off int64) ([]byte, error) {
+	n, err := r.f.ReadAt(r.buf, off)
+	switch {
+	case err != nil && err != io.EOF:
+		return nil, err
+	case n < len(r.buf):
+		return nil, nil // past the end of the file
+	}
+	return r.buf, nil
+}
+
+// pageSize returns the file's page size, which is in the meta pages:
+// first's (page 0's), if it is valid, else that of a valid second meta
+// page found where bbolt looks for one when the first does not validate,
+// at every power of two. It returns 0 if there is none.
+func (r *metaReader) pageSize(first meta, firstErr error, size int64) (int64, error) {
+	if firstErr == nil && first.pageSize != 0 {
+		return int64(first.pageSize), nil
+	}
+	for ps := int64(minPageSize); ps <= maxPageSize && ps < size; ps *= 2 {
+		page, err := r.read(ps)
+		if err != nil {
+			return 0, err
+		}
+		if page == nil {
+			continue
+		}
+		if m, err := decodeMeta(page); err == nil && m.pageSize != 0 {
+			return int64(m.pageSize), nil
+		}
+	}
+	return 0, nil
+}
+
+// pickMeta picks the meta page to use of the two read at page size
+// pageSize (errs says what is wrong with each).
+func pickMeta(size, pageSize int64, ms [2]meta, errs [2]error) (*fileMeta, string) {
 	use := 0
 	switch {
 	case errs[0] != nil && errs[1] != nil:
-		return nil, fmt.Sprintf("neither meta page is valid (page 0: %v; page 1: %v)", errs[0], errs[1]), nil
+		return nil, neitherMeta(errs)
 	case errs[0] != nil:
 		use = 1
 	case errs[1] == nil && ms[1].txid > ms[0].txid:
 		use = 1
 	}
 	m := ms[use]
-	fm = &fileMeta{size: size, pageSize: int64(m.pageSize), pages: m.pgid, root: m.root, freelist: m.freelist, txid: m.txid, meta: use}
+	fm := &fileMeta{size: size, pageSize: int64(m.pageSize), pages: m.pgid, root: m.root, freelist: m.freelist, txid: m.txid, meta: use}
 	if other := 1 - use; errs[other] != nil {
 		fm.invalidMeta = fmt.Sprintf("meta page %d is invalid (%v); bbolt uses meta page %d (transaction %d), as after an interrupted commit, and the next commit rewrites it",
 			other, errs[other], use, m.txid)
 	}
 	if fm.pageSize != pageSize {
-		return fm, fmt.Sprintf("the meta pages disagree on the page size (%d, %d)", pageSize, fm.pageSize), nil
+		return fm, fmt.Sprintf("the meta pages disagree on the page size (%d, %d)", pageSize, fm.pageSize)
 	}
-	return fm, "", nil
+	return fm, ""
+}
+
+func neitherMeta(errs [2]error) string {
+	return fmt.Sprintf("neither meta page is valid (page 0: %v; page 1: %v)", errs[0], errs[1])
 }
 
 // checkPages checks the meta page's numbers against the file and reads

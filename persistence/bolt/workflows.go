@@ -2,12 +2,12 @@ package bolt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
@@ -19,26 +19,16 @@ func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, if
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	if err := def.Validate(); err != nil {
-		return fmt.Errorf("bolt: put workflow: %w", err)
-	}
-	if err := persistence.ValidateIfHash(ifHash, true); err != nil {
-		return fmt.Errorf("bolt: put workflow %q: %w", def.Name, err)
-	}
-	// Encoded once, here: the caller may reuse def.Def once PutWorkflow
-	// returns, and the function may run again.
-	def.CreatedAt, def.UpdatedAt = def.CreatedAt.UTC(), def.UpdatedAt.UTC()
-	enc, err := codec.EncodeWorkflowDef(&def)
+	enc, err := backend.PrepareWorkflowDef(def, ifHash)
 	if err != nil {
-		return fmt.Errorf("bolt: put workflow %q: %w", def.Name, err)
+		return fmt.Errorf("bolt: %w", err)
 	}
-	key := []byte(def.Name)
 	err = s.update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bucketWorkflows)
-		if err := checkIfHash(b, def.Name, ifHash); err != nil {
+		if err := checkIfHash(b, def.Name, ifHash, false); err != nil {
 			return err
 		}
-		return b.Put(key, enc)
+		return b.Put([]byte(def.Name), enc)
 	})
 	if err != nil {
 		return fmt.Errorf("bolt: put workflow %q: %w", def.Name, storageError(err))
@@ -46,31 +36,14 @@ func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, if
 	return nil
 }
 
-// checkIfHash checks a PutWorkflow or DeleteWorkflow condition against
-// the stored definition of name. A stored value that cannot be decoded
-// fails a conditional call (its hash is unknown) but not an unconditional
-// one, which is how an operator's tool replaces or removes it.
-func checkIfHash(b *bolt.Bucket, name, ifHash string) error {
-	if ifHash == "" {
-		return nil
-	}
-	exists := has(b, []byte(name))
-	switch {
-	case !exists && ifHash == persistence.Absent:
-		return nil
-	case !exists:
-		return fmt.Errorf("workflow %q: %w", name, persistence.ErrNotFound)
-	case ifHash == persistence.Absent:
-		return fmt.Errorf("workflow %q: %w", name, persistence.ErrExists)
-	}
-	stored, err := decodeStoredDef(name, b.Get([]byte(name)))
-	if err != nil {
-		return err
-	}
-	if stored.Hash != ifHash {
-		return fmt.Errorf("%w: workflow %q has hash %q, not %q", persistence.ErrConflict, name, stored.Hash, ifHash)
-	}
-	return nil
+// checkIfHash checks a PutWorkflow or (del) DeleteWorkflow condition
+// against the stored definition of name.
+func checkIfHash(b *bolt.Bucket, name, ifHash string, del bool) error {
+	key := []byte(name)
+	return backend.CheckIfHash(name, ifHash, del, has(b, key), func() (string, error) {
+		stored, err := codec.DecodeStoredWorkflowDef(name, b.Get(key))
+		return stored.Hash, err
+	})
 }
 
 // GetWorkflow returns the definition stored under name.
@@ -85,8 +58,8 @@ func (s *Store) GetWorkflow(ctx context.Context, name string) (persistence.Workf
 			return fmt.Errorf("workflow %q: %w", name, persistence.ErrNotFound)
 		}
 		var err error
-		d, err = decodeStoredDef(name, b.Get([]byte(name)))
-		return err
+		d, err = codec.DecodeStoredWorkflowDef(name, b.Get([]byte(name)))
+		return err // decoding copied Def out of the mapped file
 	})
 	if err != nil {
 		return persistence.WorkflowDef{}, fmt.Errorf("bolt: get workflow: %w", err)
@@ -96,28 +69,20 @@ func (s *Store) GetWorkflow(ctx context.Context, name string) (persistence.Workf
 
 // ListWorkflowDefs returns every stored definition in key (name) order.
 func (s *Store) ListWorkflowDefs(ctx context.Context) ([]persistence.WorkflowDef, error) {
-	var (
-		out     []persistence.WorkflowDef
-		corrupt []error
-	)
+	var defs backend.Listing[persistence.WorkflowDef]
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		return bucket(tx, bucketWorkflows).ForEach(func(k, v []byte) error {
-			d, err := decodeStoredDef(string(k), v)
-			if err != nil {
-				corrupt = append(corrupt, err)
-				return nil
-			}
-			out = append(out, d)
+			defs.Add(codec.DecodeStoredWorkflowDef(string(k), v))
 			return nil
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bolt: list workflows: %w", err)
 	}
-	if len(corrupt) > 0 {
-		return out, fmt.Errorf("bolt: list workflows: %d definitions skipped: %w", len(corrupt), errors.Join(corrupt...))
+	if err := defs.Err("definitions"); err != nil {
+		return defs.Items, fmt.Errorf("bolt: list workflows: %w", err)
 	}
-	return out, nil
+	return defs.Items, nil
 }
 
 // DeleteWorkflow removes the definition stored under name, in its own
@@ -126,38 +91,18 @@ func (s *Store) DeleteWorkflow(ctx context.Context, name, ifHash string) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	if err := persistence.ValidateWorkflowName(name); err != nil {
-		return fmt.Errorf("bolt: delete workflow: %w", err)
+	if err := backend.CheckDeleteWorkflow(name, ifHash); err != nil {
+		return fmt.Errorf("bolt: %w", err)
 	}
-	if err := persistence.ValidateIfHash(ifHash, false); err != nil {
-		return fmt.Errorf("bolt: delete workflow %q: %w", name, err)
-	}
-	key := []byte(name)
 	err := s.update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bucketWorkflows)
-		if !has(b, key) {
-			return fmt.Errorf("workflow %q: %w", name, persistence.ErrNotFound)
-		}
-		if err := checkIfHash(b, name, ifHash); err != nil {
+		if err := checkIfHash(b, name, ifHash, true); err != nil {
 			return err
 		}
-		return b.Delete(key)
+		return b.Delete([]byte(name))
 	})
 	if err != nil {
 		return fmt.Errorf("bolt: delete workflow %q: %w", name, storageError(err))
 	}
 	return nil
-}
-
-// decodeStoredDef decodes the definition stored under name; a value that
-// names another workflow is corrupt.
-func decodeStoredDef(name string, raw []byte) (persistence.WorkflowDef, error) {
-	d, err := codec.DecodeWorkflowDef(raw)
-	if err != nil {
-		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q: %w", name, err)
-	}
-	if d.Name != name {
-		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q: %w: value names workflow %q", name, persistence.ErrCorrupt, d.Name)
-	}
-	return d, nil // decoding copied Def out of the mapped file
 }

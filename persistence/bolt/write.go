@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
@@ -29,10 +30,10 @@ func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error 
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
+	if err := persistence.ValidateChanges(changes); err != nil {
+		return fmt.Errorf("bolt: write: %w", err)
+	}
 	for i := range changes {
-		if err := changes[i].Validate(); err != nil {
-			return fmt.Errorf("bolt: write: change %d: %w", i, err)
-		}
 		if !changes[i].Fence.IsZero() {
 			// One process has no leases: refuse a promise it cannot keep
 			// rather than ignore it.
@@ -82,93 +83,89 @@ func applyChanges(tx *bolt.Tx, changes []persistence.Change) error {
 }
 
 func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
+	st := readStored(tx, c.Handler.ID)
+	if err := c.CheckStored(st.exists(), &st.old, st.old.Revision, st.oldErr); err != nil {
+		return err
+	}
+	if c.Delete {
+		return deleteHandler(tx, c.Handler.ID, st.entries(tx, c.Handler.ID), d)
+	}
+	return putHandler(tx, c, &st, d)
+}
+
+// storedHandler is a handler as stored when a change of it is applied.
+type storedHandler struct {
+	raw    []byte // its metadata; nil: there is no handler
+	old    persistence.Handler
+	oldErr error // why raw cannot be decoded
+}
+
+// readStored reads handler id. One lookup serves the existence check, the
+// old index entries and the unchanged-metadata check of putHandler (each
+// bbolt lookup is a cursor seek).
+func readStored(tx *bolt.Tx, id string) storedHandler {
+	st := storedHandler{raw: bucket(tx, bucketHandlers).Get([]byte(id))}
+	if st.raw != nil {
+		st.old, st.oldErr = codec.DecodeStoredHandler(id, st.raw)
+	}
+	return st
+}
+
+func (st *storedHandler) exists() bool { return st.raw != nil }
+
+// entries returns the stored handler's index entries (none if there is
+// none), from its metadata or, if that is corrupt, from the indexes
+// themselves, so that overwriting or deleting it repairs the handler.
+func (st *storedHandler) entries(tx *bolt.Tx, id string) []entry {
+	switch {
+	case !st.exists():
+		return nil
+	case st.oldErr != nil:
+		return scanEntries(tx, id)
+	default:
+		return entriesOf(&st.old)
+	}
+}
+
+// lastSeq returns the sequence number of the stored handler's last
+// record, from its metadata or, if that is corrupt, from its records.
+func (st *storedHandler) lastSeq(tx *bolt.Tx, id string) uint64 {
+	switch {
+	case !st.exists():
+		return 0
+	case st.oldErr != nil:
+		return lastRecordSeq(tx, id)
+	default:
+		return st.old.LastSeq
+	}
+}
+
+// putHandler applies a change that is not a Delete to the handler st.
+func putHandler(tx *bolt.Tx, c *persistence.Change, st *storedHandler, d counters) error {
 	id := c.Handler.ID
 	key := []byte(id)
-	handlers := bucket(tx, bucketHandlers)
-
-	// One lookup serves the existence check, the old index entries and the
-	// unchanged-metadata check below (each bbolt lookup is a cursor seek).
-	stored := handlers.Get(key)
-	exists := stored != nil
-	var (
-		old    persistence.Handler
-		oldErr error // why the stored metadata cannot be decoded
-	)
-	if exists {
-		old, oldErr = decodeStored(id, stored)
-	}
-	switch {
-	case c.Create && exists:
-		return fmt.Errorf("handler %q: %w", id, persistence.ErrExists)
-	case !exists && (c.Delete || c.IfOwner != nil || c.IfRevision != nil):
-		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
-	}
-	if exists {
-		if err := c.CheckStored(&old, old.Revision, oldErr); err != nil {
-			return err
-		}
-	}
-
-	// The previous index entries and last sequence number, from the
-	// metadata, or, if it is corrupt, from the indexes and records
-	// themselves, so that overwriting or deleting repairs the handler.
-	var (
-		oldEntries []entry
-		lastSeq    uint64
-	)
-	switch {
-	case exists && oldErr == nil:
-		oldEntries, lastSeq = entriesOf(&old), old.LastSeq
-	case exists:
-		oldEntries, lastSeq = scanEntries(tx, id), lastRecordSeq(tx, id)
-	}
-
-	if c.Delete {
-		return deleteHandler(tx, id, oldEntries, d)
-	}
-
-	if len(c.Records) > 0 {
-		if first := c.Records[0].Seq; first <= lastSeq {
-			return fmt.Errorf("handler %q: record seq %d is not after last seq %d: %w", id, first, lastSeq, persistence.ErrConflict)
-		}
-		records := bucket(tx, bucketRecords)
-		for _, r := range c.Records {
-			data := r.Data
-			if data == nil {
-				data = []byte{}
-			}
-			if err := records.Put(recordKey(id, r.Seq), data); err != nil {
-				return fmt.Errorf("handler %q: put record %d: %w", id, r.Seq, err)
-			}
-		}
-		lastSeq = c.Records[len(c.Records)-1].Seq
-	}
-
+	oldEntries := st.entries(tx, id)
 	h := c.Handler
-	h.LastSeq = lastSeq
-	// The revision is the transaction's id (bbolt gives every write
-	// transaction a new one), set when the handler changes. Unchanged
-	// metadata (a change that only upserts tasks, say) keeps its
-	// revision and is not rewritten, so its page stays clean.
-	revision := uint64(tx.ID())
-	changed := !exists || oldErr != nil || c.Snapshot != nil || len(c.Records) > 0
-	h.Revision = revision
-	if !changed {
-		h.Revision = old.Revision
+	h.LastSeq = st.lastSeq(tx, id)
+	if err := c.CheckRecords(h.LastSeq); err != nil {
+		return err
 	}
-	enc, err := codec.EncodeHandler(&h)
+	if err := putRecords(tx, id, c.Records); err != nil {
+		return err
+	}
+	if n := len(c.Records); n > 0 {
+		h.LastSeq = c.Records[n-1].Seq
+	}
+	// The revision is the transaction's id (bbolt gives every write
+	// transaction a new one). Unchanged metadata is not rewritten, so its
+	// page stays clean.
+	changed := !st.exists() || st.oldErr != nil || c.Snapshot != nil || len(c.Records) > 0
+	enc, changed, err := backend.EncodeRevised(&h, st.raw, st.old.Revision, uint64(tx.ID()), changed)
 	if err != nil {
 		return err
 	}
-	if !changed && !bytes.Equal(stored, enc) {
-		changed = true
-		h.Revision = revision
-		if enc, err = codec.EncodeHandler(&h); err != nil {
-			return err
-		}
-	}
 	if changed {
-		if err := handlers.Put(key, enc); err != nil {
+		if err := bucket(tx, bucketHandlers).Put(key, enc); err != nil {
 			return fmt.Errorf("handler %q: put metadata: %w", id, err)
 		}
 	}
@@ -185,8 +182,23 @@ func applyChange(tx *bolt.Tx, c *persistence.Change, d counters) error {
 			return fmt.Errorf("handler %q: %w", id, err)
 		}
 	}
-	if !exists {
+	if !st.exists() {
 		d[counterHandlers]++
+	}
+	return nil
+}
+
+// putRecords appends records to handler id's stream.
+func putRecords(tx *bolt.Tx, id string, records []persistence.Record) error {
+	b := bucket(tx, bucketRecords)
+	for _, r := range records {
+		data := r.Data
+		if data == nil {
+			data = []byte{}
+		}
+		if err := b.Put(recordKey(id, r.Seq), data); err != nil {
+			return fmt.Errorf("handler %q: put record %d: %w", id, r.Seq, err)
+		}
 	}
 	return nil
 }
@@ -233,16 +245,4 @@ func lastRecordSeq(tx *bolt.Tx, id string) uint64 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(k[len(prefix):])
-}
-
-// decodeStored decodes the metadata stored under id.
-func decodeStored(id string, raw []byte) (persistence.Handler, error) {
-	h, err := codec.DecodeHandler(raw)
-	if err != nil {
-		return persistence.Handler{}, fmt.Errorf("handler %q: %w", id, err)
-	}
-	if h.ID != id {
-		return persistence.Handler{}, fmt.Errorf("handler %q: %w: metadata names handler %q", id, persistence.ErrCorrupt, h.ID)
-	}
-	return h, nil
 }

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -14,46 +13,6 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/postgres"
 )
-
-// TestLeaseExpiredIsLost: a lease that expired is its holder's no more,
-// even while nobody has taken it: a fenced Write under it is refused
-// (a replica paused past its lease commits nothing it did meanwhile) and
-// Renew reports it lost instead of bringing it back. Acquiring it again
-// gives a new token.
-func TestLeaseExpiredIsLost(t *testing.T) {
-	ctx := t.Context()
-	url := pgtest.NewDatabase(t)
-	a := openShared(t, url, postgres.Options{})
-	l := mustAcquire(t, a, "h", "A", longTTL)
-	if err := a.Write(ctx, persistence.Change{Handler: owned("h", "A"), Create: true, Fence: l.Fence()}); err != nil {
-		t.Fatalf("fenced create: %v", err)
-	}
-	if lost, err := a.Renew(ctx, "A", []persistence.Fence{l.Fence()}, shortTTL); err != nil || len(lost) != 0 {
-		t.Fatalf("Renew = %v, %v; want nothing lost", lost, err)
-	}
-	testwait.For(t, "the lease to expire", func() bool {
-		got, err := a.Lease(ctx, "h")
-		return err == nil && !got.Live
-	})
-
-	err := a.Write(ctx, persistence.Change{Handler: owned("h", "A"), Fence: l.Fence(), Records: []persistence.Record{{Seq: 1, Data: []byte("late")}}})
-	if !errors.Is(err, persistence.ErrFenced) {
-		t.Fatalf("Write under an expired lease nobody took: %v, want ErrFenced", err)
-	}
-	if recs, err := a.ReadRecords(ctx, "h", 0, 0); err != nil || len(recs) != 0 {
-		t.Fatalf("records after the refused Write = %v, %v; want none", recs, err)
-	}
-	if lost, err := a.Renew(ctx, "A", []persistence.Fence{l.Fence()}, longTTL); err != nil || !slices.Equal(lost, []string{"h"}) {
-		t.Fatalf("Renew of an expired lease = %v, %v; want [h] lost", lost, err)
-	}
-	again := mustAcquire(t, a, "h", "A", longTTL)
-	if again.Token <= l.Token {
-		t.Fatalf("token after the expiry %d, not above %d", again.Token, l.Token)
-	}
-	if err := a.Write(ctx, persistence.Change{Handler: owned("h", "A"), Fence: again.Fence()}); err != nil {
-		t.Fatalf("Write under the new lease: %v", err)
-	}
-}
 
 // TestSessionTimeoutFreesLocks: a process that stops in the middle of a
 // transaction (SIGSTOP between a Write's two round trips, here a
@@ -68,7 +27,7 @@ func TestSessionTimeoutFreesLocks(t *testing.T) {
 	const limit = time.Second
 	a := openShared(t, url, postgres.Options{SessionTimeout: limit})
 	b := openShared(t, url, postgres.Options{SessionTimeout: limit})
-	la := mustAcquire(t, a, "h", "A", shortTTL)
+	la := acquireA(t, a, shortTTL)
 
 	// The stopped process: its session as the store configures it, in a
 	// transaction holding the lease row as a Write's first round trip does.

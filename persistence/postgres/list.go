@@ -8,6 +8,7 @@ import (
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
+	"github.com/wfd-dev/wfd/persistence/internal/pagetoken"
 )
 
 // where builds a WHERE clause with numbered parameters.
@@ -50,39 +51,25 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("postgres: list handlers: %w", err)
 	}
-	filters := handlerFilters(&q)
-	var w where
-	if q.PageToken != "" {
-		p, err := unpackToken(q.PageToken, tokenHandlers, filters)
-		if err != nil {
-			return nil, "", fmt.Errorf("postgres: list handlers: %w", err)
+	p := page{what: "list handlers", items: "handlers", kind: tokenHandlers, filters: pagetoken.HandlerFilters(&q), limit: q.Limit()}
+	return listNewest(ctx, s, "wfd_handlers", p, q.PageToken, func(w *where) {
+		if q.Workflow != "" {
+			w.add("workflow = $%d", q.Workflow)
 		}
-		w.add("(created_at, created_ns, id) < ($%d, $%d, $%d)", p.at, nsOf(p.at), p.id)
-	}
-	if q.Workflow != "" {
-		w.add("workflow = $%d", q.Workflow)
-	}
-	if len(q.Statuses) > 0 {
-		st := make([]int16, len(q.Statuses))
-		for i, s := range q.Statuses {
-			st[i] = int16(s)
+		if len(q.Statuses) > 0 {
+			w.add("status = ANY($%d)", int16s(q.Statuses))
 		}
-		w.add("status = ANY($%d)", st)
-	}
-	if q.Residency != 0 {
-		w.add("residency = $%d", int16(q.Residency))
-	}
-	if cutoff, idle := q.IdleCutoff(); idle {
-		if cutoff.IsZero() {
-			w.add("idle_since IS NOT NULL")
-		} else {
-			w.add("idle_since IS NOT NULL AND (idle_since, idle_ns) <= ($%d, $%d)", cutoff, nsOf(cutoff))
+		if q.Residency != 0 {
+			w.add("residency = $%d", int16(q.Residency))
 		}
-	}
-	limit := q.Limit()
-	sql := fmt.Sprintf("SELECT id, created_at, created_ns, meta FROM wfd_handlers%s ORDER BY created_at DESC, created_ns DESC, id DESC LIMIT $%d",
-		w.sql(), w.param(limit+1))
-	return readPage(ctx, s, page{what: "list handlers", items: "handlers", kind: tokenHandlers, filters: filters, limit: limit}, sql, w.args, byID, decodeHandler)
+		if cutoff, idle := q.IdleCutoff(); idle {
+			if cutoff.IsZero() {
+				w.add("idle_since IS NOT NULL")
+			} else {
+				w.add("idle_since IS NOT NULL AND (idle_since, idle_ns) <= ($%d, $%d)", cutoff, nsOf(cutoff))
+			}
+		}
+	}, codec.DecodeStoredHandler)
 }
 
 // GetTask returns a task.
@@ -94,20 +81,9 @@ func (s *Store) GetTask(ctx context.Context, id string) (persistence.Task, error
 	if err := s.queryRow(ctx, `SELECT meta FROM wfd_tasks WHERE id = $1`, id).Scan(&meta); err != nil {
 		return persistence.Task{}, fmt.Errorf("postgres: get task: %w", s.notFound(ctx, err, "task", id))
 	}
-	t, err := decodeTask(id, meta)
+	t, err := codec.DecodeStoredTask(id, meta)
 	if err != nil {
 		return persistence.Task{}, fmt.Errorf("postgres: get task: %w", err)
-	}
-	return t, nil
-}
-
-func decodeTask(id string, raw []byte) (persistence.Task, error) {
-	t, err := codec.DecodeTask(raw)
-	if err != nil {
-		return persistence.Task{}, fmt.Errorf("task %q: %w", id, err)
-	}
-	if t.ID != id {
-		return persistence.Task{}, fmt.Errorf("task %q: %w: value names task %q", id, persistence.ErrCorrupt, t.ID)
 	}
 	return t, nil
 }
@@ -121,37 +97,51 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("postgres: list tasks: %w", err)
 	}
-	filters := taskFilters(&q)
+	p := page{what: "list tasks", items: "tasks", kind: tokenTasks, filters: pagetoken.TaskFilters(&q), limit: q.Limit()}
+	return listNewest(ctx, s, "wfd_tasks", p, q.PageToken, func(w *where) {
+		if len(q.Statuses) > 0 {
+			w.add("status = ANY($%d)", int16s(q.Statuses))
+		}
+		assignees := slices.Clone(q.Assignees)
+		if q.Assignee != "" {
+			assignees = []string{q.Assignee}
+		}
+		if len(assignees) > 0 {
+			w.add("assignee = ANY($%d)", assignees)
+		}
+		if q.Workflow != "" {
+			w.add("workflow = $%d", q.Workflow)
+		}
+		if q.HandlerID != "" {
+			w.add("handler_id = $%d", q.HandlerID)
+		}
+	}, codec.DecodeStoredTask)
+}
+
+// listNewest reads page p of table, whose rows are listed newest first
+// (by created_at, created_ns, id, all descending), after the position of
+// token, with the conditions filter adds.
+func listNewest[T any](ctx context.Context, s *Store, table string, p page, token string, filter func(*where),
+	decode func(id string, raw []byte) (T, error)) ([]T, string, error) {
 	var w where
-	if q.PageToken != "" {
-		p, err := unpackToken(q.PageToken, tokenTasks, filters)
+	if token != "" {
+		pos, err := unpackToken(token, p.kind, p.filters)
 		if err != nil {
-			return nil, "", fmt.Errorf("postgres: list tasks: %w", err)
+			return nil, "", fmt.Errorf("postgres: %s: %w", p.what, err)
 		}
-		w.add("(created_at, created_ns, id) < ($%d, $%d, $%d)", p.at, nsOf(p.at), p.id)
+		w.add("(created_at, created_ns, id) < ($%d, $%d, $%d)", pos.at, nsOf(pos.at), pos.id)
 	}
-	if len(q.Statuses) > 0 {
-		st := make([]int16, len(q.Statuses))
-		for i, s := range q.Statuses {
-			st[i] = int16(s)
-		}
-		w.add("status = ANY($%d)", st)
+	filter(&w)
+	sql := fmt.Sprintf("SELECT id, created_at, created_ns, meta FROM %s%s ORDER BY created_at DESC, created_ns DESC, id DESC LIMIT $%d",
+		table, w.sql(), w.param(p.limit+1))
+	return readPage(ctx, s, p, sql, w.args, byID, decode)
+}
+
+// int16s converts the values of a status filter to the column's type.
+func int16s[S ~int](values []S) []int16 {
+	out := make([]int16, len(values))
+	for i, v := range values {
+		out[i] = int16(v)
 	}
-	assignees := slices.Clone(q.Assignees)
-	if q.Assignee != "" {
-		assignees = []string{q.Assignee}
-	}
-	if len(assignees) > 0 {
-		w.add("assignee = ANY($%d)", assignees)
-	}
-	if q.Workflow != "" {
-		w.add("workflow = $%d", q.Workflow)
-	}
-	if q.HandlerID != "" {
-		w.add("handler_id = $%d", q.HandlerID)
-	}
-	limit := q.Limit()
-	sql := fmt.Sprintf("SELECT id, created_at, created_ns, meta FROM wfd_tasks%s ORDER BY created_at DESC, created_ns DESC, id DESC LIMIT $%d",
-		w.sql(), w.param(limit+1))
-	return readPage(ctx, s, page{what: "list tasks", items: "tasks", kind: tokenTasks, filters: filters, limit: limit}, sql, w.args, byID, decodeTask)
+	return out
 }

@@ -2,9 +2,10 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 )
 
 // page describes one page of a list: its query asks for limit+1 rows of
@@ -30,11 +31,10 @@ func readPage[K string | int64, T any](ctx context.Context, s *Store, p page, sq
 	}
 	defer rows.Close()
 	var (
-		out     []T
-		corrupt []error
-		last    position
-		n       int
-		more    bool
+		out  backend.Listing[T]
+		last position
+		n    int
+		more bool
 	)
 	for rows.Next() {
 		if n == p.limit {
@@ -52,12 +52,7 @@ func readPage[K string | int64, T any](ctx context.Context, s *Store, p page, sq
 		}
 		n++
 		last = pos(key, fromParts(at, ns))
-		item, err := decode(key, raw)
-		if err != nil {
-			corrupt = append(corrupt, err)
-			continue
-		}
-		out = append(out, item)
+		out.Add(decode(key, raw))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("postgres: %s: %w", p.what, s.classify(ctx, err))
@@ -66,10 +61,10 @@ func readPage[K string | int64, T any](ctx context.Context, s *Store, p page, sq
 	if more {
 		next = packToken(p.kind, last, p.filters)
 	}
-	if len(corrupt) > 0 {
-		return out, next, fmt.Errorf("postgres: %s: %d %s skipped: %w", p.what, len(corrupt), p.items, errors.Join(corrupt...))
+	if err := out.Err(p.items); err != nil {
+		return out.Items, next, fmt.Errorf("postgres: %s: %w", p.what, err)
 	}
-	return out, next, nil
+	return out.Items, next, nil
 }
 
 func byID(id string, at time.Time) position  { return position{at: at, id: id} }

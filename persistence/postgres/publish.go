@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
+	"github.com/wfd-dev/wfd/persistence/internal/pagetoken"
 )
 
 // Publish appends p to the published-event log. Concurrent Publishes
@@ -31,11 +32,10 @@ func (s *Store) Publish(ctx context.Context, p persistence.Published) (persisten
 	if err := s.begin(ctx); err != nil {
 		return persistence.Published{}, err
 	}
-	if err := p.Validate(); err != nil {
-		return persistence.Published{}, fmt.Errorf("postgres: publish: %w", err)
+	p, err := backend.PreparePublished(p)
+	if err != nil {
+		return persistence.Published{}, fmt.Errorf("postgres: %w", err)
 	}
-	p.At = p.At.UTC()
-	p.Data = bytes.Clone(p.Data)
 	out, err := s.pub.publish(p)
 	if err != nil {
 		return persistence.Published{}, fmt.Errorf("postgres: publish %q: %w", p.ID, s.classify(ctx, err))
@@ -43,15 +43,9 @@ func (s *Store) Publish(ctx context.Context, p persistence.Published) (persisten
 	return out, nil
 }
 
+// decodePublished decodes the log entry stored under seq (a bigint).
 func decodePublished(seq int64, raw []byte) (persistence.Published, error) {
-	p, err := codec.DecodePublished(raw)
-	if err != nil {
-		return persistence.Published{}, fmt.Errorf("published entry %d: %w", seq, err)
-	}
-	if p.Seq != uint64(seq) {
-		return persistence.Published{}, fmt.Errorf("published entry %d: %w: value has seq %d", seq, persistence.ErrCorrupt, p.Seq)
-	}
-	return p, nil
+	return codec.DecodeStoredPublished(uint64(seq), raw)
 }
 
 // FindPublished returns the oldest matching entry: the older of the
@@ -103,37 +97,21 @@ func (s *Store) PublishedAfter(ctx context.Context, afterSeq uint64, limit int) 
 	if err != nil {
 		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, s.classify(ctx, err))
 	}
-	out, corrupt, err := collectPublished(rows)
-	if err != nil {
+	var (
+		out   backend.Listing[persistence.Published]
+		seq   int64
+		entry []byte
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&seq, &entry}, func() error {
+		out.Add(decodePublished(seq, entry))
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("postgres: published after %d: %w", afterSeq, s.classify(ctx, err))
 	}
-	if len(corrupt) > 0 {
-		return out, fmt.Errorf("postgres: published after %d: %d entries skipped: %w", afterSeq, len(corrupt), errors.Join(corrupt...))
+	if err := out.Err("entries"); err != nil {
+		return out.Items, fmt.Errorf("postgres: published after %d: %w", afterSeq, err)
 	}
-	return out, nil
-}
-
-// collectPublished reads rows of (seq, entry), and of (seq, at, at_ns,
-// entry) if withPos, keeping the undecodable ones' errors apart; last is
-// the position of the last row read.
-func collectPublished(rows pgx.Rows) (out []persistence.Published, corrupt []error, err error) {
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			seq   int64
-			entry []byte
-		)
-		if err := rows.Scan(&seq, &entry); err != nil {
-			return nil, nil, err
-		}
-		p, err := decodePublished(seq, entry)
-		if err != nil {
-			corrupt = append(corrupt, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	return out, corrupt, rows.Err()
+	return out.Items, nil
 }
 
 // ListPublished lists the log latest first (At, then Seq, descending),
@@ -145,7 +123,7 @@ func (s *Store) ListPublished(ctx context.Context, q persistence.PublishedQuery)
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("postgres: list published: %w", err)
 	}
-	filters := publishedFilters(&q)
+	filters := pagetoken.PublishedFilters(&q, appendUnixTime)
 	var w where
 	if q.PageToken != "" {
 		p, err := unpackToken(q.PageToken, tokenPublished, filters)

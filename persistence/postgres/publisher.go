@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
@@ -83,17 +84,53 @@ func (pb *publisher) commit(calls []*publishCall) {
 // sees every Publish that committed before), numbers the new ones in
 // order and inserts them with one statement. An id given twice in the
 // batch is published once; the later call gets the first one's entry.
-func (s *Store) publishBatch(ctx context.Context, calls []*publishCall) (err error) {
-	conn, err := s.pool.Acquire(ctx)
+func (s *Store) publishBatch(ctx context.Context, calls []*publishCall) error {
+	return s.inTx(ctx, func(conn *pgxpool.Conn) error { return s.publishOn(ctx, conn, calls) })
+}
+
+// publishOn runs publishBatch's transaction on conn.
+func (s *Store) publishOn(ctx context.Context, conn *pgxpool.Conn, calls []*publishCall) error {
+	log, err := lockLog(ctx, conn, calls)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
-	defer func() {
-		if err != nil {
-			rollback(conn)
+	rows, err := log.number(calls)
+	if err != nil {
+		return err
+	}
+	if len(rows.seqs) == 0 {
+		rollback(conn) // nothing new: let go of the lock
+		return nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO wfd_published (seq, id, key, handler_id, at, at_ns, entry)
+		SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int2[], $7::bytea[])`,
+		rows.seqs, rows.ids, rows.keys, rows.handlers, rows.at, rows.atNs, rows.entries)
+	b.Queue(`UPDATE wfd_published_seq SET last = $1`, log.last)
+	b.Queue("COMMIT")
+	if err := commitBatch(ctx, conn, b); err != nil {
+		if isStatementError(err) {
+			return err
 		}
-	}()
+		return s.commitOutcome(log.txid, err) // see Write
+	}
+	return nil
+}
+
+// logState is the log as a publish transaction finds it once it holds
+// the lock of the sequence row.
+type logState struct {
+	txid int64 // the transaction's (see Write)
+	last int64 // the last seq used
+	// stored are the entries published under the calls' ids, and corrupt
+	// why some of them cannot be read.
+	stored  map[string]persistence.Published
+	corrupt map[string]error
+}
+
+// lockLog begins the transaction, locks the sequence row and reads the
+// entries published under the ids of calls, in one round trip.
+func lockLog(ctx context.Context, conn *pgxpool.Conn, calls []*publishCall) (*logState, error) {
 	ids := make([]string, len(calls))
 	for i, c := range calls {
 		ids[i] = c.p.ID
@@ -104,83 +141,72 @@ func (s *Store) publishBatch(ctx context.Context, calls []*publishCall) (err err
 	b.Queue(`SELECT last FROM wfd_published_seq FOR UPDATE`)
 	b.Queue(`SELECT id, seq, entry FROM wfd_published WHERE id = ANY($1)`, ids)
 	br := conn.SendBatch(ctx, b)
-	var last, txid int64
-	stored := map[string]persistence.Published{}
-	corrupt := map[string]error{}
-	_, err = br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(&txid)
-	}
-	if err == nil {
-		err = br.QueryRow().Scan(&last)
-	}
-	if err == nil {
-		var rows pgx.Rows
-		if rows, err = br.Query(); err == nil {
-			for rows.Next() {
-				var (
-					id    string
-					seq   int64
-					entry []byte
-				)
-				if err = rows.Scan(&id, &seq, &entry); err != nil {
-					break
-				}
-				if stored[id], corrupt[id] = decodePublished(seq, entry); corrupt[id] == nil {
-					delete(corrupt, id)
-				}
-			}
-			rows.Close()
-			if err == nil {
-				err = rows.Err()
-			}
-		}
-	}
+	log, err := readLog(br)
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
+	return log, err
+}
 
+// readLog reads the results of lockLog's batch.
+func readLog(br pgx.BatchResults) (*logState, error) {
+	log := &logState{stored: map[string]persistence.Published{}, corrupt: map[string]error{}}
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	if err := br.QueryRow().Scan(&log.txid); err != nil {
+		return nil, err
+	}
+	if err := br.QueryRow().Scan(&log.last); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		id    string
+		seq   int64
+		entry []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &seq, &entry}, func() error {
+		if p, err := decodePublished(seq, entry); err != nil {
+			log.corrupt[id] = err
+		} else {
+			log.stored[id] = p
+		}
+		return nil
+	})
+	return log, err
+}
+
+// number sets the result of each call whose id is published already (the
+// entry as stored, or why it cannot be read), gives the others the next
+// seqs in order and returns their rows. A later call with the id of an
+// earlier one gets the earlier one's entry.
+func (log *logState) number(calls []*publishCall) (publishedRows, error) {
 	var rows publishedRows
 	for _, c := range calls {
-		if e := corrupt[c.p.ID]; e != nil {
+		if e := log.corrupt[c.p.ID]; e != nil {
 			c.err = e
 			continue
 		}
-		if p, ok := stored[c.p.ID]; ok {
+		if p, ok := log.stored[c.p.ID]; ok {
 			c.out = p
 			c.out.Data = append([]byte(nil), p.Data...) // each caller its own copy
 			continue
 		}
-		last++
+		log.last++
 		c.out = c.p
-		c.out.Seq = uint64(last)
+		c.out.Seq = uint64(log.last)
 		enc, err := codec.EncodePublished(&c.out)
 		if err != nil {
-			return err
+			return publishedRows{}, err
 		}
 		rows.add(&c.out, enc)
-		stored[c.p.ID] = c.out
+		log.stored[c.p.ID] = c.out
 	}
-	if len(rows.seqs) == 0 {
-		rollback(conn) // nothing new: let go of the lock
-		return nil
-	}
-	b = &pgx.Batch{}
-	b.Queue(`INSERT INTO wfd_published (seq, id, key, handler_id, at, at_ns, entry)
-		SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int2[], $7::bytea[])`,
-		rows.seqs, rows.ids, rows.keys, rows.handlers, rows.at, rows.atNs, rows.entries)
-	b.Queue(`UPDATE wfd_published_seq SET last = $1`, last)
-	b.Queue("COMMIT")
-	if err := commitBatch(ctx, conn, b); err != nil {
-		if isStatementError(err) {
-			return err
-		}
-		return s.commitOutcome(txid, err) // see Write
-	}
-	return nil
+	return rows, nil
 }
 
 type publishedRows struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
 // GetHandler returns a handler's metadata.
@@ -21,7 +22,7 @@ func (s *Store) GetHandler(ctx context.Context, id string) (persistence.Handler,
 	if err != nil {
 		return persistence.Handler{}, fmt.Errorf("postgres: get handler: %w", s.notFound(ctx, err, "handler", id))
 	}
-	h, err := decodeHandler(id, meta)
+	h, err := codec.DecodeStoredHandler(id, meta)
 	if err != nil {
 		return persistence.Handler{}, fmt.Errorf("postgres: get handler: %w", err)
 	}
@@ -48,7 +49,7 @@ func (s *Store) LoadHandler(ctx context.Context, id string) (persistence.Handler
 	if err != nil {
 		return persistence.Handler{}, nil, fmt.Errorf("postgres: load handler: %w", s.notFound(ctx, err, "handler", id))
 	}
-	h, err := decodeHandler(id, meta)
+	h, err := codec.DecodeStoredHandler(id, meta)
 	if err != nil {
 		return persistence.Handler{}, nil, fmt.Errorf("postgres: load handler: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
@@ -56,6 +57,31 @@ const (
 // changes, one statement per kind of row, then COMMIT.
 func (w *writeSet) statements() (*pgx.Batch, error) {
 	b := &pgx.Batch{}
+	w.queueWipes(b)
+	var hb handlerBatch
+	for _, id := range w.ids {
+		if h := w.handlers[id]; h.final != nil {
+			if err := hb.add(w, id, h); err != nil {
+				return nil, err
+			}
+		}
+	}
+	hb.queue(b)
+	ts, err := w.taskRows()
+	if err != nil {
+		return nil, err
+	}
+	if len(ts.ids) > 0 {
+		b.Queue(sqlPutTasks, ts.ids, ts.handlers, ts.workflows, ts.statuses, ts.assignees, ts.created, ts.createdNs, ts.metas)
+	}
+	b.Queue("COMMIT")
+	return b, nil
+}
+
+// queueWipes queues the deletes that come first: every row of the
+// handlers a change deletes (before any is written again), and the leases
+// that go or are freed with them.
+func (w *writeSet) queueWipes(b *pgx.Batch) {
 	var wiped []string
 	for _, id := range w.ids {
 		if w.handlers[id].wiped {
@@ -73,77 +99,89 @@ func (w *writeSet) statements() (*pgx.Batch, error) {
 	if len(w.freeIDs) > 0 {
 		b.Queue(sqlFreeLeases, w.freeIDs) // lease.go
 	}
-	var (
-		hs      handlerRows // upserted
-		created handlerRows // inserted
-		snapIDs []string
-		snaps   [][]byte
-		recs    recordRows
-		timers  timerRows
-		keys    waitKeyRows
-	)
-	for _, id := range w.ids {
-		h := w.handlers[id]
-		if h.final == nil {
-			continue
-		}
-		// A previous version of the handler whose rows are still there.
-		prev := h.stored && !h.wiped
-		enc, changed, err := w.encodeFinal(h, prev)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case h.create && !prev:
-			created.add(h.final, enc)
-		case changed:
-			hs.add(h.final, enc)
-		}
-		if h.snap != nil {
-			snapIDs, snaps = append(snapIDs, id), append(snaps, h.snap)
-		}
-		for _, r := range h.records {
-			recs.add(id, r)
-		}
-		var old *persistence.Handler
-		switch {
-		case prev && h.oldErr != nil:
-			// Its entries are unknown: clear every waiter it may have had.
-			timers.clearAll = append(timers.clearAll, id)
-		case prev:
-			old = &h.old
-		}
-		timers.diff(old, h.final)
-		keys.diff(old, h.final)
+}
+
+// handlerBatch is the rows a Write stores for its handlers, gathered by
+// kind, each kind one statement.
+type handlerBatch struct {
+	upserted handlerRows
+	created  handlerRows // inserted
+	snapIDs  []string
+	snaps    [][]byte
+	recs     recordRows
+	timers   timerRows
+	keys     waitKeyRows
+}
+
+// add adds the rows of handler id, h, whose final metadata is set.
+func (hb *handlerBatch) add(w *writeSet, id string, h *handlerState) error {
+	// A previous version of the handler whose rows are still there.
+	prev := h.stored && !h.wiped
+	changed := !prev || h.oldErr != nil || h.snap != nil || len(h.records) > 0
+	enc, changed, err := backend.EncodeRevised(h.final, h.storedMeta, h.old.Revision, w.revision(), changed)
+	if err != nil {
+		return err
 	}
-	if len(timers.clearAll) > 0 {
-		b.Queue(sqlWipeTimers, timers.clearAll)
-		b.Queue(sqlWipeWaitKeys, timers.clearAll)
+	switch {
+	case h.create && !prev:
+		hb.created.add(h.final, enc)
+	case changed:
+		hb.upserted.add(h.final, enc)
 	}
-	if len(created.ids) > 0 {
-		b.Queue(sqlInsertHandlers, created.args()...)
+	if h.snap != nil {
+		hb.snapIDs, hb.snaps = append(hb.snapIDs, id), append(hb.snaps, h.snap)
 	}
-	if len(hs.ids) > 0 {
-		b.Queue(sqlPutHandlers, hs.args()...)
+	for _, r := range h.records {
+		hb.recs.add(id, r)
 	}
-	if len(snapIDs) > 0 {
-		b.Queue(sqlPutSnapshots, snapIDs, snaps)
+	var old *persistence.Handler
+	switch {
+	case prev && h.oldErr != nil:
+		// Its entries are unknown: clear every waiter it may have had.
+		hb.timers.clearAll = append(hb.timers.clearAll, id)
+	case prev:
+		old = &h.old
 	}
-	if len(recs.ids) > 0 {
-		b.Queue(sqlPutRecords, recs.ids, recs.seqs, recs.data)
+	hb.timers.diff(old, h.final)
+	hb.keys.diff(old, h.final)
+	return nil
+}
+
+// queue queues the statements of the rows gathered.
+func (hb *handlerBatch) queue(b *pgx.Batch) {
+	if len(hb.timers.clearAll) > 0 {
+		b.Queue(sqlWipeTimers, hb.timers.clearAll)
+		b.Queue(sqlWipeWaitKeys, hb.timers.clearAll)
 	}
-	if len(timers.delH) > 0 {
-		b.Queue(sqlClearTimers, timers.delH, timers.delW)
+	if len(hb.created.ids) > 0 {
+		b.Queue(sqlInsertHandlers, hb.created.args()...)
 	}
-	if len(timers.putH) > 0 {
-		b.Queue(sqlPutTimers, timers.putH, timers.putW, timers.due, timers.dueNs)
+	if len(hb.upserted.ids) > 0 {
+		b.Queue(sqlPutHandlers, hb.upserted.args()...)
 	}
-	if len(keys.delH) > 0 {
-		b.Queue(sqlClearWaitKeys, keys.delH, keys.delW)
+	if len(hb.snapIDs) > 0 {
+		b.Queue(sqlPutSnapshots, hb.snapIDs, hb.snaps)
 	}
-	if len(keys.putH) > 0 {
-		b.Queue(sqlPutWaitKeys, keys.putH, keys.putW, keys.keys)
+	if len(hb.recs.ids) > 0 {
+		b.Queue(sqlPutRecords, hb.recs.ids, hb.recs.seqs, hb.recs.data)
 	}
+	if t := &hb.timers; len(t.delH) > 0 {
+		b.Queue(sqlClearTimers, t.delH, t.delW)
+	}
+	if t := &hb.timers; len(t.putH) > 0 {
+		b.Queue(sqlPutTimers, t.putH, t.putW, t.due, t.dueNs)
+	}
+	if len(hb.keys.delH) > 0 {
+		b.Queue(sqlClearWaitKeys, hb.keys.delH, hb.keys.delW)
+	}
+	if len(hb.keys.putH) > 0 {
+		b.Queue(sqlPutWaitKeys, hb.keys.putH, hb.keys.putW, hb.keys.keys)
+	}
+}
+
+// taskRows returns the rows of the tasks the Write upserts whose stored
+// row changes.
+func (w *writeSet) taskRows() (taskRows, error) {
 	var ts taskRows
 	for _, id := range w.taskIDs {
 		t := w.tasks[id]
@@ -152,7 +190,7 @@ func (w *writeSet) statements() (*pgx.Batch, error) {
 		}
 		enc, err := codec.EncodeTask(t.final)
 		if err != nil {
-			return nil, err
+			return taskRows{}, err
 		}
 		// A task stays stored unless its (stored) handler was wiped.
 		kept := t.stored && !w.wipedHandler(t.storedHandler)
@@ -160,11 +198,7 @@ func (w *writeSet) statements() (*pgx.Batch, error) {
 			ts.add(t.final, enc)
 		}
 	}
-	if len(ts.ids) > 0 {
-		b.Queue(sqlPutTasks, ts.ids, ts.handlers, ts.workflows, ts.statuses, ts.assignees, ts.created, ts.createdNs, ts.metas)
-	}
-	b.Queue("COMMIT")
-	return b, nil
+	return ts, nil
 }
 
 func (w *writeSet) wipedHandler(id string) bool {
@@ -335,24 +369,4 @@ func (r *taskRows) add(t *persistence.Task, meta []byte) {
 	r.created = append(r.created, t.CreatedAt)
 	r.createdNs = append(r.createdNs, nsOf(t.CreatedAt))
 	r.metas = append(r.metas, meta)
-}
-
-// encodeFinal encodes the metadata to store for h and reports whether it
-// changed. A handler whose snapshot or records change, or that is new,
-// gets the Write's revision; otherwise its stored revision is kept when
-// the metadata is unchanged (a change that only upserts tasks, say: its
-// row is not rewritten) and replaced when it is not.
-func (w *writeSet) encodeFinal(h *handlerState, prev bool) ([]byte, bool, error) {
-	changed := !prev || h.oldErr != nil || h.snap != nil || len(h.records) > 0
-	h.final.Revision = w.revision()
-	if !changed {
-		h.final.Revision = h.old.Revision
-	}
-	enc, err := codec.EncodeHandler(h.final)
-	if err != nil || changed || bytes.Equal(enc, h.storedMeta) {
-		return enc, changed, err
-	}
-	h.final.Revision = w.revision()
-	enc, err = codec.EncodeHandler(h.final)
-	return enc, true, err
 }

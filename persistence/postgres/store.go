@@ -325,6 +325,22 @@ func rollback(conn *pgxpool.Conn) {
 	}
 }
 
+// inTx runs fn, which begins and ends a transaction, on a connection of
+// the pool, and rolls back what it left open if it fails.
+func (s *Store) inTx(ctx context.Context, fn func(conn *pgxpool.Conn) error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer func() {
+		if err != nil {
+			rollback(conn)
+		}
+	}()
+	return fn(conn)
+}
+
 // queryRow runs a one-row query in the pool.
 func (s *Store) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return s.pool.QueryRow(ctx, sql, args...)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
@@ -19,16 +20,9 @@ func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, if
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	if err := def.Validate(); err != nil {
-		return fmt.Errorf("postgres: put workflow: %w", err)
-	}
-	if err := persistence.ValidateIfHash(ifHash, true); err != nil {
-		return fmt.Errorf("postgres: put workflow %q: %w", def.Name, err)
-	}
-	def.CreatedAt, def.UpdatedAt = def.CreatedAt.UTC(), def.UpdatedAt.UTC()
-	enc, err := codec.EncodeWorkflowDef(&def)
+	enc, err := backend.PrepareWorkflowDef(def, ifHash)
 	if err != nil {
-		return fmt.Errorf("postgres: put workflow %q: %w", def.Name, err)
+		return fmt.Errorf("postgres: %w", err)
 	}
 	cctx, cancel := s.commitContext(ctx)
 	defer cancel()
@@ -45,7 +39,7 @@ func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, if
 		var n int64
 		n, err = s.execRows(cctx, `UPDATE wfd_workflows SET hash = $2, def = $3 WHERE name = $1 AND hash = $4`, def.Name, def.Hash, enc, ifHash)
 		if err == nil && n == 0 {
-			err = s.conditionFailed(cctx, def.Name, ifHash)
+			err = s.conditionFailed(cctx, def.Name, ifHash, false)
 		}
 	}
 	if err != nil {
@@ -60,18 +54,20 @@ func (s *Store) execRows(ctx context.Context, sql string, args ...any) (int64, e
 }
 
 // conditionFailed says why a conditional statement on workflow name
-// touched no row: there is none, or its hash is not ifHash.
-func (s *Store) conditionFailed(ctx context.Context, name, ifHash string) error {
+// (del: a delete) touched no row: there is none, or its hash is not
+// ifHash. Should the condition hold by now (a concurrent put since the
+// statement), the statement still met another hash: a conflict.
+func (s *Store) conditionFailed(ctx context.Context, name, ifHash string, del bool) error {
 	var hash string
 	err := s.queryRow(ctx, `SELECT hash FROM wfd_workflows WHERE name = $1`, name).Scan(&hash)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("workflow %q: %w", name, persistence.ErrNotFound)
-	case err != nil:
+	exists := !errors.Is(err, pgx.ErrNoRows)
+	if exists && err != nil {
 		return err
-	default:
-		return fmt.Errorf("%w: workflow %q has hash %q, not %q", persistence.ErrConflict, name, hash, ifHash)
 	}
+	if err := backend.CheckIfHash(name, ifHash, del, exists, func() (string, error) { return hash, nil }); err != nil {
+		return err
+	}
+	return backend.HashConflict(name, hash, ifHash)
 }
 
 // GetWorkflow returns the definition stored under name.
@@ -86,7 +82,7 @@ func (s *Store) GetWorkflow(ctx context.Context, name string) (persistence.Workf
 	if err := s.queryRow(ctx, `SELECT def FROM wfd_workflows WHERE name = $1`, name).Scan(&raw); err != nil {
 		return persistence.WorkflowDef{}, fmt.Errorf("postgres: get workflow: %w", s.notFound(ctx, err, "workflow", name))
 	}
-	d, err := decodeDef(name, raw)
+	d, err := codec.DecodeStoredWorkflowDef(name, raw)
 	if err != nil {
 		return persistence.WorkflowDef{}, fmt.Errorf("postgres: get workflow: %w", err)
 	}
@@ -102,33 +98,21 @@ func (s *Store) ListWorkflowDefs(ctx context.Context) ([]persistence.WorkflowDef
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list workflows: %w", s.classify(ctx, err))
 	}
-	defer rows.Close()
 	var (
-		out     []persistence.WorkflowDef
-		corrupt []error
+		defs backend.Listing[persistence.WorkflowDef]
+		name string
+		raw  []byte
 	)
-	for rows.Next() {
-		var (
-			name string
-			raw  []byte
-		)
-		if err := rows.Scan(&name, &raw); err != nil {
-			return nil, fmt.Errorf("postgres: list workflows: %w", s.classify(ctx, err))
-		}
-		d, err := decodeDef(name, raw)
-		if err != nil {
-			corrupt = append(corrupt, err)
-			continue
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&name, &raw}, func() error {
+		defs.Add(codec.DecodeStoredWorkflowDef(name, raw))
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("postgres: list workflows: %w", s.classify(ctx, err))
 	}
-	if len(corrupt) > 0 {
-		return out, fmt.Errorf("postgres: list workflows: %d definitions skipped: %w", len(corrupt), errors.Join(corrupt...))
+	if err := defs.Err("definitions"); err != nil {
+		return defs.Items, fmt.Errorf("postgres: list workflows: %w", err)
 	}
-	return out, nil
+	return defs.Items, nil
 }
 
 // DeleteWorkflow removes the definition stored under name.
@@ -136,31 +120,17 @@ func (s *Store) DeleteWorkflow(ctx context.Context, name, ifHash string) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	if err := persistence.ValidateWorkflowName(name); err != nil {
-		return fmt.Errorf("postgres: delete workflow: %w", err)
-	}
-	if err := persistence.ValidateIfHash(ifHash, false); err != nil {
-		return fmt.Errorf("postgres: delete workflow %q: %w", name, err)
+	if err := backend.CheckDeleteWorkflow(name, ifHash); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
 	cctx, cancel := s.commitContext(ctx)
 	defer cancel()
 	n, err := s.execRows(cctx, `DELETE FROM wfd_workflows WHERE name = $1 AND ($2 = '' OR hash = $2)`, name, ifHash)
 	if err == nil && n == 0 {
-		err = s.conditionFailed(cctx, name, ifHash)
+		err = s.conditionFailed(cctx, name, ifHash, true)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: delete workflow %q: %w", name, s.classify(ctx, err))
 	}
 	return nil
-}
-
-func decodeDef(name string, raw []byte) (persistence.WorkflowDef, error) {
-	d, err := codec.DecodeWorkflowDef(raw)
-	if err != nil {
-		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q: %w", name, err)
-	}
-	if d.Name != name {
-		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q: %w: value names workflow %q", name, persistence.ErrCorrupt, d.Name)
-	}
-	return d, nil
 }

@@ -32,10 +32,8 @@ func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error 
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	for i := range changes {
-		if err := changes[i].Validate(); err != nil {
-			return fmt.Errorf("postgres: write: change %d: %w", i, err)
-		}
+	if err := persistence.ValidateChanges(changes); err != nil {
+		return fmt.Errorf("postgres: write: %w", err)
 	}
 	if len(changes) == 0 {
 		return nil
@@ -48,18 +46,13 @@ func (s *Store) Write(ctx context.Context, changes ...persistence.Change) error 
 	return nil
 }
 
-func (s *Store) write(ctx context.Context, changes []persistence.Change) (err error) {
+func (s *Store) write(ctx context.Context, changes []persistence.Change) error {
+	return s.inTx(ctx, func(conn *pgxpool.Conn) error { return s.writeOn(ctx, conn, changes) })
+}
+
+// writeOn runs a Write's transaction on conn.
+func (s *Store) writeOn(ctx context.Context, conn *pgxpool.Conn, changes []persistence.Change) error {
 	w := newWriteSet(changes)
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	defer func() {
-		if err != nil {
-			rollback(conn)
-		}
-	}()
 	if err := w.lock(ctx, conn); err != nil {
 		return err
 	}
@@ -251,7 +244,7 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 		}
 		h := w.handlers[id]
 		h.stored, h.exists, h.storedMeta, h.lastSeq = true, true, meta, seqFromDB(last)
-		h.old, h.oldErr = decodeHandler(id, meta)
+		h.old, h.oldErr = codec.DecodeStoredHandler(id, meta)
 		h.revision = h.old.Revision
 	}
 	if err := rows.Err(); err != nil {
@@ -324,37 +317,23 @@ func (w *writeSet) apply(c *persistence.Change) error {
 	if err := w.checkFence(id, c.Fence); err != nil {
 		return err
 	}
-	switch {
-	case c.Create && h.exists:
-		return fmt.Errorf("handler %q: %w", id, persistence.ErrExists)
-	case !h.exists && (c.Delete || c.IfOwner != nil || c.IfRevision != nil):
-		return fmt.Errorf("handler %q: %w", id, persistence.ErrNotFound)
-	}
-	if h.exists {
-		cur, decodeErr := h.current()
-		if err := c.CheckStored(cur, h.revision, decodeErr); err != nil {
-			return err
-		}
+	cur, decodeErr := h.current()
+	if err := c.CheckStored(h.exists, cur, h.revision, decodeErr); err != nil {
+		return err
 	}
 	// Whatever the change does, a later change of this Write that read
 	// the handler before it fails its IfRevision.
 	h.revision = w.revision()
 	if c.Delete {
-		h.wiped = h.wiped || h.stored
-		h.exists, h.lastSeq, h.final, h.snap, h.records, h.create = false, 0, nil, nil, nil, false
-		for _, t := range w.tasks {
-			if t.exists && t.handler == id {
-				t.exists, t.final = false, nil
-			}
-		}
+		w.delete(h, id)
 		return nil
 	}
-	if len(c.Records) > 0 {
-		if first := c.Records[0].Seq; first <= h.lastSeq {
-			return fmt.Errorf("handler %q: record seq %d is not after last seq %d: %w", id, first, h.lastSeq, persistence.ErrConflict)
-		}
+	if err := c.CheckRecords(h.lastSeq); err != nil {
+		return err
+	}
+	if n := len(c.Records); n > 0 {
 		h.records = append(h.records, c.Records...)
-		h.lastSeq = c.Records[len(c.Records)-1].Seq
+		h.lastSeq = c.Records[n-1].Seq
 	}
 	final := c.Handler
 	final.LastSeq = h.lastSeq
@@ -363,8 +342,26 @@ func (w *writeSet) apply(c *persistence.Change) error {
 	if c.Snapshot != nil {
 		h.snap = c.Snapshot
 	}
-	for i := range c.Tasks {
-		t := &c.Tasks[i]
+	return w.upsertTasks(c.Tasks)
+}
+
+// delete applies a Delete of handler id, h: its rows go (if stored) with
+// its tasks, and what earlier changes of the Write made of it.
+func (w *writeSet) delete(h *handlerState, id string) {
+	h.wiped = h.wiped || h.stored
+	h.exists, h.lastSeq, h.final, h.snap, h.records, h.create = false, 0, nil, nil, nil, false
+	for _, t := range w.tasks {
+		if t.exists && t.handler == id {
+			t.exists, t.final = false, nil
+		}
+	}
+}
+
+// upsertTasks applies a change's task upserts: a task stays with the
+// handler it was stored (or upserted) under.
+func (w *writeSet) upsertTasks(tasks []persistence.Task) error {
+	for i := range tasks {
+		t := &tasks[i]
 		ts := w.tasks[t.ID]
 		if ts.exists && ts.handler != t.HandlerID {
 			return fmt.Errorf("task %q belongs to handler %q, not %q: %w", t.ID, ts.handler, t.HandlerID, persistence.ErrConflict)
@@ -389,16 +386,4 @@ func (w *writeSet) mapStatementError(err error) error {
 		return fmt.Errorf("%w: %w", persistence.ErrConflict, err)
 	}
 	return err
-}
-
-// decodeHandler decodes the metadata stored under id.
-func decodeHandler(id string, raw []byte) (persistence.Handler, error) {
-	h, err := codec.DecodeHandler(raw)
-	if err != nil {
-		return persistence.Handler{}, fmt.Errorf("handler %q: %w", id, err)
-	}
-	if h.ID != id {
-		return persistence.Handler{}, fmt.Errorf("handler %q: %w: metadata names handler %q", id, persistence.ErrCorrupt, h.ID)
-	}
-	return h, nil
 }

@@ -164,3 +164,30 @@ func recordSeqs(rs []persistence.Record) []uint64 {
 	}
 	return seqs
 }
+
+// pageAll follows the pages of a listing (what, for errors) from the one
+// token starts ("": the first) to the end: list returns the page a token
+// starts and the next page's token. It returns every item and the number
+// of pages, and fails the test on an error, a page of more than limit
+// items, an empty page with a next page, or no end.
+func pageAll[T any](t *testing.T, what string, limit int, token string, list func(token string) ([]T, string, error)) (all []T, pages int) {
+	t.Helper()
+	for ; ; pages++ {
+		items, next, err := list(token)
+		switch {
+		case err != nil:
+			t.Fatalf("%s page %d: %v", what, pages, err)
+		case len(items) > limit:
+			t.Fatalf("%s page %d: %d items, more than the page size", what, pages, len(items))
+		case next != "" && len(items) == 0:
+			t.Fatalf("%s page %d: empty page with a next page token", what, pages)
+		case pages > 10000:
+			t.Fatalf("%s: no end after %d pages", what, pages)
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, pages + 1
+		}
+		token = next
+	}
+}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -119,14 +120,40 @@ func (m model) counts() persistence.Counts {
 // keys that were used once and must now be gone.
 func checkModel(t *testing.T, s persistence.Store, m model, now time.Time, staleKeys ...string) {
 	t.Helper()
+	for _, q := range m.queries(now) {
+		for _, size := range []int{0, 3} {
+			q.PageSize = size
+			checkListing(t, s, m, q)
+		}
+	}
+	for id, want := range m {
+		checkHandler(t, getHandler(t, s, id), want)
+	}
+	for _, before := range []time.Time{now.Add(-time.Hour), now, now.Add(100 * 24 * time.Hour)} {
+		checkScans(t, s, m, before)
+	}
+	for _, key := range append(m.keys(), staleKeys...) {
+		ids, err := s.WaitingFor(t.Context(), key, 0)
+		if err != nil {
+			t.Fatalf("WaitingFor(%q): %v", key, err)
+		}
+		if want := m.waitingFor(key); !slices.Equal(ids, want) {
+			t.Fatalf("WaitingFor(%q) = %v, want %v", key, ids, want)
+		}
+	}
+	checkCounts(t, s, m.counts())
+}
+
+// queries returns a query of every kind of filter, and of combinations of
+// them, for the workflows of the model and one it does not have.
+func (m model) queries(now time.Time) []persistence.Query {
 	workflows := []string{"no-such-workflow"}
 	for _, h := range m {
 		if !slices.Contains(workflows, h.Workflow) {
 			workflows = append(workflows, h.Workflow)
 		}
 	}
-	var queries []persistence.Query
-	queries = append(queries, persistence.Query{})
+	queries := []persistence.Query{{}}
 	for _, wf := range workflows {
 		queries = append(queries, persistence.Query{Workflow: wf})
 	}
@@ -148,77 +175,51 @@ func checkModel(t *testing.T, s persistence.Store, m model, now time.Time, stale
 			persistence.Query{Workflow: wf, Statuses: []persistence.Status{persistence.StatusRunning}, IdleOnly: true},
 			persistence.Query{Workflow: wf, Residency: persistence.ResidencyActive, Statuses: []persistence.Status{persistence.StatusCompleted, persistence.StatusFailed}})
 	}
-	for _, q := range queries {
-		for _, size := range []int{0, 3} {
-			q.PageSize = size
-			got := listAll(t, s, q)
-			want := m.list(q)
-			if !slices.Equal(handlerIDs(got), want) {
-				t.Fatalf("ListHandlers(%+v) = %v, want %v", q, handlerIDs(got), want)
-			}
-			for _, h := range got {
-				if d := diffHandler(h, m[h.ID]); d != "" {
-					t.Fatalf("ListHandlers(%+v): handler %s: %s", q, h.ID, d)
-				}
-			}
-		}
-	}
-	for id, want := range m {
-		checkHandler(t, getHandler(t, s, id), want)
-	}
+	return queries
+}
 
-	for _, before := range []time.Time{now.Add(-time.Hour), now, now.Add(100 * 24 * time.Hour)} {
-		timers, err := s.DueTimers(t.Context(), before, 0)
-		if err != nil {
-			t.Fatalf("DueTimers: %v", err)
-		}
-		if want := m.timers(before); !equalTimers(timers, want) {
-			t.Fatalf("DueTimers(%v) = %v, want %v", before, timers, want)
-		}
-		idle, err := s.LongestIdle(t.Context(), before, 0)
-		if err != nil {
-			t.Fatalf("LongestIdle: %v", err)
-		}
-		if want := m.longestIdle(before); !equalIdle(idle, want) {
-			t.Fatalf("LongestIdle(%v) = %v, want %v", before, idle, want)
+// checkListing lists every page of q and compares them with the model.
+func checkListing(t *testing.T, s persistence.Store, m model, q persistence.Query) {
+	t.Helper()
+	got := listAll(t, s, q)
+	if want := m.list(q); !slices.Equal(handlerIDs(got), want) {
+		t.Fatalf("ListHandlers(%+v) = %v, want %v", q, handlerIDs(got), want)
+	}
+	for _, h := range got {
+		if d := diffHandler(h, m[h.ID]); d != "" {
+			t.Fatalf("ListHandlers(%+v): handler %s: %s", q, h.ID, d)
 		}
 	}
-	for _, key := range append(m.keys(), staleKeys...) {
-		ids, err := s.WaitingFor(t.Context(), key, 0)
-		if err != nil {
-			t.Fatalf("WaitingFor(%q): %v", key, err)
-		}
-		if want := m.waitingFor(key); !slices.Equal(ids, want) {
-			t.Fatalf("WaitingFor(%q) = %v, want %v", key, ids, want)
-		}
+}
+
+// checkScans compares the timers due and the handlers idle at before with
+// the model.
+func checkScans(t *testing.T, s persistence.Store, m model, before time.Time) {
+	t.Helper()
+	timers, err := s.DueTimers(t.Context(), before, 0)
+	if err != nil {
+		t.Fatalf("DueTimers: %v", err)
 	}
-	checkCounts(t, s, m.counts())
+	if want := m.timers(before); !equalTimers(timers, want) {
+		t.Fatalf("DueTimers(%v) = %v, want %v", before, timers, want)
+	}
+	idle, err := s.LongestIdle(t.Context(), before, 0)
+	if err != nil {
+		t.Fatalf("LongestIdle: %v", err)
+	}
+	if want := m.longestIdle(before); !equalIdle(idle, want) {
+		t.Fatalf("LongestIdle(%v) = %v, want %v", before, idle, want)
+	}
 }
 
 // listAll pages through q and returns every handler.
 func listAll(t *testing.T, s persistence.Store, q persistence.Query) []persistence.Handler {
 	t.Helper()
-	var all []persistence.Handler
-	for page := 0; ; page++ {
-		hs, next, err := s.ListHandlers(t.Context(), q)
-		if err != nil {
-			t.Fatalf("ListHandlers(%+v) page %d: %v", q, page, err)
-		}
-		if len(hs) > q.Limit() {
-			t.Fatalf("ListHandlers(%+v) page %d: %d handlers, more than the page size", q, page, len(hs))
-		}
-		if next != "" && len(hs) == 0 {
-			t.Fatalf("ListHandlers(%+v) page %d: empty page with a next page token", q, page)
-		}
-		all = append(all, hs...)
-		if next == "" {
-			return all
-		}
-		if page > 10000 {
-			t.Fatalf("ListHandlers(%+v): no end after %d pages", q, page)
-		}
-		q.PageToken = next
-	}
+	all, _ := pageAll(t, fmt.Sprintf("ListHandlers(%+v)", q), q.Limit(), q.PageToken, func(token string) ([]persistence.Handler, string, error) {
+		q.PageToken = token
+		return s.ListHandlers(t.Context(), q)
+	})
+	return all
 }
 
 func checkCounts(t *testing.T, s persistence.Store, want persistence.Counts) {

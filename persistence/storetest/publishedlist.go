@@ -14,23 +14,14 @@ import (
 // entries' Seqs and the number of pages.
 func listAllPublished(t *testing.T, s persistence.Store, q persistence.PublishedQuery) (seqs []uint64, pages int) {
 	t.Helper()
-	for {
-		got, next, err := s.ListPublished(t.Context(), q)
-		if err != nil {
-			t.Fatalf("ListPublished(%+v): %v", q, err)
-		}
-		pages++
-		for _, p := range got {
-			seqs = append(seqs, p.Seq)
-		}
-		if next == "" {
-			return seqs, pages
-		}
-		if pages > 1000 {
-			t.Fatalf("ListPublished(%+v): more than 1000 pages", q)
-		}
-		q.PageToken = next
+	all, pages := pageAll(t, fmt.Sprintf("ListPublished(%+v)", q), q.Limit(), q.PageToken, func(token string) ([]persistence.Published, string, error) {
+		q.PageToken = token
+		return s.ListPublished(t.Context(), q)
+	})
+	for _, p := range all {
+		seqs = append(seqs, p.Seq)
 	}
+	return seqs, pages
 }
 
 // testListPublished checks the log's listing: latest first by At (ties by

@@ -14,6 +14,21 @@
 // The suite checks behaviour through the Store interface only, against a
 // simple in-memory model of what the store should contain, so the same
 // expectations hold for every backend.
+//
+// A backend whose stores can share their storage as replicas also runs
+// RunReplicas, the suites of persistence.Leaser (with Claimer) and
+// persistence.WorkerRoutes; a suite whose interface the store does not
+// implement is skipped:
+//
+//	func TestConformanceReplicas(t *testing.T) {
+//		storetest.RunReplicas(t, func(t *testing.T) storetest.OpenFunc {
+//			url := newDatabase(t)
+//			return func(t *testing.T) persistence.Store { return openShared(t, url) }
+//		})
+//	}
+//
+// PageTokens pins a backend's page tokens, which clients keep across
+// upgrades, to those it issued before.
 package storetest
 
 import (

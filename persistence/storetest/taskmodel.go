@@ -179,27 +179,11 @@ func checkTaskModel(t *testing.T, s persistence.Store, m taskModel, full bool) {
 // listAllTasks pages through q and returns every task.
 func listAllTasks(t *testing.T, s persistence.Store, q persistence.TaskQuery) []persistence.Task {
 	t.Helper()
-	var all []persistence.Task
-	for page := 0; ; page++ {
-		ts, next, err := s.ListTasks(t.Context(), q)
-		if err != nil {
-			t.Fatalf("ListTasks(%+v) page %d: %v", q, page, err)
-		}
-		if len(ts) > q.Limit() {
-			t.Fatalf("ListTasks(%+v) page %d: %d tasks, more than the page size", q, page, len(ts))
-		}
-		if next != "" && len(ts) == 0 {
-			t.Fatalf("ListTasks(%+v) page %d: empty page with a next page token", q, page)
-		}
-		all = append(all, ts...)
-		if next == "" {
-			return all
-		}
-		if page > 10000 {
-			t.Fatalf("ListTasks(%+v): no end after %d pages", q, page)
-		}
-		q.PageToken = next
-	}
+	all, _ := pageAll(t, fmt.Sprintf("ListTasks(%+v)", q), q.Limit(), q.PageToken, func(token string) ([]persistence.Task, string, error) {
+		q.PageToken = token
+		return s.ListTasks(t.Context(), q)
+	})
+	return all
 }
 
 // checkTaskCounts compares the task counters only.
