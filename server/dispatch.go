@@ -160,6 +160,44 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 // serve sends run to its worker and executes the worker's calls until
 // FinishRun, the worker's loss (lost), or the end of ctx.
 func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string, local bool) (lost bool, err error) {
+	d := dispatchOf(ctx, sc, in, run, workflow, local)
+	w := run.worker
+	select {
+	case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Dispatch{Dispatch: d}}:
+		r.stats.dispatches.Add(1)
+	case <-w.gone:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	sentAt, answered := time.Now(), false
+	var calls runCalls
+	for {
+		select {
+		case c := <-run.calls:
+			if !answered {
+				answered = true
+				r.stats.answered(time.Since(sentAt))
+			}
+			if finished, err := calls.answer(ctx, sc, run.id, c); finished || err != nil {
+				return false, err
+			}
+		case <-w.gone:
+			return true, nil
+		case <-ctx.Done():
+			// Tell the worker to abandon it; a full stream means the worker
+			// is behind, and its late calls are refused anyway.
+			select {
+			case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_CancelRunId{CancelRunId: run.id}}:
+			default:
+			}
+			return false, ctx.Err()
+		}
+	}
+}
+
+// dispatchOf is the message that hands run to its worker.
+func dispatchOf(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string, local bool) *wfdv1.Dispatch {
 	d := &wfdv1.Dispatch{RunId: run.id, HandlerId: run.handlerID, Workflow: workflow, Step: run.step,
 		Input: &wfdv1.Event{Id: in.ID, Type: in.Type, Data: in.Data}, Attempt: int32(sc.Attempt()), LocalWaits: local}
 	if local {
@@ -174,60 +212,42 @@ func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in e
 	if dl, ok := ctx.Deadline(); ok {
 		d.Deadline = timestamppb.New(dl)
 	}
-	w := run.worker
-	select {
-	case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Dispatch{Dispatch: d}}:
-		r.stats.dispatches.Add(1)
-	case <-w.gone:
-		return true, nil
-	case <-ctx.Done():
-		return false, ctx.Err()
-	}
-	sentAt, answered := time.Now(), false
-	// The last numbered call and its answer, for a retried call.
-	var lastSeq uint64
-	var last runReply
-	for {
-		select {
-		case c := <-run.calls:
-			if !answered {
-				answered = true
-				r.stats.answered(time.Since(sentAt))
-			}
-			if c.fin != nil {
-				if err := applyLocalWaits(sc, c.fin.GetLocalWaits()); err != nil {
-					c.reply <- runReply{err: errStartOver(run.id)}
-					return false, err
-				}
-				err := replay(sc, c.fin)
-				c.reply <- runReply{}
-				return false, err
-			}
-			if seq := c.req.GetSeq(); seq != 0 && seq == lastSeq {
-				c.reply <- last
-				continue
-			}
-			if err := applyLocalWaits(sc, c.req.GetLocalWaits()); err != nil {
-				c.reply <- runReply{err: errStartOver(run.id)}
-				return false, err
-			}
-			resp, err := execute(ctx, sc, c.req)
-			c.reply <- runReply{resp: resp, err: err}
-			if c.req.GetSeq() != 0 {
-				lastSeq, last = c.req.GetSeq(), runReply{resp: resp, err: err}
-			}
-		case <-w.gone:
-			return true, nil
-		case <-ctx.Done():
-			// Tell the worker to abandon it; a full stream means the worker
-			// is behind, and its late calls are refused anyway.
-			select {
-			case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_CancelRunId{CancelRunId: run.id}}:
-			default:
-			}
-			return false, ctx.Err()
+	return d
+}
+
+// runCalls answers a run's calls from its worker, remembering the last
+// numbered call and its answer for a retried call.
+type runCalls struct {
+	lastSeq uint64
+	last    runReply
+}
+
+// answer answers call c of run id; finished once the run's FinishRun is
+// replayed (err is then the run's outcome).
+func (rc *runCalls) answer(ctx context.Context, sc *engine.StepContext, id string, c *runCall) (finished bool, err error) {
+	if c.fin != nil {
+		if err := applyLocalWaits(sc, c.fin.GetLocalWaits()); err != nil {
+			c.reply <- runReply{err: errStartOver(id)}
+			return true, err
 		}
+		err := replay(sc, c.fin)
+		c.reply <- runReply{}
+		return true, err
 	}
+	if seq := c.req.GetSeq(); seq != 0 && seq == rc.lastSeq {
+		c.reply <- rc.last
+		return false, nil
+	}
+	if err := applyLocalWaits(sc, c.req.GetLocalWaits()); err != nil {
+		c.reply <- runReply{err: errStartOver(id)}
+		return true, err
+	}
+	resp, err := execute(ctx, sc, c.req)
+	c.reply <- runReply{resp: resp, err: err}
+	if c.req.GetSeq() != 0 {
+		rc.lastSeq, rc.last = c.req.GetSeq(), runReply{resp: resp, err: err}
+	}
+	return false, nil
 }
 
 // replay applies a FinishRun to the run: its sends and writes, in order,

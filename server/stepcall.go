@@ -54,30 +54,9 @@ func execute(_ context.Context, sc *engine.StepContext, req *wfdv1.StepCallReque
 		resp.Value, err = sc.Once(op.OncePut.GetKey(), func() (*structpb.Value, error) { return v, nil })
 		resp.Found = err == nil
 	case *wfdv1.StepCallRequest_AskHuman:
-		a := op.AskHuman
-		var ans engine.TaskAnswer
-		ans, err = sc.AskHuman(engine.Task{Title: a.GetTitle(), Description: a.GetDescription(), Schema: a.GetAnswerSchema(),
-			Assignee: a.GetAssignee(), Deadline: a.GetDeadline().AsDuration()})
-		if err == nil {
-			resp.Event = &wfdv1.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
-				"answer":       structpb.NewStructValue(ans.Data),
-				"completed_by": structpb.NewStringValue(ans.CompletedBy),
-				"completed_at": structpb.NewStringValue(ans.CompletedAt.UTC().Format(time.RFC3339Nano)),
-			}}}
-		}
+		resp.Event, err = askHuman(sc, op.AskHuman)
 	case *wfdv1.StepCallRequest_WaitForKey:
-		k := op.WaitForKey
-		opts := engine.KeyOptions{Timeout: k.GetTimeout().AsDuration()}
-		if k.GetSince() != nil {
-			opts.Since = k.GetSince().AsTime()
-		}
-		var p engine.Published
-		p, err = sc.WaitForKey(k.GetKey(), opts)
-		if err == nil {
-			ev := engine.PublishedEvent(p)
-			ev.ID = p.ID
-			resp.Event = eventToProto(ev, nil)
-		}
+		resp.Event, err = waitForKey(sc, op.WaitForKey)
 	case *wfdv1.StepCallRequest_StartChild:
 		resp.ChildId, err = sc.StartChild(op.StartChild.GetWorkflow(), op.StartChild.GetInput())
 	case *wfdv1.StepCallRequest_WaitForChildren:
@@ -118,4 +97,35 @@ func childrenToProto(c engine.Children) *wfdv1.ChildrenState {
 		}
 	}
 	return p
+}
+
+// askHuman is a remote step's AskHuman: the answer comes back as the task
+// event it arrived as.
+func askHuman(sc *engine.StepContext, a *wfdv1.AskHuman) (*wfdv1.Event, error) {
+	ans, err := sc.AskHuman(engine.Task{Title: a.GetTitle(), Description: a.GetDescription(), Schema: a.GetAnswerSchema(),
+		Assignee: a.GetAssignee(), Deadline: a.GetDeadline().AsDuration()})
+	if err != nil {
+		return nil, err
+	}
+	return &wfdv1.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
+		"answer":       structpb.NewStructValue(ans.Data),
+		"completed_by": structpb.NewStringValue(ans.CompletedBy),
+		"completed_at": structpb.NewStringValue(ans.CompletedAt.UTC().Format(time.RFC3339Nano)),
+	}}}, nil
+}
+
+// waitForKey is a remote step's WaitForKey: the publication comes back as
+// an event with its id.
+func waitForKey(sc *engine.StepContext, k *wfdv1.WaitForKey) (*wfdv1.Event, error) {
+	opts := engine.KeyOptions{Timeout: k.GetTimeout().AsDuration()}
+	if k.GetSince() != nil {
+		opts.Since = k.GetSince().AsTime()
+	}
+	p, err := sc.WaitForKey(k.GetKey(), opts)
+	if err != nil {
+		return nil, err
+	}
+	ev := engine.PublishedEvent(p)
+	ev.ID = p.ID
+	return eventToProto(ev, nil), nil
 }

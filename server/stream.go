@@ -63,113 +63,143 @@ func internalRecord(r *wfdv1.Record) bool {
 // as a poke (feed.go): the stream reads them from the store, after the
 // last it sent, so it follows the handler wherever it is live.
 func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
+	st := &streamRun{ctx: ctx, id: id, internal: opts.internal, send: send, hub: s.hub, budget: s.streams, draining: s.draining,
+		every: s.opts.Heartbeat, replay: func(last *uint64, emit emitFunc) (bool, error) { return s.replay(ctx, id, last, emit) }}
 	// Subscribe before reading the metadata: what commits after the read
 	// reaches the subscription, what committed before is in the store.
-	sub := s.hub.Subscribe(id)
+	st.sub = s.hub.Subscribe(id)
+	// Whichever subscription is the stream's when it ends (each catch-up
+	// from the store takes a new one).
+	defer func() { s.hub.Unsubscribe(id, st.sub) }()
 	meta, err := s.rt.Meta(ctx, id)
 	// Only these two are used from here on, so the metadata, which may
 	// hold a large result, is not kept alive by a stream that lives long
 	// (or is not read).
 	headSeq, finished := meta.LastSeq, meta.Status != persistence.StatusRunning
-	after := opts.after
+	st.last = opts.after
 	if opts.fromHead {
-		after = headSeq
+		st.last = headSeq
 	}
-	if err == nil && after > headSeq {
-		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", apierr.ErrInvalid, after, id, headSeq)
+	if err == nil && st.last > headSeq {
+		err = fmt.Errorf("%w: after_seq %d is beyond the last record of handler %s (%d)", apierr.ErrInvalid, st.last, id, headSeq)
 	}
 	if err != nil {
-		s.hub.Unsubscribe(id, sub)
+		return err
+	}
+	st.heartbeat = time.NewTicker(s.opts.Heartbeat)
+	defer st.heartbeat.Stop()
+	// The first message says the stream is subscribed: a client that sends
+	// an event after receiving it will see its effects. (It also flushes
+	// the response headers.)
+	if err := send(heartbeat(headSeq)); err != nil {
 		return err
 	}
 	// A finished handler's stream is complete in the store: replay it and
 	// end, even when the caller resumes after the terminal record.
-	last := after
-	heartbeat := time.NewTicker(s.opts.Heartbeat)
-	defer heartbeat.Stop()
-	// emit sends r, with held bytes of the stream budget already taken
-	// for it (a replayed record) or none (a live one: send takes them).
-	emit := func(r *wfdv1.Record, held int64) (done bool, err error) {
-		if r.GetSeq() <= last {
-			s.streams.release(held)
-			return false, nil
-		}
-		if !opts.internal && internalRecord(r) {
-			s.streams.release(held)
-			last = r.GetSeq()
-			return false, nil
-		}
-		// Stored records may hold what JSON cannot (see live.CleanRecord).
-		msg := &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: live.CleanRecord(r)}}
-		if err := s.streams.send(ctx, held, int64(proto.Size(msg)), last, func() error { return send(msg) }); err != nil {
-			return false, err
-		}
-		last = r.GetSeq()
-		heartbeat.Reset(s.opts.Heartbeat)
-		return r.GetHandlerFinished() != nil, nil
-	}
-	// The first message says the stream is subscribed: a client that sends
-	// an event after receiving it will see its effects. (It also flushes
-	// the response headers.)
-	if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: headSeq}}}); err != nil {
-		s.hub.Unsubscribe(id, sub)
-		return err
-	}
 	for first := true; ; first = false {
 		if !first {
-			sub = s.hub.Subscribe(id)
+			st.sub = s.hub.Subscribe(id)
 		}
 		// A client that resumes at the head has nothing to replay.
-		if !first || last < headSeq || finished {
-			done, err := s.replay(ctx, id, &last, emit)
+		if !first || st.last < headSeq || finished {
+			done, err := st.replay(&st.last, st.emit)
 			if done || err != nil || finished {
-				s.hub.Unsubscribe(id, sub)
 				return err
 			}
 		}
-	follow:
-		for {
-			select {
-			case b, ok := <-sub.Ch:
-				if !ok {
-					break follow // lagged: catch up from the store
-				}
-				sub.Taken(b)
-				recs := b.Recs
-				if len(recs) > 0 && recs[0].GetSeq() > last+1 {
-					s.hub.Unsubscribe(id, sub)
-					break follow // a gap: the store has what is missing
-				}
-				for _, r := range recs {
-					done, err := emit(r, 0)
-					if done || err != nil {
-						s.hub.Unsubscribe(id, sub)
-						return err
-					}
-				}
-			case <-sub.Poke:
-				// Another replica committed records of it (feed.go).
-				done, err := s.replay(ctx, id, &last, emit)
-				if done || err != nil {
-					s.hub.Unsubscribe(id, sub)
-					return err
-				}
-			case <-heartbeat.C:
-				if err := send(&wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: last}}}); err != nil {
-					s.hub.Unsubscribe(id, sub)
-					return err
-				}
-			case <-s.draining:
-				// The server is shutting down, not the caller: tell it to
-				// resume (from another server, or this one once it is back).
-				s.hub.Unsubscribe(id, sub)
-				return errStreamDrained(last)
-			case <-ctx.Done():
-				s.hub.Unsubscribe(id, sub)
-				return ctx.Err()
-			}
+		if done, err := st.follow(); done || err != nil {
+			return err
 		}
 	}
+}
+
+// emitFunc sends a record of a stream (emit).
+type emitFunc func(r *wfdv1.Record, held int64) (done bool, err error)
+
+// streamRun is one StreamEvents stream: where it is (last), and what it
+// follows (sub).
+type streamRun struct {
+	ctx      context.Context
+	id       string
+	internal bool
+	send     func(*wfdv1.StreamEventsResponse) error
+	hub      *live.Hub
+	budget   *streamBudget
+	draining <-chan struct{}
+	every    time.Duration
+	// replay sends what the store has after *last.
+	replay func(last *uint64, emit emitFunc) (bool, error)
+
+	sub       *live.Subscription
+	last      uint64
+	heartbeat *time.Ticker
+}
+
+// emit sends r, with held bytes of the stream budget already taken for it
+// (a replayed record) or none (a live one: send takes them); done once
+// the handler's terminal record is sent.
+func (st *streamRun) emit(r *wfdv1.Record, held int64) (done bool, err error) {
+	if r.GetSeq() <= st.last {
+		st.budget.release(held)
+		return false, nil
+	}
+	if !st.internal && internalRecord(r) {
+		st.budget.release(held)
+		st.last = r.GetSeq()
+		return false, nil
+	}
+	// Stored records may hold what JSON cannot (see live.CleanRecord).
+	msg := &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Record{Record: live.CleanRecord(r)}}
+	if err := st.budget.send(st.ctx, held, int64(proto.Size(msg)), st.last, func() error { return st.send(msg) }); err != nil {
+		return false, err
+	}
+	st.last = r.GetSeq()
+	st.heartbeat.Reset(st.every)
+	return r.GetHandlerFinished() != nil, nil
+}
+
+// follow sends what commits reach the subscription, and heartbeats,
+// until the stream ends (done, or an error) or must catch up from the
+// store (false, nil: it lagged, met a gap, or another replica committed).
+func (st *streamRun) follow() (done bool, err error) {
+	for {
+		select {
+		case b, ok := <-st.sub.Ch:
+			if !ok {
+				return false, nil // lagged: catch up from the store
+			}
+			st.sub.Taken(b)
+			if len(b.Recs) > 0 && b.Recs[0].GetSeq() > st.last+1 {
+				st.hub.Unsubscribe(st.id, st.sub)
+				return false, nil // a gap: the store has what is missing
+			}
+			for _, r := range b.Recs {
+				if done, err := st.emit(r, 0); done || err != nil {
+					return true, err
+				}
+			}
+		case <-st.sub.Poke:
+			// Another replica committed records of it (feed.go).
+			if done, err := st.replay(&st.last, st.emit); done || err != nil {
+				return true, err
+			}
+		case <-st.heartbeat.C:
+			if err := st.send(heartbeat(st.last)); err != nil {
+				return true, err
+			}
+		case <-st.draining:
+			// The server is shutting down, not the caller: tell it to
+			// resume (from another server, or this one once it is back).
+			return true, errStreamDrained(st.last)
+		case <-st.ctx.Done():
+			return true, st.ctx.Err()
+		}
+	}
+}
+
+// heartbeat is the message that says the stream is at seq.
+func heartbeat(seq uint64) *wfdv1.StreamEventsResponse {
+	return &wfdv1.StreamEventsResponse{Kind: &wfdv1.StreamEventsResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{LastSeq: seq}}}
 }
 
 // replay sends stored records after *last. Its pages hold about
@@ -177,7 +207,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 // as many as fit by the largest record seen so far (at most replayPage),
 // so a stream of large records never reads hundreds of them ahead of its
 // client; and a page's bytes are the stream budget's until they are sent.
-func (s *Server) replay(ctx context.Context, id string, last *uint64, emit func(*wfdv1.Record, int64) (bool, error)) (bool, error) {
+func (s *Server) replay(ctx context.Context, id string, last *uint64, emit emitFunc) (bool, error) {
 	page, largest := 1, int64(0)
 	for {
 		// The page's bytes come out of the stream budget before it is
@@ -206,7 +236,7 @@ const replayGuess = 64 << 10
 // their bytes held in res; full reports that the page was full (more may
 // follow).
 func (s *Server) replayPage(ctx context.Context, id string, last *uint64, page int, largest *int64, res *reservation,
-	emit func(*wfdv1.Record, int64) (bool, error),
+	emit emitFunc,
 ) (done, full bool, err error) {
 	recs, err := s.store.ReadRecords(ctx, id, *last, page)
 	if err != nil {

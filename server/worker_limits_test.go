@@ -61,7 +61,7 @@ func (g *runGate) running() int {
 // fanDef is a fan-out of width n through a step limited to limit runs
 // at once: fan sends n items, work handles each (its code is the test's),
 // gather collects the n results and completes.
-func fanDef(name string, n, limit int) engine.Workflow {
+func fanDef(name string, limit int) engine.Workflow {
 	return engine.Workflow{Name: name, Steps: []engine.Step{
 		{Name: "fan", Accepts: []string{engine.StartEvent}, Emits: []string{"item"}},
 		{Name: "work", Accepts: []string{"item"}, Emits: []string{"done"}, Workers: limit},
@@ -109,7 +109,7 @@ func TestWorkerLimitAcrossWorkers(t *testing.T) {
 			ts := startServer(t, serverConfig{})
 			c := ts.client()
 			name := fmt.Sprintf("limited-remote-%d", limit)
-			def := fanDef(name, n, limit)
+			def := fanDef(name, limit)
 			g := newRunGate()
 			for _, w := range []string{"a", "b"} {
 				startWorkerN(t, ts, w, 1, worker.Workflow{Definition: def, Run: fanSteps(n, g.step(w))})

@@ -13,8 +13,12 @@ import (
 	"github.com/wfd-dev/wfd/clients/go/worker"
 )
 
-// forEach calls f for 0..n-1 from a few goroutines and waits for them.
-func forEach(n int, f func(i int)) {
+// parked is how many handlers the tests here park.
+const parked = 1000
+
+// forEach calls f for 0..parked-1 from a few goroutines and waits for them.
+func forEach(f func(i int)) {
+	const n = parked
 	const width = 16
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -46,7 +50,7 @@ func getStats(t *testing.T, c wfdv1connect.WorkflowServiceClient) *wfdv1.GetStat
 // (the worker holds no run for any of them meanwhile), and each is woken
 // by its event and completes with its own decision.
 func TestWorkerManyParkedHandlersReleasedAndWoken(t *testing.T) {
-	const n = 1000
+	const n = parked
 	start := time.Now()
 	ts := startServer(t, serverConfig{})
 	c := ts.client()
@@ -54,7 +58,7 @@ func TestWorkerManyParkedHandlersReleasedAndWoken(t *testing.T) {
 	workersServing(t, ts, "approval-parked", 1)
 
 	ids := make([]string, n)
-	forEach(n, func(i int) {
+	forEach(func(i int) {
 		res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "approval-parked", Input: st(t, map[string]any{"i": i})})
 		if err != nil {
 			t.Error(err)
@@ -82,7 +86,7 @@ func TestWorkerManyParkedHandlersReleasedAndWoken(t *testing.T) {
 		t.Fatalf("ListWorkers with every handler parked: %v, want one worker with no run in progress", ws.GetWorkers())
 	}
 
-	forEach(n, func(i int) {
+	forEach(func(i int) {
 		if _, err := c.ReleaseHandler(ctxT(t), &wfdv1.ReleaseHandlerRequest{HandlerId: ids[i]}); err != nil {
 			t.Error(err)
 		}
@@ -93,7 +97,7 @@ func TestWorkerManyParkedHandlersReleasedAndWoken(t *testing.T) {
 	}
 	rehydrated := s.GetRehydrationsTotal()
 
-	forEach(n, func(i int) {
+	forEach(func(i int) {
 		if _, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: ids[i],
 			Event: &wfdv1.Event{Type: "approval", Data: st(t, map[string]any{"approved": i%2 == 0})}}); err != nil {
 			t.Error(err)
@@ -108,7 +112,7 @@ func TestWorkerManyParkedHandlersReleasedAndWoken(t *testing.T) {
 		}
 		return nil
 	})
-	forEach(n, func(i int) {
+	forEach(func(i int) {
 		res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: ids[i]})
 		if err != nil {
 			t.Error(err)

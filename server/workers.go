@@ -86,6 +86,46 @@ func (r *workerRegistry) wake() {
 	r.changed = make(chan struct{})
 }
 
+// addedDef is a definition a worker registers, checked: its workflow,
+// its hash, and the hash of the definition it replaces, if any.
+type addedDef struct {
+	d        *wfdv1.WorkflowDefinition
+	w        engine.Workflow
+	hash     string
+	replaces string
+}
+
+// checkDef checks a definition g registers, under r.mu; one already
+// registered as it is comes back without a workflow (w.Name ""), claimed
+// for g.
+func (r *workerRegistry) checkDef(ctx context.Context, g registrant, d *wfdv1.WorkflowDefinition) (addedDef, error) {
+	_, hash, err := encodeDefinition(d)
+	if err != nil {
+		return addedDef{}, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
+	}
+	a := addedDef{d: d, hash: hash}
+	if oldHash, ok := r.defs[d.GetName()]; ok {
+		if oldHash == hash {
+			return a, r.claim(ctx, g, d.GetName(), hash)
+		}
+		if err := r.replaceable(ctx, d.GetName()); err != nil {
+			return a, err
+		}
+		a.replaces = oldHash
+	} else if _, ok := r.s.engine.Workflow(d.GetName()); ok {
+		return a, fmt.Errorf("%w: workflow %q is built into the server", apierr.ErrFailedPrecondition, d.GetName())
+	}
+	w, err := r.workflowFromDefinition(d, hash)
+	if err == nil {
+		err = w.Validate()
+	}
+	if err != nil {
+		return a, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
+	}
+	a.w = w
+	return a, nil
+}
+
 // register registers the definitions of a connecting worker (source
 // names it) with the engine and stores them, and returns their hashes by
 // name. A name already registered is fine with an equal definition. A
@@ -113,46 +153,20 @@ func (r *workerRegistry) register(ctx context.Context, g registrant, defs []*wfd
 	defer r.mu.Unlock()
 	// Everything is checked before anything is registered, so a refused
 	// connect leaves nothing behind.
-	type added struct {
-		d        *wfdv1.WorkflowDefinition
-		w        engine.Workflow
-		hash     string
-		replaces string // the hash of the definition it replaces, if any
-	}
 	hashes := map[string]string{}
-	var todo []added
+	var todo []addedDef
 	for _, d := range defs {
 		if _, ok := hashes[d.GetName()]; ok {
 			return nil, fmt.Errorf("%w: workflow %q is defined twice", apierr.ErrInvalid, d.GetName())
 		}
-		_, hash, err := encodeDefinition(d)
+		a, err := r.checkDef(ctx, g, d)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
+			return nil, err
 		}
-		hashes[d.GetName()] = hash
-		var replaces string
-		if oldHash, ok := r.defs[d.GetName()]; ok {
-			if oldHash == hash {
-				if err := r.claim(ctx, g, d.GetName(), hash); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if err := r.replaceable(ctx, d.GetName()); err != nil {
-				return nil, err
-			}
-			replaces = oldHash
-		} else if _, ok := r.s.engine.Workflow(d.GetName()); ok {
-			return nil, fmt.Errorf("%w: workflow %q is built into the server", apierr.ErrFailedPrecondition, d.GetName())
+		hashes[d.GetName()] = a.hash
+		if a.w.Name != "" {
+			todo = append(todo, a)
 		}
-		w, err := r.workflowFromDefinition(d, hash)
-		if err == nil {
-			err = w.Validate()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
-		}
-		todo = append(todo, added{d, w, hash, replaces})
 	}
 	for _, a := range todo {
 		if err := r.store(ctx, a.d, g, owners[a.d.GetName()], a.replaces); err != nil {

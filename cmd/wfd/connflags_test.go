@@ -26,7 +26,7 @@ func TestServeConnectionFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+p.addr+"\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestServeConnectionFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		const body = 1 << 20
 		if _, err := io.WriteString(c, "POST /wfd.v1.WorkflowService/ListWorkflows HTTP/1.1\r\nHost: "+p.addr+
 			"\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n"); err != nil {

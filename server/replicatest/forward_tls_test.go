@@ -126,12 +126,12 @@ func (s *tlsSetup) start(url, id string, how tlsReplica) *replica {
 
 // client calls r over TLS, presenting the client certificate of subject
 // (none when empty).
-func (s *tlsSetup) client(r *replica, subject string, opts ...connect.ClientOption) wfdv1connect.WorkflowServiceClient {
+func (s *tlsSetup) client(r *replica, subject string) wfdv1connect.WorkflowServiceClient {
 	s.t.Helper()
 	if subject == "" {
-		return s.clientWith(r, nil, opts...)
+		return s.clientWith(r, nil)
 	}
-	return s.clientWith(r, func() (devcert.Pair, error) { return s.ca.Client(subject) }, opts...)
+	return s.clientWith(r, func() (devcert.Pair, error) { return s.ca.Client(subject) })
 }
 
 // clientWith calls r over TLS, presenting the certificate issue makes

@@ -117,7 +117,8 @@ func completed(h *wfdv1.Handler) bool {
 
 // approve sends the approval through r and waits for the handler to
 // complete, and checks the step that completed it ran on the worker by.
-func approve(t *testing.T, r *replica, id, by string) {
+func approve(t *testing.T, r *replica, id string) {
+	const by = "b" // the worker every test here has approve
 	t.Helper()
 	if _, err := r.c.SendEvent(context.Background(), &wfdv1.SendEventRequest{HandlerId: id,
 		Event: &wfdv1.Event{Type: "approval", Data: &structpb.Struct{Fields: map[string]*structpb.Value{"approved": structpb.NewBoolValue(true)}}}}); err != nil {
@@ -149,7 +150,7 @@ func TestWorkerOnOtherReplicaServesStart(t *testing.T) {
 		t.Fatalf("RunWorkflow through a: owner %q, want %q (the replica with the worker)", got, b.id)
 	}
 	waitHandler(t, c, id, "idle on b", idleOn(b.id))
-	approve(t, c, id, "b")
+	approve(t, c, id)
 	if n := a.inMemory(t) + c.inMemory(t); n != 0 {
 		t.Fatalf("a and c hold %d handlers in memory, want none", n)
 	}
@@ -206,7 +207,7 @@ func TestWorkerGoneHandlerMovesToReplicaWithWorkers(t *testing.T) {
 	if n := a.inMemory(t); n != 0 {
 		t.Fatalf("a holds %d handlers in memory after handing it over, want none", n)
 	}
-	approve(t, c, id, "b")
+	approve(t, c, id)
 	// The stream, read through a, shows no failed run: the lost one is
 	// not an attempt.
 	for _, rec := range stream(t, a, id) {
@@ -250,7 +251,7 @@ func TestWorkerReleasedHandlerWokenElsewhere(t *testing.T) {
 	}
 
 	byEvent := start(map[string]any{})
-	approve(t, c, byEvent, "b")
+	approve(t, c, byEvent)
 
 	byTimer := start(map[string]any{"timeout_ms": 300})
 	h := waitHandler(t, a, byTimer, "finished", func(h *wfdv1.Handler) bool { return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING })
@@ -292,7 +293,7 @@ func TestWorkerReplicaStoppedRunGoesOn(t *testing.T) {
 	startWorker(t, b, "on-b", review("b"))
 	a.stop()
 	waitHandler(t, b, id, "idle on b", idleOn(b.id))
-	approve(t, b, id, "b")
+	approve(t, b, id)
 }
 
 // stream reads handler id's whole stream (it has ended) through r.

@@ -16,72 +16,80 @@ import (
 // with the handler's change, so the inbox never disagrees with the handler.
 func TasksFromChange(c *engine.Change) ([]persistence.Task, error) {
 	var out []persistence.Task
-	task := func(w *engine.WaiterInfo, st persistence.TaskStatus) (persistence.Task, error) {
-		t := persistence.Task{
-			ID: w.Task.ID, HandlerID: c.HandlerID, Workflow: c.Workflow, Step: w.Step, Title: w.Task.Title,
-			Description: w.Task.Description, Assignee: w.Task.Assignee, Status: st, Deadline: w.Deadline, CreatedAt: w.Created,
-		}
-		if w.Task.Schema != nil {
-			// Sanitized, so a payload JSON cannot hold fails no checkpoint
-			// (the engine refuses such schemas, this is the last guard).
-			b, err := protojson.Marshal(payload.Sanitize(w.Task.Schema))
-			if err != nil {
-				return t, err
-			}
-			t.Schema = b
-		}
-		return t, nil
-	}
 	for i := range c.NewWaiters {
-		w := &c.NewWaiters[i]
-		if w.Task == nil {
-			continue
+		if w := &c.NewWaiters[i]; w.Task != nil {
+			t, err := taskOf(c, w, persistence.TaskPending)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
 		}
-		t, err := task(w, persistence.TaskPending)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
 	}
 	for i := range c.Resolved {
-		r := &c.Resolved[i]
-		if r.Waiter.Task == nil {
-			continue
-		}
-		st := persistence.TaskExpired
-		if !r.TimedOut {
-			st = persistence.TaskCompleted
-		}
-		t, err := task(&r.Waiter, st)
-		if err != nil {
-			return nil, err
-		}
-		t.CompletedAt = c.UpdatedAt
-		if !r.TimedOut {
-			f := r.Event.Data.GetFields()
-			t.CompletedBy = f["completed_by"].GetStringValue()
-			if at, err := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue()); err == nil {
-				t.CompletedAt = at
+		if r := &c.Resolved[i]; r.Waiter.Task != nil {
+			t, err := resolvedTask(c, r)
+			if err != nil {
+				return nil, err
 			}
-			if a := f["answer"].GetStructValue(); a != nil {
-				if t.Answer, err = protojson.Marshal(payload.Sanitize(a)); err != nil {
-					return nil, err
-				}
-			}
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	for i := range c.Dropped {
-		w := &c.Dropped[i]
-		if w.Task == nil {
-			continue
+		if w := &c.Dropped[i]; w.Task != nil {
+			t, err := taskOf(c, w, persistence.TaskCancelled)
+			if err != nil {
+				return nil, err
+			}
+			t.CompletedAt = c.UpdatedAt
+			out = append(out, t)
 		}
-		t, err := task(w, persistence.TaskCancelled)
-		if err != nil {
-			return nil, err
-		}
-		t.CompletedAt = c.UpdatedAt
-		out = append(out, t)
 	}
 	return out, nil
+}
+
+// taskOf is the task record of task waiter w of the change's handler,
+// with status st.
+func taskOf(c *engine.Change, w *engine.WaiterInfo, st persistence.TaskStatus) (persistence.Task, error) {
+	t := persistence.Task{
+		ID: w.Task.ID, HandlerID: c.HandlerID, Workflow: c.Workflow, Step: w.Step, Title: w.Task.Title,
+		Description: w.Task.Description, Assignee: w.Task.Assignee, Status: st, Deadline: w.Deadline, CreatedAt: w.Created,
+	}
+	if w.Task.Schema != nil {
+		// Sanitized, so a payload JSON cannot hold fails no checkpoint
+		// (the engine refuses such schemas, this is the last guard).
+		b, err := protojson.Marshal(payload.Sanitize(w.Task.Schema))
+		if err != nil {
+			return t, err
+		}
+		t.Schema = b
+	}
+	return t, nil
+}
+
+// resolvedTask is the record of a task whose wait resolved: completed by
+// its answer event (who, when and what it carries), or expired.
+func resolvedTask(c *engine.Change, r *engine.Resolution) (persistence.Task, error) {
+	st := persistence.TaskExpired
+	if !r.TimedOut {
+		st = persistence.TaskCompleted
+	}
+	t, err := taskOf(c, &r.Waiter, st)
+	if err != nil {
+		return t, err
+	}
+	t.CompletedAt = c.UpdatedAt
+	if r.TimedOut {
+		return t, nil
+	}
+	f := r.Event.Data.GetFields()
+	t.CompletedBy = f["completed_by"].GetStringValue()
+	if at, err := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue()); err == nil {
+		t.CompletedAt = at
+	}
+	if a := f["answer"].GetStructValue(); a != nil {
+		if t.Answer, err = protojson.Marshal(payload.Sanitize(a)); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
 }
