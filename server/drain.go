@@ -38,7 +38,7 @@ func (s *Server) leave() {
 	if s.opts.ShutdownDelay <= 0 {
 		return
 	}
-	s.health.leave()
+	s.health.Leave()
 	s.log.Info("leaving: not ready, still serving calls", "delay", s.opts.ShutdownDelay)
 	t := time.NewTimer(s.opts.ShutdownDelay)
 	defer t.Stop()
@@ -51,7 +51,7 @@ func (s *Server) leave() {
 // drain begins shutdown (step 1); it may be called more than once.
 func (s *Server) drain() {
 	s.drainOnce.Do(func() {
-		s.health.shutdown()
+		s.health.Shutdown()
 		close(s.draining)
 	})
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/live"
 )
 
-// The runtime's ports (live.Ownership, live.Workers, live.Health), served
-// by the server's replica, worker and health parts.
+// The runtime's ports (live.Ownership, live.Workers), served
+// by the server's replica and worker parts.
 
 // ownership is live.Ownership in replica mode: the leases, and the
 // forwarder for publications.
@@ -57,9 +57,3 @@ func (w workersPort) KickRoutes()                                     { w.r.kick
 func (w workersPort) WaitingFor(id string) []*wfdv1.RunWaitingForWorker {
 	return w.r.waitingFor(id)
 }
-
-// healthPort is live.Health: the store's health as commits tell it.
-type healthPort struct{ h *health }
-
-func (p healthPort) Committed(err error, size int)           { p.h.committed(err, size) }
-func (p healthPort) WhenCommitting(ctx context.Context) bool { return p.h.whenCommitting(ctx) }

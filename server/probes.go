@@ -42,12 +42,12 @@ func (s *Server) notReady(ctx context.Context) string {
 	switch {
 	case s.isDraining():
 		return "draining: the server is shutting down"
-	case s.health.isLeaving():
+	case s.health.IsLeaving():
 		return "shutting down: still serving calls for the shutdown delay, then draining"
-	case s.health.failing.Load():
+	case s.health.Failing():
 		return "store cannot commit"
 	}
-	ctx, cancel := context.WithTimeout(ctx, healthProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, observe.HealthProbeTimeout)
 	defer cancel()
 	if _, err := s.store.Count(ctx); err != nil && (errors.Is(err, persistence.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)) {
 		return fmt.Sprintf("store unavailable: %v", err)

@@ -44,7 +44,7 @@ type Server struct {
 
 	// rt keeps the handlers live (internal/live).
 	rt     *live.Runtime
-	health *health
+	health *observe.Health
 	// workers are the connected step workers (workers.go).
 	workers *workerRegistry
 	stats   *observe.Stats
@@ -87,7 +87,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 func wire(opts Options) (*Server, error) {
 	streams := newStreamBudget(opts.Streams)
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, streams: streams, authFails: newAuthFailures(opts.Now),
-		health: newHealth(opts.Store, opts.Logger), draining: make(chan struct{}), stats: &observe.Stats{Hist: observe.NewHistograms()}}
+		health: observe.NewHealth(opts.Store, opts.Logger), draining: make(chan struct{}), stats: &observe.Stats{Hist: observe.NewHistograms()}}
 	s.requests, s.cancelRequests = context.WithCancel(context.Background())
 	s.workers = newWorkerRegistry(s)
 	s.workers.stats.seconds = s.stats.Hist.Dispatch
@@ -109,7 +109,7 @@ func wire(opts Options) (*Server, error) {
 		IdleTimeout: opts.IdleTimeout, MaxIdleInMemory: opts.MaxIdleInMemory, ReclaimAfter: max(opts.ReclaimAfter, 0),
 		Retention: opts.Retention, RetentionInterval: opts.RetentionInterval, RetentionBatch: opts.RetentionBatch,
 		StreamBuffer: streams.limits.BufferBytes, Stats: s.stats, Tracing: s.tracing,
-		Workers: workersPort{s.workers}, Health: healthPort{s.health}}
+		Workers: workersPort{s.workers}, Health: s.health}
 	if s.leases != nil {
 		ropts.Ownership = ownership{s.leases, s.forward}
 	}
@@ -184,7 +184,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
 	s.handleWorkerService(mux, svcOpts)
-	mux.Handle(s.health.handler(opts...))
+	mux.Handle(s.health.Handler(opts...))
 	if s.reflection() {
 		reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
 		mux.Handle(grpcreflect.NewHandlerV1(reflector))

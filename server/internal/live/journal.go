@@ -20,10 +20,6 @@ import (
 // maxCommit caps how many handler changes one commit takes.
 const maxCommit = 1024
 
-// FailureLogEvery is how often the journal logs a failed checkpoint while
-// they keep failing; the line says how many it held back meanwhile.
-const FailureLogEvery = 5 * time.Second
-
 // Journal is the engine.Journal that makes handler changes durable. Append
 // encodes a change on the handler's goroutine (so encoding runs in
 // parallel across handlers) and queues it; one committer goroutine writes
@@ -88,7 +84,7 @@ func NewJournal(store persistence.Store, h *Hub, log *slog.Logger, st *observe.S
 	onStore func(error, int),
 ) *Journal {
 	j := &Journal{store: store, hub: h, log: log, stats: st, onCommit: onCommit, onFail: onFail, onStore: onStore, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: observe.NewLogThrottle(FailureLogEvery, time.Now)}
+		inflight: map[string]*inflight{}, watched: map[string]*watched{}, failures: observe.NewLogThrottle(observe.FailureLogEvery, time.Now)}
 	go j.commitLoop()
 	return j
 }

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// FailureLogEvery is how often the journal (and the health check) log a failure while
+// they keep failing; the line says how many it held back meanwhile.
+const FailureLogEvery = 5 * time.Second
+
 // LogThrottle lets one log line through per interval and counts the ones it
 // holds back, so that a failure repeated thousands of times a second (every
 // checkpoint while the disk is full) costs a line per interval, not a line

@@ -1,4 +1,4 @@
-package server
+package observe
 
 import (
 	"context"
@@ -18,14 +18,12 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
-	"github.com/wfd-dev/wfd/server/internal/live"
-	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
 const (
-	// healthProbeTimeout bounds the store read behind a health check, so
+	// HealthProbeTimeout bounds the store read behind a health check, so
 	// that a stuck store makes the check say NOT_SERVING instead of hanging.
-	healthProbeTimeout = 2 * time.Second
+	HealthProbeTimeout = 2 * time.Second
 	// commitProbeEvery is how often a server whose commits fail tries a
 	// commit of its own, to say SERVING again once the store can commit
 	// (a drained server gets no calls whose commits would tell it).
@@ -34,7 +32,7 @@ const (
 	maxProbeBytes = 4 << 20
 )
 
-// health answers grpc.health.v1 for the process ("") and the workflow
+// Health answers grpc.Health.v1 for the process ("") and the workflow
 // service. It says SERVING while the server runs, its store answers a read
 // and its last commit succeeded, and NOT_SERVING once shutdown has begun,
 // while commits fail (a full disk, an I/O error, a store closed by a
@@ -42,7 +40,7 @@ const (
 // elsewhere until the store can commit again. Watch streams follow
 // shutdown and commit failures; at shutdown they send NOT_SERVING and end
 // with Unavailable, so a watcher knows to look again (elsewhere or later).
-type health struct {
+type Health struct {
 	store persistence.Store
 	log   *slog.Logger
 
@@ -53,38 +51,38 @@ type health struct {
 	mu       sync.Mutex
 	leaving  bool // the shutdown delay: NOT_SERVING, calls still served
 	stopping bool
-	probing  bool                 // a probe goroutine runs
-	since    time.Time            // when commits began to fail
-	need     int                  // bytes of the largest commit that failed since
-	leftover string               // a probe handler written and not yet deleted
-	flaps    *observe.LogThrottle // the "cannot commit" lines
-	warned   bool                 // the last "cannot commit" line went out
-	changed  chan struct{}        // closed and replaced on every change
-	done     chan struct{}        // closed at shutdown: stops the commit probe
+	probing  bool          // a probe goroutine runs
+	since    time.Time     // when commits began to fail
+	need     int           // bytes of the largest commit that failed since
+	leftover string        // a probe handler written and not yet deleted
+	flaps    *LogThrottle  // the "cannot commit" lines
+	warned   bool          // the last "cannot commit" line went out
+	changed  chan struct{} // closed and replaced on every change
+	done     chan struct{} // closed at shutdown: stops the commit probe
 }
 
-func newHealth(store persistence.Store, log *slog.Logger) *health {
-	return &health{store: store, log: log, changed: make(chan struct{}), done: make(chan struct{}),
-		flaps: observe.NewLogThrottle(live.FailureLogEvery, time.Now)}
+func NewHealth(store persistence.Store, log *slog.Logger) *Health {
+	return &Health{store: store, log: log, changed: make(chan struct{}), done: make(chan struct{}),
+		flaps: NewLogThrottle(FailureLogEvery, time.Now)}
 }
 
 // changes returns a channel closed at the next change of status.
-func (h *health) changes() <-chan struct{} {
+func (h *Health) changes() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.changed
 }
 
 // notifyLocked wakes the watchers; h.mu is held.
-func (h *health) notifyLocked() {
+func (h *Health) notifyLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
 
-// leave makes every check say NOT_SERVING from now on, for the shutdown
+// Leave makes every check say NOT_SERVING from now on, for the shutdown
 // delay: load balancers stop sending calls while the server still serves
 // them. Watch streams send NOT_SERVING and stay open until shutdown.
-func (h *health) leave() {
+func (h *Health) Leave() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.leaving {
@@ -94,15 +92,15 @@ func (h *health) leave() {
 	h.notifyLocked()
 }
 
-func (h *health) isLeaving() bool {
+func (h *Health) IsLeaving() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.leaving || h.stopping
 }
 
-// shutdown makes every check say NOT_SERVING from now on and ends the
+// Shutdown makes every check say NOT_SERVING from now on and ends the
 // Watch streams.
-func (h *health) shutdown() {
+func (h *Health) Shutdown() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopping {
@@ -113,20 +111,20 @@ func (h *health) shutdown() {
 	h.notifyLocked()
 }
 
-func (h *health) isStopping() bool {
+func (h *Health) isStopping() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.stopping
 }
 
-// committed is told the outcome of every commit of handler changes: err is
+// Committed is told the outcome of every commit of handler changes: err is
 // nil when it succeeded, or why the store could not commit; size is the
 // bytes of the changes. Errors that concern a change rather than the store
 // (a conflict, invalid data) are not the store's health and are not
 // passed here. A commit ends the failure only if it is as large as the
 // largest that failed: on a full disk smaller ones may still fit in the
 // store's free pages while the calls' commits fail.
-func (h *health) committed(err error, size int) {
+func (h *Health) Committed(err error, size int) {
 	if err == nil && !h.failing.Load() {
 		return
 	}
@@ -159,9 +157,9 @@ func (h *health) committed(err error, size int) {
 	}
 }
 
-// whenCommitting waits until commits succeed (none has failed since the
+// WhenCommitting waits until commits succeed (none has failed since the
 // last that succeeded); false if ctx ends first.
-func (h *health) whenCommitting(ctx context.Context) bool {
+func (h *Health) WhenCommitting(ctx context.Context) bool {
 	for {
 		changed := h.changes()
 		if !h.failing.Load() {
@@ -177,7 +175,7 @@ func (h *health) whenCommitting(ctx context.Context) bool {
 
 // probe tries a commit every commitProbeEvery while commits fail, until
 // one succeeds (a probe's, or a call's) or the server shuts down.
-func (h *health) probe() {
+func (h *Health) probe() {
 	t := time.NewTicker(commitProbeEvery)
 	defer t.Stop()
 	for h.keepProbing() {
@@ -188,7 +186,7 @@ func (h *health) probe() {
 			need := h.need
 			h.mu.Unlock()
 			if err := h.probeCommit(need); err == nil || errors.Is(err, persistence.ErrUnavailable) {
-				h.committed(err, min(need, maxProbeBytes))
+				h.Committed(err, min(need, maxProbeBytes))
 			}
 		}
 	}
@@ -196,7 +194,7 @@ func (h *health) probe() {
 
 // keepProbing reports whether the probe must go on, and if not marks it
 // ended (under the lock, so that a new failure starts another).
-func (h *health) keepProbing() bool {
+func (h *Health) keepProbing() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.probing = h.failing.Load() && !h.stopping
@@ -213,8 +211,8 @@ func (h *health) keepProbing() bool {
 // failed delete, or by a crash between the two commits, is inert: the
 // next probe deletes it, or it stays as a cancelled handler of workflow
 // "wfd-health-probe".
-func (h *health) probeCommit(size int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), healthProbeTimeout)
+func (h *Health) probeCommit(size int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), HealthProbeTimeout)
 	defer cancel()
 	h.mu.Lock()
 	left := h.leftover
@@ -235,7 +233,7 @@ func (h *health) probeCommit(size int) error {
 }
 
 // deleteProbe deletes a probe handler, or keeps its id to try again.
-func (h *health) deleteProbe(ctx context.Context, id string) error {
+func (h *Health) deleteProbe(ctx context.Context, id string) error {
 	err := h.store.Write(ctx, persistence.Change{Delete: true, Handler: persistence.Handler{ID: id}})
 	if errors.Is(err, persistence.ErrNotFound) {
 		err = nil
@@ -251,14 +249,14 @@ func (h *health) deleteProbe(ctx context.Context, id string) error {
 
 // status is the status of service: NotFound for a service the server does
 // not have.
-func (h *health) status(ctx context.Context, service string) (healthpb.HealthCheckResponse_ServingStatus, error) {
+func (h *Health) status(ctx context.Context, service string) (healthpb.HealthCheckResponse_ServingStatus, error) {
 	if service != "" && service != wfdv1connect.WorkflowServiceName {
 		return 0, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %s", service))
 	}
-	if h.isLeaving() || h.failing.Load() {
+	if h.IsLeaving() || h.failing.Load() {
 		return healthpb.HealthCheckResponse_NOT_SERVING, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, healthProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, HealthProbeTimeout)
 	defer cancel()
 	if _, err := h.store.Count(ctx); err != nil && (errors.Is(err, persistence.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)) {
 		return healthpb.HealthCheckResponse_NOT_SERVING, nil
@@ -266,8 +264,8 @@ func (h *health) status(ctx context.Context, service string) (healthpb.HealthChe
 	return healthpb.HealthCheckResponse_SERVING, nil
 }
 
-// handler serves grpc.health.v1.Health (Check and Watch).
-func (h *health) handler(opts ...connect.HandlerOption) (string, http.Handler) {
+// Handler serves grpc.health.v1.Health (Check and Watch).
+func (h *Health) Handler(opts ...connect.HandlerOption) (string, http.Handler) {
 	const (
 		prefix = "/" + grpchealth.HealthV1ServiceName + "/"
 		check  = prefix + "Check"
@@ -279,7 +277,7 @@ func (h *health) handler(opts ...connect.HandlerOption) (string, http.Handler) {
 	return prefix, mux
 }
 
-func (h *health) check(ctx context.Context, req *connect.Request[healthpb.HealthCheckRequest]) (*connect.Response[healthpb.HealthCheckResponse], error) {
+func (h *Health) check(ctx context.Context, req *connect.Request[healthpb.HealthCheckRequest]) (*connect.Response[healthpb.HealthCheckResponse], error) {
 	st, err := h.status(ctx, req.Msg.GetService())
 	if err != nil {
 		return nil, err
@@ -290,7 +288,7 @@ func (h *health) check(ctx context.Context, req *connect.Request[healthpb.Health
 // watch sends the status, then every change of it, until the client
 // leaves or the server shuts down: then it ends with Unavailable, after
 // NOT_SERVING.
-func (h *health) watch(ctx context.Context, req *connect.Request[healthpb.HealthCheckRequest], out *connect.ServerStream[healthpb.HealthCheckResponse]) error {
+func (h *Health) watch(ctx context.Context, req *connect.Request[healthpb.HealthCheckRequest], out *connect.ServerStream[healthpb.HealthCheckResponse]) error {
 	var last healthpb.HealthCheckResponse_ServingStatus
 	for first := true; ; first = false {
 		// Take the channel before reading the status: a change after the
@@ -318,3 +316,6 @@ func (h *health) watch(ctx context.Context, req *connect.Request[healthpb.Health
 		}
 	}
 }
+
+// Failing reports whether the store's last commits failed.
+func (h *Health) Failing() bool { return h.failing.Load() }
