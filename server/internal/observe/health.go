@@ -32,7 +32,7 @@ const (
 	maxProbeBytes = 4 << 20
 )
 
-// Health answers grpc.Health.v1 for the process ("") and the workflow
+// Health answers grpc.health.v1 for the process ("") and the workflow
 // service. It says SERVING while the server runs, its store answers a read
 // and its last commit succeeded, and NOT_SERVING once shutdown has begun,
 // while commits fail (a full disk, an I/O error, a store closed by a
