@@ -76,7 +76,7 @@ func (s *Runtime) deletable(ctx context.Context, id string) (persistence.Handler
 // deleteFinished deletes those of ids that are deletable, in one commit,
 // and returns how many it deleted. Others (deleted meanwhile, a child of a
 // running parent, metadata that cannot be decoded) are skipped. The
-// retention sweep calls it.
+// retention pass calls it.
 func (s *Runtime) deleteFinished(ctx context.Context, ids []string) (int, error) {
 	// Turns are taken in id order, so two callers holding several never
 	// wait for each other in a circle.

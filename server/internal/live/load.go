@@ -230,7 +230,7 @@ func (n *Resumed) Any() bool { return n.Total() > 0 }
 // (ResidencyActive) and none has now: busy ones are loaded and run on,
 // idle ones are marked released (they stay in the store until woken). In
 // replica mode each is taken under its lease: one this replica already
-// holds (claimed: sweep.go) is used as it is; a handler whose lease another
+// holds (claimed by the orphan claims of replica mode) is used as it is; a handler whose lease another
 // live replica holds is left alone (live there).
 func (s *Runtime) Resume(ctx context.Context, hs []persistence.Handler, n *Resumed) error {
 	var idle []string

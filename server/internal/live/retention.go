@@ -7,12 +7,12 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-// Defaults of the retention sweep (Options.Retention).
+// Defaults of retention (Options.Retention).
 const (
 	// DefaultRetentionBatch is how many finished handlers one commit of
-	// the sweep deletes at most.
+	// a retention pass deletes at most.
 	DefaultRetentionBatch = 256
-	// maxRetentionInterval bounds the default interval between sweeps.
+	// maxRetentionInterval bounds the default interval between retention passes.
 	maxRetentionInterval = time.Minute
 )
 
@@ -45,7 +45,7 @@ func (r *retention) run(ctx context.Context) {
 	t := time.NewTicker(r.interval)
 	defer t.Stop()
 	for {
-		r.sweep(ctx)
+		r.deleteDue(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -54,10 +54,10 @@ func (r *retention) run(ctx context.Context) {
 	}
 }
 
-// sweep deletes every finished handler due now. Handlers that may not go
+// deleteDue deletes every finished handler due now. Handlers that may not go
 // yet (a child of a running parent) are stepped over, and tried again by
-// the next sweep.
-func (r *retention) sweep(ctx context.Context) {
+// the next pass.
+func (r *retention) deleteDue(ctx context.Context) {
 	cutoff := r.s.opts.Now().Add(-r.keep)
 	var after *persistence.Finished
 	total := 0
