@@ -46,7 +46,7 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 	// In replica mode the child's workflow may be defined by workers on
 	// another replica only: registered here from the store first. The
 	// child starts here; its runs wait for a worker, so it is handed over
-	// to the replica with one (workerroute.go) once its start is durable.
+	// to the replica with one (Workers.KickRoutes) once its start is durable.
 	s.workers.Definition(ctx, workflow)
 	if err := s.owners.Acquire(ctx, child); err != nil {
 		return err
@@ -99,7 +99,7 @@ func (s *Runtime) ChildEnded(c *engine.Change) {
 		return h.SendEvent(s.background, ev, engine.SendOptions{IdempotencyKey: "child:" + c.HandlerID, FromWfd: true})
 	})
 	// A parent live on another replica hears of it there, through the
-	// commit feed (feed.go).
+	// commit feed.
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.As(err, new(*apierr.Owned)) && s.background.Err() == nil {
 		s.log.Warn("telling a parent its child ended", "parent", c.Parent, "child", c.HandlerID, "err", err)
 	}

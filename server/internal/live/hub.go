@@ -31,10 +31,10 @@ type Subscription struct {
 	// The subscriber calls taken for each batch it receives.
 	Ch chan batch
 	// queued is the bytes of the batches in ch: past the hub's limit the
-	// subscriber is cut loose rather than hold more (streamlimits.go).
+	// subscriber is cut loose rather than hold more (the server's stream budget).
 	queued atomic.Int64
 	// Poke says records may have been committed by another replica
-	// (feed.go): the subscriber reads the store after what it has. One
+	// (the commit feed): the subscriber reads the store after what it has. One
 	// pending poke stands for any number.
 	Poke chan struct{}
 }

@@ -45,7 +45,7 @@ type Journal struct {
 	// Tracing makes a span per commit (set before the first Append).
 	Tracing *observe.Tracing
 	// Fence is the lease claim a handler's changes carry (replica mode,
-	// lease.go); ok false: this replica holds no lease of the handler and
+	// Ownership.Fence); ok false: this replica holds no lease of the handler and
 	// must not commit its change. Set before the first Append.
 	Fence func(id string) (f persistence.Fence, ok bool)
 	// failures throttles the "checkpoint failed" lines.

@@ -96,7 +96,7 @@ func (s *Runtime) load(ctx context.Context, id string, accepting *engine.Event) 
 		return nil, ErrDone(id, meta.Status)
 	}
 	// In replica mode, a handler of a workflow whose workers are on
-	// another replica is loaded there (workerroute.go).
+	// another replica is loaded there (Workers.RouteLoad).
 	if err := s.workers.RouteLoad(ctx, id, meta.Workflow); err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func (s *Runtime) deliverPublished(ctx context.Context, id string, ev engine.Eve
 	})
 	var owned *apierr.Owned
 	if errors.As(err, &owned) {
-		// Live on another replica: that replica delivers it (forward.go).
+		// Live on another replica: that replica delivers it (Ownership.Publication).
 		var took bool
 		if took, err = s.owners.Publication(ctx, owned, p); took {
 			return true
