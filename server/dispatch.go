@@ -141,7 +141,7 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 		if !lost {
 			return err
 		}
-		if r.s.isDraining() {
+		if r.s.shutdown.isDraining() {
 			// Shutting down: nothing is dispatched again; the run stays in
 			// progress once the engine closes and runs after the restart.
 			select {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
 
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
 // Shutdown drains the server so that every client can tell what became of
@@ -32,33 +35,55 @@ import (
 //  4. Close stops the engine (step runs finish within what is left of
 //     the grace period) and waits for the last commit.
 
+// shutdown is the server's shutdown as calls see it: whether the drain
+// has begun, and the context of every call, cancelled only when the grace
+// period ends with calls in flight (step 3) or at Close.
+type shutdown struct {
+	delay  time.Duration
+	health *observe.Health
+	log    *slog.Logger
+
+	draining  chan struct{}
+	drainOnce sync.Once
+	// requests is the context of every call Serve serves.
+	requests       context.Context
+	cancelRequests context.CancelFunc
+}
+
+func newShutdown(delay time.Duration, health *observe.Health, log *slog.Logger) *shutdown {
+	d := &shutdown{delay: delay, health: health, log: log, draining: make(chan struct{})}
+	d.requests, d.cancelRequests = context.WithCancel(context.Background())
+	return d
+}
+
 // leave is step 0: it returns when the shutdown delay has passed or the
 // drain has begun (Close).
-func (s *Server) leave() {
-	if s.opts.ShutdownDelay <= 0 {
+func (d *shutdown) leave() {
+	if d.delay <= 0 {
 		return
 	}
-	s.health.Leave()
-	s.log.Info("leaving: not ready, still serving calls", "delay", s.opts.ShutdownDelay)
-	t := time.NewTimer(s.opts.ShutdownDelay)
+	d.health.Leave()
+	d.log.Info("leaving: not ready, still serving calls", "delay", d.delay)
+	t := time.NewTimer(d.delay)
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-s.draining:
+	case <-d.draining:
 	}
 }
 
 // drain begins shutdown (step 1); it may be called more than once.
-func (s *Server) drain() {
-	s.drainOnce.Do(func() {
-		s.health.Shutdown()
-		close(s.draining)
+func (d *shutdown) drain() {
+	d.drainOnce.Do(func() {
+		d.health.Shutdown()
+		close(d.draining)
 	})
 }
 
-func (s *Server) isDraining() bool {
+// isDraining reports whether the drain has begun.
+func (d *shutdown) isDraining() bool {
 	select {
-	case <-s.draining:
+	case <-d.draining:
 		return true
 	default:
 		return false
@@ -78,9 +103,9 @@ func errStreamDrained(last uint64) error {
 // cutShort replaces Canceled by Unavailable for a call whose context the
 // server cancelled (step 3): the client did not cancel it, and what it did
 // is unknown, so it should retry.
-func (s *Server) cutShort(err error) error {
+func (d *shutdown) cutShort(err error) error {
 	canceled := errors.Is(err, context.Canceled) || connect.CodeOf(err) == connect.CodeCanceled
-	if err == nil || !canceled || s.requests.Err() == nil {
+	if err == nil || !canceled || d.requests.Err() == nil {
 		return err
 	}
 	return fmt.Errorf("%w: server shut down before the call finished; it may have taken effect: retry it with the same handler id or idempotency key", apierr.ErrUnavailable)
@@ -88,17 +113,17 @@ func (s *Server) cutShort(err error) error {
 
 // drainGate is the interceptor of the workflow service's calls: it refuses
 // calls during the drain and reports calls cut short as Unavailable.
-type drainGate struct{ s *Server }
+type drainGate struct{ d *shutdown }
 
 var _ connect.Interceptor = drainGate{}
 
 func (g drainGate) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if g.s.isDraining() && !finishesWork(req.Spec().Procedure) {
+		if g.d.isDraining() && !finishesWork(req.Spec().Procedure) {
 			return nil, errShuttingDown()
 		}
 		res, err := next(ctx, req)
-		return res, g.s.cutShort(err)
+		return res, g.d.cutShort(err)
 	}
 }
 
@@ -108,10 +133,10 @@ func (g drainGate) WrapStreamingClient(next connect.StreamingClientFunc) connect
 
 func (g drainGate) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		if g.s.isDraining() {
+		if g.d.isDraining() {
 			return errShuttingDown()
 		}
-		return g.s.cutShort(next(ctx, conn))
+		return g.d.cutShort(next(ctx, conn))
 	}
 }
 

@@ -40,7 +40,7 @@ func (s *Server) handleProbes(mux *http.ServeMux) {
 // notReady says why the server should get no calls, or "" when it should.
 func (s *Server) notReady(ctx context.Context) string {
 	switch {
-	case s.isDraining():
+	case s.shutdown.isDraining():
 		return "draining: the server is shutting down"
 	case s.health.IsLeaving():
 		return "shutting down: still serving calls for the shutdown delay, then draining"

@@ -55,14 +55,9 @@ type Server struct {
 	tracing           *observe.Tracing
 	traceInterceptors []connect.Interceptor
 
-	// draining is closed when shutdown begins (drain.go); requests, the
-	// context of every call Serve serves, is cancelled only if the grace
-	// period ends with calls in flight, or at Close.
-	draining       chan struct{}
-	drainOnce      sync.Once
-	requests       context.Context
-	cancelRequests context.CancelFunc
-	shutdownOnce   sync.Once
+	// shutdown is the drain as calls see it (drain.go).
+	shutdown     *shutdown
+	shutdownOnce sync.Once
 }
 
 // New builds a server and resumes the handlers that were running in the
@@ -87,8 +82,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 func wire(opts Options) (*Server, error) {
 	streams := newStreamBudget(opts.Streams)
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, streams: streams, authFails: newAuthFailures(opts.Now),
-		health: observe.NewHealth(opts.Store, opts.Logger), draining: make(chan struct{}), stats: &observe.Stats{Hist: observe.NewHistograms()}}
-	s.requests, s.cancelRequests = context.WithCancel(context.Background())
+		health: observe.NewHealth(opts.Store, opts.Logger), stats: &observe.Stats{Hist: observe.NewHistograms()}}
+	s.shutdown = newShutdown(opts.ShutdownDelay, s.health, opts.Logger)
 	s.workers = newWorkerRegistry(s)
 	s.workers.stats.seconds = s.stats.Hist.Dispatch
 	s.metrics = observe.NewMetrics(s.stats.Hist, s.snapshot)
@@ -181,7 +176,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		connect.WithInterceptors(s.traceInterceptors...),
 		connect.WithInterceptors(apierr.Edge{Log: s.log}),
 	}
-	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s}))
+	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s.shutdown}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
 	s.handleWorkerService(mux, svcOpts)
 	mux.Handle(s.health.Handler(opts...))
@@ -232,7 +227,7 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		IdleTimeout:       max(s.opts.IdleConnTimeout, 0), // HTTP/2's (h2c's) too: GOAWAY once no stream is open
 		MaxHeaderBytes:    64 << 10,
 		HTTP2:             s.http2Config(),
-		BaseContext:       func(net.Listener) context.Context { return s.requests },
+		BaseContext:       func(net.Listener) context.Context { return s.shutdown.requests },
 		// net/http reports every client that hangs up (GOAWAY, resets)
 		// here: useful when debugging, noise otherwise.
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
@@ -296,11 +291,11 @@ func (s *Server) ServeWithConsole(ctx context.Context, l, console net.Listener, 
 		return err
 	case <-ctx.Done():
 	}
-	s.leave()
+	s.shutdown.leave()
 	s.log.Info("shutting down", "grace", grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	s.drain()
+	s.shutdown.drain()
 	herrs := make([]error, len(servers))
 	var wg sync.WaitGroup
 	for i, hs := range servers {
@@ -312,7 +307,7 @@ func (s *Server) ServeWithConsole(ctx context.Context, l, console net.Listener, 
 		// The grace period is over: end the calls left, give them a moment
 		// to answer, and close their connections.
 		s.log.Warn("grace period over with calls in flight; ending them", "err", herr)
-		s.cancelRequests()
+		s.shutdown.cancelRequests()
 		qctx, qcancel := context.WithTimeout(context.Background(), time.Second)
 		for _, hs := range servers {
 			_ = hs.Shutdown(qctx)
@@ -336,8 +331,8 @@ func (s *Server) ServeWithConsole(ctx context.Context, l, console net.Listener, 
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.shutdownOnce.Do(func() {
-		s.drain()
-		s.cancelRequests()
+		s.shutdown.drain()
+		s.shutdown.cancelRequests()
 		rerr := s.rt.Close(ctx)
 		// Every change is committed: the handlers are handed over (or,
 		// if the database does not answer, their leases expire).

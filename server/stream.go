@@ -63,7 +63,7 @@ func internalRecord(r *wfdv1.Record) bool {
 // as a poke (feed.go): the stream reads them from the store, after the
 // last it sent, so it follows the handler wherever it is live.
 func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
-	st := &streamRun{ctx: ctx, id: id, internal: opts.internal, send: send, hub: s.hub, budget: s.streams, draining: s.draining,
+	st := &streamRun{ctx: ctx, id: id, internal: opts.internal, send: send, hub: s.hub, budget: s.streams, draining: s.shutdown.draining,
 		every: s.opts.Heartbeat, replay: func(last *uint64, emit emitFunc) (bool, error) { return s.replay(ctx, id, last, emit) }}
 	// Subscribe before reading the metadata: what commits after the read
 	// reaches the subscription, what committed before is in the store.

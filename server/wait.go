@@ -121,7 +121,7 @@ func (s *Server) awaitFinished(ctx context.Context, sub *live.Subscription, time
 			return true, nil
 		case <-timeout:
 			return false, nil
-		case <-s.draining:
+		case <-s.shutdown.draining:
 			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()

@@ -131,7 +131,7 @@ func (r *workerRegistry) routeLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		r.advertise(ctx, nil)
-		if !r.s.isDraining() {
+		if !r.s.shutdown.isDraining() {
 			r.handOverWaiting(ctx)
 			r.adoptStranded(ctx)
 		}

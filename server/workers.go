@@ -265,7 +265,7 @@ func (r *workerRegistry) pick(ctx context.Context, workflow, hash string, wr *wa
 				best = w
 			}
 		}
-		if r.s.isDraining() {
+		if r.s.shutdown.isDraining() {
 			// Shutting down: a run dispatched now would hold the drain;
 			// the run is taken up again after the restart.
 			best = nil
@@ -277,7 +277,7 @@ func (r *workerRegistry) pick(ctx context.Context, workflow, hash string, wr *wa
 			return best, nil
 		}
 		ch := r.changed
-		if !waited && !r.s.isDraining() {
+		if !waited && !r.s.shutdown.isDraining() {
 			waited = true
 			wr.since = r.s.opts.Now()
 			m := r.waiting[wr.handlerID]
@@ -429,7 +429,7 @@ func (v *workerService) Connect(ctx context.Context, req *wfdv1.ConnectRequest, 
 			m = &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{}}}
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.draining:
+		case <-s.shutdown.draining:
 			// The worker reconnects to the next server. Its runs cannot
 			// finish here (http.Server.Shutdown lets no new call in): their
 			// proxies leave them in progress once the engine closes
