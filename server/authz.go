@@ -72,7 +72,7 @@ func (a authorizer) check(ctx context.Context, procedure, peer string) (context.
 }
 
 // refused logs a refused call at INFO with the client's address, at most
-// a line a second (authfail.go), saying how many were held back.
+// a line a second (authFailures), saying how many were held back.
 func (a authorizer) refused(msg, procedure, peer string, attrs ...any) {
 	ok, suppressed := a.s.authFails.log.Allow()
 	if !ok {

@@ -33,7 +33,7 @@ type Options struct {
 	Heartbeat time.Duration
 	// MaxMessageBytes bounds a request message (default 4 MiB); a step
 	// worker's StepCall and FinishRun may be as large as a run's output
-	// (16 × Limits.MaxPayloadBytes and framing: runmessage.go).
+	// (16 × Limits.MaxPayloadBytes and framing).
 	MaxMessageBytes int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -56,7 +56,7 @@ type Options struct {
 	// worth the CPU); Off: never.
 	CompactIdleAbove int
 	// ReclaimAfter is how long releases must have stopped before the
-	// server gives the memory they freed back to the OS (server/reclaim.go).
+	// server gives the memory they freed back to the OS.
 	// Default 1s; Off disables it.
 	ReclaimAfter time.Duration
 	// Limits bound what one handler may hold and one step run produce
@@ -98,7 +98,7 @@ type Options struct {
 	PingTimeout time.Duration
 	// ShutdownDelay is how long Serve, once told to stop, keeps serving
 	// every call while gRPC health and /readyz say it is going, before it
-	// drains (drain.go, step 0). Set it to the time load balancers take to
+	// drains. Set it to the time load balancers take to
 	// notice; with Kubernetes, a few seconds. 0: drain at once.
 	ShutdownDelay time.Duration
 	// TLSConfig, when set, makes Serve speak TLS (HTTP/2 by ALPN, and
@@ -113,12 +113,12 @@ type Options struct {
 	// WorkerGrants lets other subjects than a worker-defined workflow's
 	// owner (the subject whose worker first registered it) serve it, by
 	// workflow name: subjects, or "group:<role>" for every holder of the
-	// role (workerowner.go). Only with Auth.
+	// role. Only with Auth.
 	WorkerGrants map[string][]string
 	// Reflection serves gRPC reflection; nil: on when Auth is nil, off
 	// when it is set.
 	Reflection *bool
-	// AllowedHosts are the Host headers served (origin.go): "*", a host
+	// AllowedHosts are the Host headers served: "*", a host
 	// (any port) or host:port; others get 403. Nil: any (the command line
 	// passes LoopbackDefaults on a loopback address).
 	AllowedHosts []string
@@ -128,7 +128,7 @@ type Options struct {
 	AllowedOrigins []string
 	// Retention, if positive, deletes finished handlers (completed,
 	// failed, cancelled) once they have been finished this long, with
-	// their records and tasks (retention.go); default: kept forever.
+	// their records and tasks; default: kept forever.
 	Retention time.Duration
 	// RetentionInterval is how often the retention sweep runs; 0: a tenth
 	// of Retention, between 1s and 1m.
@@ -140,7 +140,7 @@ type Options struct {
 	// rehydrations, step runs and store commits they cause (internal/observe).
 	// nil: no tracing.
 	TracerProvider trace.TracerProvider
-	// Streams bound the memory StreamEvents streams hold (streamlimits.go;
+	// Streams bound the memory StreamEvents streams hold (
 	// zero fields take the defaults).
 	Streams StreamLimits
 	// Console serves the web console's files under /ui/ on the console
@@ -149,14 +149,14 @@ type Options struct {
 	Console http.Handler
 	// PeerTLS, with TLSConfig, gives the TLS configuration of a new
 	// connection to the replica at addr (host:port) for forwarded calls
-	// (forward_tls.go; tlsfiles.Peer.ClientConfig makes one from files).
+	// (tlsfiles.Peer.ClientConfig makes one from files).
 	// nil with TLSConfig set: calls are not forwarded but refused naming
 	// the owner. Unused without TLSConfig (forwarding is cleartext).
 	PeerTLS func(addr string) (*tls.Config, error)
 	// Replica, when its ID is set, runs the server as one of several
 	// replicas sharing Store, which must implement persistence.Leaser
 	// (PostgreSQL, opened with Options.Shared): it owns the handlers it
-	// has in memory by lease (lease.go). The zero Replica: one process.
+	// has in memory by lease. The zero Replica: one process.
 	Replica Replica
 }
 

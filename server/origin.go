@@ -33,7 +33,7 @@ func openPath(p string) bool {
 // hostOriginGuard wraps next with the checks of Options.AllowedHosts and
 // Options.AllowedOrigins (nil: no check). With sameOrigin, an Origin equal
 // to the request's own scheme and host is allowed too: on the console's
-// port the page and the API share an origin (console.go).
+// port the page and the API share an origin (ConsoleHandler).
 func hostOriginGuard(next http.Handler, hosts, origins []string, sameOrigin bool) http.Handler {
 	if hosts == nil && origins == nil {
 		return next

@@ -20,7 +20,7 @@ const metricsPath = "/metrics"
 //
 //   - GET /healthz: 200 "ok" while the process serves HTTP (liveness).
 //   - GET /readyz: 200 "ok" while the store can commit (the state gRPC
-//     health follows, health.go) and the server is not draining; 503 with
+//     health follows) and the server is not draining; 503 with
 //     the reason otherwise (readiness).
 //   - GET /metrics: the Prometheus metrics (internal/observe).
 func (s *Server) handleProbes(mux *http.ServeMux) {
