@@ -140,8 +140,8 @@ type Options struct {
 	// rehydrations, step runs and store commits they cause (internal/observe).
 	// nil: no tracing.
 	TracerProvider trace.TracerProvider
-	// Streams bound the memory StreamEvents streams hold (
-	// zero fields take the defaults).
+	// Streams bound the memory StreamEvents streams hold (zero fields
+	// take the defaults).
 	Streams StreamLimits
 	// Console serves the web console's files under /ui/ on the console
 	// listener (ServeWithConsole; package console); nil: the console
