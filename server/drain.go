@@ -95,11 +95,6 @@ func errShuttingDown() error {
 	return fmt.Errorf("%w: server is shutting down; nothing was done: retry", apierr.ErrUnavailable)
 }
 
-// errStreamDrained ends a stream at shutdown.
-func errStreamDrained(last uint64) error {
-	return fmt.Errorf("%w: server is shutting down; resume after seq %d", apierr.ErrUnavailable, last)
-}
-
 // cutShort replaces Canceled by Unavailable for a call whose context the
 // server cancelled (step 3): the client did not cancel it, and what it did
 // is unknown, so it should retry.

@@ -12,6 +12,7 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/rpc"
 )
 
 // Off, given to an Options field whose zero value takes a default, turns
@@ -195,3 +196,15 @@ func orDefault[T int | time.Duration](v *T, def T) {
 		*v = def
 	}
 }
+
+// StreamLimits bound the memory StreamEvents streams hold; zero fields
+// take the defaults (DefaultStreamBufferBytes, DefaultStreamMemoryBytes,
+// DefaultStreamSendTimeout).
+type StreamLimits = rpc.StreamLimits
+
+// The defaults of StreamLimits.
+const (
+	DefaultStreamBufferBytes = rpc.DefaultStreamBufferBytes
+	DefaultStreamMemoryBytes = rpc.DefaultStreamMemoryBytes
+	DefaultStreamSendTimeout = rpc.DefaultStreamSendTimeout
+)

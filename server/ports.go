@@ -57,3 +57,25 @@ func (w workersPort) KickRoutes()                                     { w.r.kick
 func (w workersPort) WaitingFor(id string) []*wfdv1.RunWaitingForWorker {
 	return w.r.waitingFor(id)
 }
+
+// rpcWorkers is rpc.Workers: the step workers' registry.
+type rpcWorkers struct{ r *workerRegistry }
+
+func (w rpcWorkers) Serving(workflow string) (bool, int32) { return w.r.serving(workflow) }
+func (w rpcWorkers) SyncStored(ctx context.Context)        { w.r.syncStored(ctx) }
+func (w rpcWorkers) RouteStart(ctx context.Context, workflow, id string) error {
+	return w.r.routeStart(ctx, workflow, id)
+}
+
+// rpcReplica is rpc.Replica: replica mode's leases (nil: one process).
+type rpcReplica struct{ l *leases }
+
+func (r rpcReplica) FillOwners(ctx context.Context, hs []*wfdv1.Handler) { r.l.fillOwners(ctx, hs) }
+func (r rpcReplica) Elsewhere(ctx context.Context, id string) error      { return r.l.elsewhere(ctx, id) }
+func (r rpcReplica) Forwarded(ctx context.Context) bool                  { return forwarded(ctx) }
+func (r rpcReplica) Replicas(ctx context.Context) ([]persistence.Replica, error) {
+	if r.l == nil {
+		return nil, nil
+	}
+	return r.l.db.Replicas(ctx)
+}

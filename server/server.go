@@ -23,6 +23,7 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
+	"github.com/wfd-dev/wfd/server/internal/rpc"
 )
 
 // Server is wfd's API on top of an engine and a store.
@@ -35,7 +36,7 @@ type Server struct {
 	// authFails throttles clients that keep failing authentication (authfail.go).
 	authFails *authFailures
 	hub       *live.Hub
-	streams   *streamBudget // what streams may hold (streamlimits.go)
+	streams   *rpc.StreamBudget // what streams may hold (streamlimits.go)
 	// leases are the handler leases of replica mode (nil: one process).
 	leases *leases
 	// forward forwards calls refused for a handler live on another
@@ -43,8 +44,10 @@ type Server struct {
 	forward *forwarder
 
 	// rt keeps the handlers live (internal/live).
-	rt     *live.Runtime
-	health *observe.Health
+	rt *live.Runtime
+	// service serves the API (internal/rpc).
+	service *rpc.Service
+	health  *observe.Health
 	// workers are the connected step workers (workers.go).
 	workers *workerRegistry
 	stats   *observe.Stats
@@ -80,7 +83,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 
 // wire builds the server's parts and connects them; nothing runs yet.
 func wire(opts Options) (*Server, error) {
-	streams := newStreamBudget(opts.Streams)
+	streams := rpc.NewStreamBudget(opts.Streams)
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, streams: streams, authFails: newAuthFailures(opts.Now),
 		health: observe.NewHealth(opts.Store, opts.Logger), stats: &observe.Stats{Hist: observe.NewHistograms()}}
 	s.shutdown = newShutdown(opts.ShutdownDelay, s.health, opts.Logger)
@@ -103,7 +106,7 @@ func wire(opts Options) (*Server, error) {
 		Engine:      engine.Options{Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove, Limits: opts.Limits},
 		IdleTimeout: opts.IdleTimeout, MaxIdleInMemory: opts.MaxIdleInMemory, ReclaimAfter: max(opts.ReclaimAfter, 0),
 		Retention: opts.Retention, RetentionInterval: opts.RetentionInterval, RetentionBatch: opts.RetentionBatch,
-		StreamBuffer: streams.limits.BufferBytes, Stats: s.stats, Tracing: s.tracing,
+		StreamBuffer: streams.Limits().BufferBytes, Stats: s.stats, Tracing: s.tracing,
 		Workers: workersPort{s.workers}, Health: s.health}
 	if s.leases != nil {
 		ropts.Ownership = ownership{s.leases, s.forward}
@@ -112,6 +115,9 @@ func wire(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.engine, s.journal, s.hub = s.rt.Engine(), s.rt.Journal(), s.rt.Hub()
+	s.service = rpc.New(rpc.Options{Runtime: s.rt, Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
+		Streams: streams, Draining: s.shutdown.draining, Workers: rpcWorkers{s.workers}, Replica: rpcReplica{s.leases},
+		AuthOn: opts.Auth != nil, Snapshot: s.snapshot})
 	return s, nil
 }
 
@@ -153,7 +159,7 @@ func (s *Server) Handler() http.Handler {
 // ResponseController in the context.
 func (s *Server) guard(h http.Handler) http.Handler {
 	streamed := streamedRequests(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
-	return withResponseController(guardBodies(h, s.opts.ReadBodyTimeout, s.opts.MinBodyRate, streamed))
+	return rpc.WithResponseController(guardBodies(h, s.opts.ReadBodyTimeout, s.opts.MinBodyRate, streamed))
 }
 
 // handler is Handler; sameOrigin also accepts a browser origin equal to
@@ -177,7 +183,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		connect.WithInterceptors(apierr.Edge{Log: s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s.shutdown}))
-	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(&service{s: s}, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
+	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(s.service, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
 	s.handleWorkerService(mux, svcOpts)
 	mux.Handle(s.health.Handler(opts...))
 	if s.reflection() {

@@ -4,10 +4,6 @@ import (
 	"context"
 	"os"
 
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
-
-	"google.golang.org/protobuf/types/known/durationpb"
-
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 )
@@ -32,10 +28,12 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		// store still reports them.
 		DeletedRequest:   s.stats.DeletedRequest.Load(),
 		DeletedRetention: s.stats.DeletedRetention.Load(),
-		StreamBytes:      s.streams.sending.Load(),
-		StreamsEnded:     s.streams.behind.Load(),
+		StreamBytes:      s.streams.Sending(),
+		StreamsEnded:     s.streams.Behind(),
 		StoreSize:        storeSize(s.store),
 	}
+	snap.RehydrateP50, snap.RehydrateP99 = s.stats.Rehydrate.Quantiles()
+	snap.DispatchP50, snap.DispatchP99 = s.workers.stats.latency.Quantiles()
 	counts, err := s.store.Count(ctx)
 	if err != nil {
 		return snap, err
@@ -43,39 +41,6 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 	snap.Counts = counts
 	snap.TasksPending = counts.TasksByStatus[persistence.TaskPending]
 	return snap, nil
-}
-
-func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv1.GetStatsResponse, error) {
-	s := v.s
-	snap, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p50, p99 := s.stats.Rehydrate.Quantiles()
-	d50, d99 := s.workers.stats.latency.Quantiles()
-	out := &wfdv1.GetStatsResponse{
-		HandlersActive:       snap.InMemory,
-		HandlersIdleInMemory: snap.IdleInMemory,
-		HandlersReleased:     snap.Counts.ByResidency[persistence.ResidencyReleased],
-		HandlersByStatus:     map[string]int64{},
-		ReleasesTotal:        snap.Releases,
-		RehydrationsTotal:    snap.Rehydrations,
-		RehydrateLatencyP50:  durationpb.New(p50),
-		RehydrateLatencyP99:  durationpb.New(p99),
-		Streams:              snap.Streams,
-		CommitsTotal:         snap.Commits,
-		ChangesTotal:         snap.Changes,
-		WorkersConnected:     snap.Workers,
-		DispatchesTotal:      snap.Dispatches,
-		RedispatchesTotal:    snap.Redispatches,
-		DispatchLatencyP50:   durationpb.New(d50),
-		DispatchLatencyP99:   durationpb.New(d99),
-		TasksPending:         snap.TasksPending,
-	}
-	for st, n := range snap.Counts.ByStatus {
-		out.HandlersByStatus[st.String()] = n
-	}
-	return out, nil
 }
 
 // storeSize is the size of the store's file, -1 if it has none.

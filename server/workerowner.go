@@ -50,7 +50,7 @@ func (r *workerRegistry) mayServe(g registrant, name, owner string) error {
 		return nil
 	}
 	for _, who := range r.s.opts.WorkerGrants[name] {
-		if role, ok := strings.CutPrefix(who, groupPrefix); ok && g.id.HasRole(role) || who == g.id.Subject {
+		if role, ok := strings.CutPrefix(who, auth.GroupPrefix); ok && g.id.HasRole(role) || who == g.id.Subject {
 			return nil
 		}
 	}

@@ -31,3 +31,8 @@ func FromContext(ctx context.Context) (Identity, bool) {
 	id, ok := ctx.Value(identityKey{}).(Identity)
 	return id, ok
 }
+
+// GroupPrefix marks a subject that stands for a group: "group:finance" is
+// every caller holding the role "finance" (a JWT's groups claim counts).
+// Tasks are assigned to groups so, and workflows granted to workers.
+const GroupPrefix = "group:"

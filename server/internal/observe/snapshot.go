@@ -1,6 +1,10 @@
 package observe
 
-import "github.com/wfd-dev/wfd/persistence"
+import (
+	"time"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
 
 // Snapshot is what the server counts, read at one moment: GetStats and
 // the Prometheus metrics answer from it.
@@ -16,6 +20,9 @@ type Snapshot struct {
 	StreamBytes, StreamsEnded int64
 	// StoreSize is the size of the store's file; -1 when it has none.
 	StoreSize int64
+	// The latest rehydrations' and dispatches' latencies.
+	RehydrateP50, RehydrateP99 time.Duration
+	DispatchP50, DispatchP99   time.Duration
 	// Counts are the store's; zero when it could not be read.
 	Counts       persistence.Counts
 	TasksPending int64

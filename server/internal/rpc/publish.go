@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -20,8 +20,8 @@ import (
 // log up first, and the journal looks again once the wait is committed),
 // so no publication is missed in between. Delivery is at least once and
 // deduplicated per handler by the event id.
-func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventRequest) (*wfdv1.PublishEventResponse, error) {
-	if err := validatePublish(req, v.s.payloadLimits()); err != nil {
+func (v *Service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventRequest) (*wfdv1.PublishEventResponse, error) {
+	if err := validatePublish(req, v.payloadLimits()); err != nil {
 		return nil, err
 	}
 	id := req.GetEventId()
@@ -32,22 +32,22 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	if err != nil {
 		return nil, fmt.Errorf("%w: data: %w", apierr.ErrInvalid, err)
 	}
-	p := persistence.Published{ID: id, Key: req.GetKey(), HandlerID: req.GetHandlerId(), Data: data, At: v.s.opts.Now()}
+	p := persistence.Published{ID: id, Key: req.GetKey(), HandlerID: req.GetHandlerId(), Data: data, At: v.now()}
 	// Who published it comes from the caller's verified identity, never
 	// from the request.
 	if who, ok := auth.FromContext(ctx); ok {
 		p.PublishedBy = who.Subject
 	}
-	p, err = v.s.store.Publish(ctx, p)
+	p, err = v.store.Publish(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	if forwarded(ctx) && req.GetHandlerId() != "" {
+	if v.replica.Forwarded(ctx) && req.GetHandlerId() != "" {
 		// Another replica's delivery of its publication to the handler
 		// live here (forward.go): this one handler only.
 		p.HandlerID = req.GetHandlerId()
 	}
-	woken, err := v.s.rt.Wake(ctx, &p)
+	woken, err := v.rt.Wake(ctx, &p)
 	if err != nil {
 		// The event is in the log: say so, so that a client retries with
 		// its id (which wakes the handlers again) rather than publishing

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // replayPage is how many records one store read returns during replay.
 const replayPage = 500
 
-func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsRequest, out *connect.ServerStream[wfdv1.StreamEventsResponse]) error {
+func (v *Service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsRequest, out *connect.ServerStream[wfdv1.StreamEventsResponse]) error {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (v *service) StreamEvents(ctx context.Context, req *wfdv1.StreamEventsReque
 		return fmt.Errorf("%w: from_head and after_seq %d: a stream starts at the head or after a record, not both", apierr.ErrInvalid, req.GetAfterSeq())
 	}
 	opts := streamOptions{after: req.GetAfterSeq(), fromHead: req.GetFromHead(), internal: req.GetIncludeInternal()}
-	return v.s.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) })
+	return v.stream(ctx, req.GetHandlerId(), opts, func(r *wfdv1.StreamEventsResponse) error { return out.Send(r) })
 }
 
 // streamOptions are what a StreamEvents request asks for.
@@ -62,9 +62,9 @@ func internalRecord(r *wfdv1.Record) bool {
 // from the store again. Records another replica commits reach the hub only
 // as a poke (feed.go): the stream reads them from the store, after the
 // last it sent, so it follows the handler wherever it is live.
-func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
-	st := &streamRun{ctx: ctx, id: id, internal: opts.internal, send: send, hub: s.hub, budget: s.streams, draining: s.shutdown.draining,
-		every: s.opts.Heartbeat, replay: func(last *uint64, emit emitFunc) (bool, error) { return s.replay(ctx, id, last, emit) }}
+func (s *Service) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
+	st := &streamRun{ctx: ctx, id: id, internal: opts.internal, send: send, hub: s.hub, budget: s.streams, draining: s.draining,
+		every: s.heartbeat, replay: func(last *uint64, emit emitFunc) (bool, error) { return s.replay(ctx, id, last, emit) }}
 	// Subscribe before reading the metadata: what commits after the read
 	// reaches the subscription, what committed before is in the store.
 	st.sub = s.hub.Subscribe(id)
@@ -86,7 +86,7 @@ func (s *Server) stream(ctx context.Context, id string, opts streamOptions, send
 	if err != nil {
 		return err
 	}
-	st.heartbeat = time.NewTicker(s.opts.Heartbeat)
+	st.heartbeat = time.NewTicker(s.heartbeat)
 	defer st.heartbeat.Stop()
 	// The first message says the stream is subscribed: a client that sends
 	// an event after receiving it will see its effects. (It also flushes
@@ -124,7 +124,7 @@ type streamRun struct {
 	internal bool
 	send     func(*wfdv1.StreamEventsResponse) error
 	hub      *live.Hub
-	budget   *streamBudget
+	budget   *StreamBudget
 	draining <-chan struct{}
 	every    time.Duration
 	// replay sends what the store has after *last.
@@ -207,7 +207,7 @@ func heartbeat(seq uint64) *wfdv1.StreamEventsResponse {
 // as many as fit by the largest record seen so far (at most replayPage),
 // so a stream of large records never reads hundreds of them ahead of its
 // client; and a page's bytes are the stream budget's until they are sent.
-func (s *Server) replay(ctx context.Context, id string, last *uint64, emit emitFunc) (bool, error) {
+func (s *Service) replay(ctx context.Context, id string, last *uint64, emit emitFunc) (bool, error) {
 	page, largest := 1, int64(0)
 	for {
 		// The page's bytes come out of the stream budget before it is
@@ -235,7 +235,7 @@ const replayGuess = 64 << 10
 // replayPage reads and sends one page of up to page records after *last,
 // their bytes held in res; full reports that the page was full (more may
 // follow).
-func (s *Server) replayPage(ctx context.Context, id string, last *uint64, page int, largest *int64, res *reservation,
+func (s *Service) replayPage(ctx context.Context, id string, last *uint64, page int, largest *int64, res *reservation,
 	emit emitFunc,
 ) (done, full bool, err error) {
 	recs, err := s.store.ReadRecords(ctx, id, *last, page)
@@ -261,4 +261,9 @@ func (s *Server) replayPage(ctx context.Context, id string, last *uint64, page i
 		}
 	}
 	return false, len(recs) == page, nil
+}
+
+// errStreamDrained ends a stream at shutdown.
+func errStreamDrained(last uint64) error {
+	return fmt.Errorf("%w: server is shutting down; resume after seq %d", apierr.ErrUnavailable, last)
 }

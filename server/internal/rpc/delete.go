@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 // its id (metadata, checkpoint with its idempotency keys, stream records,
 // tasks, index entries) in one commit. The published-event log is not
 // touched: it is immutable.
-func (v *service) DeleteHandler(ctx context.Context, req *wfdv1.DeleteHandlerRequest) (*wfdv1.DeleteHandlerResponse, error) {
+func (v *Service) DeleteHandler(ctx context.Context, req *wfdv1.DeleteHandlerRequest) (*wfdv1.DeleteHandlerResponse, error) {
 	id := req.GetHandlerId()
 	if err := checkHandlerID(id); err != nil {
 		return nil, err
 	}
-	if err := v.s.rt.DeleteHandler(ctx, id); err != nil {
+	if err := v.rt.DeleteHandler(ctx, id); err != nil {
 		return nil, err
 	}
 	return &wfdv1.DeleteHandlerResponse{}, nil

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // ListPublishedEvents reads the published-event log, latest first, from
 // the store's indexes (a key's latest events never scan the whole log).
-func (v *service) ListPublishedEvents(ctx context.Context, req *wfdv1.ListPublishedEventsRequest) (*wfdv1.ListPublishedEventsResponse, error) {
+func (v *Service) ListPublishedEvents(ctx context.Context, req *wfdv1.ListPublishedEventsRequest) (*wfdv1.ListPublishedEventsResponse, error) {
 	if err := validateListPublished(req); err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func (v *service) ListPublishedEvents(ctx context.Context, req *wfdv1.ListPublis
 	if req.GetSince() != nil {
 		q.Since = req.GetSince().AsTime()
 	}
-	ps, next, err := v.s.store.ListPublished(ctx, q)
+	ps, next, err := v.store.ListPublished(ctx, q)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -11,14 +11,11 @@ import (
 
 // ListReplicas lists the live replicas of the database (replica mode,
 // lease.go); a single-process server has none.
-func (v *service) ListReplicas(ctx context.Context, _ *wfdv1.ListReplicasRequest) (*wfdv1.ListReplicasResponse, error) {
+func (v *Service) ListReplicas(ctx context.Context, _ *wfdv1.ListReplicasRequest) (*wfdv1.ListReplicasResponse, error) {
 	out := &wfdv1.ListReplicasResponse{}
-	if v.s.leases == nil {
-		return out, nil
-	}
-	rs, err := v.s.leases.db.Replicas(ctx)
+	rs, err := v.replica.Replicas(ctx)
 	if err != nil {
-		return nil, apierr.Hide(v.s.log, err)
+		return nil, apierr.Hide(v.log, err)
 	}
 	for _, r := range rs {
 		out.Replicas = append(out.Replicas, &wfdv1.Replica{

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func checkName(field, s string) error {
 // payloadLimits are the engine's payload limits, which the edge applies to
 // what clients send, so that a payload the server takes is one the engine
 // takes too.
-func (s *Server) payloadLimits() payload.Limits {
+func (s *Service) payloadLimits() payload.Limits {
 	l := s.engine.Limits()
 	return payload.Limits{MaxDepth: l.MaxPayloadDepth, MaxBytes: l.MaxPayloadBytes}
 }

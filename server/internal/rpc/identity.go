@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 // authentication every caller may do everything and has no subject;
 // with it, a caller whose credentials fail never gets here (the
 // authorizer answers Unauthenticated).
-func (v *service) GetIdentity(ctx context.Context, _ *wfdv1.GetIdentityRequest) (*wfdv1.GetIdentityResponse, error) {
-	if v.s.opts.Auth == nil {
+func (v *Service) GetIdentity(ctx context.Context, _ *wfdv1.GetIdentityRequest) (*wfdv1.GetIdentityResponse, error) {
+	if !v.authOn {
 		return &wfdv1.GetIdentityResponse{}, nil
 	}
 	id, _ := auth.FromContext(ctx)

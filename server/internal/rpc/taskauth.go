@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -10,10 +10,6 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
-// groupPrefix marks a task assigned to a group: "group:finance" is for
-// every caller holding the role "finance" (a JWT's groups claim counts).
-const groupPrefix = "group:"
-
 // myAssignees are the assignees whose tasks are the caller's: its subject
 // and a "group:<role>" for each of its roles.
 func myAssignees(id auth.Identity) []string {
@@ -22,7 +18,7 @@ func myAssignees(id auth.Identity) []string {
 		if len(out) == persistence.MaxTaskQueryAssignees {
 			break
 		}
-		out = append(out, groupPrefix+r)
+		out = append(out, auth.GroupPrefix+r)
 	}
 	return out
 }
@@ -33,7 +29,7 @@ func assignedTo(id auth.Identity, assignee string) bool {
 	if assignee == "" || assignee == id.Subject {
 		return true
 	}
-	g, ok := strings.CutPrefix(assignee, groupPrefix)
+	g, ok := strings.CutPrefix(assignee, auth.GroupPrefix)
 	return ok && id.HasRole(g)
 }
 

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -12,64 +12,58 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 )
 
-// service implements the RPCs. Every method returns errors through
-// apierr.ToConnect, the one place that picks status codes.
-type service struct {
-	s *Server
-}
+var _ wfdv1connect.WorkflowServiceHandler = (*Service)(nil)
 
-var _ wfdv1connect.WorkflowServiceHandler = (*service)(nil)
-
-func (v *service) ListWorkflows(ctx context.Context, _ *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
+func (v *Service) ListWorkflows(ctx context.Context, _ *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
 	// In replica mode, workflows workers defined on other replicas too.
-	v.s.workers.syncStored(ctx)
+	v.workers.SyncStored(ctx)
 	out := &wfdv1.ListWorkflowsResponse{}
-	for _, w := range v.s.engine.Workflows() {
+	for _, w := range v.engine.Workflows() {
 		p := live.WorkflowToProto(&w)
-		p.ServedByWorkers, p.WorkersConnected = v.s.workers.serving(w.Name)
+		p.ServedByWorkers, p.WorkersConnected = v.workers.Serving(w.Name)
 		out.Workflows = append(out.Workflows, p)
 	}
 	return out, nil
 }
 
-func (v *service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.RunWorkflowResponse, error) {
-	if err := validateRun(req, v.s.payloadLimits()); err != nil {
+func (v *Service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.RunWorkflowResponse, error) {
+	if err := validateRun(req, v.payloadLimits()); err != nil {
 		return nil, err
 	}
 	// In replica mode, a worker-defined workflow starts where its workers
 	// are (workerroute.go).
-	if err := v.s.workers.routeStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
+	if err := v.workers.RouteStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
 		return nil, err
 	}
-	h, err := v.s.rt.Start(ctx, req.GetWorkflow(), req.GetHandlerId(), req.GetInput())
+	h, err := v.rt.Start(ctx, req.GetWorkflow(), req.GetHandlerId(), req.GetInput())
 	if err != nil {
 		return nil, err
 	}
-	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
+	if h, err = v.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
 		return nil, err
 	}
 	return &wfdv1.RunWorkflowResponse{Handler: h}, nil
 }
 
-func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) (*wfdv1.GetHandlerResponse, error) {
+func (v *Service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) (*wfdv1.GetHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
 		return nil, err
 	}
-	h, err := v.s.rt.Get(ctx, req.GetHandlerId())
+	h, err := v.rt.Get(ctx, req.GetHandlerId())
 	if err != nil {
 		return nil, err
 	}
-	v.s.leases.fillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
+	v.replica.FillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
 	return &wfdv1.GetHandlerResponse{Handler: h}, nil
 }
 
-func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersRequest) (*wfdv1.ListHandlersResponse, error) {
+func (v *Service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersRequest) (*wfdv1.ListHandlersResponse, error) {
 	if err := validateList(req); err != nil {
 		return nil, err
 	}
 	q := persistence.Query{
 		Workflow: req.GetWorkflow(), IdleOnly: req.GetIdleOnly(), Residency: persistence.Residency(req.GetResidency()),
-		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken(), Now: v.s.opts.Now(),
+		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken(), Now: v.now(),
 	}
 	for _, st := range req.GetStatuses() {
 		q.Statuses = append(q.Statuses, persistence.Status(st))
@@ -77,20 +71,20 @@ func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 	if d := req.GetIdleFor(); d != nil {
 		q.IdleFor = d.AsDuration()
 	}
-	hs, next, err := v.s.store.ListHandlers(ctx, q)
+	hs, next, err := v.store.ListHandlers(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	out := &wfdv1.ListHandlersResponse{NextPageToken: next, Handlers: make([]*wfdv1.Handler, len(hs))}
 	for i := range hs {
-		out.Handlers[i] = v.s.rt.View(&hs[i])
+		out.Handlers[i] = v.rt.View(&hs[i])
 	}
-	v.s.leases.fillOwners(ctx, out.Handlers)
+	v.replica.FillOwners(ctx, out.Handlers)
 	return out, nil
 }
 
-func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*wfdv1.SendEventResponse, error) {
-	if err := validateSend(req, v.s.payloadLimits()); err != nil {
+func (v *Service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*wfdv1.SendEventResponse, error) {
+	if err := validateSend(req, v.payloadLimits()); err != nil {
 		return nil, err
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
@@ -98,15 +92,15 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	opts := engine.SendOptions{IdempotencyKey: key}
 	// What the engine refuses of any event (a reserved type, say) is
 	// refused before the handler's state is looked at.
-	if err := v.s.engine.CheckEvent(ev, opts); err != nil {
+	if err := v.engine.CheckEvent(ev, opts); err != nil {
 		return nil, err
 	}
-	w := v.s.journal.Watch(id)
+	w := v.journal.Watch(id)
 	defer w.Done()
 	committed := &w
 	var live *engine.Handler
-	err := v.s.rt.WithLiveFor(ctx, id, &ev, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts) })
-	if key != "" && (errors.Is(err, engine.ErrHandlerDone) || errors.Is(err, engine.ErrInvalidEvent)) && v.s.rt.TookKey(ctx, id, key) {
+	err := v.rt.WithLiveFor(ctx, id, &ev, func(h *engine.Handler) error { live = h; return h.SendEvent(ctx, ev, opts) })
+	if key != "" && (errors.Is(err, engine.ErrHandlerDone) || errors.Is(err, engine.ErrInvalidEvent)) && v.rt.TookKey(ctx, id, key) {
 		// A retry of an event the handler took (one that finished it, or
 		// one it no longer waits for): acknowledge it, deliver nothing.
 		err, live, committed = nil, nil, nil
@@ -114,50 +108,50 @@ func (v *service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	h, err := v.s.rt.AfterCommit(ctx, id, live, committed)
+	h, err := v.rt.AfterCommit(ctx, id, live, committed)
 	if err != nil {
 		return nil, err
 	}
-	if h, err = v.s.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
+	if h, err = v.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
 		return nil, err
 	}
 	return &wfdv1.SendEventResponse{Handler: h}, nil
 }
 
-func (v *service) CancelHandler(ctx context.Context, req *wfdv1.CancelHandlerRequest) (*wfdv1.CancelHandlerResponse, error) {
+func (v *Service) CancelHandler(ctx context.Context, req *wfdv1.CancelHandlerRequest) (*wfdv1.CancelHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
 		return nil, err
 	}
 	var live *engine.Handler
-	err := v.s.rt.WithLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { live = h; return h.Cancel(ctx) })
+	err := v.rt.WithLive(ctx, req.GetHandlerId(), func(h *engine.Handler) error { live = h; return h.Cancel(ctx) })
 	if err != nil {
 		return nil, err
 	}
-	h, err := v.s.rt.AfterCommit(ctx, req.GetHandlerId(), live, nil)
+	h, err := v.rt.AfterCommit(ctx, req.GetHandlerId(), live, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &wfdv1.CancelHandlerResponse{Handler: h}, nil
 }
 
-func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerRequest) (*wfdv1.ReleaseHandlerResponse, error) {
+func (v *Service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerRequest) (*wfdv1.ReleaseHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
 		return nil, err
 	}
 	id := req.GetHandlerId()
-	if h, ok := v.s.engine.Handler(id); ok {
+	if h, ok := v.engine.Handler(id); ok {
 		if _, err := h.Release(ctx); err != nil && !errors.Is(err, engine.ErrReleased) {
 			return nil, err
 		}
-	} else if err := v.s.leases.elsewhere(ctx, id); err != nil {
+	} else if err := v.replica.Elsewhere(ctx, id); err != nil {
 		return nil, err // live on another replica: released there
 	}
-	meta, err := v.s.rt.Meta(ctx, id)
+	meta, err := v.rt.Meta(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if meta.Status != persistence.StatusRunning {
 		return nil, live.ErrDone(id, meta.Status)
 	}
-	return &wfdv1.ReleaseHandlerResponse{Handler: v.s.rt.View(&meta)}, nil
+	return &wfdv1.ReleaseHandlerResponse{Handler: v.rt.View(&meta)}, nil
 }

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 // Waiting for a handler to finish (WaitHandler, and the wait field of
 // RunWorkflow and SendEvent). A wait follows the handler's committed
@@ -29,7 +29,7 @@ const (
 	maxWait = time.Hour
 )
 
-func (v *service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest) (*wfdv1.WaitHandlerResponse, error) {
+func (v *Service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest) (*wfdv1.WaitHandlerResponse, error) {
 	if err := checkHandlerID(req.GetHandlerId()); err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (v *service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest
 	if req.GetTimeout() == nil {
 		d = defaultWait
 	}
-	h, err := v.s.wait(ctx, req.GetHandlerId(), d)
+	h, err := v.wait(ctx, req.GetHandlerId(), d)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func checkWait(field string, d *durationpb.Duration) (time.Duration, error) {
 // passed or the server begins to drain (a drain does not fail the call:
 // the caller gets the running handler and may wait again, elsewhere).
 // The caller's context ends it with its error.
-func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.Handler, error) {
+func (s *Service) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.Handler, error) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
@@ -102,7 +102,7 @@ func (s *Server) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.H
 // subscription is cut loose for lagging or poked (true: re-read the
 // store), the timer fires or the server drains (false), or ctx ends (its
 // error).
-func (s *Server) awaitFinished(ctx context.Context, sub *live.Subscription, timeout <-chan time.Time) (bool, error) {
+func (s *Service) awaitFinished(ctx context.Context, sub *live.Subscription, timeout <-chan time.Time) (bool, error) {
 	for {
 		select {
 		case b, ok := <-sub.Ch:
@@ -121,7 +121,7 @@ func (s *Server) awaitFinished(ctx context.Context, sub *live.Subscription, time
 			return true, nil
 		case <-timeout:
 			return false, nil
-		case <-s.shutdown.draining:
+		case <-s.draining:
 			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()
@@ -134,7 +134,7 @@ func (s *Server) awaitFinished(ctx context.Context, sub *live.Subscription, time
 // wait or h is finished, else the handler once it finishes or d passes.
 // The change is done, so a failed wait does not fail the call: it answers
 // with h (the caller's own deadline excepted, which ends it as any call).
-func (s *Server) waitAfter(ctx context.Context, h *wfdv1.Handler, d time.Duration) (*wfdv1.Handler, error) {
+func (s *Service) waitAfter(ctx context.Context, h *wfdv1.Handler, d time.Duration) (*wfdv1.Handler, error) {
 	if d <= 0 || h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
 		return h, nil
 	}

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 	return p
 }
 
-func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*wfdv1.ListTasksResponse, error) {
+func (v *Service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*wfdv1.ListTasksResponse, error) {
 	if err := validateListTasks(req); err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*
 	for _, s := range req.GetStatuses() {
 		q.Statuses = append(q.Statuses, persistence.TaskStatus(s))
 	}
-	ts, next, err := v.s.store.ListTasks(ctx, q)
+	ts, next, err := v.store.ListTasks(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -72,18 +72,18 @@ func (v *service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*
 	return out, nil
 }
 
-func (v *service) GetTask(ctx context.Context, req *wfdv1.GetTaskRequest) (*wfdv1.GetTaskResponse, error) {
+func (v *Service) GetTask(ctx context.Context, req *wfdv1.GetTaskRequest) (*wfdv1.GetTaskResponse, error) {
 	if err := checkTaskID(req.GetTaskId()); err != nil {
 		return nil, err
 	}
-	t, err := v.s.task(ctx, req.GetTaskId())
+	t, err := v.task(ctx, req.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
 	return &wfdv1.GetTaskResponse{Task: taskToProto(&t)}, nil
 }
 
-func (s *Server) task(ctx context.Context, id string) (persistence.Task, error) {
+func (s *Service) task(ctx context.Context, id string) (persistence.Task, error) {
 	t, err := s.store.GetTask(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
 		return t, fmt.Errorf("task %q %w", id, apierr.ErrNotFound)
@@ -94,15 +94,15 @@ func (s *Server) task(ctx context.Context, id string) (persistence.Task, error) 
 // CompleteTask checks the answer against the task's schema, then delivers
 // it to the handler as a TaskEvent; the journal marks the task completed
 // in the same commit that records the handler taking the answer.
-func (v *service) CompleteTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (*wfdv1.CompleteTaskResponse, error) {
-	t, err := v.s.completeTask(ctx, req)
+func (v *Service) CompleteTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (*wfdv1.CompleteTaskResponse, error) {
+	t, err := v.completeTask(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	return &wfdv1.CompleteTaskResponse{Task: taskToProto(&t)}, nil
 }
 
-func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (persistence.Task, error) {
+func (s *Service) completeTask(ctx context.Context, req *wfdv1.CompleteTaskRequest) (persistence.Task, error) {
 	if err := validateCompleteTask(req, s.payloadLimits()); err != nil {
 		return persistence.Task{}, err
 	}
@@ -132,7 +132,7 @@ func (s *Server) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReques
 		"task_id":      structpb.NewStringValue(id),
 		"answer":       structpb.NewStructValue(answer),
 		"completed_by": structpb.NewStringValue(completedBy),
-		"completed_at": structpb.NewStringValue(s.opts.Now().UTC().Format(time.RFC3339Nano)),
+		"completed_at": structpb.NewStringValue(s.now().UTC().Format(time.RFC3339Nano)),
 	}}}
 	err = s.rt.WithLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, engine.ErrInvalidEvent) {

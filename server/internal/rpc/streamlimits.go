@@ -1,4 +1,4 @@
-package server
+package rpc
 
 // What streams may hold. A StreamEvents stream holds records between the
 // store (or the journal) and its client: a page it replayed, batches the
@@ -68,8 +68,8 @@ func (l StreamLimits) withDefaults() StreamLimits {
 	return l
 }
 
-// streamBudget is the server's share of memory for records being sent.
-type streamBudget struct {
+// StreamBudget is the server's share of memory for records being sent.
+type StreamBudget struct {
 	limits StreamLimits
 	sem    *semaphore.Weighted
 	// sending is the bytes held by sends under way; behind counts the
@@ -77,9 +77,9 @@ type streamBudget struct {
 	sending, behind atomic.Int64
 }
 
-func newStreamBudget(l StreamLimits) *streamBudget {
+func NewStreamBudget(l StreamLimits) *StreamBudget {
 	l = l.withDefaults()
-	return &streamBudget{limits: l, sem: semaphore.NewWeighted(l.MemoryBytes)}
+	return &StreamBudget{limits: l, sem: semaphore.NewWeighted(l.MemoryBytes)}
 }
 
 // errStreamBehind ends a stream that could not send its next record in
@@ -93,7 +93,7 @@ func errStreamBehind(last uint64, why string) error {
 // clients do not read for up to the whole of it, and a stream that waited
 // as long would only hold its client up. It returns the bytes taken, or
 // the resumable error (last is the position the client resumes after).
-func (b *streamBudget) acquire(ctx context.Context, n int64, last uint64) (int64, error) {
+func (b *StreamBudget) acquire(ctx context.Context, n int64, last uint64) (int64, error) {
 	n = min(max(n, 1), b.limits.MemoryBytes)
 	wctx, cancel := context.WithTimeout(ctx, b.limits.SendTimeout/3)
 	err := b.sem.Acquire(wctx, n)
@@ -110,7 +110,7 @@ func (b *streamBudget) acquire(ctx context.Context, n int64, last uint64) (int64
 }
 
 // release gives back n bytes acquire took.
-func (b *streamBudget) release(n int64) {
+func (b *StreamBudget) release(n int64) {
 	if n > 0 {
 		b.sending.Add(-n)
 		b.sem.Release(n)
@@ -123,7 +123,7 @@ func (b *streamBudget) release(n int64) {
 // The send has a write deadline of SendTimeout when the call's response
 // writer supports one (writerKey). last is the sequence number of the
 // last record the client got, for the resumable error.
-func (b *streamBudget) send(ctx context.Context, held, size int64, last uint64, send func() error) error {
+func (b *StreamBudget) send(ctx context.Context, held, size int64, last uint64, send func() error) error {
 	if held == 0 {
 		var err error
 		if held, err = b.acquire(ctx, size, last); err != nil {
@@ -154,7 +154,7 @@ func (b *streamBudget) send(ctx context.Context, held, size int64, last uint64, 
 // reservation is the share of the budget a replayed page holds, handed
 // out to its records as they are sent.
 type reservation struct {
-	b *streamBudget
+	b *StreamBudget
 	n int64
 }
 
@@ -189,12 +189,12 @@ func (r *reservation) close() {
 }
 
 // writerKey carries the call's http.ResponseController in its context
-// (withResponseController), so a stream can bound how long a send waits.
+// (WithResponseController), so a stream can bound how long a send waits.
 type writerKey struct{}
 
-// withResponseController puts each request's ResponseController in its
+// WithResponseController puts each request's ResponseController in its
 // context.
-func withResponseController(h http.Handler) http.Handler {
+func WithResponseController(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), writerKey{}, http.NewResponseController(w))))
 	})
@@ -204,3 +204,14 @@ func responseController(ctx context.Context) *http.ResponseController {
 	rc, _ := ctx.Value(writerKey{}).(*http.ResponseController)
 	return rc
 }
+
+// Limits are the limits the budget keeps.
+func (b *StreamBudget) Limits() StreamLimits { return b.limits }
+
+// Sending is how many bytes streams are sending and their clients have
+// not taken yet.
+func (b *StreamBudget) Sending() int64 { return b.sending.Load() }
+
+// Behind counts the streams ended because their record could not be
+// sent in time.
+func (b *StreamBudget) Behind() int64 { return b.behind.Load() }

@@ -1,0 +1,87 @@
+package rpc
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/wfd-dev/wfd/engine"
+	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/live"
+	"github.com/wfd-dev/wfd/server/internal/observe"
+)
+
+// Workers is what the service needs of the step workers.
+type Workers interface {
+	// Serving says whether workflow is defined by workers, and how many
+	// connected workers serve it.
+	Serving(workflow string) (byWorkers bool, connected int32)
+	// SyncStored registers the workflows workers defined on other
+	// replicas (replica mode).
+	SyncStored(ctx context.Context)
+	// RouteStart refuses, with an *apierr.Owned error naming a replica
+	// with its workers, a start of a workflow served elsewhere only.
+	RouteStart(ctx context.Context, workflow, id string) error
+}
+
+// Replica is what the service needs of replica mode.
+type Replica interface {
+	// FillOwners names the replica each running handler of hs is live
+	// on, for those live on another.
+	FillOwners(ctx context.Context, hs []*wfdv1.Handler)
+	// Elsewhere is an *apierr.Owned error when another live replica
+	// holds handler id.
+	Elsewhere(ctx context.Context, id string) error
+	// Replicas lists the live replicas (none in a single process).
+	Replicas(ctx context.Context) ([]persistence.Replica, error)
+	// Forwarded reports whether the call of ctx was forwarded by another
+	// replica.
+	Forwarded(ctx context.Context) bool
+}
+
+// Options configure a Service.
+type Options struct {
+	Runtime   *live.Runtime
+	Store     persistence.Store
+	Logger    *slog.Logger
+	Now       func() time.Time
+	Heartbeat time.Duration
+	// Streams bound what StreamEvents streams hold.
+	Streams *StreamBudget
+	// Draining is closed when shutdown begins.
+	Draining <-chan struct{}
+	Workers  Workers
+	Replica  Replica
+	// AuthOn: callers are authenticated (GetIdentity says so).
+	AuthOn bool
+	// Snapshot reads what GetStats answers.
+	Snapshot func(context.Context) (observe.Snapshot, error)
+}
+
+// Service is wfd.v1.WorkflowService over the handler runtime.
+// Every method returns plain errors; apierr.Edge, the interceptor around
+// it, picks their codes.
+type Service struct {
+	rt        *live.Runtime
+	store     persistence.Store
+	log       *slog.Logger
+	now       func() time.Time
+	heartbeat time.Duration
+	streams   *StreamBudget
+	draining  <-chan struct{}
+	workers   Workers
+	replica   Replica
+	snapshot  func(context.Context) (observe.Snapshot, error)
+	authOn    bool
+	engine    *engine.Engine
+	journal   *live.Journal
+	hub       *live.Hub
+}
+
+// New returns the service.
+func New(o Options) *Service {
+	return &Service{rt: o.Runtime, store: o.Store, log: o.Logger, now: o.Now, heartbeat: o.Heartbeat, streams: o.Streams,
+		draining: o.Draining, workers: o.Workers, replica: o.Replica, snapshot: o.Snapshot, authOn: o.AuthOn,
+		engine: o.Runtime.Engine(), journal: o.Runtime.Journal(), hub: o.Runtime.Hub()}
+}
