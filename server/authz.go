@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -27,8 +28,9 @@ type credentialsKey struct{}
 // credentials is the request's identity, computed at most once.
 type credentials func() (auth.Identity, error)
 
-func (s *Server) authenticate(next http.Handler) http.Handler {
-	a := s.opts.Auth
+// authenticate leaves the lazy credential check of a in every request's
+// context.
+func authenticate(a *auth.Authenticator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		creds := credentials(sync.OnceValues(func() (auth.Identity, error) { return a.Authenticate(r) }))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialsKey{}, creds)))
@@ -37,12 +39,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 
 // authorizer admits a call whose caller's roles allow its method
 // (auth.Allowed), and gives the handler the identity (auth.FromContext).
-type authorizer struct{ s *Server }
+type authorizer struct {
+	auth  *auth.Authenticator // nil: every call is allowed
+	fails *authFailures
+	log   *slog.Logger
+}
 
 var _ connect.Interceptor = authorizer{}
 
 func (a authorizer) check(ctx context.Context, procedure, peer string) (context.Context, error) {
-	if a.s.opts.Auth == nil {
+	if a.auth == nil {
 		return ctx, nil
 	}
 	creds, ok := ctx.Value(credentialsKey{}).(credentials)
@@ -50,7 +56,7 @@ func (a authorizer) check(ctx context.Context, procedure, peer string) (context.
 		// Handler was served without its authenticating wrapper.
 		return ctx, fmt.Errorf("%w: %w", apierr.ErrUnauthenticated, auth.ErrNoCredentials)
 	}
-	fails := a.s.authFails
+	fails := a.fails
 	if wait, blocked := fails.blocked(peer); blocked {
 		a.refused("call refused: too many failed authentications", procedure, peer, "retry_in", wait.Round(time.Second))
 		return ctx, fmt.Errorf("%w: too many failed authentications from %s; retry in %s", apierr.ErrResourceExhausted, host(peer), wait.Round(time.Second))
@@ -74,11 +80,11 @@ func (a authorizer) check(ctx context.Context, procedure, peer string) (context.
 // refused logs a refused call at INFO with the client's address, at most
 // a line a second (authFailures), saying how many were held back.
 func (a authorizer) refused(msg, procedure, peer string, attrs ...any) {
-	ok, suppressed := a.s.authFails.log.Allow()
+	ok, suppressed := a.fails.log.Allow()
 	if !ok {
 		return
 	}
-	a.s.log.Info(msg, append([]any{"procedure", procedure, "client", peer, "suppressed", suppressed}, attrs...)...)
+	a.log.Info(msg, append([]any{"procedure", procedure, "client", peer, "suppressed", suppressed}, attrs...)...)
 }
 
 func (a authorizer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {

@@ -15,10 +15,10 @@ import (
 func (s *Server) ConsoleHandler() http.Handler {
 	api := s.handler(true)
 	if s.opts.Console == nil {
-		return s.guard(api)
+		return guard(api, &s.opts)
 	}
 	ui := hostOriginGuard(s.opts.Console, s.opts.AllowedHosts, s.opts.AllowedOrigins, true)
-	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 			http.Redirect(w, r, "/ui/", http.StatusFound)
@@ -27,5 +27,5 @@ func (s *Server) ConsoleHandler() http.Handler {
 		default:
 			api.ServeHTTP(w, r)
 		}
-	}))
+	}), &s.opts)
 }

@@ -14,7 +14,7 @@ import (
 // metricsPath is where the API port serves the Prometheus metrics.
 const metricsPath = "/metrics"
 
-// handleProbes adds the plain HTTP endpoints for load balancers and
+// probes add the plain HTTP endpoints for load balancers and
 // Prometheus, beside gRPC health. They are open (no authentication), like
 // gRPC health: they say nothing about handlers.
 //
@@ -23,7 +23,14 @@ const metricsPath = "/metrics"
 //     health follows) and the server is not draining; 503 with
 //     the reason otherwise (readiness).
 //   - GET /metrics: the Prometheus metrics (internal/observe).
-func (s *Server) handleProbes(mux *http.ServeMux) {
+type probes struct {
+	shutdown *shutdown
+	health   *observe.Health
+	store    persistence.Store
+	metrics  *observe.Metrics
+}
+
+func (s probes) handle(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		plain(w, http.StatusOK, "ok")
 	})
@@ -38,7 +45,7 @@ func (s *Server) handleProbes(mux *http.ServeMux) {
 }
 
 // notReady says why the server should get no calls, or "" when it should.
-func (s *Server) notReady(ctx context.Context) string {
+func (s probes) notReady(ctx context.Context) string {
 	switch {
 	case s.shutdown.isDraining():
 		return "draining: the server is shutting down"

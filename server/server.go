@@ -151,15 +151,15 @@ func (s *Server) start(ctx context.Context) error {
 // /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout,
 // or arrives slower than Options.MinBodyRate, fails its call.
 func (s *Server) Handler() http.Handler {
-	return s.guard(s.handler(false))
+	return guard(s.handler(false), &s.opts)
 }
 
 // guard wraps h with what every request to the server's listeners goes
 // through: the bounds on request bodies (limits.go), and the
 // ResponseController in the context.
-func (s *Server) guard(h http.Handler) http.Handler {
+func guard(h http.Handler, o *Options) http.Handler {
 	streamed := streamedRequests(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
-	return rpc.WithResponseController(guardBodies(h, s.opts.ReadBodyTimeout, s.opts.MinBodyRate, streamed))
+	return rpc.WithResponseController(guardBodies(h, o.ReadBodyTimeout, o.MinBodyRate, streamed))
 }
 
 // handler is Handler; sameOrigin also accepts a browser origin equal to
@@ -182,30 +182,31 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		connect.WithInterceptors(s.traceInterceptors...),
 		connect.WithInterceptors(apierr.Edge{Log: s.log}),
 	}
-	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{s}, drainGate{s.shutdown}))
+	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{auth: s.opts.Auth, fails: s.authFails, log: s.log}, drainGate{s.shutdown}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(s.service, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
 	s.handleWorkerService(mux, svcOpts)
 	mux.Handle(s.health.Handler(opts...))
-	if s.reflection() {
+	if s.opts.reflection() {
 		reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
 		mux.Handle(grpcreflect.NewHandlerV1(reflector))
 		mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	}
-	s.handleProbes(mux)
+	probes{shutdown: s.shutdown, health: s.health, store: s.store, metrics: s.metrics}.handle(mux)
 	// Malformed message frames are the client's fault: InvalidArgument
 	// (frames.go).
 	h := checkFrames(mux)
 	if s.opts.Auth != nil {
-		h = s.authenticate(h)
+		h = authenticate(s.opts.Auth, h)
 	}
 	return hostOriginGuard(h, s.opts.AllowedHosts, s.opts.AllowedOrigins, sameOrigin)
 }
 
-func (s *Server) reflection() bool {
-	if s.opts.Reflection != nil {
-		return *s.opts.Reflection
+// reflection says whether the server serves gRPC reflection.
+func (o *Options) reflection() bool {
+	if o.Reflection != nil {
+		return *o.Reflection
 	}
-	return s.opts.Auth == nil
+	return o.Auth == nil
 }
 
 // HTTPServer returns an http.Server for Handler that speaks HTTP/1.1 and
@@ -232,7 +233,7 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       max(s.opts.IdleConnTimeout, 0), // HTTP/2's (h2c's) too: GOAWAY once no stream is open
 		MaxHeaderBytes:    64 << 10,
-		HTTP2:             s.http2Config(),
+		HTTP2:             s.opts.http2Config(),
 		BaseContext:       func(net.Listener) context.Context { return s.shutdown.requests },
 		// net/http reports every client that hangs up (GOAWAY, resets)
 		// here: useful when debugging, noise otherwise.
@@ -240,10 +241,11 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 	}
 }
 
-func (s *Server) http2Config() *http.HTTP2Config {
-	c := &http.HTTP2Config{MaxConcurrentStreams: s.opts.MaxStreamsPerConnection}
-	if s.opts.PingTimeout > 0 {
-		c.SendPingTimeout, c.PingTimeout = s.opts.PingTimeout, s.opts.PingTimeout
+// http2Config is the HTTP/2 configuration of the server's connections.
+func (o *Options) http2Config() *http.HTTP2Config {
+	c := &http.HTTP2Config{MaxConcurrentStreams: o.MaxStreamsPerConnection}
+	if o.PingTimeout > 0 {
+		c.SendPingTimeout, c.PingTimeout = o.PingTimeout, o.PingTimeout
 	}
 	return c
 }
