@@ -137,8 +137,10 @@ func TestRefusedCallWithAStalledBody(t *testing.T) {
 			t.Fatalf("stream ended %+v, want HTTP 403", e)
 		}
 		t.Logf("stream ended: %+v", e)
-		// Go's server resets the stream (NO_ERROR: it has its answer) and
-		// the connection goes on.
+		// Go's server resets the stream and the connection goes on. The
+		// reset is NO_ERROR (it has its answer), or STREAM_CLOSED when its
+		// end of the handler races the stream's own close (1 run in 40
+		// here): either way only the stream ends.
 		if err := h.fr.WritePing(false, [8]byte{'w', 'f', 'd'}); err != nil {
 			t.Fatal(err)
 		}
@@ -149,8 +151,8 @@ func TestRefusedCallWithAStalledBody(t *testing.T) {
 			}
 			switch f := f.(type) {
 			case *http2.RSTStreamFrame:
-				if f.StreamID == 1 && f.ErrCode != http2.ErrCodeNo {
-					t.Fatalf("stream reset %v, want NO_ERROR", f.ErrCode)
+				if f.StreamID == 1 && f.ErrCode != http2.ErrCodeNo && f.ErrCode != http2.ErrCodeStreamClosed {
+					t.Fatalf("stream reset %v, want NO_ERROR (or STREAM_CLOSED)", f.ErrCode)
 				}
 				reset = reset || f.StreamID == 1
 			case *http2.PingFrame:
