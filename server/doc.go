@@ -1,7 +1,14 @@
 // Package server serves wfd's API (wfd.v1.WorkflowService) over Connect,
 // gRPC and gRPC-Web on one port, with gRPC health checking and server
-// reflection. It joins the engine to a persistence.Store: a journal commits
-// every handler change (records and checkpoint together) in shared commits,
-// a hub fans committed records out to streams, and start-up resumes the
-// handlers that were running.
+// reflection.
+//
+// It is the composition root: Options, New (defaults, wiring, start),
+// Serve and Close, the mux, and the HTTP edge every request passes
+// (connection and body limits, malformed frames, Host and Origin checks,
+// authentication, the drain, the probes, the console). Each concern
+// beside it is a room under internal/ with a constructor of its own: live
+// (the handler runtime), rpc (the API's handlers), observe (metrics,
+// tracing, health), apierr (errors and their codes), and the step workers
+// and replica mode. Rooms import live and the leaves (apierr, observe),
+// never each other; TestRoomsImportNoSibling checks it.
 package server
