@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -80,7 +82,7 @@ type Engine struct {
 	lim  Limits
 
 	mu        sync.Mutex
-	workflows map[string]*compiled
+	workflows map[string]*versions
 	live      map[string]*Handler
 	// livePeak is the most handlers live has held since it was last
 	// rebuilt (see Compact).
@@ -106,11 +108,16 @@ func New(opts Options) *Engine {
 	if opts.CompactIdleAbove == 0 {
 		opts.CompactIdleAbove = DefaultCompactIdleAbove
 	}
-	return &Engine{opts: opts, log: opts.Logger, lim: opts.Limits.withDefaults(), workflows: map[string]*compiled{}, live: map[string]*Handler{},
+	return &Engine{opts: opts, log: opts.Logger, lim: opts.Limits.withDefaults(), workflows: map[string]*versions{}, live: map[string]*Handler{},
 		closing: make(chan struct{})}
 }
 
-// Register validates a workflow and makes it available to Start.
+// Register validates a workflow and makes it available to Start: a new
+// workflow, or a new version of a registered one (Workflow.Version, or
+// its definition's hash), which becomes the current version, the one new
+// handlers start on. Handlers of the other versions registered run on
+// the version they started on. A version registered already is
+// ErrWorkflowExists.
 func (e *Engine) Register(w Workflow) error {
 	c, err := compile(w)
 	if err != nil {
@@ -118,19 +125,29 @@ func (e *Engine) Register(w Workflow) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.workflows[w.Name]; ok {
-		return fmt.Errorf("%w: %q", ErrWorkflowExists, w.Name)
+	vs, ok := e.workflows[w.Name]
+	if !ok {
+		vs = &versions{byID: map[string]*compiled{}}
+		e.workflows[w.Name] = vs
 	}
-	e.workflows[w.Name] = c
+	id := c.def.Version
+	if _, ok := vs.byID[id]; ok {
+		return fmt.Errorf("%w: %q version %q", ErrWorkflowExists, w.Name, id)
+	}
+	vs.byID[id] = c
+	vs.order = append(vs.order, id)
+	vs.current = id
 	return nil
 }
 
-// Replace puts w in place of the registered workflow of its name (which
-// must exist: ErrUnknownWorkflow otherwise). Handlers started from now on,
-// and handlers restored from now on, run w; handlers in memory keep the
-// definition they started with. The caller makes sure that no handler of
-// the old definition is waiting to be restored (a server refuses to
-// replace a workflow that has running handlers).
+// Replace puts w in place of the current version of the registered
+// workflow of its name (which must exist: ErrUnknownWorkflow otherwise).
+// Handlers started from now on run w; handlers in memory keep the
+// definition they started with, and handlers of the version replaced are
+// not restored again (VersionMissingError) unless it is registered again.
+// The caller makes sure that no handler of the replaced version is waiting
+// to be restored (a server refuses to replace a workflow that has running
+// handlers).
 func (e *Engine) Replace(w Workflow) error {
 	c, err := compile(w)
 	if err != nil {
@@ -138,10 +155,30 @@ func (e *Engine) Replace(w Workflow) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.workflows[w.Name]; !ok {
+	vs, ok := e.workflows[w.Name]
+	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownWorkflow, w.Name)
 	}
-	e.workflows[w.Name] = c
+	delete(vs.byID, vs.current)
+	vs.order = slices.DeleteFunc(vs.order, func(id string) bool { return id == vs.current || id == c.def.Version })
+	vs.byID[c.def.Version] = c
+	vs.order = append(vs.order, c.def.Version)
+	vs.current = c.def.Version
+	return nil
+}
+
+// SetCurrent makes version the one new handlers of workflow start on.
+func (e *Engine) SetCurrent(workflow, version string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	vs, ok := e.workflows[workflow]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownWorkflow, workflow)
+	}
+	if _, ok := vs.byID[version]; !ok {
+		return fmt.Errorf("%w: %s@%s", ErrUnknownVersion, workflow, version)
+	}
+	vs.current = version
 	return nil
 }
 
@@ -159,43 +196,62 @@ func (e *Engine) isClosing() bool {
 	}
 }
 
-// Workflow returns the registered workflow of that name.
+// Workflow returns the current version of the registered workflow of
+// that name.
 func (e *Engine) Workflow(name string) (Workflow, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, ok := e.workflows[name]
+	vs, ok := e.workflows[name]
 	if !ok {
 		return Workflow{}, false
 	}
-	return c.def, true
+	return vs.byID[vs.current].def, true
 }
 
-// Workflows returns the registered workflows sorted by name.
+// Versions returns the registered versions of the workflow of that name,
+// in the order registered (none for an unknown workflow), and which is
+// current.
+func (e *Engine) Versions(name string) (defs []Workflow, current string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	vs, ok := e.workflows[name]
+	if !ok {
+		return nil, ""
+	}
+	for _, id := range vs.order {
+		defs = append(defs, vs.byID[id].def)
+	}
+	return defs, vs.current
+}
+
+// Workflows returns the current version of each registered workflow,
+// sorted by name.
 func (e *Engine) Workflows() []Workflow {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]Workflow, 0, len(e.workflows))
-	for _, c := range e.workflows {
-		out = append(out, c.def)
+	for _, vs := range e.workflows {
+		out = append(out, vs.byID[vs.current].def)
 	}
-	slices.SortFunc(out, func(a, b Workflow) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Workflow) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
-func (e *Engine) lookup(name string) (*compiled, error) {
+// lookup returns version of the workflow of that name ("": the current
+// one).
+func (e *Engine) lookup(name, version string) (*compiled, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, ok := e.workflows[name]
+	vs, ok := e.workflows[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownWorkflow, name)
+	}
+	if version == "" {
+		version = vs.current
+	}
+	c, ok := vs.byID[version]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s@%s", ErrUnknownVersion, name, version)
 	}
 	return c, nil
 }
@@ -207,6 +263,8 @@ type StartOptions struct {
 	HandlerID string
 	// Parent is the handler that starts this one as a child.
 	Parent string
+	// Version is the version of the workflow to run ("": the current one).
+	Version string
 }
 
 // Start runs a new handler of the named workflow with input as the data of
@@ -218,7 +276,7 @@ type StartOptions struct {
 // durable the handler is lost (ErrLost) and a later Start with the same id
 // creates it afresh (it waits for the lost one to leave memory).
 func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Struct, opts StartOptions) (*Handler, error) {
-	c, err := e.lookup(workflow)
+	c, err := e.lookup(workflow, opts.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +336,12 @@ type RestoreOptions struct {
 // as restored. Runs that were in progress when the snapshot was taken run
 // again. The handler's stream gets a RecordRestored.
 func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState, opts RestoreOptions) (*Handler, Info, error) {
-	c, err := e.lookup(snap.GetWorkflow())
+	// The version it started on ("" in a checkpoint from before versions:
+	// the current one).
+	c, err := e.lookup(snap.GetWorkflow(), snap.GetWorkflowVersion())
+	if errors.Is(err, ErrUnknownVersion) {
+		return nil, Info{}, &VersionMissingError{HandlerID: snap.GetHandlerId(), Workflow: snap.GetWorkflow(), Version: snap.GetWorkflowVersion()}
+	}
 	if err != nil {
 		return nil, Info{}, err
 	}

@@ -17,6 +17,11 @@ var (
 	ErrWorkflowExists = errors.New("workflow already registered")
 	// ErrUnknownWorkflow: no workflow of that name is registered.
 	ErrUnknownWorkflow = errors.New("unknown workflow")
+	// ErrUnknownVersion: the workflow is registered, but not the version
+	// asked for (a VersionMissingError when a handler needs it). It is
+	// not ErrUnknownWorkflow: a handler of a version no longer registered
+	// waits for it, it does not fail.
+	ErrUnknownVersion = errors.New("unknown workflow version")
 	// ErrHandlerExists: a live handler already has that id.
 	ErrHandlerExists = errors.New("handler already exists")
 	// ErrHandlerDone: the handler has reached a terminal status (a

@@ -225,17 +225,18 @@ func itemFromProto(p *statev1.WorkItem) item {
 func (s *state) finishedProto() *statev1.HandlerState {
 	m := s.rare()
 	return &statev1.HandlerState{
-		Version:     stateVersion,
-		HandlerId:   s.id,
-		Workflow:    s.wf.def.Name,
-		Status:      statev1.HandlerStatus(s.status),
-		Seq:         s.seq,
-		CreatedAt:   ts(s.createdAt),
-		Error:       m.err,
-		CompletedAt: ts(m.completedAt),
-		EventKeys:   slices.Clone(m.eventKeys),
-		Parent:      m.parent,
-		Children:    slices.Clone(m.children),
+		Version:         stateVersion,
+		HandlerId:       s.id,
+		Workflow:        s.wf.def.Name,
+		WorkflowVersion: s.wf.def.Version,
+		Status:          statev1.HandlerStatus(s.status),
+		Seq:             s.seq,
+		CreatedAt:       ts(s.createdAt),
+		Error:           m.err,
+		CompletedAt:     ts(m.completedAt),
+		EventKeys:       slices.Clone(m.eventKeys),
+		Parent:          m.parent,
+		Children:        slices.Clone(m.children),
 	}
 }
 
@@ -244,22 +245,23 @@ func (s *state) finishedProto() *statev1.HandlerState {
 func (s *state) toProto() *statev1.HandlerState {
 	m := s.rare()
 	p := &statev1.HandlerState{
-		Version:     stateVersion,
-		HandlerId:   s.id,
-		Workflow:    s.wf.def.Name,
-		Status:      statev1.HandlerStatus(s.status),
-		Start:       eventToProto(s.start),
-		Seq:         s.seq,
-		NextId:      s.nextID,
-		CreatedAt:   ts(s.createdAt),
-		Deadline:    ts(m.deadline),
-		IdleSince:   ts(s.idleSince),
-		Result:      m.result,
-		Error:       m.err,
-		CompletedAt: ts(m.completedAt),
-		EventKeys:   slices.Clone(m.eventKeys),
-		Parent:      m.parent,
-		Children:    slices.Clone(m.children),
+		Version:         stateVersion,
+		HandlerId:       s.id,
+		Workflow:        s.wf.def.Name,
+		WorkflowVersion: s.wf.def.Version,
+		Status:          statev1.HandlerStatus(s.status),
+		Start:           eventToProto(s.start),
+		Seq:             s.seq,
+		NextId:          s.nextID,
+		CreatedAt:       ts(s.createdAt),
+		Deadline:        ts(m.deadline),
+		IdleSince:       ts(s.idleSince),
+		Result:          m.result,
+		Error:           m.err,
+		CompletedAt:     ts(m.completedAt),
+		EventKeys:       slices.Clone(m.eventKeys),
+		Parent:          m.parent,
+		Children:        slices.Clone(m.children),
 	}
 	if len(m.childResults) > 0 {
 		p.ChildResults = make(map[string]*statev1.ChildResult, len(m.childResults))

@@ -88,5 +88,8 @@ func compile(w Workflow) (*compiled, error) {
 			c.emits[i][t] = true
 		}
 	}
+	if c.def.Version == "" {
+		c.def.Version = DefinitionHash(&c.def)
+	}
 	return c, nil
 }

@@ -8,7 +8,13 @@ import (
 
 // Workflow is a named set of steps.
 type Workflow struct {
-	Name        string
+	Name string
+	// Version names this definition among the versions of the workflow
+	// Name: a handler runs the version it started on to its end, across
+	// release and restart, while newer handlers start on the newest
+	// version registered. Empty: the definition's hash (the engine's
+	// DefinitionHash), so that a changed definition is a new version.
+	Version     string
 	Description string
 	Steps       []Step
 	// External lists the event types that clients may send to a running

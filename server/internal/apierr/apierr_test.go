@@ -40,6 +40,9 @@ func TestToConnectHidesInternals(t *testing.T) {
 		{fmt.Errorf("%w: workflow %q: %s", engine.ErrInvalidInput, "batch", `"n" is required`), connect.CodeInvalidArgument, `"n" is required$`},
 		{fmt.Errorf("%w: handler h holds 10000 queued events", engine.ErrLimit), connect.CodeResourceExhausted, `^limit exceeded: handler h holds`},
 		{fmt.Errorf("%w: server is shutting down; resume after seq 4", apierr.ErrUnavailable), connect.CodeUnavailable, `^server is shutting down; resume after seq 4$`},
+		{&engine.VersionMissingError{HandlerID: "h", Workflow: "approval", Version: "3f2a"}, connect.CodeUnavailable,
+			`^handler h runs approval@3f2a, which is not registered here$`},
+		{fmt.Errorf("%w: approval@9", engine.ErrUnknownVersion), connect.CodeNotFound, `^unknown workflow version: approval@9$`},
 		{fmt.Errorf("postgres: write: change 0: handler %q: lease is %q's: %w", "h", "r2", persistence.ErrFenced), connect.CodeUnavailable,
 			`^this replica no longer owns the handler; retry$`},
 	} {

@@ -56,13 +56,17 @@ func codeOf(err error) connect.Code {
 	switch {
 	case is(context.Canceled):
 		return connect.CodeCanceled
+	// A handler of a version not registered here waits for it: a retry
+	// may find it (a worker serving it connects).
+	case errors.As(err, new(*engine.VersionMissingError)):
+		return connect.CodeUnavailable
 	case is(context.DeadlineExceeded):
 		return connect.CodeDeadlineExceeded
 	// A finished handler's error may also name its cause (an unknown
 	// workflow, say): the handler's state decides the code.
 	case is(engine.ErrHandlerDone, engine.ErrNotIdle, ErrFailedPrecondition, persistence.ErrFinished):
 		return connect.CodeFailedPrecondition
-	case is(engine.ErrUnknownWorkflow, ErrNotFound, persistence.ErrNotFound):
+	case is(engine.ErrUnknownWorkflow, engine.ErrUnknownVersion, ErrNotFound, persistence.ErrNotFound):
 		return connect.CodeNotFound
 	case is(ErrInvalid, engine.ErrInvalidEvent, persistence.ErrInvalid, engine.ErrInvalidPayload, engine.ErrInvalidInput):
 		return connect.CodeInvalidArgument

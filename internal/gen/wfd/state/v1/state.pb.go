@@ -184,9 +184,13 @@ type HandlerState struct {
 	// Children this handler started, in order.
 	Children []string `protobuf:"bytes,18,rep,name=children,proto3" json:"children,omitempty"`
 	// How finished children ended, by child id.
-	ChildResults  map[string]*ChildResult `protobuf:"bytes,19,rep,name=child_results,json=childResults,proto3" json:"child_results,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ChildResults map[string]*ChildResult `protobuf:"bytes,19,rep,name=child_results,json=childResults,proto3" json:"child_results,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The version of the workflow the handler started on, which it runs to
+	// its end ("" in checkpoints written before workflows had versions: the
+	// current version).
+	WorkflowVersion string `protobuf:"bytes,20,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HandlerState) Reset() {
@@ -350,6 +354,13 @@ func (x *HandlerState) GetChildResults() map[string]*ChildResult {
 		return x.ChildResults
 	}
 	return nil
+}
+
+func (x *HandlerState) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
+	}
+	return ""
 }
 
 // ChildResult is how a child handler ended.
@@ -935,7 +946,7 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xe2\a\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\x8d\b\n" +
 	"\fHandlerState\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x1d\n" +
 	"\n" +
@@ -960,7 +971,8 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"event_keys\x18\x10 \x03(\tR\teventKeys\x12\x16\n" +
 	"\x06parent\x18\x11 \x01(\tR\x06parent\x12\x1a\n" +
 	"\bchildren\x18\x12 \x03(\tR\bchildren\x12Q\n" +
-	"\rchild_results\x18\x13 \x03(\v2,.wfd.state.v1.HandlerState.ChildResultsEntryR\fchildResults\x1aP\n" +
+	"\rchild_results\x18\x13 \x03(\v2,.wfd.state.v1.HandlerState.ChildResultsEntryR\fchildResults\x12)\n" +
+	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\x1aP\n" +
 	"\n" +
 	"StoreEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
