@@ -165,7 +165,7 @@ func (r *runner) change() *Change {
 	s := r.s
 	m := s.rare()
 	c := &Change{
-		HandlerID: s.id, Workflow: r.wf.def.Name, Created: r.created, Released: r.released,
+		HandlerID: s.id, Workflow: r.wf.def.Name, WorkflowVersion: r.wf.def.Version, Created: r.created, Released: r.released,
 		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: m.completedAt, Deadline: m.deadline,
 		Result: m.result, Error: m.err, Records: r.records, st: s, h: r.h, acks: r.acks,
 		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: m.parent,

@@ -35,6 +35,8 @@ type Journal interface {
 type Change struct {
 	HandlerID string
 	Workflow  string
+	// WorkflowVersion is the version of Workflow the handler runs.
+	WorkflowVersion string
 	// Created is set on the first change of a handler made by Engine.Start.
 	Created bool
 	// Released is set on the last change of a handler that Handler.Release

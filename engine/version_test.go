@@ -91,6 +91,15 @@ func TestVersionsPinHandlers(t *testing.T) {
 	if got := ran(t, fresh); got != "v2" {
 		t.Fatalf("a new handler ran %s, want v2", got)
 	}
+	// Every change says which version its handler runs (the store keeps
+	// it with the handler's metadata).
+	for id, want := range map[string]string{old.ID(): "v1", fresh.ID(): "v2"} {
+		for _, c := range rec.changesOf(id) {
+			if c.WorkflowVersion != want {
+				t.Fatalf("a change of %s says version %q, want %s", id, c.WorkflowVersion, want)
+			}
+		}
+	}
 
 	// A start may name a version; the current one may change.
 	h, err := e.Start(ctx, "versioned", nil, engine.StartOptions{Version: "v1"})

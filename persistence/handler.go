@@ -15,7 +15,10 @@ type Handler struct {
 	// may choose any id, so listings order by CreatedAt, not by ID.
 	ID       string
 	Workflow string
-	Status   Status
+	// WorkflowVersion is the version of Workflow the handler runs: the one
+	// it started on ("" for handlers stored before workflows had versions).
+	WorkflowVersion string
+	Status          Status
 	// Residency and Owner say whether, and where, the handler is live.
 	Residency Residency
 	// Owner is the replica that holds the handler live; "" means nobody.

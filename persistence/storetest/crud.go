@@ -21,6 +21,7 @@ func testCreateGetUpdate(t *testing.T, open OpenFunc) {
 	}
 
 	h := newHandler(ids[0], "order")
+	h.WorkflowVersion = "3f2a9c"
 	h.Parent = ids[1]
 	h.IdleSince = base.Add(time.Minute)
 	h.Waiters = []persistence.Waiter{
@@ -37,6 +38,7 @@ func testCreateGetUpdate(t *testing.T, open OpenFunc) {
 
 	// Update every field; without Create, Write replaces.
 	h.Workflow = "order-v2"
+	h.WorkflowVersion = "v2"
 	h.Status = persistence.StatusFailed
 	h.Residency = persistence.ResidencyReleased
 	h.Owner = ""

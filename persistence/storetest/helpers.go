@@ -97,6 +97,7 @@ func diffHandler(got, want persistence.Handler) string {
 	fields := []field{
 		{"ID", got.ID, want.ID, got.ID == want.ID},
 		{"Workflow", got.Workflow, want.Workflow, got.Workflow == want.Workflow},
+		{"WorkflowVersion", got.WorkflowVersion, want.WorkflowVersion, got.WorkflowVersion == want.WorkflowVersion},
 		{"Status", got.Status, want.Status, got.Status == want.Status},
 		{"Residency", got.Residency, want.Residency, got.Residency == want.Residency},
 		{"Owner", got.Owner, want.Owner, got.Owner == want.Owner},

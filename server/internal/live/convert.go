@@ -70,7 +70,7 @@ const ChildrenKey = "wfd.children"
 // MetaFromChange is the store's metadata for a handler after an engine change.
 func MetaFromChange(c *engine.Change, residency persistence.Residency) (persistence.Handler, error) {
 	h := persistence.Handler{
-		ID: c.HandlerID, Workflow: c.Workflow, Status: c.Status, Residency: residency,
+		ID: c.HandlerID, Workflow: c.Workflow, WorkflowVersion: c.WorkflowVersion, Status: c.Status, Residency: residency,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt, Error: c.Error, Parent: c.Parent,
 		Children: c.Children,
 	}

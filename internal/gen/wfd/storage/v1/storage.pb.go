@@ -233,9 +233,12 @@ type HandlerMeta struct {
 	// that last changed the handler, never used by another write, so a
 	// conditional write (persistence.Change.IfRevision) can tell whether
 	// the handler changed since it was read. 0 in metadata written before.
-	Revision      uint64 `protobuf:"varint,19,opt,name=revision,proto3" json:"revision,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Revision uint64 `protobuf:"varint,19,opt,name=revision,proto3" json:"revision,omitempty"`
+	// The version of the workflow the handler runs (the version it started
+	// on); empty in metadata written before workflows had versions.
+	WorkflowVersion string `protobuf:"bytes,20,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HandlerMeta) Reset() {
@@ -399,6 +402,13 @@ func (x *HandlerMeta) GetRevision() uint64 {
 		return x.Revision
 	}
 	return 0
+}
+
+func (x *HandlerMeta) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
+	}
+	return ""
 }
 
 // Waiter is one event the handler waits for (persistence.Waiter).
@@ -878,7 +888,7 @@ var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe1\x05\n" +
+	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x06\n" +
 	"\vHandlerMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
@@ -902,7 +912,8 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\bchildren\x18\x10 \x03(\tR\bchildren\x12\x1a\n" +
 	"\bexternal\x18\x11 \x03(\tR\bexternal\x126\n" +
 	"\bdeadline\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x1a\n" +
-	"\brevision\x18\x13 \x01(\x04R\brevision\"\xab\x01\n" +
+	"\brevision\x18\x13 \x01(\x04R\brevision\x12)\n" +
+	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\"\xab\x01\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n" +
