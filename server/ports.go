@@ -2,17 +2,17 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/wfd-dev/wfd/engine"
-	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 )
 
-// The runtime's ports (live.Ownership, live.Workers, live.Health), served
-// by the server's replica, worker and health parts.
+// The runtime's ports (live.Ownership, live.Health) and the workers'
+// (workers.Replica), served by the server's replica and health parts.
 
 // ownership is live.Ownership in replica mode: the leases, and the
 // forwarder for publications.
@@ -46,20 +46,33 @@ func (o ownership) Publication(ctx context.Context, owned *apierr.Owned, p *pers
 	return o.f.publication(ctx, owned, p)
 }
 
-// workersPort is live.Workers: the step workers' registry.
-type workersPort struct{ r *workerRegistry }
+// replicaPort is workers.Replica: this replica's leases, and whether a
+// call was forwarded.
+type replicaPort struct{ l *leases }
 
-func (w workersPort) RouteLoad(ctx context.Context, id, workflow string) error {
-	return w.r.routeLoad(ctx, id, workflow)
-}
-func (w workersPort) Definition(ctx context.Context, workflow string) { w.r.definition(ctx, workflow) }
-func (w workersPort) KickRoutes()                                     { w.r.kickRoutes() }
-func (w workersPort) WaitingFor(id string) []*wfdv1.RunWaitingForWorker {
-	return w.r.waitingFor(id)
-}
+func (p replicaPort) ID() string                                { return p.l.id() }
+func (p replicaPort) LeaseTTL() time.Duration                   { return p.l.cfg.LeaseTTL }
+func (p replicaPort) ReleaseNow(ctx context.Context, id string) { p.l.releaseNow(ctx, id) }
+func (p replicaPort) Forwarded(ctx context.Context) bool        { return forwarded(ctx) }
 
 // healthPort is live.Health: the store's health as commits tell it.
 type healthPort struct{ h *health }
 
 func (p healthPort) Committed(err error, size int)           { p.h.committed(err, size) }
 func (p healthPort) WhenCommitting(ctx context.Context) bool { return p.h.whenCommitting(ctx) }
+
+// releaseNow frees handler id's lease, if held, before it returns (where
+// leases.release does it in the background): the replica the work goes
+// to must find it free. A lease not freed expires.
+func (l *leases) releaseNow(ctx context.Context, id string) {
+	f, held := l.fence(id)
+	l.forget(id)
+	if !held {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.LeaseTTL)
+	defer cancel()
+	if err := l.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
+		l.s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
+	}
+}

@@ -22,11 +22,11 @@ var _ wfdv1connect.WorkflowServiceHandler = (*service)(nil)
 
 func (v *service) ListWorkflows(ctx context.Context, _ *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
 	// In replica mode, workflows workers defined on other replicas too.
-	v.s.workers.syncStored(ctx)
+	v.s.workers.SyncStored(ctx)
 	out := &wfdv1.ListWorkflowsResponse{}
 	for _, w := range v.s.engine.Workflows() {
 		p := live.WorkflowToProto(&w)
-		p.ServedByWorkers, p.WorkersConnected = v.s.workers.serving(w.Name)
+		p.ServedByWorkers, p.WorkersConnected = v.s.workers.Serving(w.Name)
 		out.Workflows = append(out.Workflows, p)
 	}
 	return out, nil
@@ -38,7 +38,7 @@ func (v *service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 	}
 	// In replica mode, a worker-defined workflow starts where its workers
 	// are (workerroute.go).
-	if err := v.s.workers.routeStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
+	if err := v.s.workers.RouteStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
 		return nil, err
 	}
 	h, err := v.s.rt.Start(ctx, req.GetWorkflow(), req.GetHandlerId(), req.GetInput())

@@ -25,9 +25,9 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		CommitErrors: s.stats.CommitErrors.Load(),
 		Changes:      s.stats.Changes.Load(),
 		Streams:      int64(s.hub.Count()),
-		Workers:      int64(s.workers.connected()),
-		Dispatches:   s.workers.stats.dispatches.Load(),
-		Redispatches: s.workers.stats.redispatches.Load(),
+		Workers:      int64(s.workers.Connected()),
+		Dispatches:   s.workers.Dispatches(),
+		Redispatches: s.workers.Redispatches(),
 		// Read before the store's counts: a scrape that cannot read the
 		// store still reports them.
 		DeletedRequest:   s.stats.DeletedRequest.Load(),
@@ -52,7 +52,7 @@ func (v *service) GetStats(ctx context.Context, _ *wfdv1.GetStatsRequest) (*wfdv
 		return nil, err
 	}
 	p50, p99 := s.stats.Rehydrate.Quantiles()
-	d50, d99 := s.workers.stats.latency.Quantiles()
+	d50, d99 := s.workers.DispatchLatency()
 	out := &wfdv1.GetStatsResponse{
 		HandlersActive:       snap.InMemory,
 		HandlersIdleInMemory: snap.IdleInMemory,
