@@ -90,11 +90,6 @@ func (d *shutdown) isDraining() bool {
 	}
 }
 
-// errShuttingDown refuses a call that arrives during the drain.
-func errShuttingDown() error {
-	return fmt.Errorf("%w: server is shutting down; nothing was done: retry", apierr.ErrUnavailable)
-}
-
 // cutShort replaces Canceled by Unavailable for a call whose context the
 // server cancelled (step 3): the client did not cancel it, and what it did
 // is unknown, so it should retry.
@@ -115,7 +110,7 @@ var _ connect.Interceptor = drainGate{}
 func (g drainGate) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		if g.d.isDraining() && !finishesWork(req.Spec().Procedure) {
-			return nil, errShuttingDown()
+			return nil, apierr.ErrShuttingDown
 		}
 		res, err := next(ctx, req)
 		return res, g.d.cutShort(err)
@@ -129,7 +124,7 @@ func (g drainGate) WrapStreamingClient(next connect.StreamingClientFunc) connect
 func (g drainGate) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		if g.d.isDraining() {
-			return errShuttingDown()
+			return apierr.ErrShuttingDown
 		}
 		return g.d.cutShort(next(ctx, conn))
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/wfd-dev/wfd/engine"
@@ -11,8 +12,8 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/live"
 )
 
-// The runtime's ports (live.Ownership, live.Workers), served
-// by the server's replica and worker parts.
+// The ports of the rooms (live.Ownership, workers.Replica, rpc.Replica),
+// served by replica mode's leases and forwarder.
 
 // ownership is live.Ownership in replica mode: the leases, and the
 // forwarder for publications.
@@ -46,26 +47,14 @@ func (o ownership) Publication(ctx context.Context, owned *apierr.Owned, p *pers
 	return o.f.publication(ctx, owned, p)
 }
 
-// workersPort is live.Workers: the step workers' registry.
-type workersPort struct{ r *workerRegistry }
+// replicaPort is workers.Replica: this replica's leases, and whether a
+// call was forwarded.
+type replicaPort struct{ l *leases }
 
-func (w workersPort) RouteLoad(ctx context.Context, id, workflow string) error {
-	return w.r.routeLoad(ctx, id, workflow)
-}
-func (w workersPort) Definition(ctx context.Context, workflow string) { w.r.definition(ctx, workflow) }
-func (w workersPort) KickRoutes()                                     { w.r.kickRoutes() }
-func (w workersPort) WaitingFor(id string) []*wfdv1.RunWaitingForWorker {
-	return w.r.waitingFor(id)
-}
-
-// rpcWorkers is rpc.Workers: the step workers' registry.
-type rpcWorkers struct{ r *workerRegistry }
-
-func (w rpcWorkers) Serving(workflow string) (bool, int32) { return w.r.serving(workflow) }
-func (w rpcWorkers) SyncStored(ctx context.Context)        { w.r.syncStored(ctx) }
-func (w rpcWorkers) RouteStart(ctx context.Context, workflow, id string) error {
-	return w.r.routeStart(ctx, workflow, id)
-}
+func (p replicaPort) ID() string                                { return p.l.id() }
+func (p replicaPort) LeaseTTL() time.Duration                   { return p.l.cfg.LeaseTTL }
+func (p replicaPort) ReleaseNow(ctx context.Context, id string) { p.l.releaseNow(ctx, id) }
+func (p replicaPort) Forwarded(ctx context.Context) bool        { return forwarded(ctx) }
 
 // rpcReplica is rpc.Replica: replica mode's leases (nil: one process).
 type rpcReplica struct{ l *leases }
@@ -78,4 +67,20 @@ func (r rpcReplica) Replicas(ctx context.Context) ([]persistence.Replica, error)
 		return nil, nil
 	}
 	return r.l.db.Replicas(ctx)
+}
+
+// releaseNow frees handler id's lease, if held, before it returns (where
+// leases.release does it in the background): the replica the work goes
+// to must find it free. A lease not freed expires.
+func (l *leases) releaseNow(ctx context.Context, id string) {
+	f, held := l.fence(id)
+	l.forget(id)
+	if !held {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.LeaseTTL)
+	defer cancel()
+	if err := l.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
+		l.s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
+	}
 }

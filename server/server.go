@@ -24,6 +24,7 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 	"github.com/wfd-dev/wfd/server/internal/rpc"
+	"github.com/wfd-dev/wfd/server/internal/workers"
 )
 
 // Server is wfd's API on top of an engine and a store.
@@ -48,8 +49,8 @@ type Server struct {
 	// service serves the API (internal/rpc).
 	service *rpc.Service
 	health  *observe.Health
-	// workers are the connected step workers (workers.go).
-	workers *workerRegistry
+	// workers are the connected step workers (internal/workers).
+	workers *workers.Registry
 	stats   *observe.Stats
 	// metrics is the Prometheus registry served at /metrics (internal/observe).
 	metrics *observe.Metrics
@@ -87,8 +88,6 @@ func wire(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, streams: streams, authFails: newAuthFailures(opts.Now),
 		health: observe.NewHealth(opts.Store, opts.Logger), stats: &observe.Stats{Hist: observe.NewHistograms()}}
 	s.shutdown = newShutdown(opts.ShutdownDelay, s.health, opts.Logger)
-	s.workers = newWorkerRegistry(s)
-	s.workers.stats.seconds = s.stats.Hist.Dispatch
 	s.metrics = observe.NewMetrics(s.stats.Hist, s.snapshot)
 	observe.ObserveStoreSync(opts.Store, s.stats.Hist)
 	s.tracing = observe.NewTracing(opts.TracerProvider)
@@ -102,21 +101,29 @@ func wire(opts Options) (*Server, error) {
 	if s.forward, err = newForwarder(s); err != nil {
 		return nil, err
 	}
+	wopts := workers.Options{Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
+		MaxMessageBytes: opts.MaxMessageBytes, WorkerGrants: opts.WorkerGrants, Draining: s.shutdown.draining,
+		DispatchSeconds: s.stats.Hist.Dispatch}
+	if s.leases != nil {
+		wopts.Replica = replicaPort{s.leases}
+	}
+	s.workers = workers.New(wopts)
 	ropts := live.Options{Store: opts.Store, Workflows: opts.Workflows, Logger: opts.Logger, Now: opts.Now,
 		Engine:      engine.Options{Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove, Limits: opts.Limits},
 		IdleTimeout: opts.IdleTimeout, MaxIdleInMemory: opts.MaxIdleInMemory, ReclaimAfter: max(opts.ReclaimAfter, 0),
 		Retention: opts.Retention, RetentionInterval: opts.RetentionInterval, RetentionBatch: opts.RetentionBatch,
 		StreamBuffer: streams.Limits().BufferBytes, Stats: s.stats, Tracing: s.tracing,
-		Workers: workersPort{s.workers}, Health: s.health}
+		Workers: s.workers, Health: s.health}
 	if s.leases != nil {
 		ropts.Ownership = ownership{s.leases, s.forward}
 	}
 	if s.rt, err = live.New(ropts); err != nil {
 		return nil, err
 	}
+	s.workers.Attach(s.rt)
 	s.engine, s.journal, s.hub = s.rt.Engine(), s.rt.Journal(), s.rt.Hub()
 	s.service = rpc.New(rpc.Options{Runtime: s.rt, Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
-		Streams: streams, Draining: s.shutdown.draining, Workers: rpcWorkers{s.workers}, Replica: rpcReplica{s.leases},
+		Streams: streams, Draining: s.shutdown.draining, Workers: s.workers, Replica: rpcReplica{s.leases},
 		AuthOn: opts.Auth != nil, Snapshot: s.snapshot})
 	return s, nil
 }
@@ -129,7 +136,7 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	s.followCommits() // before recovery: see feedResync
 	// Stored worker definitions first: their handlers are recovered too.
-	if err := s.workers.loadStored(ctx); err != nil {
+	if err := s.workers.LoadStored(ctx); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	if err := s.rt.Recover(ctx); err != nil {
@@ -139,7 +146,7 @@ func (s *Server) start(ctx context.Context) error {
 		return fmt.Errorf("server: checking on waiting parents: %w", err)
 	}
 	s.rt.Run()
-	s.rt.Go(func() { s.workers.routeLoop(s.rt.Background()) })
+	s.rt.Go(func() { s.workers.RouteLoop(s.rt.Background()) })
 	if s.leases != nil {
 		s.rt.Go(func() { s.sweep(s.rt.Background()) })
 	}
@@ -184,7 +191,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{auth: s.opts.Auth, fails: s.authFails, log: s.log}, drainGate{s.shutdown}))
 	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(s.service, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
-	s.handleWorkerService(mux, svcOpts)
+	s.workers.Mount(mux, svcOpts)
 	mux.Handle(s.health.Handler(opts...))
 	if s.opts.reflection() {
 		reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)

@@ -21,9 +21,9 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		CommitErrors: s.stats.CommitErrors.Load(),
 		Changes:      s.stats.Changes.Load(),
 		Streams:      int64(s.hub.Count()),
-		Workers:      int64(s.workers.connected()),
-		Dispatches:   s.workers.stats.dispatches.Load(),
-		Redispatches: s.workers.stats.redispatches.Load(),
+		Workers:      int64(s.workers.Connected()),
+		Dispatches:   s.workers.Dispatches(),
+		Redispatches: s.workers.Redispatches(),
 		// Read before the store's counts: a scrape that cannot read the
 		// store still reports them.
 		DeletedRequest:   s.stats.DeletedRequest.Load(),
@@ -33,7 +33,7 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		StoreSize:        storeSize(s.store),
 	}
 	snap.RehydrateP50, snap.RehydrateP99 = s.stats.Rehydrate.Quantiles()
-	snap.DispatchP50, snap.DispatchP99 = s.workers.stats.latency.Quantiles()
+	snap.DispatchP50, snap.DispatchP99 = s.workers.DispatchLatency()
 	counts, err := s.store.Count(ctx)
 	if err != nil {
 		return snap, err

@@ -1,6 +1,9 @@
 package apierr
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of the service itself; wrapped with the details. Each picks a
 // code (ToConnect); the message a client gets leaves the sentinel's own
@@ -19,3 +22,7 @@ var (
 // sentinels are the errors above, whose text ToConnect trims from messages.
 var sentinels = [...]error{ErrInvalid, ErrAlreadyExists, ErrFailedPrecondition, ErrUnavailable, ErrNotFound,
 	ErrUnauthenticated, ErrPermissionDenied, ErrResourceExhausted}
+
+// ErrShuttingDown refuses a call that arrives during the drain: nothing
+// was done, so a retry (here once back, or on another server) is safe.
+var ErrShuttingDown = fmt.Errorf("%w: server is shutting down; nothing was done: retry", ErrUnavailable)

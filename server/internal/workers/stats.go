@@ -1,4 +1,4 @@
-package server
+package workers
 
 import (
 	"sync/atomic"
@@ -25,9 +25,19 @@ func (d *dispatchStats) answered(l time.Duration) {
 	d.seconds.Observe(l.Seconds())
 }
 
-// connected counts the connected workers.
-func (r *workerRegistry) connected() int {
+// Connected counts the connected workers.
+func (r *Registry) Connected() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.workers)
 }
+
+// Dispatches counts the runs sent to workers.
+func (r *Registry) Dispatches() int64 { return r.stats.dispatches.Load() }
+
+// Redispatches counts the runs sent again after their worker was lost.
+func (r *Registry) Redispatches() int64 { return r.stats.redispatches.Load() }
+
+// DispatchLatency is the median and 99th percentile of the time from
+// sending a run to its worker to the worker's first call.
+func (r *Registry) DispatchLatency() (p50, p99 time.Duration) { return r.stats.latency.Quantiles() }

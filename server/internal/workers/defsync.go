@@ -1,4 +1,4 @@
-package server
+package workers
 
 // Worker-defined definitions across replicas (replica mode; see
 // docs/ARCHITECTURE.md "Workers and replicas"): the stored definition is
@@ -25,15 +25,15 @@ import (
 // of the one registered under its name if there is one (engine.Replace:
 // handlers in memory keep theirs); false if it cannot be (said in the
 // log). Callers hold r.mu.
-func (r *workerRegistry) registerStored(sd persistence.WorkflowDef) bool {
+func (r *Registry) registerStored(sd persistence.WorkflowDef) bool {
 	d := &wfdv1.WorkflowDefinition{}
 	if err := proto.Unmarshal(sd.Def, d); err != nil {
-		r.s.log.Error("stored workflow definition cannot be decoded", "workflow", sd.Name, "err", err)
+		r.log.Error("stored workflow definition cannot be decoded", "workflow", sd.Name, "err", err)
 		return false
 	}
-	register := r.s.engine.Register
+	register := r.eng.Register
 	if _, ok := r.defs[d.GetName()]; ok {
-		register = r.s.engine.Replace
+		register = r.eng.Replace
 	}
 	w, err := r.workflowFromDefinition(d, sd.Hash)
 	if err == nil {
@@ -42,7 +42,7 @@ func (r *workerRegistry) registerStored(sd persistence.WorkflowDef) bool {
 	if err != nil {
 		// A built-in workflow of that name now, or stricter validation:
 		// say so, and serve the rest.
-		r.s.log.Error("stored workflow definition not registered", "workflow", sd.Name, "err", err)
+		r.log.Error("stored workflow definition not registered", "workflow", sd.Name, "err", err)
 		return false
 	}
 	r.defs[d.GetName()] = sd.Hash
@@ -51,7 +51,7 @@ func (r *workerRegistry) registerStored(sd persistence.WorkflowDef) bool {
 
 // adopt makes sd the definition registered here under its name unless it
 // already is (same hash). Callers hold r.mu.
-func (r *workerRegistry) adopt(sd persistence.WorkflowDef) bool {
+func (r *Registry) adopt(sd persistence.WorkflowDef) bool {
 	if hash, ok := r.defs[sd.Name]; ok && hash == sd.Hash {
 		return true
 	}
@@ -66,22 +66,22 @@ func (r *workerRegistry) adopt(sd persistence.WorkflowDef) bool {
 // failing as of an unknown workflow, or running a replaced definition no
 // worker serves) and its calls are routed by its hash. If the store
 // cannot be read, it is what is registered here.
-func (r *workerRegistry) definition(ctx context.Context, name string) (string, bool) {
+func (r *Registry) definition(ctx context.Context, name string) (string, bool) {
 	r.mu.Lock()
 	hash, known := r.defs[name]
 	r.mu.Unlock()
 	if r.routeDB() == nil {
 		return hash, known
 	}
-	if _, builtIn := r.s.engine.Workflow(name); builtIn && !known {
+	if _, builtIn := r.eng.Workflow(name); builtIn && !known {
 		return "", false
 	}
 	// Read outside r.mu: dispatches take it, and must not wait for the
 	// database.
-	sd, err := r.s.store.GetWorkflow(ctx, name)
+	sd, err := r.db.GetWorkflow(ctx, name)
 	if err != nil {
 		if !errors.Is(err, persistence.ErrNotFound) && !errors.Is(err, persistence.ErrInvalid) {
-			r.s.log.Warn("reading a stored workflow definition", "workflow", name, "err", err)
+			r.log.Warn("reading a stored workflow definition", "workflow", name, "err", err)
 		}
 		return hash, known
 	}
@@ -92,27 +92,27 @@ func (r *workerRegistry) definition(ctx context.Context, name string) (string, b
 		return hash, known
 	}
 	if sd.Hash != hash {
-		r.s.log.Info("workflow definition registered as stored by a worker of another replica", "workflow", name, "hash", sd.Hash, "was", hash)
+		r.log.Info("workflow definition registered as stored by a worker of another replica", "workflow", name, "hash", sd.Hash, "was", hash)
 	}
 	return sd.Hash, true
 }
 
-// syncStored registers here, in replica mode, every stored definition
+// SyncStored registers here, in replica mode, every stored definition
 // that is new here or was replaced by another replica (ListWorkflows:
 // every replica lists the same workflows). Errors are logged: what is
 // registered here is listed.
-func (r *workerRegistry) syncStored(ctx context.Context) {
+func (r *Registry) SyncStored(ctx context.Context) {
 	if r.routeDB() == nil {
 		return
 	}
-	defs, err := r.s.store.ListWorkflowDefs(ctx)
+	defs, err := r.db.ListWorkflowDefs(ctx)
 	if err != nil {
-		r.s.log.Warn("listing stored workflow definitions", "err", err)
+		r.log.Warn("listing stored workflow definitions", "err", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, sd := range defs {
-		if _, builtIn := r.s.engine.Workflow(sd.Name); builtIn && r.defs[sd.Name] == "" {
+		if _, builtIn := r.eng.Workflow(sd.Name); builtIn && r.defs[sd.Name] == "" {
 			continue // said at start-up
 		}
 		r.adopt(sd)
@@ -123,11 +123,17 @@ func (r *workerRegistry) syncStored(ctx context.Context) {
 // before a connecting worker's are compared with them (register), so
 // that one replaced on another replica is replaced here, not taken for
 // the worker's.
-func (r *workerRegistry) refreshStored(ctx context.Context, defs []*wfdv1.WorkflowDefinition) {
+func (r *Registry) refreshStored(ctx context.Context, defs []*wfdv1.WorkflowDefinition) {
 	if r.routeDB() == nil {
 		return
 	}
 	for _, d := range defs {
 		r.definition(ctx, d.GetName())
 	}
+}
+
+// Definition registers workflow here as stored, in replica mode, if
+// workers on another replica define it (live.Workers).
+func (r *Registry) Definition(ctx context.Context, workflow string) {
+	r.definition(ctx, workflow)
 }

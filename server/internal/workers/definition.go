@@ -1,4 +1,4 @@
-package server
+package workers
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // result is validated by engine.Register, so a bad definition gets the
 // errors a Go one would. hash is the definition's (encodeDefinition): its
 // runs go only to workers that registered that same definition.
-func (r *workerRegistry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, hash string) (engine.Workflow, error) {
+func (r *Registry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, hash string) (engine.Workflow, error) {
 	w := engine.Workflow{
 		Name:        d.GetName(),
 		Description: d.GetDescription(),

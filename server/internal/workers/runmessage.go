@@ -1,4 +1,4 @@
-package server
+package workers
 
 import (
 	"math"
@@ -31,19 +31,19 @@ const (
 // A run whose effects are larger fails in the engine (ErrLimit) if they
 // fit, and is refused here (ResourceExhausted) if they do not; the
 // worker SDKs then finish the run with that error (a step failure).
-func (s *Server) runMessageBytes() int {
-	l := s.engine.Limits()
+func (r *Registry) runMessageBytes() int {
+	l := r.eng.Limits()
 	n := int64(l.MaxRunOutputBytes()) + 2*int64(l.MaxQueuedEvents)*runItemFraming + runMessageSlack
 	// gRPC frames a message's length in 32 bits.
-	return int(min(max(n, int64(s.opts.MaxMessageBytes)), math.MaxUint32))
+	return int(min(max(n, int64(r.opts.MaxMessageBytes)), math.MaxUint32))
 }
 
-// handleWorkerService serves WorkerService on mux: its StepCall and
+// Mount serves WorkerService on mux: its StepCall and
 // FinishRun, which carry a run's effects, with the read limit of
 // runMessageBytes, its other calls with opts' (MaxMessageBytes).
-func (s *Server) handleWorkerService(mux *http.ServeMux, opts []connect.HandlerOption) {
-	mux.Handle(wfdv1connect.NewWorkerServiceHandler(&workerService{s: s}, opts...))
-	_, runs := wfdv1connect.NewWorkerServiceHandler(&workerService{s: s}, append(slices.Clip(opts), connect.WithReadMaxBytes(s.runMessageBytes()))...)
+func (r *Registry) Mount(mux *http.ServeMux, opts []connect.HandlerOption) {
+	mux.Handle(wfdv1connect.NewWorkerServiceHandler(&service{r: r}, opts...))
+	_, runs := wfdv1connect.NewWorkerServiceHandler(&service{r: r}, append(slices.Clip(opts), connect.WithReadMaxBytes(r.runMessageBytes()))...)
 	mux.Handle(wfdv1connect.WorkerServiceStepCallProcedure, runs)
 	mux.Handle(wfdv1connect.WorkerServiceFinishRunProcedure, runs)
 }

@@ -1,4 +1,4 @@
-package server
+package workers
 
 import (
 	"context"
@@ -45,11 +45,11 @@ func (g registrant) owner() string {
 }
 
 // mayServe says whether g may register workflow name, stored with owner.
-func (r *workerRegistry) mayServe(g registrant, name, owner string) error {
+func (r *Registry) mayServe(g registrant, name, owner string) error {
 	if !g.authed || owner == "" || owner == g.owner() || g.id.HasRole(auth.RoleAdmin) {
 		return nil
 	}
-	for _, who := range r.s.opts.WorkerGrants[name] {
+	for _, who := range r.opts.WorkerGrants[name] {
 		if role, ok := strings.CutPrefix(who, auth.GroupPrefix); ok && g.id.HasRole(role) || who == g.id.Subject {
 			return nil
 		}
@@ -61,14 +61,14 @@ func (r *workerRegistry) mayServe(g registrant, name, owner string) error {
 // owners checks, before anything is registered, that g may serve the
 // stored workflows among names, and returns what each is stored with:
 // the current owner, or the one it takes (unowned or new: g's).
-func (r *workerRegistry) owners(ctx context.Context, g registrant, names []string) (map[string]string, error) {
+func (r *Registry) owners(ctx context.Context, g registrant, names []string) (map[string]string, error) {
 	out := make(map[string]string, len(names))
 	for _, name := range names {
 		out[name] = g.owner()
 		if !g.authed {
 			continue
 		}
-		sd, err := r.s.store.GetWorkflow(ctx, name)
+		sd, err := r.db.GetWorkflow(ctx, name)
 		switch {
 		case errors.Is(err, persistence.ErrNotFound), errors.Is(err, persistence.ErrInvalid):
 			continue // not stored; an invalid name fails registration later
@@ -88,11 +88,11 @@ func (r *workerRegistry) owners(ctx context.Context, g registrant, names []strin
 // claim gives a stored definition that has no owner to g, the first
 // authenticated subject to register it. A concurrent change of the
 // definition fails it (ErrConflict), as a racing registration does.
-func (r *workerRegistry) claim(ctx context.Context, g registrant, name, hash string) error {
+func (r *Registry) claim(ctx context.Context, g registrant, name, hash string) error {
 	if !g.authed {
 		return nil
 	}
-	sd, err := r.s.store.GetWorkflow(ctx, name)
+	sd, err := r.db.GetWorkflow(ctx, name)
 	if err != nil {
 		return fmt.Errorf("reading the owner of workflow %q: %w", name, err)
 	}
@@ -100,10 +100,10 @@ func (r *workerRegistry) claim(ctx context.Context, g registrant, name, hash str
 		return nil
 	}
 	sd.Owner = g.owner()
-	if err := r.s.store.PutWorkflow(ctx, sd, hash); err != nil {
+	if err := r.db.PutWorkflow(ctx, sd, hash); err != nil {
 		return fmt.Errorf("recording the owner of workflow %q: %w", name, err)
 	}
-	r.s.log.Info("workflow claimed by its first authenticated worker", "workflow", name, "subject", g.id.Subject)
+	r.log.Info("workflow claimed by its first authenticated worker", "workflow", name, "subject", g.id.Subject)
 	return nil
 }
 

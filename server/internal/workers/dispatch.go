@@ -1,4 +1,4 @@
-package server
+package workers
 
 import (
 	"context"
@@ -92,7 +92,7 @@ func (run *remoteRun) finish(ctx context.Context, req *wfdv1.FinishRunRequest) e
 }
 
 // proxy is the Run of a remote step: it hands each run to a worker.
-func (r *workerRegistry) proxy(workflow, hash, step string) engine.StepFunc {
+func (r *Registry) proxy(workflow, hash, step string) engine.StepFunc {
 	return func(ctx context.Context, sc *engine.StepContext, in engine.Event) error {
 		return r.runRemote(ctx, sc, in, workflow, hash, step)
 	}
@@ -103,7 +103,7 @@ func (r *workerRegistry) proxy(workflow, hash, step string) engine.StepFunc {
 // progress for the engine: the handler is busy, never failed). A worker
 // lost mid-run has the run dispatched again, from the start, to another:
 // that is not an attempt (the step did not fail).
-func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, hash, step string) error {
+func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, hash, step string) error {
 	local := true // the worker may answer waits itself (Dispatch.local_waits)
 	for {
 		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, workflow: workflow, hash: hash, attempt: sc.Attempt()}
@@ -117,7 +117,7 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 		if err != nil {
 			return err
 		}
-		run := &remoteRun{id: uuid.NewString(), handlerID: sc.HandlerID(), step: step, since: r.s.opts.Now(), worker: w,
+		run := &remoteRun{id: uuid.NewString(), handlerID: sc.HandlerID(), step: step, since: r.opts.Now(), worker: w,
 			calls: make(chan *runCall), done: make(chan struct{})}
 		r.mu.Lock()
 		r.runs[run.id] = run
@@ -132,7 +132,7 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 			// The worker's own answer to a wait was not the engine's: the
 			// run starts over, every wait a StepCall. Not a redispatch of
 			// a lost run, not an attempt.
-			r.s.log.Warn("a worker answered a wait unlike the server; running the step again without local waits",
+			r.log.Warn("a worker answered a wait unlike the server; running the step again without local waits",
 				"handler", run.handlerID, "step", step, "worker", w.id, "err", err)
 			sc.Rewind()
 			local = false
@@ -141,25 +141,25 @@ func (r *workerRegistry) runRemote(ctx context.Context, sc *engine.StepContext, 
 		if !lost {
 			return err
 		}
-		if r.s.shutdown.isDraining() {
+		if r.draining() {
 			// Shutting down: nothing is dispatched again; the run stays in
 			// progress once the engine closes and runs after the restart.
 			select {
-			case <-r.s.engine.Closing():
+			case <-r.eng.Closing():
 				return fmt.Errorf("worker lost at shutdown: %w", engine.ErrInterrupted)
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
 		r.stats.redispatches.Add(1)
-		r.s.log.Info("worker lost mid-run; dispatching the run again", "handler", run.handlerID, "step", step, "worker", w.id)
+		r.log.Info("worker lost mid-run; dispatching the run again", "handler", run.handlerID, "step", step, "worker", w.id)
 		sc.Rewind()
 	}
 }
 
 // serve sends run to its worker and executes the worker's calls until
 // FinishRun, the worker's loss (lost), or the end of ctx.
-func (r *workerRegistry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string, local bool) (lost bool, err error) {
+func (r *Registry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string, local bool) (lost bool, err error) {
 	d := dispatchOf(ctx, sc, in, run, workflow, local)
 	w := run.worker
 	select {

@@ -1,4 +1,4 @@
-package server
+package workers
 
 import (
 	"context"
@@ -32,15 +32,15 @@ func encodeDefinition(d *wfdv1.WorkflowDefinition) ([]byte, string, error) {
 	return b, hex.EncodeToString(sum[:]), nil
 }
 
-// loadStored registers every stored definition with the engine.
-func (r *workerRegistry) loadStored(ctx context.Context) error {
-	defs, err := r.s.store.ListWorkflowDefs(ctx)
+// LoadStored registers every stored definition with the engine.
+func (r *Registry) LoadStored(ctx context.Context) error {
+	defs, err := r.db.ListWorkflowDefs(ctx)
 	if err != nil {
 		// Corrupt entries are named in err; the others still load.
 		if !errors.Is(err, persistence.ErrCorrupt) {
 			return fmt.Errorf("listing stored workflow definitions: %w", err)
 		}
-		r.s.log.Error("some stored workflow definitions cannot be read", "err", err)
+		r.log.Error("some stored workflow definitions cannot be read", "err", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -54,23 +54,23 @@ func (r *workerRegistry) loadStored(ctx context.Context) error {
 // if none is stored under the name, a replacement only if the stored one
 // is still the one of hash replaces. Another stored definition is
 // refused, as a changed definition is.
-// owner is the subject the workflow belongs to (workerowner.go); a racing
+// owner is the subject the workflow belongs to (owner.go); a racing
 // registration that stored it first is checked as owners checked the
 // stored ones.
-func (r *workerRegistry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, g registrant, owner, replaces string) error {
+func (r *Registry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, g registrant, owner, replaces string) error {
 	b, hash, err := encodeDefinition(d)
 	if err != nil {
 		return err
 	}
-	now := r.s.opts.Now()
+	now := r.opts.Now()
 	ifHash := persistence.Absent
 	if replaces != "" {
 		ifHash = replaces
 	}
-	err = r.s.store.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
+	err = r.db.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
 		Source: truncate(g.source, persistence.MaxSourceLen), Owner: owner}, ifHash)
 	if errors.Is(err, persistence.ErrExists) || errors.Is(err, persistence.ErrConflict) {
-		old, gerr := r.s.store.GetWorkflow(ctx, d.GetName())
+		old, gerr := r.db.GetWorkflow(ctx, d.GetName())
 		if gerr != nil {
 			return fmt.Errorf("reading the stored definition of %q: %w", d.GetName(), gerr)
 		}

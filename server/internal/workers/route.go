@@ -1,4 +1,4 @@
-package server
+package workers
 
 // Workers and replicas (replica mode; docs/ARCHITECTURE.md "Workers and
 // replicas"): a worker connects to one replica, and the work of its
@@ -44,17 +44,13 @@ const routeEvery = time.Second
 const strandedBatch = 64
 
 // routeDB is the store's worker routes in replica mode, nil otherwise.
-func (r *workerRegistry) routeDB() persistence.WorkerRoutes {
-	if r.s.leases == nil {
-		return nil
-	}
-	db, _ := r.s.store.(persistence.WorkerRoutes)
-	return db
+func (r *Registry) routeDB() persistence.WorkerRoutes {
+	return r.routes
 }
 
 // served lists the definitions the connected workers serve, and those
 // of plus (by name: a worker about to connect).
-func (r *workerRegistry) served(plus map[string]string) []persistence.ServedWorkflow {
+func (r *Registry) served(plus map[string]string) []persistence.ServedWorkflow {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	set := map[persistence.ServedWorkflow]struct{}{}
@@ -77,7 +73,7 @@ func (r *workerRegistry) served(plus map[string]string) []persistence.ServedWork
 }
 
 // localServes says whether a connected worker serves that definition.
-func (r *workerRegistry) localServes(workflow, hash string) bool {
+func (r *Registry) localServes(workflow, hash string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, w := range r.workers {
@@ -92,7 +88,7 @@ func (r *workerRegistry) localServes(workflow, hash string) bool {
 // served), if it changed since the last successful write (or that
 // failed). Writes are serialized, so the last one written is the latest
 // state.
-func (r *workerRegistry) advertise(ctx context.Context, plus map[string]string) {
+func (r *Registry) advertise(ctx context.Context, plus map[string]string) {
 	db := r.routeDB()
 	if db == nil {
 		return
@@ -103,27 +99,27 @@ func (r *workerRegistry) advertise(ctx context.Context, plus map[string]string) 
 	if !r.advDirty && slices.Equal(served, r.advertised) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.s.leases.cfg.LeaseTTL)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.replica.LeaseTTL())
 	defer cancel()
-	if err := db.AdvertiseWorkflows(ctx, r.s.leases.id(), served); err != nil {
-		// Retried by the next look (routeLoop).
+	if err := db.AdvertiseWorkflows(ctx, r.replica.ID(), served); err != nil {
+		// Retried by the next look (RouteLoop).
 		r.advDirty = true
-		r.s.log.Warn("advertising the workflows of connected workers", "replica", r.s.leases.id(), "err", err)
+		r.log.Warn("advertising the workflows of connected workers", "replica", r.replica.ID(), "err", err)
 		return
 	}
 	r.advertised, r.advDirty = served, false
 }
 
-// kickRoutes asks routeLoop to look now (a worker went, a run waits).
-func (r *workerRegistry) kickRoutes() {
+// KickRoutes asks RouteLoop to look now (a worker went, a run waits).
+func (r *Registry) KickRoutes() {
 	select {
 	case r.routeKick <- struct{}{}:
 	default:
 	}
 }
 
-// routeLoop advertises, hands over and adopts until ctx ends.
-func (r *workerRegistry) routeLoop(ctx context.Context) {
+// RouteLoop advertises, hands over and adopts until ctx ends.
+func (r *Registry) RouteLoop(ctx context.Context) {
 	if r.routeDB() == nil {
 		return
 	}
@@ -131,7 +127,7 @@ func (r *workerRegistry) routeLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		r.advertise(ctx, nil)
-		if !r.s.shutdown.isDraining() {
+		if !r.draining() {
 			r.handOverWaiting(ctx)
 			r.adoptStranded(ctx)
 		}
@@ -147,7 +143,7 @@ func (r *workerRegistry) routeLoop(ctx context.Context) {
 // routeFor is the replica whose workers serve the definition when no
 // connected worker here does, as an apierr.Owned for handler id (nil: the
 // work stays here). Among several such replicas key picks one.
-func (r *workerRegistry) routeFor(ctx context.Context, id, workflow, hash, key string) *apierr.Owned {
+func (r *Registry) routeFor(ctx context.Context, id, workflow, hash, key string) *apierr.Owned {
 	db := r.routeDB()
 	if db == nil || r.localServes(workflow, hash) {
 		return nil
@@ -155,10 +151,10 @@ func (r *workerRegistry) routeFor(ctx context.Context, id, workflow, hash, key s
 	rs, err := db.WorkflowRoutes(ctx)
 	if err != nil {
 		// The work stays here and waits for a worker, as without routes.
-		r.s.log.Warn("reading where workers are connected", "workflow", workflow, "err", err)
+		r.log.Warn("reading where workers are connected", "workflow", workflow, "err", err)
 		return nil
 	}
-	return pickRoute(rs, r.s.leases.id(), id, workflow, hash, key)
+	return pickRoute(rs, r.replica.ID(), id, workflow, hash, key)
 }
 
 // pickRoute is, among the routes of other replicas serving the
@@ -179,17 +175,17 @@ func pickRoute(rs []persistence.WorkflowRoute, self, id, workflow, hash, key str
 	return &apierr.Owned{Handler: id, Owner: rt.Replica, Address: rt.Address, Workflow: workflow}
 }
 
-// routeStart is where a RunWorkflow of workflow goes: an apierr.Owned
+// RouteStart is where a RunWorkflow of workflow goes: an apierr.Owned
 // naming a replica with its workers when it is worker-defined and no
 // worker of it is connected here. A workflow another replica's worker
 // defined becomes known here first. A forwarded start is never routed
 // again: it starts here (and is handed over if no worker comes).
-func (r *workerRegistry) routeStart(ctx context.Context, workflow, id string) error {
+func (r *Registry) RouteStart(ctx context.Context, workflow, id string) error {
 	if r.routeDB() == nil {
 		return nil
 	}
 	hash, ok := r.definition(ctx, workflow)
-	if !ok || forwarded(ctx) {
+	if !ok || r.replica.Forwarded(ctx) {
 		return nil
 	}
 	key := id
@@ -202,14 +198,14 @@ func (r *workerRegistry) routeStart(ctx context.Context, workflow, id string) er
 	return nil
 }
 
-// routeLoad is whether handler id of workflow, about to be loaded (its
+// RouteLoad is whether handler id of workflow, about to be loaded (its
 // lease just acquired), is loaded here: an apierr.Owned naming a replica
 // with its workers when it is worker-defined and no worker of it is
 // connected here. The lease is freed before it returns, so that the call
 // forwarded there finds it free. A workflow another replica's worker
 // defined becomes known here first, so that the handler restores (rather
 // than failing as of an unknown workflow).
-func (r *workerRegistry) routeLoad(ctx context.Context, id, workflow string) error {
+func (r *Registry) RouteLoad(ctx context.Context, id, workflow string) error {
 	if r.routeDB() == nil {
 		return nil
 	}
@@ -221,13 +217,13 @@ func (r *workerRegistry) routeLoad(ctx context.Context, id, workflow string) err
 	if to == nil {
 		return nil
 	}
-	r.s.leases.releaseNow(ctx, id)
+	r.replica.ReleaseNow(ctx, id)
 	return to
 }
 
 // handOverWaiting hands over the handlers here whose runs wait for a
 // worker that is not connected here but is to another live replica.
-func (r *workerRegistry) handOverWaiting(ctx context.Context) {
+func (r *Registry) handOverWaiting(ctx context.Context) {
 	type cand struct{ id, workflow, hash string }
 	var cands []cand
 	r.mu.Lock()
@@ -248,25 +244,25 @@ func (r *workerRegistry) handOverWaiting(ctx context.Context) {
 			var err error
 			if routes, err = r.routeDB().WorkflowRoutes(ctx); err != nil {
 				if ctx.Err() == nil {
-					r.s.log.Warn("reading where workers are connected", "err", err)
+					r.log.Warn("reading where workers are connected", "err", err)
 				}
 				return
 			}
 			fetched = true
 		}
-		to := pickRoute(routes, r.s.leases.id(), c.id, c.workflow, c.hash, c.id)
+		to := pickRoute(routes, r.replica.ID(), c.id, c.workflow, c.hash, c.id)
 		if to == nil {
 			continue
 		}
-		if r.s.rt.HandOver(ctx, c.id, to) {
-			r.s.log.Info("handler handed over to the replica with its workers", "handler", c.id, "workflow", c.workflow, "to", to.Owner)
+		if r.rt.HandOver(ctx, c.id, to) {
+			r.log.Info("handler handed over to the replica with its workers", "handler", c.id, "workflow", c.workflow, "to", to.Owner)
 		}
 	}
 }
 
 // adoptStranded loads the stranded handlers (busy, no live lease) of the
 // workflows the connected workers serve.
-func (r *workerRegistry) adoptStranded(ctx context.Context) {
+func (r *Registry) adoptStranded(ctx context.Context) {
 	var names []string
 	for _, sw := range r.served(nil) {
 		if !slices.Contains(names, sw.Workflow) {
@@ -279,33 +275,17 @@ func (r *workerRegistry) adoptStranded(ctx context.Context) {
 	ids, err := r.routeDB().StrandedHandlers(ctx, names, strandedBatch)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.s.log.Warn("looking for stranded handlers of served workflows", "err", err)
+			r.log.Warn("looking for stranded handlers of served workflows", "err", err)
 		}
 		return
 	}
 	for _, id := range ids {
-		if _, live := r.s.engine.Handler(id); live {
+		if _, live := r.eng.Handler(id); live {
 			continue
 		}
 		// Another replica may take it first: its lease says so.
-		if _, err := r.s.rt.Live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*apierr.Owned)) {
-			r.s.log.Warn("loading a stranded handler of a served workflow", "handler", id, "err", err)
+		if _, err := r.rt.Live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*apierr.Owned)) {
+			r.log.Warn("loading a stranded handler of a served workflow", "handler", id, "err", err)
 		}
-	}
-}
-
-// releaseNow frees handler id's lease, if held, before it returns (where
-// leases.release does it in the background): the replica the work goes
-// to must find it free. A lease not freed expires.
-func (l *leases) releaseNow(ctx context.Context, id string) {
-	f, held := l.fence(id)
-	l.forget(id)
-	if !held {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.LeaseTTL)
-	defer cancel()
-	if err := l.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
-		l.s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
 	}
 }
