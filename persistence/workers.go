@@ -4,7 +4,7 @@ import "context"
 
 // WorkerRoutes tells replicas where the step workers of each workflow
 // are connected, so that the work of a worker-defined workflow goes to a
-// replica that has its workers (server/workerroute.go). Each replica
+// replica that has its workers (the server's worker routes). Each replica
 // advertises the definitions its connected workers serve; an
 // advertisement lasts as long as the replica's registration (Leaser):
 // it is gone with Leave and ignored once the registration expired. The

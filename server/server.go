@@ -34,14 +34,14 @@ type Server struct {
 	store   persistence.Store
 	engine  *engine.Engine
 	journal *live.Journal
-	// authFails throttles clients that keep failing authentication (authfail.go).
+	// authFails throttles clients that keep failing authentication.
 	authFails *authFailures
 	hub       *live.Hub
-	streams   *rpc.StreamBudget // what streams may hold (streamlimits.go)
+	streams   *rpc.StreamBudget // what streams may hold
 	// leases are the handler leases of replica mode (nil: one process).
 	leases *leases
 	// forward forwards calls refused for a handler live on another
-	// replica to that replica (forward.go).
+	// replica to that replica.
 	forward *forwarder
 
 	// rt keeps the handlers live (internal/live).
@@ -59,7 +59,7 @@ type Server struct {
 	tracing           *observe.Tracing
 	traceInterceptors []connect.Interceptor
 
-	// shutdown is the drain as calls see it (drain.go).
+	// shutdown is the drain as calls see it.
 	shutdown     *shutdown
 	shutdownOnce sync.Once
 }
@@ -155,14 +155,14 @@ func (s *Server) start(ctx context.Context) error {
 
 // Handler returns the HTTP handler that serves the API, health checks,
 // reflection, and the open operational endpoints: /metrics, /healthz and
-// /readyz (probes.go). A request body that stalls for Options.ReadBodyTimeout,
+// /readyz. A request body that stalls for Options.ReadBodyTimeout,
 // or arrives slower than Options.MinBodyRate, fails its call.
 func (s *Server) Handler() http.Handler {
 	return guard(s.handler(false), &s.opts)
 }
 
 // guard wraps h with what every request to the server's listeners goes
-// through: the bounds on request bodies (limits.go), and the
+// through: the bounds on request bodies (guardBodies), and the
 // ResponseController in the context.
 func guard(h http.Handler, o *Options) http.Handler {
 	streamed := streamedRequests(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
@@ -170,7 +170,7 @@ func guard(h http.Handler, o *Options) http.Handler {
 }
 
 // handler is Handler; sameOrigin also accepts a browser origin equal to
-// the request's own (the console's page calling its server, console.go).
+// the request's own (the console's page calling its server: ConsoleHandler).
 func (s *Server) handler(sameOrigin bool) http.Handler {
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{
@@ -200,7 +200,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 	}
 	probes{shutdown: s.shutdown, health: s.health, store: s.store, metrics: s.metrics}.handle(mux)
 	// Malformed message frames are the client's fault: InvalidArgument
-	// (frames.go).
+	// (checkFrames).
 	h := checkFrames(mux)
 	if s.opts.Auth != nil {
 		h = authenticate(s.opts.Auth, h)
@@ -258,7 +258,7 @@ func (o *Options) http2Config() *http.HTTP2Config {
 }
 
 // Serve serves l until ctx is done, then shuts down gracefully (see
-// drain.go): it refuses new calls, ends streams with Unavailable, lets the
+// see shutdown): it refuses new calls, ends streams with Unavailable, lets the
 // calls in flight finish with their result and step runs in progress
 // finish (until the grace period passes), checkpoints every handler and
 // waits for the last commit. At most Options.MaxConnections connections

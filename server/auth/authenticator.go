@@ -52,7 +52,7 @@ type Config struct {
 	// identity has no roles.
 	ClientCertificates bool
 	// PeerSecretFile holds the secret the replicas share to vouch for the
-	// identity of a call one forwards to another (forwarded.go): one per
+	// identity of a call one forwards to another (ForwardedIdentity): one per
 	// line, the first signs. Read once; it alone enables nothing.
 	PeerSecretFile string
 }

@@ -1,6 +1,6 @@
 // Package auth authenticates wfd's callers (static bearer tokens, JWTs
 // verified against a JWKS, mTLS client certificates) and decides which
-// API methods their roles allow (policy.go).
+// API methods their roles allow (Allowed).
 package auth
 
 import (

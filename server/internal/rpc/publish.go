@@ -44,7 +44,7 @@ func (v *Service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	}
 	if v.replica.Forwarded(ctx) && req.GetHandlerId() != "" {
 		// Another replica's delivery of its publication to the handler
-		// live here (forward.go): this one handler only.
+		// live here (a forwarded call): this one handler only.
 		p.HandlerID = req.GetHandlerId()
 	}
 	woken, err := v.rt.Wake(ctx, &p)

@@ -10,7 +10,7 @@ import (
 )
 
 // ListReplicas lists the live replicas of the database (replica mode,
-// lease.go); a single-process server has none.
+// Replica.Replicas); a single-process server has none.
 func (v *Service) ListReplicas(ctx context.Context, _ *wfdv1.ListReplicasRequest) (*wfdv1.ListReplicasResponse, error) {
 	out := &wfdv1.ListReplicasResponse{}
 	rs, err := v.replica.Replicas(ctx)

@@ -31,7 +31,7 @@ func (v *Service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 		return nil, err
 	}
 	// In replica mode, a worker-defined workflow starts where its workers
-	// are (workerroute.go).
+	// are (Workers.RouteStart).
 	if err := v.workers.RouteStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
 		return nil, err
 	}

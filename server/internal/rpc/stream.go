@@ -60,7 +60,7 @@ func internalRecord(r *wfdv1.Record) bool {
 // and it reads records only when the client is behind the last one.
 // A subscriber that falls behind is cut loose by the hub and catches up
 // from the store again. Records another replica commits reach the hub only
-// as a poke (feed.go): the stream reads them from the store, after the
+// as a poke (the commit feed): the stream reads them from the store, after the
 // last it sent, so it follows the handler wherever it is live.
 func (s *Service) stream(ctx context.Context, id string, opts streamOptions, send func(*wfdv1.StreamEventsResponse) error) error {
 	st := &streamRun{ctx: ctx, id: id, internal: opts.internal, send: send, hub: s.hub, budget: s.streams, draining: s.draining,
@@ -179,7 +179,7 @@ func (st *streamRun) follow() (done bool, err error) {
 				}
 			}
 		case <-st.sub.Poke:
-			// Another replica committed records of it (feed.go).
+			// Another replica committed records of it (the commit feed).
 			if done, err := st.replay(&st.last, st.emit); done || err != nil {
 				return true, err
 			}

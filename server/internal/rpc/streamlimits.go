@@ -10,8 +10,8 @@ package rpc
 //
 //   - the hub queues at most StreamLimits.BufferBytes for a stream; past
 //     that it cuts the stream loose, which then catches up from the store
-//     (hub.go);
-//   - a replay reads pages of at most about BufferBytes (stream.go);
+//     (live.Hub);
+//   - a replay reads pages of at most about BufferBytes (StreamEvents);
 //   - the records all streams are sending share MemoryBytes: a record is
 //     sent only with its size taken from that budget, given back once the
 //     client has taken it (the send returned); a stream that cannot get it

@@ -2,7 +2,7 @@ package rpc
 
 // Waiting for a handler to finish (WaitHandler, and the wait field of
 // RunWorkflow and SendEvent). A wait follows the handler's committed
-// records through the hub, as a stream does, on any replica (feed.go),
+// records through the hub, as a stream does, on any replica (the commit feed),
 // and never loads the handler: a released handler stays released until
 // whatever wakes it (an event, a due timer) brings it to its end, and the
 // wait answers then.
@@ -116,7 +116,7 @@ func (s *Service) awaitFinished(ctx context.Context, sub *live.Subscription, tim
 				}
 			}
 		case <-sub.Poke:
-			// Another replica committed records of it (feed.go): the
+			// Another replica committed records of it (the commit feed): the
 			// store says whether it finished.
 			return true, nil
 		case <-timeout:

@@ -14,7 +14,7 @@ import (
 
 // workflowFromDefinition builds the engine workflow of a worker's
 // definition: the same fields, and for each step a proxy Run that hands
-// the step's runs to the workers serving the workflow (dispatch.go). The
+// the step's runs to the workers serving the workflow (Registry.proxy). The
 // result is validated by engine.Register, so a bad definition gets the
 // errors a Go one would. hash is the definition's (encodeDefinition): its
 // runs go only to workers that registered that same definition.

@@ -54,7 +54,7 @@ func (r *Registry) LoadStored(ctx context.Context) error {
 // if none is stored under the name, a replacement only if the stored one
 // is still the one of hash replaces. Another stored definition is
 // refused, as a changed definition is.
-// owner is the subject the workflow belongs to (owner.go); a racing
+// owner is the subject the workflow belongs to (the first registrant); a racing
 // registration that stored it first is checked as owners checked the
 // stored ones.
 func (r *Registry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, g registrant, owner, replaces string) error {

@@ -22,10 +22,10 @@ type Options struct {
 	// heartbeat when it is sent nothing else.
 	Heartbeat time.Duration
 	// MaxMessageBytes bounds a request message; StepCall and FinishRun
-	// may carry more (runmessage.go).
+	// may carry more (runMessageBytes).
 	MaxMessageBytes int
 	// WorkerGrants let other subjects than a workflow's owner serve it,
-	// by workflow name (owner.go).
+	// by workflow name.
 	WorkerGrants map[string][]string
 	// Draining is closed when the server's shutdown begins: nothing is
 	// dispatched any more, and Connect streams end.
@@ -53,7 +53,7 @@ type Replica interface {
 
 // New builds a registry with no worker connected. In replica mode, with
 // a store that keeps worker routes, work is routed to the replicas whose
-// workers serve it (route.go). Attach must be called before it is used.
+// workers serve it. Attach must be called before it is used.
 func New(opts Options) *Registry {
 	r := &Registry{opts: opts, log: opts.Logger, db: opts.Store, replica: opts.Replica,
 		workers: map[string]*worker{}, defs: map[string]string{},

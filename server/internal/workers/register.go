@@ -63,7 +63,7 @@ func (r *Registry) checkDef(ctx context.Context, g registrant, d *wfdv1.Workflow
 // none of the new one's. A definition that fails validation is
 // InvalidArgument, with engine.Register's errors.
 // With authentication on, g must own each workflow or hold a grant for
-// it (owner.go): PermissionDenied otherwise.
+// it (mayServe): PermissionDenied otherwise.
 func (r *Registry) register(ctx context.Context, g registrant, defs []*wfdv1.WorkflowDefinition) (map[string]string, error) {
 	r.refreshStored(ctx, defs)
 	names := make([]string, 0, len(defs))

@@ -50,7 +50,7 @@ type Registry struct {
 	next    int // round-robin start among equally loaded workers
 	stats   dispatchStats
 
-	// Replica mode (route.go): what the connected workers serve as
+	// Replica mode: what the connected workers serve as
 	// last advertised (advMu serializes the writes; advDirty: the last
 	// one failed, or none was made), and the wake-up of RouteLoop.
 	advMu      sync.Mutex
@@ -115,7 +115,7 @@ func (r *Registry) disconnect(w *worker) {
 // waitingRun is a run waiting for a worker (Handler.waiting_for_worker).
 type waitingRun struct {
 	handlerID, step string
-	// workflow and hash are the definition it needs (route.go).
+	// workflow and hash are the definition it needs.
 	workflow, hash string
 	attempt        int
 	since          time.Time
