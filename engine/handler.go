@@ -67,11 +67,13 @@ const (
 
 // Info is a handler's status at one moment.
 type Info struct {
-	ID          string
-	Workflow    string
-	Status      Status
-	CreatedAt   time.Time
-	CompletedAt time.Time
+	ID       string
+	Workflow string
+	// WorkflowVersion is the version of Workflow the handler runs.
+	WorkflowVersion string
+	Status          Status
+	CreatedAt       time.Time
+	CompletedAt     time.Time
 	// Idle is nil while the handler is busy or finished.
 	Idle   *Idle
 	Result *structpb.Struct

@@ -432,7 +432,7 @@ func (s *state) buildIdle() *Idle {
 func (s *state) info() Info {
 	m := s.rare()
 	return Info{
-		ID: s.id, Workflow: s.wf.def.Name, Status: s.status, CreatedAt: s.createdAt, CompletedAt: m.completedAt,
+		ID: s.id, Workflow: s.wf.def.Name, WorkflowVersion: s.wf.def.Version, Status: s.status, CreatedAt: s.createdAt, CompletedAt: m.completedAt,
 		Idle: s.idleInfo(), Result: m.result, Error: m.err, Seq: s.seq,
 	}
 }

@@ -283,9 +283,13 @@ type Handler struct {
 	// The replica holding the handler's lease in replica mode (wfd serve
 	// --replica-id): the one that has it in memory and takes its calls. ""
 	// for a single-process server and for a handler no replica holds.
-	Owner         string `protobuf:"bytes,15,opt,name=owner,proto3" json:"owner,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Owner string `protobuf:"bytes,15,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The version of its workflow the handler runs: the one it started on
+	// ("" for a handler started before workflows had versions, which runs
+	// the current version).
+	WorkflowVersion string `protobuf:"bytes,16,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Handler) Reset() {
@@ -419,6 +423,13 @@ func (x *Handler) GetWaitingForWorker() []*RunWaitingForWorker {
 func (x *Handler) GetOwner() string {
 	if x != nil {
 		return x.Owner
+	}
+	return ""
+}
+
+func (x *Handler) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
 	}
 	return ""
 }
@@ -1381,7 +1392,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xfb\x04\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xa6\x05\n" +
 	"\aHandler\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n" +
@@ -1401,7 +1412,8 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\tparent_id\x18\f \x01(\tR\bparentId\x12\x1a\n" +
 	"\bchildren\x18\r \x03(\tR\bchildren\x12I\n" +
 	"\x12waiting_for_worker\x18\x0e \x03(\v2\x1b.wfd.v1.RunWaitingForWorkerR\x10waitingForWorker\x12\x14\n" +
-	"\x05owner\x18\x0f \x01(\tR\x05owner\"\x9c\x01\n" +
+	"\x05owner\x18\x0f \x01(\tR\x05owner\x12)\n" +
+	"\x10workflow_version\x18\x10 \x01(\tR\x0fworkflowVersion\"\x9c\x01\n" +
 	"\bIdleInfo\x120\n" +
 	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12,\n" +
 	"\awaiters\x18\x02 \x03(\v2\x12.wfd.v1.WaiterInfoR\awaiters\x120\n" +

@@ -46,8 +46,12 @@ type Workflow struct {
 	// For served_by_workers: the connected workers that serve its current
 	// definition. 0: its runs wait until one connects.
 	WorkersConnected int32 `protobuf:"varint,8,opt,name=workers_connected,json=workersConnected,proto3" json:"workers_connected,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The current version: the one RunWorkflow starts unless it names
+	// another. A version names a definition: its hash, or the name a Go
+	// program gave it (engine.Workflow.Version).
+	Version       string `protobuf:"bytes,9,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Workflow) Reset() {
@@ -134,6 +138,13 @@ func (x *Workflow) GetWorkersConnected() int32 {
 		return x.WorkersConnected
 	}
 	return 0
+}
+
+func (x *Workflow) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
 }
 
 // EventType is an event type a workflow takes from outside.
@@ -303,7 +314,11 @@ type RunWorkflowRequest struct {
 	// Optional: wait up to this long (at most 1 hour) for the handler to
 	// finish before answering, as WaitHandler does; the response's handler
 	// is its state then, finished or not.
-	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	Wait *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	// Optional: the version of the workflow to run (Workflow.version names
+	// the current one, which runs when this is empty). A version the server
+	// does not have is NOT_FOUND. The handler runs it to its end.
+	Version       string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -364,6 +379,13 @@ func (x *RunWorkflowRequest) GetWait() *durationpb.Duration {
 		return x.Wait
 	}
 	return nil
+}
+
+func (x *RunWorkflowRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
 }
 
 type RunWorkflowResponse struct {
@@ -2515,7 +2537,7 @@ var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\"\xd1\x02\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\"\xeb\x02\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -2525,7 +2547,8 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\vevent_types\x18\x06 \x03(\v2\x11.wfd.v1.EventTypeR\n" +
 	"eventTypes\x12*\n" +
 	"\x11served_by_workers\x18\a \x01(\bR\x0fservedByWorkers\x12+\n" +
-	"\x11workers_connected\x18\b \x01(\x05R\x10workersConnected\"\x8e\x01\n" +
+	"\x11workers_connected\x18\b \x01(\x05R\x10workersConnected\x12\x18\n" +
+	"\aversion\x18\t \x01(\tR\aversion\"\x8e\x01\n" +
 	"\tEventType\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12/\n" +
@@ -2533,13 +2556,14 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\bexternal\x18\x04 \x01(\bR\bexternal\"\x16\n" +
 	"\x14ListWorkflowsRequest\"G\n" +
 	"\x15ListWorkflowsResponse\x12.\n" +
-	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xad\x01\n" +
+	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xc7\x01\n" +
 	"\x12RunWorkflowRequest\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x03 \x01(\tR\thandlerId\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"@\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x18\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\"@\n" +
 	"\x13RunWorkflowResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"2\n" +
 	"\x11GetHandlerRequest\x12\x1d\n" +

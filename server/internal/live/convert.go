@@ -118,7 +118,7 @@ func WaiterToProto(w *engine.WaiterInfo) *wfdv1.WaiterInfo {
 // HandlerToProto is the API view of stored metadata.
 func HandlerToProto(h *persistence.Handler) *wfdv1.Handler {
 	p := &wfdv1.Handler{
-		HandlerId: h.ID, Workflow: h.Workflow, Status: wfdv1.HandlerStatus(h.Status),
+		HandlerId: h.ID, Workflow: h.Workflow, WorkflowVersion: h.WorkflowVersion, Status: wfdv1.HandlerStatus(h.Status),
 		Error: h.Error, LastSeq: h.LastSeq, ParentId: h.Parent, Children: h.Children,
 		CreatedAt: timestamppb.New(h.CreatedAt), UpdatedAt: timestamppb.New(h.UpdatedAt),
 	}
@@ -153,7 +153,7 @@ func HandlerToProto(h *persistence.Handler) *wfdv1.Handler {
 // Structs, and every event type it takes from outside, external or
 // declared, sorted by type.
 func WorkflowToProto(w *engine.Workflow) *wfdv1.Workflow {
-	p := &wfdv1.Workflow{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External,
+	p := &wfdv1.Workflow{Name: w.Name, Version: w.Version, Description: w.Description, ExternalEventTypes: w.External,
 		InputSchema: SchemaStruct(w.InputSchema)}
 	for _, s := range w.Steps {
 		p.Steps = append(p.Steps, s.Name)
@@ -257,7 +257,7 @@ func CleanWaiter(w *wfdv1.WaiterInfo) *wfdv1.WaiterInfo {
 // a call whose change is durable when the store cannot be read back.
 func InfoToProto(i engine.Info) *wfdv1.Handler {
 	p := &wfdv1.Handler{
-		HandlerId: i.ID, Workflow: i.Workflow, Status: wfdv1.HandlerStatus(i.Status), Error: i.Error, LastSeq: i.Seq,
+		HandlerId: i.ID, Workflow: i.Workflow, WorkflowVersion: i.WorkflowVersion, Status: wfdv1.HandlerStatus(i.Status), Error: i.Error, LastSeq: i.Seq,
 		CreatedAt: timestamppb.New(i.CreatedAt), Result: payload.Sanitize(i.Result), Idle: CleanIdle(IdleToProto(i.Idle)),
 	}
 	if i.Status == engine.StatusRunning {

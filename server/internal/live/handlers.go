@@ -21,7 +21,7 @@ import (
 // id), and answers with the handler as committed. A repeat of a Start with
 // the same id answers with the first one's handler (or AlreadyExists if it
 // runs another workflow).
-func (s *Runtime) Start(ctx context.Context, workflow, id string, input *structpb.Struct) (*wfdv1.Handler, error) {
+func (s *Runtime) Start(ctx context.Context, workflow, version, id string, input *structpb.Struct) (*wfdv1.Handler, error) {
 	if _, ok := s.engine.Workflow(workflow); !ok {
 		return nil, fmt.Errorf("%w: %q", engine.ErrUnknownWorkflow, workflow)
 	}
@@ -60,7 +60,7 @@ func (s *Runtime) Start(ctx context.Context, workflow, id string, input *structp
 	w := s.journal.Watch(id)
 	defer w.Done()
 	defer s.tracing.During(ctx, id)()
-	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: id})
+	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: id, Version: version})
 	if err != nil {
 		s.releaseUnused(id)
 		return nil, err

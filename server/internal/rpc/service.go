@@ -35,7 +35,7 @@ func (v *Service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 	if err := v.workers.RouteStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
 		return nil, err
 	}
-	h, err := v.rt.Start(ctx, req.GetWorkflow(), req.GetHandlerId(), req.GetInput())
+	h, err := v.rt.Start(ctx, req.GetWorkflow(), req.GetVersion(), req.GetHandlerId(), req.GetInput())
 	if err != nil {
 		return nil, err
 	}

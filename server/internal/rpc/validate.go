@@ -82,6 +82,11 @@ func validateRun(r *wfdv1.RunWorkflowRequest, lim payload.Limits) error {
 			return err
 		}
 	}
+	if r.GetVersion() != "" {
+		if err := checkName("version", r.GetVersion()); err != nil {
+			return err
+		}
+	}
 	if _, err := checkWait("wait", r.GetWait()); err != nil {
 		return err
 	}

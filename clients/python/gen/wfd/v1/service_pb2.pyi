@@ -13,7 +13,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Workflow(_message.Message):
-    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected")
+    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected", "version")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EXTERNAL_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
@@ -22,6 +22,7 @@ class Workflow(_message.Message):
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
     SERVED_BY_WORKERS_FIELD_NUMBER: _ClassVar[int]
     WORKERS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     external_event_types: _containers.RepeatedScalarFieldContainer[str]
@@ -30,7 +31,8 @@ class Workflow(_message.Message):
     event_types: _containers.RepeatedCompositeFieldContainer[EventType]
     served_by_workers: bool
     workers_connected: int
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ...) -> None: ...
+    version: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ..., version: _Optional[str] = ...) -> None: ...
 
 class EventType(_message.Message):
     __slots__ = ("type", "description", "schema", "external")
@@ -55,16 +57,18 @@ class ListWorkflowsResponse(_message.Message):
     def __init__(self, workflows: _Optional[_Iterable[_Union[Workflow, _Mapping]]] = ...) -> None: ...
 
 class RunWorkflowRequest(_message.Message):
-    __slots__ = ("workflow", "input", "handler_id", "wait")
+    __slots__ = ("workflow", "input", "handler_id", "wait", "version")
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     workflow: str
     input: _struct_pb2.Struct
     handler_id: str
     wait: _duration_pb2.Duration
-    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    version: str
+    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ...) -> None: ...
 
 class RunWorkflowResponse(_message.Message):
     __slots__ = ("handler",)
