@@ -149,14 +149,15 @@ type Options struct {
 	Console http.Handler
 	// PeerTLS, with TLSConfig, gives the TLS configuration of a new
 	// connection to the replica at addr (host:port) for forwarded calls
-	// (forward_tls.go; tlsfiles.Peer.ClientConfig makes one from files).
+	// (internal/replica/forward_tls.go; tlsfiles.Peer.ClientConfig makes
+	// one from files).
 	// nil with TLSConfig set: calls are not forwarded but refused naming
 	// the owner. Unused without TLSConfig (forwarding is cleartext).
 	PeerTLS func(addr string) (*tls.Config, error)
 	// Replica, when its ID is set, runs the server as one of several
 	// replicas sharing Store, which must implement persistence.Leaser
 	// (PostgreSQL, opened with Options.Shared): it owns the handlers it
-	// has in memory by lease (lease.go). The zero Replica: one process.
+	// has in memory by lease (internal/replica). The zero Replica: one process.
 	Replica Replica
 }
 

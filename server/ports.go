@@ -2,49 +2,13 @@ package server
 
 import (
 	"context"
-	"time"
 
-	"github.com/wfd-dev/wfd/engine"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
-	"github.com/wfd-dev/wfd/persistence"
-	"github.com/wfd-dev/wfd/server/internal/apierr"
-	"github.com/wfd-dev/wfd/server/internal/live"
 )
 
-// The runtime's ports (live.Ownership, live.Workers, live.Health), served
-// by the server's replica, worker and health parts.
-
-// ownership is live.Ownership in replica mode: the leases, and the
-// forwarder for publications.
-type ownership struct {
-	l *leases
-	f *forwarder
-}
-
-var _ live.Ownership = ownership{}
-
-func (o ownership) ID() string                                   { return o.l.id() }
-func (o ownership) Acquire(ctx context.Context, id string) error { return o.l.acquire(ctx, id) }
-func (o ownership) AcquireEach(ctx context.Context, ids []string) map[string]error {
-	return o.l.acquireEach(ctx, ids)
-}
-func (o ownership) Fence(id string) (persistence.Fence, bool) { return o.l.fence(id) }
-func (o ownership) Release(id string)                         { o.l.release(id) }
-func (o ownership) Forget(id string)                          { o.l.forget(id) }
-func (o ownership) Renew(ctx context.Context)                 { o.l.renew(ctx) }
-func (o ownership) Left(c *engine.Change)                     { o.l.left(c) }
-func (o ownership) ReleaseClaimed(c persistence.Lease)        { o.l.releaseClaimed(c) }
-func (o ownership) ReleaseNow(ctx context.Context, id string) { o.l.releaseNow(ctx, id) }
-
-func (o ownership) ClaimDue(ctx context.Context, now time.Time, limit int) ([]persistence.Lease, error) {
-	claimed, err := o.l.db.ClaimDue(ctx, o.l.cfg.ID, now, limit, o.l.cfg.LeaseTTL)
-	o.l.adopt(claimed)
-	return claimed, err
-}
-
-func (o ownership) Publication(ctx context.Context, owned *apierr.Owned, p *persistence.Published) (bool, error) {
-	return o.f.publication(ctx, owned, p)
-}
+// The runtime's ports live.Workers and live.Health, served by the
+// server's worker and health parts (internal/replica's Replica is
+// live.Ownership itself).
 
 // workersPort is live.Workers: the step workers' registry.
 type workersPort struct{ r *workerRegistry }

@@ -12,6 +12,7 @@ import (
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/replica"
 )
 
 // PublishEvent appends to the event log, then wakes every handler that
@@ -42,9 +43,9 @@ func (v *service) PublishEvent(ctx context.Context, req *wfdv1.PublishEventReque
 	if err != nil {
 		return nil, err
 	}
-	if forwarded(ctx) && req.GetHandlerId() != "" {
+	if replica.Forwarded(ctx) && req.GetHandlerId() != "" {
 		// Another replica's delivery of its publication to the handler
-		// live here (forward.go): this one handler only.
+		// live here (internal/replica/forward.go): this one handler only.
 		p.HandlerID = req.GetHandlerId()
 	}
 	woken, err := v.s.rt.Wake(ctx, &p)

@@ -10,13 +10,13 @@ import (
 )
 
 // ListReplicas lists the live replicas of the database (replica mode,
-// lease.go); a single-process server has none.
+// internal/replica); a single-process server has none.
 func (v *service) ListReplicas(ctx context.Context, _ *wfdv1.ListReplicasRequest) (*wfdv1.ListReplicasResponse, error) {
 	out := &wfdv1.ListReplicasResponse{}
-	if v.s.leases == nil {
+	if v.s.replica == nil {
 		return out, nil
 	}
-	rs, err := v.s.leases.db.Replicas(ctx)
+	rs, err := v.s.replica.Replicas(ctx)
 	if err != nil {
 		return nil, apierr.Hide(v.s.log, err)
 	}

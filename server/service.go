@@ -59,7 +59,7 @@ func (v *service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) 
 	if err != nil {
 		return nil, err
 	}
-	v.s.leases.fillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
+	v.s.replica.FillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
 	return &wfdv1.GetHandlerResponse{Handler: h}, nil
 }
 
@@ -85,7 +85,7 @@ func (v *service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 	for i := range hs {
 		out.Handlers[i] = v.s.rt.View(&hs[i])
 	}
-	v.s.leases.fillOwners(ctx, out.Handlers)
+	v.s.replica.FillOwners(ctx, out.Handlers)
 	return out, nil
 }
 
@@ -149,7 +149,7 @@ func (v *service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerR
 		if _, err := h.Release(ctx); err != nil && !errors.Is(err, engine.ErrReleased) {
 			return nil, err
 		}
-	} else if err := v.s.leases.elsewhere(ctx, id); err != nil {
+	} else if err := v.s.replica.Elsewhere(ctx, id); err != nil {
 		return nil, err // live on another replica: released there
 	}
 	meta, err := v.s.rt.Meta(ctx, id)

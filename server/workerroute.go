@@ -34,6 +34,7 @@ import (
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/replica"
 )
 
 // routeEvery is how often a replica looks for handlers to hand over and
@@ -45,7 +46,7 @@ const strandedBatch = 64
 
 // routeDB is the store's worker routes in replica mode, nil otherwise.
 func (r *workerRegistry) routeDB() persistence.WorkerRoutes {
-	if r.s.leases == nil {
+	if r.s.replica == nil {
 		return nil
 	}
 	db, _ := r.s.store.(persistence.WorkerRoutes)
@@ -103,12 +104,12 @@ func (r *workerRegistry) advertise(ctx context.Context, plus map[string]string) 
 	if !r.advDirty && slices.Equal(served, r.advertised) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.s.leases.cfg.LeaseTTL)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.s.replica.LeaseTTL())
 	defer cancel()
-	if err := db.AdvertiseWorkflows(ctx, r.s.leases.id(), served); err != nil {
+	if err := db.AdvertiseWorkflows(ctx, r.s.replica.ID(), served); err != nil {
 		// Retried by the next look (routeLoop).
 		r.advDirty = true
-		r.s.log.Warn("advertising the workflows of connected workers", "replica", r.s.leases.id(), "err", err)
+		r.s.log.Warn("advertising the workflows of connected workers", "replica", r.s.replica.ID(), "err", err)
 		return
 	}
 	r.advertised, r.advDirty = served, false
@@ -158,7 +159,7 @@ func (r *workerRegistry) routeFor(ctx context.Context, id, workflow, hash, key s
 		r.s.log.Warn("reading where workers are connected", "workflow", workflow, "err", err)
 		return nil
 	}
-	return pickRoute(rs, r.s.leases.id(), id, workflow, hash, key)
+	return pickRoute(rs, r.s.replica.ID(), id, workflow, hash, key)
 }
 
 // pickRoute is, among the routes of other replicas serving the
@@ -189,7 +190,7 @@ func (r *workerRegistry) routeStart(ctx context.Context, workflow, id string) er
 		return nil
 	}
 	hash, ok := r.definition(ctx, workflow)
-	if !ok || forwarded(ctx) {
+	if !ok || replica.Forwarded(ctx) {
 		return nil
 	}
 	key := id
@@ -221,7 +222,7 @@ func (r *workerRegistry) routeLoad(ctx context.Context, id, workflow string) err
 	if to == nil {
 		return nil
 	}
-	r.s.leases.releaseNow(ctx, id)
+	r.s.replica.ReleaseNow(ctx, id)
 	return to
 }
 
@@ -254,7 +255,7 @@ func (r *workerRegistry) handOverWaiting(ctx context.Context) {
 			}
 			fetched = true
 		}
-		to := pickRoute(routes, r.s.leases.id(), c.id, c.workflow, c.hash, c.id)
+		to := pickRoute(routes, r.s.replica.ID(), c.id, c.workflow, c.hash, c.id)
 		if to == nil {
 			continue
 		}
@@ -291,21 +292,5 @@ func (r *workerRegistry) adoptStranded(ctx context.Context) {
 		if _, err := r.s.rt.Live(ctx, id); err != nil && ctx.Err() == nil && !errors.As(err, new(*apierr.Owned)) {
 			r.s.log.Warn("loading a stranded handler of a served workflow", "handler", id, "err", err)
 		}
-	}
-}
-
-// releaseNow frees handler id's lease, if held, before it returns (where
-// leases.release does it in the background): the replica the work goes
-// to must find it free. A lease not freed expires.
-func (l *leases) releaseNow(ctx context.Context, id string) {
-	f, held := l.fence(id)
-	l.forget(id)
-	if !held {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.LeaseTTL)
-	defer cancel()
-	if err := l.db.Release(rctx, id, f); err != nil && !errors.Is(err, persistence.ErrFenced) {
-		l.s.log.Warn("releasing a handler's lease for the replica with its workers; it expires", "handler", id, "err", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // PeerFiles name the PEM files a replica dials the other replicas with
-// (forwarded calls, server/forward.go).
+// (forwarded calls, server/internal/replica/forward.go).
 type PeerFiles struct {
 	// CA holds the roots the other replicas' server certificates must
 	// chain to; read again when it changes. Empty: the system's roots
