@@ -23,6 +23,7 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
+	"github.com/wfd-dev/wfd/server/internal/replica"
 	"github.com/wfd-dev/wfd/server/internal/rpc"
 	"github.com/wfd-dev/wfd/server/internal/workers"
 )
@@ -38,11 +39,10 @@ type Server struct {
 	authFails *authFailures
 	hub       *live.Hub
 	streams   *rpc.StreamBudget // what streams may hold
-	// leases are the handler leases of replica mode (nil: one process).
-	leases *leases
-	// forward forwards calls refused for a handler live on another
-	// replica to that replica.
-	forward *forwarder
+	// replica is replica mode (internal/replica): the handler leases, and
+	// the forwarding of calls refused for a handler live on another
+	// replica to that replica (nil: one process).
+	replica *replica.Replica
 
 	// rt keeps the handlers live (internal/live).
 	rt *live.Runtime
@@ -95,17 +95,16 @@ func wire(opts Options) (*Server, error) {
 	if s.traceInterceptors, err = s.tracing.Interceptors(); err != nil {
 		return nil, err
 	}
-	if s.leases, err = newLeases(s, opts.Replica); err != nil {
-		return nil, err
-	}
-	if s.forward, err = newForwarder(s); err != nil {
+	s.replica, err = replica.New(replica.Options{Config: opts.Replica, Store: opts.Store, Logger: opts.Logger, Now: opts.Now,
+		TLS: opts.TLSConfig != nil, PeerTLS: opts.PeerTLS, Auth: opts.Auth, Tracing: s.tracing})
+	if err != nil {
 		return nil, err
 	}
 	wopts := workers.Options{Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
 		MaxMessageBytes: opts.MaxMessageBytes, WorkerGrants: opts.WorkerGrants, Draining: s.shutdown.draining,
 		DispatchSeconds: s.stats.Hist.Dispatch}
-	if s.leases != nil {
-		wopts.Replica = replicaPort{s.leases}
+	if s.replica != nil {
+		wopts.Replica = s.replica
 	}
 	s.workers = workers.New(wopts)
 	ropts := live.Options{Store: opts.Store, Workflows: opts.Workflows, Logger: opts.Logger, Now: opts.Now,
@@ -114,8 +113,8 @@ func wire(opts Options) (*Server, error) {
 		Retention: opts.Retention, RetentionInterval: opts.RetentionInterval, RetentionBatch: opts.RetentionBatch,
 		StreamBuffer: streams.Limits().BufferBytes, Stats: s.stats, Tracing: s.tracing,
 		Workers: s.workers, Health: s.health}
-	if s.leases != nil {
-		ropts.Ownership = ownership{s.leases, s.forward}
+	if s.replica != nil {
+		ropts.Ownership = s.replica
 	}
 	if s.rt, err = live.New(ropts); err != nil {
 		return nil, err
@@ -123,7 +122,7 @@ func wire(opts Options) (*Server, error) {
 	s.workers.Attach(s.rt)
 	s.engine, s.journal, s.hub = s.rt.Engine(), s.rt.Journal(), s.rt.Hub()
 	s.service = rpc.New(rpc.Options{Runtime: s.rt, Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
-		Streams: streams, Draining: s.shutdown.draining, Workers: s.workers, Replica: rpcReplica{s.leases},
+		Streams: streams, Draining: s.shutdown.draining, Workers: s.workers, Replica: s.replica,
 		AuthOn: opts.Auth != nil, Snapshot: s.snapshot})
 	return s, nil
 }
@@ -131,10 +130,11 @@ func wire(opts Options) (*Server, error) {
 // start joins the replicas (in replica mode), recovers what was running,
 // and starts the loops.
 func (s *Server) start(ctx context.Context) error {
-	if err := s.leases.join(ctx); err != nil {
+	// Joining follows the other replicas' commits, before recovery (see
+	// internal/replica's feedResync).
+	if err := s.replica.Join(ctx, s.rt); err != nil {
 		return err
 	}
-	s.followCommits() // before recovery: see feedResync
 	// Stored worker definitions first: their handlers are recovered too.
 	if err := s.workers.LoadStored(ctx); err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -147,9 +147,7 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	s.rt.Run()
 	s.rt.Go(func() { s.workers.RouteLoop(s.rt.Background()) })
-	if s.leases != nil {
-		s.rt.Go(func() { s.sweep(s.rt.Background()) })
-	}
+	s.replica.Sweep()
 	return nil
 }
 
@@ -190,7 +188,7 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		connect.WithInterceptors(apierr.Edge{Log: s.log}),
 	}
 	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{auth: s.opts.Auth, fails: s.authFails, log: s.log}, drainGate{s.shutdown}))
-	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(s.service, append(slices.Clip(svcOpts), connect.WithInterceptors(s.forward))...))
+	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(s.service, append(slices.Clip(svcOpts), connect.WithInterceptors(s.replica))...))
 	s.workers.Mount(mux, svcOpts)
 	mux.Handle(s.health.Handler(opts...))
 	if s.opts.reflection() {
@@ -351,8 +349,7 @@ func (s *Server) Close(ctx context.Context) error {
 		rerr := s.rt.Close(ctx)
 		// Every change is committed: the handlers are handed over (or,
 		// if the database does not answer, their leases expire).
-		lerr := s.leases.leave(context.Background())
-		s.forward.close()
+		lerr := s.replica.Leave(context.Background())
 		err = errors.Join(rerr, lerr)
 	})
 	return err

@@ -1,4 +1,4 @@
-package server
+package replica
 
 // How the forwarder reaches the owner (forward.go). Plaintext HTTP/2 when
 // the server speaks plaintext; with Options.TLSConfig, TLS with
@@ -29,7 +29,7 @@ import (
 )
 
 // tlsOn reports whether forwarding dials TLS.
-func (f *forwarder) tlsOn() bool { return f.s.opts.TLSConfig != nil }
+func (f *forwarder) tlsOn() bool { return f.tls }
 
 // newHTTPClient is the client of every forwarded call: HTTP/2, cleartext
 // or over TLS.
@@ -40,7 +40,7 @@ func (f *forwarder) newHTTPClient() *http.Client {
 		return &http.Client{Transport: &http.Transport{Protocols: &p, HTTP2: peerHealthCheck()}}
 	}
 	p.SetHTTP2(true)
-	peer := f.s.opts.PeerTLS
+	peer := f.peer
 	return &http.Client{Transport: &http.Transport{Protocols: &p, ForceAttemptHTTP2: true, HTTP2: peerHealthCheck(),
 		// A configuration per connection: files that changed (a renewed
 		// certificate, a rotated CA) reach the next connection.
@@ -85,10 +85,10 @@ func (f *forwarder) baseURL(addr string) string {
 
 // clientOptions trace forwarded calls when tracing is on.
 func (f *forwarder) clientOptions() ([]connect.ClientOption, error) {
-	if !f.s.tracing.On {
+	if !f.tracing.On {
 		return nil, nil
 	}
-	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(f.s.tracing.Provider()), otelconnect.WithoutMetrics(),
+	otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(f.tracing.Provider()), otelconnect.WithoutMetrics(),
 		otelconnect.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})))
 	if err != nil {
 		return nil, fmt.Errorf("server: tracing forwarded calls: %w", err)

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -17,7 +17,7 @@ const maxAcquireBatch = 512
 // database than the handler's own commits). One batch is in flight at a
 // time; a goroutine runs while there are requests.
 type acquirer struct {
-	l *leases
+	r *Replica
 
 	mu      sync.Mutex
 	queue   []*acquireReq
@@ -54,7 +54,7 @@ func (a *acquirer) acquire(ctx context.Context, id string) (lease persistence.Le
 	if r.err == nil && !r.known {
 		// Taken by another replica in the instant between the batch's
 		// read and its upsert.
-		lease, err := a.l.db.Lease(ctx, id)
+		lease, err := a.r.db.Lease(ctx, id)
 		return lease, false, err
 	}
 	return r.lease, r.ok, r.err
@@ -80,10 +80,10 @@ func (a *acquirer) run(ctx context.Context) {
 		for i, r := range batch {
 			ids[i] = r.id
 		}
-		bctx, cancel := context.WithTimeout(ctx, a.l.cfg.LeaseTTL/2)
-		got, elsewhere, err := a.l.db.AcquireMany(bctx, ids, a.l.cfg.ID, a.l.cfg.LeaseTTL)
+		bctx, cancel := context.WithTimeout(ctx, a.r.cfg.LeaseTTL/2)
+		got, elsewhere, err := a.r.db.AcquireMany(bctx, ids, a.r.cfg.ID, a.r.cfg.LeaseTTL)
 		if err != nil && bctx.Err() != nil {
-			err = errAcquireTimeout(a.l, err)
+			err = errAcquireTimeout(a.r, err)
 		}
 		cancel()
 		acquired := make(map[string]persistence.Lease, len(got))

@@ -1,4 +1,4 @@
-package server
+package replica
 
 // Forwarding (replica mode): a call that delivers to a handler live on
 // another replica is answered by that replica. The replica that took the
@@ -23,8 +23,10 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -35,6 +37,7 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/server/auth"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 
@@ -46,11 +49,18 @@ import (
 const forwardedHeader = "Wfd-Forwarded"
 
 // forwarder is the interceptor that forwards refused calls to the owner.
-// It is inert outside replica mode, and with TLS on but no
-// Options.PeerTLS.
+// It is inert with TLS on but no Options.PeerTLS.
 type forwarder struct {
-	s    *Server
-	opts []connect.ClientOption
+	// id is this replica's, which marks the calls it forwards.
+	id  string
+	log *slog.Logger
+	// tls says the server speaks TLS; peer configures the connections to
+	// other replicas then (forward_tls.go).
+	tls     bool
+	peer    func(addr string) (*tls.Config, error)
+	auth    *auth.Authenticator
+	tracing *observe.Tracing
+	opts    []connect.ClientOption
 	// unsigned throttles the warning that a caller's identity cannot
 	// travel (no peer secret): one line per minute, with a count.
 	unsigned *observe.LogThrottle
@@ -60,14 +70,15 @@ type forwarder struct {
 	clients map[string]wfdv1connect.WorkflowServiceClient
 }
 
-func newForwarder(s *Server) (*forwarder, error) {
-	f := &forwarder{s: s, clients: map[string]wfdv1connect.WorkflowServiceClient{}, unsigned: observe.NewLogThrottle(time.Minute, s.opts.Now)}
+func newForwarder(id string, o Options) (*forwarder, error) {
+	f := &forwarder{id: id, log: o.Logger, tls: o.TLS, peer: o.PeerTLS, auth: o.Auth, tracing: o.Tracing,
+		clients: map[string]wfdv1connect.WorkflowServiceClient{}, unsigned: observe.NewLogThrottle(time.Minute, o.Now)}
 	var err error
 	f.opts, err = f.clientOptions()
 	return f, err
 }
 
-func (f *forwarder) on() bool { return f.s.leases != nil && (!f.tlsOn() || f.s.opts.PeerTLS != nil) }
+func (f *forwarder) on() bool { return !f.tlsOn() || f.peer != nil }
 
 // client is the Connect client of the replica at addr.
 func (f *forwarder) client(addr string) wfdv1connect.WorkflowServiceClient {
@@ -109,7 +120,7 @@ func (f *forwarder) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			}
 			return res, err // not a method that forwards, or not in the caller's name
 		}
-		f.s.log.Debug("call forwarded", "procedure", req.Spec().Procedure, "handler", owned.Handler, "owner", owned.Owner, "err", ferr)
+		f.log.Debug("call forwarded", "procedure", req.Spec().Procedure, "handler", owned.Handler, "owner", owned.Owner, "err", ferr)
 		return fres, ferr
 	}
 }
@@ -119,6 +130,25 @@ func (f *forwarder) WrapStreamingClient(next connect.StreamingClientFunc) connec
 }
 
 func (f *forwarder) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
+
+// WrapUnary forwards a call refused for a handler another replica owns
+// to it (the forwarder); a single process (nil) forwards nothing.
+func (r *Replica) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	if r == nil {
+		return next
+	}
+	return r.fwd.WrapUnary(next)
+}
+
+// WrapStreamingClient is next: streams are not forwarded.
+func (r *Replica) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+// WrapStreamingHandler is next: streams are not forwarded.
+func (r *Replica) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return next
 }
 
@@ -219,19 +249,24 @@ func ownerError(ctx context.Context, err error) error {
 	return e
 }
 
-// forwarded reports whether the call being handled in ctx was forwarded
+// Forwarded reports whether the call being handled in ctx was forwarded
 // by another replica.
-func forwarded(ctx context.Context) bool {
+func Forwarded(ctx context.Context) bool {
 	info, ok := connect.CallInfoForHandlerContext(ctx)
 	return ok && info.RequestHeader().Get(forwardedHeader) != ""
 }
 
-// publication has the owner of a handler deliver publication p to it: a
+// Publication has the owner of a handler deliver publication p to it: a
 // PublishEvent of the same event id (the log keeps the first, so nothing
 // is published twice) addressed to that handler, made in the name of the
 // caller of the PublishEvent being handled in ctx. took reports the
 // owner woke it; err is the refusal when it did not forward (off, a
 // forwarded call, no address) or the owner's error.
+func (r *Replica) Publication(ctx context.Context, owned *apierr.Owned, p *persistence.Published) (took bool, err error) {
+	return r.fwd.publication(ctx, owned, p)
+}
+
+// publication is Publication.
 func (f *forwarder) publication(ctx context.Context, owned *apierr.Owned, p *persistence.Published) (took bool, err error) {
 	info, ok := connect.CallInfoForHandlerContext(ctx)
 	if !f.on() || !ok || info.RequestHeader().Get(forwardedHeader) != "" || owned.Address == "" {
@@ -254,3 +289,7 @@ func (f *forwarder) publication(ctx context.Context, owned *apierr.Owned, p *per
 	}
 	return res.GetWoken() > 0, nil
 }
+
+// Forwarded reports whether the call of ctx was forwarded by another
+// replica (Forwarded; a method so that the rooms' ports take a Replica).
+func (r *Replica) Forwarded(ctx context.Context) bool { return Forwarded(ctx) }

@@ -1,4 +1,4 @@
-package server
+package replica
 
 // Whose call a forwarded call is (forward.go). The owner must apply its
 // policy to the caller, and record the caller as completed_by and
@@ -39,16 +39,16 @@ import (
 // call's. An error means the call cannot be forwarded in the caller's
 // name.
 func (f *forwarder) credentials(ctx context.Context, in, out http.Header, procedure string) error {
-	out.Set(forwardedHeader, f.s.leases.id())
+	out.Set(forwardedHeader, f.id)
 	if a := in.Get("Authorization"); a != "" {
 		out.Set("Authorization", a)
 		return nil
 	}
 	id, ok := auth.FromContext(ctx)
-	if f.s.opts.Auth == nil || !ok {
+	if f.auth == nil || !ok {
 		return nil // authentication is off: there is no identity to carry
 	}
-	v, err := f.s.opts.Auth.SignForwarded(id, procedure)
+	v, err := f.auth.SignForwarded(id, procedure)
 	if err != nil {
 		return fmt.Errorf("forwarding the call of %s (a client certificate): %w", id.Subject, err)
 	}
@@ -60,6 +60,6 @@ func (f *forwarder) credentials(ctx context.Context, in, out http.Header, proced
 // forwarded because its caller's identity cannot travel.
 func (f *forwarder) warnUnsigned(msg string, args ...any) {
 	if ok, n := f.unsigned.Allow(); ok {
-		f.s.log.Warn(msg, append(args, "suppressed", n)...)
+		f.log.Warn(msg, append(args, "suppressed", n)...)
 	}
 }

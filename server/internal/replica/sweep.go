@@ -1,4 +1,4 @@
-package server
+package replica
 
 // Claims in replica mode: work no replica holds goes to exactly one. The
 // scheduler claims the handlers with due timers (timers.go), and a sweep
@@ -8,7 +8,7 @@ package server
 // the sweep they would wait for a call or a timer; with it they run on
 // within about a lease time. Each claim is one transaction whose handlers
 // no concurrent claim gets (persistence.Claimer); the claimed leases are
-// held (leases.adopt) before the handlers are loaded.
+// held (Replica.adopt) before the handlers are loaded.
 
 import (
 	"context"
@@ -21,38 +21,47 @@ import (
 // sweepBatch is how many orphans one claim takes.
 const sweepBatch = 64
 
+// Sweep starts claiming and resuming orphaned handlers every third of
+// the lease time, in the runtime's background, until it ends.
+func (r *Replica) Sweep() {
+	if r == nil {
+		return
+	}
+	r.rt.Go(func() { r.sweep(r.rt.Background()) })
+}
+
 // sweep claims and resumes orphaned handlers every third of the lease
 // time until ctx is done.
-func (s *Server) sweep(ctx context.Context) {
-	every(ctx, s.leases.cfg.LeaseTTL/3, func() { s.sweepOnce(ctx) })
+func (r *Replica) sweep(ctx context.Context) {
+	every(ctx, r.cfg.LeaseTTL/3, func() { r.sweepOnce(ctx) })
 }
 
 // sweepOnce claims orphans until none is left, and resumes them as
 // start-up recovery does: busy ones are loaded and run on, idle ones are
 // marked released under the claimed lease, without being loaded.
-func (s *Server) sweepOnce(ctx context.Context) {
+func (r *Replica) sweepOnce(ctx context.Context) {
 	var n live.Resumed
 	for ctx.Err() == nil {
-		claimed, err := s.leases.db.ClaimOrphans(ctx, s.leases.cfg.ID, sweepBatch, s.leases.cfg.LeaseTTL)
+		claimed, err := r.db.ClaimOrphans(ctx, r.cfg.ID, sweepBatch, r.cfg.LeaseTTL)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Warn("claiming orphaned handlers", "err", err)
+				r.log.Warn("claiming orphaned handlers", "err", err)
 			}
 			break
 		}
 		done := n.Total()
-		s.leases.adopt(claimed)
-		idle, busy := s.claimedHandlers(ctx, claimed)
+		r.adopt(claimed)
+		idle, busy := r.claimedHandlers(ctx, claimed)
 		// The idle ones in one Write (resume frees their leases, whether
 		// it commits or not).
-		if err := s.rt.Resume(ctx, idle, &n); err != nil && ctx.Err() == nil {
-			s.log.Warn("releasing orphaned idle handlers", "err", err)
+		if err := r.rt.Resume(ctx, idle, &n); err != nil && ctx.Err() == nil {
+			r.log.Warn("releasing orphaned idle handlers", "err", err)
 		}
 		for _, c := range busy {
-			if err := s.rt.Resume(ctx, []persistence.Handler{c.h}, &n); err != nil && ctx.Err() == nil {
-				s.log.Warn("resuming an orphaned handler", "handler", c.h.ID, "err", err)
+			if err := r.rt.Resume(ctx, []persistence.Handler{c.h}, &n); err != nil && ctx.Err() == nil {
+				r.log.Warn("resuming an orphaned handler", "handler", c.h.ID, "err", err)
 				// It did not enter memory under this claim.
-				s.rt.ReleaseClaimed(c.lease)
+				r.rt.ReleaseClaimed(c.lease)
 			}
 		}
 		// A full batch may have more behind it, unless some of it could
@@ -62,7 +71,7 @@ func (s *Server) sweepOnce(ctx context.Context) {
 		}
 	}
 	if n.Any() {
-		s.log.Info("resumed orphaned handlers", "replica", s.leases.cfg.ID, "resumed", n.Resumed, "released", n.Released, "failed", n.Failed)
+		r.log.Info("resumed orphaned handlers", "replica", r.cfg.ID, "resumed", n.Resumed, "released", n.Released, "failed", n.Failed)
 	}
 }
 
@@ -76,12 +85,12 @@ type claimedOrphan struct {
 // still running and not released into idle and busy ones; the others'
 // claimed leases are freed at once (nothing entered memory under them).
 // A handler already in memory here is left as it is.
-func (s *Server) claimedHandlers(ctx context.Context, claimed []persistence.Lease) (idle []persistence.Handler, busy []claimedOrphan) {
+func (r *Replica) claimedHandlers(ctx context.Context, claimed []persistence.Lease) (idle []persistence.Handler, busy []claimedOrphan) {
 	for _, c := range claimed {
-		if _, ok := s.engine.Handler(c.Handler); ok {
+		if _, ok := r.rt.Engine().Handler(c.Handler); ok {
 			continue
 		}
-		h, err := s.store.GetHandler(ctx, c.Handler)
+		h, err := r.store.GetHandler(ctx, c.Handler)
 		switch {
 		case err == nil && h.Status == persistence.StatusRunning && h.Residency == persistence.ResidencyActive:
 			if h.IdleSince.IsZero() {
@@ -91,9 +100,9 @@ func (s *Server) claimedHandlers(ctx context.Context, claimed []persistence.Leas
 			}
 			continue
 		case err != nil && !errors.Is(err, persistence.ErrNotFound) && ctx.Err() == nil:
-			s.log.Warn("reading a claimed handler", "handler", c.Handler, "err", err)
+			r.log.Warn("reading a claimed handler", "handler", c.Handler, "err", err)
 		}
-		s.rt.ReleaseClaimed(c)
+		r.rt.ReleaseClaimed(c)
 	}
 	return idle, busy
 }

@@ -1,4 +1,4 @@
-package server
+package replica
 
 // The commit feed (replica mode): the store tells every replica which
 // handlers' records each commit holds, whichever replica made it. The
@@ -24,44 +24,44 @@ type commitFeed interface {
 	FollowCommits(ctx context.Context, commit func(replica, handler, parent string), resync func()) error
 }
 
-// followCommits starts following the commits of the other replicas, in
-// replica mode with a store that reports them.
-func (s *Server) followCommits() {
-	f, ok := s.store.(commitFeed)
-	if s.leases == nil || !ok {
+// followCommits starts following the commits of the other replicas, with
+// a store that reports them.
+func (r *Replica) followCommits() {
+	f, ok := r.store.(commitFeed)
+	if !ok {
 		return
 	}
-	s.rt.Go(func() {
-		if err := f.FollowCommits(s.rt.Background(), s.committedElsewhere, s.feedResync); err != nil {
-			s.log.Error("following other replicas' commits: streams and waits here will not follow handlers live elsewhere", "err", err)
+	r.rt.Go(func() {
+		if err := f.FollowCommits(r.rt.Background(), r.committedElsewhere, r.feedResync); err != nil {
+			r.log.Error("following other replicas' commits: streams and waits here will not follow handlers live elsewhere", "err", err)
 		}
 	})
 }
 
 // committedElsewhere is told by the feed that a commit holds records of
 // handler id.
-func (s *Server) committedElsewhere(replica, id, parent string) {
-	if replica == s.leases.id() {
+func (r *Replica) committedElsewhere(replica, id, parent string) {
+	if replica == r.cfg.ID {
 		return // the journal published it here
 	}
-	s.hub.Poke(id)
+	r.rt.Hub().Poke(id)
 	if parent != "" {
-		go s.childEndedElsewhere(parent, id)
+		go r.childEndedElsewhere(parent, id)
 	}
 }
 
 // feedResync is told that the feed may have missed commits: every
 // subscriber reads again, and every parent live here that waits on
 // children checks them again.
-func (s *Server) feedResync() {
-	s.hub.PokeAll()
+func (r *Replica) feedResync() {
+	r.rt.Hub().PokeAll()
 	go func() {
-		err := s.rt.RecheckParents(s.rt.Background(), func(id string) bool {
-			_, ok := s.engine.Handler(id)
+		err := r.rt.RecheckParents(r.rt.Background(), func(id string) bool {
+			_, ok := r.rt.Engine().Handler(id)
 			return ok
 		})
-		if err != nil && s.rt.Background().Err() == nil {
-			s.log.Warn("checking the children of waiting parents after the commit feed reconnected", "err", err)
+		if err != nil && r.rt.Background().Err() == nil {
+			r.log.Warn("checking the children of waiting parents after the commit feed reconnected", "err", err)
 		}
 	}()
 }
@@ -74,17 +74,17 @@ func (s *Server) feedResync() {
 // (one lease read per child's end per replica). A parent being loaded
 // here is told once loaded. A parent live on another replica is that
 // replica's to tell.
-func (s *Server) childEndedElsewhere(parent, child string) {
-	if _, ok := s.engine.Handler(parent); ok {
-		if c, ended := s.rt.EndedChild(parent, child); ended {
-			s.rt.ChildEnded(c)
+func (r *Replica) childEndedElsewhere(parent, child string) {
+	if _, ok := r.rt.Engine().Handler(parent); ok {
+		if c, ended := r.rt.EndedChild(parent, child); ended {
+			r.rt.ChildEnded(c)
 		}
 		return
 	}
-	if _, elsewhere, err := s.leases.holder(s.rt.Background(), parent); err != nil || elsewhere {
+	if _, elsewhere, err := r.holder(r.rt.Background(), parent); err != nil || elsewhere {
 		return
 	}
 	// Not if its checkpoint has the end already: loading it would change
 	// nothing.
-	s.rt.RecheckChildren(parent, []string{child})
+	r.rt.RecheckChildren(parent, []string{child})
 }
