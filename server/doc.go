@@ -8,7 +8,7 @@
 // authentication, the drain, the probes, the console). Each concern
 // beside it is a room under internal/ with a constructor of its own: live
 // (the handler runtime), rpc (the API's handlers), observe (metrics,
-// tracing, health), apierr (errors and their codes), and the step workers
-// and replica mode. Rooms import live and the leaves (apierr, observe),
+// tracing, health), apierr (errors and their codes), workers (the step
+// workers) and replica (replica mode). Rooms import live and the leaves (apierr, observe),
 // never each other; TestRoomsImportNoSibling checks it.
 package server
