@@ -1,11 +1,10 @@
 // Package replica holds replica mode (server.Replica): a server as one of
-// several sharing a database. Replica is its handler leases, which the
-// runtime uses as its live.Ownership (lease.go, leasebatch.go); the owner
-// of a handler held elsewhere (owners.go); the interceptor that forwards
-// a call refused for such a handler to its owner, in the caller's name,
-// over HTTP/2 or TLS (forward.go, forward_identity.go, forward_tls.go);
-// the sweep of orphaned handlers (sweep.go); and the feed of the other
-// replicas' commits (feed.go). Config is the configuration (config.go).
+// several sharing a database. A Replica is its handler leases, which the
+// runtime uses as its live.Ownership (taken one at a time or in batches);
+// the owner of a handler held elsewhere; the interceptor that forwards a
+// call refused for such a handler to its owner, in the caller's name, over
+// HTTP/2 or TLS; the claims of orphaned handlers and of due timers; and
+// the feed of the other replicas' commits. Config is its configuration.
 //
 // It is built before the runtime (New), which takes it as its ownership,
 // and given the runtime when it joins (Replica.Join). A nil *Replica is a

@@ -10,7 +10,7 @@ package replica
 // (the handler after a SendEvent, a CompleteTask's field errors) must come
 // back to the caller, which a queue could only do through a second channel.
 //
-// A forwarded call is made in the caller's name (forward_identity.go: its
+// A forwarded call is made in the caller's name (forwarder.credentials: its
 // Authorization header, or the identity its client certificate gave,
 // signed with the replicas' peer secret), and the owner authenticates and
 // authorizes it as usual: replicas share the auth configuration, and the
@@ -19,7 +19,7 @@ package replica
 // forwards a marked call again: one hop at most, no loops (an owner that
 // lost the lease meanwhile answers Unavailable, as without forwarding).
 // Forwarding speaks HTTP/2, over TLS when the server does
-// (forward_tls.go), and continues the caller's trace.
+// (forwarder.newHTTPClient), and continues the caller's trace.
 
 import (
 	"context"
@@ -55,7 +55,7 @@ type forwarder struct {
 	id  string
 	log *slog.Logger
 	// tls says the server speaks TLS; peer configures the connections to
-	// other replicas then (forward_tls.go).
+	// other replicas then.
 	tls     bool
 	peer    func(addr string) (*tls.Config, error)
 	auth    *auth.Authenticator
@@ -161,7 +161,7 @@ func (f *forwarder) forward(ctx context.Context, owned *apierr.Owned, req connec
 	var call func(context.Context) (connect.AnyResponse, error)
 	c := f.client(addr)
 	switch m := req.Any().(type) {
-	case *wfdv1.RunWorkflowRequest: // to a replica with its workers (workerroute.go)
+	case *wfdv1.RunWorkflowRequest: // to a replica with its workers (the workers' routes)
 		call = forwardCall(m, c.RunWorkflow)
 	case *wfdv1.SendEventRequest:
 		call = forwardCall(m, c.SendEvent)

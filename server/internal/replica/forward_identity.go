@@ -1,6 +1,6 @@
 package replica
 
-// Whose call a forwarded call is (forward.go). The owner must apply its
+// Whose call a forwarded call is. The owner must apply its
 // policy to the caller, and record the caller as completed_by and
 // published_by, never the forwarding replica.
 //

@@ -1,6 +1,6 @@
 package replica
 
-// How the forwarder reaches the owner (forward.go). Plaintext HTTP/2 when
+// How the forwarder reaches the owner. Plaintext HTTP/2 when
 // the server speaks plaintext; with Options.TLSConfig, TLS with
 // Options.PeerTLS, which gives each new connection its configuration: the
 // roots the owner's certificate must chain to (--peer-ca, by default the

@@ -2,7 +2,7 @@ package replica
 
 // The handler leases a replica holds: taken before a handler enters
 // memory, the fence of every change committed for it, renewed together,
-// and freed when it leaves memory (replica.go).
+// and freed when it leaves memory.
 
 import (
 	"context"
@@ -226,7 +226,7 @@ func (r *Replica) Left(c *engine.Change) {
 	}
 }
 
-// adopt makes leases this replica claimed (sweep.go, timers.go) held, as
+// adopt makes leases this replica claimed (orphans, due timers) held, as
 // Acquire does: the load that follows finds them held and does not
 // acquire again. A claim never takes a live lease of this replica's, so
 // any fence it replaces had expired.

@@ -59,7 +59,7 @@ func (r *Replica) readReplicas(ctx context.Context) {
 
 // Elsewhere is an apierr.Owned when another live replica holds handler
 // id's lease: a call that does not load the handler (ReleaseHandler)
-// belongs there (and is forwarded, forward.go). nil when
+// belongs there (and is forwarded). nil when
 // this replica holds it, nobody does, or the lease cannot be read (the
 // call goes on here, as in a single process).
 func (r *Replica) Elsewhere(ctx context.Context, id string) error {

@@ -9,7 +9,7 @@ package replica
 // whose lease it lost, and releases a lease when its handler leaves memory
 // (released or finished). A call for a handler another live replica owns
 // is refused with an apierr.Owned naming that replica; the forwarder
-// (forward.go) forwards the calls that deliver to a handler to it.
+// forwards the calls that deliver to a handler to it.
 
 import (
 	"context"
@@ -59,12 +59,12 @@ type Replica struct {
 	store persistence.Store
 	db    persistence.Leaser
 	cfg   Config
-	// fwd forwards calls and publications to the owner (forward.go).
+	// fwd forwards calls and publications to the owner.
 	fwd *forwarder
 	// rt is the runtime whose handlers the leases are of (Join).
 	rt *live.Runtime
 
-	// batch takes leases for several handlers at once (leasebatch.go).
+	// batch takes leases for several handlers at once.
 	batch *acquirer
 
 	mu   sync.Mutex
@@ -135,7 +135,7 @@ func (r *Replica) Replicas(ctx context.Context) ([]persistence.Replica, error) {
 
 // Join takes rt, the runtime built with this replica as its Ownership,
 // registers the replica, starts renewing, and starts following the other
-// replicas' commits (feed.go).
+// replicas' commits.
 func (r *Replica) Join(ctx context.Context, rt *live.Runtime) error {
 	if r == nil {
 		return nil

@@ -1,7 +1,7 @@
 package replica
 
 // Claims in replica mode: work no replica holds goes to exactly one. The
-// scheduler claims the handlers with due timers (timers.go), and a sweep
+// scheduler claims the handlers with due timers (the runtime's timers), and a sweep
 // every third of the lease time claims the orphans: handlers some replica
 // had in memory (ResidencyActive) whose lease has expired or was freed, as
 // when a replica dies (SIGKILL, a lost machine) without leaving. Without
