@@ -29,15 +29,27 @@ const (
 // pgx, closing the broken connection, sends the server a cancel request
 // for it, which aborts a COMMIT still running if it gets through: the
 // answer is then "aborted", and true.
-func (s *Store) commitOutcome(txid int64, cause error) error {
+//
+// "committed" is believed only from the server the transaction began on
+// (started, pg_postmaster_start_time). A crash loses the WAL not yet
+// flushed, and with it every trace of a transaction id whose records were
+// only there: the restarted server hands that id out again, and once the
+// new owner commits, txid_status says "committed" of a transaction that
+// left nothing (TestLostCommitAnswerAcrossCrash). After a restart the
+// outcome is unknown unless the id is "aborted"; an unknown outcome is
+// ErrUnavailable, which callers retry under the same idempotency key.
+func (s *Store) commitOutcome(txid int64, started time.Time, cause error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), outcomeTimeout)
 	defer cancel()
 	// The connection broke: the others most likely did too.
 	s.pool.Reset()
 	for !s.closed.Load() {
 		var status *string
-		err := s.pool.QueryRow(ctx, `SELECT txid_status($1)`, txid).Scan(&status)
+		var now time.Time
+		err := s.pool.QueryRow(ctx, `SELECT txid_status($1), pg_postmaster_start_time()`, txid).Scan(&status, &now)
 		switch {
+		case err == nil && status != nil && *status == "committed" && !now.Equal(started):
+			return fmt.Errorf("%w (its outcome is unknown: the database restarted since transaction %d began, and may have given its id to another)", cause, txid)
 		case err == nil && status != nil && *status == "committed":
 			return nil
 		case err == nil && status != nil && *status == "aborted":

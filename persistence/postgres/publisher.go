@@ -112,7 +112,7 @@ func (s *Store) publishOn(ctx context.Context, conn *pgxpool.Conn, calls []*publ
 		if isStatementError(err) {
 			return err
 		}
-		return s.commitOutcome(log.txid, err) // see Write
+		return s.commitOutcome(log.txid, log.serverStart, err) // see Write
 	}
 	return nil
 }
@@ -121,7 +121,9 @@ func (s *Store) publishOn(ctx context.Context, conn *pgxpool.Conn, calls []*publ
 // the lock of the sequence row.
 type logState struct {
 	txid int64 // the transaction's (see Write)
-	last int64 // the last seq used
+	// serverStart is when the database server started (see Write).
+	serverStart time.Time
+	last        int64 // the last seq used
 	// stored are the entries published under the calls' ids, and corrupt
 	// why some of them cannot be read.
 	stored  map[string]persistence.Published
@@ -154,7 +156,7 @@ func readLog(br pgx.BatchResults) (*logState, error) {
 	if _, err := br.Exec(); err != nil {
 		return nil, err
 	}
-	if err := br.QueryRow().Scan(&log.txid); err != nil {
+	if err := br.QueryRow().Scan(&log.txid, &log.serverStart); err != nil {
 		return nil, err
 	}
 	if err := br.QueryRow().Scan(&log.last); err != nil {

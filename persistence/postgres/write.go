@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -74,7 +75,7 @@ func (s *Store) writeOn(ctx context.Context, conn *pgxpool.Conn, changes []persi
 		}
 		// The pipeline, COMMIT included, went out and its answer was
 		// lost: the transaction may have committed.
-		return s.commitOutcome(w.txid, err)
+		return s.commitOutcome(w.txid, w.serverStart, err)
 	}
 	return nil
 }
@@ -153,15 +154,17 @@ type taskState struct {
 }
 
 type writeSet struct {
-	txid      int64 // the transaction's id, to learn its outcome if COMMIT's answer is lost
-	handlers  map[string]*handlerState
-	tasks     map[string]*taskState
-	ids       []string            // handler ids, sorted
-	taskIDs   []string            // ids of upserted tasks, sorted
-	deleteIDs []string            // ids of handlers some change deletes, sorted
-	fencedIDs []string            // ids of handlers some change fences, sorted
-	freeIDs   []string            // ids of handlers whose lease a change frees, sorted
-	leases    map[string]leaseRow // the stored leases of fencedIDs
+	txid int64 // the transaction's id, to learn its outcome if COMMIT's answer is lost
+	// serverStart is when the database server started (commitOutcome).
+	serverStart time.Time
+	handlers    map[string]*handlerState
+	tasks       map[string]*taskState
+	ids         []string            // handler ids, sorted
+	taskIDs     []string            // ids of upserted tasks, sorted
+	deleteIDs   []string            // ids of handlers some change deletes, sorted
+	fencedIDs   []string            // ids of handlers some change fences, sorted
+	freeIDs     []string            // ids of handlers whose lease a change frees, sorted
+	leases      map[string]leaseRow // the stored leases of fencedIDs
 }
 
 func newWriteSet(changes []persistence.Change) *writeSet {
@@ -201,7 +204,11 @@ func newWriteSet(changes []persistence.Change) *writeSet {
 
 // Statements of the first round trip.
 const (
-	sqlTxID         = `SELECT txid_current()`
+	// The transaction's id, and when the database server started: after
+	// a restart, ids a crash left without WAL are handed out again, so an
+	// id's status says nothing of a transaction that began before it
+	// (commitOutcome).
+	sqlTxID         = `SELECT txid_current(), pg_postmaster_start_time()`
 	sqlLockHandlers = `SELECT id, meta, last_seq FROM wfd_handlers WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 	sqlLockTasks    = `SELECT id, handler_id, meta FROM wfd_tasks WHERE id = ANY($1) OR handler_id = ANY($2) ORDER BY id FOR UPDATE`
 )
@@ -226,7 +233,7 @@ func (w *writeSet) lock(ctx context.Context, conn *pgxpool.Conn) error {
 	if _, err := br.Exec(); err != nil {
 		return err
 	}
-	if err := br.QueryRow().Scan(&w.txid); err != nil {
+	if err := br.QueryRow().Scan(&w.txid, &w.serverStart); err != nil {
 		return err
 	}
 	rows, err := br.Query()
