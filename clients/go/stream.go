@@ -58,7 +58,9 @@ type streamOptions struct {
 // StreamInternal makes Stream yield the internal records too.
 func StreamInternal() StreamOption { return func(o *streamOptions) { o.internal = true } }
 
-// StreamFromHead makes Stream yield only records made after it subscribed.
+// StreamFromHead makes Stream yield only records made after it began: it
+// asks for the handler's last record first (GetHandler) and streams from
+// there, so that a reconnect yields what happened while it was away.
 func StreamFromHead() StreamOption { return func(o *streamOptions) { o.fromHead = true } }
 
 // stream is the state of one Stream iteration.
@@ -71,6 +73,18 @@ type stream struct {
 }
 
 func (s *stream) run(ctx context.Context) {
+	if s.opts.fromHead {
+		// The head is asked for once, before the stream opens: a stream
+		// cut before its first heartbeat (which says where the head was)
+		// would otherwise ask for the head again when it reconnects, and
+		// skip what was recorded meanwhile.
+		h, err := s.c.Get(ctx, s.id)
+		if err != nil {
+			s.yield(nil, err)
+			return
+		}
+		s.last, s.opts.fromHead = h.GetLastSeq(), false
+	}
 	backoff := s.c.opts.retry.backoffFunc()
 	failures := 0
 	for {
