@@ -10,6 +10,7 @@ import (
 
 	"github.com/wfd-dev/wfd/engine"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // versioned is a workflow that waits for "go" and then finishes with the
@@ -31,18 +32,16 @@ func versioned(version string, withSchema bool) engine.Workflow {
 // release waits until h is idle and releases it, returning its checkpoint.
 func release(t *testing.T, h *engine.Handler) *statev1.HandlerState {
 	t.Helper()
-	ctx := context.Background()
-	for {
-		snap, err := h.Release(ctx)
-		if errors.Is(err, engine.ErrNotIdle) {
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		if err != nil {
+	var snap *statev1.HandlerState
+	testwait.For(t, "the handler released (it is idle)", func() bool {
+		var err error
+		snap, err = h.Release(context.Background())
+		if err != nil && !errors.Is(err, engine.ErrNotIdle) {
 			t.Fatal(err)
 		}
-		return snap
-	}
+		return err == nil
+	})
+	return snap
 }
 
 // ran sends "go" to h and returns the version it finished with.

@@ -194,7 +194,13 @@ func (j *Journal) commit(batch []*pending) {
 	}
 	var err error
 	if len(changes) > 0 {
-		span := j.Tracing.Commit(batchIDs(batch))
+		// The handlers' ids only when tracing wants them: a commit is
+		// the hot path.
+		var ids []string
+		if j.Tracing.On {
+			ids = batchIDs(batch)
+		}
+		span := j.Tracing.Commit(ids)
 		start := time.Now()
 		err = j.store.Write(context.Background(), changes...)
 		j.stats.Committed(len(changes), time.Since(start), err)

@@ -35,7 +35,7 @@ func (s *Runtime) liveFor(ctx context.Context, id string, accepting *engine.Even
 		if h, ok := s.engine.Handler(id); ok {
 			return h, nil
 		}
-		c, isNew, ready := s.loads.join(id, &loadCall{done: make(chan struct{}), accepting: accepting}, func() bool {
+		c, isNew, ready := s.loads.join(id, accepting, func() bool {
 			_, ok := s.engine.Handler(id)
 			return ok
 		})

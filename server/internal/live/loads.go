@@ -27,10 +27,10 @@ type loads struct {
 	m  map[string]*loadCall
 }
 
-// join returns the claim on id, making c the claim if there is none
-// (new reports which); ready, checked under the lock first, answers
-// without a claim (the handler is in memory).
-func (l *loads) join(id string, c *loadCall, ready func() bool) (got *loadCall, isNew, isReady bool) {
+// join returns the claim on id, making a new one for a load of accepting
+// if there is none (isNew reports which); ready, checked under the lock
+// first, answers without a claim (the handler is in memory).
+func (l *loads) join(id string, accepting *engine.Event, ready func() bool) (got *loadCall, isNew, isReady bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if ready() {
@@ -39,6 +39,7 @@ func (l *loads) join(id string, c *loadCall, ready func() bool) (got *loadCall, 
 	if got, ok := l.m[id]; ok {
 		return got, false, false
 	}
+	c := &loadCall{done: make(chan struct{}), accepting: accepting}
 	l.m[id] = c
 	return c, true, false
 }
