@@ -793,7 +793,14 @@ type WorkflowDef struct {
 	// The authenticated subject the workflow belongs to: the first that
 	// registered it with authentication on; empty when registered without
 	// (and in entries written before the field existed).
-	Owner         string `protobuf:"bytes,8,opt,name=owner,proto3" json:"owner,omitempty"`
+	Owner string `protobuf:"bytes,8,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The version of the workflow this definition is; with name, the
+	// entry's key. Empty only in entries written before versions existed,
+	// which the backends' migrations rewrite.
+	WorkflowVersion string `protobuf:"bytes,9,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
+	// Whether this is the version new handlers start on (at most one per
+	// name).
+	Current       bool `protobuf:"varint,10,opt,name=current,proto3" json:"current,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -884,6 +891,20 @@ func (x *WorkflowDef) GetOwner() string {
 	return ""
 }
 
+func (x *WorkflowDef) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
+	}
+	return ""
+}
+
+func (x *WorkflowDef) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
+}
+
 var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
@@ -950,7 +971,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"handler_id\x18\x05 \x01(\tR\thandlerId\x12\x12\n" +
 	"\x04data\x18\x06 \x01(\fR\x04data\x12*\n" +
 	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12!\n" +
-	"\fpublished_by\x18\b \x01(\tR\vpublishedBy\"\x85\x02\n" +
+	"\fpublished_by\x18\b \x01(\tR\vpublishedBy\"\xca\x02\n" +
 	"\vWorkflowDef\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -961,7 +982,10 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\x12\x14\n" +
-	"\x05owner\x18\b \x01(\tR\x05owner*s\n" +
+	"\x05owner\x18\b \x01(\tR\x05owner\x12)\n" +
+	"\x10workflow_version\x18\t \x01(\tR\x0fworkflowVersion\x12\x18\n" +
+	"\acurrent\x18\n" +
+	" \x01(\bR\acurrent*s\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTATUS_RUNNING\x10\x01\x12\x14\n" +
