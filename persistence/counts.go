@@ -11,3 +11,14 @@ type Counts struct {
 	Tasks         int64                // all stored tasks
 	TasksByStatus map[TaskStatus]int64 // every valid TaskStatus is present
 }
+
+// VersionCount is how many handlers of one workflow run one of its
+// versions in one status and residency: a line of
+// HandlerVersions.CountVersions, which tells an operator whether an old
+// version still has handlers before it is deleted.
+type VersionCount struct {
+	Version   string // Handler.WorkflowVersion; "" for handlers stored before versions
+	Status    Status
+	Residency Residency
+	Count     int64
+}

@@ -95,6 +95,10 @@ func (h *Handler) Validate() error {
 	if err := checkName("workflow", h.Workflow, MaxWorkflowLen, true); err != nil {
 		return err
 	}
+	// The version is part of index keys (CountVersions), as the workflow is.
+	if err := checkName("workflow version", h.WorkflowVersion, MaxVersionLen, false); err != nil {
+		return err
+	}
 	if err := checkName("parent", h.Parent, MaxIDLen, false); err != nil {
 		return err
 	}

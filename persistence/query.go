@@ -18,6 +18,11 @@ const (
 type Query struct {
 	// Workflow, if not "", keeps handlers of that workflow.
 	Workflow string
+	// Version, if not "", keeps handlers whose WorkflowVersion is Version
+	// (handlers stored before versions have ""). It needs Workflow: a
+	// version means nothing without its workflow, and the indexes that
+	// answer it are by workflow first.
+	Version string
 	// Statuses, if not empty, keeps handlers in any of these statuses.
 	Statuses []Status
 	// IdleOnly keeps idle handlers (IdleSince not zero).
@@ -42,6 +47,9 @@ type Query struct {
 // Validate reports whether q is well formed. The error wraps ErrInvalid.
 // It does not check PageToken, whose format belongs to each backend.
 func (q *Query) Validate() error {
+	if q.Version != "" && q.Workflow == "" {
+		return fmt.Errorf("%w: query: Version %q without Workflow", ErrInvalid, q.Version)
+	}
 	for _, s := range q.Statuses {
 		if !s.Valid() {
 			return fmt.Errorf("%w: query: invalid status %v", ErrInvalid, s)

@@ -7,8 +7,8 @@ import (
 
 // Store keeps handlers, their human tasks, the published-event log and
 // workflow definitions durable: the four kinds of thing its users need,
-// each an interface of its own (Handlers, Tasks, PublishedLog,
-// WorkflowDefs), so that code that needs one kind can ask for that one.
+// each an interface of its own (Handlers with HandlerVersions, Tasks,
+// PublishedLog, WorkflowDefs), so that code that needs one kind can ask for that one.
 // Implementations are safe for concurrent use.
 //
 // Every method checks ctx before it starts; a Write that has been handed to
@@ -23,6 +23,7 @@ import (
 // WorkerRoutes too; users find them by type assertion.
 type Store interface {
 	Handlers
+	HandlerVersions
 	Tasks
 	PublishedLog
 	WorkflowDefs
@@ -145,34 +146,65 @@ type PublishedLog interface {
 	ListPublished(ctx context.Context, q PublishedQuery) (entries []Published, nextPageToken string, err error)
 }
 
-// WorkflowDefs keeps workflow definitions (WorkflowDef) by name, each
-// put and deleted in a commit of its own, conditionally on the Hash of
-// the definition stored.
+// WorkflowDefs keeps workflow definitions (WorkflowDef) by name and
+// version: each version is immutable in what it runs (a handler that
+// started on a version keeps running it), and one version per name is
+// current, the one new handlers start on. Each put, delete or change of
+// the current version is a commit of its own, conditional on the Hash of
+// the stored version where it says so.
 type WorkflowDefs interface {
-	// PutWorkflow stores def under def.Name, replacing a stored definition
-	// of that name, in a commit of its own (it may share one with
-	// concurrent writes). ifHash makes it conditional: "" puts whatever is
-	// stored; Absent requires that no definition of that name is stored
-	// (else ErrExists); any other value requires a stored definition whose
-	// Hash is ifHash (ErrNotFound if none is stored, ErrConflict if its
-	// Hash differs). Of concurrent puts with the same condition, one wins.
+	// PutWorkflow stores def under (def.Name, def.Version) in a commit of
+	// its own (it may share one with concurrent writes). ifHash makes it
+	// conditional on that version's stored record: "" puts whatever is
+	// stored; Absent requires that no such version is stored (else
+	// ErrExists); any other value requires a stored version whose Hash is
+	// ifHash (ErrNotFound if none is stored, ErrConflict if its Hash
+	// differs). Of concurrent puts with the same condition, one wins.
+	//
+	// If def.Current, every other version of def.Name stops being current
+	// in the same commit, so a name never has two current versions. If
+	// not, def is stored as given, even when no version of the name is
+	// current: the caller decides which version is.
 	PutWorkflow(ctx context.Context, def WorkflowDef, ifHash string) error
 
-	// GetWorkflow returns the definition stored under name (ErrNotFound if
-	// there is none).
-	GetWorkflow(ctx context.Context, name string) (WorkflowDef, error)
+	// GetWorkflow returns version of name; version "" returns the current
+	// one. It is ErrNotFound if that version is not stored, or (version "")
+	// if no version of name is stored or none is current.
+	GetWorkflow(ctx context.Context, name, version string) (WorkflowDef, error)
 
-	// ListWorkflowDefs returns every stored definition, by name. There is
-	// no paging: a server has few definitions (one per remote workflow).
-	// If some cannot be decoded, it returns the others and an error
-	// wrapping ErrCorrupt that names them.
+	// ListWorkflowDefs returns every stored version of every workflow, by
+	// Name, then CreatedAt, then Version. There is no paging: a server has
+	// few definitions (a few versions per remote workflow). If some cannot
+	// be decoded, it returns the others and an error wrapping ErrCorrupt
+	// that names them.
 	ListWorkflowDefs(ctx context.Context) ([]WorkflowDef, error)
 
-	// DeleteWorkflow removes the definition stored under name
-	// (ErrNotFound if there is none). If ifHash is not "", the stored
-	// definition's Hash must be ifHash, else ErrConflict. Handlers of the
-	// workflow are not touched.
-	DeleteWorkflow(ctx context.Context, name, ifHash string) error
+	// SetCurrentWorkflow makes version the current version of name, and no
+	// other, in one commit: a rollback to an older version, or a switch to
+	// a version stored with Current false. It is ErrNotFound if that
+	// version is not stored.
+	SetCurrentWorkflow(ctx context.Context, name, version string) error
+
+	// DeleteWorkflow removes version of name, or with version "" every
+	// version of name (ErrNotFound if nothing is stored). If ifHash is not
+	// "", the stored version's Hash must be ifHash, else ErrConflict; a
+	// condition needs a version (ErrInvalid with version ""), since the
+	// versions of a name have different hashes. Deleting the current
+	// version leaves the name without one. Handlers of the workflow are
+	// not touched.
+	DeleteWorkflow(ctx context.Context, name, version, ifHash string) error
+}
+
+// HandlerVersions answers, from the indexes, which versions of a workflow
+// the stored handlers run: what an operator checks before deleting a
+// version, without reading every handler's metadata.
+type HandlerVersions interface {
+	// CountVersions counts the handlers of workflow by WorkflowVersion,
+	// Status and Residency, sorted by those three; combinations with no
+	// handler are left out. Handlers stored before versions count under
+	// version "". It reads index keys only, so a handler whose metadata
+	// cannot be decoded is still counted as last written.
+	CountVersions(ctx context.Context, workflow string) ([]VersionCount, error)
 }
 
 // Default limits for Store methods that take a limit.

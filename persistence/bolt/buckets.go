@@ -24,6 +24,10 @@ const (
 	bucketWaitKeys  = "idx_wait_keys"
 	bucketMeta      = "meta"
 	bucketFinished  = "idx_finished"
+	// bucketVersion keys workflow|0|version|0|status|0|residency|0|order:
+	// a handler listing by workflow version reads one prefix per status and
+	// residency, and CountVersions counts keys without reading metadata.
+	bucketVersion = "idx_workflow_version"
 
 	bucketTasks        = "tasks"
 	bucketTaskStatus   = "idx_task_status"
@@ -62,7 +66,7 @@ func allBuckets() []string {
 	return []string{
 		bucketHandlers, bucketSnapshots, bucketRecords,
 		bucketCreated, bucketStatus, bucketWorkflow, bucketResidency, bucketIdle, bucketIdleTime,
-		bucketTimers, bucketWaitKeys, bucketMeta, bucketFinished,
+		bucketTimers, bucketWaitKeys, bucketMeta, bucketFinished, bucketVersion,
 		bucketTasks, bucketTaskStatus, bucketTaskAssignee, bucketTaskWorkflow, bucketTaskHandler,
 		bucketPublished, bucketPublishedID, bucketPublishedKey,
 		bucketPublishedTime, bucketPublishedByKey, bucketPublishedHandler,
@@ -104,7 +108,16 @@ func allBuckets() []string {
 // filling them from the metadata and the log (migrateListIndexes); the
 // bump keeps an older wfd, which would not maintain them, from opening
 // the file.
-const schemaVersion = 6
+//
+// Version 7 keys the workflows bucket by name|0|version (a name has
+// several versions, one of them current) and added idx_workflow_version
+// (handlers by workflow, version, status and residency). Older files
+// migrate by rewriting each definition under its name as a current
+// version named after the first 16 characters of its hash, and by
+// filling the index from the metadata (migrateWorkflowVersions); the bump
+// keeps an older wfd, which would read the new keys as names, from
+// opening the file.
+const schemaVersion = 7
 
 const keySchema = "schema"
 
@@ -156,6 +169,11 @@ func initSchema(tx *bolt.Tx) error {
 	// Version 4 only lacked the workflows bucket, created above.
 	if version < 6 {
 		if err := migrateListIndexes(tx); err != nil {
+			return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
+		}
+	}
+	if version < 7 {
+		if err := migrateWorkflowVersions(tx); err != nil {
 			return fmt.Errorf("migrate schema %d to %d: %w", version, schemaVersion, err)
 		}
 	}

@@ -151,6 +151,10 @@ func (r *CheckReport) readAll(ctx context.Context, db *bolt.DB) error {
 		if name == bucketWorkflows && version < 5 && version > 0 {
 			continue
 		}
+		// Nor has a file of schema 6 or older idx_workflow_version.
+		if name == bucketVersion && version < 7 && version > 0 {
+			continue
+		}
 		if !slices.Contains(names, name) {
 			r.problem("bucket %s is missing", name)
 		}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -56,4 +57,36 @@ func (s *Store) Count(ctx context.Context) (persistence.Counts, error) {
 		return persistence.Counts{}, fmt.Errorf("bolt: count: %w", err)
 	}
 	return counts, nil
+}
+
+// CountVersions counts the handlers of workflow by version, status and
+// residency: a scan of the keys of idx_workflow_version under workflow|0,
+// which are in (version, status, residency) order already, so equal
+// combinations are adjacent and no metadata is read.
+func (s *Store) CountVersions(ctx context.Context, workflow string) ([]persistence.VersionCount, error) {
+	if err := persistence.ValidateWorkflowName(workflow); err != nil {
+		return nil, fmt.Errorf("bolt: count versions: %w", err)
+	}
+	var out []persistence.VersionCount
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		prefix := workflowPrefix(workflow)
+		c := bucket(tx, bucketVersion).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			version, status, residency, _, ok := parseVersionKey(k[len(prefix):])
+			if !ok {
+				return fmt.Errorf("%w: malformed %s key %q", persistence.ErrCorrupt, bucketVersion, k)
+			}
+			st, r := persistence.Status(status), persistence.Residency(residency)
+			if n := len(out); n > 0 && out[n-1].Version == version && out[n-1].Status == st && out[n-1].Residency == r {
+				out[n-1].Count++
+				continue
+			}
+			out = append(out, persistence.VersionCount{Version: version, Status: st, Residency: r, Count: 1})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bolt: count versions: %w", err)
+	}
+	return out, nil
 }

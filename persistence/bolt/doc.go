@@ -19,6 +19,7 @@
 //	idx_residency  residency byte|order      → ""
 //	idx_idle       order                     → time (IdleSince)
 //	idx_idle_time  time|id                   → ""
+//	idx_workflow_version  workflow|0|version|0|status|0|residency|0|order → ""
 //	idx_timers     time|handler|0|waiter     → ""
 //	idx_wait_keys  key|0|handler|0|waiter    → ""
 //	meta           "schema"                  → uint32 layout version
@@ -40,7 +41,7 @@
 //	idx_published_id   id                                → seq
 //	idx_published_key  key|0|handler|0|time|seq          → "" (handler "" for global)
 //
-//	workflows          name                              → WorkflowDef (protobuf)
+//	workflows          name|0|version                    → WorkflowDef (protobuf)
 //
 // ListHandlers lists newest first by creation time, whatever the ids
 // (callers may choose them), so every index it reads ends in the handler's
@@ -83,11 +84,17 @@
 // FinishedBefore, the retention sweep's scan, is a range scan from the
 // oldest; a delete removes the entry with the handler's other entries.
 //
-// Workflow definitions are few (one per remote workflow) and read whole:
-// the workflows bucket has no index, and ListWorkflowDefs walks it in name
-// order. PutWorkflow and DeleteWorkflow commit through the group commit
-// like Publish and check their condition (the stored hash) inside the
-// transaction.
+// Workflow definitions are few (a few versions per remote workflow) and
+// read whole: the workflows bucket has no index, the versions of a name
+// are one prefix, and which one is current is a field of each record.
+// PutWorkflow, SetCurrentWorkflow and DeleteWorkflow commit through the
+// group commit like Publish, and check their condition (the stored hash)
+// and move the current mark inside the transaction.
+//
+// idx_workflow_version answers a listing by workflow version (one prefix
+// per status and residency, joined like the status filter) and
+// CountVersions, which counts its keys under workflow|0 without reading
+// metadata.
 //
 // Stream records share one key space (id|0|seq) instead of a nested bucket
 // per handler: bbolt gives every nested bucket that outgrows a quarter page

@@ -25,12 +25,13 @@ func (e entry) same(o entry) bool {
 // end in h's order key (creation time, then id).
 func entriesOf(h *persistence.Handler) []entry {
 	order := orderKey(h.CreatedAt, h.ID)
-	es := make([]entry, 0, 7+2*len(h.Waiters))
+	es := make([]entry, 0, 8+2*len(h.Waiters))
 	es = append(es,
 		entry{bucketCreated, order, []byte{}},
 		entry{bucketStatus, statusKey(byte(h.Status), order), []byte{}},
 		entry{bucketWorkflow, workflowKey(h.Workflow, order), []byte{}},
 		entry{bucketResidency, residencyKey(byte(h.Residency), order), []byte{}},
+		entry{bucketVersion, append(versionStatePrefix(h.Workflow, h.WorkflowVersion, byte(h.Status), byte(h.Residency)), order...), []byte{}},
 	)
 	if !h.IdleSince.IsZero() {
 		es = append(es,
@@ -58,7 +59,7 @@ func entriesOf(h *persistence.Handler) []entry {
 }
 
 // listIndexes lists the handler indexes whose keys end in an order key.
-var listIndexes = []string{bucketCreated, bucketStatus, bucketWorkflow, bucketResidency, bucketIdle}
+var listIndexes = []string{bucketCreated, bucketStatus, bucketWorkflow, bucketResidency, bucketIdle, bucketVersion}
 
 // scanEntries finds the index entries of handler id without its metadata,
 // which could not be decoded. It is the slow path that lets a write repair

@@ -67,6 +67,33 @@ func workflowKey(workflow string, order []byte) []byte {
 	return append(workflowPrefix(workflow), order...)
 }
 
+// versionPrefix is workflow|0|version|0, the prefix of a workflow
+// version's keys in idx_workflow_version.
+func versionPrefix(workflow, version string) []byte {
+	k := make([]byte, 0, len(workflow)+len(version)+2)
+	k = append(k, workflow...)
+	k = append(k, 0)
+	k = append(k, version...)
+	return append(k, 0)
+}
+
+// versionStatePrefix is workflow|0|version|0|status|0|residency|0: the
+// handlers of one version in one status and residency, in order.
+func versionStatePrefix(workflow, version string, status, residency byte) []byte {
+	return append(versionPrefix(workflow, version), status, 0, residency, 0)
+}
+
+// parseVersionKey splits the part of an idx_workflow_version key after
+// workflow|0 into the version, status, residency and order key; ok is
+// false if it is malformed.
+func parseVersionKey(rest []byte) (version string, status, residency byte, order []byte, ok bool) {
+	i := bytes.IndexByte(rest, 0)
+	if i < 0 || len(rest) < i+5 || rest[i+2] != 0 || rest[i+4] != 0 {
+		return "", 0, 0, nil, false
+	}
+	return string(rest[:i]), rest[i+1], rest[i+3], rest[i+5:], true
+}
+
 // handlerKeyOrder returns the order key at the end of a key of one of the
 // handler indexes ListHandlers joins; ok is false if the key is malformed.
 func handlerKeyOrder(bucketName string, k []byte) (order []byte, ok bool) {
@@ -82,6 +109,16 @@ func handlerKeyOrder(bucketName string, k []byte) (order []byte, ok bool) {
 			return nil, false
 		}
 		k = k[i+1:]
+	case bucketVersion:
+		i := bytes.IndexByte(k, 0)
+		if i < 0 {
+			return nil, false
+		}
+		_, _, _, order, ok := parseVersionKey(k[i+1:])
+		if !ok {
+			return nil, false
+		}
+		k = order
 	}
 	if _, ok := orderKeyID(k); !ok {
 		return nil, false

@@ -108,7 +108,12 @@ func list[T any](ctx context.Context, s *Store, l listing[T], token string, limi
 // stream proposes fewer candidates).
 func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
 	var streams []idStream
-	if q.Workflow != "" {
+	switch {
+	case q.Version != "":
+		// One prefix of idx_workflow_version per status and residency the
+		// query keeps: the version's handlers in those, in order.
+		streams = append(streams, versionStream(tx, q))
+	case q.Workflow != "":
 		streams = append(streams, &prefixStream{c: bucket(tx, bucketWorkflow).Cursor(), prefix: workflowPrefix(q.Workflow)})
 	}
 	if q.Residency != 0 {
@@ -140,6 +145,29 @@ func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
 		streams = append(streams, &prefixStream{c: bucket(tx, bucketCreated).Cursor()})
 	}
 	return streams
+}
+
+// versionStream yields the handlers of q's workflow version whose status
+// and residency q keeps, as a union of the prefixes of idx_workflow_version
+// (a few dozen at most), so that neither filter needs another index.
+func versionStream(tx *bolt.Tx, q *persistence.Query) idStream {
+	statuses := slices.Clone(q.Statuses)
+	if len(statuses) == 0 {
+		statuses = persistence.Statuses()
+	}
+	slices.Sort(statuses)
+	residencies := persistence.Residencies()
+	if q.Residency != 0 {
+		residencies = []persistence.Residency{q.Residency}
+	}
+	var union unionStream
+	for _, st := range slices.Compact(statuses) {
+		for _, r := range residencies {
+			union = append(union, &prefixStream{c: bucket(tx, bucketVersion).Cursor(),
+				prefix: versionStatePrefix(q.Workflow, q.Version, byte(st), byte(r))})
+		}
+	}
+	return union
 }
 
 // page returns up to limit keys of the intersection of streams, in

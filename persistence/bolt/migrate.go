@@ -188,3 +188,59 @@ func migrateListIndexes(tx *bolt.Tx) error {
 	}
 	return nil
 }
+
+// migrateWorkflowVersions brings a schema 6 or older file to versions:
+// each definition stored under its name moves to name|0|version, its
+// Version the first 16 characters of its Hash and Current set (it was the
+// one definition of its name), and idx_workflow_version is filled from
+// the handlers' metadata (metadata that cannot be decoded is left out, as
+// its other entries would be: a write repairs it). A definition that
+// cannot be decoded moves, as it is, to name|0 (no version): listing
+// reports it as corrupt, and deleting every version of its name removes
+// it, as deleting the name did before. It runs in Open's transaction: if
+// it fails, the file stays as it was.
+func migrateWorkflowVersions(tx *bolt.Tx) error {
+	b := bucket(tx, bucketWorkflows)
+	type rewrite struct{ old, key, value []byte }
+	var defs []rewrite
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if bytes.IndexByte(k, 0) >= 0 {
+			continue // already name|0|version
+		}
+		r := rewrite{old: bytes.Clone(k), key: workflowDefPrefix(string(k)), value: bytes.Clone(v)}
+		if d, err := codec.DecodeWorkflowDef(v); err == nil && d.Name == string(k) {
+			d.Version = d.Hash[:min(16, len(d.Hash))] // Validate: never empty
+			d.Current = true
+			enc, err := codec.EncodeWorkflowDef(&d)
+			if err != nil {
+				return err
+			}
+			r.key, r.value = workflowDefKey(d.Name, d.Version), enc
+		}
+		defs = append(defs, r)
+	}
+	// Writes after the scan: a cursor must not see the bucket change under it.
+	for _, r := range defs {
+		if err := b.Delete(r.old); err != nil {
+			return fmt.Errorf("move workflow %q: %w", r.old, err)
+		}
+		if err := b.Put(r.key, r.value); err != nil {
+			return fmt.Errorf("move workflow %q: %w", r.old, err)
+		}
+	}
+	var versions []entry
+	c = bucket(tx, bucketHandlers).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		h, err := codec.DecodeStoredHandler(string(k), v)
+		if err != nil {
+			continue
+		}
+		for _, e := range entriesOf(&h) {
+			if e.bucket == bucketVersion {
+				versions = append(versions, e)
+			}
+		}
+	}
+	return rewriteBucket(tx, bucketVersion, versions)
+}

@@ -52,8 +52,8 @@ func TestOpenSchema5(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 6}) {
-		t.Fatalf("schema version after migration = %v, want 6", v)
+	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 7}) {
+		t.Fatalf("schema version after migration = %v, want 7", v)
 	}
 	s = open(t, path)
 	defer func() { _ = s.Close() }()

@@ -17,8 +17,8 @@ import (
 
 func testDef(name, hash string) persistence.WorkflowDef {
 	at := time.Date(2025, 6, 1, 12, 0, 0, 123, time.UTC)
-	return persistence.WorkflowDef{Name: name, Hash: hash, Def: []byte("def of " + name + " " + hash),
-		CreatedAt: at, UpdatedAt: at, Source: "worker-1"}
+	return persistence.WorkflowDef{Name: name, Version: "v-" + hash, Current: true, Hash: hash,
+		Def: []byte("def of " + name + " " + hash), CreatedAt: at, UpdatedAt: at, Source: "worker-1"}
 }
 
 func encodeDef(t testing.TB, d persistence.WorkflowDef) []byte {
@@ -65,15 +65,15 @@ func TestOpenSchema4(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 6}) {
-		t.Fatalf("schema version after migration = %v, want 6", v)
+	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 7}) {
+		t.Fatalf("schema version after migration = %v, want 7", v)
 	}
 	if r, err := bolt.Check(t.Context(), path); err != nil || !r.OK() {
 		t.Fatalf("Check after migration = %+v, %v", r, err)
 	}
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
-	got, err := s.GetWorkflow(t.Context(), "remote")
+	got, err := s.GetWorkflow(t.Context(), "remote", "")
 	if err != nil || got.Hash != def.Hash || !bytes.Equal(got.Def, def.Def) || !got.CreatedAt.Equal(def.CreatedAt) {
 		t.Fatalf("GetWorkflow after reopen = %+v, %v", got, err)
 	}
@@ -111,10 +111,10 @@ func TestCorruptWorkflowDef(t *testing.T) {
 	}
 	rawUpdate(t, path, func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte("workflows"))
-		if err := b.Put([]byte("b"), []byte("junk")); err != nil {
+		if err := b.Put([]byte("b\x00v-h"), []byte("junk")); err != nil {
 			return err
 		}
-		return b.Put([]byte("c"), encodeDef(t, testDef("a", "h")))
+		return b.Put([]byte("c\x00v-h"), encodeDef(t, testDef("a", "h")))
 	})
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
@@ -125,20 +125,26 @@ func TestCorruptWorkflowDef(t *testing.T) {
 		t.Fatalf("ListWorkflowDefs = %v, %v; want a, and an ErrCorrupt naming b and c", defs, err)
 	}
 	for _, name := range []string{"b", "c"} {
-		if _, err := s.GetWorkflow(ctx, name); !errors.Is(err, persistence.ErrCorrupt) {
-			t.Errorf("GetWorkflow(%s) = %v, want ErrCorrupt", name, err)
+		for _, version := range []string{"v-h", ""} {
+			if _, err := s.GetWorkflow(ctx, name, version); !errors.Is(err, persistence.ErrCorrupt) {
+				t.Errorf("GetWorkflow(%s, %q) = %v, want ErrCorrupt", name, version, err)
+			}
 		}
-		if err := s.PutWorkflow(ctx, testDef(name, "h2"), "h"); !errors.Is(err, persistence.ErrCorrupt) {
+		over := testDef(name, "h2")
+		over.Version = "v-h"
+		if err := s.PutWorkflow(ctx, over, "h"); !errors.Is(err, persistence.ErrCorrupt) {
 			t.Errorf("conditional PutWorkflow(%s) = %v, want ErrCorrupt", name, err)
 		}
-		if err := s.PutWorkflow(ctx, testDef(name, "h2"), persistence.Absent); !errors.Is(err, persistence.ErrExists) {
+		if err := s.PutWorkflow(ctx, over, persistence.Absent); !errors.Is(err, persistence.ErrExists) {
 			t.Errorf("create-only PutWorkflow(%s) = %v, want ErrExists", name, err)
 		}
 	}
-	if err := s.PutWorkflow(ctx, testDef("b", "h2"), ""); err != nil {
+	repaired := testDef("b", "h2")
+	repaired.Version = "v-h"
+	if err := s.PutWorkflow(ctx, repaired, ""); err != nil {
 		t.Fatalf("unconditional PutWorkflow over a corrupt definition: %v", err)
 	}
-	if err := s.DeleteWorkflow(ctx, "c", ""); err != nil {
+	if err := s.DeleteWorkflow(ctx, "c", "v-h", ""); err != nil {
 		t.Fatalf("unconditional DeleteWorkflow of a corrupt definition: %v", err)
 	}
 	if defs, err := s.ListWorkflowDefs(ctx); err != nil || len(defs) != 2 || defs[1].Hash != "h2" {
@@ -164,14 +170,18 @@ func FuzzDecodeWorkflowDef(f *testing.F) {
 			}
 			return
 		}
-		if err := d.Validate(); err != nil {
+		check := d
+		if check.Version == "" {
+			check.Version = "old" // a record from before versions
+		}
+		if err := check.Validate(); err != nil {
 			t.Fatalf("DecodeWorkflowDef accepted an invalid definition: %v", err)
 		}
 		again, err := codec.DecodeWorkflowDef(encodeDef(t, d))
 		if err != nil {
 			t.Fatalf("re-decoding an accepted definition: %v", err)
 		}
-		if again.Name != d.Name || again.Hash != d.Hash || !bytes.Equal(again.Def, d.Def) || again.Source != d.Source ||
+		if again.Name != d.Name || again.Version != d.Version || again.Current != d.Current || again.Hash != d.Hash || !bytes.Equal(again.Def, d.Def) || again.Source != d.Source ||
 			!again.CreatedAt.Equal(d.CreatedAt) || !again.UpdatedAt.Equal(d.UpdatedAt) {
 			t.Fatalf("round trip changed the definition:\n got %+v\nwant %+v", again, d)
 		}

@@ -6,26 +6,28 @@ import "sync/atomic"
 // answered, from the moment the call began. Read a count with Load; a test
 // that compares counts before and after an action reads both.
 type Calls struct {
-	Write            atomic.Int64
-	GetHandler       atomic.Int64
-	LoadHandler      atomic.Int64
-	LoadSnapshot     atomic.Int64
-	ListHandlers     atomic.Int64
-	ReadRecords      atomic.Int64
-	DueTimers        atomic.Int64
-	WaitingFor       atomic.Int64
-	LongestIdle      atomic.Int64
-	Count            atomic.Int64
-	GetTask          atomic.Int64
-	ListTasks        atomic.Int64
-	Publish          atomic.Int64
-	FindPublished    atomic.Int64
-	PublishedAfter   atomic.Int64
-	ListPublished    atomic.Int64
-	FinishedBefore   atomic.Int64
-	PutWorkflow      atomic.Int64
-	GetWorkflow      atomic.Int64
-	ListWorkflowDefs atomic.Int64
-	DeleteWorkflow   atomic.Int64
-	Close            atomic.Int64
+	Write              atomic.Int64
+	GetHandler         atomic.Int64
+	LoadHandler        atomic.Int64
+	LoadSnapshot       atomic.Int64
+	ListHandlers       atomic.Int64
+	ReadRecords        atomic.Int64
+	DueTimers          atomic.Int64
+	WaitingFor         atomic.Int64
+	LongestIdle        atomic.Int64
+	Count              atomic.Int64
+	GetTask            atomic.Int64
+	ListTasks          atomic.Int64
+	Publish            atomic.Int64
+	FindPublished      atomic.Int64
+	PublishedAfter     atomic.Int64
+	ListPublished      atomic.Int64
+	FinishedBefore     atomic.Int64
+	PutWorkflow        atomic.Int64
+	GetWorkflow        atomic.Int64
+	ListWorkflowDefs   atomic.Int64
+	SetCurrentWorkflow atomic.Int64
+	DeleteWorkflow     atomic.Int64
+	CountVersions      atomic.Int64
+	Close              atomic.Int64
 }

@@ -72,8 +72,14 @@ func TestCountsEveryCall(t *testing.T) {
 	if _, err := fs.LoadSnapshot(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fs.GetWorkflow(ctx, "w"); !errors.Is(err, persistence.ErrNotFound) {
+	if _, err := fs.GetWorkflow(ctx, "w", ""); !errors.Is(err, persistence.ErrNotFound) {
 		t.Fatalf("GetWorkflow: %v", err)
+	}
+	if counts, err := fs.CountVersions(ctx, "w"); err != nil || len(counts) != 1 || counts[0].Count != 2 {
+		t.Fatalf("CountVersions = %v, %v; want the two handlers under one line", counts, err)
+	}
+	if err := fs.SetCurrentWorkflow(ctx, "w", "v1"); !errors.Is(err, persistence.ErrNotFound) {
+		t.Fatalf("SetCurrentWorkflow: %v", err)
 	}
 	for _, c := range []struct {
 		method string
@@ -85,6 +91,8 @@ func TestCountsEveryCall(t *testing.T) {
 		{"LoadSnapshot", fs.Calls.LoadSnapshot.Load(), 1},
 		{"GetWorkflow", fs.Calls.GetWorkflow.Load(), 1},
 		{"PutWorkflow", fs.Calls.PutWorkflow.Load(), 0},
+		{"CountVersions", fs.Calls.CountVersions.Load(), 1},
+		{"SetCurrentWorkflow", fs.Calls.SetCurrentWorkflow.Load(), 1},
 		{"Count", fs.Calls.Count.Load(), 0},
 	} {
 		if c.got != c.want {

@@ -12,28 +12,30 @@ import (
 // call to the wrapped store; a function that wants the real behaviour for
 // some calls calls Store.Inner itself.
 type Funcs struct {
-	WriteFunc            func(ctx context.Context, changes ...persistence.Change) error
-	GetHandlerFunc       func(ctx context.Context, id string) (persistence.Handler, error)
-	LoadHandlerFunc      func(ctx context.Context, id string) (persistence.Handler, []byte, error)
-	LoadSnapshotFunc     func(ctx context.Context, id string) ([]byte, error)
-	ListHandlersFunc     func(ctx context.Context, q persistence.Query) ([]persistence.Handler, string, error)
-	ReadRecordsFunc      func(ctx context.Context, id string, afterSeq uint64, limit int) ([]persistence.Record, error)
-	DueTimersFunc        func(ctx context.Context, before time.Time, limit int) ([]persistence.Timer, error)
-	WaitingForFunc       func(ctx context.Context, key string, limit int) ([]string, error)
-	LongestIdleFunc      func(ctx context.Context, before time.Time, limit int) ([]persistence.Idle, error)
-	CountFunc            func(ctx context.Context) (persistence.Counts, error)
-	GetTaskFunc          func(ctx context.Context, id string) (persistence.Task, error)
-	ListTasksFunc        func(ctx context.Context, q persistence.TaskQuery) ([]persistence.Task, string, error)
-	PublishFunc          func(ctx context.Context, p persistence.Published) (persistence.Published, error)
-	FindPublishedFunc    func(ctx context.Context, key, handlerID string, since time.Time) (persistence.Published, bool, error)
-	PublishedAfterFunc   func(ctx context.Context, afterSeq uint64, limit int) ([]persistence.Published, error)
-	ListPublishedFunc    func(ctx context.Context, q persistence.PublishedQuery) ([]persistence.Published, string, error)
-	FinishedBeforeFunc   func(ctx context.Context, before time.Time, after *persistence.Finished, limit int) ([]persistence.Finished, error)
-	PutWorkflowFunc      func(ctx context.Context, def persistence.WorkflowDef, ifHash string) error
-	GetWorkflowFunc      func(ctx context.Context, name string) (persistence.WorkflowDef, error)
-	ListWorkflowDefsFunc func(ctx context.Context) ([]persistence.WorkflowDef, error)
-	DeleteWorkflowFunc   func(ctx context.Context, name, ifHash string) error
-	CloseFunc            func() error
+	WriteFunc              func(ctx context.Context, changes ...persistence.Change) error
+	GetHandlerFunc         func(ctx context.Context, id string) (persistence.Handler, error)
+	LoadHandlerFunc        func(ctx context.Context, id string) (persistence.Handler, []byte, error)
+	LoadSnapshotFunc       func(ctx context.Context, id string) ([]byte, error)
+	ListHandlersFunc       func(ctx context.Context, q persistence.Query) ([]persistence.Handler, string, error)
+	ReadRecordsFunc        func(ctx context.Context, id string, afterSeq uint64, limit int) ([]persistence.Record, error)
+	DueTimersFunc          func(ctx context.Context, before time.Time, limit int) ([]persistence.Timer, error)
+	WaitingForFunc         func(ctx context.Context, key string, limit int) ([]string, error)
+	LongestIdleFunc        func(ctx context.Context, before time.Time, limit int) ([]persistence.Idle, error)
+	CountFunc              func(ctx context.Context) (persistence.Counts, error)
+	GetTaskFunc            func(ctx context.Context, id string) (persistence.Task, error)
+	ListTasksFunc          func(ctx context.Context, q persistence.TaskQuery) ([]persistence.Task, string, error)
+	PublishFunc            func(ctx context.Context, p persistence.Published) (persistence.Published, error)
+	FindPublishedFunc      func(ctx context.Context, key, handlerID string, since time.Time) (persistence.Published, bool, error)
+	PublishedAfterFunc     func(ctx context.Context, afterSeq uint64, limit int) ([]persistence.Published, error)
+	ListPublishedFunc      func(ctx context.Context, q persistence.PublishedQuery) ([]persistence.Published, string, error)
+	FinishedBeforeFunc     func(ctx context.Context, before time.Time, after *persistence.Finished, limit int) ([]persistence.Finished, error)
+	PutWorkflowFunc        func(ctx context.Context, def persistence.WorkflowDef, ifHash string) error
+	GetWorkflowFunc        func(ctx context.Context, name, version string) (persistence.WorkflowDef, error)
+	ListWorkflowDefsFunc   func(ctx context.Context) ([]persistence.WorkflowDef, error)
+	SetCurrentWorkflowFunc func(ctx context.Context, name, version string) error
+	DeleteWorkflowFunc     func(ctx context.Context, name, version, ifHash string) error
+	CountVersionsFunc      func(ctx context.Context, workflow string) ([]persistence.VersionCount, error)
+	CloseFunc              func() error
 }
 
 // Update changes the functions while the store is in use: fn edits a copy

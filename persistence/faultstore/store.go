@@ -198,12 +198,12 @@ func (s *Store) PutWorkflow(ctx context.Context, def persistence.WorkflowDef, if
 }
 
 // GetWorkflow implements persistence.Store.
-func (s *Store) GetWorkflow(ctx context.Context, name string) (persistence.WorkflowDef, error) {
+func (s *Store) GetWorkflow(ctx context.Context, name, version string) (persistence.WorkflowDef, error) {
 	s.Calls.GetWorkflow.Add(1)
 	if f := s.current().GetWorkflowFunc; f != nil {
-		return f(ctx, name)
+		return f(ctx, name, version)
 	}
-	return s.inner.GetWorkflow(ctx, name)
+	return s.inner.GetWorkflow(ctx, name, version)
 }
 
 // ListWorkflowDefs implements persistence.Store.
@@ -215,13 +215,31 @@ func (s *Store) ListWorkflowDefs(ctx context.Context) ([]persistence.WorkflowDef
 	return s.inner.ListWorkflowDefs(ctx)
 }
 
+// SetCurrentWorkflow implements persistence.Store.
+func (s *Store) SetCurrentWorkflow(ctx context.Context, name, version string) error {
+	s.Calls.SetCurrentWorkflow.Add(1)
+	if f := s.current().SetCurrentWorkflowFunc; f != nil {
+		return f(ctx, name, version)
+	}
+	return s.inner.SetCurrentWorkflow(ctx, name, version)
+}
+
 // DeleteWorkflow implements persistence.Store.
-func (s *Store) DeleteWorkflow(ctx context.Context, name, ifHash string) error {
+func (s *Store) DeleteWorkflow(ctx context.Context, name, version, ifHash string) error {
 	s.Calls.DeleteWorkflow.Add(1)
 	if f := s.current().DeleteWorkflowFunc; f != nil {
-		return f(ctx, name, ifHash)
+		return f(ctx, name, version, ifHash)
 	}
-	return s.inner.DeleteWorkflow(ctx, name, ifHash)
+	return s.inner.DeleteWorkflow(ctx, name, version, ifHash)
+}
+
+// CountVersions implements persistence.Store.
+func (s *Store) CountVersions(ctx context.Context, workflow string) ([]persistence.VersionCount, error) {
+	s.Calls.CountVersions.Add(1)
+	if f := s.current().CountVersionsFunc; f != nil {
+		return f(ctx, workflow)
+	}
+	return s.inner.CountVersions(ctx, workflow)
 }
 
 // Close implements persistence.Store. It closes the wrapped store (unless

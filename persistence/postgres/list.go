@@ -56,6 +56,9 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 		if q.Workflow != "" {
 			w.add("workflow = $%d", q.Workflow)
 		}
+		if q.Version != "" {
+			w.add("workflow_version = $%d", q.Version) // wfd_handlers_version
+		}
 		if len(q.Statuses) > 0 {
 			w.add("status = ANY($%d)", int16s(q.Statuses))
 		}

@@ -22,15 +22,15 @@ const (
 	sqlWipeHandlers  = `DELETE FROM wfd_handlers WHERE id = ANY($1)`
 
 	sqlInsertHandlers = `INSERT INTO wfd_handlers (id, workflow, status, residency, owner, created_at, created_ns,
-		idle_since, idle_ns, completed_at, completed_ns, last_seq, meta)
+		idle_since, idle_ns, completed_at, completed_ns, last_seq, meta, workflow_version)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::int2[], $4::int2[], $5::text[], $6::timestamptz[], $7::int2[],
-		$8::timestamptz[], $9::int2[], $10::timestamptz[], $11::int2[], $12::int8[], $13::bytea[])`
+		$8::timestamptz[], $9::int2[], $10::timestamptz[], $11::int2[], $12::int8[], $13::bytea[], $14::text[])`
 	sqlPutHandlers = sqlInsertHandlers + `
 	ON CONFLICT (id) DO UPDATE SET workflow = excluded.workflow, status = excluded.status,
 		residency = excluded.residency, owner = excluded.owner, created_at = excluded.created_at,
 		created_ns = excluded.created_ns, idle_since = excluded.idle_since, idle_ns = excluded.idle_ns,
 		completed_at = excluded.completed_at, completed_ns = excluded.completed_ns,
-		last_seq = excluded.last_seq, meta = excluded.meta`
+		last_seq = excluded.last_seq, meta = excluded.meta, workflow_version = excluded.workflow_version`
 	sqlPutSnapshots = `INSERT INTO wfd_snapshots (handler_id, data) SELECT * FROM unnest($1::text[], $2::bytea[])
 	ON CONFLICT (handler_id) DO UPDATE SET data = excluded.data`
 	sqlPutRecords = `INSERT INTO wfd_records (handler_id, seq, data) SELECT * FROM unnest($1::text[], $2::int8[], $3::bytea[])`
@@ -208,6 +208,7 @@ func (w *writeSet) wipedHandler(id string) bool {
 
 type handlerRows struct {
 	ids, workflows, owners []string
+	versions               []string // workflow_version: WorkflowVersion
 	statuses, residencies  []int16
 	created                []time.Time
 	createdNs              []int16
@@ -219,12 +220,13 @@ type handlerRows struct {
 
 func (r *handlerRows) args() []any {
 	return []any{r.ids, r.workflows, r.statuses, r.residencies, r.owners, r.created, r.createdNs,
-		r.idle, r.idleNs, r.completed, r.completedNs, r.lastSeqs, r.metas}
+		r.idle, r.idleNs, r.completed, r.completedNs, r.lastSeqs, r.metas, r.versions}
 }
 
 func (r *handlerRows) add(h *persistence.Handler, meta []byte) {
 	r.ids = append(r.ids, h.ID)
 	r.workflows = append(r.workflows, h.Workflow)
+	r.versions = append(r.versions, h.WorkflowVersion)
 	r.owners = append(r.owners, h.Owner)
 	r.statuses = append(r.statuses, int16(h.Status))
 	r.residencies = append(r.residencies, int16(h.Residency))

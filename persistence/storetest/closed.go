@@ -72,10 +72,17 @@ func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Cont
 			return err
 		},
 		"PutWorkflow": func(ctx context.Context) error {
-			return s.PutWorkflow(ctx, newDef("wf", "1"), "")
+			return s.PutWorkflow(ctx, newDef("wf", "v", "1"), "")
 		},
 		"GetWorkflow": func(ctx context.Context) error {
-			_, err := s.GetWorkflow(ctx, "wf")
+			_, err := s.GetWorkflow(ctx, "wf", "")
+			return err
+		},
+		"SetCurrentWorkflow": func(ctx context.Context) error {
+			return s.SetCurrentWorkflow(ctx, "wf", "v")
+		},
+		"CountVersions": func(ctx context.Context) error {
+			_, err := s.CountVersions(ctx, "wf")
 			return err
 		},
 		"ListWorkflowDefs": func(ctx context.Context) error {
@@ -83,7 +90,7 @@ func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Cont
 			return err
 		},
 		"DeleteWorkflow": func(ctx context.Context) error {
-			return s.DeleteWorkflow(ctx, "wf", "")
+			return s.DeleteWorkflow(ctx, "wf", "", "")
 		},
 	}
 }

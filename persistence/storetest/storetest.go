@@ -93,9 +93,13 @@ func Run(t *testing.T, open OpenFunc) {
 		{"FinishedBefore", testFinishedBefore},
 		{"ConcurrentTasksAndPublish", testConcurrentTasksAndPublish},
 		{"WorkflowDefs", testWorkflowDefs},
+		{"WorkflowVersions", testWorkflowVersions},
+		{"ListHandlersVersion", testListHandlersVersion},
+		{"CountVersions", testCountVersions},
 		{"ListWorkflowDefs", testListWorkflowDefs},
 		{"InvalidWorkflowDefs", testInvalidWorkflowDefs},
 		{"ConcurrentWorkflowPuts", testConcurrentWorkflowPuts},
+		{"ConcurrentCurrent", testConcurrentCurrent},
 		{"Closed", testClosed},
 		{"CanceledContext", testCanceledContext},
 	}

@@ -2,6 +2,8 @@ package backend
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
@@ -26,19 +28,24 @@ func PrepareWorkflowDef(def persistence.WorkflowDef, ifHash string) ([]byte, err
 	return enc, nil
 }
 
-// CheckDeleteWorkflow checks a DeleteWorkflow call.
-func CheckDeleteWorkflow(name, ifHash string) error {
-	if err := persistence.ValidateWorkflowName(name); err != nil {
+// CheckDeleteWorkflow checks a DeleteWorkflow call. A condition needs a
+// version: the versions of a name have hashes of their own.
+func CheckDeleteWorkflow(name, version, ifHash string) error {
+	if err := persistence.ValidateWorkflowVersion(name, version, true); err != nil {
 		return fmt.Errorf("delete workflow: %w", err)
 	}
 	if err := persistence.ValidateIfHash(ifHash, false); err != nil {
 		return fmt.Errorf("delete workflow %q: %w", name, err)
 	}
+	if version == "" && ifHash != "" {
+		return fmt.Errorf("delete workflow %q: %w: a condition on the hash needs a version", name, persistence.ErrInvalid)
+	}
 	return nil
 }
 
 // CheckIfHash checks ifHash, the condition of a PutWorkflow or (del) a
-// DeleteWorkflow, against the definition stored under name: exists says
+// DeleteWorkflow, against the definition stored under name (and the
+// version the call names; name is what errors say): exists says
 // whether one is stored, and hash returns its Hash. hash is called only
 // when the condition needs it, and its error (a stored value that cannot
 // be decoded) fails a conditional call; an unconditional one goes
@@ -67,4 +74,19 @@ func CheckIfHash(name, ifHash string, del, exists bool, hash func() (string, err
 // definition of name, whose Hash is stored, does not meet.
 func HashConflict(name, stored, ifHash string) error {
 	return fmt.Errorf("%w: workflow %q has hash %q, not %q", persistence.ErrConflict, name, stored, ifHash)
+}
+
+// SortWorkflowDefs puts defs in ListWorkflowDefs' order: by Name (bytes),
+// then CreatedAt, then Version, so that a name's versions list oldest
+// first whatever their names, which callers choose.
+func SortWorkflowDefs(defs []persistence.WorkflowDef) {
+	slices.SortStableFunc(defs, func(a, b persistence.WorkflowDef) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Version, b.Version)
+	})
 }

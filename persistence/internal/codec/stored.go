@@ -8,9 +8,9 @@ import (
 
 // The Decode*Stored functions decode a value as a backend reads it: stored
 // under a key (a handler's or task's id, a published entry's seq, a
-// workflow's name) that the value must name too. A value that names
-// another is corrupt, as one that does not decode is; the error says
-// which key it was read under.
+// workflow's name and version) that the value must name too. A value that
+// names another is corrupt, as one that does not decode is; the error
+// says which key it was read under.
 
 // DecodeStoredHandler decodes the metadata stored under id.
 func DecodeStoredHandler(id string, raw []byte) (persistence.Handler, error) {
@@ -49,14 +49,17 @@ func DecodeStoredPublished(seq uint64, raw []byte) (persistence.Published, error
 	return p, nil
 }
 
-// DecodeStoredWorkflowDef decodes the definition stored under name.
-func DecodeStoredWorkflowDef(name string, raw []byte) (persistence.WorkflowDef, error) {
+// DecodeStoredWorkflowDef decodes the definition stored under (name,
+// version). A value without a version is corrupt here: the migrations
+// gave every stored definition one.
+func DecodeStoredWorkflowDef(name, version string, raw []byte) (persistence.WorkflowDef, error) {
 	d, err := DecodeWorkflowDef(raw)
 	if err != nil {
-		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q: %w", name, err)
+		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q version %q: %w", name, version, err)
 	}
-	if d.Name != name {
-		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q: %w: value names workflow %q", name, persistence.ErrCorrupt, d.Name)
+	if d.Name != name || d.Version != version {
+		return persistence.WorkflowDef{}, fmt.Errorf("workflow %q version %q: %w: value names workflow %q version %q",
+			name, version, persistence.ErrCorrupt, d.Name, d.Version)
 	}
 	return d, nil
 }

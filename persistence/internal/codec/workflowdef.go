@@ -10,7 +10,9 @@ import (
 )
 
 // WorkflowDefVersion is the WorkflowDef encoding version this package
-// writes.
+// writes. Versions of workflows (workflow_version, current) were added
+// as new fields, not a new encoding version: a record written before
+// them decodes with Version "" and Current false.
 const WorkflowDefVersion = 1
 
 // EncodeWorkflowDef returns the stored form of d. It does not validate d.
@@ -24,6 +26,9 @@ func EncodeWorkflowDef(d *persistence.WorkflowDef) ([]byte, error) {
 		UpdatedAt: timestamp(d.UpdatedAt),
 		Source:    d.Source,
 		Owner:     d.Owner,
+
+		WorkflowVersion: d.Version,
+		Current:         d.Current,
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
@@ -35,7 +40,9 @@ func EncodeWorkflowDef(d *persistence.WorkflowDef) ([]byte, error) {
 // DecodeWorkflowDef parses the stored form of a workflow definition.
 // Anything that is not a valid WorkflowDef of a known version that
 // PutWorkflow would accept fails with an error wrapping
-// persistence.ErrCorrupt. It never panics.
+// persistence.ErrCorrupt, except that Version may be "": a record written
+// before versions existed, which the backends' migrations read to
+// rewrite. It never panics.
 func DecodeWorkflowDef(b []byte) (persistence.WorkflowDef, error) {
 	var m storagev1.WorkflowDef
 	if err := proto.Unmarshal(b, &m); err != nil {
@@ -44,7 +51,8 @@ func DecodeWorkflowDef(b []byte) (persistence.WorkflowDef, error) {
 	if m.Version != WorkflowDefVersion {
 		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition: unknown version %d", persistence.ErrCorrupt, m.Version)
 	}
-	d := persistence.WorkflowDef{Name: m.Name, Hash: m.Hash, Def: m.Def, Source: m.Source, Owner: m.Owner}
+	d := persistence.WorkflowDef{Name: m.Name, Version: m.WorkflowVersion, Current: m.Current,
+		Hash: m.Hash, Def: m.Def, Source: m.Source, Owner: m.Owner}
 	var err error
 	if d.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {
 		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition %q: created_at: %w", persistence.ErrCorrupt, m.Name, err)
@@ -52,7 +60,11 @@ func DecodeWorkflowDef(b []byte) (persistence.WorkflowDef, error) {
 	if d.UpdatedAt, err = fromTimestamp(m.UpdatedAt); err != nil {
 		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition %q: updated_at: %w", persistence.ErrCorrupt, m.Name, err)
 	}
-	if err := d.Validate(); err != nil {
+	check := d
+	if check.Version == "" {
+		check.Version = "unversioned" // a record older than versions
+	}
+	if err := check.Validate(); err != nil {
 		return persistence.WorkflowDef{}, fmt.Errorf("%w: workflow definition: %w", persistence.ErrCorrupt, err)
 	}
 	return d, nil

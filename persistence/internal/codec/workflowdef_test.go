@@ -32,6 +32,9 @@ func TestWorkflowDefRoundTrip(t *testing.T) {
 		{Name: "w", Hash: "h", Def: []byte{1}},
 		{Name: "approval-py", Hash: strings.Repeat("ab", 32), Def: []byte("\n\x0bapproval-py"),
 			CreatedAt: at, UpdatedAt: at.Add(time.Hour), Source: "worker-1"},
+		// With a version, current: the fields added after version 1, which
+		// a record written before them decodes without (above).
+		{Name: "w", Version: "abababababababab", Current: true, Hash: "h", Def: []byte{1}},
 	} {
 		got, err := codec.DecodeWorkflowDef(encodeDef(t, d))
 		if err != nil {
@@ -56,14 +59,15 @@ func TestDecodeWorkflowDefRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{
-		"no name":         encodeDef(t, persistence.WorkflowDef{Hash: "h", Def: []byte("d")}),
-		"no hash":         encodeDef(t, persistence.WorkflowDef{Name: "w", Def: []byte("d")}),
-		"no definition":   encodeDef(t, persistence.WorkflowDef{Name: "w", Hash: "h"}),
-		"NUL in the name": encodeDef(t, persistence.WorkflowDef{Name: "w\x00", Hash: "h", Def: []byte("d")}),
-		"newer version":   future,
-		"no version":      unversioned,
-		"not a message":   []byte("\xff\xff\xff"),
-		"truncated":       encodeDef(t, valid)[:5],
+		"no name":            encodeDef(t, persistence.WorkflowDef{Hash: "h", Def: []byte("d")}),
+		"no hash":            encodeDef(t, persistence.WorkflowDef{Name: "w", Def: []byte("d")}),
+		"no definition":      encodeDef(t, persistence.WorkflowDef{Name: "w", Hash: "h"}),
+		"NUL in the name":    encodeDef(t, persistence.WorkflowDef{Name: "w\x00", Hash: "h", Def: []byte("d")}),
+		"NUL in the version": encodeDef(t, persistence.WorkflowDef{Name: "w", Version: "v\x00", Hash: "h", Def: []byte("d")}),
+		"newer version":      future,
+		"no version":         unversioned,
+		"not a message":      []byte("\xff\xff\xff"),
+		"truncated":          encodeDef(t, valid)[:5],
 	} {
 		if _, err := codec.DecodeWorkflowDef(b); !errors.Is(err, persistence.ErrCorrupt) {
 			t.Errorf("%s: DecodeWorkflowDef = %v, want ErrCorrupt", name, err)

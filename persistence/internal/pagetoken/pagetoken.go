@@ -72,7 +72,14 @@ func HandlerFilters(q *persistence.Query) []byte {
 		b = append(b, 1)
 	}
 	b = binary.BigEndian.AppendUint64(b, uint64(q.IdleFor))
-	return append(b, byte(q.Residency))
+	b = append(b, byte(q.Residency))
+	if q.Version != "" {
+		// Only when set, so that tokens issued before Query.Version
+		// existed stay valid.
+		b = append(b, 0)
+		b = append(b, q.Version...)
+	}
+	return b
 }
 
 // TaskFilters encodes what a task listing's token is bound to.

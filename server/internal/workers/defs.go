@@ -67,10 +67,10 @@ func (r *Registry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, g reg
 	if replaces != "" {
 		ifHash = replaces
 	}
-	err = r.db.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
+	err = r.db.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Version: hash[:16], Current: true, Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
 		Source: truncate(g.source, persistence.MaxSourceLen), Owner: owner}, ifHash)
 	if errors.Is(err, persistence.ErrExists) || errors.Is(err, persistence.ErrConflict) {
-		old, gerr := r.db.GetWorkflow(ctx, d.GetName())
+		old, gerr := r.db.GetWorkflow(ctx, d.GetName(), "")
 		if gerr != nil {
 			return fmt.Errorf("reading the stored definition of %q: %w", d.GetName(), gerr)
 		}

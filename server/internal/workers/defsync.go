@@ -78,7 +78,7 @@ func (r *Registry) definition(ctx context.Context, name string) (string, bool) {
 	}
 	// Read outside r.mu: dispatches take it, and must not wait for the
 	// database.
-	sd, err := r.db.GetWorkflow(ctx, name)
+	sd, err := r.db.GetWorkflow(ctx, name, "")
 	if err != nil {
 		if !errors.Is(err, persistence.ErrNotFound) && !errors.Is(err, persistence.ErrInvalid) {
 			r.log.Warn("reading a stored workflow definition", "workflow", name, "err", err)

@@ -68,7 +68,7 @@ func (r *Registry) owners(ctx context.Context, g registrant, names []string) (ma
 		if !g.authed {
 			continue
 		}
-		sd, err := r.db.GetWorkflow(ctx, name)
+		sd, err := r.db.GetWorkflow(ctx, name, "")
 		switch {
 		case errors.Is(err, persistence.ErrNotFound), errors.Is(err, persistence.ErrInvalid):
 			continue // not stored; an invalid name fails registration later
@@ -92,7 +92,7 @@ func (r *Registry) claim(ctx context.Context, g registrant, name, hash string) e
 	if !g.authed {
 		return nil
 	}
-	sd, err := r.db.GetWorkflow(ctx, name)
+	sd, err := r.db.GetWorkflow(ctx, name, "")
 	if err != nil {
 		return fmt.Errorf("reading the owner of workflow %q: %w", name, err)
 	}
