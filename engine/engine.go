@@ -119,6 +119,13 @@ func New(opts Options) *Engine {
 // the version they started on. A version registered already is
 // ErrWorkflowExists.
 func (e *Engine) Register(w Workflow) error {
+	return e.RegisterVersion(w, true)
+}
+
+// RegisterVersion is Register that makes the version current only if
+// current is set or it is the workflow's first: a worker may add a version
+// that new handlers start on only once an operator promotes it.
+func (e *Engine) RegisterVersion(w Workflow, current bool) error {
 	c, err := compile(w)
 	if err != nil {
 		return err
@@ -136,7 +143,9 @@ func (e *Engine) Register(w Workflow) error {
 	}
 	vs.byID[id] = c
 	vs.order = append(vs.order, id)
-	vs.current = id
+	if current || vs.current == "" {
+		vs.current = id
+	}
 	return nil
 }
 
@@ -164,6 +173,33 @@ func (e *Engine) Replace(w Workflow) error {
 	vs.byID[c.def.Version] = c
 	vs.order = append(vs.order, c.def.Version)
 	vs.current = c.def.Version
+	return nil
+}
+
+// Unregister drops a version of a workflow (the whole workflow with its
+// last version): handlers of it are not restored again
+// (VersionMissingError) unless it is registered again. The current version
+// is dropped only with the workflow's last. The caller makes sure that no
+// handler of it is in memory or waiting to be restored.
+func (e *Engine) Unregister(workflow, version string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	vs, ok := e.workflows[workflow]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownWorkflow, workflow)
+	}
+	if _, ok := vs.byID[version]; !ok {
+		return fmt.Errorf("%w: %s@%s", ErrUnknownVersion, workflow, version)
+	}
+	if len(vs.order) == 1 {
+		delete(e.workflows, workflow)
+		return nil
+	}
+	if vs.current == version {
+		return fmt.Errorf("%w: %s@%s is the current version", ErrWorkflowExists, workflow, version)
+	}
+	delete(vs.byID, version)
+	vs.order = slices.DeleteFunc(vs.order, func(id string) bool { return id == version })
 	return nil
 }
 
@@ -256,6 +292,21 @@ func (e *Engine) lookup(name, version string) (*compiled, error) {
 	return c, nil
 }
 
+// lookupRestore returns the version a stored handler runs: the one it
+// started on, or for a checkpoint from before versions (version ""), the
+// version registered first, which is the one such handlers started on as
+// long as versions are registered oldest first.
+func (e *Engine) lookupRestore(name, version string) (*compiled, error) {
+	if version == "" {
+		e.mu.Lock()
+		if vs, ok := e.workflows[name]; ok && len(vs.order) > 0 {
+			version = vs.order[0]
+		}
+		e.mu.Unlock()
+	}
+	return e.lookup(name, version)
+}
+
 // StartOptions tune Start.
 type StartOptions struct {
 	// HandlerID names the handler; empty generates a UUIDv7, so ids sort by
@@ -330,15 +381,22 @@ type RestoreOptions struct {
 	// restores nothing. The event itself is then sent with
 	// Handler.SendEvent.
 	Accepting *Event
+	// UpgradeTo restores the handler on this version of its workflow
+	// rather than the one it records, which may no longer be registered,
+	// if the state allows it (as CheckUpgrade): Restore then returns once
+	// the move is recorded (RecordUpgraded) and durable. A state that does
+	// not allow it is an *UpgradeRefusedError, and nothing is restored.
+	UpgradeTo string
 }
 
 // Restore continues a handler from a snapshot and returns it with its Info
 // as restored. Runs that were in progress when the snapshot was taken run
 // again. The handler's stream gets a RecordRestored.
 func (e *Engine) Restore(ctx context.Context, snap *statev1.HandlerState, opts RestoreOptions) (*Handler, Info, error) {
-	// The version it started on ("" in a checkpoint from before versions:
-	// the current one).
-	c, err := e.lookup(snap.GetWorkflow(), snap.GetWorkflowVersion())
+	if opts.UpgradeTo != "" {
+		return e.restoreUpgraded(ctx, snap, opts.UpgradeTo)
+	}
+	c, err := e.lookupRestore(snap.GetWorkflow(), snap.GetWorkflowVersion())
 	if errors.Is(err, ErrUnknownVersion) {
 		return nil, Info{}, &VersionMissingError{HandlerID: snap.GetHandlerId(), Workflow: snap.GetWorkflow(), Version: snap.GetWorkflowVersion()}
 	}

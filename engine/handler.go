@@ -100,6 +100,7 @@ const (
 	msgAddChild
 	msgChildren
 	msgBlocked
+	msgUpgrade
 )
 
 // msg is the one type the control loop receives. It travels by value, so
@@ -122,6 +123,8 @@ type payload struct {
 	types []string
 	// fromWfd: a send with SendOptions.FromWfd.
 	fromWfd bool
+	// wf is the version an upgrade moves to (msgUpgrade).
+	wf *compiled
 }
 
 type reply struct {

@@ -249,6 +249,17 @@ func (r *runner) handle(m msg) {
 	case msgTimer:
 		r.h.lc.timerAt = 0
 		r.fireTimers()
+	default:
+		r.handleRare(m)
+	}
+}
+
+// handleRare applies the messages of the rarer kinds: those of a step's
+// context (the key/value store, children, blocked runs, fan-in) and
+// upgrades.
+func (r *runner) handleRare(m msg) {
+	s := r.s
+	switch m.kind {
 	case msgGet:
 		v, ok := s.rare().kv[m.p.key]
 		m.reply <- reply{val: v, ok: ok}
@@ -261,6 +272,8 @@ func (r *runner) handle(m msg) {
 	case msgBlocked:
 		r.block(m.exec, m.p.key)
 		m.reply <- reply{}
+	case msgUpgrade:
+		m.reply <- reply{err: r.handleUpgrade(m)}
 	case msgCollect:
 		if m.exec.finished {
 			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}

@@ -44,6 +44,9 @@ const (
 	// something outside the handler to execute it (Record.Blocked), as
 	// its step reported with StepContext.Blocked.
 	RecordBlocked
+	// RecordUpgraded: the handler moved to another version of its
+	// workflow (Record.Upgraded).
+	RecordUpgraded
 )
 
 // Record is one entry of a handler's stream. Records are values with few
@@ -62,7 +65,8 @@ type Record struct {
 	Result *structpb.Struct // RecordTerminal, completed
 	Error  string           // RecordTerminal, failed or cancelled
 
-	Blocked *Blocked // RecordBlocked
+	Blocked  *Blocked  // RecordBlocked
+	Upgraded *Upgraded // RecordUpgraded
 }
 
 // Blocked is a run in progress that waits for something outside the

@@ -116,7 +116,8 @@ func TestVersionsPinHandlers(t *testing.T) {
 // TestVersionMissing: a handler whose version is not registered is not
 // restored, and says so with ErrUnknownVersion, which is not
 // ErrUnknownWorkflow (the handler waits for its version; it does not
-// fail). A checkpoint from before versions runs the current version.
+// fail). A checkpoint from before versions runs the version registered
+// first.
 func TestVersionMissing(t *testing.T) {
 	ctx := context.Background()
 	e, rec := newEngine(t, versioned("v1", false))
@@ -140,7 +141,7 @@ func TestVersionMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := ran(t, restored); got != "v2" {
-		t.Fatalf("a checkpoint without a version ran %s, want the current version v2", got)
+		t.Fatalf("a checkpoint without a version ran %s, want the version registered first, v2", got)
 	}
 
 	for _, c := range []struct {

@@ -47,6 +47,11 @@ func (c *checker) check() {
 	if w.Timeout < 0 {
 		c.bad("workflow %q: negative timeout %v", w.Name, w.Timeout)
 	}
+	if w.Version != "" {
+		if err := CheckVersion(w.Version); err != nil {
+			c.bad("workflow %q: %v", w.Name, err)
+		}
+	}
 	c.produced = map[string]bool{StartEvent: true}
 	for _, t := range w.External {
 		if p := outsideTypeProblem(t); p != "" {
@@ -200,4 +205,23 @@ func outsideTypeProblem(t string) string {
 		return "it is not valid UTF-8"
 	}
 	return ""
+}
+
+// MaxVersionLen bounds a version's name.
+const MaxVersionLen = 64
+
+// CheckVersion says what is wrong with a version's name, if anything: at
+// most MaxVersionLen bytes of letters, digits, '.', '_' and '-' (no '@',
+// which separates a workflow from its version where both are shown).
+func CheckVersion(v string) error {
+	if v == "" || len(v) > MaxVersionLen {
+		return fmt.Errorf("version %q must have 1 to %d characters", v, MaxVersionLen)
+	}
+	for _, r := range v {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+		if !ok {
+			return fmt.Errorf("version %q has %q: use letters, digits, '.', '_' and '-'", v, r)
+		}
+	}
+	return nil
 }

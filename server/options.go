@@ -12,7 +12,18 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/auth"
+	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/rpc"
+)
+
+// DroppedVersions is Options.DroppedVersions.
+type DroppedVersions = live.Dropped
+
+// What start-up does with running handlers of dropped versions.
+const (
+	DroppedRefuse  = live.DroppedRefuse
+	DroppedFail    = live.DroppedFail
+	DroppedUpgrade = live.DroppedUpgrade
 )
 
 // Off, given to an Options field whose zero value takes a default, turns
@@ -127,6 +138,12 @@ type Options struct {
 	// "*", an origin, or one with any port ("http://localhost:*"); a
 	// request with another Origin header gets 403. Nil: no check.
 	AllowedOrigins []string
+	// DroppedVersions says what start-up does with running handlers of a
+	// version of a built-in workflow (Workflows) that is no longer
+	// registered: refuse to start, naming them (the default), fail them,
+	// or move them to the current version (refusing to start if one
+	// cannot move).
+	DroppedVersions DroppedVersions
 	// Retention, if positive, deletes finished handlers (completed,
 	// failed, cancelled) once they have been finished this long, with
 	// their records and tasks; default: kept forever.

@@ -139,6 +139,9 @@ func (s *Server) start(ctx context.Context) error {
 	if err := s.workers.LoadStored(ctx); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	if err := s.rt.CheckDropped(ctx, s.opts.DroppedVersions); err != nil {
+		return err
+	}
 	if err := s.rt.Recover(ctx); err != nil {
 		return err
 	}

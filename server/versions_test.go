@@ -2,7 +2,7 @@ package server_test
 
 import (
 	"context"
-	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +13,8 @@ import (
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/persistence/bolt"
+	"github.com/wfd-dev/wfd/server"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -60,8 +62,8 @@ func finishPinned(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string)
 // built-in workflow between releases and registers both versions keeps
 // the handlers of the old one on it (released or idle when it stopped),
 // while new handlers start on the new one unless a call names a version.
-// Once the old version is no longer registered its handlers wait,
-// Unavailable, neither restored on the new version nor failed.
+// A release that drops the old version while handlers need it refuses to
+// start, naming them, unless told to fail them.
 func TestBuiltInWorkflowVersionsAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
 	ts := startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v1")}})
@@ -109,19 +111,99 @@ func TestBuiltInWorkflowVersionsAcrossRestarts(t *testing.T) {
 	}
 	ts.stop()
 
-	// A release without v1: its last handler waits for it.
-	ts = startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v2")}})
-	c = ts.client()
-	_, err = finishPinned(t, c, "left")
-	var ce *connect.Error
-	if !errors.As(err, &ce) || ce.Code() != connect.CodeUnavailable || !strings.Contains(ce.Message(), "pinned@v1") {
-		t.Fatalf("an event to a handler of a version not registered: %v, want Unavailable naming pinned@v1", err)
+	// A release without v1 does not start while a handler needs v1, and
+	// says which; told to, it fails them or moves them to v2.
+	ts = startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v1"), pinned("v2")}})
+	if _, err := runPinned(t, ts.client(), "to-fail", "v1"); err != nil {
+		t.Fatal(err)
 	}
-	h, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: "left"})
+	waitIdle(t, ts.client(), "to-fail")
+	ts.stop()
+	err = startErr(t, dir, server.Options{Workflows: []engine.Workflow{pinned("v2")}})
+	if err == nil || !strings.Contains(err.Error(), "pinned@v1 is not registered, and 2 running handlers need it (") ||
+		!strings.Contains(err.Error(), "left") || !strings.Contains(err.Error(), "to-fail") {
+		t.Fatalf("start-up without v1: %v, want a refusal naming left and to-fail", err)
+	}
+	ts = startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v1"), pinned("v2")}})
+	if _, err := ts.client().CancelHandler(ctxT(t), &wfdv1.CancelHandlerRequest{HandlerId: "left"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runPinned(t, ts.client(), "left-too", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, ts.client(), "left-too")
+	ts.stop()
+	ts = startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v2")}, options: func(o *server.Options) {
+		o.DroppedVersions = server.DroppedFail
+	}})
+	c = ts.client()
+	h, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: "to-fail"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.GetHandler().GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING || h.GetHandler().GetWorkflowVersion() != "v1" {
-		t.Fatalf("the waiting handler is %v on version %q, want running on v1", h.GetHandler().GetStatus(), h.GetHandler().GetWorkflowVersion())
+	if h.GetHandler().GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_FAILED || !strings.Contains(h.GetHandler().GetError(), "pinned@v1 is no longer registered") {
+		t.Fatalf("with DroppedFail: %v (%s), want failed for its dropped version", h.GetHandler().GetStatus(), h.GetHandler().GetError())
 	}
+	ts.stop()
+}
+
+// TestDroppedVersionUpgradedAtStartUp: told to, a start-up without a
+// version moves its handlers to the current version, which they then
+// finish on; a handler the current version cannot carry refuses the
+// start, with the reason.
+func TestDroppedVersionUpgradedAtStartUp(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v1")}})
+	for _, id := range []string{"moves", "stays"} {
+		res, err := ts.client().RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "pinned", HandlerId: id,
+			Input: st(t, map[string]any{"note": map[bool]any{true: "words", false: 7.0}[id == "moves"]})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitIdle(t, ts.client(), res.GetHandler().GetHandlerId())
+	}
+	ts.stop()
+
+	upgrade := func(o *server.Options) { o.DroppedVersions = server.DroppedUpgrade }
+	o := server.Options{Workflows: []engine.Workflow{pinned("v2")}}
+	upgrade(&o)
+	err := startErr(t, dir, o)
+	if err == nil || !strings.Contains(err.Error(), "stays cannot move to v2: its input does not match the input schema of v2") {
+		t.Fatalf("start-up moving a handler v2 cannot carry: %v", err)
+	}
+	// (The refused start moved "moves" already: each move is its own commit.)
+	ts = startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v1"), pinned("v2")}})
+	if _, err := ts.client().CancelHandler(ctxT(t), &wfdv1.CancelHandlerRequest{HandlerId: "stays"}); err != nil {
+		t.Fatal(err)
+	}
+	ts.stop()
+	ts = startServer(t, serverConfig{dir: dir, workflows: []engine.Workflow{pinned("v2")}, options: upgrade})
+	c := ts.client()
+	if got, err := finishPinned(t, c, "moves"); err != nil || got != "v2" {
+		t.Fatalf("the moved handler finished on %q (%v), want v2", got, err)
+	}
+	upgraded := false
+	for _, r := range collect(t, c, "moves", 0) {
+		upgraded = upgraded || r.GetHandlerUpgraded().GetToVersion() == "v2"
+	}
+	if !upgraded {
+		t.Fatal("the moved handler's stream does not say it was upgraded")
+	}
+}
+
+// startErr is the error of a server.New over the store in dir, with
+// opts (the server it made, if any, is closed).
+func startErr(t *testing.T, dir string, opts server.Options) error {
+	t.Helper()
+	store, err := bolt.Open(filepath.Join(dir, "wfd.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = store.Close() }()
+	opts.Store = store
+	srv, err := server.New(context.Background(), opts)
+	if err == nil {
+		_ = srv.Close(context.Background())
+	}
+	return err
 }

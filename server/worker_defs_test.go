@@ -58,22 +58,23 @@ func TestWorkerDefinitionsSurviveARestart(t *testing.T) {
 }
 
 // TestWorkerRegistrationRefused: definitions that fail validation, that
-// change a registered one, or that take a built-in name are refused with
-// the engine's errors, and the worker's Run ends with them.
+// change a registered version, or that take a built-in name are refused
+// with the engine's errors, and the worker's Run ends with them.
 func TestWorkerRegistrationRefused(t *testing.T) {
 	ts := startServer(t, serverConfig{})
-	startWorker(t, ts, "first", worker.Workflow{Definition: approvalDef("approval-taken"), Run: map[string]worker.StepFunc{"decide": decide}})
+	fixed := approvalDef("approval-taken")
+	fixed.Version = "v1"
+	startWorker(t, ts, "first", worker.Workflow{Definition: fixed, Run: map[string]worker.StepFunc{"decide": decide}})
 	workersServing(t, ts, "approval-taken", 1)
-	// A running handler keeps its definition: a changed one is refused.
-	running, err := ts.client().RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "approval-taken", Input: st(t, map[string]any{})})
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	noStart := approvalDef("approval-bad")
 	noStart.Steps[0].Accepts = []string{"approval"}
-	changed := approvalDef("approval-taken")
+	// A version never changes: a changed definition is a new version.
+	changed := fixed
+	changed.Steps = []engine.Step{fixed.Steps[0]}
 	changed.Steps[0].Workers = 3
+	badVersion := approvalDef("approval-bad-version")
+	badVersion.Version = "v 1"
 	for _, tc := range []struct {
 		name string
 		def  engine.Workflow
@@ -81,7 +82,8 @@ func TestWorkerRegistrationRefused(t *testing.T) {
 		msg  string
 	}{
 		{"invalid", noStart, codes.InvalidArgument, `no step accepts the "start" event`},
-		{"changed", changed, codes.FailedPrecondition, "registered with another definition and has running handlers (e.g. " + running.GetHandler().GetHandlerId()},
+		{"changed", changed, codes.AlreadyExists, `version "v1" of workflow "approval-taken" is registered with another definition; a version never changes`},
+		{"bad version", badVersion, codes.InvalidArgument, `version "v 1" has ' '`},
 		{"built-in", approvalDef("approval"), codes.FailedPrecondition, "built into the server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,11 +140,12 @@ func TestWorkerCallsForAnotherWorkersRunAreRefused(t *testing.T) {
 	wantCode(t, err, connect.CodeFailedPrecondition, "not (or no longer) this worker's")
 }
 
-// TestWorkerDefinitionReplacedWhenNoneRuns: a changed definition is
-// refused while a handler of the workflow runs, and replaces the old one
-// once none does; new handlers then run the new definition, and a worker
-// still connected with the old one is given none of their runs.
-func TestWorkerDefinitionReplacedWhenNoneRuns(t *testing.T) {
+// TestWorkerVersionAddedWhileHandlersRun: a changed definition registers
+// as a new version while a handler of the old one runs (no refusal), and
+// becomes current: new handlers run it, on the worker that serves it,
+// while the running handler finishes on the old version's worker, which is
+// given none of the new version's runs.
+func TestWorkerVersionAddedWhileHandlersRun(t *testing.T) {
 	ts := startServer(t, serverConfig{})
 	c := ts.client()
 	var oldRuns atomic.Int32
@@ -169,32 +172,18 @@ func TestWorkerDefinitionReplacedWhenNoneRuns(t *testing.T) {
 	id1 := h1.GetHandler().GetHandlerId()
 	waitIdle(t, c, id1)
 
-	cl, err := client.Dial(ts.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cl.Close() }()
-	refused, err := worker.New(cl.Conn(), worker.Options{Name: "v2-early"}, worker.Workflow{Definition: v2, Run: map[string]worker.StepFunc{"decide": version(2, nil)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := refused.Run(ctxT(t)); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "has running handlers (e.g. "+id1) {
-		t.Fatalf("v2 while %s runs: %v, want FailedPrecondition naming it", id1, err)
-	}
+	startWorker(t, ts, "v2", worker.Workflow{Definition: v2, Run: map[string]worker.StepFunc{"decide": version(2, nil)}})
+	workersServing(t, ts, "approval-swap", 2) // v1's worker is still connected
 	if res := answer(t, c, id1); res.GetFields()["version"].GetNumberValue() != 1 {
 		t.Fatalf("the running handler finished with %v, want version 1", res)
 	}
-
-	startWorker(t, ts, "v2", worker.Workflow{Definition: v2, Run: map[string]worker.StepFunc{"decide": version(2, nil)}})
-	workersServing(t, ts, "approval-swap", 2) // v1's worker is still connected
-	list, err := c.ListWorkflows(ctxT(t), &wfdv1.ListWorkflowsRequest{})
+	list, err := c.ListWorkflows(ctxT(t), &wfdv1.ListWorkflowsRequest{Name: "approval-swap"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, wf := range list.GetWorkflows() {
-		if wf.GetName() == "approval-swap" && wf.GetDescription() != "version 2" {
-			t.Fatalf("listed description %q, want the new definition's", wf.GetDescription())
-		}
+	wf := list.GetWorkflows()[0]
+	if wf.GetDescription() != "version 2" || len(wf.GetVersions()) != 2 || !wf.GetVersions()[1].GetCurrent() {
+		t.Fatalf("listed %v, want the new definition current among two versions", wf)
 	}
 	before := oldRuns.Load()
 	for range 4 {

@@ -34,6 +34,12 @@ func WithHandlerID(id string) RunOption {
 	return func(r *wfdv1.RunWorkflowRequest) { r.HandlerId = id }
 }
 
+// WithVersion runs that version of the workflow (wfdv1.Workflow.GetVersions
+// lists them) rather than the current one.
+func WithVersion(version string) RunOption {
+	return func(r *wfdv1.RunWorkflowRequest) { r.Version = version }
+}
+
 // WithInputStruct sets the input as a Struct, in place of Run's map.
 func WithInputStruct(s *structpb.Struct) RunOption {
 	return func(r *wfdv1.RunWorkflowRequest) { r.Input = s }

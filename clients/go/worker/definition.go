@@ -16,7 +16,7 @@ import (
 // aside): what the worker registers for it. The server validates it as
 // the engine's Register validates a Go workflow (flow.Workflow.Validate).
 func definition(w flow.Workflow) (*wfdv1.WorkflowDefinition, error) {
-	d := &wfdv1.WorkflowDefinition{Name: w.Name, Description: w.Description, ExternalEventTypes: w.External}
+	d := &wfdv1.WorkflowDefinition{Name: w.Name, Version: w.Version, Description: w.Description, ExternalEventTypes: w.External}
 	var err error
 	if d.InputSchema, err = schemaStruct(w.InputSchema); err != nil {
 		return nil, fmt.Errorf("worker: workflow %q: input schema: %w", w.Name, err)

@@ -19,14 +19,18 @@ import (
 // execute runs the user's step for d and reports its end with FinishRun,
 // unless the run was lost meanwhile (it is no longer this worker's).
 func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch) {
-	f := w.steps[d.GetWorkflow()][d.GetStep()]
 	fin := &wfdv1.FinishRunRequest{RunId: d.GetRunId(), WorkerId: workerID}
+	code := w.codeFor(d)
+	var f StepFunc
+	if code != nil {
+		f = code.steps[d.GetStep()]
+	}
 	if f == nil {
-		fin.Outcome, fin.ErrorMessage = wfdv1.Outcome_OUTCOME_ERROR, fmt.Sprintf("worker serves no step %q of workflow %q", d.GetStep(), d.GetWorkflow())
+		fin.Outcome, fin.ErrorMessage = wfdv1.Outcome_OUTCOME_ERROR, fmt.Sprintf("worker serves no step %q of workflow %s@%s", d.GetStep(), d.GetWorkflow(), d.GetWorkflowVersion())
 		w.finish(ctx, fin)
 		return
 	}
-	rc := newRemoteContext(ctx, w.svc, workerID, d, w.emits[d.GetWorkflow()][d.GetStep()])
+	rc := newRemoteContext(ctx, w.svc, workerID, d, code.emits[d.GetStep()])
 	err := call(ctx, f, rc, eventFrom(d.GetInput()))
 	if rc.lost != nil {
 		w.log.Info("worker: run abandoned", "run", d.GetRunId(), "err", rc.lost)
@@ -107,7 +111,7 @@ func (w *Worker) finish(ctx context.Context, fin *wfdv1.FinishRunRequest) {
 // reconnecting (the server refused the registration).
 func isPermanent(err error) bool {
 	switch status.Code(err) {
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.Unimplemented, codes.PermissionDenied, codes.Unauthenticated:
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.AlreadyExists, codes.Unimplemented, codes.PermissionDenied, codes.Unauthenticated:
 		return true
 	}
 	return false

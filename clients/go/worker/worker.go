@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,11 +41,29 @@ func InProcess(f StepFunc) flow.StepFunc {
 	return func(ctx context.Context, sc *flow.StepContext, in flow.Event) error { return f(ctx, sc, in) }
 }
 
-// Workflow is a workflow a worker serves: its definition (the steps' Run
-// fields are not used) and the code of each step, by step name.
+// Workflow is a version of a workflow a worker serves: its definition
+// (the steps' Run fields are not used) and the code of each step, by step
+// name. A worker may serve several versions of one workflow, each with its
+// own code (Definition.Version names them; unnamed, the server names a
+// version by its definition's hash): handlers run the version they started
+// on, so the old code keeps serving old handlers while new ones start on
+// the new.
 type Workflow struct {
 	Definition flow.Workflow
 	Run        map[string]StepFunc
+	// Standby registers a version the server does not have yet without
+	// making it current: RunWorkflow goes on starting the current version
+	// until an operator promotes this one (wfd workflows promote). By
+	// default a new version becomes current when it is registered; a
+	// version the server has keeps its standing either way, so an old
+	// worker that reconnects does not take current back.
+	Standby bool
+}
+
+// served is the code of one registered version.
+type served struct {
+	steps map[string]StepFunc
+	emits map[string]map[string]bool
 }
 
 // Options configure a Worker.
@@ -62,12 +81,15 @@ type Options struct {
 
 // Worker serves workflows to one server.
 type Worker struct {
-	svc   wfdv1grpc.WorkerServiceClient
-	opts  Options
-	log   *slog.Logger
-	req   *wfdv1.ConnectRequest
-	steps map[string]map[string]StepFunc // workflow → step → code
-	emits map[string]map[string]map[string]bool
+	svc  wfdv1grpc.WorkerServiceClient
+	opts Options
+	log  *slog.Logger
+	req  *wfdv1.ConnectRequest
+	// code is each registered version's code, in the order of
+	// req.Workflows; versions finds it by workflow@version, as the
+	// server named them when it connected (Connected.versions).
+	code     []served
+	versions map[string]int
 	// slots bounds the runs in progress to MaxRuns.
 	slots chan struct{}
 	mu    sync.Mutex
@@ -89,30 +111,59 @@ func New(conn grpc.ClientConnInterface, opts Options, workflows ...Workflow) (*W
 	}
 	w := &Worker{svc: wfdv1grpc.NewWorkerServiceClient(conn), opts: opts, log: opts.Logger,
 		req:   &wfdv1.ConnectRequest{Name: opts.Name, MaxRuns: int32(opts.MaxRuns)},
-		steps: map[string]map[string]StepFunc{}, emits: map[string]map[string]map[string]bool{},
-		slots: make(chan struct{}, opts.MaxRuns), cancels: map[string]context.CancelFunc{}}
+		slots: make(chan struct{}, opts.MaxRuns), cancels: map[string]context.CancelFunc{}, versions: map[string]int{}}
 	for _, wf := range workflows {
 		def := wf.Definition
-		w.steps[def.Name] = map[string]StepFunc{}
-		w.emits[def.Name] = map[string]map[string]bool{}
+		code := served{steps: map[string]StepFunc{}, emits: map[string]map[string]bool{}}
 		for _, s := range def.Steps {
 			f := wf.Run[s.Name]
 			if f == nil {
 				return nil, fmt.Errorf("worker: workflow %q: step %q has no code in Workflow.Run", def.Name, s.Name)
 			}
-			w.steps[def.Name][s.Name] = f
-			w.emits[def.Name][s.Name] = map[string]bool{}
+			code.steps[s.Name] = f
+			code.emits[s.Name] = map[string]bool{}
 			for _, t := range s.Emits {
-				w.emits[def.Name][s.Name][t] = true
+				code.emits[s.Name][t] = true
 			}
 		}
 		d, err := definition(def)
 		if err != nil {
 			return nil, err
 		}
+		d.MakeCurrent = !wf.Standby
 		w.req.Workflows = append(w.req.Workflows, d)
+		w.code = append(w.code, code)
 	}
 	return w, nil
+}
+
+// connected notes the versions the server named, in the order registered.
+func (w *Worker) connected(versions []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	clear(w.versions)
+	for i, v := range versions {
+		if i < len(w.req.Workflows) {
+			w.versions[w.req.Workflows[i].GetName()+"@"+v] = i
+		}
+	}
+}
+
+// codeFor is the code of the version a dispatch is for (nil if this
+// worker does not serve it). A server that names no version dispatches
+// the workflow's only one here.
+func (w *Worker) codeFor(d *wfdv1.Dispatch) *served {
+	w.mu.Lock()
+	i, ok := w.versions[d.GetWorkflow()+"@"+d.GetWorkflowVersion()]
+	w.mu.Unlock()
+	if !ok && d.GetWorkflowVersion() == "" {
+		i = slices.IndexFunc(w.req.Workflows, func(def *wfdv1.WorkflowDefinition) bool { return def.GetName() == d.GetWorkflow() })
+		ok = i >= 0
+	}
+	if !ok {
+		return nil
+	}
+	return &w.code[i]
 }
 
 // Run connects and serves dispatched runs until ctx ends, reconnecting
@@ -165,7 +216,8 @@ func (w *Worker) session(ctx context.Context, runs *sync.WaitGroup) (bool, error
 		switch k := m.GetKind().(type) {
 		case *wfdv1.ConnectResponse_Connected:
 			workerID = k.Connected.GetWorkerId()
-			w.log.Info("worker: connected", "worker", workerID)
+			w.connected(k.Connected.GetVersions())
+			w.log.Info("worker: connected", "worker", workerID, "versions", k.Connected.GetVersions())
 		case *wfdv1.ConnectResponse_Dispatch:
 			w.start(sctx, runs, workerID, k.Dispatch)
 		case *wfdv1.ConnectResponse_CancelRunId:

@@ -698,6 +698,7 @@ type Record struct {
 	//	*Record_HandlerReleased
 	//	*Record_HandlerRestored
 	//	*Record_RunWaitingForWorker
+	//	*Record_HandlerUpgraded
 	Kind          isRecord_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -817,6 +818,15 @@ func (x *Record) GetRunWaitingForWorker() *RunWaitingForWorker {
 	return nil
 }
 
+func (x *Record) GetHandlerUpgraded() *HandlerUpgraded {
+	if x != nil {
+		if x, ok := x.Kind.(*Record_HandlerUpgraded); ok {
+			return x.HandlerUpgraded
+		}
+	}
+	return nil
+}
+
 type isRecord_Kind interface {
 	isRecord_Kind()
 }
@@ -850,6 +860,10 @@ type Record_RunWaitingForWorker struct {
 	RunWaitingForWorker *RunWaitingForWorker `protobuf:"bytes,9,opt,name=run_waiting_for_worker,json=runWaitingForWorker,proto3,oneof"`
 }
 
+type Record_HandlerUpgraded struct {
+	HandlerUpgraded *HandlerUpgraded `protobuf:"bytes,10,opt,name=handler_upgraded,json=handlerUpgraded,proto3,oneof"`
+}
+
 func (*Record_StepStateChanged) isRecord_Kind() {}
 
 func (*Record_EventWritten) isRecord_Kind() {}
@@ -863,6 +877,62 @@ func (*Record_HandlerReleased) isRecord_Kind() {}
 func (*Record_HandlerRestored) isRecord_Kind() {}
 
 func (*Record_RunWaitingForWorker) isRecord_Kind() {}
+
+func (*Record_HandlerUpgraded) isRecord_Kind() {}
+
+// HandlerUpgraded: the handler moved to another version of its workflow
+// (UpgradeHandlers); it runs to_version from this record on.
+type HandlerUpgraded struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FromVersion   string                 `protobuf:"bytes,1,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
+	ToVersion     string                 `protobuf:"bytes,2,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandlerUpgraded) Reset() {
+	*x = HandlerUpgraded{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandlerUpgraded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandlerUpgraded) ProtoMessage() {}
+
+func (x *HandlerUpgraded) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandlerUpgraded.ProtoReflect.Descriptor instead.
+func (*HandlerUpgraded) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *HandlerUpgraded) GetFromVersion() string {
+	if x != nil {
+		return x.FromVersion
+	}
+	return ""
+}
+
+func (x *HandlerUpgraded) GetToVersion() string {
+	if x != nil {
+		return x.ToVersion
+	}
+	return ""
+}
 
 // StepStateChanged: a step run started (running) or ended.
 type StepStateChanged struct {
@@ -885,7 +955,7 @@ type StepStateChanged struct {
 
 func (x *StepStateChanged) Reset() {
 	*x = StepStateChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -897,7 +967,7 @@ func (x *StepStateChanged) String() string {
 func (*StepStateChanged) ProtoMessage() {}
 
 func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -910,7 +980,7 @@ func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStateChanged.ProtoReflect.Descriptor instead.
 func (*StepStateChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StepStateChanged) GetStep() string {
@@ -981,7 +1051,7 @@ type IdleChanged struct {
 
 func (x *IdleChanged) Reset() {
 	*x = IdleChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -993,7 +1063,7 @@ func (x *IdleChanged) String() string {
 func (*IdleChanged) ProtoMessage() {}
 
 func (x *IdleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1006,7 +1076,7 @@ func (x *IdleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdleChanged.ProtoReflect.Descriptor instead.
 func (*IdleChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *IdleChanged) GetIdle() bool {
@@ -1035,7 +1105,7 @@ type HandlerFinished struct {
 
 func (x *HandlerFinished) Reset() {
 	*x = HandlerFinished{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1117,7 @@ func (x *HandlerFinished) String() string {
 func (*HandlerFinished) ProtoMessage() {}
 
 func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1130,7 @@ func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerFinished.ProtoReflect.Descriptor instead.
 func (*HandlerFinished) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HandlerFinished) GetStatus() HandlerStatus {
@@ -1094,7 +1164,7 @@ type HandlerReleased struct {
 
 func (x *HandlerReleased) Reset() {
 	*x = HandlerReleased{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1176,7 @@ func (x *HandlerReleased) String() string {
 func (*HandlerReleased) ProtoMessage() {}
 
 func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1189,7 @@ func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerReleased.ProtoReflect.Descriptor instead.
 func (*HandlerReleased) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
 }
 
 // HandlerRestored: the handler was loaded into memory from its last
@@ -1132,7 +1202,7 @@ type HandlerRestored struct {
 
 func (x *HandlerRestored) Reset() {
 	*x = HandlerRestored{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1144,7 +1214,7 @@ func (x *HandlerRestored) String() string {
 func (*HandlerRestored) ProtoMessage() {}
 
 func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1157,7 +1227,7 @@ func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerRestored.ProtoReflect.Descriptor instead.
 func (*HandlerRestored) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
 }
 
 // RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -1171,14 +1241,16 @@ type RunWaitingForWorker struct {
 	Waiting bool                   `protobuf:"varint,3,opt,name=waiting,proto3" json:"waiting,omitempty"`
 	// Since when it waits (in Handler.waiting_for_worker; a record has its
 	// time).
-	Since         *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Since *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
+	// The workflow version a worker must serve to take it.
+	WorkflowVersion string `protobuf:"bytes,5,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RunWaitingForWorker) Reset() {
 	*x = RunWaitingForWorker{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1262,7 @@ func (x *RunWaitingForWorker) String() string {
 func (*RunWaitingForWorker) ProtoMessage() {}
 
 func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1275,7 @@ func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWaitingForWorker.ProtoReflect.Descriptor instead.
 func (*RunWaitingForWorker) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunWaitingForWorker) GetStep() string {
@@ -1234,6 +1306,13 @@ func (x *RunWaitingForWorker) GetSince() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *RunWaitingForWorker) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
+	}
+	return ""
+}
+
 // Task is a human task in the inbox.
 type Task struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -1258,7 +1337,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1349,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1362,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Task) GetTaskId() string {
@@ -1434,7 +1513,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
-	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xb2\x04\n" +
+	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xf8\x04\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -1444,8 +1523,14 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10handler_finished\x18\x06 \x01(\v2\x17.wfd.v1.HandlerFinishedH\x00R\x0fhandlerFinished\x12D\n" +
 	"\x10handler_released\x18\a \x01(\v2\x17.wfd.v1.HandlerReleasedH\x00R\x0fhandlerReleased\x12D\n" +
 	"\x10handler_restored\x18\b \x01(\v2\x17.wfd.v1.HandlerRestoredH\x00R\x0fhandlerRestored\x12R\n" +
-	"\x16run_waiting_for_worker\x18\t \x01(\v2\x1b.wfd.v1.RunWaitingForWorkerH\x00R\x13runWaitingForWorkerB\x06\n" +
-	"\x04kind\"\xfc\x01\n" +
+	"\x16run_waiting_for_worker\x18\t \x01(\v2\x1b.wfd.v1.RunWaitingForWorkerH\x00R\x13runWaitingForWorker\x12D\n" +
+	"\x10handler_upgraded\x18\n" +
+	" \x01(\v2\x17.wfd.v1.HandlerUpgradedH\x00R\x0fhandlerUpgradedB\x06\n" +
+	"\x04kind\"S\n" +
+	"\x0fHandlerUpgraded\x12!\n" +
+	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
+	"\n" +
+	"to_version\x18\x02 \x01(\tR\ttoVersion\"\xfc\x01\n" +
 	"\x10StepStateChanged\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\tR\x04step\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\rR\x06worker\x12\x18\n" +
@@ -1463,12 +1548,13 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\"\x11\n" +
 	"\x0fHandlerReleased\"\x11\n" +
-	"\x0fHandlerRestored\"\x8f\x01\n" +
+	"\x0fHandlerRestored\"\xba\x01\n" +
 	"\x13RunWaitingForWorker\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\tR\x04step\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x18\n" +
 	"\awaiting\x18\x03 \x01(\bR\awaiting\x120\n" +
-	"\x05since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"\xb2\x04\n" +
+	"\x05since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12)\n" +
+	"\x10workflow_version\x18\x05 \x01(\tR\x0fworkflowVersion\"\xb2\x04\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -1518,7 +1604,7 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(Residency)(0),                // 1: wfd.v1.Residency
@@ -1529,55 +1615,57 @@ var file_wfd_v1_handler_proto_goTypes = []any{
 	(*WaiterInfo)(nil),            // 6: wfd.v1.WaiterInfo
 	(*HumanTask)(nil),             // 7: wfd.v1.HumanTask
 	(*Record)(nil),                // 8: wfd.v1.Record
-	(*StepStateChanged)(nil),      // 9: wfd.v1.StepStateChanged
-	(*IdleChanged)(nil),           // 10: wfd.v1.IdleChanged
-	(*HandlerFinished)(nil),       // 11: wfd.v1.HandlerFinished
-	(*HandlerReleased)(nil),       // 12: wfd.v1.HandlerReleased
-	(*HandlerRestored)(nil),       // 13: wfd.v1.HandlerRestored
-	(*RunWaitingForWorker)(nil),   // 14: wfd.v1.RunWaitingForWorker
-	(*Task)(nil),                  // 15: wfd.v1.Task
-	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(*HandlerUpgraded)(nil),       // 9: wfd.v1.HandlerUpgraded
+	(*StepStateChanged)(nil),      // 10: wfd.v1.StepStateChanged
+	(*IdleChanged)(nil),           // 11: wfd.v1.IdleChanged
+	(*HandlerFinished)(nil),       // 12: wfd.v1.HandlerFinished
+	(*HandlerReleased)(nil),       // 13: wfd.v1.HandlerReleased
+	(*HandlerRestored)(nil),       // 14: wfd.v1.HandlerRestored
+	(*RunWaitingForWorker)(nil),   // 15: wfd.v1.RunWaitingForWorker
+	(*Task)(nil),                  // 16: wfd.v1.Task
+	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	16, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	17, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	17, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	17, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	17, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	18, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	18, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	18, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
 	5,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	16, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
-	14, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	17, // 9: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	17, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	15, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	18, // 9: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
 	6,  // 10: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	16, // 11: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	17, // 12: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	17, // 11: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	18, // 12: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
 	7,  // 13: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	16, // 14: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	17, // 15: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	9,  // 16: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	17, // 14: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	18, // 15: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	10, // 16: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
 	3,  // 17: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	10, // 18: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	11, // 19: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	12, // 20: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	13, // 21: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	14, // 22: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	5,  // 23: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	0,  // 24: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	16, // 25: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	17, // 26: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	16, // 27: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	2,  // 28: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	17, // 29: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	17, // 30: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	17, // 31: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	16, // 32: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	11, // 18: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	12, // 19: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	13, // 20: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	14, // 21: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	15, // 22: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	9,  // 23: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
+	5,  // 24: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 25: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	17, // 26: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	18, // 27: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	17, // 28: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	2,  // 29: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	18, // 30: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	18, // 31: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	18, // 32: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	17, // 33: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -1593,6 +1681,7 @@ func file_wfd_v1_handler_proto_init() {
 		(*Record_HandlerReleased)(nil),
 		(*Record_HandlerRestored)(nil),
 		(*Record_RunWaitingForWorker)(nil),
+		(*Record_HandlerUpgraded)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1600,7 +1689,7 @@ func file_wfd_v1_handler_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -24,6 +24,65 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type UpgradeOutcome int32
+
+const (
+	UpgradeOutcome_UPGRADE_OUTCOME_UNSPECIFIED UpgradeOutcome = 0
+	// Dry run: it can move.
+	UpgradeOutcome_UPGRADE_OUTCOME_CAN_MOVE UpgradeOutcome = 1
+	// It moved: it runs the target version from now on.
+	UpgradeOutcome_UPGRADE_OUTCOME_MOVED UpgradeOutcome = 2
+	// The target version cannot carry it on (reason says why); nothing changed.
+	UpgradeOutcome_UPGRADE_OUTCOME_REFUSED UpgradeOutcome = 3
+	// A step of it runs: retry once it is idle; nothing changed.
+	UpgradeOutcome_UPGRADE_OUTCOME_BUSY UpgradeOutcome = 4
+)
+
+// Enum value maps for UpgradeOutcome.
+var (
+	UpgradeOutcome_name = map[int32]string{
+		0: "UPGRADE_OUTCOME_UNSPECIFIED",
+		1: "UPGRADE_OUTCOME_CAN_MOVE",
+		2: "UPGRADE_OUTCOME_MOVED",
+		3: "UPGRADE_OUTCOME_REFUSED",
+		4: "UPGRADE_OUTCOME_BUSY",
+	}
+	UpgradeOutcome_value = map[string]int32{
+		"UPGRADE_OUTCOME_UNSPECIFIED": 0,
+		"UPGRADE_OUTCOME_CAN_MOVE":    1,
+		"UPGRADE_OUTCOME_MOVED":       2,
+		"UPGRADE_OUTCOME_REFUSED":     3,
+		"UPGRADE_OUTCOME_BUSY":        4,
+	}
+)
+
+func (x UpgradeOutcome) Enum() *UpgradeOutcome {
+	p := new(UpgradeOutcome)
+	*p = x
+	return p
+}
+
+func (x UpgradeOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (UpgradeOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_wfd_v1_service_proto_enumTypes[0].Descriptor()
+}
+
+func (UpgradeOutcome) Type() protoreflect.EnumType {
+	return &file_wfd_v1_service_proto_enumTypes[0]
+}
+
+func (x UpgradeOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use UpgradeOutcome.Descriptor instead.
+func (UpgradeOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
 // Workflow describes a registered workflow.
 type Workflow struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -47,9 +106,12 @@ type Workflow struct {
 	// definition. 0: its runs wait until one connects.
 	WorkersConnected int32 `protobuf:"varint,8,opt,name=workers_connected,json=workersConnected,proto3" json:"workers_connected,omitempty"`
 	// The current version: the one RunWorkflow starts unless it names
-	// another. A version names a definition: its hash, or the name a Go
-	// program gave it (engine.Workflow.Version).
-	Version       string `protobuf:"bytes,9,opt,name=version,proto3" json:"version,omitempty"`
+	// another. A version names a definition: its hash, or the name its
+	// author gave it (engine.Workflow.Version, WorkflowDefinition.version).
+	Version string `protobuf:"bytes,9,opt,name=version,proto3" json:"version,omitempty"`
+	// Every version the server has, oldest first (ListWorkflowsRequest.name
+	// or versions asks for them).
+	Versions      []*WorkflowVersion `protobuf:"bytes,10,rep,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -147,6 +209,145 @@ func (x *Workflow) GetVersion() string {
 	return ""
 }
 
+func (x *Workflow) GetVersions() []*WorkflowVersion {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+// WorkflowVersion is one version of a workflow: an immutable definition.
+type WorkflowVersion struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Version string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	// RunWorkflow starts this one unless told otherwise.
+	Current bool `protobuf:"varint,2,opt,name=current,proto3" json:"current,omitempty"`
+	// Built into the server, or who registered it (a worker's name).
+	BuiltIn   bool                   `protobuf:"varint,3,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
+	Source    string                 `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The connected workers that serve it (worker-defined only), by name.
+	Workers          []string `protobuf:"bytes,6,rep,name=workers,proto3" json:"workers,omitempty"`
+	WorkersConnected int32    `protobuf:"varint,7,opt,name=workers_connected,json=workersConnected,proto3" json:"workers_connected,omitempty"`
+	// Handlers of this version: running in memory, running but released to
+	// the store, and finished. Set when the request asks for counts.
+	Running  int64 `protobuf:"varint,8,opt,name=running,proto3" json:"running,omitempty"`
+	Released int64 `protobuf:"varint,9,opt,name=released,proto3" json:"released,omitempty"`
+	Finished int64 `protobuf:"varint,10,opt,name=finished,proto3" json:"finished,omitempty"`
+	// Its description, steps and event types, as in Workflow (set for
+	// ListWorkflowsRequest.name).
+	Definition    *Workflow `protobuf:"bytes,11,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowVersion) Reset() {
+	*x = WorkflowVersion{}
+	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowVersion) ProtoMessage() {}
+
+func (x *WorkflowVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowVersion.ProtoReflect.Descriptor instead.
+func (*WorkflowVersion) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *WorkflowVersion) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *WorkflowVersion) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
+}
+
+func (x *WorkflowVersion) GetBuiltIn() bool {
+	if x != nil {
+		return x.BuiltIn
+	}
+	return false
+}
+
+func (x *WorkflowVersion) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *WorkflowVersion) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *WorkflowVersion) GetWorkers() []string {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+func (x *WorkflowVersion) GetWorkersConnected() int32 {
+	if x != nil {
+		return x.WorkersConnected
+	}
+	return 0
+}
+
+func (x *WorkflowVersion) GetRunning() int64 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *WorkflowVersion) GetReleased() int64 {
+	if x != nil {
+		return x.Released
+	}
+	return 0
+}
+
+func (x *WorkflowVersion) GetFinished() int64 {
+	if x != nil {
+		return x.Finished
+	}
+	return 0
+}
+
+func (x *WorkflowVersion) GetDefinition() *Workflow {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
 // EventType is an event type a workflow takes from outside.
 type EventType struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -167,7 +368,7 @@ type EventType struct {
 
 func (x *EventType) Reset() {
 	*x = EventType{}
-	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	mi := &file_wfd_v1_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -179,7 +380,7 @@ func (x *EventType) String() string {
 func (*EventType) ProtoMessage() {}
 
 func (x *EventType) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	mi := &file_wfd_v1_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -192,7 +393,7 @@ func (x *EventType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventType.ProtoReflect.Descriptor instead.
 func (*EventType) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *EventType) GetType() string {
@@ -224,14 +425,19 @@ func (x *EventType) GetExternal() bool {
 }
 
 type ListWorkflowsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this workflow, with its versions and their handler counts
+	// (NOT_FOUND if the server has no workflow of that name).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// List every workflow's versions (without counts).
+	Versions      bool `protobuf:"varint,2,opt,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListWorkflowsRequest) Reset() {
 	*x = ListWorkflowsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[2]
+	mi := &file_wfd_v1_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +449,7 @@ func (x *ListWorkflowsRequest) String() string {
 func (*ListWorkflowsRequest) ProtoMessage() {}
 
 func (x *ListWorkflowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[2]
+	mi := &file_wfd_v1_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +462,21 @@ func (x *ListWorkflowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkflowsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListWorkflowsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ListWorkflowsRequest) GetVersions() bool {
+	if x != nil {
+		return x.Versions
+	}
+	return false
 }
 
 type ListWorkflowsResponse struct {
@@ -268,7 +488,7 @@ type ListWorkflowsResponse struct {
 
 func (x *ListWorkflowsResponse) Reset() {
 	*x = ListWorkflowsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[3]
+	mi := &file_wfd_v1_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -280,7 +500,7 @@ func (x *ListWorkflowsResponse) String() string {
 func (*ListWorkflowsResponse) ProtoMessage() {}
 
 func (x *ListWorkflowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[3]
+	mi := &file_wfd_v1_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -293,7 +513,7 @@ func (x *ListWorkflowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkflowsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{3}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListWorkflowsResponse) GetWorkflows() []*Workflow {
@@ -325,7 +545,7 @@ type RunWorkflowRequest struct {
 
 func (x *RunWorkflowRequest) Reset() {
 	*x = RunWorkflowRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[4]
+	mi := &file_wfd_v1_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +557,7 @@ func (x *RunWorkflowRequest) String() string {
 func (*RunWorkflowRequest) ProtoMessage() {}
 
 func (x *RunWorkflowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[4]
+	mi := &file_wfd_v1_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +570,7 @@ func (x *RunWorkflowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWorkflowRequest.ProtoReflect.Descriptor instead.
 func (*RunWorkflowRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{4}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RunWorkflowRequest) GetWorkflow() string {
@@ -397,7 +617,7 @@ type RunWorkflowResponse struct {
 
 func (x *RunWorkflowResponse) Reset() {
 	*x = RunWorkflowResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[5]
+	mi := &file_wfd_v1_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -409,7 +629,7 @@ func (x *RunWorkflowResponse) String() string {
 func (*RunWorkflowResponse) ProtoMessage() {}
 
 func (x *RunWorkflowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[5]
+	mi := &file_wfd_v1_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -422,7 +642,7 @@ func (x *RunWorkflowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWorkflowResponse.ProtoReflect.Descriptor instead.
 func (*RunWorkflowResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RunWorkflowResponse) GetHandler() *Handler {
@@ -441,7 +661,7 @@ type GetHandlerRequest struct {
 
 func (x *GetHandlerRequest) Reset() {
 	*x = GetHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[6]
+	mi := &file_wfd_v1_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -453,7 +673,7 @@ func (x *GetHandlerRequest) String() string {
 func (*GetHandlerRequest) ProtoMessage() {}
 
 func (x *GetHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[6]
+	mi := &file_wfd_v1_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -466,7 +686,7 @@ func (x *GetHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHandlerRequest.ProtoReflect.Descriptor instead.
 func (*GetHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetHandlerRequest) GetHandlerId() string {
@@ -485,7 +705,7 @@ type GetHandlerResponse struct {
 
 func (x *GetHandlerResponse) Reset() {
 	*x = GetHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[7]
+	mi := &file_wfd_v1_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +717,7 @@ func (x *GetHandlerResponse) String() string {
 func (*GetHandlerResponse) ProtoMessage() {}
 
 func (x *GetHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[7]
+	mi := &file_wfd_v1_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +730,7 @@ func (x *GetHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHandlerResponse.ProtoReflect.Descriptor instead.
 func (*GetHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetHandlerResponse) GetHandler() *Handler {
@@ -524,6 +744,8 @@ type ListHandlersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only handlers of this workflow.
 	Workflow string `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	// Only handlers of this version of the workflow (needs workflow).
+	WorkflowVersion string `protobuf:"bytes,8,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
 	// Only handlers with one of these statuses.
 	Statuses []HandlerStatus `protobuf:"varint,2,rep,packed,name=statuses,proto3,enum=wfd.v1.HandlerStatus" json:"statuses,omitempty"`
 	// Only idle handlers.
@@ -542,7 +764,7 @@ type ListHandlersRequest struct {
 
 func (x *ListHandlersRequest) Reset() {
 	*x = ListHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[8]
+	mi := &file_wfd_v1_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -554,7 +776,7 @@ func (x *ListHandlersRequest) String() string {
 func (*ListHandlersRequest) ProtoMessage() {}
 
 func (x *ListHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[8]
+	mi := &file_wfd_v1_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -567,12 +789,19 @@ func (x *ListHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandlersRequest.ProtoReflect.Descriptor instead.
 func (*ListHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListHandlersRequest) GetWorkflow() string {
 	if x != nil {
 		return x.Workflow
+	}
+	return ""
+}
+
+func (x *ListHandlersRequest) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
 	}
 	return ""
 }
@@ -630,7 +859,7 @@ type ListHandlersResponse struct {
 
 func (x *ListHandlersResponse) Reset() {
 	*x = ListHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[9]
+	mi := &file_wfd_v1_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -642,7 +871,7 @@ func (x *ListHandlersResponse) String() string {
 func (*ListHandlersResponse) ProtoMessage() {}
 
 func (x *ListHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[9]
+	mi := &file_wfd_v1_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -655,7 +884,7 @@ func (x *ListHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandlersResponse.ProtoReflect.Descriptor instead.
 func (*ListHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListHandlersResponse) GetHandlers() []*Handler {
@@ -691,7 +920,7 @@ type SendEventRequest struct {
 
 func (x *SendEventRequest) Reset() {
 	*x = SendEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[10]
+	mi := &file_wfd_v1_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -703,7 +932,7 @@ func (x *SendEventRequest) String() string {
 func (*SendEventRequest) ProtoMessage() {}
 
 func (x *SendEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[10]
+	mi := &file_wfd_v1_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -716,7 +945,7 @@ func (x *SendEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEventRequest.ProtoReflect.Descriptor instead.
 func (*SendEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SendEventRequest) GetHandlerId() string {
@@ -756,7 +985,7 @@ type SendEventResponse struct {
 
 func (x *SendEventResponse) Reset() {
 	*x = SendEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[11]
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +997,7 @@ func (x *SendEventResponse) String() string {
 func (*SendEventResponse) ProtoMessage() {}
 
 func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[11]
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1010,7 @@ func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEventResponse.ProtoReflect.Descriptor instead.
 func (*SendEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SendEventResponse) GetHandler() *Handler {
@@ -811,7 +1040,7 @@ type StreamEventsRequest struct {
 
 func (x *StreamEventsRequest) Reset() {
 	*x = StreamEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +1052,7 @@ func (x *StreamEventsRequest) String() string {
 func (*StreamEventsRequest) ProtoMessage() {}
 
 func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +1065,7 @@ func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsRequest.ProtoReflect.Descriptor instead.
 func (*StreamEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StreamEventsRequest) GetHandlerId() string {
@@ -880,7 +1109,7 @@ type StreamEventsResponse struct {
 
 func (x *StreamEventsResponse) Reset() {
 	*x = StreamEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1121,7 @@ func (x *StreamEventsResponse) String() string {
 func (*StreamEventsResponse) ProtoMessage() {}
 
 func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1134,7 @@ func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsResponse.ProtoReflect.Descriptor instead.
 func (*StreamEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StreamEventsResponse) GetKind() isStreamEventsResponse_Kind {
@@ -960,7 +1189,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1201,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1214,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Heartbeat) GetLastSeq() uint64 {
@@ -1004,7 +1233,7 @@ type CancelHandlerRequest struct {
 
 func (x *CancelHandlerRequest) Reset() {
 	*x = CancelHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1245,7 @@ func (x *CancelHandlerRequest) String() string {
 func (*CancelHandlerRequest) ProtoMessage() {}
 
 func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1258,7 @@ func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerRequest.ProtoReflect.Descriptor instead.
 func (*CancelHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelHandlerRequest) GetHandlerId() string {
@@ -1048,7 +1277,7 @@ type CancelHandlerResponse struct {
 
 func (x *CancelHandlerResponse) Reset() {
 	*x = CancelHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1289,7 @@ func (x *CancelHandlerResponse) String() string {
 func (*CancelHandlerResponse) ProtoMessage() {}
 
 func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1302,7 @@ func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerResponse.ProtoReflect.Descriptor instead.
 func (*CancelHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelHandlerResponse) GetHandler() *Handler {
@@ -1092,7 +1321,7 @@ type ReleaseHandlerRequest struct {
 
 func (x *ReleaseHandlerRequest) Reset() {
 	*x = ReleaseHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1333,7 @@ func (x *ReleaseHandlerRequest) String() string {
 func (*ReleaseHandlerRequest) ProtoMessage() {}
 
 func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1346,7 @@ func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReleaseHandlerRequest) GetHandlerId() string {
@@ -1136,7 +1365,7 @@ type ReleaseHandlerResponse struct {
 
 func (x *ReleaseHandlerResponse) Reset() {
 	*x = ReleaseHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1377,7 @@ func (x *ReleaseHandlerResponse) String() string {
 func (*ReleaseHandlerResponse) ProtoMessage() {}
 
 func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1390,7 @@ func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReleaseHandlerResponse) GetHandler() *Handler {
@@ -1179,7 +1408,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1420,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1433,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 type GetStatsResponse struct {
@@ -1249,7 +1478,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1490,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1503,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetStatsResponse) GetHandlersActive() int64 {
@@ -1417,7 +1646,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1658,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1671,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListTasksRequest) GetStatuses() []TaskStatus {
@@ -1504,7 +1733,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1745,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +1758,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1555,7 +1784,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1796,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1809,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetTaskRequest) GetTaskId() string {
@@ -1599,7 +1828,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1611,7 +1840,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1853,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -1648,7 +1877,7 @@ type CompleteTaskRequest struct {
 
 func (x *CompleteTaskRequest) Reset() {
 	*x = CompleteTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1889,7 @@ func (x *CompleteTaskRequest) String() string {
 func (*CompleteTaskRequest) ProtoMessage() {}
 
 func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1902,7 @@ func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskRequest.ProtoReflect.Descriptor instead.
 func (*CompleteTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CompleteTaskRequest) GetTaskId() string {
@@ -1706,7 +1935,7 @@ type CompleteTaskResponse struct {
 
 func (x *CompleteTaskResponse) Reset() {
 	*x = CompleteTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1947,7 @@ func (x *CompleteTaskResponse) String() string {
 func (*CompleteTaskResponse) ProtoMessage() {}
 
 func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1960,7 @@ func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskResponse.ProtoReflect.Descriptor instead.
 func (*CompleteTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CompleteTaskResponse) GetTask() *Task {
@@ -1755,7 +1984,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +1996,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +2009,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PublishEventRequest) GetKey() string {
@@ -1824,7 +2053,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[28]
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1836,7 +2065,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[28]
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1849,7 +2078,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PublishEventResponse) GetEventId() string {
@@ -1884,7 +2113,7 @@ type WaitHandlerRequest struct {
 
 func (x *WaitHandlerRequest) Reset() {
 	*x = WaitHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +2125,7 @@ func (x *WaitHandlerRequest) String() string {
 func (*WaitHandlerRequest) ProtoMessage() {}
 
 func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +2138,7 @@ func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerRequest.ProtoReflect.Descriptor instead.
 func (*WaitHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WaitHandlerRequest) GetHandlerId() string {
@@ -1936,7 +2165,7 @@ type WaitHandlerResponse struct {
 
 func (x *WaitHandlerResponse) Reset() {
 	*x = WaitHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2177,7 @@ func (x *WaitHandlerResponse) String() string {
 func (*WaitHandlerResponse) ProtoMessage() {}
 
 func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2190,7 @@ func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerResponse.ProtoReflect.Descriptor instead.
 func (*WaitHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WaitHandlerResponse) GetHandler() *Handler {
@@ -1980,7 +2209,7 @@ type DeleteHandlerRequest struct {
 
 func (x *DeleteHandlerRequest) Reset() {
 	*x = DeleteHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2221,7 @@ func (x *DeleteHandlerRequest) String() string {
 func (*DeleteHandlerRequest) ProtoMessage() {}
 
 func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2234,7 @@ func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteHandlerRequest) GetHandlerId() string {
@@ -2023,7 +2252,7 @@ type DeleteHandlerResponse struct {
 
 func (x *DeleteHandlerResponse) Reset() {
 	*x = DeleteHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2035,7 +2264,7 @@ func (x *DeleteHandlerResponse) String() string {
 func (*DeleteHandlerResponse) ProtoMessage() {}
 
 func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2048,7 +2277,7 @@ func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 type ListPublishedEventsRequest struct {
@@ -2070,7 +2299,7 @@ type ListPublishedEventsRequest struct {
 
 func (x *ListPublishedEventsRequest) Reset() {
 	*x = ListPublishedEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2311,7 @@ func (x *ListPublishedEventsRequest) String() string {
 func (*ListPublishedEventsRequest) ProtoMessage() {}
 
 func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2324,7 @@ func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListPublishedEventsRequest) GetKey() string {
@@ -2145,7 +2374,7 @@ type ListPublishedEventsResponse struct {
 
 func (x *ListPublishedEventsResponse) Reset() {
 	*x = ListPublishedEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2386,7 @@ func (x *ListPublishedEventsResponse) String() string {
 func (*ListPublishedEventsResponse) ProtoMessage() {}
 
 func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2399,7 @@ func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListPublishedEventsResponse) GetEvents() []*PublishedEvent {
@@ -2206,7 +2435,7 @@ type PublishedEvent struct {
 
 func (x *PublishedEvent) Reset() {
 	*x = PublishedEvent{}
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2447,7 @@ func (x *PublishedEvent) String() string {
 func (*PublishedEvent) ProtoMessage() {}
 
 func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2460,7 @@ func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
 func (*PublishedEvent) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PublishedEvent) GetEventId() string {
@@ -2291,7 +2520,7 @@ type GetIdentityRequest struct {
 
 func (x *GetIdentityRequest) Reset() {
 	*x = GetIdentityRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2532,7 @@ func (x *GetIdentityRequest) String() string {
 func (*GetIdentityRequest) ProtoMessage() {}
 
 func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2545,7 @@ func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityRequest.ProtoReflect.Descriptor instead.
 func (*GetIdentityRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 type GetIdentityResponse struct {
@@ -2332,7 +2561,7 @@ type GetIdentityResponse struct {
 
 func (x *GetIdentityResponse) Reset() {
 	*x = GetIdentityResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2573,7 @@ func (x *GetIdentityResponse) String() string {
 func (*GetIdentityResponse) ProtoMessage() {}
 
 func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2586,7 @@ func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityResponse.ProtoReflect.Descriptor instead.
 func (*GetIdentityResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetIdentityResponse) GetAuthentication() bool {
@@ -2389,7 +2618,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2630,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2643,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 type ListReplicasResponse struct {
@@ -2426,7 +2655,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2667,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2680,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -2477,7 +2706,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2718,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2731,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Replica) GetId() string {
@@ -2533,11 +2762,420 @@ func (x *Replica) GetExpiresAt() *timestamppb.Timestamp {
 	return nil
 }
 
+type UpgradeHandlersRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Workflow string                 `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	// The version to move handlers from.
+	FromVersion string `protobuf:"bytes,2,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
+	// The version to move them to; empty: the current one.
+	ToVersion string `protobuf:"bytes,3,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
+	// Only these handlers (each must be a running handler of from_version);
+	// empty: every running handler of from_version, a page at a time.
+	HandlerIds []string `protobuf:"bytes,4,rep,name=handler_ids,json=handlerIds,proto3" json:"handler_ids,omitempty"`
+	// Report what would happen; move nothing.
+	DryRun bool `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// At most this many handlers per call (default 100, at most 1000).
+	PageSize int32 `protobuf:"varint,6,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token (dry runs page through
+	// every handler; a real upgrade moves handlers out of from_version, so
+	// calling again without a token goes on with those left).
+	PageToken     string `protobuf:"bytes,7,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpgradeHandlersRequest) Reset() {
+	*x = UpgradeHandlersRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpgradeHandlersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpgradeHandlersRequest) ProtoMessage() {}
+
+func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpgradeHandlersRequest.ProtoReflect.Descriptor instead.
+func (*UpgradeHandlersRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *UpgradeHandlersRequest) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *UpgradeHandlersRequest) GetFromVersion() string {
+	if x != nil {
+		return x.FromVersion
+	}
+	return ""
+}
+
+func (x *UpgradeHandlersRequest) GetToVersion() string {
+	if x != nil {
+		return x.ToVersion
+	}
+	return ""
+}
+
+func (x *UpgradeHandlersRequest) GetHandlerIds() []string {
+	if x != nil {
+		return x.HandlerIds
+	}
+	return nil
+}
+
+func (x *UpgradeHandlersRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *UpgradeHandlersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *UpgradeHandlersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type UpgradeHandlersResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Handlers []*HandlerUpgrade      `protobuf:"bytes,1,rep,name=handlers,proto3" json:"handlers,omitempty"`
+	// The version handlers were (or would be) moved to.
+	ToVersion string `protobuf:"bytes,2,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpgradeHandlersResponse) Reset() {
+	*x = UpgradeHandlersResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpgradeHandlersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpgradeHandlersResponse) ProtoMessage() {}
+
+func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpgradeHandlersResponse.ProtoReflect.Descriptor instead.
+func (*UpgradeHandlersResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *UpgradeHandlersResponse) GetHandlers() []*HandlerUpgrade {
+	if x != nil {
+		return x.Handlers
+	}
+	return nil
+}
+
+func (x *UpgradeHandlersResponse) GetToVersion() string {
+	if x != nil {
+		return x.ToVersion
+	}
+	return ""
+}
+
+func (x *UpgradeHandlersResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// HandlerUpgrade is what an upgrade did (or would do) to one handler.
+type HandlerUpgrade struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	HandlerId string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	Outcome   UpgradeOutcome         `protobuf:"varint,2,opt,name=outcome,proto3,enum=wfd.v1.UpgradeOutcome" json:"outcome,omitempty"`
+	// Why it cannot move (the first reason found), for REFUSED and BUSY.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandlerUpgrade) Reset() {
+	*x = HandlerUpgrade{}
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandlerUpgrade) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandlerUpgrade) ProtoMessage() {}
+
+func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandlerUpgrade.ProtoReflect.Descriptor instead.
+func (*HandlerUpgrade) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *HandlerUpgrade) GetHandlerId() string {
+	if x != nil {
+		return x.HandlerId
+	}
+	return ""
+}
+
+func (x *HandlerUpgrade) GetOutcome() UpgradeOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return UpgradeOutcome_UPGRADE_OUTCOME_UNSPECIFIED
+}
+
+func (x *HandlerUpgrade) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type SetCurrentVersionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workflow      string                 `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetCurrentVersionRequest) Reset() {
+	*x = SetCurrentVersionRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetCurrentVersionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetCurrentVersionRequest) ProtoMessage() {}
+
+func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetCurrentVersionRequest.ProtoReflect.Descriptor instead.
+func (*SetCurrentVersionRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *SetCurrentVersionRequest) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *SetCurrentVersionRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+type SetCurrentVersionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workflow      *Workflow              `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetCurrentVersionResponse) Reset() {
+	*x = SetCurrentVersionResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetCurrentVersionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetCurrentVersionResponse) ProtoMessage() {}
+
+func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetCurrentVersionResponse.ProtoReflect.Descriptor instead.
+func (*SetCurrentVersionResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *SetCurrentVersionResponse) GetWorkflow() *Workflow {
+	if x != nil {
+		return x.Workflow
+	}
+	return nil
+}
+
+type DeleteWorkflowVersionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workflow      string                 `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteWorkflowVersionRequest) Reset() {
+	*x = DeleteWorkflowVersionRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteWorkflowVersionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteWorkflowVersionRequest) ProtoMessage() {}
+
+func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteWorkflowVersionRequest.ProtoReflect.Descriptor instead.
+func (*DeleteWorkflowVersionRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *DeleteWorkflowVersionRequest) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *DeleteWorkflowVersionRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+type DeleteWorkflowVersionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteWorkflowVersionResponse) Reset() {
+	*x = DeleteWorkflowVersionResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteWorkflowVersionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteWorkflowVersionResponse) ProtoMessage() {}
+
+func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteWorkflowVersionResponse.ProtoReflect.Descriptor instead.
+func (*DeleteWorkflowVersionResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
+}
+
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\"\xeb\x02\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\"\xa0\x03\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -2548,13 +3186,33 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"eventTypes\x12*\n" +
 	"\x11served_by_workers\x18\a \x01(\bR\x0fservedByWorkers\x12+\n" +
 	"\x11workers_connected\x18\b \x01(\x05R\x10workersConnected\x12\x18\n" +
-	"\aversion\x18\t \x01(\tR\aversion\"\x8e\x01\n" +
+	"\aversion\x18\t \x01(\tR\aversion\x123\n" +
+	"\bversions\x18\n" +
+	" \x03(\v2\x17.wfd.v1.WorkflowVersionR\bversions\"\xfe\x02\n" +
+	"\x0fWorkflowVersion\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
+	"\acurrent\x18\x02 \x01(\bR\acurrent\x12\x19\n" +
+	"\bbuilt_in\x18\x03 \x01(\bR\abuiltIn\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x18\n" +
+	"\aworkers\x18\x06 \x03(\tR\aworkers\x12+\n" +
+	"\x11workers_connected\x18\a \x01(\x05R\x10workersConnected\x12\x18\n" +
+	"\arunning\x18\b \x01(\x03R\arunning\x12\x1a\n" +
+	"\breleased\x18\t \x01(\x03R\breleased\x12\x1a\n" +
+	"\bfinished\x18\n" +
+	" \x01(\x03R\bfinished\x120\n" +
+	"\n" +
+	"definition\x18\v \x01(\v2\x10.wfd.v1.WorkflowR\n" +
+	"definition\"\x8e\x01\n" +
 	"\tEventType\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12/\n" +
 	"\x06schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x1a\n" +
-	"\bexternal\x18\x04 \x01(\bR\bexternal\"\x16\n" +
-	"\x14ListWorkflowsRequest\"G\n" +
+	"\bexternal\x18\x04 \x01(\bR\bexternal\"F\n" +
+	"\x14ListWorkflowsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bversions\x18\x02 \x01(\bR\bversions\"G\n" +
 	"\x15ListWorkflowsResponse\x12.\n" +
 	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xc7\x01\n" +
 	"\x12RunWorkflowRequest\x12\x1a\n" +
@@ -2570,9 +3228,10 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\"?\n" +
 	"\x12GetHandlerResponse\x12)\n" +
-	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\xa4\x02\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\xcf\x02\n" +
 	"\x13ListHandlersRequest\x12\x1a\n" +
-	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x121\n" +
+	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12)\n" +
+	"\x10workflow_version\x18\b \x01(\tR\x0fworkflowVersion\x121\n" +
 	"\bstatuses\x18\x02 \x03(\x0e2\x15.wfd.v1.HandlerStatusR\bstatuses\x12\x1b\n" +
 	"\tidle_only\x18\x03 \x01(\bR\bidleOnly\x124\n" +
 	"\bidle_for\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\aidleFor\x12/\n" +
@@ -2713,8 +3372,43 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt2\xf8\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xec\x01\n" +
+	"\x16UpgradeHandlersRequest\x12\x1a\n" +
+	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12!\n" +
+	"\ffrom_version\x18\x02 \x01(\tR\vfromVersion\x12\x1d\n" +
 	"\n" +
+	"to_version\x18\x03 \x01(\tR\ttoVersion\x12\x1f\n" +
+	"\vhandler_ids\x18\x04 \x03(\tR\n" +
+	"handlerIds\x12\x17\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\x12\x1b\n" +
+	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\a \x01(\tR\tpageToken\"\x94\x01\n" +
+	"\x17UpgradeHandlersResponse\x122\n" +
+	"\bhandlers\x18\x01 \x03(\v2\x16.wfd.v1.HandlerUpgradeR\bhandlers\x12\x1d\n" +
+	"\n" +
+	"to_version\x18\x02 \x01(\tR\ttoVersion\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"y\n" +
+	"\x0eHandlerUpgrade\x12\x1d\n" +
+	"\n" +
+	"handler_id\x18\x01 \x01(\tR\thandlerId\x120\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2\x16.wfd.v1.UpgradeOutcomeR\aoutcome\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"P\n" +
+	"\x18SetCurrentVersionRequest\x12\x1a\n" +
+	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\"I\n" +
+	"\x19SetCurrentVersionResponse\x12,\n" +
+	"\bworkflow\x18\x01 \x01(\v2\x10.wfd.v1.WorkflowR\bworkflow\"T\n" +
+	"\x1cDeleteWorkflowVersionRequest\x12\x1a\n" +
+	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\"\x1f\n" +
+	"\x1dDeleteWorkflowVersionResponse*\xa1\x01\n" +
+	"\x0eUpgradeOutcome\x12\x1f\n" +
+	"\x1bUPGRADE_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18UPGRADE_OUTCOME_CAN_MOVE\x10\x01\x12\x19\n" +
+	"\x15UPGRADE_OUTCOME_MOVED\x10\x02\x12\x1b\n" +
+	"\x17UPGRADE_OUTCOME_REFUSED\x10\x03\x12\x18\n" +
+	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\x8c\r\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -2734,7 +3428,10 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\rDeleteHandler\x12\x1c.wfd.v1.DeleteHandlerRequest\x1a\x1d.wfd.v1.DeleteHandlerResponse\x12c\n" +
 	"\x13ListPublishedEvents\x12\".wfd.v1.ListPublishedEventsRequest\x1a#.wfd.v1.ListPublishedEventsResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\vGetIdentity\x12\x1a.wfd.v1.GetIdentityRequest\x1a\x1b.wfd.v1.GetIdentityResponse\"\x03\x90\x02\x01\x12N\n" +
-	"\fListReplicas\x12\x1b.wfd.v1.ListReplicasRequest\x1a\x1c.wfd.v1.ListReplicasResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
+	"\fListReplicas\x12\x1b.wfd.v1.ListReplicasRequest\x1a\x1c.wfd.v1.ListReplicasResponse\"\x03\x90\x02\x01\x12R\n" +
+	"\x0fUpgradeHandlers\x12\x1e.wfd.v1.UpgradeHandlersRequest\x1a\x1f.wfd.v1.UpgradeHandlersResponse\x12X\n" +
+	"\x11SetCurrentVersion\x12 .wfd.v1.SetCurrentVersionRequest\x1a!.wfd.v1.SetCurrentVersionResponse\x12d\n" +
+	"\x15DeleteWorkflowVersion\x12$.wfd.v1.DeleteWorkflowVersionRequest\x1a%.wfd.v1.DeleteWorkflowVersionResponseB)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
 	file_wfd_v1_service_proto_rawDescOnce sync.Once
@@ -2748,142 +3445,164 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_service_proto_rawDescData
 }
 
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_wfd_v1_service_proto_goTypes = []any{
-	(*Workflow)(nil),                    // 0: wfd.v1.Workflow
-	(*EventType)(nil),                   // 1: wfd.v1.EventType
-	(*ListWorkflowsRequest)(nil),        // 2: wfd.v1.ListWorkflowsRequest
-	(*ListWorkflowsResponse)(nil),       // 3: wfd.v1.ListWorkflowsResponse
-	(*RunWorkflowRequest)(nil),          // 4: wfd.v1.RunWorkflowRequest
-	(*RunWorkflowResponse)(nil),         // 5: wfd.v1.RunWorkflowResponse
-	(*GetHandlerRequest)(nil),           // 6: wfd.v1.GetHandlerRequest
-	(*GetHandlerResponse)(nil),          // 7: wfd.v1.GetHandlerResponse
-	(*ListHandlersRequest)(nil),         // 8: wfd.v1.ListHandlersRequest
-	(*ListHandlersResponse)(nil),        // 9: wfd.v1.ListHandlersResponse
-	(*SendEventRequest)(nil),            // 10: wfd.v1.SendEventRequest
-	(*SendEventResponse)(nil),           // 11: wfd.v1.SendEventResponse
-	(*StreamEventsRequest)(nil),         // 12: wfd.v1.StreamEventsRequest
-	(*StreamEventsResponse)(nil),        // 13: wfd.v1.StreamEventsResponse
-	(*Heartbeat)(nil),                   // 14: wfd.v1.Heartbeat
-	(*CancelHandlerRequest)(nil),        // 15: wfd.v1.CancelHandlerRequest
-	(*CancelHandlerResponse)(nil),       // 16: wfd.v1.CancelHandlerResponse
-	(*ReleaseHandlerRequest)(nil),       // 17: wfd.v1.ReleaseHandlerRequest
-	(*ReleaseHandlerResponse)(nil),      // 18: wfd.v1.ReleaseHandlerResponse
-	(*GetStatsRequest)(nil),             // 19: wfd.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),            // 20: wfd.v1.GetStatsResponse
-	(*ListTasksRequest)(nil),            // 21: wfd.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),           // 22: wfd.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),              // 23: wfd.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),             // 24: wfd.v1.GetTaskResponse
-	(*CompleteTaskRequest)(nil),         // 25: wfd.v1.CompleteTaskRequest
-	(*CompleteTaskResponse)(nil),        // 26: wfd.v1.CompleteTaskResponse
-	(*PublishEventRequest)(nil),         // 27: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),        // 28: wfd.v1.PublishEventResponse
-	(*WaitHandlerRequest)(nil),          // 29: wfd.v1.WaitHandlerRequest
-	(*WaitHandlerResponse)(nil),         // 30: wfd.v1.WaitHandlerResponse
-	(*DeleteHandlerRequest)(nil),        // 31: wfd.v1.DeleteHandlerRequest
-	(*DeleteHandlerResponse)(nil),       // 32: wfd.v1.DeleteHandlerResponse
-	(*ListPublishedEventsRequest)(nil),  // 33: wfd.v1.ListPublishedEventsRequest
-	(*ListPublishedEventsResponse)(nil), // 34: wfd.v1.ListPublishedEventsResponse
-	(*PublishedEvent)(nil),              // 35: wfd.v1.PublishedEvent
-	(*GetIdentityRequest)(nil),          // 36: wfd.v1.GetIdentityRequest
-	(*GetIdentityResponse)(nil),         // 37: wfd.v1.GetIdentityResponse
-	(*ListReplicasRequest)(nil),         // 38: wfd.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),        // 39: wfd.v1.ListReplicasResponse
-	(*Replica)(nil),                     // 40: wfd.v1.Replica
-	nil,                                 // 41: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),             // 42: google.protobuf.Struct
-	(*durationpb.Duration)(nil),         // 43: google.protobuf.Duration
-	(*Handler)(nil),                     // 44: wfd.v1.Handler
-	(HandlerStatus)(0),                  // 45: wfd.v1.HandlerStatus
-	(Residency)(0),                      // 46: wfd.v1.Residency
-	(*Event)(nil),                       // 47: wfd.v1.Event
-	(*Record)(nil),                      // 48: wfd.v1.Record
-	(TaskStatus)(0),                     // 49: wfd.v1.TaskStatus
-	(*Task)(nil),                        // 50: wfd.v1.Task
-	(*timestamppb.Timestamp)(nil),       // 51: google.protobuf.Timestamp
+	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
+	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
+	(*WorkflowVersion)(nil),               // 2: wfd.v1.WorkflowVersion
+	(*EventType)(nil),                     // 3: wfd.v1.EventType
+	(*ListWorkflowsRequest)(nil),          // 4: wfd.v1.ListWorkflowsRequest
+	(*ListWorkflowsResponse)(nil),         // 5: wfd.v1.ListWorkflowsResponse
+	(*RunWorkflowRequest)(nil),            // 6: wfd.v1.RunWorkflowRequest
+	(*RunWorkflowResponse)(nil),           // 7: wfd.v1.RunWorkflowResponse
+	(*GetHandlerRequest)(nil),             // 8: wfd.v1.GetHandlerRequest
+	(*GetHandlerResponse)(nil),            // 9: wfd.v1.GetHandlerResponse
+	(*ListHandlersRequest)(nil),           // 10: wfd.v1.ListHandlersRequest
+	(*ListHandlersResponse)(nil),          // 11: wfd.v1.ListHandlersResponse
+	(*SendEventRequest)(nil),              // 12: wfd.v1.SendEventRequest
+	(*SendEventResponse)(nil),             // 13: wfd.v1.SendEventResponse
+	(*StreamEventsRequest)(nil),           // 14: wfd.v1.StreamEventsRequest
+	(*StreamEventsResponse)(nil),          // 15: wfd.v1.StreamEventsResponse
+	(*Heartbeat)(nil),                     // 16: wfd.v1.Heartbeat
+	(*CancelHandlerRequest)(nil),          // 17: wfd.v1.CancelHandlerRequest
+	(*CancelHandlerResponse)(nil),         // 18: wfd.v1.CancelHandlerResponse
+	(*ReleaseHandlerRequest)(nil),         // 19: wfd.v1.ReleaseHandlerRequest
+	(*ReleaseHandlerResponse)(nil),        // 20: wfd.v1.ReleaseHandlerResponse
+	(*GetStatsRequest)(nil),               // 21: wfd.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),              // 22: wfd.v1.GetStatsResponse
+	(*ListTasksRequest)(nil),              // 23: wfd.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 24: wfd.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),                // 25: wfd.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 26: wfd.v1.GetTaskResponse
+	(*CompleteTaskRequest)(nil),           // 27: wfd.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),          // 28: wfd.v1.CompleteTaskResponse
+	(*PublishEventRequest)(nil),           // 29: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),          // 30: wfd.v1.PublishEventResponse
+	(*WaitHandlerRequest)(nil),            // 31: wfd.v1.WaitHandlerRequest
+	(*WaitHandlerResponse)(nil),           // 32: wfd.v1.WaitHandlerResponse
+	(*DeleteHandlerRequest)(nil),          // 33: wfd.v1.DeleteHandlerRequest
+	(*DeleteHandlerResponse)(nil),         // 34: wfd.v1.DeleteHandlerResponse
+	(*ListPublishedEventsRequest)(nil),    // 35: wfd.v1.ListPublishedEventsRequest
+	(*ListPublishedEventsResponse)(nil),   // 36: wfd.v1.ListPublishedEventsResponse
+	(*PublishedEvent)(nil),                // 37: wfd.v1.PublishedEvent
+	(*GetIdentityRequest)(nil),            // 38: wfd.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),           // 39: wfd.v1.GetIdentityResponse
+	(*ListReplicasRequest)(nil),           // 40: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),          // 41: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                       // 42: wfd.v1.Replica
+	(*UpgradeHandlersRequest)(nil),        // 43: wfd.v1.UpgradeHandlersRequest
+	(*UpgradeHandlersResponse)(nil),       // 44: wfd.v1.UpgradeHandlersResponse
+	(*HandlerUpgrade)(nil),                // 45: wfd.v1.HandlerUpgrade
+	(*SetCurrentVersionRequest)(nil),      // 46: wfd.v1.SetCurrentVersionRequest
+	(*SetCurrentVersionResponse)(nil),     // 47: wfd.v1.SetCurrentVersionResponse
+	(*DeleteWorkflowVersionRequest)(nil),  // 48: wfd.v1.DeleteWorkflowVersionRequest
+	(*DeleteWorkflowVersionResponse)(nil), // 49: wfd.v1.DeleteWorkflowVersionResponse
+	nil,                                   // 50: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 51: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 52: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),           // 53: google.protobuf.Duration
+	(*Handler)(nil),                       // 54: wfd.v1.Handler
+	(HandlerStatus)(0),                    // 55: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 56: wfd.v1.Residency
+	(*Event)(nil),                         // 57: wfd.v1.Event
+	(*Record)(nil),                        // 58: wfd.v1.Record
+	(TaskStatus)(0),                       // 59: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 60: wfd.v1.Task
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	42, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
-	1,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
-	42, // 2: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
-	0,  // 3: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	42, // 4: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	43, // 5: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	44, // 6: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	44, // 7: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	45, // 8: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	43, // 9: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	46, // 10: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	44, // 11: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	47, // 12: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	43, // 13: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
-	44, // 14: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	48, // 15: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	14, // 16: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	44, // 17: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	44, // 18: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	41, // 19: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	43, // 20: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	43, // 21: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	43, // 22: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	43, // 23: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	49, // 24: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	50, // 25: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	50, // 26: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	42, // 27: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	50, // 28: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	42, // 29: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	43, // 30: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	44, // 31: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	51, // 32: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	35, // 33: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	42, // 34: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	51, // 35: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	40, // 36: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	51, // 37: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	51, // 38: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	2,  // 39: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	4,  // 40: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	6,  // 41: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	8,  // 42: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	10, // 43: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	12, // 44: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	15, // 45: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	17, // 46: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	21, // 47: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	23, // 48: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	25, // 49: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	27, // 50: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	19, // 51: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	29, // 52: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	31, // 53: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	33, // 54: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	36, // 55: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	38, // 56: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	3,  // 57: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	5,  // 58: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	7,  // 59: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	9,  // 60: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	11, // 61: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	13, // 62: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	16, // 63: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	18, // 64: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	22, // 65: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	24, // 66: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	26, // 67: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	28, // 68: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	20, // 69: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	30, // 70: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	32, // 71: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	34, // 72: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	37, // 73: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	39, // 74: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	57, // [57:75] is the sub-list for method output_type
-	39, // [39:57] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	51, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	3,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
+	2,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
+	52, // 3: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 4: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
+	51, // 5: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	1,  // 6: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
+	51, // 7: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	53, // 8: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	54, // 9: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	54, // 10: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	55, // 11: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	53, // 12: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	56, // 13: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	54, // 14: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	57, // 15: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	53, // 16: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	54, // 17: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	58, // 18: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	16, // 19: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	54, // 20: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	54, // 21: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	50, // 22: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	53, // 23: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	53, // 24: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	53, // 25: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	53, // 26: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	59, // 27: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	60, // 28: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	60, // 29: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	51, // 30: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	60, // 31: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	51, // 32: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	53, // 33: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	54, // 34: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	52, // 35: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	37, // 36: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	51, // 37: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	52, // 38: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	42, // 39: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	52, // 40: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	52, // 41: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	45, // 42: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 43: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 44: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	4,  // 45: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	6,  // 46: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	8,  // 47: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	10, // 48: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	12, // 49: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	14, // 50: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	17, // 51: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	19, // 52: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	23, // 53: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	25, // 54: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	27, // 55: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	29, // 56: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	21, // 57: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	31, // 58: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	33, // 59: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	35, // 60: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	38, // 61: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	40, // 62: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	43, // 63: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	46, // 64: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	48, // 65: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	5,  // 66: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	7,  // 67: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	9,  // 68: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	11, // 69: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	13, // 70: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	15, // 71: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	18, // 72: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	20, // 73: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	24, // 74: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	26, // 75: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	28, // 76: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	30, // 77: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	22, // 78: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	32, // 79: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	34, // 80: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	36, // 81: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	39, // 82: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	41, // 83: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	44, // 84: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	47, // 85: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	49, // 86: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	66, // [66:87] is the sub-list for method output_type
+	45, // [45:66] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -2892,7 +3611,7 @@ func file_wfd_v1_service_proto_init() {
 		return
 	}
 	file_wfd_v1_handler_proto_init()
-	file_wfd_v1_service_proto_msgTypes[13].OneofWrappers = []any{
+	file_wfd_v1_service_proto_msgTypes[14].OneofWrappers = []any{
 		(*StreamEventsResponse_Record)(nil),
 		(*StreamEventsResponse_Heartbeat)(nil),
 	}
@@ -2901,13 +3620,14 @@ func file_wfd_v1_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   42,
+			NumEnums:      1,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_wfd_v1_service_proto_goTypes,
 		DependencyIndexes: file_wfd_v1_service_proto_depIdxs,
+		EnumInfos:         file_wfd_v1_service_proto_enumTypes,
 		MessageInfos:      file_wfd_v1_service_proto_msgTypes,
 	}.Build()
 	File_wfd_v1_service_proto = out.File

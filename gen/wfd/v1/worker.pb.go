@@ -95,7 +95,18 @@ type WorkflowDefinition struct {
 	// JSON Schema of the input; unset: any object.
 	InputSchema *structpb.Struct `protobuf:"bytes,6,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	// Bounds the whole run; unset: no limit.
-	Timeout       *durationpb.Duration `protobuf:"bytes,7,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,7,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Names this version of the workflow; empty: the server names it by the
+	// definition's hash. A version is immutable: registering a version the
+	// server has with another definition is ALREADY_EXISTS. A worker may
+	// register several versions of one workflow (each with its own code);
+	// its runs carry the version (Dispatch.workflow_version).
+	Version string `protobuf:"bytes,8,opt,name=version,proto3" json:"version,omitempty"`
+	// Makes this version the one RunWorkflow starts if this registration
+	// creates it. The first version of a workflow is current anyway; a
+	// version the server has already keeps its standing, so an old worker
+	// that reconnects does not take current back.
+	MakeCurrent   bool `protobuf:"varint,9,opt,name=make_current,json=makeCurrent,proto3" json:"make_current,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -177,6 +188,20 @@ func (x *WorkflowDefinition) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *WorkflowDefinition) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *WorkflowDefinition) GetMakeCurrent() bool {
+	if x != nil {
+		return x.MakeCurrent
+	}
+	return false
 }
 
 // StepDefinition is one step of a WorkflowDefinition.
@@ -519,8 +544,11 @@ func (*ConnectResponse_Heartbeat) isConnectResponse_Kind() {}
 
 // Connected acknowledges a connection.
 type Connected struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// The version of each registered workflow, in the order of
+	// ConnectRequest.workflows.
+	Versions      []string `protobuf:"bytes,2,rep,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -562,6 +590,13 @@ func (x *Connected) GetWorkerId() string {
 	return ""
 }
 
+func (x *Connected) GetVersions() []string {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
 // Dispatch hands the worker one run of a step.
 type Dispatch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -587,9 +622,11 @@ type Dispatch struct {
 	// next StepCall or FinishRun, and the server applies it to the run
 	// first; if the server's answer differs, the run starts over on a new
 	// dispatch without local waits. Unset: make every wait a StepCall.
-	LocalWaits    bool `protobuf:"varint,9,opt,name=local_waits,json=localWaits,proto3" json:"local_waits,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LocalWaits bool `protobuf:"varint,9,opt,name=local_waits,json=localWaits,proto3" json:"local_waits,omitempty"`
+	// The version of the workflow the handler runs (Connected.versions).
+	WorkflowVersion string `protobuf:"bytes,10,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Dispatch) Reset() {
@@ -683,6 +720,13 @@ func (x *Dispatch) GetLocalWaits() bool {
 		return x.LocalWaits
 	}
 	return false
+}
+
+func (x *Dispatch) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
+	}
+	return ""
 }
 
 // ResolvedWait is the result of a wait an earlier run resolved.
@@ -1990,13 +2034,15 @@ func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
 
 // WorkerInfo is a connected worker.
 type WorkerInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Workflows     []string               `protobuf:"bytes,3,rep,name=workflows,proto3" json:"workflows,omitempty"`
-	MaxRuns       int32                  `protobuf:"varint,4,opt,name=max_runs,json=maxRuns,proto3" json:"max_runs,omitempty"`
-	Runs          []*RunInfo             `protobuf:"bytes,5,rep,name=runs,proto3" json:"runs,omitempty"`
-	ConnectedAt   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=connected_at,json=connectedAt,proto3" json:"connected_at,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId    string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Name        string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Workflows   []string               `protobuf:"bytes,3,rep,name=workflows,proto3" json:"workflows,omitempty"`
+	MaxRuns     int32                  `protobuf:"varint,4,opt,name=max_runs,json=maxRuns,proto3" json:"max_runs,omitempty"`
+	Runs        []*RunInfo             `protobuf:"bytes,5,rep,name=runs,proto3" json:"runs,omitempty"`
+	ConnectedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=connected_at,json=connectedAt,proto3" json:"connected_at,omitempty"`
+	// What it serves, as workflow@version.
+	Versions      []string `protobuf:"bytes,7,rep,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2069,6 +2115,13 @@ func (x *WorkerInfo) GetRuns() []*RunInfo {
 func (x *WorkerInfo) GetConnectedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ConnectedAt
+	}
+	return nil
+}
+
+func (x *WorkerInfo) GetVersions() []string {
+	if x != nil {
+		return x.Versions
 	}
 	return nil
 }
@@ -2146,7 +2199,7 @@ var File_wfd_v1_worker_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x13wfd/v1/worker.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x14wfd/v1/service.proto\"\xcf\x02\n" +
+	"\x13wfd/v1/worker.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x14wfd/v1/service.proto\"\x8c\x03\n" +
 	"\x12WorkflowDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12,\n" +
@@ -2155,7 +2208,9 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\vevent_types\x18\x05 \x03(\v2\x11.wfd.v1.EventTypeR\n" +
 	"eventTypes\x12:\n" +
 	"\finput_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x123\n" +
-	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xce\x01\n" +
+	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x18\n" +
+	"\aversion\x18\b \x01(\tR\aversion\x12!\n" +
+	"\fmake_current\x18\t \x01(\bR\vmakeCurrent\"\xce\x01\n" +
 	"\x0eStepDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccepts\x18\x02 \x03(\tR\aaccepts\x12\x14\n" +
@@ -2180,9 +2235,10 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\bdispatch\x18\x02 \x01(\v2\x10.wfd.v1.DispatchH\x00R\bdispatch\x12$\n" +
 	"\rcancel_run_id\x18\x03 \x01(\tH\x00R\vcancelRunId\x121\n" +
 	"\theartbeat\x18\x04 \x01(\v2\x11.wfd.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
-	"\x04kind\"(\n" +
+	"\x04kind\"D\n" +
 	"\tConnected\x12\x1b\n" +
-	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xba\x02\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
+	"\bversions\x18\x02 \x03(\tR\bversions\"\xe5\x02\n" +
 	"\bDispatch\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -2194,7 +2250,9 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\bdeadline\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x120\n" +
 	"\bresolved\x18\b \x03(\v2\x14.wfd.v1.ResolvedWaitR\bresolved\x12\x1f\n" +
 	"\vlocal_waits\x18\t \x01(\bR\n" +
-	"localWaits\"l\n" +
+	"localWaits\x12)\n" +
+	"\x10workflow_version\x18\n" +
+	" \x01(\tR\x0fworkflowVersion\"l\n" +
 	"\fResolvedWait\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\rR\bposition\x12#\n" +
 	"\x05event\x18\x02 \x01(\v2\r.wfd.v1.EventR\x05event\x12\x1b\n" +
@@ -2289,7 +2347,7 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\x11FinishRunResponse\"\x14\n" +
 	"\x12ListWorkersRequest\"C\n" +
 	"\x13ListWorkersResponse\x12,\n" +
-	"\aworkers\x18\x01 \x03(\v2\x12.wfd.v1.WorkerInfoR\aworkers\"\xda\x01\n" +
+	"\aworkers\x18\x01 \x03(\v2\x12.wfd.v1.WorkerInfoR\aworkers\"\xf6\x01\n" +
 	"\n" +
 	"WorkerInfo\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x12\n" +
@@ -2297,7 +2355,8 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\tworkflows\x18\x03 \x03(\tR\tworkflows\x12\x19\n" +
 	"\bmax_runs\x18\x04 \x01(\x05R\amaxRuns\x12#\n" +
 	"\x04runs\x18\x05 \x03(\v2\x0f.wfd.v1.RunInfoR\x04runs\x12=\n" +
-	"\fconnected_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vconnectedAt\"\x85\x01\n" +
+	"\fconnected_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vconnectedAt\x12\x1a\n" +
+	"\bversions\x18\a \x03(\tR\bversions\"\x85\x01\n" +
 	"\aRunInfo\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +

@@ -47,7 +47,7 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 	// another replica only: registered here from the store first. The
 	// child starts here; its runs wait for a worker, so it is handed over
 	// to the replica with one (Workers.KickRoutes) once its start is durable.
-	s.workers.Definition(ctx, workflow)
+	s.workers.Definition(ctx, workflow, "")
 	if err := s.owners.Acquire(ctx, child); err != nil {
 		return err
 	}

@@ -42,6 +42,10 @@ func RecordToProto(r *engine.Record) *wfdv1.Record {
 		p.Kind = &wfdv1.Record_HandlerReleased{HandlerReleased: &wfdv1.HandlerReleased{}}
 	case engine.RecordRestored:
 		p.Kind = &wfdv1.Record_HandlerRestored{HandlerRestored: &wfdv1.HandlerRestored{}}
+	case engine.RecordUpgraded:
+		if u := r.Upgraded; u != nil {
+			p.Kind = &wfdv1.Record_HandlerUpgraded{HandlerUpgraded: &wfdv1.HandlerUpgraded{FromVersion: u.From, ToVersion: u.To}}
+		}
 	case engine.RecordBlocked:
 		if b := r.Blocked; b != nil && (b.On == BlockedOnWorker || b.On == "") {
 			p.Kind = &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: &wfdv1.RunWaitingForWorker{

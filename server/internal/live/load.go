@@ -97,7 +97,7 @@ func (s *Runtime) load(ctx context.Context, id string, accepting *engine.Event) 
 	}
 	// In replica mode, a handler of a workflow whose workers are on
 	// another replica is loaded there (Workers.RouteLoad).
-	if err := s.workers.RouteLoad(ctx, id, meta.Workflow); err != nil {
+	if err := s.workers.RouteLoad(ctx, id, meta.Workflow, meta.WorkflowVersion); err != nil {
 		return nil, err
 	}
 	var st statev1.HandlerState

@@ -56,11 +56,11 @@ type Ownership interface {
 type Workers interface {
 	// RouteLoad refuses, with an *apierr.Owned error naming a replica
 	// with its workers, a load of handler id of a worker-defined
-	// workflow that is served elsewhere only.
-	RouteLoad(ctx context.Context, id, workflow string) error
-	// Definition registers a workflow defined by workers on another
-	// replica from the store, if it is one.
-	Definition(ctx context.Context, workflow string)
+	// workflow that is served elsewhere only. version is the one it runs.
+	RouteLoad(ctx context.Context, id, workflow, version string) error
+	// Definition registers a version of a workflow ("": its current one)
+	// defined by workers on another replica from the store, if it is one.
+	Definition(ctx context.Context, workflow, version string)
 	// KickRoutes asks for the handlers waiting for a worker to be handed
 	// over to replicas with one.
 	KickRoutes()

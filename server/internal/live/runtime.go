@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,6 +65,8 @@ type Runtime struct {
 	health  Health
 	stats   *observe.Stats
 	tracing *observe.Tracing
+	// builtIn names the workflows of Options.Workflows (CheckDropped).
+	builtIn []string
 
 	// loads are the handlers being loaded, started or handed over.
 	loads loads
@@ -112,6 +115,9 @@ func New(opts Options) (*Runtime, error) {
 	for _, w := range opts.Workflows {
 		if err := r.engine.Register(w); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
+		}
+		if !slices.Contains(r.builtIn, w.Name) {
+			r.builtIn = append(r.builtIn, w.Name)
 		}
 	}
 	return r, nil

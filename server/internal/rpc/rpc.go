@@ -15,14 +15,26 @@ import (
 // Workers is what the service needs of the step workers.
 type Workers interface {
 	// Serving says whether workflow is defined by workers, and how many
-	// connected workers serve it.
-	Serving(workflow string) (byWorkers bool, connected int32)
+	// connected workers serve version ("": the current one).
+	Serving(workflow, version string) (byWorkers bool, connected int32)
+	// ServedBy names the connected workers that serve version of
+	// workflow, and says whether workers define the workflow.
+	ServedBy(workflow, version string) (names []string, byWorkers bool)
 	// SyncStored registers the workflows workers defined on other
 	// replicas (replica mode).
 	SyncStored(ctx context.Context)
+	// Definition registers a version of a workflow ("": the current one)
+	// that workers on another replica defined (replica mode).
+	Definition(ctx context.Context, workflow, version string)
 	// RouteStart refuses, with an *apierr.Owned error naming a replica
-	// with its workers, a start of a workflow served elsewhere only.
-	RouteStart(ctx context.Context, workflow, id string) error
+	// with its workers, a start of a version of a workflow ("": the
+	// current one) served elsewhere only.
+	RouteStart(ctx context.Context, workflow, version, id string) error
+	// SetCurrent makes a version of a worker-defined workflow current.
+	SetCurrent(ctx context.Context, workflow, version string) error
+	// DeleteVersion deletes an unused version of a worker-defined
+	// workflow.
+	DeleteVersion(ctx context.Context, workflow, version string) error
 }
 
 // Replica is what the service needs of replica mode.

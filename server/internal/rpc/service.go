@@ -14,25 +14,13 @@ import (
 
 var _ wfdv1connect.WorkflowServiceHandler = (*Service)(nil)
 
-func (v *Service) ListWorkflows(ctx context.Context, _ *wfdv1.ListWorkflowsRequest) (*wfdv1.ListWorkflowsResponse, error) {
-	// In replica mode, workflows workers defined on other replicas too.
-	v.workers.SyncStored(ctx)
-	out := &wfdv1.ListWorkflowsResponse{}
-	for _, w := range v.engine.Workflows() {
-		p := live.WorkflowToProto(&w)
-		p.ServedByWorkers, p.WorkersConnected = v.workers.Serving(w.Name)
-		out.Workflows = append(out.Workflows, p)
-	}
-	return out, nil
-}
-
 func (v *Service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest) (*wfdv1.RunWorkflowResponse, error) {
 	if err := validateRun(req, v.payloadLimits()); err != nil {
 		return nil, err
 	}
 	// In replica mode, a worker-defined workflow starts where its workers
 	// are (Workers.RouteStart).
-	if err := v.workers.RouteStart(ctx, req.GetWorkflow(), req.GetHandlerId()); err != nil {
+	if err := v.workers.RouteStart(ctx, req.GetWorkflow(), req.GetVersion(), req.GetHandlerId()); err != nil {
 		return nil, err
 	}
 	h, err := v.rt.Start(ctx, req.GetWorkflow(), req.GetVersion(), req.GetHandlerId(), req.GetInput())
@@ -62,7 +50,7 @@ func (v *Service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 		return nil, err
 	}
 	q := persistence.Query{
-		Workflow: req.GetWorkflow(), IdleOnly: req.GetIdleOnly(), Residency: persistence.Residency(req.GetResidency()),
+		Workflow: req.GetWorkflow(), Version: req.GetWorkflowVersion(), IdleOnly: req.GetIdleOnly(), Residency: persistence.Residency(req.GetResidency()),
 		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken(), Now: v.now(),
 	}
 	for _, st := range req.GetStatuses() {

@@ -123,6 +123,14 @@ func validateList(r *wfdv1.ListHandlersRequest) error {
 			return err
 		}
 	}
+	if r.GetWorkflowVersion() != "" {
+		if r.GetWorkflow() == "" {
+			return fmt.Errorf("%w: workflow_version needs workflow", apierr.ErrInvalid)
+		}
+		if err := checkName("workflow_version", r.GetWorkflowVersion()); err != nil {
+			return err
+		}
+	}
 	for _, s := range r.GetStatuses() {
 		if _, ok := wfdv1.HandlerStatus_name[int32(s)]; !ok || s == wfdv1.HandlerStatus_HANDLER_STATUS_UNSPECIFIED {
 			return fmt.Errorf("%w: statuses: unknown status %d", apierr.ErrInvalid, s)

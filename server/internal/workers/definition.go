@@ -16,11 +16,12 @@ import (
 // definition: the same fields, and for each step a proxy Run that hands
 // the step's runs to the workers serving the workflow (Registry.proxy). The
 // result is validated by engine.Register, so a bad definition gets the
-// errors a Go one would. hash is the definition's (encodeDefinition): its
-// runs go only to workers that registered that same definition.
-func (r *Registry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, hash string) (engine.Workflow, error) {
+// errors a Go one would. version is the definition's: its runs go only to
+// workers that registered that version.
+func (r *Registry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, version string) (engine.Workflow, error) {
 	w := engine.Workflow{
 		Name:        d.GetName(),
+		Version:     version,
 		Description: d.GetDescription(),
 		External:    d.GetExternalEventTypes(),
 		Timeout:     d.GetTimeout().AsDuration(),
@@ -50,7 +51,7 @@ func (r *Registry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, hash stri
 				Multiplier:     rp.GetMultiplier(),
 			},
 			Timeout: s.GetTimeout().AsDuration(),
-			Run:     r.proxy(d.GetName(), hash, s.GetName()),
+			Run:     r.proxy(d.GetName(), version, s.GetName()),
 		})
 	}
 	return w, nil

@@ -22,8 +22,13 @@ import (
 // recovered, so handlers of remote workflows restore, release and answer
 // GetHandler before any worker is back.
 
-// encodeDefinition is d as stored, with its content hash.
+// encodeDefinition is d as stored, with its content hash. make_current is
+// what a registration asks for, not part of the version: it is left out.
 func encodeDefinition(d *wfdv1.WorkflowDefinition) ([]byte, string, error) {
+	if d.GetMakeCurrent() {
+		d = proto.CloneOf(d)
+		d.MakeCurrent = false
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(d)
 	if err != nil {
 		return nil, "", fmt.Errorf("encoding workflow %q: %w", d.GetName(), err)
@@ -32,7 +37,8 @@ func encodeDefinition(d *wfdv1.WorkflowDefinition) ([]byte, string, error) {
 	return b, hex.EncodeToString(sum[:]), nil
 }
 
-// LoadStored registers every stored definition with the engine.
+// LoadStored registers every stored version with the engine, oldest
+// first, each workflow's current one current.
 func (r *Registry) LoadStored(ctx context.Context) error {
 	defs, err := r.db.ListWorkflowDefs(ctx)
 	if err != nil {
@@ -50,40 +56,36 @@ func (r *Registry) LoadStored(ctx context.Context) error {
 	return nil
 }
 
-// store stores a registered definition: a new one (replaces == "") only
-// if none is stored under the name, a replacement only if the stored one
-// is still the one of hash replaces. Another stored definition is
-// refused, as a changed definition is.
-// owner is the subject the workflow belongs to (the first registrant); a racing
-// registration that stored it first is checked as owners checked the
-// stored ones.
-func (r *Registry) store(ctx context.Context, d *wfdv1.WorkflowDefinition, g registrant, owner, replaces string) error {
-	b, hash, err := encodeDefinition(d)
+// store stores a new version, create-only. Another definition stored
+// under the same version meanwhile (another replica's worker) is refused
+// as checkDef refuses it; the same one is fine. owner is the subject the
+// workflow belongs to (the first registrant); a racing registration that
+// stored it first is checked as owners checked the stored ones.
+func (r *Registry) store(ctx context.Context, a addedDef, g registrant, owner string) error {
+	b, hash, err := encodeDefinition(a.d)
 	if err != nil {
 		return err
 	}
+	name := a.d.GetName()
 	now := r.opts.Now()
-	ifHash := persistence.Absent
-	if replaces != "" {
-		ifHash = replaces
-	}
-	err = r.db.PutWorkflow(ctx, persistence.WorkflowDef{Name: d.GetName(), Version: hash[:16], Current: true, Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
-		Source: truncate(g.source, persistence.MaxSourceLen), Owner: owner}, ifHash)
-	if errors.Is(err, persistence.ErrExists) || errors.Is(err, persistence.ErrConflict) {
-		old, gerr := r.db.GetWorkflow(ctx, d.GetName(), "")
+	err = r.db.PutWorkflow(ctx, persistence.WorkflowDef{Name: name, Version: a.version, Hash: hash, Def: b, CreatedAt: now, UpdatedAt: now,
+		Source: truncate(g.source, persistence.MaxSourceLen), Owner: owner, Current: a.current}, persistence.Absent)
+	if errors.Is(err, persistence.ErrExists) {
+		old, gerr := r.db.GetWorkflow(ctx, name, a.version)
 		if gerr != nil {
-			return fmt.Errorf("reading the stored definition of %q: %w", d.GetName(), gerr)
+			return fmt.Errorf("reading the stored definition of %s@%s: %w", name, a.version, gerr)
 		}
-		if err := r.mayServe(g, d.GetName(), old.Owner); err != nil {
+		if err := r.mayServe(g, name, old.Owner); err != nil {
 			return err
 		}
 		if old.Hash == hash {
 			return nil
 		}
-		return fmt.Errorf("%w: workflow %q is stored with another definition; use a new name to serve both", apierr.ErrFailedPrecondition, d.GetName())
+		return fmt.Errorf("%w: version %q of workflow %q is stored with another definition; a version never changes: "+
+			"register the changed definition as a new version", apierr.ErrAlreadyExists, a.version, name)
 	}
 	if err != nil {
-		return fmt.Errorf("storing the definition of %q: %w", d.GetName(), err)
+		return fmt.Errorf("storing the definition of %s@%s: %w", name, a.version, err)
 	}
 	return nil
 }

@@ -92,9 +92,9 @@ func (run *remoteRun) finish(ctx context.Context, req *wfdv1.FinishRunRequest) e
 }
 
 // proxy is the Run of a remote step: it hands each run to a worker.
-func (r *Registry) proxy(workflow, hash, step string) engine.StepFunc {
+func (r *Registry) proxy(workflow, version, step string) engine.StepFunc {
 	return func(ctx context.Context, sc *engine.StepContext, in engine.Event) error {
-		return r.runRemote(ctx, sc, in, workflow, hash, step)
+		return r.runRemote(ctx, sc, in, ref{workflow, version}, step)
 	}
 }
 
@@ -103,11 +103,11 @@ func (r *Registry) proxy(workflow, hash, step string) engine.StepFunc {
 // progress for the engine: the handler is busy, never failed). A worker
 // lost mid-run has the run dispatched again, from the start, to another:
 // that is not an attempt (the step did not fail).
-func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, workflow, hash, step string) error {
+func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, v ref, step string) error {
 	local := true // the worker may answer waits itself (Dispatch.local_waits)
 	for {
-		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, workflow: workflow, hash: hash, attempt: sc.Attempt()}
-		w, err := r.pick(ctx, workflow, hash, wr, func(waiting bool) {
+		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, workflow: v.workflow, version: v.version, attempt: sc.Attempt()}
+		w, err := r.pick(ctx, v.workflow, v.version, wr, func(waiting bool) {
 			if waiting {
 				sc.Blocked(live.BlockedOnWorker)
 			} else {
@@ -122,7 +122,7 @@ func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in eng
 		r.mu.Lock()
 		r.runs[run.id] = run
 		r.mu.Unlock()
-		lost, err := r.serve(ctx, sc, in, run, workflow, local)
+		lost, err := r.serve(ctx, sc, in, run, v, local)
 		r.mu.Lock()
 		delete(r.runs, run.id)
 		r.mu.Unlock()
@@ -159,8 +159,8 @@ func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in eng
 
 // serve sends run to its worker and executes the worker's calls until
 // FinishRun, the worker's loss (lost), or the end of ctx.
-func (r *Registry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string, local bool) (lost bool, err error) {
-	d := dispatchOf(ctx, sc, in, run, workflow, local)
+func (r *Registry) serve(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, v ref, local bool) (lost bool, err error) {
+	d := dispatchOf(ctx, sc, in, run, v, local)
 	w := run.worker
 	select {
 	case w.out <- &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Dispatch{Dispatch: d}}:
@@ -197,8 +197,8 @@ func (r *Registry) serve(ctx context.Context, sc *engine.StepContext, in engine.
 }
 
 // dispatchOf is the message that hands run to its worker.
-func dispatchOf(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, workflow string, local bool) *wfdv1.Dispatch {
-	d := &wfdv1.Dispatch{RunId: run.id, HandlerId: run.handlerID, Workflow: workflow, Step: run.step,
+func dispatchOf(ctx context.Context, sc *engine.StepContext, in engine.Event, run *remoteRun, v ref, local bool) *wfdv1.Dispatch {
+	d := &wfdv1.Dispatch{RunId: run.id, HandlerId: run.handlerID, Workflow: v.workflow, WorkflowVersion: v.version, Step: run.step,
 		Input: &wfdv1.Event{Id: in.ID, Type: in.Type, Data: in.Data}, Attempt: int32(sc.Attempt()), LocalWaits: local}
 	if local {
 		for _, rw := range sc.ResolvedWaits() {

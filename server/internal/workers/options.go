@@ -56,7 +56,7 @@ type Replica interface {
 // workers serve it. Attach must be called before it is used.
 func New(opts Options) *Registry {
 	r := &Registry{opts: opts, log: opts.Logger, db: opts.Store, replica: opts.Replica,
-		workers: map[string]*worker{}, defs: map[string]string{},
+		workers: map[string]*worker{}, defs: map[string]map[string]string{},
 		runs: map[string]*remoteRun{}, waiting: map[string]map[*waitingRun]struct{}{}, changed: make(chan struct{}),
 		advDirty: true, routeKick: make(chan struct{}, 1)}
 	r.stats.seconds = opts.DispatchSeconds

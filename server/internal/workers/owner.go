@@ -88,11 +88,11 @@ func (r *Registry) owners(ctx context.Context, g registrant, names []string) (ma
 // claim gives a stored definition that has no owner to g, the first
 // authenticated subject to register it. A concurrent change of the
 // definition fails it (ErrConflict), as a racing registration does.
-func (r *Registry) claim(ctx context.Context, g registrant, name, hash string) error {
+func (r *Registry) claim(ctx context.Context, g registrant, name, version, hash string) error {
 	if !g.authed {
 		return nil
 	}
-	sd, err := r.db.GetWorkflow(ctx, name, "")
+	sd, err := r.db.GetWorkflow(ctx, name, version)
 	if err != nil {
 		return fmt.Errorf("reading the owner of workflow %q: %w", name, err)
 	}

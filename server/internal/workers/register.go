@@ -5,42 +5,64 @@ import (
 	"fmt"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
-	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/flow"
 )
 
-// addedDef is a definition a worker registers, checked: its workflow,
-// its hash, and the hash of the definition it replaces, if any.
+// Versions of worker-defined workflows (docs/ARCHITECTURE.md "Workflow
+// versions"): a definition a worker registers is a version of its
+// workflow, named by WorkflowDefinition.version or by its content hash,
+// and never changes. A new version is stored and registered with the
+// engine next to the others; it becomes current (what RunWorkflow starts)
+// if it is the workflow's first or the registration says so
+// (make_current), never because an old worker reconnects. Handlers keep
+// the version they started on, and their runs go only to workers that
+// registered it.
+
+// addedDef is a definition a worker registers, checked: its version, its
+// content hash, and, when the version is new here, its engine workflow and
+// whether it becomes current.
 type addedDef struct {
-	d        *wfdv1.WorkflowDefinition
-	w        engine.Workflow
-	hash     string
-	replaces string
+	d       *wfdv1.WorkflowDefinition
+	w       engine.Workflow
+	version string
+	hash    string
+	current bool
 }
 
-// checkDef checks a definition g registers, under r.mu; one already
-// registered as it is comes back without a workflow (w.Name ""), claimed
-// for g.
-func (r *Registry) checkDef(ctx context.Context, g registrant, d *wfdv1.WorkflowDefinition) (addedDef, error) {
+// checkDef checks the definition a worker registers at position i, under
+// r.mu. A version registered already with the same definition comes back
+// without a workflow (w.Name ""), claimed for g; with another definition it
+// is ALREADY_EXISTS: versions are immutable.
+func (r *Registry) checkDef(ctx context.Context, g registrant, i int, d *wfdv1.WorkflowDefinition) (addedDef, error) {
 	_, hash, err := encodeDefinition(d)
 	if err != nil {
 		return addedDef{}, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
 	}
-	a := addedDef{d: d, hash: hash}
-	if oldHash, ok := r.defs[d.GetName()]; ok {
-		if oldHash == hash {
-			return a, r.claim(ctx, g, d.GetName(), hash)
-		}
-		if err := r.replaceable(ctx, d.GetName()); err != nil {
-			return a, err
-		}
-		a.replaces = oldHash
-	} else if _, ok := r.eng.Workflow(d.GetName()); ok {
-		return a, fmt.Errorf("%w: workflow %q is built into the server", apierr.ErrFailedPrecondition, d.GetName())
+	a := addedDef{d: d, hash: hash, version: d.GetVersion(), current: d.GetMakeCurrent()}
+	if a.version == "" {
+		a.version = hashVersion(hash)
+	} else if err := flow.CheckVersion(a.version); err != nil {
+		return a, fmt.Errorf("%w: workflows[%d].version: %w", apierr.ErrInvalid, i, err)
 	}
-	w, err := r.workflowFromDefinition(d, hash)
+	name := d.GetName()
+	versions, known := r.defs[name]
+	switch {
+	case known && versions[a.version] == hash:
+		return a, r.claim(ctx, g, name, a.version, hash)
+	case known && versions[a.version] != "":
+		return a, fmt.Errorf("%w: version %q of workflow %q is registered with another definition; a version never changes: "+
+			"register the changed definition as a new version (another version name, or none to name it by its hash)",
+			apierr.ErrAlreadyExists, a.version, name)
+	case !known:
+		if _, ok := r.eng.Workflow(name); ok {
+			return a, fmt.Errorf("%w: workflow %q is built into the server", apierr.ErrFailedPrecondition, name)
+		}
+		a.current = true // its first version
+	}
+	w, err := r.workflowFromDefinition(d, a.version)
 	if err == nil {
 		err = w.Validate()
 	}
@@ -51,20 +73,20 @@ func (r *Registry) checkDef(ctx context.Context, g registrant, d *wfdv1.Workflow
 	return a, nil
 }
 
-// register registers the definitions of a connecting worker (source
-// names it) with the engine and stores them, and returns their hashes by
-// name. A name already registered is fine with an equal definition. A
-// different one replaces it only while no handler of the workflow runs
-// (none in memory, none released): a running handler's state belongs to
-// the definition it started with, so replacing it under them could
-// misroute their events; otherwise it is refused (FailedPrecondition).
-// Runs go only to workers that registered the definition their handler
-// runs (pick), so a worker still connected with the old definition gets
-// none of the new one's. A definition that fails validation is
-// InvalidArgument, with engine.Register's errors.
-// With authentication on, g must own each workflow or hold a grant for
-// it (mayServe): PermissionDenied otherwise.
-func (r *Registry) register(ctx context.Context, g registrant, defs []*wfdv1.WorkflowDefinition) (map[string]string, error) {
+// hashVersion is the version of a definition registered without a name:
+// the start of its content hash, as long as the engine's.
+func hashVersion(hash string) string {
+	return hash[:min(len(hash), 16)]
+}
+
+// register registers the definitions of a connecting worker (source names
+// it) with the engine and stores them, and returns the version of each, in
+// order. A version already registered is fine with an equal definition;
+// a new one is added (checkDef). A definition that fails validation is
+// InvalidArgument, with engine.Register's errors. With authentication on,
+// g must own each workflow or hold a grant for it (mayServe):
+// PermissionDenied otherwise.
+func (r *Registry) register(ctx context.Context, g registrant, defs []*wfdv1.WorkflowDefinition) ([]ref, error) {
 	r.refreshStored(ctx, defs)
 	names := make([]string, 0, len(defs))
 	for _, d := range defs {
@@ -78,49 +100,45 @@ func (r *Registry) register(ctx context.Context, g registrant, defs []*wfdv1.Wor
 	defer r.mu.Unlock()
 	// Everything is checked before anything is registered, so a refused
 	// connect leaves nothing behind.
-	hashes := map[string]string{}
+	out := make([]ref, 0, len(defs))
 	var todo []addedDef
-	for _, d := range defs {
-		if _, ok := hashes[d.GetName()]; ok {
-			return nil, fmt.Errorf("%w: workflow %q is defined twice", apierr.ErrInvalid, d.GetName())
-		}
-		a, err := r.checkDef(ctx, g, d)
+	for i, d := range defs {
+		a, err := r.checkDef(ctx, g, i, d)
 		if err != nil {
 			return nil, err
 		}
-		hashes[d.GetName()] = a.hash
+		v := ref{workflow: d.GetName(), version: a.version}
+		for _, o := range out {
+			if o == v {
+				return nil, fmt.Errorf("%w: workflow %q version %q is defined twice", apierr.ErrInvalid, v.workflow, v.version)
+			}
+		}
+		out = append(out, v)
 		if a.w.Name != "" {
 			todo = append(todo, a)
 		}
 	}
 	for _, a := range todo {
-		if err := r.store(ctx, a.d, g, owners[a.d.GetName()], a.replaces); err != nil {
+		if err := r.store(ctx, a, g, owners[a.d.GetName()]); err != nil {
 			return nil, err
 		}
-		register := r.eng.Register
-		if a.replaces != "" {
-			register = r.eng.Replace
-			r.log.Info("workflow definition replaced", "workflow", a.d.GetName(), "worker", g.source, "subject", g.id.Subject, "hash", a.hash, "was", a.replaces)
-		}
-		if err := register(a.w); err != nil {
-			return nil, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
-		}
-		r.defs[a.d.GetName()] = a.hash
+		r.addVersion(a.w, a.hash, a.current)
+		r.log.Info("workflow version registered", "workflow", a.w.Name, "version", a.version, "current", a.current,
+			"worker", g.source, "subject", g.id.Subject)
 	}
-	return hashes, nil
+	return out, nil
 }
 
-// replaceable says whether the workflow's definition may be replaced:
-// only while none of its handlers runs.
-func (r *Registry) replaceable(ctx context.Context, name string) error {
-	hs, _, err := r.db.ListHandlers(ctx, persistence.Query{Workflow: name, Statuses: []persistence.Status{persistence.StatusRunning}, PageSize: 1})
-	if err != nil {
-		return fmt.Errorf("looking for running handlers of %q: %w", name, err)
+// addVersion registers a version with the engine and notes its hash.
+// Callers hold r.mu.
+func (r *Registry) addVersion(w engine.Workflow, hash string, current bool) {
+	if err := r.eng.RegisterVersion(w, current); err != nil {
+		// Checked by checkDef (and LoadStored's is logged there): only a
+		// version registered meanwhile gets here, which is the same.
+		r.log.Warn("registering a workflow version", "workflow", w.Name, "version", w.Version, "err", err)
 	}
-	if len(hs) > 0 {
-		return fmt.Errorf("%w: workflow %q is registered with another definition and has running handlers (e.g. %s); "+
-			"a changed definition replaces it only once none runs: let them finish or cancel them, or use a new name (e.g. %q)",
-			apierr.ErrFailedPrecondition, name, hs[0].ID, name+"-v2")
+	if r.defs[w.Name] == nil {
+		r.defs[w.Name] = map[string]string{}
 	}
-	return nil
+	r.defs[w.Name][w.Version] = hash
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -36,10 +35,10 @@ type Registry struct {
 
 	mu      sync.Mutex
 	workers map[string]*worker
-	// defs are the hashes (encodeDefinition) of the definitions of the
-	// workflows workers registered, by name: a worker may register a name
-	// again only with an equal one.
-	defs map[string]string
+	// defs are the versions of the workflows workers registered, by name
+	// then version: the hash of each (encodeDefinition), so that a version
+	// is registered again only with an equal definition.
+	defs map[string]map[string]string
 	runs map[string]*remoteRun
 	// waiting holds the runs waiting for a worker, by handler id, for
 	// the API's Handler.waiting_for_worker.
@@ -68,9 +67,9 @@ type worker struct {
 	subject   string
 	maxRuns   int
 	workflows []string
-	// hashes are the definitions it registered, by workflow name: it is
-	// given runs of handlers of those definitions only.
-	hashes      map[string]string
+	// serves are the versions it registered: it is given runs of handlers
+	// of those only.
+	serves      []ref
 	connectedAt time.Time
 	// out carries what the Connect stream sends the worker; it is
 	// buffered so a proxy never blocks on a slow stream for long.
@@ -82,17 +81,31 @@ type worker struct {
 	runs int
 }
 
+// ref names a version of a workflow.
+type ref struct{ workflow, version string }
+
+func (v ref) String() string { return v.workflow + "@" + v.version }
+
+// serving says whether w registered that version of workflow.
+func (w *worker) serving(workflow, version string) bool {
+	return slices.Contains(w.serves, ref{workflow, version})
+}
+
 // wake tells waiting proxies that something changed. Callers hold r.mu.
 func (r *Registry) wake() {
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
 
-// connect adds a worker that registered the definitions of hashes (by
-// workflow name).
-func (r *Registry) connect(g registrant, maxRuns int, hashes map[string]string) *worker {
-	names := slices.Sorted(maps.Keys(hashes))
-	w := &worker{id: uuid.NewString(), name: g.source, subject: g.id.Subject, maxRuns: max(maxRuns, 1), workflows: names, hashes: hashes,
+// connect adds a worker that registered the versions serves.
+func (r *Registry) connect(g registrant, maxRuns int, serves []ref) *worker {
+	var names []string
+	for _, v := range serves {
+		names = append(names, v.workflow)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	w := &worker{id: uuid.NewString(), name: g.source, subject: g.id.Subject, maxRuns: max(maxRuns, 1), workflows: names, serves: serves,
 		connectedAt: r.opts.Now(), out: make(chan *wfdv1.ConnectResponse, 64), gone: make(chan struct{})}
 	r.mu.Lock()
 	r.workers[w.id] = w
@@ -115,20 +128,20 @@ func (r *Registry) disconnect(w *worker) {
 // waitingRun is a run waiting for a worker (Handler.waiting_for_worker).
 type waitingRun struct {
 	handlerID, step string
-	// workflow and hash are the definition it needs.
-	workflow, hash string
-	attempt        int
-	since          time.Time
+	// workflow and version are what it needs a worker to serve.
+	workflow, version string
+	attempt           int
+	since             time.Time
 }
 
-// pick returns a worker with free capacity that serves workflow (the
-// least loaded; ties round-robin) that registered the definition of that
-// hash, and takes one of its slots, waiting
+// pick returns a worker with free capacity that serves that version of
+// workflow (the least loaded; ties round-robin), and takes one of its
+// slots, waiting
 // until there is one or ctx ends. Before it first waits (unless the
 // server is draining) it lists wr as waiting and calls blocked(true);
 // once it stops waiting it unlists wr and calls blocked(false), so the
 // handler shows the wait.
-func (r *Registry) pick(ctx context.Context, workflow, hash string, wr *waitingRun, blocked func(bool)) (*worker, error) {
+func (r *Registry) pick(ctx context.Context, workflow, version string, wr *waitingRun, blocked func(bool)) (*worker, error) {
 	waited := false
 	defer func() {
 		if waited {
@@ -146,7 +159,7 @@ func (r *Registry) pick(ctx context.Context, workflow, hash string, wr *waitingR
 		slices.Sort(ids)
 		for i := range ids {
 			w := r.workers[ids[(i+r.next)%len(ids)]]
-			if w.runs >= w.maxRuns || w.hashes[workflow] != hash {
+			if w.runs >= w.maxRuns || !w.serving(workflow, version) {
 				continue
 			}
 			if best == nil || w.runs < best.runs {
@@ -210,28 +223,41 @@ func (r *Registry) WaitingFor(handlerID string) []*wfdv1.RunWaitingForWorker {
 	}
 	out := make([]*wfdv1.RunWaitingForWorker, 0, len(m))
 	for wr := range m {
-		out = append(out, &wfdv1.RunWaitingForWorker{Step: wr.step, Attempt: uint32(wr.attempt), Waiting: true, Since: timestamppb.New(wr.since)})
+		out = append(out, &wfdv1.RunWaitingForWorker{Step: wr.step, Attempt: uint32(wr.attempt), Waiting: true, Since: timestamppb.New(wr.since),
+			WorkflowVersion: wr.version})
 	}
 	slices.SortFunc(out, func(a, b *wfdv1.RunWaitingForWorker) int { return a.GetSince().AsTime().Compare(b.GetSince().AsTime()) })
 	return out
 }
 
 // Serving says whether workers define the workflow, and how many
-// connected ones serve its current definition.
-func (r *Registry) Serving(workflow string) (bool, int32) {
+// connected ones serve version ("": the current one).
+func (r *Registry) Serving(workflow, version string) (bool, int32) {
+	names, _ := r.ServedBy(workflow, version)
+	r.mu.Lock()
+	_, ok := r.defs[workflow]
+	r.mu.Unlock()
+	return ok, int32(len(names))
+}
+
+// ServedBy names the connected workers that serve version of workflow
+// ("": the current one), sorted, and says whether workers define it.
+func (r *Registry) ServedBy(workflow, version string) ([]string, bool) {
+	if version == "" {
+		w, _ := r.eng.Workflow(workflow)
+		version = w.Version
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	hash, ok := r.defs[workflow]
-	if !ok {
-		return false, 0
-	}
-	var n int32
+	_, ok := r.defs[workflow]
+	var names []string
 	for _, w := range r.workers {
-		if w.hashes[workflow] == hash {
-			n++
+		if w.serving(workflow, version) {
+			names = append(names, w.name)
 		}
 	}
-	return true, n
+	slices.Sort(names)
+	return names, ok
 }
 
 // release gives back a slot pick took.
@@ -266,6 +292,9 @@ func (r *Registry) list() []*wfdv1.WorkerInfo {
 	for _, w := range r.workers {
 		wi := &wfdv1.WorkerInfo{WorkerId: w.id, Name: w.name, Workflows: w.workflows, MaxRuns: int32(w.maxRuns),
 			ConnectedAt: timestamppb.New(w.connectedAt)}
+		for _, v := range w.serves {
+			wi.Versions = append(wi.Versions, v.String())
+		}
 		byWorker[w.id] = wi
 		out = append(out, wi)
 	}

@@ -48,18 +48,18 @@ func (r *Registry) routeDB() persistence.WorkerRoutes {
 	return r.routes
 }
 
-// served lists the definitions the connected workers serve, and those
-// of plus (by name: a worker about to connect).
-func (r *Registry) served(plus map[string]string) []persistence.ServedWorkflow {
+// served lists the versions the connected workers serve, and those of
+// plus (a worker about to connect). A route's Hash is the version.
+func (r *Registry) served(plus []ref) []persistence.ServedWorkflow {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	set := map[persistence.ServedWorkflow]struct{}{}
-	for name, hash := range plus {
-		set[persistence.ServedWorkflow{Workflow: name, Hash: hash}] = struct{}{}
+	for _, v := range plus {
+		set[persistence.ServedWorkflow{Workflow: v.workflow, Hash: v.version}] = struct{}{}
 	}
 	for _, w := range r.workers {
-		for name, hash := range w.hashes {
-			set[persistence.ServedWorkflow{Workflow: name, Hash: hash}] = struct{}{}
+		for _, v := range w.serves {
+			set[persistence.ServedWorkflow{Workflow: v.workflow, Hash: v.version}] = struct{}{}
 		}
 	}
 	out := make([]persistence.ServedWorkflow, 0, len(set))
@@ -72,12 +72,12 @@ func (r *Registry) served(plus map[string]string) []persistence.ServedWorkflow {
 	return out
 }
 
-// localServes says whether a connected worker serves that definition.
-func (r *Registry) localServes(workflow, hash string) bool {
+// localServes says whether a connected worker serves that version.
+func (r *Registry) localServes(workflow, version string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, w := range r.workers {
-		if w.hashes[workflow] == hash {
+		if w.serving(workflow, version) {
 			return true
 		}
 	}
@@ -88,7 +88,7 @@ func (r *Registry) localServes(workflow, hash string) bool {
 // served), if it changed since the last successful write (or that
 // failed). Writes are serialized, so the last one written is the latest
 // state.
-func (r *Registry) advertise(ctx context.Context, plus map[string]string) {
+func (r *Registry) advertise(ctx context.Context, plus []ref) {
 	db := r.routeDB()
 	if db == nil {
 		return
@@ -180,11 +180,11 @@ func pickRoute(rs []persistence.WorkflowRoute, self, id, workflow, hash, key str
 // worker of it is connected here. A workflow another replica's worker
 // defined becomes known here first. A forwarded start is never routed
 // again: it starts here (and is handed over if no worker comes).
-func (r *Registry) RouteStart(ctx context.Context, workflow, id string) error {
+func (r *Registry) RouteStart(ctx context.Context, workflow, version, id string) error {
 	if r.routeDB() == nil {
 		return nil
 	}
-	hash, ok := r.definition(ctx, workflow)
+	hash, ok := r.definition(ctx, workflow, version)
 	if !ok || r.replica.Forwarded(ctx) {
 		return nil
 	}
@@ -205,11 +205,11 @@ func (r *Registry) RouteStart(ctx context.Context, workflow, id string) error {
 // forwarded there finds it free. A workflow another replica's worker
 // defined becomes known here first, so that the handler restores (rather
 // than failing as of an unknown workflow).
-func (r *Registry) RouteLoad(ctx context.Context, id, workflow string) error {
+func (r *Registry) RouteLoad(ctx context.Context, id, workflow, version string) error {
 	if r.routeDB() == nil {
 		return nil
 	}
-	hash, ok := r.definition(ctx, workflow)
+	hash, ok := r.definition(ctx, workflow, r.pinned(workflow, version))
 	if !ok {
 		return nil
 	}
@@ -221,6 +221,19 @@ func (r *Registry) RouteLoad(ctx context.Context, id, workflow string) error {
 	return to
 }
 
+// pinned is the version a stored handler runs: version, or for one from
+// before versions (""), the workflow's first version here, as the engine
+// restores it.
+func (r *Registry) pinned(workflow, version string) string {
+	if version != "" {
+		return version
+	}
+	if defs, _ := r.eng.Versions(workflow); len(defs) > 0 {
+		return defs[0].Version
+	}
+	return ""
+}
+
 // handOverWaiting hands over the handlers here whose runs wait for a
 // worker that is not connected here but is to another live replica.
 func (r *Registry) handOverWaiting(ctx context.Context) {
@@ -229,7 +242,7 @@ func (r *Registry) handOverWaiting(ctx context.Context) {
 	r.mu.Lock()
 	for id, m := range r.waiting {
 		for wr := range m {
-			cands = append(cands, cand{id, wr.workflow, wr.hash})
+			cands = append(cands, cand{id, wr.workflow, wr.version})
 			break
 		}
 	}

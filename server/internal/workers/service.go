@@ -22,7 +22,7 @@ func (v *service) Connect(ctx context.Context, req *wfdv1.ConnectRequest, out *c
 		return fmt.Errorf("%w: max_runs %d is negative", apierr.ErrInvalid, req.GetMaxRuns())
 	}
 	g := registrantOf(ctx, req.GetName())
-	hashes, err := r.register(ctx, g, req.GetWorkflows())
+	serves, err := r.register(ctx, g, req.GetWorkflows())
 	if err != nil {
 		if errors.Is(err, apierr.ErrPermissionDenied) {
 			r.log.Info("worker refused", "name", g.source, "subject", g.id.Subject, "err", err)
@@ -31,12 +31,16 @@ func (v *service) Connect(ctx context.Context, req *wfdv1.ConnectRequest, out *c
 	}
 	// Other replicas learn of it before it is listed (ListWorkers) or told
 	// it is connected, so work started anywhere from then on comes here.
-	r.advertise(ctx, hashes)
-	w := r.connect(g, int(req.GetMaxRuns()), hashes)
+	r.advertise(ctx, serves)
+	w := r.connect(g, int(req.GetMaxRuns()), serves)
 	defer r.disconnect(w)
 	r.log.Info("worker connected", "worker", w.id, "name", w.name, "subject", w.subject, "workflows", w.workflows, "max_runs", w.maxRuns)
 	defer r.log.Info("worker disconnected", "worker", w.id, "name", w.name, "subject", w.subject)
-	if err := out.Send(&wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Connected{Connected: &wfdv1.Connected{WorkerId: w.id}}}); err != nil {
+	connected := &wfdv1.Connected{WorkerId: w.id}
+	for _, v := range serves {
+		connected.Versions = append(connected.Versions, v.version)
+	}
+	if err := out.Send(&wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Connected{Connected: connected}}); err != nil {
 		return err
 	}
 	heartbeat := time.NewTicker(r.opts.Heartbeat)

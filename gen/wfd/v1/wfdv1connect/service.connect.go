@@ -86,6 +86,15 @@ const (
 	// WorkflowServiceListReplicasProcedure is the fully-qualified name of the WorkflowService's
 	// ListReplicas RPC.
 	WorkflowServiceListReplicasProcedure = "/wfd.v1.WorkflowService/ListReplicas"
+	// WorkflowServiceUpgradeHandlersProcedure is the fully-qualified name of the WorkflowService's
+	// UpgradeHandlers RPC.
+	WorkflowServiceUpgradeHandlersProcedure = "/wfd.v1.WorkflowService/UpgradeHandlers"
+	// WorkflowServiceSetCurrentVersionProcedure is the fully-qualified name of the WorkflowService's
+	// SetCurrentVersion RPC.
+	WorkflowServiceSetCurrentVersionProcedure = "/wfd.v1.WorkflowService/SetCurrentVersion"
+	// WorkflowServiceDeleteWorkflowVersionProcedure is the fully-qualified name of the
+	// WorkflowService's DeleteWorkflowVersion RPC.
+	WorkflowServiceDeleteWorkflowVersionProcedure = "/wfd.v1.WorkflowService/DeleteWorkflowVersion"
 )
 
 // WorkflowServiceClient is a client for the wfd.v1.WorkflowService service.
@@ -150,6 +159,23 @@ type WorkflowServiceClient interface {
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
 	ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error)
+	// UpgradeHandlers moves running handlers of a workflow from one version
+	// to another, each where the server can show from its state that the
+	// target version can carry it on: every step it waits in or has work
+	// queued for exists in the target and accepts the same event types, the
+	// events it waits for are still accepted, and the data it holds passes
+	// the target's schemas. Each move is one committed change recorded in the
+	// handler's stream (HandlerUpgraded); a handler that cannot move is left
+	// as it is, with the reason, and a busy one (a step runs) is refused
+	// (retry once it is idle). dry_run reports the same without moving any.
+	UpgradeHandlers(context.Context, *v1.UpgradeHandlersRequest) (*v1.UpgradeHandlersResponse, error)
+	// SetCurrentVersion makes a version of a workflow the one RunWorkflow
+	// starts (an operator's promotion, or a rollback).
+	SetCurrentVersion(context.Context, *v1.SetCurrentVersionRequest) (*v1.SetCurrentVersionResponse, error)
+	// DeleteWorkflowVersion removes a version of a worker-defined workflow
+	// that no unfinished handler runs (FAILED_PRECONDITION with their count
+	// otherwise) and that is not current.
+	DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error)
 }
 
 // NewWorkflowServiceClient constructs a client for the wfd.v1.WorkflowService service. By default,
@@ -282,29 +308,50 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		upgradeHandlers: connect.NewClient[v1.UpgradeHandlersRequest, v1.UpgradeHandlersResponse](
+			httpClient,
+			baseURL+WorkflowServiceUpgradeHandlersProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("UpgradeHandlers")),
+			connect.WithClientOptions(opts...),
+		),
+		setCurrentVersion: connect.NewClient[v1.SetCurrentVersionRequest, v1.SetCurrentVersionResponse](
+			httpClient,
+			baseURL+WorkflowServiceSetCurrentVersionProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("SetCurrentVersion")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteWorkflowVersion: connect.NewClient[v1.DeleteWorkflowVersionRequest, v1.DeleteWorkflowVersionResponse](
+			httpClient,
+			baseURL+WorkflowServiceDeleteWorkflowVersionProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("DeleteWorkflowVersion")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // workflowServiceClient implements WorkflowServiceClient.
 type workflowServiceClient struct {
-	listWorkflows       *connect.Client[v1.ListWorkflowsRequest, v1.ListWorkflowsResponse]
-	runWorkflow         *connect.Client[v1.RunWorkflowRequest, v1.RunWorkflowResponse]
-	getHandler          *connect.Client[v1.GetHandlerRequest, v1.GetHandlerResponse]
-	listHandlers        *connect.Client[v1.ListHandlersRequest, v1.ListHandlersResponse]
-	sendEvent           *connect.Client[v1.SendEventRequest, v1.SendEventResponse]
-	streamEvents        *connect.Client[v1.StreamEventsRequest, v1.StreamEventsResponse]
-	cancelHandler       *connect.Client[v1.CancelHandlerRequest, v1.CancelHandlerResponse]
-	releaseHandler      *connect.Client[v1.ReleaseHandlerRequest, v1.ReleaseHandlerResponse]
-	listTasks           *connect.Client[v1.ListTasksRequest, v1.ListTasksResponse]
-	getTask             *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
-	completeTask        *connect.Client[v1.CompleteTaskRequest, v1.CompleteTaskResponse]
-	publishEvent        *connect.Client[v1.PublishEventRequest, v1.PublishEventResponse]
-	getStats            *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
-	waitHandler         *connect.Client[v1.WaitHandlerRequest, v1.WaitHandlerResponse]
-	deleteHandler       *connect.Client[v1.DeleteHandlerRequest, v1.DeleteHandlerResponse]
-	listPublishedEvents *connect.Client[v1.ListPublishedEventsRequest, v1.ListPublishedEventsResponse]
-	getIdentity         *connect.Client[v1.GetIdentityRequest, v1.GetIdentityResponse]
-	listReplicas        *connect.Client[v1.ListReplicasRequest, v1.ListReplicasResponse]
+	listWorkflows         *connect.Client[v1.ListWorkflowsRequest, v1.ListWorkflowsResponse]
+	runWorkflow           *connect.Client[v1.RunWorkflowRequest, v1.RunWorkflowResponse]
+	getHandler            *connect.Client[v1.GetHandlerRequest, v1.GetHandlerResponse]
+	listHandlers          *connect.Client[v1.ListHandlersRequest, v1.ListHandlersResponse]
+	sendEvent             *connect.Client[v1.SendEventRequest, v1.SendEventResponse]
+	streamEvents          *connect.Client[v1.StreamEventsRequest, v1.StreamEventsResponse]
+	cancelHandler         *connect.Client[v1.CancelHandlerRequest, v1.CancelHandlerResponse]
+	releaseHandler        *connect.Client[v1.ReleaseHandlerRequest, v1.ReleaseHandlerResponse]
+	listTasks             *connect.Client[v1.ListTasksRequest, v1.ListTasksResponse]
+	getTask               *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
+	completeTask          *connect.Client[v1.CompleteTaskRequest, v1.CompleteTaskResponse]
+	publishEvent          *connect.Client[v1.PublishEventRequest, v1.PublishEventResponse]
+	getStats              *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
+	waitHandler           *connect.Client[v1.WaitHandlerRequest, v1.WaitHandlerResponse]
+	deleteHandler         *connect.Client[v1.DeleteHandlerRequest, v1.DeleteHandlerResponse]
+	listPublishedEvents   *connect.Client[v1.ListPublishedEventsRequest, v1.ListPublishedEventsResponse]
+	getIdentity           *connect.Client[v1.GetIdentityRequest, v1.GetIdentityResponse]
+	listReplicas          *connect.Client[v1.ListReplicasRequest, v1.ListReplicasResponse]
+	upgradeHandlers       *connect.Client[v1.UpgradeHandlersRequest, v1.UpgradeHandlersResponse]
+	setCurrentVersion     *connect.Client[v1.SetCurrentVersionRequest, v1.SetCurrentVersionResponse]
+	deleteWorkflowVersion *connect.Client[v1.DeleteWorkflowVersionRequest, v1.DeleteWorkflowVersionResponse]
 }
 
 // ListWorkflows calls wfd.v1.WorkflowService.ListWorkflows.
@@ -465,6 +512,33 @@ func (c *workflowServiceClient) ListReplicas(ctx context.Context, req *v1.ListRe
 	return nil, err
 }
 
+// UpgradeHandlers calls wfd.v1.WorkflowService.UpgradeHandlers.
+func (c *workflowServiceClient) UpgradeHandlers(ctx context.Context, req *v1.UpgradeHandlersRequest) (*v1.UpgradeHandlersResponse, error) {
+	response, err := c.upgradeHandlers.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// SetCurrentVersion calls wfd.v1.WorkflowService.SetCurrentVersion.
+func (c *workflowServiceClient) SetCurrentVersion(ctx context.Context, req *v1.SetCurrentVersionRequest) (*v1.SetCurrentVersionResponse, error) {
+	response, err := c.setCurrentVersion.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// DeleteWorkflowVersion calls wfd.v1.WorkflowService.DeleteWorkflowVersion.
+func (c *workflowServiceClient) DeleteWorkflowVersion(ctx context.Context, req *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error) {
+	response, err := c.deleteWorkflowVersion.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkflowServiceHandler is an implementation of the wfd.v1.WorkflowService service.
 type WorkflowServiceHandler interface {
 	// ListWorkflows returns the registered workflows.
@@ -527,6 +601,23 @@ type WorkflowServiceHandler interface {
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
 	ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error)
+	// UpgradeHandlers moves running handlers of a workflow from one version
+	// to another, each where the server can show from its state that the
+	// target version can carry it on: every step it waits in or has work
+	// queued for exists in the target and accepts the same event types, the
+	// events it waits for are still accepted, and the data it holds passes
+	// the target's schemas. Each move is one committed change recorded in the
+	// handler's stream (HandlerUpgraded); a handler that cannot move is left
+	// as it is, with the reason, and a busy one (a step runs) is refused
+	// (retry once it is idle). dry_run reports the same without moving any.
+	UpgradeHandlers(context.Context, *v1.UpgradeHandlersRequest) (*v1.UpgradeHandlersResponse, error)
+	// SetCurrentVersion makes a version of a workflow the one RunWorkflow
+	// starts (an operator's promotion, or a rollback).
+	SetCurrentVersion(context.Context, *v1.SetCurrentVersionRequest) (*v1.SetCurrentVersionResponse, error)
+	// DeleteWorkflowVersion removes a version of a worker-defined workflow
+	// that no unfinished handler runs (FAILED_PRECONDITION with their count
+	// otherwise) and that is not current.
+	DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error)
 }
 
 // NewWorkflowServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -655,6 +746,24 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceUpgradeHandlersHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceUpgradeHandlersProcedure,
+		svc.UpgradeHandlers,
+		connect.WithSchema(workflowServiceMethods.ByName("UpgradeHandlers")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceSetCurrentVersionHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceSetCurrentVersionProcedure,
+		svc.SetCurrentVersion,
+		connect.WithSchema(workflowServiceMethods.ByName("SetCurrentVersion")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceDeleteWorkflowVersionHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceDeleteWorkflowVersionProcedure,
+		svc.DeleteWorkflowVersion,
+		connect.WithSchema(workflowServiceMethods.ByName("DeleteWorkflowVersion")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wfd.v1.WorkflowService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkflowServiceListWorkflowsProcedure:
@@ -693,6 +802,12 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceGetIdentityHandler.ServeHTTP(w, r)
 		case WorkflowServiceListReplicasProcedure:
 			workflowServiceListReplicasHandler.ServeHTTP(w, r)
+		case WorkflowServiceUpgradeHandlersProcedure:
+			workflowServiceUpgradeHandlersHandler.ServeHTTP(w, r)
+		case WorkflowServiceSetCurrentVersionProcedure:
+			workflowServiceSetCurrentVersionHandler.ServeHTTP(w, r)
+		case WorkflowServiceDeleteWorkflowVersionProcedure:
+			workflowServiceDeleteWorkflowVersionHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -772,4 +887,16 @@ func (UnimplementedWorkflowServiceHandler) GetIdentity(context.Context, *v1.GetI
 
 func (UnimplementedWorkflowServiceHandler) ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ListReplicas is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) UpgradeHandlers(context.Context, *v1.UpgradeHandlersRequest) (*v1.UpgradeHandlersResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.UpgradeHandlers is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) SetCurrentVersion(context.Context, *v1.SetCurrentVersionRequest) (*v1.SetCurrentVersionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.SetCurrentVersion is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.DeleteWorkflowVersion is not implemented"))
 }

@@ -20,24 +20,27 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkflowService_ListWorkflows_FullMethodName       = "/wfd.v1.WorkflowService/ListWorkflows"
-	WorkflowService_RunWorkflow_FullMethodName         = "/wfd.v1.WorkflowService/RunWorkflow"
-	WorkflowService_GetHandler_FullMethodName          = "/wfd.v1.WorkflowService/GetHandler"
-	WorkflowService_ListHandlers_FullMethodName        = "/wfd.v1.WorkflowService/ListHandlers"
-	WorkflowService_SendEvent_FullMethodName           = "/wfd.v1.WorkflowService/SendEvent"
-	WorkflowService_StreamEvents_FullMethodName        = "/wfd.v1.WorkflowService/StreamEvents"
-	WorkflowService_CancelHandler_FullMethodName       = "/wfd.v1.WorkflowService/CancelHandler"
-	WorkflowService_ReleaseHandler_FullMethodName      = "/wfd.v1.WorkflowService/ReleaseHandler"
-	WorkflowService_ListTasks_FullMethodName           = "/wfd.v1.WorkflowService/ListTasks"
-	WorkflowService_GetTask_FullMethodName             = "/wfd.v1.WorkflowService/GetTask"
-	WorkflowService_CompleteTask_FullMethodName        = "/wfd.v1.WorkflowService/CompleteTask"
-	WorkflowService_PublishEvent_FullMethodName        = "/wfd.v1.WorkflowService/PublishEvent"
-	WorkflowService_GetStats_FullMethodName            = "/wfd.v1.WorkflowService/GetStats"
-	WorkflowService_WaitHandler_FullMethodName         = "/wfd.v1.WorkflowService/WaitHandler"
-	WorkflowService_DeleteHandler_FullMethodName       = "/wfd.v1.WorkflowService/DeleteHandler"
-	WorkflowService_ListPublishedEvents_FullMethodName = "/wfd.v1.WorkflowService/ListPublishedEvents"
-	WorkflowService_GetIdentity_FullMethodName         = "/wfd.v1.WorkflowService/GetIdentity"
-	WorkflowService_ListReplicas_FullMethodName        = "/wfd.v1.WorkflowService/ListReplicas"
+	WorkflowService_ListWorkflows_FullMethodName         = "/wfd.v1.WorkflowService/ListWorkflows"
+	WorkflowService_RunWorkflow_FullMethodName           = "/wfd.v1.WorkflowService/RunWorkflow"
+	WorkflowService_GetHandler_FullMethodName            = "/wfd.v1.WorkflowService/GetHandler"
+	WorkflowService_ListHandlers_FullMethodName          = "/wfd.v1.WorkflowService/ListHandlers"
+	WorkflowService_SendEvent_FullMethodName             = "/wfd.v1.WorkflowService/SendEvent"
+	WorkflowService_StreamEvents_FullMethodName          = "/wfd.v1.WorkflowService/StreamEvents"
+	WorkflowService_CancelHandler_FullMethodName         = "/wfd.v1.WorkflowService/CancelHandler"
+	WorkflowService_ReleaseHandler_FullMethodName        = "/wfd.v1.WorkflowService/ReleaseHandler"
+	WorkflowService_ListTasks_FullMethodName             = "/wfd.v1.WorkflowService/ListTasks"
+	WorkflowService_GetTask_FullMethodName               = "/wfd.v1.WorkflowService/GetTask"
+	WorkflowService_CompleteTask_FullMethodName          = "/wfd.v1.WorkflowService/CompleteTask"
+	WorkflowService_PublishEvent_FullMethodName          = "/wfd.v1.WorkflowService/PublishEvent"
+	WorkflowService_GetStats_FullMethodName              = "/wfd.v1.WorkflowService/GetStats"
+	WorkflowService_WaitHandler_FullMethodName           = "/wfd.v1.WorkflowService/WaitHandler"
+	WorkflowService_DeleteHandler_FullMethodName         = "/wfd.v1.WorkflowService/DeleteHandler"
+	WorkflowService_ListPublishedEvents_FullMethodName   = "/wfd.v1.WorkflowService/ListPublishedEvents"
+	WorkflowService_GetIdentity_FullMethodName           = "/wfd.v1.WorkflowService/GetIdentity"
+	WorkflowService_ListReplicas_FullMethodName          = "/wfd.v1.WorkflowService/ListReplicas"
+	WorkflowService_UpgradeHandlers_FullMethodName       = "/wfd.v1.WorkflowService/UpgradeHandlers"
+	WorkflowService_SetCurrentVersion_FullMethodName     = "/wfd.v1.WorkflowService/SetCurrentVersion"
+	WorkflowService_DeleteWorkflowVersion_FullMethodName = "/wfd.v1.WorkflowService/DeleteWorkflowVersion"
 )
 
 // WorkflowServiceClient is the client API for WorkflowService service.
@@ -107,6 +110,23 @@ type WorkflowServiceClient interface {
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
 	ListReplicas(ctx context.Context, in *v1.ListReplicasRequest, opts ...grpc.CallOption) (*v1.ListReplicasResponse, error)
+	// UpgradeHandlers moves running handlers of a workflow from one version
+	// to another, each where the server can show from its state that the
+	// target version can carry it on: every step it waits in or has work
+	// queued for exists in the target and accepts the same event types, the
+	// events it waits for are still accepted, and the data it holds passes
+	// the target's schemas. Each move is one committed change recorded in the
+	// handler's stream (HandlerUpgraded); a handler that cannot move is left
+	// as it is, with the reason, and a busy one (a step runs) is refused
+	// (retry once it is idle). dry_run reports the same without moving any.
+	UpgradeHandlers(ctx context.Context, in *v1.UpgradeHandlersRequest, opts ...grpc.CallOption) (*v1.UpgradeHandlersResponse, error)
+	// SetCurrentVersion makes a version of a workflow the one RunWorkflow
+	// starts (an operator's promotion, or a rollback).
+	SetCurrentVersion(ctx context.Context, in *v1.SetCurrentVersionRequest, opts ...grpc.CallOption) (*v1.SetCurrentVersionResponse, error)
+	// DeleteWorkflowVersion removes a version of a worker-defined workflow
+	// that no unfinished handler runs (FAILED_PRECONDITION with their count
+	// otherwise) and that is not current.
+	DeleteWorkflowVersion(ctx context.Context, in *v1.DeleteWorkflowVersionRequest, opts ...grpc.CallOption) (*v1.DeleteWorkflowVersionResponse, error)
 }
 
 type workflowServiceClient struct {
@@ -306,6 +326,36 @@ func (c *workflowServiceClient) ListReplicas(ctx context.Context, in *v1.ListRep
 	return out, nil
 }
 
+func (c *workflowServiceClient) UpgradeHandlers(ctx context.Context, in *v1.UpgradeHandlersRequest, opts ...grpc.CallOption) (*v1.UpgradeHandlersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.UpgradeHandlersResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_UpgradeHandlers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) SetCurrentVersion(ctx context.Context, in *v1.SetCurrentVersionRequest, opts ...grpc.CallOption) (*v1.SetCurrentVersionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.SetCurrentVersionResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_SetCurrentVersion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) DeleteWorkflowVersion(ctx context.Context, in *v1.DeleteWorkflowVersionRequest, opts ...grpc.CallOption) (*v1.DeleteWorkflowVersionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.DeleteWorkflowVersionResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_DeleteWorkflowVersion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkflowServiceServer is the server API for WorkflowService service.
 // All implementations must embed UnimplementedWorkflowServiceServer
 // for forward compatibility.
@@ -373,6 +423,23 @@ type WorkflowServiceServer interface {
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
 	ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error)
+	// UpgradeHandlers moves running handlers of a workflow from one version
+	// to another, each where the server can show from its state that the
+	// target version can carry it on: every step it waits in or has work
+	// queued for exists in the target and accepts the same event types, the
+	// events it waits for are still accepted, and the data it holds passes
+	// the target's schemas. Each move is one committed change recorded in the
+	// handler's stream (HandlerUpgraded); a handler that cannot move is left
+	// as it is, with the reason, and a busy one (a step runs) is refused
+	// (retry once it is idle). dry_run reports the same without moving any.
+	UpgradeHandlers(context.Context, *v1.UpgradeHandlersRequest) (*v1.UpgradeHandlersResponse, error)
+	// SetCurrentVersion makes a version of a workflow the one RunWorkflow
+	// starts (an operator's promotion, or a rollback).
+	SetCurrentVersion(context.Context, *v1.SetCurrentVersionRequest) (*v1.SetCurrentVersionResponse, error)
+	// DeleteWorkflowVersion removes a version of a worker-defined workflow
+	// that no unfinished handler runs (FAILED_PRECONDITION with their count
+	// otherwise) and that is not current.
+	DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error)
 	mustEmbedUnimplementedWorkflowServiceServer()
 }
 
@@ -436,6 +503,15 @@ func (UnimplementedWorkflowServiceServer) GetIdentity(context.Context, *v1.GetId
 }
 func (UnimplementedWorkflowServiceServer) ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListReplicas not implemented")
+}
+func (UnimplementedWorkflowServiceServer) UpgradeHandlers(context.Context, *v1.UpgradeHandlersRequest) (*v1.UpgradeHandlersResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UpgradeHandlers not implemented")
+}
+func (UnimplementedWorkflowServiceServer) SetCurrentVersion(context.Context, *v1.SetCurrentVersionRequest) (*v1.SetCurrentVersionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetCurrentVersion not implemented")
+}
+func (UnimplementedWorkflowServiceServer) DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteWorkflowVersion not implemented")
 }
 func (UnimplementedWorkflowServiceServer) mustEmbedUnimplementedWorkflowServiceServer() {}
 func (UnimplementedWorkflowServiceServer) testEmbeddedByValue()                         {}
@@ -775,6 +851,60 @@ func _WorkflowService_ListReplicas_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_UpgradeHandlers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.UpgradeHandlersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).UpgradeHandlers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_UpgradeHandlers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).UpgradeHandlers(ctx, req.(*v1.UpgradeHandlersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_SetCurrentVersion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.SetCurrentVersionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).SetCurrentVersion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_SetCurrentVersion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).SetCurrentVersion(ctx, req.(*v1.SetCurrentVersionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_DeleteWorkflowVersion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.DeleteWorkflowVersionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).DeleteWorkflowVersion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_DeleteWorkflowVersion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).DeleteWorkflowVersion(ctx, req.(*v1.DeleteWorkflowVersionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkflowService_ServiceDesc is the grpc.ServiceDesc for WorkflowService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -849,6 +979,18 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListReplicas",
 			Handler:    _WorkflowService_ListReplicas_Handler,
+		},
+		{
+			MethodName: "UpgradeHandlers",
+			Handler:    _WorkflowService_UpgradeHandlers_Handler,
+		},
+		{
+			MethodName: "SetCurrentVersion",
+			Handler:    _WorkflowService_SetCurrentVersion_Handler,
+		},
+		{
+			MethodName: "DeleteWorkflowVersion",
+			Handler:    _WorkflowService_DeleteWorkflowVersion_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

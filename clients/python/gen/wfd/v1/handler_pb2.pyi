@@ -137,7 +137,7 @@ class HumanTask(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ...) -> None: ...
 
 class Record(_message.Message):
-    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker")
+    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker", "handler_upgraded")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     STEP_STATE_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -147,6 +147,7 @@ class Record(_message.Message):
     HANDLER_RELEASED_FIELD_NUMBER: _ClassVar[int]
     HANDLER_RESTORED_FIELD_NUMBER: _ClassVar[int]
     RUN_WAITING_FOR_WORKER_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_UPGRADED_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     step_state_changed: StepStateChanged
@@ -156,7 +157,16 @@ class Record(_message.Message):
     handler_released: HandlerReleased
     handler_restored: HandlerRestored
     run_waiting_for_worker: RunWaitingForWorker
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ...) -> None: ...
+    handler_upgraded: HandlerUpgraded
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ...) -> None: ...
+
+class HandlerUpgraded(_message.Message):
+    __slots__ = ("from_version", "to_version")
+    FROM_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TO_VERSION_FIELD_NUMBER: _ClassVar[int]
+    from_version: str
+    to_version: str
+    def __init__(self, from_version: _Optional[str] = ..., to_version: _Optional[str] = ...) -> None: ...
 
 class StepStateChanged(_message.Message):
     __slots__ = ("step", "worker", "running", "input_event_type", "emitted_event_types", "attempt", "waiting", "error")
@@ -205,16 +215,18 @@ class HandlerRestored(_message.Message):
     def __init__(self) -> None: ...
 
 class RunWaitingForWorker(_message.Message):
-    __slots__ = ("step", "attempt", "waiting", "since")
+    __slots__ = ("step", "attempt", "waiting", "since", "workflow_version")
     STEP_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     WAITING_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
     step: str
     attempt: int
     waiting: bool
     since: _timestamp_pb2.Timestamp
-    def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    workflow_version: str
+    def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workflow_version: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
     __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer")

@@ -5,6 +5,7 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from wfd.v1 import handler_pb2 as _handler_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -12,8 +13,21 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class UpgradeOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    UPGRADE_OUTCOME_UNSPECIFIED: _ClassVar[UpgradeOutcome]
+    UPGRADE_OUTCOME_CAN_MOVE: _ClassVar[UpgradeOutcome]
+    UPGRADE_OUTCOME_MOVED: _ClassVar[UpgradeOutcome]
+    UPGRADE_OUTCOME_REFUSED: _ClassVar[UpgradeOutcome]
+    UPGRADE_OUTCOME_BUSY: _ClassVar[UpgradeOutcome]
+UPGRADE_OUTCOME_UNSPECIFIED: UpgradeOutcome
+UPGRADE_OUTCOME_CAN_MOVE: UpgradeOutcome
+UPGRADE_OUTCOME_MOVED: UpgradeOutcome
+UPGRADE_OUTCOME_REFUSED: UpgradeOutcome
+UPGRADE_OUTCOME_BUSY: UpgradeOutcome
+
 class Workflow(_message.Message):
-    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected", "version")
+    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected", "version", "versions")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EXTERNAL_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +37,7 @@ class Workflow(_message.Message):
     SERVED_BY_WORKERS_FIELD_NUMBER: _ClassVar[int]
     WORKERS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     external_event_types: _containers.RepeatedScalarFieldContainer[str]
@@ -32,7 +47,34 @@ class Workflow(_message.Message):
     served_by_workers: bool
     workers_connected: int
     version: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ..., version: _Optional[str] = ...) -> None: ...
+    versions: _containers.RepeatedCompositeFieldContainer[WorkflowVersion]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ..., version: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[WorkflowVersion, _Mapping]]] = ...) -> None: ...
+
+class WorkflowVersion(_message.Message):
+    __slots__ = ("version", "current", "built_in", "source", "created_at", "workers", "workers_connected", "running", "released", "finished", "definition")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    BUILT_IN_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    current: bool
+    built_in: bool
+    source: str
+    created_at: _timestamp_pb2.Timestamp
+    workers: _containers.RepeatedScalarFieldContainer[str]
+    workers_connected: int
+    running: int
+    released: int
+    finished: int
+    definition: Workflow
+    def __init__(self, version: _Optional[str] = ..., current: _Optional[bool] = ..., built_in: _Optional[bool] = ..., source: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workers: _Optional[_Iterable[str]] = ..., workers_connected: _Optional[int] = ..., running: _Optional[int] = ..., released: _Optional[int] = ..., finished: _Optional[int] = ..., definition: _Optional[_Union[Workflow, _Mapping]] = ...) -> None: ...
 
 class EventType(_message.Message):
     __slots__ = ("type", "description", "schema", "external")
@@ -47,8 +89,12 @@ class EventType(_message.Message):
     def __init__(self, type: _Optional[str] = ..., description: _Optional[str] = ..., schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., external: _Optional[bool] = ...) -> None: ...
 
 class ListWorkflowsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("name", "versions")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    versions: bool
+    def __init__(self, name: _Optional[str] = ..., versions: _Optional[bool] = ...) -> None: ...
 
 class ListWorkflowsResponse(_message.Message):
     __slots__ = ("workflows",)
@@ -89,8 +135,9 @@ class GetHandlerResponse(_message.Message):
     def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
 
 class ListHandlersRequest(_message.Message):
-    __slots__ = ("workflow", "statuses", "idle_only", "idle_for", "residency", "page_size", "page_token")
+    __slots__ = ("workflow", "workflow_version", "statuses", "idle_only", "idle_for", "residency", "page_size", "page_token")
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
     STATUSES_FIELD_NUMBER: _ClassVar[int]
     IDLE_ONLY_FIELD_NUMBER: _ClassVar[int]
     IDLE_FOR_FIELD_NUMBER: _ClassVar[int]
@@ -98,13 +145,14 @@ class ListHandlersRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     workflow: str
+    workflow_version: str
     statuses: _containers.RepeatedScalarFieldContainer[_handler_pb2.HandlerStatus]
     idle_only: bool
     idle_for: _duration_pb2.Duration
     residency: _handler_pb2.Residency
     page_size: int
     page_token: str
-    def __init__(self, workflow: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_handler_pb2.HandlerStatus, str]]] = ..., idle_only: _Optional[bool] = ..., idle_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., residency: _Optional[_Union[_handler_pb2.Residency, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    def __init__(self, workflow: _Optional[str] = ..., workflow_version: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_handler_pb2.HandlerStatus, str]]] = ..., idle_only: _Optional[bool] = ..., idle_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., residency: _Optional[_Union[_handler_pb2.Residency, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListHandlersResponse(_message.Message):
     __slots__ = ("handlers", "next_page_token")
@@ -406,3 +454,67 @@ class Replica(_message.Message):
     started_at: _timestamp_pb2.Timestamp
     expires_at: _timestamp_pb2.Timestamp
     def __init__(self, id: _Optional[str] = ..., address: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class UpgradeHandlersRequest(_message.Message):
+    __slots__ = ("workflow", "from_version", "to_version", "handler_ids", "dry_run", "page_size", "page_token")
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    FROM_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TO_VERSION_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_IDS_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    workflow: str
+    from_version: str
+    to_version: str
+    handler_ids: _containers.RepeatedScalarFieldContainer[str]
+    dry_run: bool
+    page_size: int
+    page_token: str
+    def __init__(self, workflow: _Optional[str] = ..., from_version: _Optional[str] = ..., to_version: _Optional[str] = ..., handler_ids: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class UpgradeHandlersResponse(_message.Message):
+    __slots__ = ("handlers", "to_version", "next_page_token")
+    HANDLERS_FIELD_NUMBER: _ClassVar[int]
+    TO_VERSION_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    handlers: _containers.RepeatedCompositeFieldContainer[HandlerUpgrade]
+    to_version: str
+    next_page_token: str
+    def __init__(self, handlers: _Optional[_Iterable[_Union[HandlerUpgrade, _Mapping]]] = ..., to_version: _Optional[str] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class HandlerUpgrade(_message.Message):
+    __slots__ = ("handler_id", "outcome", "reason")
+    HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    handler_id: str
+    outcome: UpgradeOutcome
+    reason: str
+    def __init__(self, handler_id: _Optional[str] = ..., outcome: _Optional[_Union[UpgradeOutcome, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class SetCurrentVersionRequest(_message.Message):
+    __slots__ = ("workflow", "version")
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    workflow: str
+    version: str
+    def __init__(self, workflow: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class SetCurrentVersionResponse(_message.Message):
+    __slots__ = ("workflow",)
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    workflow: Workflow
+    def __init__(self, workflow: _Optional[_Union[Workflow, _Mapping]] = ...) -> None: ...
+
+class DeleteWorkflowVersionRequest(_message.Message):
+    __slots__ = ("workflow", "version")
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    workflow: str
+    version: str
+    def __init__(self, workflow: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class DeleteWorkflowVersionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -126,6 +126,21 @@ class WorkflowServiceStub:
                 request_serializer=wfd_dot_v1_dot_service__pb2.ListReplicasRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.ListReplicasResponse.FromString,
                 _registered_method=True)
+        self.UpgradeHandlers = channel.unary_unary(
+                '/wfd.v1.WorkflowService/UpgradeHandlers',
+                request_serializer=wfd_dot_v1_dot_service__pb2.UpgradeHandlersRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.UpgradeHandlersResponse.FromString,
+                _registered_method=True)
+        self.SetCurrentVersion = channel.unary_unary(
+                '/wfd.v1.WorkflowService/SetCurrentVersion',
+                request_serializer=wfd_dot_v1_dot_service__pb2.SetCurrentVersionRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.SetCurrentVersionResponse.FromString,
+                _registered_method=True)
+        self.DeleteWorkflowVersion = channel.unary_unary(
+                '/wfd.v1.WorkflowService/DeleteWorkflowVersion',
+                request_serializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -283,6 +298,38 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpgradeHandlers(self, request, context):
+        """UpgradeHandlers moves running handlers of a workflow from one version
+        to another, each where the server can show from its state that the
+        target version can carry it on: every step it waits in or has work
+        queued for exists in the target and accepts the same event types, the
+        events it waits for are still accepted, and the data it holds passes
+        the target's schemas. Each move is one committed change recorded in the
+        handler's stream (HandlerUpgraded); a handler that cannot move is left
+        as it is, with the reason, and a busy one (a step runs) is refused
+        (retry once it is idle). dry_run reports the same without moving any.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetCurrentVersion(self, request, context):
+        """SetCurrentVersion makes a version of a workflow the one RunWorkflow
+        starts (an operator's promotion, or a rollback).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteWorkflowVersion(self, request, context):
+        """DeleteWorkflowVersion removes a version of a worker-defined workflow
+        that no unfinished handler runs (FAILED_PRECONDITION with their count
+        otherwise) and that is not current.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -375,6 +422,21 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.ListReplicas,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.ListReplicasRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.ListReplicasResponse.SerializeToString,
+            ),
+            'UpgradeHandlers': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpgradeHandlers,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.UpgradeHandlersRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.UpgradeHandlersResponse.SerializeToString,
+            ),
+            'SetCurrentVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetCurrentVersion,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.SetCurrentVersionRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.SetCurrentVersionResponse.SerializeToString,
+            ),
+            'DeleteWorkflowVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteWorkflowVersion,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -865,6 +927,87 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/ListReplicas',
             wfd_dot_v1_dot_service__pb2.ListReplicasRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.ListReplicasResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpgradeHandlers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/UpgradeHandlers',
+            wfd_dot_v1_dot_service__pb2.UpgradeHandlersRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.UpgradeHandlersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetCurrentVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/SetCurrentVersion',
+            wfd_dot_v1_dot_service__pb2.SetCurrentVersionRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.SetCurrentVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteWorkflowVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/DeleteWorkflowVersion',
+            wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,7 +26,7 @@ OUTCOME_WAITING: Outcome
 OUTCOME_ERROR: Outcome
 
 class WorkflowDefinition(_message.Message):
-    __slots__ = ("name", "description", "steps", "external_event_types", "event_types", "input_schema", "timeout")
+    __slots__ = ("name", "description", "steps", "external_event_types", "event_types", "input_schema", "timeout", "version", "make_current")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +34,8 @@ class WorkflowDefinition(_message.Message):
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    MAKE_CURRENT_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     steps: _containers.RepeatedCompositeFieldContainer[StepDefinition]
@@ -41,7 +43,9 @@ class WorkflowDefinition(_message.Message):
     event_types: _containers.RepeatedCompositeFieldContainer[_service_pb2.EventType]
     input_schema: _struct_pb2.Struct
     timeout: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[StepDefinition, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ..., event_types: _Optional[_Iterable[_Union[_service_pb2.EventType, _Mapping]]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    version: str
+    make_current: bool
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[StepDefinition, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ..., event_types: _Optional[_Iterable[_Union[_service_pb2.EventType, _Mapping]]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., make_current: _Optional[bool] = ...) -> None: ...
 
 class StepDefinition(_message.Message):
     __slots__ = ("name", "accepts", "emits", "workers", "retry", "timeout")
@@ -94,13 +98,15 @@ class ConnectResponse(_message.Message):
     def __init__(self, connected: _Optional[_Union[Connected, _Mapping]] = ..., dispatch: _Optional[_Union[Dispatch, _Mapping]] = ..., cancel_run_id: _Optional[str] = ..., heartbeat: _Optional[_Union[_service_pb2.Heartbeat, _Mapping]] = ...) -> None: ...
 
 class Connected(_message.Message):
-    __slots__ = ("worker_id",)
+    __slots__ = ("worker_id", "versions")
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
     worker_id: str
-    def __init__(self, worker_id: _Optional[str] = ...) -> None: ...
+    versions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, worker_id: _Optional[str] = ..., versions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Dispatch(_message.Message):
-    __slots__ = ("run_id", "handler_id", "workflow", "step", "input", "attempt", "deadline", "resolved", "local_waits")
+    __slots__ = ("run_id", "handler_id", "workflow", "step", "input", "attempt", "deadline", "resolved", "local_waits", "workflow_version")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
@@ -110,6 +116,7 @@ class Dispatch(_message.Message):
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     RESOLVED_FIELD_NUMBER: _ClassVar[int]
     LOCAL_WAITS_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     handler_id: str
     workflow: str
@@ -119,7 +126,8 @@ class Dispatch(_message.Message):
     deadline: _timestamp_pb2.Timestamp
     resolved: _containers.RepeatedCompositeFieldContainer[ResolvedWait]
     local_waits: bool
-    def __init__(self, run_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., input: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., attempt: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved: _Optional[_Iterable[_Union[ResolvedWait, _Mapping]]] = ..., local_waits: _Optional[bool] = ...) -> None: ...
+    workflow_version: str
+    def __init__(self, run_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., input: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., attempt: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved: _Optional[_Iterable[_Union[ResolvedWait, _Mapping]]] = ..., local_waits: _Optional[bool] = ..., workflow_version: _Optional[str] = ...) -> None: ...
 
 class ResolvedWait(_message.Message):
     __slots__ = ("position", "event", "timed_out")
@@ -327,20 +335,22 @@ class ListWorkersResponse(_message.Message):
     def __init__(self, workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
-    __slots__ = ("worker_id", "name", "workflows", "max_runs", "runs", "connected_at")
+    __slots__ = ("worker_id", "name", "workflows", "max_runs", "runs", "connected_at", "versions")
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     WORKFLOWS_FIELD_NUMBER: _ClassVar[int]
     MAX_RUNS_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_AT_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
     worker_id: str
     name: str
     workflows: _containers.RepeatedScalarFieldContainer[str]
     max_runs: int
     runs: _containers.RepeatedCompositeFieldContainer[RunInfo]
     connected_at: _timestamp_pb2.Timestamp
-    def __init__(self, worker_id: _Optional[str] = ..., name: _Optional[str] = ..., workflows: _Optional[_Iterable[str]] = ..., max_runs: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunInfo, _Mapping]]] = ..., connected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    versions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, worker_id: _Optional[str] = ..., name: _Optional[str] = ..., workflows: _Optional[_Iterable[str]] = ..., max_runs: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunInfo, _Mapping]]] = ..., connected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., versions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RunInfo(_message.Message):
     __slots__ = ("run_id", "handler_id", "step", "since")

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/handler.proto.
  */
 export const file_wfd_v1_handler: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi/wMKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJIngKCElkbGVJbmZvEikKBXNpbmNlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgd3YWl0ZXJzGAIgAygLMhIud2ZkLnYxLldhaXRlckluZm8SHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAki1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSKCAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkisgMKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySABCBgoEa2luZCKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQicAoTUnVuV2FpdGluZ0ZvcldvcmtlchIMCgRzdGVwGAEgASgJEg8KB2F0dGVtcHQYAiABKA0SDwoHd2FpdGluZxgDIAEoCBIpCgVzaW5jZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipAMKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QqogEKDUhhbmRsZXJTdGF0dXMSHgoaSEFORExFUl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZIQU5ETEVSX1NUQVRVU19SVU5OSU5HEAESHAoYSEFORExFUl9TVEFUVVNfQ09NUExFVEVEEAISGQoVSEFORExFUl9TVEFUVVNfRkFJTEVEEAMSHAoYSEFORExFUl9TVEFUVVNfQ0FOQ0VMTEVEEAQqVAoJUmVzaWRlbmN5EhkKFVJFU0lERU5DWV9VTlNQRUNJRklFRBAAEhQKEFJFU0lERU5DWV9BQ1RJVkUQARIWChJSRVNJREVOQ1lfUkVMRUFTRUQQAiqRAQoKVGFza1N0YXR1cxIbChdUQVNLX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RBU0tfU1RBVFVTX1BFTkRJTkcQARIZChVUQVNLX1NUQVRVU19DT01QTEVURUQQAhIXChNUQVNLX1NUQVRVU19FWFBJUkVEEAMSGQoVVEFTS19TVEFUVVNfQ0FOQ0VMTEVEEARCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi/wMKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJIngKCElkbGVJbmZvEikKBXNpbmNlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgd3YWl0ZXJzGAIgAygLMhIud2ZkLnYxLldhaXRlckluZm8SHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAki1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSKCAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAki5wMKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIAEIGCgRraW5kIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQiigEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkipAMKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QqogEKDUhhbmRsZXJTdGF0dXMSHgoaSEFORExFUl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZIQU5ETEVSX1NUQVRVU19SVU5OSU5HEAESHAoYSEFORExFUl9TVEFUVVNfQ09NUExFVEVEEAISGQoVSEFORExFUl9TVEFUVVNfRkFJTEVEEAMSHAoYSEFORExFUl9TVEFUVVNfQ0FOQ0VMTEVEEAQqVAoJUmVzaWRlbmN5EhkKFVJFU0lERU5DWV9VTlNQRUNJRklFRBAAEhQKEFJFU0lERU5DWV9BQ1RJVkUQARIWChJSRVNJREVOQ1lfUkVMRUFTRUQQAiqRAQoKVGFza1N0YXR1cxIbChdUQVNLX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RBU0tfU1RBVFVTX1BFTkRJTkcQARIZChVUQVNLX1NUQVRVU19DT01QTEVURUQQAhIXChNUQVNLX1NUQVRVU19FWFBJUkVEEAMSGQoVVEFTS19TVEFUVVNfQ0FOQ0VMTEVEEARCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one event of a handler: a type name and a JSON object payload.
@@ -370,6 +370,12 @@ export type Record = Message<"wfd.v1.Record"> & {
      */
     value: RunWaitingForWorker;
     case: "runWaitingForWorker";
+  } | {
+    /**
+     * @generated from field: wfd.v1.HandlerUpgraded handler_upgraded = 10;
+     */
+    value: HandlerUpgraded;
+    case: "handlerUpgraded";
   } | { case: undefined; value?: undefined };
 };
 
@@ -379,6 +385,31 @@ export type Record = Message<"wfd.v1.Record"> & {
  */
 export const RecordSchema: GenMessage<Record> = /*@__PURE__*/
   messageDesc(file_wfd_v1_handler, 5);
+
+/**
+ * HandlerUpgraded: the handler moved to another version of its workflow
+ * (UpgradeHandlers); it runs to_version from this record on.
+ *
+ * @generated from message wfd.v1.HandlerUpgraded
+ */
+export type HandlerUpgraded = Message<"wfd.v1.HandlerUpgraded"> & {
+  /**
+   * @generated from field: string from_version = 1;
+   */
+  fromVersion: string;
+
+  /**
+   * @generated from field: string to_version = 2;
+   */
+  toVersion: string;
+};
+
+/**
+ * Describes the message wfd.v1.HandlerUpgraded.
+ * Use `create(HandlerUpgradedSchema)` to create a new message.
+ */
+export const HandlerUpgradedSchema: GenMessage<HandlerUpgraded> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 6);
 
 /**
  * StepStateChanged: a step run started (running) or ended.
@@ -440,7 +471,7 @@ export type StepStateChanged = Message<"wfd.v1.StepStateChanged"> & {
  * Use `create(StepStateChangedSchema)` to create a new message.
  */
 export const StepStateChangedSchema: GenMessage<StepStateChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 6);
+  messageDesc(file_wfd_v1_handler, 7);
 
 /**
  * IdleChanged: the handler became idle, or busy again.
@@ -466,7 +497,7 @@ export type IdleChanged = Message<"wfd.v1.IdleChanged"> & {
  * Use `create(IdleChangedSchema)` to create a new message.
  */
 export const IdleChangedSchema: GenMessage<IdleChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 7);
+  messageDesc(file_wfd_v1_handler, 8);
 
 /**
  * HandlerFinished is the terminal record; the stream ends after it.
@@ -495,7 +526,7 @@ export type HandlerFinished = Message<"wfd.v1.HandlerFinished"> & {
  * Use `create(HandlerFinishedSchema)` to create a new message.
  */
 export const HandlerFinishedSchema: GenMessage<HandlerFinished> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 8);
+  messageDesc(file_wfd_v1_handler, 9);
 
 /**
  * HandlerReleased: the idle handler was written to the store and left
@@ -511,7 +542,7 @@ export type HandlerReleased = Message<"wfd.v1.HandlerReleased"> & {
  * Use `create(HandlerReleasedSchema)` to create a new message.
  */
 export const HandlerReleasedSchema: GenMessage<HandlerReleased> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 9);
+  messageDesc(file_wfd_v1_handler, 10);
 
 /**
  * HandlerRestored: the handler was loaded into memory from its last
@@ -527,7 +558,7 @@ export type HandlerRestored = Message<"wfd.v1.HandlerRestored"> & {
  * Use `create(HandlerRestoredSchema)` to create a new message.
  */
 export const HandlerRestoredSchema: GenMessage<HandlerRestored> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 10);
+  messageDesc(file_wfd_v1_handler, 11);
 
 /**
  * RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -560,6 +591,13 @@ export type RunWaitingForWorker = Message<"wfd.v1.RunWaitingForWorker"> & {
    * @generated from field: google.protobuf.Timestamp since = 4;
    */
   since?: Timestamp | undefined;
+
+  /**
+   * The workflow version a worker must serve to take it.
+   *
+   * @generated from field: string workflow_version = 5;
+   */
+  workflowVersion: string;
 };
 
 /**
@@ -567,7 +605,7 @@ export type RunWaitingForWorker = Message<"wfd.v1.RunWaitingForWorker"> & {
  * Use `create(RunWaitingForWorkerSchema)` to create a new message.
  */
 export const RunWaitingForWorkerSchema: GenMessage<RunWaitingForWorker> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 11);
+  messageDesc(file_wfd_v1_handler, 12);
 
 /**
  * Task is a human task in the inbox.
@@ -653,7 +691,7 @@ export type Task = Message<"wfd.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 12);
+  messageDesc(file_wfd_v1_handler, 13);
 
 /**
  * HandlerStatus is where a handler is in its life.

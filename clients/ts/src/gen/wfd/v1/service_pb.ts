@@ -2,8 +2,8 @@
 // @generated from file wfd/v1/service.proto (package wfd.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Event, Handler, HandlerStatus, Record, Residency, Task, TaskStatus } from "./handler_pb.js";
@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/service.proto.
  */
 export const file_wfd_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIvgBCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkiaQoJRXZlbnRUeXBlEgwKBHR5cGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghleHRlcm5hbBgEIAEoCCIWChRMaXN0V29ya2Zsb3dzUmVxdWVzdCI8ChVMaXN0V29ya2Zsb3dzUmVzcG9uc2USIwoJd29ya2Zsb3dzGAEgAygLMhAud2ZkLnYxLldvcmtmbG93IpwBChJSdW5Xb3JrZmxvd1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYAyABKAkSJwoEd2FpdBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgd2ZXJzaW9uGAUgASgJIjcKE1J1bldvcmtmbG93UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIicKEUdldEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiNgoSR2V0SGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciLdAQoTTGlzdEhhbmRsZXJzUmVxdWVzdBIQCgh3b3JrZmxvdxgBIAEoCRInCghzdGF0dXNlcxgCIAMoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEhEKCWlkbGVfb25seRgDIAEoCBIrCghpZGxlX2ZvchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIkCglyZXNpZGVuY3kYBSABKA4yES53ZmQudjEuUmVzaWRlbmN5EhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlIKFExpc3RIYW5kbGVyc1Jlc3BvbnNlEiEKCGhhbmRsZXJzGAEgAygLMg8ud2ZkLnYxLkhhbmRsZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoYBChBTZW5kRXZlbnRSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSHAoFZXZlbnQYAiABKAsyDS53ZmQudjEuRXZlbnQSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJEicKBHdhaXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iNQoRU2VuZEV2ZW50UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyImkKE1N0cmVhbUV2ZW50c1JlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQSEQoJZnJvbV9oZWFkGAMgASgIEhgKEGluY2x1ZGVfaW50ZXJuYWwYBCABKAgiaAoUU3RyZWFtRXZlbnRzUmVzcG9uc2USIAoGcmVjb3JkGAEgASgLMg4ud2ZkLnYxLlJlY29yZEgAEiYKCWhlYXJ0YmVhdBgCIAEoCzIRLndmZC52MS5IZWFydGJlYXRIAEIGCgRraW5kIh0KCUhlYXJ0YmVhdBIQCghsYXN0X3NlcRgBIAEoBCIqChRDYW5jZWxIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjkKFUNhbmNlbEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiKwoVUmVsZWFzZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOgoWUmVsZWFzZUhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiEQoPR2V0U3RhdHNSZXF1ZXN0Iq0FChBHZXRTdGF0c1Jlc3BvbnNlEhcKD2hhbmRsZXJzX2FjdGl2ZRgBIAEoAxIfChdoYW5kbGVyc19pZGxlX2luX21lbW9yeRgCIAEoAxIZChFoYW5kbGVyc19yZWxlYXNlZBgDIAEoAxJKChJoYW5kbGVyc19ieV9zdGF0dXMYBCADKAsyLi53ZmQudjEuR2V0U3RhdHNSZXNwb25zZS5IYW5kbGVyc0J5U3RhdHVzRW50cnkSFgoOcmVsZWFzZXNfdG90YWwYBSABKAMSGgoScmVoeWRyYXRpb25zX3RvdGFsGAYgASgDEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A1MBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wOTkYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHc3RyZWFtcxgJIAEoAxIVCg1jb21taXRzX3RvdGFsGAogASgDEhUKDWNoYW5nZXNfdG90YWwYCyABKAMSGQoRd29ya2Vyc19jb25uZWN0ZWQYDCABKAMSGAoQZGlzcGF0Y2hlc190b3RhbBgNIAEoAxIaChJyZWRpc3BhdGNoZXNfdG90YWwYDiABKAMSNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wNTAYDyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wOTkYECABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFQoNdGFza3NfcGVuZGluZxgRIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKlAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSDAoEbWluZRgHIAEoCCJJChFMaXN0VGFza3NSZXNwb25zZRIbCgV0YXNrcxgBIAMoCzIMLndmZC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIi0KD0dldFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siZQoTQ29tcGxldGVUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEicKBmFuc3dlchgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFAoMY29tcGxldGVkX2J5GAMgASgJIjIKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayJvChNQdWJsaXNoRXZlbnRSZXF1ZXN0EgsKA2tleRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJIkQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBINCgV3b2tlbhgDIAEoBSJUChJXYWl0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKE1dhaXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIioKFERlbGV0ZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiFwoVRGVsZXRlSGFuZGxlclJlc3BvbnNlIo8BChpMaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBILCgNrZXkYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmhhbmRsZXJfaWQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiXgobTGlzdFB1Ymxpc2hlZEV2ZW50c1Jlc3BvbnNlEiYKBmV2ZW50cxgBIAMoCzIWLndmZC52MS5QdWJsaXNoZWRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkivwEKDlB1Ymxpc2hlZEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBILCgNrZXkYAyABKAkSJQoEZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgFIAEoCRIwCgxwdWJsaXNoZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHB1Ymxpc2hlZF9ieRgHIAEoCSIUChJHZXRJZGVudGl0eVJlcXVlc3QiTQoTR2V0SWRlbnRpdHlSZXNwb25zZRIWCg5hdXRoZW50aWNhdGlvbhgBIAEoCBIPCgdzdWJqZWN0GAIgASgJEg0KBXJvbGVzGAMgAygJIhUKE0xpc3RSZXBsaWNhc1JlcXVlc3QiOQoUTGlzdFJlcGxpY2FzUmVzcG9uc2USIQoIcmVwbGljYXMYASADKAsyDy53ZmQudjEuUmVwbGljYSKGAQoHUmVwbGljYRIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMvgKCg9Xb3JrZmxvd1NlcnZpY2USUQoNTGlzdFdvcmtmbG93cxIcLndmZC52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBodLndmZC52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiA5ACARJGCgtSdW5Xb3JrZmxvdxIaLndmZC52MS5SdW5Xb3JrZmxvd1JlcXVlc3QaGy53ZmQudjEuUnVuV29ya2Zsb3dSZXNwb25zZRJICgpHZXRIYW5kbGVyEhkud2ZkLnYxLkdldEhhbmRsZXJSZXF1ZXN0Ghoud2ZkLnYxLkdldEhhbmRsZXJSZXNwb25zZSIDkAIBEk4KDExpc3RIYW5kbGVycxIbLndmZC52MS5MaXN0SGFuZGxlcnNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RIYW5kbGVyc1Jlc3BvbnNlIgOQAgESQAoJU2VuZEV2ZW50Ehgud2ZkLnYxLlNlbmRFdmVudFJlcXVlc3QaGS53ZmQudjEuU2VuZEV2ZW50UmVzcG9uc2USUAoMU3RyZWFtRXZlbnRzEhsud2ZkLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC53ZmQudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UiA5ACATABEkwKDUNhbmNlbEhhbmRsZXISHC53ZmQudjEuQ2FuY2VsSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuQ2FuY2VsSGFuZGxlclJlc3BvbnNlEk8KDlJlbGVhc2VIYW5kbGVyEh0ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVxdWVzdBoeLndmZC52MS5SZWxlYXNlSGFuZGxlclJlc3BvbnNlEkUKCUxpc3RUYXNrcxIYLndmZC52MS5MaXN0VGFza3NSZXF1ZXN0Ghkud2ZkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlIgOQAgESPwoHR2V0VGFzaxIWLndmZC52MS5HZXRUYXNrUmVxdWVzdBoXLndmZC52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJJCgxDb21wbGV0ZVRhc2sSGy53ZmQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBocLndmZC52MS5Db21wbGV0ZVRhc2tSZXNwb25zZRJJCgxQdWJsaXNoRXZlbnQSGy53ZmQudjEuUHVibGlzaEV2ZW50UmVxdWVzdBocLndmZC52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBEksKC1dhaXRIYW5kbGVyEhoud2ZkLnYxLldhaXRIYW5kbGVyUmVxdWVzdBobLndmZC52MS5XYWl0SGFuZGxlclJlc3BvbnNlIgOQAgESTAoNRGVsZXRlSGFuZGxlchIcLndmZC52MS5EZWxldGVIYW5kbGVyUmVxdWVzdBodLndmZC52MS5EZWxldGVIYW5kbGVyUmVzcG9uc2USYwoTTGlzdFB1Ymxpc2hlZEV2ZW50cxIiLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBojLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVzcG9uc2UiA5ACARJLCgtHZXRJZGVudGl0eRIaLndmZC52MS5HZXRJZGVudGl0eVJlcXVlc3QaGy53ZmQudjEuR2V0SWRlbnRpdHlSZXNwb25zZSIDkAIBEk4KDExpc3RSZXBsaWNhcxIbLndmZC52MS5MaXN0UmVwbGljYXNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RSZXBsaWNhc1Jlc3BvbnNlIgOQAgFCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler]);
+  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIqMCCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkSKQoIdmVyc2lvbnMYCiADKAsyFy53ZmQudjEuV29ya2Zsb3dWZXJzaW9uIowCCg9Xb3JrZmxvd1ZlcnNpb24SDwoHdmVyc2lvbhgBIAEoCRIPCgdjdXJyZW50GAIgASgIEhAKCGJ1aWx0X2luGAMgASgIEg4KBnNvdXJjZRgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd3b3JrZXJzGAYgAygJEhkKEXdvcmtlcnNfY29ubmVjdGVkGAcgASgFEg8KB3J1bm5pbmcYCCABKAMSEAoIcmVsZWFzZWQYCSABKAMSEAoIZmluaXNoZWQYCiABKAMSJAoKZGVmaW5pdGlvbhgLIAEoCzIQLndmZC52MS5Xb3JrZmxvdyJpCglFdmVudFR5cGUSDAoEdHlwZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRInCgZzY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGV4dGVybmFsGAQgASgIIjYKFExpc3RXb3JrZmxvd3NSZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIdmVyc2lvbnMYAiABKAgiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyKcAQoSUnVuV29ya2Zsb3dSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEicKBHdhaXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHdmVyc2lvbhgFIAEoCSI3ChNSdW5Xb3JrZmxvd1Jlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciInChFHZXRIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjYKEkdldEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIi9wEKE0xpc3RIYW5kbGVyc1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSGAoQd29ya2Zsb3dfdmVyc2lvbhgIIAEoCRInCghzdGF0dXNlcxgCIAMoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEhEKCWlkbGVfb25seRgDIAEoCBIrCghpZGxlX2ZvchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIkCglyZXNpZGVuY3kYBSABKA4yES53ZmQudjEuUmVzaWRlbmN5EhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlIKFExpc3RIYW5kbGVyc1Jlc3BvbnNlEiEKCGhhbmRsZXJzGAEgAygLMg8ud2ZkLnYxLkhhbmRsZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoYBChBTZW5kRXZlbnRSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSHAoFZXZlbnQYAiABKAsyDS53ZmQudjEuRXZlbnQSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJEicKBHdhaXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iNQoRU2VuZEV2ZW50UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyImkKE1N0cmVhbUV2ZW50c1JlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQSEQoJZnJvbV9oZWFkGAMgASgIEhgKEGluY2x1ZGVfaW50ZXJuYWwYBCABKAgiaAoUU3RyZWFtRXZlbnRzUmVzcG9uc2USIAoGcmVjb3JkGAEgASgLMg4ud2ZkLnYxLlJlY29yZEgAEiYKCWhlYXJ0YmVhdBgCIAEoCzIRLndmZC52MS5IZWFydGJlYXRIAEIGCgRraW5kIh0KCUhlYXJ0YmVhdBIQCghsYXN0X3NlcRgBIAEoBCIqChRDYW5jZWxIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjkKFUNhbmNlbEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiKwoVUmVsZWFzZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOgoWUmVsZWFzZUhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiEQoPR2V0U3RhdHNSZXF1ZXN0Iq0FChBHZXRTdGF0c1Jlc3BvbnNlEhcKD2hhbmRsZXJzX2FjdGl2ZRgBIAEoAxIfChdoYW5kbGVyc19pZGxlX2luX21lbW9yeRgCIAEoAxIZChFoYW5kbGVyc19yZWxlYXNlZBgDIAEoAxJKChJoYW5kbGVyc19ieV9zdGF0dXMYBCADKAsyLi53ZmQudjEuR2V0U3RhdHNSZXNwb25zZS5IYW5kbGVyc0J5U3RhdHVzRW50cnkSFgoOcmVsZWFzZXNfdG90YWwYBSABKAMSGgoScmVoeWRyYXRpb25zX3RvdGFsGAYgASgDEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A1MBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wOTkYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHc3RyZWFtcxgJIAEoAxIVCg1jb21taXRzX3RvdGFsGAogASgDEhUKDWNoYW5nZXNfdG90YWwYCyABKAMSGQoRd29ya2Vyc19jb25uZWN0ZWQYDCABKAMSGAoQZGlzcGF0Y2hlc190b3RhbBgNIAEoAxIaChJyZWRpc3BhdGNoZXNfdG90YWwYDiABKAMSNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wNTAYDyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wOTkYECABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFQoNdGFza3NfcGVuZGluZxgRIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKlAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSDAoEbWluZRgHIAEoCCJJChFMaXN0VGFza3NSZXNwb25zZRIbCgV0YXNrcxgBIAMoCzIMLndmZC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIi0KD0dldFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siZQoTQ29tcGxldGVUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEicKBmFuc3dlchgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFAoMY29tcGxldGVkX2J5GAMgASgJIjIKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayJvChNQdWJsaXNoRXZlbnRSZXF1ZXN0EgsKA2tleRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJIkQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBINCgV3b2tlbhgDIAEoBSJUChJXYWl0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKE1dhaXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIioKFERlbGV0ZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiFwoVRGVsZXRlSGFuZGxlclJlc3BvbnNlIo8BChpMaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBILCgNrZXkYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmhhbmRsZXJfaWQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiXgobTGlzdFB1Ymxpc2hlZEV2ZW50c1Jlc3BvbnNlEiYKBmV2ZW50cxgBIAMoCzIWLndmZC52MS5QdWJsaXNoZWRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkivwEKDlB1Ymxpc2hlZEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBILCgNrZXkYAyABKAkSJQoEZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgFIAEoCRIwCgxwdWJsaXNoZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHB1Ymxpc2hlZF9ieRgHIAEoCSIUChJHZXRJZGVudGl0eVJlcXVlc3QiTQoTR2V0SWRlbnRpdHlSZXNwb25zZRIWCg5hdXRoZW50aWNhdGlvbhgBIAEoCBIPCgdzdWJqZWN0GAIgASgJEg0KBXJvbGVzGAMgAygJIhUKE0xpc3RSZXBsaWNhc1JlcXVlc3QiOQoUTGlzdFJlcGxpY2FzUmVzcG9uc2USIQoIcmVwbGljYXMYASADKAsyDy53ZmQudjEuUmVwbGljYSKGAQoHUmVwbGljYRIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqEBChZVcGdyYWRlSGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhQKDGZyb21fdmVyc2lvbhgCIAEoCRISCgp0b192ZXJzaW9uGAMgASgJEhMKC2hhbmRsZXJfaWRzGAQgAygJEg8KB2RyeV9ydW4YBSABKAgSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkicAoXVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USKAoIaGFuZGxlcnMYASADKAsyFi53ZmQudjEuSGFuZGxlclVwZ3JhZGUSEgoKdG9fdmVyc2lvbhgCIAEoCRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiXQoOSGFuZGxlclVwZ3JhZGUSEgoKaGFuZGxlcl9pZBgBIAEoCRInCgdvdXRjb21lGAIgASgOMhYud2ZkLnYxLlVwZ3JhZGVPdXRjb21lEg4KBnJlYXNvbhgDIAEoCSI9ChhTZXRDdXJyZW50VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSI/ChlTZXRDdXJyZW50VmVyc2lvblJlc3BvbnNlEiIKCHdvcmtmbG93GAEgASgLMhAud2ZkLnYxLldvcmtmbG93IkEKHERlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSIfCh1EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXNwb25zZSqhAQoOVXBncmFkZU91dGNvbWUSHwobVVBHUkFERV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYVVBHUkFERV9PVVRDT01FX0NBTl9NT1ZFEAESGQoVVVBHUkFERV9PVVRDT01FX01PVkVEEAISGwoXVVBHUkFERV9PVVRDT01FX1JFRlVTRUQQAxIYChRVUEdSQURFX09VVENPTUVfQlVTWRAEMowNCg9Xb3JrZmxvd1NlcnZpY2USUQoNTGlzdFdvcmtmbG93cxIcLndmZC52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBodLndmZC52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiA5ACARJGCgtSdW5Xb3JrZmxvdxIaLndmZC52MS5SdW5Xb3JrZmxvd1JlcXVlc3QaGy53ZmQudjEuUnVuV29ya2Zsb3dSZXNwb25zZRJICgpHZXRIYW5kbGVyEhkud2ZkLnYxLkdldEhhbmRsZXJSZXF1ZXN0Ghoud2ZkLnYxLkdldEhhbmRsZXJSZXNwb25zZSIDkAIBEk4KDExpc3RIYW5kbGVycxIbLndmZC52MS5MaXN0SGFuZGxlcnNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RIYW5kbGVyc1Jlc3BvbnNlIgOQAgESQAoJU2VuZEV2ZW50Ehgud2ZkLnYxLlNlbmRFdmVudFJlcXVlc3QaGS53ZmQudjEuU2VuZEV2ZW50UmVzcG9uc2USUAoMU3RyZWFtRXZlbnRzEhsud2ZkLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC53ZmQudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UiA5ACATABEkwKDUNhbmNlbEhhbmRsZXISHC53ZmQudjEuQ2FuY2VsSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuQ2FuY2VsSGFuZGxlclJlc3BvbnNlEk8KDlJlbGVhc2VIYW5kbGVyEh0ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVxdWVzdBoeLndmZC52MS5SZWxlYXNlSGFuZGxlclJlc3BvbnNlEkUKCUxpc3RUYXNrcxIYLndmZC52MS5MaXN0VGFza3NSZXF1ZXN0Ghkud2ZkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlIgOQAgESPwoHR2V0VGFzaxIWLndmZC52MS5HZXRUYXNrUmVxdWVzdBoXLndmZC52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJJCgxDb21wbGV0ZVRhc2sSGy53ZmQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBocLndmZC52MS5Db21wbGV0ZVRhc2tSZXNwb25zZRJJCgxQdWJsaXNoRXZlbnQSGy53ZmQudjEuUHVibGlzaEV2ZW50UmVxdWVzdBocLndmZC52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBEksKC1dhaXRIYW5kbGVyEhoud2ZkLnYxLldhaXRIYW5kbGVyUmVxdWVzdBobLndmZC52MS5XYWl0SGFuZGxlclJlc3BvbnNlIgOQAgESTAoNRGVsZXRlSGFuZGxlchIcLndmZC52MS5EZWxldGVIYW5kbGVyUmVxdWVzdBodLndmZC52MS5EZWxldGVIYW5kbGVyUmVzcG9uc2USYwoTTGlzdFB1Ymxpc2hlZEV2ZW50cxIiLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBojLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVzcG9uc2UiA5ACARJLCgtHZXRJZGVudGl0eRIaLndmZC52MS5HZXRJZGVudGl0eVJlcXVlc3QaGy53ZmQudjEuR2V0SWRlbnRpdHlSZXNwb25zZSIDkAIBEk4KDExpc3RSZXBsaWNhcxIbLndmZC52MS5MaXN0UmVwbGljYXNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RSZXBsaWNhc1Jlc3BvbnNlIgOQAgESUgoPVXBncmFkZUhhbmRsZXJzEh4ud2ZkLnYxLlVwZ3JhZGVIYW5kbGVyc1JlcXVlc3QaHy53ZmQudjEuVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USWAoRU2V0Q3VycmVudFZlcnNpb24SIC53ZmQudjEuU2V0Q3VycmVudFZlcnNpb25SZXF1ZXN0GiEud2ZkLnYxLlNldEN1cnJlbnRWZXJzaW9uUmVzcG9uc2USZAoVRGVsZXRlV29ya2Zsb3dWZXJzaW9uEiQud2ZkLnYxLkRlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QaJS53ZmQudjEuRGVsZXRlV29ya2Zsb3dWZXJzaW9uUmVzcG9uc2VCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler]);
 
 /**
  * Workflow describes a registered workflow.
@@ -80,12 +80,20 @@ export type Workflow = Message<"wfd.v1.Workflow"> & {
 
   /**
    * The current version: the one RunWorkflow starts unless it names
-   * another. A version names a definition: its hash, or the name a Go
-   * program gave it (engine.Workflow.Version).
+   * another. A version names a definition: its hash, or the name its
+   * author gave it (engine.Workflow.Version, WorkflowDefinition.version).
    *
    * @generated from field: string version = 9;
    */
   version: string;
+
+  /**
+   * Every version the server has, oldest first (ListWorkflowsRequest.name
+   * or versions asks for them).
+   *
+   * @generated from field: repeated wfd.v1.WorkflowVersion versions = 10;
+   */
+  versions: WorkflowVersion[];
 };
 
 /**
@@ -94,6 +102,87 @@ export type Workflow = Message<"wfd.v1.Workflow"> & {
  */
 export const WorkflowSchema: GenMessage<Workflow> = /*@__PURE__*/
   messageDesc(file_wfd_v1_service, 0);
+
+/**
+ * WorkflowVersion is one version of a workflow: an immutable definition.
+ *
+ * @generated from message wfd.v1.WorkflowVersion
+ */
+export type WorkflowVersion = Message<"wfd.v1.WorkflowVersion"> & {
+  /**
+   * @generated from field: string version = 1;
+   */
+  version: string;
+
+  /**
+   * RunWorkflow starts this one unless told otherwise.
+   *
+   * @generated from field: bool current = 2;
+   */
+  current: boolean;
+
+  /**
+   * Built into the server, or who registered it (a worker's name).
+   *
+   * @generated from field: bool built_in = 3;
+   */
+  builtIn: boolean;
+
+  /**
+   * @generated from field: string source = 4;
+   */
+  source: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The connected workers that serve it (worker-defined only), by name.
+   *
+   * @generated from field: repeated string workers = 6;
+   */
+  workers: string[];
+
+  /**
+   * @generated from field: int32 workers_connected = 7;
+   */
+  workersConnected: number;
+
+  /**
+   * Handlers of this version: running in memory, running but released to
+   * the store, and finished. Set when the request asks for counts.
+   *
+   * @generated from field: int64 running = 8;
+   */
+  running: bigint;
+
+  /**
+   * @generated from field: int64 released = 9;
+   */
+  released: bigint;
+
+  /**
+   * @generated from field: int64 finished = 10;
+   */
+  finished: bigint;
+
+  /**
+   * Its description, steps and event types, as in Workflow (set for
+   * ListWorkflowsRequest.name).
+   *
+   * @generated from field: wfd.v1.Workflow definition = 11;
+   */
+  definition?: Workflow | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.WorkflowVersion.
+ * Use `create(WorkflowVersionSchema)` to create a new message.
+ */
+export const WorkflowVersionSchema: GenMessage<WorkflowVersion> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 1);
 
 /**
  * EventType is an event type a workflow takes from outside.
@@ -137,12 +226,26 @@ export type EventType = Message<"wfd.v1.EventType"> & {
  * Use `create(EventTypeSchema)` to create a new message.
  */
 export const EventTypeSchema: GenMessage<EventType> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 1);
+  messageDesc(file_wfd_v1_service, 2);
 
 /**
  * @generated from message wfd.v1.ListWorkflowsRequest
  */
 export type ListWorkflowsRequest = Message<"wfd.v1.ListWorkflowsRequest"> & {
+  /**
+   * Only this workflow, with its versions and their handler counts
+   * (NOT_FOUND if the server has no workflow of that name).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * List every workflow's versions (without counts).
+   *
+   * @generated from field: bool versions = 2;
+   */
+  versions: boolean;
 };
 
 /**
@@ -150,7 +253,7 @@ export type ListWorkflowsRequest = Message<"wfd.v1.ListWorkflowsRequest"> & {
  * Use `create(ListWorkflowsRequestSchema)` to create a new message.
  */
 export const ListWorkflowsRequestSchema: GenMessage<ListWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 2);
+  messageDesc(file_wfd_v1_service, 3);
 
 /**
  * @generated from message wfd.v1.ListWorkflowsResponse
@@ -167,7 +270,7 @@ export type ListWorkflowsResponse = Message<"wfd.v1.ListWorkflowsResponse"> & {
  * Use `create(ListWorkflowsResponseSchema)` to create a new message.
  */
 export const ListWorkflowsResponseSchema: GenMessage<ListWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 3);
+  messageDesc(file_wfd_v1_service, 4);
 
 /**
  * @generated from message wfd.v1.RunWorkflowRequest
@@ -217,7 +320,7 @@ export type RunWorkflowRequest = Message<"wfd.v1.RunWorkflowRequest"> & {
  * Use `create(RunWorkflowRequestSchema)` to create a new message.
  */
 export const RunWorkflowRequestSchema: GenMessage<RunWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 4);
+  messageDesc(file_wfd_v1_service, 5);
 
 /**
  * @generated from message wfd.v1.RunWorkflowResponse
@@ -234,7 +337,7 @@ export type RunWorkflowResponse = Message<"wfd.v1.RunWorkflowResponse"> & {
  * Use `create(RunWorkflowResponseSchema)` to create a new message.
  */
 export const RunWorkflowResponseSchema: GenMessage<RunWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 5);
+  messageDesc(file_wfd_v1_service, 6);
 
 /**
  * @generated from message wfd.v1.GetHandlerRequest
@@ -251,7 +354,7 @@ export type GetHandlerRequest = Message<"wfd.v1.GetHandlerRequest"> & {
  * Use `create(GetHandlerRequestSchema)` to create a new message.
  */
 export const GetHandlerRequestSchema: GenMessage<GetHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 6);
+  messageDesc(file_wfd_v1_service, 7);
 
 /**
  * @generated from message wfd.v1.GetHandlerResponse
@@ -268,7 +371,7 @@ export type GetHandlerResponse = Message<"wfd.v1.GetHandlerResponse"> & {
  * Use `create(GetHandlerResponseSchema)` to create a new message.
  */
 export const GetHandlerResponseSchema: GenMessage<GetHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 7);
+  messageDesc(file_wfd_v1_service, 8);
 
 /**
  * @generated from message wfd.v1.ListHandlersRequest
@@ -280,6 +383,13 @@ export type ListHandlersRequest = Message<"wfd.v1.ListHandlersRequest"> & {
    * @generated from field: string workflow = 1;
    */
   workflow: string;
+
+  /**
+   * Only handlers of this version of the workflow (needs workflow).
+   *
+   * @generated from field: string workflow_version = 8;
+   */
+  workflowVersion: string;
 
   /**
    * Only handlers with one of these statuses.
@@ -329,7 +439,7 @@ export type ListHandlersRequest = Message<"wfd.v1.ListHandlersRequest"> & {
  * Use `create(ListHandlersRequestSchema)` to create a new message.
  */
 export const ListHandlersRequestSchema: GenMessage<ListHandlersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 8);
+  messageDesc(file_wfd_v1_service, 9);
 
 /**
  * @generated from message wfd.v1.ListHandlersResponse
@@ -353,7 +463,7 @@ export type ListHandlersResponse = Message<"wfd.v1.ListHandlersResponse"> & {
  * Use `create(ListHandlersResponseSchema)` to create a new message.
  */
 export const ListHandlersResponseSchema: GenMessage<ListHandlersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 9);
+  messageDesc(file_wfd_v1_service, 10);
 
 /**
  * @generated from message wfd.v1.SendEventRequest
@@ -395,7 +505,7 @@ export type SendEventRequest = Message<"wfd.v1.SendEventRequest"> & {
  * Use `create(SendEventRequestSchema)` to create a new message.
  */
 export const SendEventRequestSchema: GenMessage<SendEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 10);
+  messageDesc(file_wfd_v1_service, 11);
 
 /**
  * @generated from message wfd.v1.SendEventResponse
@@ -412,7 +522,7 @@ export type SendEventResponse = Message<"wfd.v1.SendEventResponse"> & {
  * Use `create(SendEventResponseSchema)` to create a new message.
  */
 export const SendEventResponseSchema: GenMessage<SendEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 11);
+  messageDesc(file_wfd_v1_service, 12);
 
 /**
  * @generated from message wfd.v1.StreamEventsRequest
@@ -455,7 +565,7 @@ export type StreamEventsRequest = Message<"wfd.v1.StreamEventsRequest"> & {
  * Use `create(StreamEventsRequestSchema)` to create a new message.
  */
 export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 12);
+  messageDesc(file_wfd_v1_service, 13);
 
 /**
  * @generated from message wfd.v1.StreamEventsResponse
@@ -486,7 +596,7 @@ export type StreamEventsResponse = Message<"wfd.v1.StreamEventsResponse"> & {
  * Use `create(StreamEventsResponseSchema)` to create a new message.
  */
 export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 13);
+  messageDesc(file_wfd_v1_service, 14);
 
 /**
  * Heartbeat says the stream is alive; last_seq is the handler's latest record.
@@ -505,7 +615,7 @@ export type Heartbeat = Message<"wfd.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 14);
+  messageDesc(file_wfd_v1_service, 15);
 
 /**
  * @generated from message wfd.v1.CancelHandlerRequest
@@ -522,7 +632,7 @@ export type CancelHandlerRequest = Message<"wfd.v1.CancelHandlerRequest"> & {
  * Use `create(CancelHandlerRequestSchema)` to create a new message.
  */
 export const CancelHandlerRequestSchema: GenMessage<CancelHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 15);
+  messageDesc(file_wfd_v1_service, 16);
 
 /**
  * @generated from message wfd.v1.CancelHandlerResponse
@@ -539,7 +649,7 @@ export type CancelHandlerResponse = Message<"wfd.v1.CancelHandlerResponse"> & {
  * Use `create(CancelHandlerResponseSchema)` to create a new message.
  */
 export const CancelHandlerResponseSchema: GenMessage<CancelHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 16);
+  messageDesc(file_wfd_v1_service, 17);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerRequest
@@ -556,7 +666,7 @@ export type ReleaseHandlerRequest = Message<"wfd.v1.ReleaseHandlerRequest"> & {
  * Use `create(ReleaseHandlerRequestSchema)` to create a new message.
  */
 export const ReleaseHandlerRequestSchema: GenMessage<ReleaseHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 17);
+  messageDesc(file_wfd_v1_service, 18);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerResponse
@@ -573,7 +683,7 @@ export type ReleaseHandlerResponse = Message<"wfd.v1.ReleaseHandlerResponse"> & 
  * Use `create(ReleaseHandlerResponseSchema)` to create a new message.
  */
 export const ReleaseHandlerResponseSchema: GenMessage<ReleaseHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 18);
+  messageDesc(file_wfd_v1_service, 19);
 
 /**
  * @generated from message wfd.v1.GetStatsRequest
@@ -586,7 +696,7 @@ export type GetStatsRequest = Message<"wfd.v1.GetStatsRequest"> & {
  * Use `create(GetStatsRequestSchema)` to create a new message.
  */
 export const GetStatsRequestSchema: GenMessage<GetStatsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 19);
+  messageDesc(file_wfd_v1_service, 20);
 
 /**
  * @generated from message wfd.v1.GetStatsResponse
@@ -713,7 +823,7 @@ export type GetStatsResponse = Message<"wfd.v1.GetStatsResponse"> & {
  * Use `create(GetStatsResponseSchema)` to create a new message.
  */
 export const GetStatsResponseSchema: GenMessage<GetStatsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 20);
+  messageDesc(file_wfd_v1_service, 21);
 
 /**
  * @generated from message wfd.v1.ListTasksRequest
@@ -770,7 +880,7 @@ export type ListTasksRequest = Message<"wfd.v1.ListTasksRequest"> & {
  * Use `create(ListTasksRequestSchema)` to create a new message.
  */
 export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 21);
+  messageDesc(file_wfd_v1_service, 22);
 
 /**
  * @generated from message wfd.v1.ListTasksResponse
@@ -792,7 +902,7 @@ export type ListTasksResponse = Message<"wfd.v1.ListTasksResponse"> & {
  * Use `create(ListTasksResponseSchema)` to create a new message.
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 22);
+  messageDesc(file_wfd_v1_service, 23);
 
 /**
  * @generated from message wfd.v1.GetTaskRequest
@@ -809,7 +919,7 @@ export type GetTaskRequest = Message<"wfd.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 23);
+  messageDesc(file_wfd_v1_service, 24);
 
 /**
  * @generated from message wfd.v1.GetTaskResponse
@@ -826,7 +936,7 @@ export type GetTaskResponse = Message<"wfd.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 24);
+  messageDesc(file_wfd_v1_service, 25);
 
 /**
  * @generated from message wfd.v1.CompleteTaskRequest
@@ -858,7 +968,7 @@ export type CompleteTaskRequest = Message<"wfd.v1.CompleteTaskRequest"> & {
  * Use `create(CompleteTaskRequestSchema)` to create a new message.
  */
 export const CompleteTaskRequestSchema: GenMessage<CompleteTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 25);
+  messageDesc(file_wfd_v1_service, 26);
 
 /**
  * @generated from message wfd.v1.CompleteTaskResponse
@@ -875,7 +985,7 @@ export type CompleteTaskResponse = Message<"wfd.v1.CompleteTaskResponse"> & {
  * Use `create(CompleteTaskResponseSchema)` to create a new message.
  */
 export const CompleteTaskResponseSchema: GenMessage<CompleteTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 26);
+  messageDesc(file_wfd_v1_service, 27);
 
 /**
  * @generated from message wfd.v1.PublishEventRequest
@@ -911,7 +1021,7 @@ export type PublishEventRequest = Message<"wfd.v1.PublishEventRequest"> & {
  * Use `create(PublishEventRequestSchema)` to create a new message.
  */
 export const PublishEventRequestSchema: GenMessage<PublishEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 27);
+  messageDesc(file_wfd_v1_service, 28);
 
 /**
  * @generated from message wfd.v1.PublishEventResponse
@@ -942,7 +1052,7 @@ export type PublishEventResponse = Message<"wfd.v1.PublishEventResponse"> & {
  * Use `create(PublishEventResponseSchema)` to create a new message.
  */
 export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 28);
+  messageDesc(file_wfd_v1_service, 29);
 
 /**
  * @generated from message wfd.v1.WaitHandlerRequest
@@ -966,7 +1076,7 @@ export type WaitHandlerRequest = Message<"wfd.v1.WaitHandlerRequest"> & {
  * Use `create(WaitHandlerRequestSchema)` to create a new message.
  */
 export const WaitHandlerRequestSchema: GenMessage<WaitHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 29);
+  messageDesc(file_wfd_v1_service, 30);
 
 /**
  * @generated from message wfd.v1.WaitHandlerResponse
@@ -985,7 +1095,7 @@ export type WaitHandlerResponse = Message<"wfd.v1.WaitHandlerResponse"> & {
  * Use `create(WaitHandlerResponseSchema)` to create a new message.
  */
 export const WaitHandlerResponseSchema: GenMessage<WaitHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 30);
+  messageDesc(file_wfd_v1_service, 31);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerRequest
@@ -1002,7 +1112,7 @@ export type DeleteHandlerRequest = Message<"wfd.v1.DeleteHandlerRequest"> & {
  * Use `create(DeleteHandlerRequestSchema)` to create a new message.
  */
 export const DeleteHandlerRequestSchema: GenMessage<DeleteHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 31);
+  messageDesc(file_wfd_v1_service, 32);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerResponse
@@ -1015,7 +1125,7 @@ export type DeleteHandlerResponse = Message<"wfd.v1.DeleteHandlerResponse"> & {
  * Use `create(DeleteHandlerResponseSchema)` to create a new message.
  */
 export const DeleteHandlerResponseSchema: GenMessage<DeleteHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 32);
+  messageDesc(file_wfd_v1_service, 33);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsRequest
@@ -1063,7 +1173,7 @@ export type ListPublishedEventsRequest = Message<"wfd.v1.ListPublishedEventsRequ
  * Use `create(ListPublishedEventsRequestSchema)` to create a new message.
  */
 export const ListPublishedEventsRequestSchema: GenMessage<ListPublishedEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 33);
+  messageDesc(file_wfd_v1_service, 34);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsResponse
@@ -1089,7 +1199,7 @@ export type ListPublishedEventsResponse = Message<"wfd.v1.ListPublishedEventsRes
  * Use `create(ListPublishedEventsResponseSchema)` to create a new message.
  */
 export const ListPublishedEventsResponseSchema: GenMessage<ListPublishedEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 34);
+  messageDesc(file_wfd_v1_service, 35);
 
 /**
  * PublishedEvent is one entry of the published-event log.
@@ -1144,7 +1254,7 @@ export type PublishedEvent = Message<"wfd.v1.PublishedEvent"> & {
  * Use `create(PublishedEventSchema)` to create a new message.
  */
 export const PublishedEventSchema: GenMessage<PublishedEvent> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 35);
+  messageDesc(file_wfd_v1_service, 36);
 
 /**
  * @generated from message wfd.v1.GetIdentityRequest
@@ -1157,7 +1267,7 @@ export type GetIdentityRequest = Message<"wfd.v1.GetIdentityRequest"> & {
  * Use `create(GetIdentityRequestSchema)` to create a new message.
  */
 export const GetIdentityRequestSchema: GenMessage<GetIdentityRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 36);
+  messageDesc(file_wfd_v1_service, 37);
 
 /**
  * @generated from message wfd.v1.GetIdentityResponse
@@ -1187,7 +1297,7 @@ export type GetIdentityResponse = Message<"wfd.v1.GetIdentityResponse"> & {
  * Use `create(GetIdentityResponseSchema)` to create a new message.
  */
 export const GetIdentityResponseSchema: GenMessage<GetIdentityResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 37);
+  messageDesc(file_wfd_v1_service, 38);
 
 /**
  * @generated from message wfd.v1.ListReplicasRequest
@@ -1200,7 +1310,7 @@ export type ListReplicasRequest = Message<"wfd.v1.ListReplicasRequest"> & {
  * Use `create(ListReplicasRequestSchema)` to create a new message.
  */
 export const ListReplicasRequestSchema: GenMessage<ListReplicasRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 38);
+  messageDesc(file_wfd_v1_service, 39);
 
 /**
  * @generated from message wfd.v1.ListReplicasResponse
@@ -1217,7 +1327,7 @@ export type ListReplicasResponse = Message<"wfd.v1.ListReplicasResponse"> & {
  * Use `create(ListReplicasResponseSchema)` to create a new message.
  */
 export const ListReplicasResponseSchema: GenMessage<ListReplicasResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 39);
+  messageDesc(file_wfd_v1_service, 40);
 
 /**
  * Replica is a wfd server registered in the shared database.
@@ -1256,7 +1366,249 @@ export type Replica = Message<"wfd.v1.Replica"> & {
  * Use `create(ReplicaSchema)` to create a new message.
  */
 export const ReplicaSchema: GenMessage<Replica> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 40);
+  messageDesc(file_wfd_v1_service, 41);
+
+/**
+ * @generated from message wfd.v1.UpgradeHandlersRequest
+ */
+export type UpgradeHandlersRequest = Message<"wfd.v1.UpgradeHandlersRequest"> & {
+  /**
+   * @generated from field: string workflow = 1;
+   */
+  workflow: string;
+
+  /**
+   * The version to move handlers from.
+   *
+   * @generated from field: string from_version = 2;
+   */
+  fromVersion: string;
+
+  /**
+   * The version to move them to; empty: the current one.
+   *
+   * @generated from field: string to_version = 3;
+   */
+  toVersion: string;
+
+  /**
+   * Only these handlers (each must be a running handler of from_version);
+   * empty: every running handler of from_version, a page at a time.
+   *
+   * @generated from field: repeated string handler_ids = 4;
+   */
+  handlerIds: string[];
+
+  /**
+   * Report what would happen; move nothing.
+   *
+   * @generated from field: bool dry_run = 5;
+   */
+  dryRun: boolean;
+
+  /**
+   * At most this many handlers per call (default 100, at most 1000).
+   *
+   * @generated from field: int32 page_size = 6;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token (dry runs page through
+   * every handler; a real upgrade moves handlers out of from_version, so
+   * calling again without a token goes on with those left).
+   *
+   * @generated from field: string page_token = 7;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message wfd.v1.UpgradeHandlersRequest.
+ * Use `create(UpgradeHandlersRequestSchema)` to create a new message.
+ */
+export const UpgradeHandlersRequestSchema: GenMessage<UpgradeHandlersRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 42);
+
+/**
+ * @generated from message wfd.v1.UpgradeHandlersResponse
+ */
+export type UpgradeHandlersResponse = Message<"wfd.v1.UpgradeHandlersResponse"> & {
+  /**
+   * @generated from field: repeated wfd.v1.HandlerUpgrade handlers = 1;
+   */
+  handlers: HandlerUpgrade[];
+
+  /**
+   * The version handlers were (or would be) moved to.
+   *
+   * @generated from field: string to_version = 2;
+   */
+  toVersion: string;
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message wfd.v1.UpgradeHandlersResponse.
+ * Use `create(UpgradeHandlersResponseSchema)` to create a new message.
+ */
+export const UpgradeHandlersResponseSchema: GenMessage<UpgradeHandlersResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 43);
+
+/**
+ * HandlerUpgrade is what an upgrade did (or would do) to one handler.
+ *
+ * @generated from message wfd.v1.HandlerUpgrade
+ */
+export type HandlerUpgrade = Message<"wfd.v1.HandlerUpgrade"> & {
+  /**
+   * @generated from field: string handler_id = 1;
+   */
+  handlerId: string;
+
+  /**
+   * @generated from field: wfd.v1.UpgradeOutcome outcome = 2;
+   */
+  outcome: UpgradeOutcome;
+
+  /**
+   * Why it cannot move (the first reason found), for REFUSED and BUSY.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message wfd.v1.HandlerUpgrade.
+ * Use `create(HandlerUpgradeSchema)` to create a new message.
+ */
+export const HandlerUpgradeSchema: GenMessage<HandlerUpgrade> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 44);
+
+/**
+ * @generated from message wfd.v1.SetCurrentVersionRequest
+ */
+export type SetCurrentVersionRequest = Message<"wfd.v1.SetCurrentVersionRequest"> & {
+  /**
+   * @generated from field: string workflow = 1;
+   */
+  workflow: string;
+
+  /**
+   * @generated from field: string version = 2;
+   */
+  version: string;
+};
+
+/**
+ * Describes the message wfd.v1.SetCurrentVersionRequest.
+ * Use `create(SetCurrentVersionRequestSchema)` to create a new message.
+ */
+export const SetCurrentVersionRequestSchema: GenMessage<SetCurrentVersionRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 45);
+
+/**
+ * @generated from message wfd.v1.SetCurrentVersionResponse
+ */
+export type SetCurrentVersionResponse = Message<"wfd.v1.SetCurrentVersionResponse"> & {
+  /**
+   * @generated from field: wfd.v1.Workflow workflow = 1;
+   */
+  workflow?: Workflow | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.SetCurrentVersionResponse.
+ * Use `create(SetCurrentVersionResponseSchema)` to create a new message.
+ */
+export const SetCurrentVersionResponseSchema: GenMessage<SetCurrentVersionResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 46);
+
+/**
+ * @generated from message wfd.v1.DeleteWorkflowVersionRequest
+ */
+export type DeleteWorkflowVersionRequest = Message<"wfd.v1.DeleteWorkflowVersionRequest"> & {
+  /**
+   * @generated from field: string workflow = 1;
+   */
+  workflow: string;
+
+  /**
+   * @generated from field: string version = 2;
+   */
+  version: string;
+};
+
+/**
+ * Describes the message wfd.v1.DeleteWorkflowVersionRequest.
+ * Use `create(DeleteWorkflowVersionRequestSchema)` to create a new message.
+ */
+export const DeleteWorkflowVersionRequestSchema: GenMessage<DeleteWorkflowVersionRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 47);
+
+/**
+ * @generated from message wfd.v1.DeleteWorkflowVersionResponse
+ */
+export type DeleteWorkflowVersionResponse = Message<"wfd.v1.DeleteWorkflowVersionResponse"> & {
+};
+
+/**
+ * Describes the message wfd.v1.DeleteWorkflowVersionResponse.
+ * Use `create(DeleteWorkflowVersionResponseSchema)` to create a new message.
+ */
+export const DeleteWorkflowVersionResponseSchema: GenMessage<DeleteWorkflowVersionResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 48);
+
+/**
+ * @generated from enum wfd.v1.UpgradeOutcome
+ */
+export enum UpgradeOutcome {
+  /**
+   * @generated from enum value: UPGRADE_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Dry run: it can move.
+   *
+   * @generated from enum value: UPGRADE_OUTCOME_CAN_MOVE = 1;
+   */
+  CAN_MOVE = 1,
+
+  /**
+   * It moved: it runs the target version from now on.
+   *
+   * @generated from enum value: UPGRADE_OUTCOME_MOVED = 2;
+   */
+  MOVED = 2,
+
+  /**
+   * The target version cannot carry it on (reason says why); nothing changed.
+   *
+   * @generated from enum value: UPGRADE_OUTCOME_REFUSED = 3;
+   */
+  REFUSED = 3,
+
+  /**
+   * A step of it runs: retry once it is idle; nothing changed.
+   *
+   * @generated from enum value: UPGRADE_OUTCOME_BUSY = 4;
+   */
+  BUSY = 4,
+}
+
+/**
+ * Describes the enum wfd.v1.UpgradeOutcome.
+ */
+export const UpgradeOutcomeSchema: GenEnum<UpgradeOutcome> = /*@__PURE__*/
+  enumDesc(file_wfd_v1_service, 0);
 
 /**
  * WorkflowService runs workflows: start handlers, stream what they do, send
@@ -1468,6 +1820,47 @@ export const WorkflowService: GenService<{
     methodKind: "unary";
     input: typeof ListReplicasRequestSchema;
     output: typeof ListReplicasResponseSchema;
+  },
+  /**
+   * UpgradeHandlers moves running handlers of a workflow from one version
+   * to another, each where the server can show from its state that the
+   * target version can carry it on: every step it waits in or has work
+   * queued for exists in the target and accepts the same event types, the
+   * events it waits for are still accepted, and the data it holds passes
+   * the target's schemas. Each move is one committed change recorded in the
+   * handler's stream (HandlerUpgraded); a handler that cannot move is left
+   * as it is, with the reason, and a busy one (a step runs) is refused
+   * (retry once it is idle). dry_run reports the same without moving any.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.UpgradeHandlers
+   */
+  upgradeHandlers: {
+    methodKind: "unary";
+    input: typeof UpgradeHandlersRequestSchema;
+    output: typeof UpgradeHandlersResponseSchema;
+  },
+  /**
+   * SetCurrentVersion makes a version of a workflow the one RunWorkflow
+   * starts (an operator's promotion, or a rollback).
+   *
+   * @generated from rpc wfd.v1.WorkflowService.SetCurrentVersion
+   */
+  setCurrentVersion: {
+    methodKind: "unary";
+    input: typeof SetCurrentVersionRequestSchema;
+    output: typeof SetCurrentVersionResponseSchema;
+  },
+  /**
+   * DeleteWorkflowVersion removes a version of a worker-defined workflow
+   * that no unfinished handler runs (FAILED_PRECONDITION with their count
+   * otherwise) and that is not current.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.DeleteWorkflowVersion
+   */
+  deleteWorkflowVersion: {
+    methodKind: "unary";
+    input: typeof DeleteWorkflowVersionRequestSchema;
+    output: typeof DeleteWorkflowVersionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_wfd_v1_service, 0);
