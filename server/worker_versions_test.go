@@ -56,7 +56,7 @@ func TestWorkflowVersionsOverTheWire(t *testing.T) {
 	ts := startServer(t, serverConfig{})
 	c := ts.client()
 	var ranV1, ranV2 atomic.Int32
-	startWorker(t, ts, "expense-v1", expenseVersion("v1", &ranV1))
+	stopV1 := startWorker(t, ts, "expense-v1", expenseVersion("v1", &ranV1))
 	workersServing(t, ts, "expense-report", 1)
 
 	// The first oddOnes have a note v2's schema refuses (a number).
@@ -136,7 +136,7 @@ func TestWorkflowVersionsOverTheWire(t *testing.T) {
 		wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_CAN_MOVE: len(left),
 		wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_REFUSED:  oddOnes,
 	}, "its input does not match the input schema of v2")
-	if h := getHandler(t, c, left[0]); h.GetWorkflowVersion() != "v1" {
+	if h := getHandlerOf(t, c, left[0]); h.GetWorkflowVersion() != "v1" {
 		t.Fatalf("a dry run moved %s to %q", left[0], h.GetWorkflowVersion())
 	}
 
@@ -178,20 +178,43 @@ func TestWorkflowVersionsOverTheWire(t *testing.T) {
 		t.Fatalf("a refused handler finished on %s, want v1", got)
 	}
 
+	// With no worker of v1 connected, a v1 handler's run waits, saying for
+	// which version, until one is back.
+	stopV1()
+	if _, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: ids[1], Event: &wfdv1.Event{Type: "approve", Data: st(t, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, func() error {
+		w := getHandlerOf(t, c, ids[1]).GetWaitingForWorker()
+		if len(w) != 1 || w[0].GetWorkflowVersion() != "v1" {
+			return fmt.Errorf("waiting for worker: %v, want one run waiting for a worker serving v1", w)
+		}
+		return nil
+	})
+	waiting := false
+	for _, r := range collectUntil(t, c, ids[1], func(r *wfdv1.Record) bool { return r.GetRunWaitingForWorker().GetWaiting() }) {
+		waiting = waiting || r.GetRunWaitingForWorker().GetWorkflowVersion() == "v1"
+	}
+	if !waiting {
+		t.Fatal("the stream does not say the run waits for a worker serving v1")
+	}
+	startWorker(t, ts, "expense-v1-again", expenseVersion("v1", &ranV1))
+	waitDone(t, c, ids[1])
+
 	// The listing counts each version's handlers; v1 is still in use.
 	w := expenseListing(t, c)
 	counts := map[string][3]int64{}
 	for _, v := range w.GetVersions() {
 		counts[v.GetVersion()] = [3]int64{v.GetRunning() + v.GetReleased(), v.GetFinished(), int64(v.GetWorkersConnected())}
 	}
-	if want := [3]int64{oddOnes - 1, 20 + 1, 1}; counts["v1"] != want {
+	if want := [3]int64{oddOnes - 2, 20 + 2, 1}; counts["v1"] != want {
 		t.Errorf("v1: unfinished, finished, workers %v, want %v", counts["v1"], want)
 	}
 	if want := [3]int64{int64(len(left) - 20), 20 + 1, 1}; counts["v2"] != want {
 		t.Errorf("v2: unfinished, finished, workers %v, want %v", counts["v2"], want)
 	}
 	_, err = c.DeleteWorkflowVersion(ctxT(t), &wfdv1.DeleteWorkflowVersionRequest{Workflow: "expense-report", Version: "v1"})
-	wantCode(t, err, connect.CodeFailedPrecondition, fmt.Sprintf("%d unfinished handlers run expense-report@v1", oddOnes-1))
+	wantCode(t, err, connect.CodeFailedPrecondition, fmt.Sprintf("%d unfinished handlers run expense-report@v1", oddOnes-2))
 	_, err = c.DeleteWorkflowVersion(ctxT(t), &wfdv1.DeleteWorkflowVersionRequest{Workflow: "expense-report", Version: "v2"})
 	wantCode(t, err, connect.CodeFailedPrecondition, "current version")
 	_, err = c.UpgradeHandlers(ctxT(t), &wfdv1.UpgradeHandlersRequest{Workflow: "expense-report", FromVersion: "v9", DryRun: true})
@@ -242,4 +265,48 @@ func wantOutcomes(t *testing.T, what string, got []*wfdv1.HandlerUpgrade, want m
 			t.Errorf("%s: %d handlers %v, want %d (all: %v)", what, have[o], o, n, have)
 		}
 	}
+}
+
+// collectUntil reads handler id's stream (with internal records) until a
+// record satisfies stop, and returns what it read.
+func collectUntil(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string, stop func(*wfdv1.Record) bool) []*wfdv1.Record {
+	t.Helper()
+	stream, err := c.StreamEvents(ctxT(t), &wfdv1.StreamEventsRequest{HandlerId: id, IncludeInternal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stream.Close() }()
+	var out []*wfdv1.Record
+	for stream.Receive() {
+		if r := stream.Msg().GetRecord(); r != nil {
+			out = append(out, r)
+			if stop(r) {
+				return out
+			}
+		}
+	}
+	t.Fatalf("stream of %s ended before the record looked for: %v", id, stream.Err())
+	return nil
+}
+
+// waitDone waits until handler id has completed.
+func waitDone(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) {
+	t.Helper()
+	res, err := c.WaitHandler(ctxT(t), &wfdv1.WaitHandlerRequest{HandlerId: id, Timeout: durationpb.New(testwait.Timeout)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetHandler().GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
+		t.Fatalf("%s ended %v (%s)", id, res.GetHandler().GetStatus(), res.GetHandler().GetError())
+	}
+}
+
+// getHandlerOf is GetHandler's handler.
+func getHandlerOf(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string) *wfdv1.Handler {
+	t.Helper()
+	res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetHandler()
 }

@@ -157,38 +157,77 @@ func TestDefsListedOnEveryReplica(t *testing.T) {
 	t.Fatalf("c lists %v, want review too", names)
 }
 
-// TestDefsReplacedOnOneReplica: B knows review as a worker on A first
-// defined it (it routed a start there); the worker goes, another defines
-// it anew on A (no handler of it runs, so that replaces it). B's next
-// start is of the new definition (it runs on the new worker, rather than
-// waiting for a worker of the old one), and B lists the new one.
-func TestDefsReplacedOnOneReplica(t *testing.T) {
+// TestDefsVersionOnOneReplica: a version registered through one replica
+// is served and routed by all. B knows review@v1 as a worker on A first
+// defined it; a handler of it parks (on A, with its worker). Then a worker
+// on C registers review@v2, which becomes current: B's next start runs on
+// C's worker (routed by version), while the v1 handler, answered through
+// B, finishes on A's v1 worker. B lists both versions, v2 current. An
+// upgrade through B of a v1 handler held by A is made on A (forwarded),
+// and the handler then finishes on C's v2 worker.
+func TestDefsVersionOnOneReplica(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	a := startReplica(t, url, "a", 30*time.Second)
 	b := startReplica(t, url, "b", 30*time.Second)
-	stop := startWorker(t, a, "v1", review("a-v1"))
+	c := startReplica(t, url, "c", 30*time.Second)
+	v1 := reviewDef()
+	v1.Version = "v1"
+	startWorkerDef(t, a, "v1", v1, review("a-v1"))
 	if by := runReview(t, b); by != "a-v1" {
 		t.Fatalf("review through b ran on %q, want a-v1", by)
 	}
-	stop()
-	workersOn(t, a, "v1", false)
+	parked := make([]string, 2)
+	for i := range parked {
+		res, err := b.c.RunWorkflow(context.Background(), &wfdv1.RunWorkflowRequest{Workflow: "review", Input: &structpb.Struct{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parked[i] = res.GetHandler().GetHandlerId()
+		waitHandler(t, b, parked[i], "idle", func(h *wfdv1.Handler) bool { return h.GetIdle() != nil })
+	}
 
 	v2 := reviewDef()
-	v2.Description = "the second definition"
-	startWorkerDef(t, a, "v2", v2, review("a-v2"))
-	if by := runReview(t, b); by != "a-v2" {
-		t.Fatalf("review through b after the replacement ran on %q, want a-v2", by)
-	}
+	v2.Version = "v2"
+	v2.Description = "the second version"
+	startWorkerDef(t, c, "v2", v2, review("c-v2"))
 	testwait.Until(t, func() error {
-		res, err := b.c.ListWorkflows(context.Background(), &wfdv1.ListWorkflowsRequest{})
+		res, err := b.c.ListWorkflows(context.Background(), &wfdv1.ListWorkflowsRequest{Name: "review"})
 		if err != nil {
 			return err
 		}
-		for _, w := range res.GetWorkflows() {
-			if w.GetName() == "review" && w.GetDescription() == v2.Description {
-				return nil
-			}
+		w := res.GetWorkflows()[0]
+		if w.GetVersion() != "v2" || len(w.GetVersions()) != 2 || w.GetVersions()[0].GetVersion() != "v1" {
+			return fmt.Errorf("b lists review %v, want versions v1 and v2, v2 current", w)
 		}
-		return fmt.Errorf("b lists %v, want review of the second definition", res.GetWorkflows())
+		return nil
 	})
+	if by := runReview(t, b); by != "c-v2" {
+		t.Fatalf("a new review through b ran on %q, want c-v2", by)
+	}
+	if by := answerReview(t, b, parked[0]); by != "a-v1" {
+		t.Fatalf("the parked v1 review finished on %q, want a-v1", by)
+	}
+
+	res, err := b.c.UpgradeHandlers(context.Background(), &wfdv1.UpgradeHandlersRequest{Workflow: "review", FromVersion: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := res.GetHandlers(); len(hs) != 1 || hs[0].GetHandlerId() != parked[1] || hs[0].GetOutcome() != wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_MOVED {
+		t.Fatalf("UpgradeHandlers through b: %v, want %s moved", hs, parked[1])
+	}
+	if by := answerReview(t, b, parked[1]); by != "c-v2" {
+		t.Fatalf("the upgraded review finished on %q, want c-v2", by)
+	}
+}
+
+// answerReview approves a parked review through r and returns the worker
+// that finished it.
+func answerReview(t *testing.T, r *replica, id string) string {
+	t.Helper()
+	if _, err := r.c.SendEvent(context.Background(), &wfdv1.SendEventRequest{HandlerId: id,
+		Event: &wfdv1.Event{Type: "approval", Data: &structpb.Struct{Fields: map[string]*structpb.Value{"approved": structpb.NewBoolValue(true)}}}}); err != nil {
+		t.Fatalf("SendEvent through %s: %v", r.id, err)
+	}
+	h := waitHandler(t, r, id, "completed", completed)
+	return h.GetResult().GetFields()["by"].GetStringValue()
 }

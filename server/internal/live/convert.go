@@ -3,6 +3,7 @@ package live
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -18,8 +19,14 @@ import (
 
 // RecordToProto turns an engine record into its wire form.
 // BlockedOnWorker is what a proxy run waiting for a worker reports to
-// the engine (StepContext.Blocked): its stream shows RunWaitingForWorker.
+// the engine (StepContext.Blocked), followed by "@" and the version the
+// worker must serve (BlockedOnWorkerOf): its stream shows
+// RunWaitingForWorker.
 const BlockedOnWorker = "worker"
+
+// BlockedOnWorkerOf is what a run waiting for a worker serving version
+// reports.
+func BlockedOnWorkerOf(version string) string { return BlockedOnWorker + "@" + version }
 
 func RecordToProto(r *engine.Record) *wfdv1.Record {
 	p := &wfdv1.Record{Seq: r.Seq, Time: timestamppb.New(r.Time)}
@@ -47,9 +54,13 @@ func RecordToProto(r *engine.Record) *wfdv1.Record {
 			p.Kind = &wfdv1.Record_HandlerUpgraded{HandlerUpgraded: &wfdv1.HandlerUpgraded{FromVersion: u.From, ToVersion: u.To}}
 		}
 	case engine.RecordBlocked:
-		if b := r.Blocked; b != nil && (b.On == BlockedOnWorker || b.On == "") {
+		b := r.Blocked
+		if b == nil {
+			break
+		}
+		if on, version, _ := strings.Cut(b.On, "@"); on == BlockedOnWorker || b.On == "" {
 			p.Kind = &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: &wfdv1.RunWaitingForWorker{
-				Step: b.Step, Attempt: uint32(b.Attempt), Waiting: b.On != "",
+				Step: b.Step, Attempt: uint32(b.Attempt), Waiting: b.On != "", WorkflowVersion: version,
 			}}
 		}
 	}

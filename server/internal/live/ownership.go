@@ -61,6 +61,9 @@ type Workers interface {
 	// Definition registers a version of a workflow ("": its current one)
 	// defined by workers on another replica from the store, if it is one.
 	Definition(ctx context.Context, workflow, version string)
+	// ServedElsewhere says whether only workers on other replicas serve
+	// version of workflow (replica mode).
+	ServedElsewhere(ctx context.Context, workflow, version string) bool
 	// KickRoutes asks for the handlers waiting for a worker to be handed
 	// over to replicas with one.
 	KickRoutes()

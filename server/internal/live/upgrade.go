@@ -47,6 +47,13 @@ func (s *Runtime) Upgrade(ctx context.Context, id, workflow, from, to string, dr
 		return judgeUpgrade(err)
 	}
 	s.log.Info("handler upgraded", "handler", id, "workflow", workflow, "from", from, "to", to)
+	if s.workers.ServedElsewhere(ctx, workflow, to) {
+		// Its next run would wait here for a worker: released, it is
+		// loaded where workers of its new version are.
+		if _, err := h.Release(ctx); err != nil {
+			s.log.Warn("releasing an upgraded handler whose workers are on another replica", "handler", id, "err", err)
+		}
+	}
 	return wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_MOVED, "", nil
 }
 
@@ -86,17 +93,16 @@ func (s *Runtime) pinned(workflow, version string) string {
 }
 
 // judgeUpgrade turns what stopped an upgrade of one handler into its
-// outcome: the handler's own reasons are outcomes, anything else is err.
+// outcome: the handler's own reasons are outcomes, anything else is err
+// (an *apierr.Owned for a handler in memory on another replica, which the
+// caller forwards).
 func judgeUpgrade(err error) (wfdv1.UpgradeOutcome, string, error) {
 	var refused *engine.UpgradeRefusedError
-	var owned *apierr.Owned
 	switch {
 	case errors.As(err, &refused):
 		return wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_REFUSED, refused.Reason, nil
 	case errors.Is(err, engine.ErrNotIdle):
 		return wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_BUSY, "a step of it is running or due: retry once it is idle", nil
-	case errors.As(err, &owned):
-		return wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_BUSY, fmt.Sprintf("it is in memory on replica %s: retry once it is released there", owned.Owner), nil
 	case errors.Is(err, engine.ErrHandlerDone):
 		return wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_REFUSED, "it has finished", nil
 	case errors.Is(err, engine.ErrUpgradeRefused), errors.Is(err, engine.ErrUnknownVersion):

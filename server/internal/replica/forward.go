@@ -290,6 +290,34 @@ func (f *forwarder) publication(ctx context.Context, owned *apierr.Owned, p *per
 	return res.GetWoken() > 0, nil
 }
 
+// UpgradeOn has the owner of a handler upgrade it: req (an
+// UpgradeHandlers of that handler alone) made there in the name of the
+// caller of the call being handled in ctx. Without forwarding (a single
+// process, a forwarded call, no address, a caller whose identity cannot
+// travel) it returns owned.
+func (r *Replica) UpgradeOn(ctx context.Context, owned *apierr.Owned, req *wfdv1.UpgradeHandlersRequest) (*wfdv1.UpgradeHandlersResponse, error) {
+	if r == nil {
+		return nil, owned
+	}
+	f := r.fwd
+	info, ok := connect.CallInfoForHandlerContext(ctx)
+	if !f.on() || !ok || info.RequestHeader().Get(forwardedHeader) != "" || owned.Address == "" {
+		return nil, owned
+	}
+	cctx, out := connect.NewClientContext(ctx)
+	if err := f.credentials(ctx, info.RequestHeader(), out.RequestHeader(), wfdv1connect.WorkflowServiceUpgradeHandlersProcedure); err != nil {
+		f.warnUnsigned("upgrade not forwarded", "handler", owned.Handler, "owner", owned.Owner, "err", err)
+		return nil, owned
+	}
+	fctx, cancel := ownerDeadline(cctx, owned.Until)
+	defer cancel()
+	res, err := f.client(owned.Address).UpgradeHandlers(fctx, req)
+	if err != nil {
+		return nil, ownerError(ctx, err)
+	}
+	return res, nil
+}
+
 // Forwarded reports whether the call of ctx was forwarded by another
 // replica (Forwarded; a method so that the rooms' ports take a Replica).
 func (r *Replica) Forwarded(ctx context.Context) bool { return Forwarded(ctx) }

@@ -8,6 +8,7 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 )
@@ -50,6 +51,9 @@ type Replica interface {
 	// Forwarded reports whether the call of ctx was forwarded by another
 	// replica.
 	Forwarded(ctx context.Context) bool
+	// UpgradeOn makes req, an UpgradeHandlers of the one handler owned
+	// names, on the replica that holds it (owned itself if it cannot).
+	UpgradeOn(ctx context.Context, owned *apierr.Owned, req *wfdv1.UpgradeHandlersRequest) (*wfdv1.UpgradeHandlersResponse, error)
 }
 
 // Options configure a Service.

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -177,13 +178,36 @@ func (v *Service) UpgradeHandlers(ctx context.Context, req *wfdv1.UpgradeHandler
 	}
 	out := &wfdv1.UpgradeHandlersResponse{ToVersion: to, NextPageToken: next}
 	for _, id := range ids {
-		outcome, reason, err := v.rt.Upgrade(ctx, id, wf, from, to, req.GetDryRun())
+		hu, err := v.upgradeOne(ctx, id, wf, from, to, req.GetDryRun())
 		if err != nil {
 			return nil, fmt.Errorf("upgrading handler %s: %w", id, err)
 		}
-		out.Handlers = append(out.Handlers, &wfdv1.HandlerUpgrade{HandlerId: id, Outcome: outcome, Reason: reason})
+		out.Handlers = append(out.Handlers, hu)
 	}
 	return out, nil
+}
+
+// upgradeOne upgrades (or checks) one handler here, or on the replica
+// that holds it in memory.
+func (v *Service) upgradeOne(ctx context.Context, id, wf, from, to string, dryRun bool) (*wfdv1.HandlerUpgrade, error) {
+	outcome, reason, err := v.rt.Upgrade(ctx, id, wf, from, to, dryRun)
+	var owned *apierr.Owned
+	if !errors.As(err, &owned) {
+		if err != nil {
+			return nil, err
+		}
+		return &wfdv1.HandlerUpgrade{HandlerId: id, Outcome: outcome, Reason: reason}, nil
+	}
+	res, err := v.replica.UpgradeOn(ctx, owned, &wfdv1.UpgradeHandlersRequest{Workflow: wf, FromVersion: from, ToVersion: to,
+		HandlerIds: []string{id}, DryRun: dryRun})
+	if errors.As(err, &owned) || err == nil && len(res.GetHandlers()) != 1 {
+		return &wfdv1.HandlerUpgrade{HandlerId: id, Outcome: wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_BUSY,
+			Reason: fmt.Sprintf("it is in memory on replica %s: retry there, or once it is released", owned.Owner)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res.GetHandlers()[0], nil
 }
 
 // hasVersions says which of the versions of workflow is not registered

@@ -109,7 +109,7 @@ func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in eng
 		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, workflow: v.workflow, version: v.version, attempt: sc.Attempt()}
 		w, err := r.pick(ctx, v.workflow, v.version, wr, func(waiting bool) {
 			if waiting {
-				sc.Blocked(live.BlockedOnWorker)
+				sc.Blocked(live.BlockedOnWorkerOf(v.version))
 			} else {
 				sc.Blocked("")
 			}

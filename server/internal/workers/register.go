@@ -102,10 +102,17 @@ func (r *Registry) register(ctx context.Context, g registrant, defs []*wfdv1.Wor
 	// connect leaves nothing behind.
 	out := make([]ref, 0, len(defs))
 	var todo []addedDef
+	firstOf := map[string]bool{} // new workflows whose first version is taken
 	for i, d := range defs {
 		a, err := r.checkDef(ctx, g, i, d)
 		if err != nil {
 			return nil, err
+		}
+		if _, known := r.defs[d.GetName()]; !known {
+			// A new workflow's first version is current; the others of
+			// the same registration are as they say.
+			a.current = !firstOf[d.GetName()] || d.GetMakeCurrent()
+			firstOf[d.GetName()] = true
 		}
 		v := ref{workflow: d.GetName(), version: a.version}
 		for _, o := range out {

@@ -221,6 +221,16 @@ func (r *Registry) RouteLoad(ctx context.Context, id, workflow, version string) 
 	return to
 }
 
+// ServedElsewhere says whether, in replica mode, no connected worker here
+// serves version of workflow but one on another live replica does
+// (live.Workers): a handler of it is better off there.
+func (r *Registry) ServedElsewhere(ctx context.Context, workflow, version string) bool {
+	if r.routeDB() == nil || r.localServes(workflow, version) {
+		return false
+	}
+	return r.routeFor(ctx, "", workflow, version, workflow) != nil
+}
+
 // pinned is the version a stored handler runs: version, or for one from
 // before versions (""), the workflow's first version here, as the engine
 // restores it.
