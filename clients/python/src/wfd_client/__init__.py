@@ -108,7 +108,7 @@ code (:class:`NotFound` for an unknown handler or workflow,
 not accept or a task answer that fails the task's schema,
 :class:`FailedPrecondition` for an event to a finished handler, a release of
 a busy one or an answer to a task that is no longer pending, :class:`AlreadyExists` for a handler id used by
-another workflow, :class:`Unavailable` once retries are spent), with
+another workflow or a workflow version registered with another definition, :class:`Unavailable` once retries are spent), with
 ``err.code`` (a ``grpc.StatusCode``), ``err.message`` (the server's) and
 ``err.retry_delay`` (the server's RetryInfo hint, if any). Input the client
 refuses before calling (data that is not JSON-like) is InvalidArgument too.
@@ -135,6 +135,10 @@ from ._common import (
     Task,
     TaskStatus,
     Workflow,
+    WorkflowVersion,
+    HandlerUpgrade,
+    UpgradeOutcome,
+    UpgradeResult,
     is_finished,
     is_terminal,
     message_to_dict,
@@ -181,6 +185,10 @@ __all__ = [
     "Handler",
     "Record",
     "Workflow",
+    "WorkflowVersion",
+    "HandlerUpgrade",
+    "UpgradeOutcome",
+    "UpgradeResult",
     "EventType",
     "Stats",
     "Event",

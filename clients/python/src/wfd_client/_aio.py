@@ -89,10 +89,71 @@ class AsyncClient:
 
     # --- calls ---------------------------------------------------------------
 
-    async def workflows(self, *, timeout: float | None = _DEFAULT) -> list[c.Workflow]:
-        """Returns the workflows the server runs."""
-        res = await self._unary(self._stub.ListWorkflows, service_pb2.ListWorkflowsRequest(), timeout)
+    async def workflows(self, *, versions: bool = False, timeout: float | None = _DEFAULT) -> list[c.Workflow]:
+        """Returns the workflows the server runs; see :meth:`wfd_client.Client.workflows`."""
+        req = service_pb2.ListWorkflowsRequest(versions=versions)
+        res = await self._unary(self._stub.ListWorkflows, req, timeout)
         return list(res.workflows)
+
+    async def workflow(self, name: str, *, timeout: float | None = _DEFAULT) -> c.Workflow:
+        """One workflow with its versions and their handler counts; see :meth:`wfd_client.Client.workflow`."""
+        res = await self._unary(self._stub.ListWorkflows, service_pb2.ListWorkflowsRequest(name=name), timeout)
+        return c.only_workflow(res, name)
+
+    async def upgrade_handlers(
+        self,
+        workflow: str,
+        from_version: str,
+        *,
+        to_version: str | None = None,
+        handler_ids: Iterable[str] | None = None,
+        dry_run: bool = False,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.UpgradeResult:
+        """One page of an upgrade; see :meth:`wfd_client.Client.upgrade_handlers`."""
+        req = c.upgrade_request(
+            workflow, from_version, to_version=to_version, handler_ids=handler_ids, dry_run=dry_run,
+            page_size=page_size, page_token=page_token,
+        )
+        res: service_pb2.UpgradeHandlersResponse = await self._unary(self._stub.UpgradeHandlers, req, timeout)
+        return res
+
+    async def upgrade_all_handlers(
+        self,
+        workflow: str,
+        from_version: str,
+        *,
+        to_version: str | None = None,
+        handler_ids: Iterable[str] | None = None,
+        dry_run: bool = False,
+        page_size: int | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> list[c.HandlerUpgrade]:
+        """A whole upgrade, page after page; see :meth:`wfd_client.Client.upgrade_all_handlers`."""
+        req = c.upgrade_request(
+            workflow, from_version, to_version=to_version, handler_ids=handler_ids, dry_run=dry_run,
+            page_size=page_size, page_token=None,
+        )
+        out: list[c.HandlerUpgrade] = []
+        while True:
+            res: service_pb2.UpgradeHandlersResponse = await self._unary(self._stub.UpgradeHandlers, req, timeout)
+            out.extend(res.handlers)
+            if not res.next_page_token:
+                return out
+            req.page_token = res.next_page_token
+
+    async def set_current_version(self, workflow: str, version: str, *, timeout: float | None = _DEFAULT) -> c.Workflow:
+        """Makes version the one run starts; see :meth:`wfd_client.Client.set_current_version`."""
+        req = service_pb2.SetCurrentVersionRequest(workflow=workflow, version=version)
+        res: service_pb2.SetCurrentVersionResponse = await self._unary(self._stub.SetCurrentVersion, req, timeout)
+        return res.workflow
+
+    async def delete_workflow_version(self, workflow: str, version: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Deletes an unused version; see :meth:`wfd_client.Client.delete_workflow_version`."""
+        req = service_pb2.DeleteWorkflowVersionRequest(workflow=workflow, version=version)
+        await self._unary(self._stub.DeleteWorkflowVersion, req, timeout)
 
     async def run(
         self,
@@ -101,10 +162,11 @@ class AsyncClient:
         *,
         handler_id: str | None = None,
         wait: c.DurationLike | None = None,
+        version: str | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler; see :meth:`wfd_client.Client.run`."""
-        req = c.run_request(workflow, input, handler_id, wait)
+        req = c.run_request(workflow, input, handler_id, wait, version)
         res: service_pb2.RunWorkflowResponse = await self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
@@ -118,6 +180,7 @@ class AsyncClient:
         self,
         *,
         workflow: str | None = None,
+        workflow_version: str | None = None,
         statuses: Iterable[c.StatusLike] | None = None,
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
@@ -129,7 +192,7 @@ class AsyncClient:
         """One page of handlers and the next page's token; see :meth:`wfd_client.Client.list`."""
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
-            residency=residency, page_size=page_size, page_token=page_token,
+            residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
         )
         res = await self._unary(self._stub.ListHandlers, req, timeout)
         return list(res.handlers), res.next_page_token
@@ -138,6 +201,7 @@ class AsyncClient:
         self,
         *,
         workflow: str | None = None,
+        workflow_version: str | None = None,
         statuses: Iterable[c.StatusLike] | None = None,
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
@@ -150,7 +214,7 @@ class AsyncClient:
         (``async for h in client.list_all(...)``)."""
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
-            residency=residency, page_size=page_size, page_token=page_token,
+            residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
         )
         return self._list_all(req, timeout)
 

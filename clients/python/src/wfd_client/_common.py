@@ -14,7 +14,7 @@ from google.protobuf import duration_pb2, json_format, struct_pb2
 from wfd.v1 import handler_pb2, service_pb2
 
 from ._uuid import uuid7
-from .errors import InvalidArgument
+from .errors import Internal, InvalidArgument
 
 # Messages the client returns, under short names.
 Handler: TypeAlias = handler_pb2.Handler
@@ -31,6 +31,10 @@ PublishResult: TypeAlias = service_pb2.PublishEventResponse
 Identity: TypeAlias = service_pb2.GetIdentityResponse
 Replica: TypeAlias = service_pb2.Replica
 PublishedEvent: TypeAlias = service_pb2.PublishedEvent
+WorkflowVersion: TypeAlias = service_pb2.WorkflowVersion
+HandlerUpgrade: TypeAlias = service_pb2.HandlerUpgrade
+UpgradeResult: TypeAlias = service_pb2.UpgradeHandlersResponse
+UpgradeOutcome = service_pb2.UpgradeOutcome
 
 #: Struct data as the client accepts it: a JSON-like mapping, a Struct, or None (empty).
 StructLike: TypeAlias = Mapping[str, Any] | struct_pb2.Struct | None
@@ -280,12 +284,14 @@ def check_stream_options(after: int, from_head: bool) -> None:
 
 
 def run_request(
-    workflow: str, input: StructLike, handler_id: str | None, wait: DurationLike | None = None
+    workflow: str, input: StructLike, handler_id: str | None, wait: DurationLike | None = None,
+    version: str | None = None,
 ) -> service_pb2.RunWorkflowRequest:
     req = service_pb2.RunWorkflowRequest(
         workflow=workflow,
         input=to_struct(input, "input"),
         handler_id=handler_id or str(uuid7()),
+        version=version or "",
     )
     if wait is not None:
         req.wait.CopyFrom(_duration(wait, "wait"))
@@ -373,12 +379,14 @@ def list_request(
     residency: ResidencyLike | None,
     page_size: int | None,
     page_token: str | None,
+    workflow_version: str | None = None,
 ) -> service_pb2.ListHandlersRequest:
     _check_page_size(page_size)
     if isinstance(statuses, (str, int)):
         statuses = [statuses]
     req = service_pb2.ListHandlersRequest(
         workflow=workflow or "",
+        workflow_version=workflow_version or "",
         statuses=[_status(s) for s in statuses or ()],  # type: ignore[misc]
         idle_only=idle_only,
         residency=_residency(residency) if residency is not None else 0,  # type: ignore[arg-type]
@@ -388,6 +396,32 @@ def list_request(
     if idle_for is not None:
         req.idle_for.CopyFrom(_duration(idle_for))
     return req
+
+
+def upgrade_request(
+    workflow: str,
+    from_version: str,
+    *,
+    to_version: str | None,
+    handler_ids: Iterable[str] | None,
+    dry_run: bool,
+    page_size: int | None,
+    page_token: str | None,
+) -> service_pb2.UpgradeHandlersRequest:
+    _check_page_size(page_size)
+    if isinstance(handler_ids, str):
+        handler_ids = [handler_ids]
+    return service_pb2.UpgradeHandlersRequest(
+        workflow=workflow, from_version=from_version, to_version=to_version or "",
+        handler_ids=list(handler_ids or ()), dry_run=dry_run, page_size=page_size or 0, page_token=page_token or "",
+    )
+
+
+def only_workflow(res: service_pb2.ListWorkflowsResponse, name: str) -> Workflow:
+    """The one workflow a ListWorkflows for name returned."""
+    if len(res.workflows) != 1:
+        raise Internal(grpc.StatusCode.INTERNAL, f"client: the server listed {len(res.workflows)} workflows named {name!r}")
+    return res.workflows[0]
 
 
 def published_list_request(

@@ -95,10 +95,99 @@ class Client:
 
     # --- calls ---------------------------------------------------------------
 
-    def workflows(self, *, timeout: float | None = _DEFAULT) -> list[c.Workflow]:
-        """Returns the workflows the server runs."""
-        res = self._unary(self._stub.ListWorkflows, service_pb2.ListWorkflowsRequest(), timeout)
+    def workflows(self, *, versions: bool = False, timeout: float | None = _DEFAULT) -> list[c.Workflow]:
+        """Returns the workflows the server runs; with ``versions``, each with
+        every version the server has (``Workflow.versions``, without handler
+        counts: :meth:`workflow` has those)."""
+        req = service_pb2.ListWorkflowsRequest(versions=versions)
+        res = self._unary(self._stub.ListWorkflows, req, timeout)
         return list(res.workflows)
+
+    def workflow(self, name: str, *, timeout: float | None = _DEFAULT) -> c.Workflow:
+        """Returns one workflow with every version the server has
+        (``.versions``, oldest first; ``.version`` is the current one): for
+        each, whether it is current, the workers serving it, how many of its
+        handlers are running, released and finished, and its definition.
+        NotFound if the server has no workflow of that name."""
+        res = self._unary(self._stub.ListWorkflows, service_pb2.ListWorkflowsRequest(name=name), timeout)
+        return c.only_workflow(res, name)
+
+    def upgrade_handlers(
+        self,
+        workflow: str,
+        from_version: str,
+        *,
+        to_version: str | None = None,
+        handler_ids: Iterable[str] | None = None,
+        dry_run: bool = False,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.UpgradeResult:
+        """Moves running handlers of ``workflow`` from version ``from_version``
+        to ``to_version`` (None: the current version), one page of them
+        (``page_size``, default the server's 100), and returns the
+        UpgradeHandlersResponse: ``handlers`` (a HandlerUpgrade each:
+        ``handler_id``, ``outcome``, ``reason``), ``to_version`` and
+        ``next_page_token`` ("" after the last page).
+
+        Each handler moves only if the server can show from its state that
+        the target version carries it on (UPGRADE_OUTCOME_MOVED); otherwise
+        it stays as it is, UPGRADE_OUTCOME_REFUSED with the reason, or
+        UPGRADE_OUTCOME_BUSY while a step of it runs (retry once idle).
+        ``dry_run`` reports the same (UPGRADE_OUTCOME_CAN_MOVE for those that
+        would move) and moves none. ``handler_ids`` limits it to those
+        handlers. NotFound for an unknown workflow or version.
+        """
+        req = c.upgrade_request(
+            workflow, from_version, to_version=to_version, handler_ids=handler_ids, dry_run=dry_run,
+            page_size=page_size, page_token=page_token,
+        )
+        res: service_pb2.UpgradeHandlersResponse = self._unary(self._stub.UpgradeHandlers, req, timeout)
+        return res
+
+    def upgrade_all_handlers(
+        self,
+        workflow: str,
+        from_version: str,
+        *,
+        to_version: str | None = None,
+        handler_ids: Iterable[str] | None = None,
+        dry_run: bool = False,
+        page_size: int | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> list[c.HandlerUpgrade]:
+        """:meth:`upgrade_handlers` page after page until the last, and what
+        happened (or, with ``dry_run``, would happen) to every handler. Each
+        page is one call (with its own timeout); a failed call raises, the
+        pages before it having moved their handlers."""
+        req = c.upgrade_request(
+            workflow, from_version, to_version=to_version, handler_ids=handler_ids, dry_run=dry_run,
+            page_size=page_size, page_token=None,
+        )
+        out: list[c.HandlerUpgrade] = []
+        while True:
+            res: service_pb2.UpgradeHandlersResponse = self._unary(self._stub.UpgradeHandlers, req, timeout)
+            out.extend(res.handlers)
+            # A page goes on after the last handler of the one before, by
+            # creation time, so handlers leaving the version skip none.
+            if not res.next_page_token:
+                return out
+            req.page_token = res.next_page_token
+
+    def set_current_version(self, workflow: str, version: str, *, timeout: float | None = _DEFAULT) -> c.Workflow:
+        """Makes ``version`` the one :meth:`run` starts for ``workflow`` (a
+        promotion, or a rollback) and returns the workflow as it is then."""
+        req = service_pb2.SetCurrentVersionRequest(workflow=workflow, version=version)
+        res: service_pb2.SetCurrentVersionResponse = self._unary(self._stub.SetCurrentVersion, req, timeout)
+        return res.workflow
+
+    def delete_workflow_version(self, workflow: str, version: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Deletes a version of a worker-defined workflow that is not current
+        and that no unfinished handler runs (FailedPrecondition, with their
+        count, otherwise)."""
+        req = service_pb2.DeleteWorkflowVersionRequest(workflow=workflow, version=version)
+        self._unary(self._stub.DeleteWorkflowVersion, req, timeout)
 
     def run(
         self,
@@ -107,6 +196,7 @@ class Client:
         *,
         handler_id: str | None = None,
         wait: c.DurationLike | None = None,
+        version: str | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler of ``workflow`` with ``input`` as its start event's
@@ -118,8 +208,11 @@ class Client:
         retry after a lost answer returns the handler rather than starting
         another. Running again with the same id and workflow returns the
         existing handler; with another workflow it raises AlreadyExists.
+
+        ``version`` starts that version of the workflow (one of
+        :meth:`workflow`'s ``versions``) rather than the current one.
         """
-        req = c.run_request(workflow, input, handler_id, wait)
+        req = c.run_request(workflow, input, handler_id, wait, version)
         res: service_pb2.RunWorkflowResponse = self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
@@ -133,6 +226,7 @@ class Client:
         self,
         *,
         workflow: str | None = None,
+        workflow_version: str | None = None,
         statuses: Iterable[c.StatusLike] | None = None,
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
@@ -144,14 +238,15 @@ class Client:
         """Returns one page of handlers, newest first, and the token of the
         next page ("" after the last).
 
-        Filters: ``workflow``; ``statuses`` (names such as "running" or
+        Filters: ``workflow``; ``workflow_version`` (with ``workflow``: only
+        handlers of that version); ``statuses`` (names such as "running" or
         HandlerStatus values); ``idle_only``; ``idle_for`` (seconds or a
         timedelta; implies idle_only); ``residency`` ("active", "released",
         or a Residency value). ``page_size`` defaults to the server's (100).
         """
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
-            residency=residency, page_size=page_size, page_token=page_token,
+            residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
         )
         res = self._unary(self._stub.ListHandlers, req, timeout)
         return list(res.handlers), res.next_page_token
@@ -160,6 +255,7 @@ class Client:
         self,
         *,
         workflow: str | None = None,
+        workflow_version: str | None = None,
         statuses: Iterable[c.StatusLike] | None = None,
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
@@ -172,7 +268,7 @@ class Client:
         ``page_token`` on. Each page is one call (with its own timeout)."""
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
-            residency=residency, page_size=page_size, page_token=page_token,
+            residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
         )
         return self._list_all(req, timeout)
 

@@ -28,6 +28,7 @@ log = logging.getLogger("wfd_client.worker")
 _PERMANENT = frozenset({
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.ALREADY_EXISTS,  # a version the server has, with another definition
     grpc.StatusCode.UNIMPLEMENTED,
     grpc.StatusCode.PERMISSION_DENIED,
     grpc.StatusCode.UNAUTHENTICATED,
@@ -38,6 +39,14 @@ _WAITING = worker_pb2.OUTCOME_WAITING
 _ERROR = worker_pb2.OUTCOME_ERROR
 
 MAX_BACKOFF = 5.0
+
+
+class Served:
+    """The code of one registered version: its steps and what each emits."""
+
+    def __init__(self, wf: Workflow) -> None:
+        self.steps: dict[str, Step] = dict(wf.steps)
+        self.emits: dict[str, frozenset[str]] = {s.name: frozenset(s.emits) for s in wf.steps.values()}
 
 
 class Core:
@@ -64,20 +73,26 @@ class Core:
         self.call_timeout = call_timeout
         self.credentials, self.metadata = credentials, tuple(metadata or ())
         self.options = c.channel_options(self.retry, options)
-        self.steps: dict[tuple[str, str], Step] = {}
-        self.emits: dict[tuple[str, str], frozenset[str]] = {}
+        # code is each registered version's code, in the order of
+        # req.workflows; versions finds it by (workflow, version) as the
+        # server named the versions when it connected (Connected.versions).
+        self.code: list[Served] = []
+        self.versions: dict[tuple[str, str], int] = {}
         self.req = worker_pb2.ConnectRequest(name=name, max_runs=max_runs)
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
+        given: set[int] = set()
         for wf in workflows:
-            if wf.name in seen:
-                raise ValueError(f"worker: workflow {wf.name!r} is given twice")
-            seen.add(wf.name)
+            if id(wf) in given:
+                raise ValueError(f"worker: workflow {wf!r} is given twice")
+            given.add(id(wf))
+            if wf.version:
+                if (wf.name, wf.version) in seen:
+                    raise ValueError(f"worker: version {wf.version!r} of workflow {wf.name!r} is given twice")
+                seen.add((wf.name, wf.version))
             if not wf.steps:
                 raise ValueError(f"worker: workflow {wf.name!r} has no steps")
-            for s in wf.steps.values():
-                self.steps[(wf.name, s.name)] = s
-                self.emits[(wf.name, s.name)] = frozenset(s.emits)
             self.req.workflows.append(wf.definition())
+            self.code.append(Served(wf))
         self.worker_id = ""
         self.stop_requested = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -104,7 +119,7 @@ class Core:
         """Connects and serves dispatched runs until stop(), reconnecting
         after a lost connection (100 ms doubling to 5 s while the server
         stays away). A refused registration raises the server's error
-        (InvalidArgument, FailedPrecondition, ...)."""
+        (InvalidArgument, FailedPrecondition, AlreadyExists, ...)."""
         self.stopping = asyncio.Event()
         self.loop = asyncio.get_running_loop()
         if self.stop_requested:  # stop() came before the loop did
@@ -170,8 +185,9 @@ class Core:
                         t.cancel()
                 elif kind == "connected":
                     connected = True
+                    self.connected(m.connected.versions)
                     self.worker_id = m.connected.worker_id
-                    log.info("worker: connected as %s", self.worker_id)
+                    log.info("worker: connected as %s (versions %s)", self.worker_id, list(m.connected.versions))
             return connected, None
         except grpc.aio.AioRpcError as e:
             return connected, e
@@ -179,6 +195,23 @@ class Core:
             call.cancel()
             # A lost session loses its runs: the server dispatches them again.
             await self.cancel_runs()
+
+    def connected(self, versions: Sequence[str]) -> None:
+        """Notes the versions the server named, in the order registered."""
+        self.versions = {
+            (d.name, v): i for i, (d, v) in enumerate(zip(self.req.workflows, versions, strict=False))
+        }
+
+    def code_for(self, d: worker_pb2.Dispatch) -> Served | None:
+        """The code of the version a dispatch is for (None if this worker
+        does not serve it). A server that names no version dispatches the
+        workflow's only definition here."""
+        i = self.versions.get((d.workflow, d.workflow_version))
+        if i is None and not d.workflow_version:
+            matches = [j for j, w in enumerate(self.req.workflows) if w.name == d.workflow]
+            if len(matches) == 1:
+                i = matches[0]
+        return None if i is None else self.code[i]
 
     # --- runs ------------------------------------------------------------------------
 
@@ -200,14 +233,16 @@ class Core:
         """Runs the step for d and reports its end with FinishRun, unless
         the run was lost or cancelled meanwhile."""
         assert self.slots is not None and self.loop is not None
-        key = (d.workflow, d.step)
-        step = self.steps.get(key)
-        run = Run(d, worker_id, self.emits.get(key, frozenset()), self.step_call, self.loop)
+        code = self.code_for(d)
+        step = None if code is None else code.steps.get(d.step)
+        emits: frozenset[str] = frozenset() if code is None else code.emits.get(d.step, frozenset())
+        run = Run(d, worker_id, emits, self.step_call, self.loop)
         fin = worker_pb2.FinishRunRequest(run_id=d.run_id, worker_id=worker_id)
         async with self.slots:
             try:
                 if step is None:
-                    raise LookupError(f"worker serves no step {d.step!r} of workflow {d.workflow!r}")
+                    at = f"@{d.workflow_version}" if d.workflow_version else ""
+                    raise LookupError(f"worker serves no step {d.step!r} of workflow {d.workflow}{at}")
                 ev = event_of(d.input)
                 if step.is_async:
                     await step.fn(AsyncStepContext(run), ev)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
 
@@ -22,7 +23,17 @@ from wfd.v1 import service_pb2, worker_pb2
 
 from ._common import to_struct
 
-__all__ = ["Workflow", "EventType", "Retry", "StepFn", "Step"]
+__all__ = ["Workflow", "EventType", "Retry", "StepFn", "Step", "check_version"]
+
+#: A version's name: 1 to 64 letters, digits, '.', '_' and '-' (the
+#: server's flow.CheckVersion; no '@', which joins workflow@version).
+_VERSION = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def check_version(version: str) -> None:
+    """Raises ValueError unless version is a valid version name."""
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise ValueError(f"version {version!r} must have 1 to 64 characters: letters, digits, '.', '_' and '-'")
 
 #: A duration in seconds, or a timedelta.
 Seconds: TypeAlias = float | int | datetime.timedelta
@@ -105,19 +116,39 @@ class Workflow:
     ``external`` lists event types clients may send at any time (for steps
     that accept them); ``events`` declares outside event types with their
     schemas; ``timeout`` (seconds) bounds the whole run.
+
+    Versions: a definition is one immutable version of the workflow.
+    ``version`` names it (1 to 64 letters, digits, '.', '_' and '-');
+    without one the server names it by the definition's hash. A worker may
+    serve several versions of one workflow (several Workflow objects with
+    the same name and different versions), each with its own steps'
+    code: a handler runs the version it started on (or was upgraded to).
+    A version the server does not have yet becomes the current one (the
+    one ``Client.run`` starts) when it is registered, unless
+    ``make_current=False`` (a standby version, promoted later with
+    ``Client.set_current_version``; the versions that create a workflow are
+    current anyway, the last registered winning); a version the server has
+    keeps its standing either way. Registering a version the server has with
+    another definition is refused with AlreadyExists.
     """
 
     def __init__(
         self,
         name: str,
         *,
+        version: str | None = None,
+        make_current: bool = True,
         description: str = "",
         input_schema: Mapping[str, Any] | None = None,
         events: Sequence[EventType] = (),
         external: Sequence[str] = (),
         timeout: Seconds | None = None,
     ) -> None:
+        if version:
+            check_version(version)
         self.name = name
+        self.version = version or ""
+        self.make_current = make_current
         self.description = description
         self.input_schema = input_schema
         self.events = tuple(events)
@@ -126,7 +157,8 @@ class Workflow:
         self.steps: dict[str, Step] = {}
 
     def __repr__(self) -> str:
-        return f"Workflow({self.name!r}, steps={list(self.steps)})"
+        v = f", version={self.version!r}" if self.version else ""
+        return f"Workflow({self.name!r}{v}, steps={list(self.steps)})"
 
     def step(
         self,
@@ -159,7 +191,8 @@ class Workflow:
     def definition(self) -> worker_pb2.WorkflowDefinition:
         """The wire form the worker registers."""
         d = worker_pb2.WorkflowDefinition(
-            name=self.name, description=self.description, external_event_types=list(self.external)
+            name=self.name, version=self.version, make_current=self.make_current,
+            description=self.description, external_event_types=list(self.external),
         )
         if self.input_schema is not None:
             d.input_schema.CopyFrom(to_struct(self.input_schema, f"workflow {self.name!r}: input schema"))

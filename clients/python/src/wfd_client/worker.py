@@ -113,8 +113,13 @@ class AsyncWorker:
     ``options`` and ``token`` are those of :class:`wfd_client.Client`.
 
     A registration the server refuses (a definition that fails validation:
-    InvalidArgument; a name registered with another definition or a
-    built-in one: FailedPrecondition) ends run() with that error.
+    InvalidArgument; the name of a built-in workflow: FailedPrecondition; a
+    version the server has with another definition: AlreadyExists) ends
+    run() with that error.
+
+    One worker may serve several versions of a workflow (Workflow objects
+    with one name and different ``version=``): each dispatched run goes to
+    the code of the version its handler runs.
     """
 
     def __init__(
