@@ -6,6 +6,7 @@ import { HandlerStatus, TaskStatus, type Handler, type Record, type Task } from 
 import {
   WorkflowService,
   type GetIdentityResponse,
+  type HandlerUpgrade,
   type GetStatsResponse,
   type PublishedEvent,
   type Replica,
@@ -20,7 +21,7 @@ import {
   sleep,
   type FullRetryPolicy,
 } from "./retry.js";
-import { listRequest, listTasksRequest, publishedListRequest } from "./requests.js";
+import { checkPageSize, listRequest, listTasksRequest, publishedListRequest } from "./requests.js";
 import type {
   WorkflowServiceClient,
   WfdClientOptions,
@@ -38,6 +39,9 @@ import type {
   PublishedListOptions,
   PublishedEventPage,
   PublishResult,
+  WorkflowsOptions,
+  UpgradeOptions,
+  UpgradePage,
 } from "./options.js";
 
 export * from "./options.js";
@@ -95,10 +99,100 @@ export class WfdClient {
     this.onClose?.();
   }
 
-  /** The workflows the server runs. */
-  async workflows(call?: CallOptions): Promise<Workflow[]> {
-    const res = await this.unary((o) => this.service.listWorkflows({}, o), call);
+  /**
+   * The workflows the server runs, each with its current version
+   * (`version`); with `versions`, every version of each too.
+   */
+  async workflows(opts: WorkflowsOptions = {}): Promise<Workflow[]> {
+    const res = await this.unary((o) => this.service.listWorkflows({ versions: opts.versions ?? false }, o), opts);
     return res.workflows;
+  }
+
+  /**
+   * One workflow with every version the server has (`versions`, oldest
+   * first): which is current, who serves it, its definition, and how many
+   * handlers of it are running, released and finished. `Code.NotFound` if
+   * the server has no workflow of that name.
+   */
+  async workflow(name: string, call?: CallOptions): Promise<Workflow> {
+    if (name === "") {
+      throw new ConnectError("client: workflow needs a name", Code.InvalidArgument);
+    }
+    const res = await this.unary((o) => this.service.listWorkflows({ name }, o), call);
+    const w = res.workflows[0];
+    if (res.workflows.length !== 1 || w === undefined) {
+      throw new ConnectError(`client: the server listed ${res.workflows.length} workflows named "${name}"`, Code.Internal);
+    }
+    return w;
+  }
+
+  /**
+   * Moves running handlers of version `from` of `workflow` to another
+   * version (`opts.to`, default the current one), each where the server can
+   * show from its state that the target carries it on, and returns one
+   * page of what happened to each: `UpgradeOutcome.MOVED`, `REFUSED` with
+   * the reason, or `BUSY` (a step of it runs: retry once it is idle). With
+   * `dryRun` it moves none and reports `CAN_MOVE` instead of `MOVED`. Each
+   * move is recorded in the handler's stream (`handlerUpgraded`). Pass the
+   * page's `nextPageToken` as `pageToken` for the next one, or use
+   * {@link upgradeAllHandlers}. An unknown workflow or version is
+   * `Code.NotFound`. A call retried after a lost answer reports a handler
+   * the lost attempt moved as `REFUSED` ("it runs version …, not …"): it
+   * has moved.
+   */
+  async upgradeHandlers(workflow: string, from: string, opts: UpgradeOptions = {}): Promise<UpgradePage> {
+    const req = {
+      workflow,
+      fromVersion: from,
+      toVersion: opts.to ?? "",
+      handlerIds: opts.handlerIds ?? [],
+      dryRun: opts.dryRun ?? false,
+      pageSize: checkPageSize(opts.pageSize ?? 0),
+      pageToken: opts.pageToken ?? "",
+    };
+    const res = await this.unary((o) => this.service.upgradeHandlers(req, o), opts);
+    return { handlers: res.handlers, toVersion: res.toVersion, nextPageToken: res.nextPageToken };
+  }
+
+  /**
+   * {@link upgradeHandlers} page after page from `opts.pageToken` on:
+   * yields what happened (or would happen) to every handler. A page
+   * continues after the last handler of the previous one, so handlers a
+   * real upgrade moved out of the version skip none. A failed page ends
+   * the iteration with its error.
+   */
+  async *upgradeAllHandlers(workflow: string, from: string, opts: UpgradeOptions = {}): AsyncGenerator<HandlerUpgrade, void, undefined> {
+    let pageToken = opts.pageToken ?? "";
+    for (;;) {
+      const page = await this.upgradeHandlers(workflow, from, { ...opts, pageToken });
+      yield* page.handlers;
+      if (page.nextPageToken === "") {
+        return;
+      }
+      pageToken = page.nextPageToken;
+    }
+  }
+
+  /**
+   * Makes `version` the one {@link run} starts for `workflow` (a promotion
+   * of a standby version, or a rollback) and returns the workflow.
+   */
+  async setCurrentVersion(workflow: string, version: string, call?: CallOptions): Promise<Workflow> {
+    const res = await this.unary((o) => this.service.setCurrentVersion({ workflow, version }, o), call);
+    if (res.workflow === undefined) {
+      throw new ConnectError("client: the server's answer holds no workflow", Code.Internal);
+    }
+    return res.workflow;
+  }
+
+  /**
+   * Deletes a version of a worker-defined workflow that is not current and
+   * that no unfinished handler runs (`Code.FailedPrecondition`, with their
+   * count, otherwise). A retry after a lost answer may get
+   * `Code.NotFound`: the first attempt deleted it.
+   */
+  async deleteWorkflowVersion(workflow: string, version: string, call?: CallOptions): Promise<void> {
+    await this.unary((o) => this.service.deleteWorkflowVersion({ workflow, version }, o), call);
   }
 
   /**
@@ -113,6 +207,7 @@ export class WfdClient {
       workflow,
       input: toJsonObject("input", input),
       handlerId: opts.handlerId || uuidv7(),
+      version: opts.version ?? "",
       wait: waitDuration("waitMs", opts.waitMs),
     };
     const res = await this.unary((o) => this.service.runWorkflow(req, o), this.waiting(opts, opts.waitMs));

@@ -29,6 +29,9 @@ export {
   type PublishResult,
   type PublishedListOptions,
   type PublishedEventPage,
+  type WorkflowsOptions,
+  type UpgradeOptions,
+  type UpgradePage,
 } from "./client.js";
 export { bearerTokenInterceptor, isLoopbackUrl, assertTokenTransport } from "./auth.js";
 export {

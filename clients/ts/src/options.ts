@@ -3,7 +3,7 @@ import type { Duration } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 
 import type { Handler, HandlerStatus, Residency, Task, TaskStatus } from "./gen/wfd/v1/handler_pb.js";
-import type { PublishedEvent, WorkflowService } from "./gen/wfd/v1/service_pb.js";
+import type { HandlerUpgrade, PublishedEvent, WorkflowService } from "./gen/wfd/v1/service_pb.js";
 import type { RetryPolicy } from "./retry.js";
 
 /** The generated Connect client of `wfd.v1.WorkflowService`. */
@@ -44,11 +44,49 @@ export interface RunOptions extends CallOptions {
    */
   handlerId?: string;
   /**
+   * Start this version of the workflow (one of `Workflow.versions`, see
+   * {@link WfdClient.workflow}) rather than the current one.
+   */
+  version?: string;
+  /**
    * Wait up to this many milliseconds (at most an hour) for the handler to
    * finish, as {@link WfdClient.wait} does, and return it as it is then.
    * The call's timeout grows by as much.
    */
   waitMs?: number;
+}
+
+/** Options of {@link WfdClient.workflows}. */
+export interface WorkflowsOptions extends CallOptions {
+  /** List every version of each workflow (`Workflow.versions`, without handler counts). */
+  versions?: boolean;
+}
+
+/** Options of {@link WfdClient.upgradeHandlers} and {@link WfdClient.upgradeAllHandlers}. */
+export interface UpgradeOptions extends CallOptions {
+  /** The version to move handlers to; default the current one. */
+  to?: string;
+  /**
+   * Only these handlers (each a running handler of the version moved
+   * from); default every running handler of it, a page at a time.
+   */
+  handlerIds?: string[];
+  /** Report per handler whether it can move (`UpgradeOutcome.CAN_MOVE`), and move none. */
+  dryRun?: boolean;
+  /** At most this many handlers per call (default 100, at most 1000). */
+  pageSize?: number;
+  /** Continue from an earlier page's `nextPageToken`. */
+  pageToken?: string;
+}
+
+/** One page of {@link WfdClient.upgradeHandlers}. */
+export interface UpgradePage {
+  /** What happened (or, in a dry run, would happen) to each handler. */
+  handlers: HandlerUpgrade[];
+  /** The version they were (or would be) moved to. */
+  toVersion: string;
+  /** Empty after the last page. */
+  nextPageToken: string;
 }
 
 /** Options of {@link WfdClient.wait}. */
@@ -109,6 +147,8 @@ export type ResidencyName = "active" | "released";
 export interface ListOptions {
   /** Only handlers of this workflow. */
   workflow?: string;
+  /** Only handlers of this version of the workflow (needs `workflow`). */
+  workflowVersion?: string;
   /** Only handlers with one of these statuses. */
   statuses?: ReadonlyArray<HandlerStatus | HandlerStatusName>;
   /** Only idle handlers. */

@@ -84,6 +84,7 @@ export function listRequest(o: ListOptions): ListHandlersRequest {
   }
   return create(ListHandlersRequestSchema, {
     workflow: o.workflow ?? "",
+    workflowVersion: o.workflowVersion ?? "",
     statuses: (o.statuses ?? []).map(toStatus),
     idleOnly: o.idleOnly ?? false,
     idleFor,

@@ -64,6 +64,25 @@ export interface EventDeclaration {
 export interface WorkflowOptions {
   /** Must not be a built-in workflow's name (approval, expense, echo, ...). */
   name: string;
+  /**
+   * Names this version of the workflow: 1 to 64 of `[A-Za-z0-9._-]`.
+   * Unset, the server names it by the definition's hash. A version never
+   * changes: registering a version the server has with another definition
+   * is refused (`run()` rejects with `AlreadyExists`). A worker may serve
+   * several versions of one workflow, each with its own steps' code;
+   * handlers run the version they started on (or were upgraded to).
+   */
+  version?: string;
+  /**
+   * Registers a version the server does not have yet without making it
+   * current: RunWorkflow goes on starting the current version until it is
+   * promoted (`WfdClient.setCurrentVersion`, `wfd workflows promote`).
+   * Default false: a new version becomes current when it is registered.
+   * A version the server has keeps its standing either way, so an old
+   * worker that reconnects does not take current back. (The first version
+   * of a workflow is current anyway.)
+   */
+  standby?: boolean;
   description?: string;
   /** JSON Schema of the input (the start event's data); default any object. */
   inputSchema?: JsonObject;
@@ -97,7 +116,26 @@ export function step(opts: StepOptions, run: StepFn): StepSpec {
  * rejects with the server's InvalidArgument if it is not valid).
  */
 export function workflow(opts: WorkflowOptions): WorkflowSpec {
+  if (opts.version !== undefined) {
+    const problem = versionProblem(opts.version);
+    if (problem) throw new TypeError(`wfd worker: workflow "${opts.name}": ${problem}`);
+  }
   return { ...opts, definition: toDefinition(opts) };
+}
+
+/** The longest version name the server takes. */
+export const MAX_VERSION_LEN = 64;
+
+/** What is wrong with a version's name (as the server checks it), or undefined. */
+export function versionProblem(v: string): string | undefined {
+  if (typeof v !== "string" || v.length === 0 || v.length > MAX_VERSION_LEN) {
+    return `version ${JSON.stringify(v)} must have 1 to ${MAX_VERSION_LEN} characters`;
+  }
+  const bad = /[^A-Za-z0-9._-]/.exec(v);
+  if (bad) {
+    return `version ${JSON.stringify(v)} has ${JSON.stringify(bad[0])}: use letters, digits, '.', '_' and '-'`;
+  }
+  return undefined;
 }
 
 function toDefinition(w: WorkflowOptions): WorkflowDefinition {
@@ -107,6 +145,8 @@ function toDefinition(w: WorkflowOptions): WorkflowDefinition {
   }
   return create(WorkflowDefinitionSchema, {
     name: w.name,
+    version: w.version ?? "",
+    makeCurrent: !w.standby,
     description: w.description ?? "",
     externalEventTypes: external,
     eventTypes: (w.events ?? []).map((e) =>

@@ -13,7 +13,7 @@ import {
 } from "../gen/wfd/v1/worker_pb.js";
 import { nodeTransport, type TlsOptions } from "../node.js";
 import { callWithRetry, refusal, RemoteContext, type CallSettings } from "./context.js";
-import type { StepFn, WorkflowSpec } from "./definition.js";
+import { versionProblem, type StepFn, type WorkflowSpec } from "./definition.js";
 import { isWaiting } from "./errors.js";
 
 /** What a worker reports; the default logs warnings to the console and nothing per run. */
@@ -36,7 +36,11 @@ export interface WorkerOptions {
   name?: string;
   /** How many step runs it executes at once (default 1). */
   maxRuns?: number;
-  /** The workflows it serves. */
+  /**
+   * The workflows it serves: several versions of one workflow (each with
+   * its own `version`, or unnamed and different) may be served side by
+   * side, each with its own steps' code.
+   */
   workflows: WorkflowSpec[];
   /** The first pause before reconnecting (default 100 ms, doubling to 5 s while the server stays away). */
   backoffMs?: number;
@@ -45,7 +49,17 @@ export interface WorkerOptions {
   logger?: WorkerLogger;
 }
 
-const permanent = new Set([Code.InvalidArgument, Code.FailedPrecondition, Code.Unimplemented, Code.PermissionDenied, Code.Unauthenticated]);
+const permanent = new Set([
+  Code.InvalidArgument,
+  Code.FailedPrecondition,
+  Code.AlreadyExists,
+  Code.Unimplemented,
+  Code.PermissionDenied,
+  Code.Unauthenticated,
+]);
+
+/** The code of one registered version: each step's function and the event types it may send. */
+type Served = Map<string, { run: StepFn; emits: Set<string> }>;
 
 const consoleLogger: WorkerLogger = {
   info: () => {},
@@ -67,7 +81,13 @@ export class Worker {
   private readonly client: Client<typeof WorkerService>;
   private readonly close: () => void;
   private readonly req: ConnectRequest;
-  private readonly steps = new Map<string, { run: StepFn; emits: Set<string> }>();
+  /** Each registered version's code, in the order of req.workflows. */
+  private readonly code: Served[] = [];
+  /**
+   * Which of code serves workflow\x00version, as the server named the
+   * versions when it connected (Connected.versions).
+   */
+  private readonly versions = new Map<string, number>();
   private readonly log: WorkerLogger;
   private readonly maxRuns: number;
   private readonly backoffMs: number;
@@ -99,12 +119,48 @@ export class Worker {
     this.callTimeoutMs = opts.callTimeoutMs && opts.callTimeoutMs > 0 ? opts.callTimeoutMs : 60_000;
     this.log = opts.logger ?? consoleLogger;
     this.req = create(ConnectRequestSchema, { name: opts.name ?? "", maxRuns: this.maxRuns });
+    const named = new Set<string>();
     for (const wf of opts.workflows) {
-      for (const [name, s] of Object.entries(wf.steps)) {
-        this.steps.set(`${wf.name}\x00${name}`, { run: s.run, emits: new Set(s.emits ?? []) });
+      const version = wf.definition.version;
+      if (version !== "") {
+        const problem = versionProblem(version);
+        if (problem) throw new TypeError(`wfd worker: workflow "${wf.name}": ${problem}`);
+        const key = `${wf.definition.name}\x00${version}`;
+        if (named.has(key)) {
+          throw new TypeError(`wfd worker: workflow "${wf.definition.name}" version "${version}" is given twice`);
+        }
+        named.add(key);
       }
+      const code: Served = new Map();
+      for (const [name, s] of Object.entries(wf.steps)) {
+        code.set(name, { run: s.run, emits: new Set(s.emits ?? []) });
+      }
+      this.code.push(code);
       this.req.workflows.push(wf.definition);
     }
+  }
+
+  /** Notes the versions the server named, in the order registered. */
+  private connected(versions: string[]): void {
+    this.versions.clear();
+    versions.forEach((v, i) => {
+      const def = this.req.workflows[i];
+      if (def) this.versions.set(`${def.name}\x00${v}`, i);
+    });
+  }
+
+  /**
+   * The code of the version a dispatch is for (undefined if this worker
+   * does not serve it). A server that names no version gets the only
+   * definition of the workflow.
+   */
+  private codeFor(d: Dispatch): Served | undefined {
+    let i = this.versions.get(`${d.workflow}\x00${d.workflowVersion}`);
+    if (i === undefined && d.workflowVersion === "") {
+      const of = this.req.workflows.flatMap((w, j) => (w.name === d.workflow ? [j] : []));
+      if (of.length === 1) i = of[0];
+    }
+    return i === undefined ? undefined : this.code[i];
   }
 
   /** The server's id of the current connection ("" while not connected). */
@@ -117,8 +173,9 @@ export class Worker {
    * after a lost connection (100 ms, doubling to 5 s). Resolves once the
    * runs in progress have ended. Rejects with the server's ConnectError if
    * it refuses the registration (InvalidArgument: a definition that fails
-   * validation; FailedPrecondition: a built-in name, or a name registered
-   * with another definition). Call it once per Worker.
+   * validation; FailedPrecondition: a built-in name; AlreadyExists: a
+   * version the server has with another definition). Call it once per
+   * Worker.
    */
   async run(signal?: AbortSignal): Promise<void> {
     if (this.started) {
@@ -156,7 +213,8 @@ export class Worker {
         switch (m.kind.case) {
           case "connected":
             workerId = this.id = m.kind.value.workerId;
-            this.log.info("connected", { worker: workerId });
+            this.connected(m.kind.value.versions);
+            this.log.info("connected", { worker: workerId, versions: m.kind.value.versions });
             break;
           case "dispatch":
             this.start(ac.signal, { client: this.client, workerId, timeoutMs: this.callTimeoutMs }, m.kind.value);
@@ -212,10 +270,10 @@ export class Worker {
   /** Runs the user's step for d and reports its end, unless the run was lost meanwhile. */
   private async execute(calls: CallSettings, d: Dispatch, signal: AbortSignal): Promise<void> {
     const fin = create(FinishRunRequestSchema, { runId: d.runId, workerId: calls.workerId });
-    const s = this.steps.get(`${d.workflow}\x00${d.step}`);
+    const s = this.codeFor(d)?.get(d.step);
     if (!s) {
       fin.outcome = Outcome.ERROR;
-      fin.errorMessage = `worker serves no step "${d.step}" of workflow "${d.workflow}"`;
+      fin.errorMessage = `worker serves no step "${d.step}" of workflow ${d.workflow}@${d.workflowVersion}`;
       return this.finish(fin, signal);
     }
     const ctx = new RemoteContext(calls, d, s.emits, signal);
