@@ -149,33 +149,6 @@ func (e *Engine) RegisterVersion(w Workflow, current bool) error {
 	return nil
 }
 
-// Replace puts w in place of the current version of the registered
-// workflow of its name (which must exist: ErrUnknownWorkflow otherwise).
-// Handlers started from now on run w; handlers in memory keep the
-// definition they started with, and handlers of the version replaced are
-// not restored again (VersionMissingError) unless it is registered again.
-// The caller makes sure that no handler of the replaced version is waiting
-// to be restored (a server refuses to replace a workflow that has running
-// handlers).
-func (e *Engine) Replace(w Workflow) error {
-	c, err := compile(w)
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	vs, ok := e.workflows[w.Name]
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownWorkflow, w.Name)
-	}
-	delete(vs.byID, vs.current)
-	vs.order = slices.DeleteFunc(vs.order, func(id string) bool { return id == vs.current || id == c.def.Version })
-	vs.byID[c.def.Version] = c
-	vs.order = append(vs.order, c.def.Version)
-	vs.current = c.def.Version
-	return nil
-}
-
 // Unregister drops a version of a workflow (the whole workflow with its
 // last version): handlers of it are not restored again
 // (VersionMissingError) unless it is registered again. The current version

@@ -3,11 +3,9 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -109,36 +107,40 @@ func TestRetryBackoff(t *testing.T) {
 	}
 }
 
-// TestReplace: Replace needs a registered name; handlers started before
-// keep the definition they started with, those started after run the new.
-func TestReplace(t *testing.T) {
-	def := func(v float64) engine.Workflow {
-		return engine.Workflow{Name: "swap", Description: fmt.Sprint(v), Steps: []engine.Step{step("s", engine.StartEvent, []string{engine.StopEvent},
-			func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
-				if _, err := sc.WaitFor("go", engine.WaitOptions{}); err != nil {
-					return err
-				}
-				return sc.Send(engine.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"v": structpb.NewNumberValue(v)}})
-			})}}
-	}
-	e, _ := newEngine(t, def(1))
-	if err := e.Replace(engine.Workflow{Name: "nope", Steps: def(1).Steps}); !errors.Is(err, engine.ErrUnknownWorkflow) {
-		t.Fatalf("Replace of an unknown workflow: %v", err)
-	}
-	old := start(t, e, "swap", map[string]any{})
-	if err := e.Replace(def(2)); err != nil {
+// TestUnregister: a version that is not current can be dropped, and its
+// handlers are then not restored (VersionMissingError); the current one
+// only with the workflow's last version, which drops the workflow.
+func TestUnregister(t *testing.T) {
+	ctx := context.Background()
+	e, rec := newEngine(t, versioned("v1", false))
+	h := start(t, e, "versioned", nil)
+	rec.awaitIdle(t, h.ID(), 1)
+	snap := release(t, h)
+	if err := e.Register(versioned("v2", false)); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := e.Workflow("swap"); w.Description != "2" {
-		t.Fatalf("registered description %q, want 2", w.Description)
+	for _, c := range []struct {
+		name      string
+		err, want error
+	}{
+		{"the current version", e.Unregister("versioned", "v2"), engine.ErrWorkflowExists},
+		{"an unknown version", e.Unregister("versioned", "v9"), engine.ErrUnknownVersion},
+		{"an unknown workflow", e.Unregister("nope", "v1"), engine.ErrUnknownWorkflow},
+	} {
+		if !errors.Is(c.err, c.want) {
+			t.Errorf("Unregister of %s: %v, want %v", c.name, c.err, c.want)
+		}
 	}
-	fresh := start(t, e, "swap", map[string]any{})
-	for h, want := range map[*engine.Handler]float64{old: 1, fresh: 2} {
-		if err := h.SendEvent(context.Background(), engine.Event{Type: "go"}, engine.SendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if info := wait(t, h); info.Result.GetFields()["v"].GetNumberValue() != want {
-			t.Errorf("handler %s finished with %v, want v=%v", h.ID(), info.Result, want)
-		}
+	if err := e.Unregister("versioned", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Restore(ctx, snap, engine.RestoreOptions{}); !errors.Is(err, engine.ErrUnknownVersion) {
+		t.Fatalf("Restore of a handler of an unregistered version: %v", err)
+	}
+	if err := e.Unregister("versioned", "v2"); err != nil {
+		t.Fatalf("Unregister of the last version: %v", err)
+	}
+	if _, ok := e.Workflow("versioned"); ok {
+		t.Fatal("the workflow is still registered without versions")
 	}
 }
