@@ -16,7 +16,7 @@ type command struct {
 	minArgs int
 	maxArgs int
 	// argWords and argWorkflows are what shell completion offers for the
-	// positional arguments: fixed words, or the server's workflow names.
+	// positional arguments: fixed words, the server's workflow names, or both.
 	argWords     []string
 	argWorkflows bool
 	// define adds the command's flags to fs and returns the action, which

@@ -101,7 +101,7 @@ _wfd() {
         return
     fi
     if [[ -n $workflows ]]; then
-        offer="$(_wfd_workflows)"
+        offer="$offer $(_wfd_workflows)"
     fi
     mapfile -t COMPREPLY < <(compgen -W "$offer" -- "$cur")
 }
@@ -167,7 +167,7 @@ _wfd() {
     elif [[ -z $cmd || $cmd == help ]]; then
         _describe -t commands 'wfd command' cmds
     elif [[ -n $wf ]]; then
-        args=(${(f)"$(_wfd_workflows)"})
+        args+=(${(f)"$(_wfd_workflows)"})
         compadd -a args
     else
         compadd -a args

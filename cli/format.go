@@ -55,8 +55,11 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 	out := [][2]string{
 		{"handler", h.GetHandlerId()},
 		{"workflow", h.GetWorkflow()},
-		{"status", statusName(h.GetStatus())},
 	}
+	if h.GetWorkflowVersion() != "" {
+		out = append(out, [2]string{"version", h.GetWorkflowVersion()})
+	}
+	out = append(out, [2]string{"status", statusName(h.GetStatus())})
 	if h.GetParentId() != "" {
 		out = append(out, [2]string{"parent", h.GetParentId()})
 	}
@@ -74,7 +77,7 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 		out = append(out, [2]string{"idle since", timeText(i.GetSince())}, [2]string{"idle", waitsText(i)})
 	}
 	for _, w := range h.GetWaitingForWorker() {
-		out = append(out, [2]string{"waiting for a worker", fmt.Sprintf("step %s attempt %d since %s", w.GetStep(), w.GetAttempt(), timeText(w.GetSince()))})
+		out = append(out, [2]string{"waiting for a worker", waitingText(h, w)})
 	}
 	if h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
 		out = append(out, [2]string{"result", jsonText(h.GetResult())})
@@ -91,6 +94,16 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 		out = append(out, [2]string{key, c})
 	}
 	return append(out, [2]string{"last seq", fmt.Sprint(h.GetLastSeq())})
+}
+
+// waitingText is a run waiting for a worker, in get's output: "step
+// review attempt 1 since ..., for a worker serving expense@v1".
+func waitingText(h *wfdv1.Handler, w *wfdv1.RunWaitingForWorker) string {
+	s := fmt.Sprintf("step %s attempt %d since %s", w.GetStep(), w.GetAttempt(), timeText(w.GetSince()))
+	if v := w.GetWorkflowVersion(); v != "" {
+		s += ", for a worker serving " + h.GetWorkflow() + "@" + v
+	}
+	return s
 }
 
 // waitsText says what an idle handler waits for: "waits for approval
@@ -157,10 +170,17 @@ func recordLine(r *wfdv1.Record) string {
 		return prefix + "released"
 	case *wfdv1.Record_HandlerRestored:
 		return prefix + "restored"
+	case *wfdv1.Record_HandlerUpgraded:
+		u := k.HandlerUpgraded
+		return prefix + "upgraded from " + orDash(u.GetFromVersion()) + " to " + u.GetToVersion()
 	case *wfdv1.Record_RunWaitingForWorker:
 		w := k.RunWaitingForWorker
 		if w.GetWaiting() {
-			return prefix + fmt.Sprintf("step %s waits for a worker (attempt %d): none that serves the workflow has room", w.GetStep(), w.GetAttempt())
+			serves := "the workflow"
+			if w.GetWorkflowVersion() != "" {
+				serves = "version " + w.GetWorkflowVersion()
+			}
+			return prefix + fmt.Sprintf("step %s waits for a worker (attempt %d): none that serves %s has room", w.GetStep(), w.GetAttempt(), serves)
 		}
 		return prefix + fmt.Sprintf("step %s taken by a worker (attempt %d)", w.GetStep(), w.GetAttempt())
 	}
@@ -213,6 +233,14 @@ func timeText(t *timestamppb.Timestamp) string {
 		return "-"
 	}
 	return t.AsTime().Local().Format(time.RFC3339)
+}
+
+// orDash is s, or "-" for none.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func list(s []string) string {

@@ -37,12 +37,13 @@ func getCommand() *command {
 func handlersCommand() *command {
 	return &command{
 		name:    "handlers",
-		args:    "[--workflow W] [--status S,...] [--idle] [--idle-for D] [--residency active|released] [--limit N]",
+		args:    "[--workflow W] [--version V] [--status S,...] [--idle] [--idle-for D] [--residency active|released] [--limit N]",
 		summary: "list handlers, newest first",
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			var o client.ListOptions
 			fs.StringVar(&o.Workflow, "workflow", "", "only handlers of this `workflow`")
+			fs.StringVar(&o.WorkflowVersion, "version", "", "only handlers of this `version` of --workflow")
 			fs.Func("status", "only handlers with one of these `statuses`: running, completed, failed, cancelled (comma-separated)", func(s string) error {
 				st, err := parseStatuses(s)
 				o.Statuses = st
@@ -56,6 +57,9 @@ func handlersCommand() *command {
 			return func(ctx context.Context, e *env, _ []string) error {
 				if *limit < 0 || o.IdleFor < 0 {
 					return usageErrorf("--limit and --idle-for must not be negative")
+				}
+				if o.WorkflowVersion != "" && o.Workflow == "" {
+					return usageErrorf("--version needs --workflow")
 				}
 				switch residency.value {
 				case "active":

@@ -112,9 +112,10 @@ func (p *printer) workflows(ws []*wfdv1.Workflow) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTEPS\tINPUT\tEVENTS FROM OUTSIDE\tSERVED BY\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tVERSION\tSTEPS\tINPUT\tEVENTS FROM OUTSIDE\tSERVED BY\tDESCRIPTION")
 	for _, w := range ws {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.GetName(), list(w.GetSteps()), inputText(w), eventTypesText(w), servedText(w), w.GetDescription())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.GetName(), orDash(w.GetVersion()), list(w.GetSteps()), inputText(w), eventTypesText(w),
+			servedText(w), w.GetDescription())
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write: %w", err)
@@ -122,12 +123,22 @@ func (p *printer) workflows(ws []*wfdv1.Workflow) error {
 	return nil
 }
 
-// workflowDetails prints everything about one workflow.
+// workflowDetails prints everything about one workflow: its current
+// version's definition, then its versions.
 func (p *printer) workflowDetails(w *wfdv1.Workflow) error {
 	if p.json {
 		return p.message(w)
 	}
-	return p.fields(workflowFields(w))
+	if err := p.fields(workflowFields(w)); err != nil {
+		return err
+	}
+	if len(w.GetVersions()) == 0 {
+		return nil
+	}
+	if err := p.line(""); err != nil {
+		return err
+	}
+	return p.versions(w.GetVersions())
 }
 
 // task prints one task as one line.

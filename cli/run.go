@@ -11,7 +11,7 @@ import (
 func runCommand() *command {
 	return &command{
 		name:    "run",
-		args:    "WORKFLOW [--input JSON] [--id ID] [--follow [--internal] | --wait DURATION]",
+		args:    "WORKFLOW [--input JSON] [--id ID] [--follow [--internal] | --wait DURATION] [--version V]",
 		summary: "start a handler",
 		detail: `Prints the new handler; with --follow, then its records until it ends
 (exit status 1 if it fails or is cancelled): the events its steps write
@@ -19,13 +19,15 @@ and its end, and with --internal its step runs, idle periods, releases and
 restores too. With --wait the call itself waits up to that long for the
 handler to finish and prints it then (exit status 1 unless it completed).
 With --id the call is idempotent: the same id and workflow return the
-existing handler.`,
+existing handler. With --version the handler runs that version of the
+workflow ('wfd workflows WORKFLOW' lists them) rather than the current one.`,
 		minArgs: 1, maxArgs: 1, argWorkflows: true,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			var f runFlags
 			fs.StringVar(&f.input, "input", "{}", "the start event's data, a JSON `object`")
 			fs.StringVar(&f.id, "id", "", "the handler's `id` (default: a new UUIDv7)")
+			fs.StringVar(&f.version, "version", "", "run this `version` of the workflow (default: the current one)")
 			fs.BoolVar(&f.follow, "follow", false, "stream the handler's records until it ends")
 			fs.BoolVar(&f.internal, "internal", false, "with --follow, print the internal records too")
 			fs.DurationVar(&f.wait, "wait", 0, "wait up to this `long` (at most 1h) for the handler to finish")
@@ -49,6 +51,7 @@ existing handler.`,
 // runFlags are run's own flags, beside the client's.
 type runFlags struct {
 	input, id        string
+	version          string
 	follow, internal bool
 	wait             time.Duration
 }
@@ -72,6 +75,9 @@ func (f *runFlags) runOptions() ([]client.RunOption, error) {
 	opts := []client.RunOption{client.WithInputStruct(in)}
 	if f.id != "" {
 		opts = append(opts, client.WithHandlerID(f.id))
+	}
+	if f.version != "" {
+		opts = append(opts, client.WithVersion(f.version))
 	}
 	if f.wait > 0 {
 		opts = append(opts, client.WithWait(f.wait))

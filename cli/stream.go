@@ -18,14 +18,14 @@ from now on), then new ones as they happen, one per line, and returns after
 the terminal one (exit status 1 if the handler failed or was cancelled).
 By default it prints the events the steps write and the end; --internal
 adds the internal records: step runs, idle periods, releases and restores,
-runs waiting for a worker. A dropped connection is resumed where it broke,
+runs waiting for a worker, upgrades to another version of the workflow. A dropped connection is resumed where it broke,
 with the same choices.`,
 		minArgs: 1, maxArgs: 1,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
 			after := fs.Uint64("after", 0, "print records after this sequence `number`")
 			fromHead := fs.Bool("from-head", false, "print only records made from now on (not with --after)")
-			internal := fs.Bool("internal", false, "print the internal records too (step runs, idle, release, restore)")
+			internal := fs.Bool("internal", false, "print the internal records too (step runs, idle, release, restore, upgrade)")
 			return func(ctx context.Context, e *env, args []string) error {
 				if *fromHead && *after != 0 {
 					return usageErrorf("--from-head and --after exclude each other")

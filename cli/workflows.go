@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
 	client "github.com/wfd-dev/wfd/clients/go"
@@ -17,33 +14,65 @@ import (
 func workflowsCommand() *command {
 	return &command{
 		name:    "workflows",
-		args:    "[WORKFLOW]",
-		summary: "list the workflows the server runs, or show one with its schemas",
-		detail: `Lists the workflows with their steps, whether the input has a schema, and
-the event types each takes from outside: "any time" (one of its external
-types) or "waited for" (accepted while a step waits for it), and what
-runs their steps: wfd itself, or the step workers connected now. With a
-WORKFLOW, shows that one in full: its input schema and, per event type,
-what it means, its fields and its schema. RunWorkflow and SendEvent refuse
-an input or event data that does not match its schema.`,
-		maxArgs: 1, argWorkflows: true,
+		args:    "[WORKFLOW] | upgrade WORKFLOW --from V [--to V] [--handler ID]... [--dry-run] [--page-size N] | promote WORKFLOW VERSION | delete-version WORKFLOW VERSION",
+		summary: "list the workflows the server runs, show one with its schemas and versions, or manage its versions",
+		detail: `Lists the workflows with their current version, their steps, whether the
+input has a schema, and the event types each takes from outside: "any
+time" (one of its external types) or "waited for" (accepted while a step
+waits for it), and what runs their steps: wfd itself, or the step workers
+connected now. With a WORKFLOW, shows that one in full: its input schema
+and, per event type, what it means, its fields and its schema; then its
+versions, oldest first: which is current (the one run starts unless run
+--version names another), who registered it (built in, or a worker's
+name), the workers serving it, and its handlers running in memory,
+released to the store and finished. RunWorkflow and SendEvent refuse an
+input or event data that does not match its schema.
+
+A first argument upgrade, promote or delete-version followed by more
+arguments is an action on a workflow's versions:
+
+  upgrade WORKFLOW --from V   moves the running handlers of version V to
+      --to (default: the current version), each if the server finds from
+      its state that the target can carry it on; --handler (repeatable)
+      limits it to those handlers. Prints a line per handler (moved,
+      refused or busy, with the reason) and the counts. Exit status 1 if
+      any handler was refused or busy (a busy one runs a step: retry once
+      it is idle); the others moved all the same. With --dry-run nothing
+      moves: it prints which can move and exits 0. It pages through the
+      handlers (--page-size a call); --timeout bounds all the calls.
+  promote WORKFLOW VERSION    makes VERSION the one run starts.
+  delete-version WORKFLOW VERSION
+      deletes a version of a worker-defined workflow that is not current
+      and that no unfinished handler runs (failed_precondition otherwise).`,
+		maxArgs: 3, argWorkflows: true,
+		argWords: versionActions(),
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
+			up := addUpgradeFlags(fs)
 			return func(ctx context.Context, e *env, args []string) error {
+				if len(args) > 1 && slices.Contains(versionActions(), args[0]) {
+					return versionAction(ctx, e, cf, up, args)
+				}
+				if len(args) > 1 {
+					return usageErrorf("workflows: wrong number of arguments (%q is not an action: there are %s)\nUsage: wfd workflows [WORKFLOW]",
+						args[0], strings.Join(versionActions(), ", "))
+				}
+				if err := up.unused("workflows"); err != nil {
+					return err
+				}
 				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
-					ws, err := c.Workflows(cctx)
+					if len(args) == 0 {
+						ws, err := c.Workflows(cctx)
+						if err != nil {
+							return err
+						}
+						return cf.printer(e).workflows(ws)
+					}
+					w, err := c.Workflow(cctx, args[0])
 					if err != nil {
 						return err
 					}
-					if len(args) == 0 {
-						return cf.printer(e).workflows(ws)
-					}
-					i := slices.IndexFunc(ws, func(w *wfdv1.Workflow) bool { return w.GetName() == args[0] })
-					if i < 0 {
-						// Worded as the server words an unknown workflow.
-						return status.Errorf(codes.NotFound, "unknown workflow: %q", args[0])
-					}
-					return cf.printer(e).workflowDetails(ws[i])
+					return cf.printer(e).workflowDetails(w)
 				})
 			}
 		},

@@ -15,6 +15,8 @@ import (
 type ListOptions struct {
 	// Workflow keeps the handlers of this workflow.
 	Workflow string
+	// WorkflowVersion keeps the handlers of this version of Workflow.
+	WorkflowVersion string
 	// Statuses keeps the handlers with one of these statuses.
 	Statuses []wfdv1.HandlerStatus
 	// IdleOnly keeps idle handlers.
@@ -35,7 +37,7 @@ func (o *ListOptions) request() (*wfdv1.ListHandlersRequest, error) {
 		return nil, err
 	}
 	req := &wfdv1.ListHandlersRequest{
-		Workflow: o.Workflow, Statuses: o.Statuses, IdleOnly: o.IdleOnly,
+		Workflow: o.Workflow, WorkflowVersion: o.WorkflowVersion, Statuses: o.Statuses, IdleOnly: o.IdleOnly,
 		Residency: o.Residency, PageSize: size, PageToken: o.PageToken,
 	}
 	if o.IdleFor != 0 {
