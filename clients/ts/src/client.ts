@@ -489,10 +489,14 @@ export class WfdClient {
       throw new ConnectError("client: fromHead and after exclude each other", Code.InvalidArgument);
     }
     const includeInternal = opts.includeInternal ?? false;
-    // A from-head stream starts at the head once; a reconnect continues
-    // after what it saw (its first heartbeat says where the head was).
-    let fromHead = opts.fromHead ?? false;
     let last = BigInt(after);
+    if (opts.fromHead) {
+      // The head is asked for once, before the stream opens: a stream cut
+      // before its first heartbeat (which says where the head was) would
+      // otherwise ask for the head again when it reconnects, and skip what
+      // was recorded meanwhile.
+      last = (await this.get(id, { signal, headers })).lastSeq;
+    }
     let failures = 0;
     for (;;) {
       let progressed = false;
@@ -504,14 +508,10 @@ export class WfdClient {
         if (signal?.aborted) {
           throw canceled(signal);
         }
-        const req = { handlerId: id, afterSeq: fromHead ? 0n : last, fromHead, includeInternal };
+        const req = { handlerId: id, afterSeq: last, includeInternal };
         const res = this.service.streamEvents(req, { signal: ac.signal, headers });
         let received = 0;
         for await (const msg of res) {
-          if (fromHead && msg.kind.case === "heartbeat") {
-            last = msg.kind.value.lastSeq;
-            fromHead = false;
-          }
           // Progress is a record, or a heartbeat after the first message
           // (the server opens a stream with one): a connection that
           // delivers only that first heartbeat and drops again is a failure.

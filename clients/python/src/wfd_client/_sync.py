@@ -672,6 +672,12 @@ class RecordStream(Iterator[c.Record]):
     def _run(self) -> Generator[c.Record, None, None]:
         client = self._client
         failures = 0
+        if self._from_head:
+            # The head is asked for once, before the stream opens: a stream
+            # cut before its first heartbeat (which says where the head was)
+            # would otherwise ask for the head again when it reconnects, and
+            # skip what was recorded meanwhile.
+            self.last_seq, self._from_head = (client.get(self.handler_id)).last_seq, False
         while True:
             if client._closed.is_set():
                 raise Cancelled(grpc.StatusCode.CANCELLED, "client: closed")
@@ -688,8 +694,6 @@ class RecordStream(Iterator[c.Record]):
                 first = True
                 for msg in call:
                     if msg.WhichOneof("kind") != "record":
-                        if self._from_head:
-                            self.last_seq, self._from_head = msg.heartbeat.last_seq, False
                         # A heartbeat. The server may send one as soon as the
                         # stream is subscribed; only a later one shows the
                         # connection carries the stream.
