@@ -7,7 +7,10 @@
 # `wfd serve` processes started from $WFD_BIN, which this script builds
 # when it is not set (and the replica spec on a throwaway PostgreSQL from
 # $WFD_PGTEMP_BIN, internal/pgtest/cmd/pgtemp, built likewise; without
-# PostgreSQL it skips unless WFD_PGTEST_REQUIRE is set). Screenshots of
+# PostgreSQL it skips unless WFD_PGTEST_REQUIRE is set), and the versions
+# spec's Go step worker from $WFD_E2E_WORKER_BIN (e2e/worker, built
+# likewise). Arguments go to `playwright test` (e.g. a spec's file name).
+# Screenshots of
 # each page land in test-results/screens.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -35,6 +38,11 @@ trap 'rm -rf "$bindir"' EXIT
 if [ -z "${WFD_BIN:-}" ]; then
   (cd .. && go build -o "$bindir/wfd" ./cmd/wfd)
   export WFD_BIN="$bindir/wfd"
+fi
+# The versions spec's step worker (e2e/worker: two versions of a workflow).
+if [ -z "${WFD_E2E_WORKER_BIN:-}" ]; then
+  (cd .. && go build -o "$bindir/e2e-worker" ./console/e2e/worker)
+  export WFD_E2E_WORKER_BIN="$bindir/e2e-worker"
 fi
 # The replica spec's PostgreSQL: a throwaway cluster (package pgtest).
 if [ -z "${WFD_PGTEMP_BIN:-}" ]; then

@@ -2,9 +2,9 @@
 // included: step runs, idle periods, releases and restores), virtualized
 // so that tens of thousands of records scroll smoothly.
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 
-import { recordToJson, type Record, type WaiterInfo, type WfdClient } from "@wfd/client/web";
+import { recordToJson, type Record, type RunWaitingForWorker, type WaiterInfo, type WfdClient } from "@wfd/client/web";
 
 import { errorText } from "../api";
 import { jsonText, statusName, structJson, when } from "../format";
@@ -37,6 +37,50 @@ export function waiterText(w: WaiterInfo): string {
     parts.push(`until ${when(w.deadline)}`);
   }
   return parts.join(" ");
+}
+
+/**
+ * A run waiting for a worker (or one that got it), naming the version a
+ * worker must serve: workflow@version when the workflow is known.
+ */
+export function workerText(v: RunWaitingForWorker, workflow = ""): string {
+  const version = v.workflowVersion ? (workflow ? `${workflow}@${v.workflowVersion}` : `version ${v.workflowVersion}`) : workflow;
+  const text = `step ${v.step} ${v.waiting ? "waiting for a worker" : "got a worker"}`;
+  if (!version) {
+    return text;
+  }
+  return v.waiting ? `${text} serving ${version}` : `${text} (${version})`;
+}
+
+/**
+ * The text of a row, naming workflow@version where a run waits for a
+ * worker: the record's version, else version (the one the handler ran
+ * then).
+ */
+export function rowText(r: Row, workflow = "", version = ""): string {
+  const k = r.record.kind;
+  if (k.case !== "runWaitingForWorker") {
+    return r.text;
+  }
+  return workerText(k.value.workflowVersion || !version ? k.value : { ...k.value, workflowVersion: version }, workflow);
+}
+
+/**
+ * The version the handler ran at each row, from the one it runs now
+ * (current): only an upgrade changes it, and each names the version it
+ * left.
+ */
+export function versionsAt(rows: Row[], current: string): string[] {
+  const out = new Array<string>(rows.length);
+  let v = current;
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const k = rows[i].record.kind;
+    if (k.case === "handlerUpgraded") {
+      v = k.value.fromVersion;
+    }
+    out[i] = v;
+  }
+  return out;
 }
 
 function compact(v: unknown): string {
@@ -87,9 +131,11 @@ export function recordRow(r: Record): Row {
       return { ...base, kind: "released", text: "released from memory to the store" };
     case "handlerRestored":
       return { ...base, kind: "restored", text: "restored into memory" };
-    case "runWaitingForWorker": {
+    case "runWaitingForWorker":
+      return { ...base, kind: "worker", text: workerText(k.value) };
+    case "handlerUpgraded": {
       const v = k.value;
-      return { ...base, kind: "worker", text: `step ${v.step} ${v.waiting ? "waiting for a worker" : "got a worker"}` };
+      return { ...base, kind: "upgraded", text: `upgraded from ${v.fromVersion || "the first version"} to ${v.toVersion}` };
     }
     default:
       return { ...base, kind: "record", text: "" };
@@ -152,10 +198,11 @@ export function useRecords(client: WfdClient, handlerId: string): { rows: Row[];
 const rowHeight = 28;
 
 /** The rows, virtualized; it follows new records while scrolled to the end. */
-export function Timeline({ rows, label }: { rows: Row[]; label: string }) {
+export function Timeline({ rows, label, workflow = "", version = "" }: { rows: Row[]; label: string; workflow?: string; version?: string }) {
   const parent = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
   const [chosen, setChosen] = useState<Row | undefined>(undefined);
+  const versions = useMemo(() => (version ? versionsAt(rows, version) : []), [rows, version]);
   const v = useVirtualizer({ count: rows.length, getScrollElement: () => parent.current, estimateSize: () => rowHeight, overscan: 12 });
   useEffect(() => {
     if (follow && rows.length > 0) {
@@ -176,6 +223,7 @@ export function Timeline({ rows, label }: { rows: Row[]; label: string }) {
         <ol style={{ height: v.getTotalSize() }} className="timeline-list">
           {v.getVirtualItems().map((item) => {
             const r = rows[item.index];
+            const text = rowText(r, workflow, versions[item.index]);
             return (
               <li
                 key={item.key}
@@ -183,11 +231,11 @@ export function Timeline({ rows, label }: { rows: Row[]; label: string }) {
                 style={{ transform: `translateY(${item.start}px)`, height: rowHeight }}
                 data-kind={r.kind}
               >
-                <button type="button" className="trow-button" title={r.text} aria-pressed={chosen?.seq === r.seq} onClick={() => setChosen(r)}>
+                <button type="button" className="trow-button" title={text} aria-pressed={chosen?.seq === r.seq} onClick={() => setChosen(r)}>
                   <span className="seq">{r.seq.toString()}</span>
                   <span className="time">{r.time}</span>
                   <span className="kind">{r.kind}</span>
-                  <span className="text">{r.text}</span>
+                  <span className="text">{text}</span>
                 </button>
               </li>
             );

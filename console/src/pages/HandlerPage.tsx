@@ -73,6 +73,20 @@ export function HandlerPage({ id }: { id: string }) {
             <dl className="facts" data-testid="handler-facts">
               <dt>Workflow</dt>
               <dd>{h.workflow}</dd>
+              {h.workflowVersion && (
+                <>
+                  <dt>Version</dt>
+                  <dd data-testid="handler-version">
+                    <code>{h.workflowVersion}</code>
+                    {wf && wf.version && wf.version !== h.workflowVersion && (
+                      <>
+                        {" "}
+                        (current: <Link to={`/workflows/${encodeURIComponent(h.workflow)}`}>{wf.version}</Link>)
+                      </>
+                    )}
+                  </dd>
+                </>
+              )}
               <dt>Status</dt>
               <dd>
                 <Badge value={statusName(h.status)} />
@@ -111,6 +125,24 @@ export function HandlerPage({ id }: { id: string }) {
                       {h.idle.waiters.map((w) => (
                         <li key={w.waiterId}>
                           {w.task ? <Link to={`/tasks/${encodeURIComponent(w.task.taskId)}`}>{waiterText(w)}</Link> : waiterText(w)}
+                        </li>
+                      ))}
+                    </ul>
+                  </dd>
+                </>
+              )}
+              {h.waitingForWorker.length > 0 && (
+                <>
+                  <dt>Waiting for a worker</dt>
+                  <dd data-testid="handler-waiting-for-worker">
+                    <ul className="plain">
+                      {h.waitingForWorker.map((r) => (
+                        <li key={`${r.step}-${r.attempt}`}>
+                          step {r.step} needs a worker serving{" "}
+                          <code>
+                            {h.workflow}@{r.workflowVersion || h.workflowVersion}
+                          </code>{" "}
+                          (since {when(r.since)})
                         </li>
                       ))}
                     </ul>
@@ -212,7 +244,7 @@ export function HandlerPage({ id }: { id: string }) {
           <div>
             <h2>Timeline</h2>
             <ErrorNote error={streamError} />
-            <Timeline rows={rows} label={`Timeline of handler ${id}`} />
+            <Timeline rows={rows} label={`Timeline of handler ${id}`} workflow={h.workflow} version={h.workflowVersion} />
           </div>
         </div>
       )}

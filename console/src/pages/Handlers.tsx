@@ -114,7 +114,10 @@ export function Handlers() {
                   <td>
                     <Link to={`/handlers/${encodeURIComponent(h.handlerId)}`}>{h.handlerId}</Link>
                   </td>
-                  <td>{h.workflow}</td>
+                  <td>
+                    {h.workflow}
+                    {h.workflowVersion && <span className="sub">@{h.workflowVersion}</span>}
+                  </td>
                   <td>
                     <Badge value={statusName(h.status)} />
                   </td>

@@ -7,6 +7,7 @@ import { SchemaForm } from "../components/LazySchemaForm";
 import { jsonText, statusName, structJson } from "../format";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
+import { Versions } from "./Versions";
 
 export function Workflows() {
   const { client } = useSession();
@@ -22,6 +23,11 @@ export function Workflows() {
               <Link to={`/workflows/${encodeURIComponent(w.name)}`}>{w.name}</Link>
             </h2>
             <p>{w.description}</p>
+            {w.version && (
+              <p className="sub" data-testid={`current-version-${w.name}`}>
+                Current version: <code>{w.version}</code>
+              </p>
+            )}
             <p className="sub">
               Steps: {w.steps.join(", ") || "–"}
               {w.servedByWorkers && ` · served by workers (${w.workersConnected} connected)`}
@@ -54,6 +60,11 @@ export function WorkflowPage({ name }: { name: string }) {
         <div className="two-col">
           <div>
             <p>{w.description}</p>
+            {w.version && (
+              <p className="sub">
+                Current version: <code>{w.version}</code> (new handlers start on it)
+              </p>
+            )}
             <h2>Start a handler</h2>
             <label className="field">
               Handler id (optional)
@@ -109,6 +120,7 @@ export function WorkflowPage({ name }: { name: string }) {
           </div>
         </div>
       )}
+      {w && <Versions name={name} />}
     </section>
   );
 }
