@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/wfd-dev/wfd/engine"
 )
 
