@@ -310,3 +310,58 @@ func getHandlerOf(t *testing.T, c wfdv1connect.WorkflowServiceClient, id string)
 	}
 	return res.GetHandler()
 }
+
+// TestGoWorkerServesTwoVersions: one Go worker process serves v1 and v2
+// of a workflow side by side, each run on its version's code; a version
+// registered Standby stays behind the current one until promoted.
+func TestGoWorkerServesTwoVersions(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client()
+	var ran atomic.Int32
+	v1, v2, v3 := expenseVersion("v1", &ran), expenseVersion("v2", &ran), expenseVersion("v3", &ran)
+	v3.Definition.Description = "standby"
+	v3.Standby = true
+	cl, err := client.Dial(ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl.Close() }()
+	w, err := worker.New(cl.Conn(), worker.Options{Name: "both", MaxRuns: 4}, v1, v2, v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	workersServing(t, ts, "expense-report", 1)
+	if got := expenseListing(t, c).GetVersion(); got != "v2" {
+		t.Fatalf("current version %q, want v2 (v1 first, v2 made current, v3 standby)", got)
+	}
+	for _, version := range []string{"v1", "", "v3"} {
+		res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "expense-report", Version: version, Input: st(t, map[string]any{"amount": 1})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.GetHandler().GetHandlerId()
+		waitIdle(t, c, id)
+		want := map[string]string{"": "v2"}[version]
+		if want == "" {
+			want = version
+		}
+		if got := approve(t, c, id); got != want {
+			t.Fatalf("a handler started on %q finished on %s's code, want %s", version, got, want)
+		}
+	}
+	if _, err := c.SetCurrentVersion(ctxT(t), &wfdv1.SetCurrentVersionRequest{Workflow: "expense-report", Version: "v3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := expenseListing(t, c).GetVersion(); got != "v3" {
+		t.Fatalf("after promotion the current version is %q, want v3", got)
+	}
+}
