@@ -154,7 +154,7 @@ test("handlers parked on v1 are checked, upgraded to v2 from the workflow's page
   await expect(page.getByTestId("handler-result")).toContainText('"version": "v2"');
   await shot(page, "handler-upgraded");
 
-  // Back on the workflow: make v1 current, then v2 again, then delete v1 (no handler runs it).
+  // Back on the workflow: make v1 current, then v2 again; v1 (no handler runs it) cannot go while its worker serves it.
   await page.goto(`${wfd.origin}/ui/workflows/${workflow}`);
   await v1.getByRole("button", { name: "Make current v1" }).click();
   await expect(page.getByTestId("versions-done")).toHaveText("v1 is current now.");
@@ -162,12 +162,12 @@ test("handlers parked on v1 are checked, upgraded to v2 from the workflow's page
   await v2.getByRole("button", { name: "Make current v2" }).click();
   await expect(page.getByTestId("versions-done")).toHaveText("v2 is current now.");
   await expect(v2.getByRole("rowheader")).toContainText("current");
+  // A worker that still serves v1 would register it again: not yet.
   page.once("dialog", (d) => void d.accept());
   await v1.getByRole("button", { name: "Delete version v1" }).click();
-  await expect(page.getByTestId("versions-done")).toHaveText("Version v1 deleted.");
-  await expect(v1).toHaveCount(0);
+  await expect(page.getByRole("alert")).toContainText("connected workers still serve expense-report@v1");
 
-  // Without a worker, a run waits for one serving its workflow@version.
+  // Without a worker, v1 can go, and a run waits for one serving its workflow@version.
   const exited = new Promise((r) => worker!.once("exit", r));
   worker!.kill("SIGTERM");
   await exited;
@@ -175,6 +175,11 @@ test("handlers parked on v1 are checked, upgraded to v2 from the workflow's page
     const res = await wfd.call<{ workflows: { workersConnected?: number }[] }>("ListWorkflows", { name: workflow });
     expect(res.workflows[0].workersConnected ?? 0).toBe(0);
   }).toPass();
+  await page.reload();
+  page.once("dialog", (d) => void d.accept());
+  await v1.getByRole("button", { name: "Delete version v1" }).click();
+  await expect(page.getByTestId("versions-done")).toHaveText("Version v1 deleted.");
+  await expect(v1).toHaveCount(0);
   const waiting = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow, input: { amount: 1 } });
   await page.goto(`${wfd.origin}/ui/handlers/${encodeURIComponent(waiting.handler.handlerId)}`);
   await expect(page.getByTestId("timeline").locator('[data-kind="worker"]').first()).toContainText(

@@ -172,7 +172,7 @@ func TestDefsVersionOnOneReplica(t *testing.T) {
 	c := startReplica(t, url, "c", 30*time.Second)
 	v1 := reviewDef()
 	v1.Version = "v1"
-	startWorkerDef(t, a, "v1", v1, review("a-v1"))
+	stopV1 := startWorkerDef(t, a, "v1", v1, review("a-v1"))
 	if by := runReview(t, b); by != "a-v1" {
 		t.Fatalf("review through b ran on %q, want a-v1", by)
 	}
@@ -217,6 +217,23 @@ func TestDefsVersionOnOneReplica(t *testing.T) {
 	}
 	if by := answerReview(t, b, parked[1]); by != "c-v2" {
 		t.Fatalf("the upgraded review finished on %q, want c-v2", by)
+	}
+
+	// v1, once no worker serves it, deleted through C is gone from every
+	// replica's list.
+	stopV1()
+	workersOn(t, a, "v1", false)
+	if _, err := c.c.DeleteWorkflowVersion(context.Background(), &wfdv1.DeleteWorkflowVersionRequest{Workflow: "review", Version: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*replica{a, b} {
+		res, err := r.c.ListWorkflows(context.Background(), &wfdv1.ListWorkflowsRequest{Name: "review"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vs := res.GetWorkflows()[0].GetVersions(); len(vs) != 1 || vs[0].GetVersion() != "v2" {
+			t.Fatalf("%s lists versions %v after v1 was deleted through c, want v2 alone", r.id, vs)
+		}
 	}
 }
 

@@ -183,7 +183,7 @@ describe("workflow versions", () => {
     assert.match(err.rawMessage, /version "v1" of workflow "changed-t"/);
   });
 
-  test("a standby version is current once promoted; an unused version can be deleted", async () => {
+  test("a standby version is current once promoted; an unused version no worker serves can be deleted", async () => {
     const def = (version: string, standby?: boolean) =>
       workflow({
         name: "standby-t",
@@ -208,11 +208,24 @@ describe("workflow versions", () => {
       assert.ok((await c.workflows({ versions: true })).find((w) => w.name === "standby-t")?.versions.length === 2);
 
       await assert.rejects(c.deleteWorkflowVersion("standby-t", "v2"), (e: ConnectError) => e.code === Code.FailedPrecondition);
-      await c.deleteWorkflowVersion("standby-t", "v1");
-      assert.deepEqual((await c.workflow("standby-t")).versions.map((v) => v.version), ["v2"]);
+      // A worker that still serves v1 would register it again.
+      await assert.rejects(
+        c.deleteWorkflowVersion("standby-t", "v1"),
+        (e: ConnectError) => e.code === Code.FailedPrecondition && /still serve/.test(e.rawMessage),
+      );
     } finally {
       await w2.stop();
     }
+    await waitFor("v1 deleted once no worker serves it", async () => {
+      try {
+        await c.deleteWorkflowVersion("standby-t", "v1");
+        return true;
+      } catch (e) {
+        if (!(e instanceof ConnectError) || e.code !== Code.FailedPrecondition) throw e;
+        return false;
+      }
+    });
+    assert.deepEqual((await c.workflow("standby-t")).versions.map((v) => v.version), ["v2"]);
   });
 
   test("the SDK checks version names and refuses a version given twice", () => {

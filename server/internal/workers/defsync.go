@@ -133,8 +133,27 @@ func (r *Registry) SyncStored(ctx context.Context) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	stored := map[ref]bool{}
 	for _, sd := range defs {
 		r.adopt(sd)
+		stored[ref{sd.Name, sd.Version}] = true
+	}
+	if err != nil {
+		return // a partial list says nothing of what was deleted
+	}
+	// A version deleted through another replica (DeleteWorkflowVersion,
+	// which no running handler needed) goes here too.
+	for name, versions := range r.defs {
+		for version := range versions {
+			if cur, _ := r.eng.Workflow(name); stored[ref{name, version}] || cur.Version == version {
+				continue // the current version is never deleted
+			}
+			if err := r.eng.Unregister(name, version); err != nil {
+				continue
+			}
+			delete(versions, version)
+			r.log.Info("workflow version deleted by another replica", "workflow", name, "version", version)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
@@ -32,8 +33,9 @@ func (r *Registry) SetCurrent(ctx context.Context, workflow, version string) err
 }
 
 // DeleteVersion removes a version of a worker-defined workflow that is not
-// current and that no unfinished handler runs (FailedPrecondition with
-// their count otherwise), from the store and from the engine. Finished
+// current, that no connected worker serves and that no unfinished handler
+// runs (FailedPrecondition, with the workers or the count, otherwise),
+// from the store and from the engine. Finished
 // handlers of it stay, as they are, until retention removes them.
 func (r *Registry) DeleteVersion(ctx context.Context, workflow, version string) error {
 	if err := r.workerDefined(ctx, workflow, version); err != nil {
@@ -55,6 +57,12 @@ func (r *Registry) DeleteVersion(ctx context.Context, workflow, version string) 
 	if running > 0 {
 		return fmt.Errorf("%w: %d unfinished handlers run %s@%s: let them finish, cancel them or upgrade them (UpgradeHandlers)",
 			apierr.ErrFailedPrecondition, running, workflow, version)
+	}
+	// A worker that still serves it would register it again when it
+	// reconnects (and make it current, as a new version).
+	if names, _ := r.ServedBy(workflow, version); len(names) > 0 || r.ServedElsewhere(ctx, workflow, version) {
+		return fmt.Errorf("%w: connected workers still serve %s@%s (%s): stop them first, or they register it again when they reconnect",
+			apierr.ErrFailedPrecondition, workflow, version, strings.Join(names, ", "))
 	}
 	if err := r.db.DeleteWorkflow(ctx, workflow, version, ""); err != nil && !errors.Is(err, persistence.ErrNotFound) {
 		return fmt.Errorf("deleting %s@%s: %w", workflow, version, err)
