@@ -122,75 +122,6 @@ func (e *Engine) Register(w Workflow) error {
 	return e.RegisterVersion(w, true)
 }
 
-// RegisterVersion is Register that makes the version current only if
-// current is set or it is the workflow's first: a worker may add a version
-// that new handlers start on only once an operator promotes it.
-func (e *Engine) RegisterVersion(w Workflow, current bool) error {
-	c, err := compile(w)
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	vs, ok := e.workflows[w.Name]
-	if !ok {
-		vs = &versions{byID: map[string]*compiled{}}
-		e.workflows[w.Name] = vs
-	}
-	id := c.def.Version
-	if _, ok := vs.byID[id]; ok {
-		return fmt.Errorf("%w: %q version %q", ErrWorkflowExists, w.Name, id)
-	}
-	vs.byID[id] = c
-	vs.order = append(vs.order, id)
-	if current || vs.current == "" {
-		vs.current = id
-	}
-	return nil
-}
-
-// Unregister drops a version of a workflow (the whole workflow with its
-// last version): handlers of it are not restored again
-// (VersionMissingError) unless it is registered again. The current version
-// is dropped only with the workflow's last. The caller makes sure that no
-// handler of it is in memory or waiting to be restored.
-func (e *Engine) Unregister(workflow, version string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	vs, ok := e.workflows[workflow]
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownWorkflow, workflow)
-	}
-	if _, ok := vs.byID[version]; !ok {
-		return fmt.Errorf("%w: %s@%s", ErrUnknownVersion, workflow, version)
-	}
-	if len(vs.order) == 1 {
-		delete(e.workflows, workflow)
-		return nil
-	}
-	if vs.current == version {
-		return fmt.Errorf("%w: %s@%s is the current version", ErrWorkflowExists, workflow, version)
-	}
-	delete(vs.byID, version)
-	vs.order = slices.DeleteFunc(vs.order, func(id string) bool { return id == version })
-	return nil
-}
-
-// SetCurrent makes version the one new handlers of workflow start on.
-func (e *Engine) SetCurrent(workflow, version string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	vs, ok := e.workflows[workflow]
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownWorkflow, workflow)
-	}
-	if _, ok := vs.byID[version]; !ok {
-		return fmt.Errorf("%w: %s@%s", ErrUnknownVersion, workflow, version)
-	}
-	vs.current = version
-	return nil
-}
-
 // Closing is closed when Close begins: from then on a step may return
 // ErrInterrupted to leave its run in progress.
 func (e *Engine) Closing() <-chan struct{} { return e.closing }
@@ -217,22 +148,6 @@ func (e *Engine) Workflow(name string) (Workflow, bool) {
 	return vs.byID[vs.current].def, true
 }
 
-// Versions returns the registered versions of the workflow of that name,
-// in the order registered (none for an unknown workflow), and which is
-// current.
-func (e *Engine) Versions(name string) (defs []Workflow, current string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	vs, ok := e.workflows[name]
-	if !ok {
-		return nil, ""
-	}
-	for _, id := range vs.order {
-		defs = append(defs, vs.byID[id].def)
-	}
-	return defs, vs.current
-}
-
 // Workflows returns the current version of each registered workflow,
 // sorted by name.
 func (e *Engine) Workflows() []Workflow {
@@ -244,40 +159,6 @@ func (e *Engine) Workflows() []Workflow {
 	}
 	slices.SortFunc(out, func(a, b Workflow) int { return cmp.Compare(a.Name, b.Name) })
 	return out
-}
-
-// lookup returns version of the workflow of that name ("": the current
-// one).
-func (e *Engine) lookup(name, version string) (*compiled, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	vs, ok := e.workflows[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownWorkflow, name)
-	}
-	if version == "" {
-		version = vs.current
-	}
-	c, ok := vs.byID[version]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s@%s", ErrUnknownVersion, name, version)
-	}
-	return c, nil
-}
-
-// lookupRestore returns the version a stored handler runs: the one it
-// started on, or for a checkpoint from before versions (version ""), the
-// version registered first, which is the one such handlers started on as
-// long as versions are registered oldest first.
-func (e *Engine) lookupRestore(name, version string) (*compiled, error) {
-	if version == "" {
-		e.mu.Lock()
-		if vs, ok := e.workflows[name]; ok && len(vs.order) > 0 {
-			version = vs.order[0]
-		}
-		e.mu.Unlock()
-	}
-	return e.lookup(name, version)
 }
 
 // StartOptions tune Start.
