@@ -19,6 +19,10 @@ func TestPolicy(t *testing.T) {
 		{"operator", "/wfd.v1.WorkflowService/NotYetWritten", false},
 		{"tasks", wfdv1connect.WorkflowServiceListTasksProcedure, true},
 		{"tasks", wfdv1connect.WorkflowServiceCancelHandlerProcedure, false},
+		{"operator", wfdv1connect.WorkflowServiceUpgradeHandlersProcedure, true},
+		{"operator", wfdv1connect.WorkflowServiceDeleteWorkflowVersionProcedure, true},
+		{"starter", wfdv1connect.WorkflowServiceSetCurrentVersionProcedure, false},
+		{"reader", wfdv1connect.WorkflowServiceUpgradeHandlersProcedure, false},
 	} {
 		if got := auth.Allowed(auth.Identity{Subject: "x", Roles: []string{tc.role}}, tc.procedure); got != tc.want {
 			t.Errorf("Allowed(%s, %s) = %v, want %v", tc.role, tc.procedure, got, tc.want)
