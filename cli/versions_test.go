@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -47,7 +48,7 @@ func TestWorkflowVersions(t *testing.T) {
 	}
 
 	// v2 registers while v1's handlers run, and becomes current.
-	runWorker(t, addr, "worker-v2", expenseVersion("v2"))
+	stopV2 := runWorker(t, addr, "worker-v2", expenseVersion("v2"))
 	eventually(t, "v2 is current", func() bool {
 		return regexp.MustCompile(`(?m)^` + wf + ` +v2 `).MatchString(ok(t, "workflows", "--addr", addr))
 	})
@@ -132,6 +133,12 @@ func TestWorkflowVersions(t *testing.T) {
 		ok(t, "send", id, "approve", "--addr", addr)
 		ok(t, "wait", id, "--addr", addr)
 	}
+	// Not while a worker serves it: it would register v2 again.
+	if r := wfd(t, "workflows", "delete-version", wf, "v2", "--addr", addr); r.code == 0 || !strings.Contains(r.stderr, "connected workers still serve "+wf+"@v2 (worker-v2)") {
+		t.Fatalf("delete-version v2 while worker-v2 serves it: exit %d, %s", r.code, r.stderr)
+	}
+	stopV2()
+	eventually(t, "worker-v2 gone", func() bool { return !strings.Contains(ok(t, "workers", "--addr", addr), "worker-v2") })
 	if out := ok(t, "workflows", "delete-version", wf, "v2", "--addr", addr); out != "deleted "+wf+"@v2\n" {
 		t.Fatalf("delete-version v2: %q", out)
 	}
@@ -178,7 +185,7 @@ func expenseVersion(version string) worker.Workflow {
 }
 
 // runWorker runs a Go step worker against addr until the test ends.
-func runWorker(t *testing.T, addr, name string, wf worker.Workflow) {
+func runWorker(t *testing.T, addr, name string, wf worker.Workflow) (stop func()) {
 	t.Helper()
 	c, err := client.Dial(addr)
 	if err != nil {
@@ -191,13 +198,18 @@ func runWorker(t *testing.T, addr, name string, wf worker.Workflow) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker %s: %v", name, err)
-		}
-		_ = c.Close()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("worker %s: %v", name, err)
+			}
+			_ = c.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // waitIdleCLI waits until `wfd get` shows the handler idle.
