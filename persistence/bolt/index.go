@@ -31,7 +31,7 @@ func entriesOf(h *persistence.Handler) []entry {
 		entry{bucketStatus, statusKey(byte(h.Status), order), []byte{}},
 		entry{bucketWorkflow, workflowKey(h.Workflow, order), []byte{}},
 		entry{bucketResidency, residencyKey(byte(h.Residency), order), []byte{}},
-		entry{bucketVersion, append(versionStatePrefix(h.Workflow, h.WorkflowVersion, byte(h.Status), byte(h.Residency)), order...), []byte{}},
+		entry{bucketVersion, versionStateKey(h.Workflow, h.WorkflowVersion, byte(h.Status), byte(h.Residency), order), []byte{}},
 	)
 	if !h.IdleSince.IsZero() {
 		es = append(es,

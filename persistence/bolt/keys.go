@@ -80,7 +80,18 @@ func versionPrefix(workflow, version string) []byte {
 // versionStatePrefix is workflow|0|version|0|status|0|residency|0: the
 // handlers of one version in one status and residency, in order.
 func versionStatePrefix(workflow, version string, status, residency byte) []byte {
-	return append(versionPrefix(workflow, version), status, 0, residency, 0)
+	return versionStateKey(workflow, version, status, residency, nil)
+}
+
+// versionStateKey is versionStatePrefix followed by order, in one
+// allocation (every write of a handler makes it, twice).
+func versionStateKey(workflow, version string, status, residency byte, order []byte) []byte {
+	k := make([]byte, 0, len(workflow)+len(version)+6+len(order))
+	k = append(k, workflow...)
+	k = append(k, 0)
+	k = append(k, version...)
+	k = append(k, 0, status, 0, residency, 0)
+	return append(k, order...)
 }
 
 // parseVersionKey splits the part of an idx_workflow_version key after
