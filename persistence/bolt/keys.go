@@ -67,16 +67,6 @@ func workflowKey(workflow string, order []byte) []byte {
 	return append(workflowPrefix(workflow), order...)
 }
 
-// versionPrefix is workflow|0|version|0, the prefix of a workflow
-// version's keys in idx_workflow_version.
-func versionPrefix(workflow, version string) []byte {
-	k := make([]byte, 0, len(workflow)+len(version)+2)
-	k = append(k, workflow...)
-	k = append(k, 0)
-	k = append(k, version...)
-	return append(k, 0)
-}
-
 // versionStatePrefix is workflow|0|version|0|status|0|residency|0: the
 // handlers of one version in one status and residency, in order.
 func versionStatePrefix(workflow, version string, status, residency byte) []byte {
