@@ -82,7 +82,7 @@ func (r *runner) quiescent() bool {
 // into one journal change, so a quick step's start and end (and the
 // acknowledgement of the call that started it) share one commit.
 func (r *runner) linger() bool {
-	d := r.h.e.opts.Linger
+	d := r.lingerFor()
 	if d <= 0 || r.journal == nil || r.exit != 0 || r.stopping || r.runningCount() == 0 {
 		return false
 	}
@@ -91,14 +91,36 @@ func (r *runner) linger() bool {
 	}
 	if r.lingerSince.IsZero() {
 		r.lingerSince = r.now
+		r.lingerUntil = time.Time{}
+	}
+	until := r.lingerSince.Add(d)
+	if !r.now.Before(until) {
+		return false
+	}
+	// (Re)armed for when the hold ends: it grows when a run of a step
+	// that lingers longer starts meanwhile.
+	if !until.Equal(r.lingerUntil) {
+		r.lingerUntil = until
 		if r.lingerTimer == nil {
 			// The timer only wakes the loop, which then flushes.
-			r.lingerTimer = time.AfterFunc(d, r.h.timerFired)
+			r.lingerTimer = time.AfterFunc(until.Sub(r.now), r.h.timerFired)
 		} else {
-			r.lingerTimer.Reset(d)
+			r.lingerTimer.Reset(until.Sub(r.now))
 		}
 	}
-	return r.now.Sub(r.lingerSince) < d
+	return true
+}
+
+// lingerFor is how long the batch may be held: Options.Linger, or the
+// longest Step.Linger of the steps with a run in progress.
+func (r *runner) lingerFor() time.Duration {
+	d := r.h.e.opts.Linger
+	for i := range r.s.steps {
+		if len(r.s.steps[i].running) > 0 {
+			d = max(d, r.wf.def.Steps[i].Linger)
+		}
+	}
+	return d
 }
 
 func (r *runner) stopLinger() {

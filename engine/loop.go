@@ -65,8 +65,10 @@ type runner struct {
 	dropped         []WaiterInfo
 	childrenChanged bool
 
-	// lingerSince is when the loop began holding back a batch (Linger).
+	// lingerSince is when the loop began holding back a batch (Linger),
+	// lingerUntil when the timer is armed to end the hold.
 	lingerSince time.Time
+	lingerUntil time.Time
 	lingerTimer *time.Timer
 
 	stopping bool

@@ -29,5 +29,13 @@ type Step struct {
 	// Timeout bounds one run; 0 means no limit. A run that times out fails
 	// its attempt.
 	Timeout time.Duration
-	Run     StepFunc
+	// Linger, if longer than the engine's Options.Linger, is how long a
+	// change of the handler waits while a run of this step is in progress
+	// before it is committed without the run's outcome. A run that ends
+	// within it shares one commit with what led to it (a start and the
+	// park it leads to, an answer and the completion). The server gives
+	// the steps that step workers run a longer one: their runs cross the
+	// network twice. It is not part of the definition's version.
+	Linger time.Duration
+	Run    StepFunc
 }

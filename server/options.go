@@ -26,6 +26,11 @@ const (
 	DroppedUpgrade = live.DroppedUpgrade
 )
 
+// DefaultWorkerLinger is Options.WorkerLinger's default: longer than a
+// worker's round trip under load on the development machine (docs/PERFORMANCE.md
+// "With a step worker").
+const DefaultWorkerLinger = 10 * time.Millisecond
+
 // Off, given to an Options field whose zero value takes a default, turns
 // off what that field bounds (each field says whether it can be): a zero
 // field is always its default, never "none". Any negative value does the
@@ -60,6 +65,11 @@ type Options struct {
 	// (engine.Options.Linger). 0 takes engine.DefaultLinger (2ms); Off
 	// disables it.
 	Linger time.Duration
+	// WorkerLinger is the Linger of the steps step workers run
+	// (flow.Step.Linger): their runs cross the network twice, so a start
+	// and the park it leads to share a commit only if the handler waits
+	// that long. 0 takes DefaultWorkerLinger; Off leaves them Linger's.
+	WorkerLinger time.Duration
 	// CompactIdleAbove: once more handlers than this are in memory, an
 	// idle handler keeps its events' data encoded while it waits
 	// (engine.Options.CompactIdleAbove): a few hundred bytes less per idle
@@ -188,6 +198,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	switch {
+	case o.WorkerLinger == 0:
+		o.WorkerLinger = DefaultWorkerLinger
+	case o.WorkerLinger < 0:
+		o.WorkerLinger = 0
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second

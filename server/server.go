@@ -102,7 +102,7 @@ func wire(opts Options) (*Server, error) {
 	}
 	wopts := workers.Options{Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
 		MaxMessageBytes: opts.MaxMessageBytes, WorkerGrants: opts.WorkerGrants, Draining: s.shutdown.draining,
-		DispatchSeconds: s.stats.Hist.Dispatch}
+		DispatchSeconds: s.stats.Hist.Dispatch, RunLinger: opts.WorkerLinger}
 	if s.replica != nil {
 		wopts.Replica = s.replica
 	}

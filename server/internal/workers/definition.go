@@ -51,6 +51,7 @@ func (r *Registry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, version s
 				Multiplier:     rp.GetMultiplier(),
 			},
 			Timeout: s.GetTimeout().AsDuration(),
+			Linger:  r.opts.RunLinger,
 			Run:     r.proxy(d.GetName(), version, s.GetName()),
 		})
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	DispatchSeconds prometheus.Histogram
 	// Replica is what replica mode gives the workers (nil: one process).
 	Replica Replica
+	// RunLinger is the Linger of the steps workers run (flow.Step.Linger;
+	// 0: the engine's).
+	RunLinger time.Duration
 }
 
 // Replica is what the workers need of replica mode.
