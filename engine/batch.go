@@ -82,11 +82,11 @@ func (r *runner) quiescent() bool {
 // into one journal change, so a quick step's start and end (and the
 // acknowledgement of the call that started it) share one commit.
 func (r *runner) linger() bool {
-	d := r.lingerFor()
-	if d <= 0 || r.journal == nil || r.exit != 0 || r.stopping || r.runningCount() == 0 {
+	if r.journal == nil || r.exit != 0 || r.stopping || len(r.records) == 0 && len(r.acks) == 0 && !r.created {
 		return false
 	}
-	if len(r.records) == 0 && len(r.acks) == 0 && !r.created {
+	d, running := r.lingerFor()
+	if d <= 0 || !running {
 		return false
 	}
 	if r.lingerSince.IsZero() {
@@ -111,16 +111,17 @@ func (r *runner) linger() bool {
 	return true
 }
 
-// lingerFor is how long the batch may be held: Options.Linger, or the
-// longest Step.Linger of the steps with a run in progress.
-func (r *runner) lingerFor() time.Duration {
-	d := r.h.e.opts.Linger
+// lingerFor is how long the batch may be held, and whether a run is in
+// progress (nothing to hold for otherwise): Options.Linger, or the longest
+// Step.Linger of the steps with a run in progress.
+func (r *runner) lingerFor() (d time.Duration, running bool) {
+	d = r.h.e.opts.Linger
 	for i := range r.s.steps {
 		if len(r.s.steps[i].running) > 0 {
-			d = max(d, r.wf.def.Steps[i].Linger)
+			d, running = max(d, r.wf.def.Steps[i].Linger), true
 		}
 	}
-	return d
+	return d, running
 }
 
 func (r *runner) stopLinger() {

@@ -141,6 +141,13 @@ func stepAccepts(c *compiled, name string) []string {
 	return slices.Sorted(slices.Values(c.def.Steps[i].Accepts))
 }
 
+// retarget makes p, a state checkUpgrade let move to version to, a state of
+// that version: steps the target lacks hold nothing, so they are left out.
+func retarget(p *statev1.HandlerState, to *compiled) {
+	p.WorkflowVersion = to.def.Version
+	p.Steps = slices.DeleteFunc(p.Steps, func(ps *statev1.StepState) bool { return !hasStep(to, ps.GetName()) })
+}
+
 // hasStep reports whether c has a step of that name.
 func hasStep(c *compiled, name string) bool {
 	return slices.ContainsFunc(c.def.Steps, func(s Step) bool { return s.Name == name })
@@ -208,8 +215,7 @@ func (e *Engine) restoreUpgraded(ctx context.Context, snap *statev1.HandlerState
 	}
 	was := snap.GetWorkflowVersion()
 	snap = proto.CloneOf(snap)
-	snap.WorkflowVersion = to
-	snap.Steps = slices.DeleteFunc(snap.Steps, func(ps *statev1.StepState) bool { return !hasStep(target, ps.GetName()) })
+	retarget(snap, target)
 	h, _, err := e.Restore(ctx, snap, RestoreOptions{})
 	if err != nil {
 		return nil, Info{}, err
@@ -249,9 +255,7 @@ func (r *runner) handleUpgrade(m msg) error {
 	if err := checkUpgrade(from, to, p); err != nil {
 		return err
 	}
-	p.WorkflowVersion = to.def.Version
-	// Steps the target lacks hold nothing (checkUpgrade): leave them out.
-	p.Steps = slices.DeleteFunc(p.Steps, func(ps *statev1.StepState) bool { return !hasStep(to, ps.GetName()) })
+	retarget(p, to)
 	ns, err := stateFromProto(to, p)
 	if err != nil {
 		return fmt.Errorf("%w: handler %s: %w", ErrUpgradeRefused, r.s.id, err)

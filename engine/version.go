@@ -198,12 +198,20 @@ func (e *Engine) lookup(name, version string) (*compiled, error) {
 // version registered first, which is the one such handlers started on as
 // long as versions are registered oldest first.
 func (e *Engine) lookupRestore(name, version string) (*compiled, error) {
-	if version == "" {
-		e.mu.Lock()
-		if vs, ok := e.workflows[name]; ok && len(vs.order) > 0 {
-			version = vs.order[0]
-		}
-		e.mu.Unlock()
+	return e.lookup(name, e.PinnedVersion(name, version))
+}
+
+// PinnedVersion is the version a stored handler that records version runs:
+// version, or for one from before versions (""), the workflow's version
+// registered first ("" if none is registered).
+func (e *Engine) PinnedVersion(name, version string) string {
+	if version != "" {
+		return version
 	}
-	return e.lookup(name, version)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if vs, ok := e.workflows[name]; ok && len(vs.order) > 0 {
+		return vs.order[0]
+	}
+	return ""
 }

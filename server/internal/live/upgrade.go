@@ -27,7 +27,7 @@ func (s *Runtime) Upgrade(ctx context.Context, id, workflow, from, to string, dr
 	if err != nil {
 		return judgeUpgrade(err)
 	}
-	switch pinned := s.pinned(snap.GetWorkflow(), snap.GetWorkflowVersion()); {
+	switch pinned := s.engine.PinnedVersion(snap.GetWorkflow(), snap.GetWorkflowVersion()); {
 	case snap.GetWorkflow() != workflow:
 		return wfdv1.UpgradeOutcome_UPGRADE_OUTCOME_REFUSED, fmt.Sprintf("it runs workflow %q, not %q", snap.GetWorkflow(), workflow), nil
 	case pinned != from:
@@ -77,19 +77,6 @@ func (s *Runtime) upgradeState(ctx context.Context, id string) (*statev1.Handler
 		return nil, fmt.Errorf("%w: its checkpoint cannot be read", engine.ErrUpgradeRefused)
 	}
 	return &st, nil
-}
-
-// pinned is the version a handler runs by its checkpoint: the one it
-// records, or for a checkpoint from before versions, the version
-// registered first (as the engine restores it).
-func (s *Runtime) pinned(workflow, version string) string {
-	if version != "" {
-		return version
-	}
-	if defs, _ := s.engine.Versions(workflow); len(defs) > 0 {
-		return defs[0].Version
-	}
-	return ""
 }
 
 // judgeUpgrade turns what stopped an upgrade of one handler into its

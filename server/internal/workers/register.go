@@ -35,13 +35,14 @@ type addedDef struct {
 // checkDef checks the definition a worker registers at position i, under
 // r.mu. A version registered already with the same definition comes back
 // without a workflow (w.Name ""), claimed for g; with another definition it
-// is ALREADY_EXISTS: versions are immutable.
+// is ALREADY_EXISTS: versions are immutable. Whether a new version becomes
+// current, register decides.
 func (r *Registry) checkDef(ctx context.Context, g registrant, i int, d *wfdv1.WorkflowDefinition) (addedDef, error) {
 	_, hash, err := encodeDefinition(d)
 	if err != nil {
 		return addedDef{}, fmt.Errorf("%w: %w", apierr.ErrInvalid, err)
 	}
-	a := addedDef{d: d, hash: hash, version: d.GetVersion(), current: d.GetMakeCurrent()}
+	a := addedDef{d: d, hash: hash, version: d.GetVersion()}
 	if a.version == "" {
 		a.version = hashVersion(hash)
 	} else if err := flow.CheckVersion(a.version); err != nil {
@@ -60,7 +61,6 @@ func (r *Registry) checkDef(ctx context.Context, g registrant, i int, d *wfdv1.W
 		if _, ok := r.eng.Workflow(name); ok {
 			return a, fmt.Errorf("%w: workflow %q is built into the server", apierr.ErrFailedPrecondition, name)
 		}
-		a.current = true // its first version
 	}
 	w, err := r.workflowFromDefinition(d, a.version)
 	if err == nil {
@@ -108,10 +108,11 @@ func (r *Registry) register(ctx context.Context, g registrant, defs []*wfdv1.Wor
 		if err != nil {
 			return nil, err
 		}
-		if _, known := r.defs[d.GetName()]; !known {
-			// A new workflow's first version is current; the others of
-			// the same registration are as they say.
-			a.current = !firstOf[d.GetName()] || d.GetMakeCurrent()
+		// A new workflow's first version is current; other new versions
+		// (of the same registration too) as they say.
+		_, known := r.defs[d.GetName()]
+		a.current = d.GetMakeCurrent() || !known && !firstOf[d.GetName()]
+		if !known {
 			firstOf[d.GetName()] = true
 		}
 		v := ref{workflow: d.GetName(), version: a.version}

@@ -233,10 +233,7 @@ func (r *Registry) WaitingFor(handlerID string) []*wfdv1.RunWaitingForWorker {
 // Serving says whether workers define the workflow, and how many
 // connected ones serve version ("": the current one).
 func (r *Registry) Serving(workflow, version string) (bool, int32) {
-	names, _ := r.ServedBy(workflow, version)
-	r.mu.Lock()
-	_, ok := r.defs[workflow]
-	r.mu.Unlock()
+	names, ok := r.ServedBy(workflow, version)
 	return ok, int32(len(names))
 }
 

@@ -209,7 +209,7 @@ func (r *Registry) RouteLoad(ctx context.Context, id, workflow, version string) 
 	if r.routeDB() == nil {
 		return nil
 	}
-	hash, ok := r.definition(ctx, workflow, r.pinned(workflow, version))
+	hash, ok := r.definition(ctx, workflow, r.eng.PinnedVersion(workflow, version))
 	if !ok {
 		return nil
 	}
@@ -229,19 +229,6 @@ func (r *Registry) ServedElsewhere(ctx context.Context, workflow, version string
 		return false
 	}
 	return r.routeFor(ctx, "", workflow, version, workflow) != nil
-}
-
-// pinned is the version a stored handler runs: version, or for one from
-// before versions (""), the workflow's first version here, as the engine
-// restores it.
-func (r *Registry) pinned(workflow, version string) string {
-	if version != "" {
-		return version
-	}
-	if defs, _ := r.eng.Versions(workflow); len(defs) > 0 {
-		return defs[0].Version
-	}
-	return ""
 }
 
 // handOverWaiting hands over the handlers here whose runs wait for a
