@@ -23,7 +23,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--min-body-rate N] [--idle-conn-timeout D] [--ping-timeout D] [--max-stream-memory-bytes N] [--max-stream-buffer-bytes N] [--stream-send-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE] [--peer-ca FILE] [--peer-server-name NAME]] [--peer-secret-file FILE] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--worker-grant WORKFLOW=WHO,...] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
+		args:    "[--addr HOST:PORT] [--console-addr HOST:PORT] [--data DIR] [--store URL [--replica-id ID [--advertise-addr HOST:PORT] [--lease-ttl D]]] [--idle-timeout D] [--max-idle-in-memory N] [--retention D] [--grace D] [--shutdown-delay D] [--gc-headroom-mib N [--gc-min-percent P]] [--max-LIMIT N] [--max-connections N] [--max-streams-per-connection N] [--read-body-timeout D] [--min-body-rate N] [--idle-conn-timeout D] [--ping-timeout D] [--max-stream-memory-bytes N] [--max-stream-buffer-bytes N] [--stream-send-timeout D] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-client-auth MODE] [--peer-ca FILE] [--peer-server-name NAME]] [--peer-secret-file FILE] [--log-level L] [--log-format text|json] [--auth-tokens FILE] [--auth-jwks FILE|URL] [--auth-jwt-issuer ISS] [--auth-jwt-audience AUD] [--worker-grant WORKFLOW=WHO,...] [--reflection[=BOOL]] [--allowed-hosts H,...] [--allowed-origins O,...] [--debug-allow-remote]",
 		summary: "run the server until interrupted",
 		detail:  serveDetail,
 		define: func(fs *flagSet) action {
@@ -134,9 +134,13 @@ child waits for its parent to finish. Published events are never deleted.
 
 The garbage collector may let the heap grow --gc-headroom-mib past the
 live heap between collections (GOGC set from the live heap after each
-collection, between 25 and 1000): rare collections while few handlers are
-in memory, a heap close to its live size when many are. 0, or GOGC in the
-environment, leaves Go's own policy.
+collection, between --gc-min-percent and 1000): rare collections while few
+handlers are in memory. Once the live heap is larger, the heap may grow
+--gc-min-percent (100, Go's default) past it, which keeps the collector's
+cost per operation the same however many handlers are in memory; a lower
+value keeps the heap closer to its live size for more collector CPU (25:
+four times the marking). 0, or GOGC in the environment, leaves Go's own
+policy; GOMEMLIMIT applies as usual.
 
 Limits keep any input from making the server allocate without bound. A
 payload (an input, event data, a result, a stored value, a task answer)
@@ -165,6 +169,7 @@ func (o *serveOptions) define(fs *flagSet) {
 	fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
 	fs.DurationVar(&o.retention, "retention", 0, "delete finished handlers, with their streams and tasks, this long after they finished (0: keep them forever)")
 	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
+	fs.IntVar(&o.gcMinPercent, "gc-min-percent", gcpolicy.DefaultMinPercent, "the least GOGC the garbage collector's tuner sets (how far past its live size a large heap may grow, in %)")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
 	fs.IntVar(&o.limits.MaxChildren, "max-children", engine.DefaultMaxChildren, "children one handler may start")
 	fs.IntVar(&o.limits.MaxQueuedEvents, "max-queued-events", engine.DefaultMaxQueuedEvents, "events one handler may hold for its steps; events one step run may send and write, and waits it may pass")
@@ -193,7 +198,7 @@ func (o *serveOptions) define(fs *flagSet) {
 	o.format = choice{value: "text", choices: []string{"text", "json"}}
 	fs.Var(&o.format, "log-format", "log `format`: text or json")
 	o.auth.define(fs)
-	fs.fromEnv("addr", "data", "store", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "debug-addr", "log-level", "log-format",
+	fs.fromEnv("addr", "data", "store", "grace", "shutdown-delay", "idle-timeout", "max-idle-in-memory", "retention", "gc-headroom-mib", "gc-min-percent", "debug-addr", "log-level", "log-format",
 		"max-children", "max-queued-events", "max-record-bytes", "max-store-bytes", "max-payload-depth", "max-payload-bytes",
 		"max-connections", "max-streams-per-connection", "read-body-timeout", "min-body-rate", "idle-conn-timeout", "ping-timeout", "replica-id", "advertise-addr", "lease-ttl",
 		"max-stream-memory-bytes", "max-stream-buffer-bytes", "stream-send-timeout")
@@ -232,6 +237,7 @@ type serveOptions struct {
 	debugAddr   string
 
 	gcHeadroomMiB int
+	gcMinPercent  int
 
 	limits engine.Limits
 
@@ -270,7 +276,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		return err
 	}
 	if o.gcHeadroomMiB > 0 {
-		gc := gcpolicy.Start(gcpolicy.Options{Headroom: uint64(o.gcHeadroomMiB) << 20, Logger: log})
+		gc := gcpolicy.Start(gcpolicy.Options{Headroom: uint64(o.gcHeadroomMiB) << 20, MinPercent: o.gcMinPercent, Logger: log})
 		defer gc.Stop()
 	}
 	// Authentication first: a bad token file or JWKS fails before the store opens.
@@ -343,6 +349,9 @@ func (o *serveOptions) validate() (conn server.Options, err error) {
 	}
 	if o.idleTimeout < 0 || o.maxIdle < 0 || o.gcHeadroomMiB < 0 || o.retention < 0 {
 		return conn, usageErrorf("--idle-timeout, --max-idle-in-memory, --gc-headroom-mib and --retention must not be negative")
+	}
+	if o.gcMinPercent < 1 || o.gcMinPercent > gcpolicy.DefaultMaxPercent {
+		return conn, usageErrorf("--gc-min-percent must be between 1 and %d", gcpolicy.DefaultMaxPercent)
 	}
 	for _, l := range []struct {
 		flag string

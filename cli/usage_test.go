@@ -63,6 +63,8 @@ func TestUsage(t *testing.T) {
 		{"events negative limit", []string{"events", "--limit", "-1"}, 2, "", "must not be negative"},
 		{"serve --help retention", []string{"serve", "--help"}, 0, "env WFD_RETENTION", ""},
 		{"negative retention", []string{"serve", "--retention", "-1s"}, 2, "", "--retention must not be negative"},
+		{"gc min percent zero", []string{"serve", "--gc-min-percent", "0"}, 2, "", "--gc-min-percent must be between 1 and 1000"},
+		{"gc min percent too high", []string{"serve", "--gc-min-percent", "1001"}, 2, "", "--gc-min-percent must be between 1 and 1000"},
 		{"stats with an argument", []string{"stats", "now"}, 2, "", "wrong number of arguments"},
 		{"help lists workers", []string{"help"}, 0, "list the connected step workers", ""},
 		{"workers with an argument", []string{"workers", "x"}, 2, "", "wrong number of arguments"},

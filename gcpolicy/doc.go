@@ -9,8 +9,11 @@
 // at 4,000 parks per second), while with 100,000 idle handlers in memory
 // the same rule doubles a 300 MB live heap. A Tuner re-computes GOGC after
 // every collection as Headroom / live heap, within [MinPercent,
-// MaxPercent]: small heaps collect rarely, large heaps keep close to their
-// live size.
+// MaxPercent]: small heaps collect rarely. MinPercent decides large heaps:
+// at Go's 100 (the default) the collector's cost per byte allocated stays
+// the same however large the live heap grows; below it the heap keeps
+// closer to its live size, and each collection, marking the whole live
+// heap, comes sooner.
 //
 // A process has one garbage collector, so the tuner belongs to the
 // program (wfd serve starts one), not to a library that the program

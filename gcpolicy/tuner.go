@@ -12,8 +12,13 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultHeadroom   = 32 << 20
-	DefaultMinPercent = 25
+	DefaultHeadroom = 32 << 20
+	// DefaultMinPercent is Go's own GOGC: past the live heap where the
+	// headroom is 100 %, the tuner leaves the heap to double, so the
+	// collector marks one byte per byte allocated however many handlers
+	// are in memory (at 25 % it marked four, and a park cost 1.5 times as
+	// much with 200,000 idle handlers in memory: docs/PERFORMANCE.md).
+	DefaultMinPercent = 100
 	DefaultMaxPercent = 1000
 )
 
@@ -32,8 +37,9 @@ type Options struct {
 	// MinPercent and MaxPercent bound the GOGC the tuner sets. MinPercent
 	// caps the collector's CPU cost at large heaps (each collection marks
 	// the whole live heap, so at GOGC=25 it marks four bytes for every
-	// byte allocated); MaxPercent bounds the collections' rarity at
-	// tiny heaps.
+	// byte allocated, at 100 one), at the price of memory (the heap may
+	// grow MinPercent % past its live size); MaxPercent bounds the
+	// collections' rarity at tiny heaps.
 	MinPercent, MaxPercent int
 	// Logger receives a debug record for each change of GOGC.
 	Logger *slog.Logger
