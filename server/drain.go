@@ -131,8 +131,13 @@ func (g drainGate) WrapStreamingHandler(next connect.StreamingHandlerFunc) conne
 }
 
 // finishesWork says whether a call serves a step run already in progress
-// (a worker's StepCall and FinishRun): the drain lets those through, so
-// that remote runs finish within the grace period as in-process ones do.
+// (a worker's StepCall, FinishRun and FinishRuns): the drain lets those
+// through, so that remote runs finish within the grace period as
+// in-process ones do.
 func finishesWork(procedure string) bool {
-	return procedure == wfdv1connect.WorkerServiceStepCallProcedure || procedure == wfdv1connect.WorkerServiceFinishRunProcedure
+	switch procedure {
+	case wfdv1connect.WorkerServiceStepCallProcedure, wfdv1connect.WorkerServiceFinishRunProcedure, wfdv1connect.WorkerServiceFinishRunsProcedure:
+		return true
+	}
+	return false
 }

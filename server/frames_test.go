@@ -190,6 +190,10 @@ func TestMalformedFramesInvalidArgument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	finishes, err := proto.Marshal(&wfdv1.FinishRunsRequest{Runs: []*wfdv1.FinishRunRequest{{RunId: "no-such-run"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Field 1 (a string) says 5 bytes follow; 1 does.
 	badProto := []byte{0x0a, 0x05, 'a'}
 	bodies := []struct {
@@ -212,6 +216,7 @@ func TestMalformedFramesInvalidArgument(t *testing.T) {
 		{wfdv1connect.WorkflowServiceGetHandlerProcedure, good, false},
 		{wfdv1connect.WorkflowServiceStreamEventsProcedure, goodStream, true},
 		{wfdv1connect.WorkerServiceFinishRunProcedure, finish, false}, // served with the run message limit
+		{wfdv1connect.WorkerServiceFinishRunsProcedure, finishes, false},
 	}
 	for _, p := range procs {
 		for _, protocol := range []string{"grpc", "grpcweb", "connect"} {

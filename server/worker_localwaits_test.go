@@ -37,8 +37,9 @@ func rawWorker(t *testing.T, ts *testServer, def *wfdv1.WorkflowDefinition) (wfd
 	return wc, id, next
 }
 
-func localWaitFor(pos uint32, typ string, resolved bool) *wfdv1.LocalWait {
-	return &wfdv1.LocalWait{Position: pos, Resolved: resolved, Kind: &wfdv1.LocalWait_WaitFor{WaitFor: &wfdv1.WaitFor{Type: typ}}}
+// localWaitFor is the first wait of a run (position 0), a WaitFor of typ.
+func localWaitFor(typ string, resolved bool) *wfdv1.LocalWait {
+	return &wfdv1.LocalWait{Position: 0, Resolved: resolved, Kind: &wfdv1.LocalWait_WaitFor{WaitFor: &wfdv1.WaitFor{Type: typ}}}
 }
 
 // TestWorkerProtocolLocalWaits: a worker parks a run on a wait it answers
@@ -60,7 +61,7 @@ func TestWorkerProtocolLocalWaits(t *testing.T) {
 		t.Fatalf("first dispatch %v: want local waits and nothing resolved", d)
 	}
 	if _, err := wc.FinishRun(ctxT(t), &wfdv1.FinishRunRequest{RunId: d.GetRunId(), WorkerId: workerID, Outcome: wfdv1.Outcome_OUTCOME_WAITING,
-		LocalWaits: []*wfdv1.LocalWait{localWaitFor(0, "go", false)},
+		LocalWaits: []*wfdv1.LocalWait{localWaitFor("go", false)},
 		Written:    []*wfdv1.Event{{Type: "asked", Data: st(t, map[string]any{})}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestWorkerProtocolLocalWaits(t *testing.T) {
 		t.Fatalf("second dispatch resolved %v, want wait 0 with the go event", r)
 	}
 	if _, err := wc.FinishRun(ctxT(t), &wfdv1.FinishRunRequest{RunId: d.GetRunId(), WorkerId: workerID, Outcome: wfdv1.Outcome_OUTCOME_OK,
-		LocalWaits: []*wfdv1.LocalWait{localWaitFor(0, "go", true)},
+		LocalWaits: []*wfdv1.LocalWait{localWaitFor("go", true)},
 		Sent:       []*wfdv1.Event{{Type: "stop", Data: st(t, map[string]any{"n": 7})}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestWorkerProtocolLocalWaitsDisagree(t *testing.T) {
 	}
 	d := next().GetDispatch()
 	_, err = wc.FinishRun(ctxT(t), &wfdv1.FinishRunRequest{RunId: d.GetRunId(), WorkerId: workerID, Outcome: wfdv1.Outcome_OUTCOME_OK,
-		LocalWaits: []*wfdv1.LocalWait{localWaitFor(0, "go", true)},
+		LocalWaits: []*wfdv1.LocalWait{localWaitFor("go", true)},
 		Sent:       []*wfdv1.Event{{Type: "stop", Data: st(t, map[string]any{})}}})
 	wantCode(t, err, connect.CodeFailedPrecondition, "starts over")
 	d2 := next().GetDispatch()

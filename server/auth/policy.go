@@ -45,6 +45,7 @@ var policy = map[string][]string{
 	wfdv1connect.WorkerServiceConnectProcedure:                 {RoleWorker},
 	wfdv1connect.WorkerServiceStepCallProcedure:                {RoleWorker},
 	wfdv1connect.WorkerServiceFinishRunProcedure:               {RoleWorker},
+	wfdv1connect.WorkerServiceFinishRunsProcedure:              {RoleWorker},
 }
 
 // anyCaller holds the methods every authenticated caller may call,

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
@@ -17,8 +16,10 @@ import (
 )
 
 // execute runs the user's step for d and reports its end with FinishRun,
-// unless the run was lost meanwhile (it is no longer this worker's).
-func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch) {
+// unless the run was lost meanwhile (it is no longer this worker's). ctx
+// is the run's; session is its connection's, which a batch of run ends
+// is sent with (finish.go).
+func (w *Worker) execute(ctx, session context.Context, workerID string, d *wfdv1.Dispatch) {
 	fin := &wfdv1.FinishRunRequest{RunId: d.GetRunId(), WorkerId: workerID}
 	code := w.codeFor(d)
 	var f StepFunc
@@ -27,7 +28,7 @@ func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch
 	}
 	if f == nil {
 		fin.Outcome, fin.ErrorMessage = wfdv1.Outcome_OUTCOME_ERROR, fmt.Sprintf("worker serves no step %q of workflow %s@%s", d.GetStep(), d.GetWorkflow(), d.GetWorkflowVersion())
-		w.finish(ctx, fin)
+		w.finish(ctx, session, fin)
 		return
 	}
 	rc := newRemoteContext(ctx, w.svc, workerID, d, code.emits[d.GetStep()])
@@ -55,7 +56,7 @@ func (w *Worker) execute(ctx context.Context, workerID string, d *wfdv1.Dispatch
 	default:
 		fin.Outcome, fin.ErrorMessage = wfdv1.Outcome_OUTCOME_ERROR, err.Error()
 	}
-	w.finish(ctx, fin)
+	w.finish(ctx, session, fin)
 }
 
 // call runs f, turning a panic into an error as the engine does.
@@ -84,28 +85,6 @@ var callOptions = []grpc.CallOption{grpc.MaxCallSendMsgSize(maxSendBytes), grpc.
 // tooLarge says whether a call failed because its message (or its
 // answer) was larger than a side takes: ResourceExhausted.
 func tooLarge(err error) bool { return status.Code(err) == codes.ResourceExhausted }
-
-// finish reports the run's end. A refusal means the run is no longer
-// this worker's: it was dispatched again or ended on the server. A
-// FinishRun too large for the server (its sends and writes over the
-// server's limits) is reported again without them, as the run's error:
-// the run fails as a step (retried by its policy) instead of staying
-// this worker's, unfinished, for ever.
-func (w *Worker) finish(ctx context.Context, fin *wfdv1.FinishRunRequest) {
-	_, err := w.svc.FinishRun(ctx, fin, callOptions...)
-	if tooLarge(err) {
-		w.log.Warn("worker: the server refused the run's end as too large; failing the run", "run", fin.GetRunId(), "err", err)
-		_, err = w.svc.FinishRun(ctx, &wfdv1.FinishRunRequest{RunId: fin.GetRunId(), WorkerId: fin.GetWorkerId(),
-			Outcome: wfdv1.Outcome_OUTCOME_ERROR, ErrorMessage: refusal("the run's end", proto.Size(fin), err)}, callOptions...)
-	}
-	switch {
-	case err == nil:
-	case status.Code(err) == codes.FailedPrecondition:
-		w.log.Info("worker: run no longer ours", "run", fin.GetRunId(), "err", err)
-	default:
-		w.log.Warn("worker: finishing run", "run", fin.GetRunId(), "err", err)
-	}
-}
 
 // isPermanent says whether a Connect error will not go away by
 // reconnecting (the server refused the registration).

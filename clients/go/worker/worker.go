@@ -95,6 +95,8 @@ type Worker struct {
 	mu    sync.Mutex
 	// cancels ends runs the server takes back, by run id.
 	cancels map[string]context.CancelFunc
+	// finishes batches the ends of runs that end together (finish.go).
+	finishes finisher
 }
 
 // New checks the workflows and returns a worker over conn (a client's
@@ -110,7 +112,7 @@ func New(conn grpc.ClientConnInterface, opts Options, workflows ...Workflow) (*W
 		opts.Backoff = 100 * time.Millisecond
 	}
 	w := &Worker{svc: wfdv1grpc.NewWorkerServiceClient(conn), opts: opts, log: opts.Logger,
-		req:   &wfdv1.ConnectRequest{Name: opts.Name, MaxRuns: int32(opts.MaxRuns)},
+		req:   &wfdv1.ConnectRequest{Name: opts.Name, MaxRuns: int32(opts.MaxRuns), DispatchBatches: true},
 		slots: make(chan struct{}, opts.MaxRuns), cancels: map[string]context.CancelFunc{}, versions: map[string]int{}}
 	for _, wf := range workflows {
 		def := wf.Definition
@@ -220,6 +222,10 @@ func (w *Worker) session(ctx context.Context, runs *sync.WaitGroup) (bool, error
 			w.log.Info("worker: connected", "worker", workerID, "versions", k.Connected.GetVersions())
 		case *wfdv1.ConnectResponse_Dispatch:
 			w.start(sctx, runs, workerID, k.Dispatch)
+		case *wfdv1.ConnectResponse_Dispatches:
+			for _, d := range k.Dispatches.GetDispatches() {
+				w.start(sctx, runs, workerID, d)
+			}
 		case *wfdv1.ConnectResponse_CancelRunId:
 			w.mu.Lock()
 			if c := w.cancels[k.CancelRunId]; c != nil {
@@ -257,6 +263,6 @@ func (w *Worker) start(ctx context.Context, runs *sync.WaitGroup, workerID strin
 		case <-rctx.Done():
 			return
 		}
-		w.execute(rctx, workerID, d)
+		w.execute(rctx, ctx, workerID, d)
 	})
 }

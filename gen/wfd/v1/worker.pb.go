@@ -367,10 +367,13 @@ type ConnectRequest struct {
 	// The worker's name, for operators (need not be unique).
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// How many step runs it executes at once (0: 1).
-	MaxRuns       int32                 `protobuf:"varint,2,opt,name=max_runs,json=maxRuns,proto3" json:"max_runs,omitempty"`
-	Workflows     []*WorkflowDefinition `protobuf:"bytes,3,rep,name=workflows,proto3" json:"workflows,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxRuns   int32                 `protobuf:"varint,2,opt,name=max_runs,json=maxRuns,proto3" json:"max_runs,omitempty"`
+	Workflows []*WorkflowDefinition `protobuf:"bytes,3,rep,name=workflows,proto3" json:"workflows,omitempty"`
+	// The worker takes ConnectResponse.dispatches: several runs in one
+	// message when they are dispatched together.
+	DispatchBatches bool `protobuf:"varint,4,opt,name=dispatch_batches,json=dispatchBatches,proto3" json:"dispatch_batches,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ConnectRequest) Reset() {
@@ -424,6 +427,13 @@ func (x *ConnectRequest) GetWorkflows() []*WorkflowDefinition {
 	return nil
 }
 
+func (x *ConnectRequest) GetDispatchBatches() bool {
+	if x != nil {
+		return x.DispatchBatches
+	}
+	return false
+}
+
 // ConnectResponse is one message of a worker's stream.
 type ConnectResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -433,6 +443,7 @@ type ConnectResponse struct {
 	//	*ConnectResponse_Dispatch
 	//	*ConnectResponse_CancelRunId
 	//	*ConnectResponse_Heartbeat
+	//	*ConnectResponse_Dispatches
 	Kind          isConnectResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -511,6 +522,15 @@ func (x *ConnectResponse) GetHeartbeat() *Heartbeat {
 	return nil
 }
 
+func (x *ConnectResponse) GetDispatches() *Dispatches {
+	if x != nil {
+		if x, ok := x.Kind.(*ConnectResponse_Dispatches); ok {
+			return x.Dispatches
+		}
+	}
+	return nil
+}
+
 type isConnectResponse_Kind interface {
 	isConnectResponse_Kind()
 }
@@ -534,6 +554,12 @@ type ConnectResponse_Heartbeat struct {
 	Heartbeat *Heartbeat `protobuf:"bytes,4,opt,name=heartbeat,proto3,oneof"`
 }
 
+type ConnectResponse_Dispatches struct {
+	// Runs dispatched together, in order (only to a worker that set
+	// ConnectRequest.dispatch_batches).
+	Dispatches *Dispatches `protobuf:"bytes,5,opt,name=dispatches,proto3,oneof"`
+}
+
 func (*ConnectResponse_Connected) isConnectResponse_Kind() {}
 
 func (*ConnectResponse_Dispatch) isConnectResponse_Kind() {}
@@ -541,6 +567,53 @@ func (*ConnectResponse_Dispatch) isConnectResponse_Kind() {}
 func (*ConnectResponse_CancelRunId) isConnectResponse_Kind() {}
 
 func (*ConnectResponse_Heartbeat) isConnectResponse_Kind() {}
+
+func (*ConnectResponse_Dispatches) isConnectResponse_Kind() {}
+
+// Dispatches is several Dispatch messages in one.
+type Dispatches struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dispatches    []*Dispatch            `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Dispatches) Reset() {
+	*x = Dispatches{}
+	mi := &file_wfd_v1_worker_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Dispatches) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Dispatches) ProtoMessage() {}
+
+func (x *Dispatches) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_worker_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Dispatches.ProtoReflect.Descriptor instead.
+func (*Dispatches) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Dispatches) GetDispatches() []*Dispatch {
+	if x != nil {
+		return x.Dispatches
+	}
+	return nil
+}
 
 // Connected acknowledges a connection.
 type Connected struct {
@@ -555,7 +628,7 @@ type Connected struct {
 
 func (x *Connected) Reset() {
 	*x = Connected{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[5]
+	mi := &file_wfd_v1_worker_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +640,7 @@ func (x *Connected) String() string {
 func (*Connected) ProtoMessage() {}
 
 func (x *Connected) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[5]
+	mi := &file_wfd_v1_worker_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +653,7 @@ func (x *Connected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connected.ProtoReflect.Descriptor instead.
 func (*Connected) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{5}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Connected) GetWorkerId() string {
@@ -631,7 +704,7 @@ type Dispatch struct {
 
 func (x *Dispatch) Reset() {
 	*x = Dispatch{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[6]
+	mi := &file_wfd_v1_worker_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +716,7 @@ func (x *Dispatch) String() string {
 func (*Dispatch) ProtoMessage() {}
 
 func (x *Dispatch) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[6]
+	mi := &file_wfd_v1_worker_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +729,7 @@ func (x *Dispatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dispatch.ProtoReflect.Descriptor instead.
 func (*Dispatch) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Dispatch) GetRunId() string {
@@ -742,7 +815,7 @@ type ResolvedWait struct {
 
 func (x *ResolvedWait) Reset() {
 	*x = ResolvedWait{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[7]
+	mi := &file_wfd_v1_worker_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -754,7 +827,7 @@ func (x *ResolvedWait) String() string {
 func (*ResolvedWait) ProtoMessage() {}
 
 func (x *ResolvedWait) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[7]
+	mi := &file_wfd_v1_worker_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -767,7 +840,7 @@ func (x *ResolvedWait) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolvedWait.ProtoReflect.Descriptor instead.
 func (*ResolvedWait) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResolvedWait) GetPosition() uint32 {
@@ -810,7 +883,7 @@ type LocalWait struct {
 
 func (x *LocalWait) Reset() {
 	*x = LocalWait{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[8]
+	mi := &file_wfd_v1_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +895,7 @@ func (x *LocalWait) String() string {
 func (*LocalWait) ProtoMessage() {}
 
 func (x *LocalWait) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[8]
+	mi := &file_wfd_v1_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +908,7 @@ func (x *LocalWait) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalWait.ProtoReflect.Descriptor instead.
 func (*LocalWait) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LocalWait) GetPosition() uint32 {
@@ -927,7 +1000,7 @@ type StepCallRequest struct {
 
 func (x *StepCallRequest) Reset() {
 	*x = StepCallRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[9]
+	mi := &file_wfd_v1_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1012,7 @@ func (x *StepCallRequest) String() string {
 func (*StepCallRequest) ProtoMessage() {}
 
 func (x *StepCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[9]
+	mi := &file_wfd_v1_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1025,7 @@ func (x *StepCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCallRequest.ProtoReflect.Descriptor instead.
 func (*StepCallRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StepCallRequest) GetRunId() string {
@@ -1171,7 +1244,7 @@ type WaitFor struct {
 
 func (x *WaitFor) Reset() {
 	*x = WaitFor{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[10]
+	mi := &file_wfd_v1_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1256,7 @@ func (x *WaitFor) String() string {
 func (*WaitFor) ProtoMessage() {}
 
 func (x *WaitFor) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[10]
+	mi := &file_wfd_v1_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1269,7 @@ func (x *WaitFor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitFor.ProtoReflect.Descriptor instead.
 func (*WaitFor) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WaitFor) GetType() string {
@@ -1231,7 +1304,7 @@ type SetValue struct {
 
 func (x *SetValue) Reset() {
 	*x = SetValue{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[11]
+	mi := &file_wfd_v1_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1316,7 @@ func (x *SetValue) String() string {
 func (*SetValue) ProtoMessage() {}
 
 func (x *SetValue) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[11]
+	mi := &file_wfd_v1_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1329,7 @@ func (x *SetValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetValue.ProtoReflect.Descriptor instead.
 func (*SetValue) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SetValue) GetKey() string {
@@ -1285,7 +1358,7 @@ type Collect struct {
 
 func (x *Collect) Reset() {
 	*x = Collect{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[12]
+	mi := &file_wfd_v1_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1370,7 @@ func (x *Collect) String() string {
 func (*Collect) ProtoMessage() {}
 
 func (x *Collect) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[12]
+	mi := &file_wfd_v1_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1383,7 @@ func (x *Collect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Collect.ProtoReflect.Descriptor instead.
 func (*Collect) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Collect) GetEvent() *Event {
@@ -1341,7 +1414,7 @@ type AskHuman struct {
 
 func (x *AskHuman) Reset() {
 	*x = AskHuman{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[13]
+	mi := &file_wfd_v1_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1353,7 +1426,7 @@ func (x *AskHuman) String() string {
 func (*AskHuman) ProtoMessage() {}
 
 func (x *AskHuman) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[13]
+	mi := &file_wfd_v1_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1366,7 +1439,7 @@ func (x *AskHuman) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskHuman.ProtoReflect.Descriptor instead.
 func (*AskHuman) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AskHuman) GetTitle() string {
@@ -1416,7 +1489,7 @@ type WaitForKey struct {
 
 func (x *WaitForKey) Reset() {
 	*x = WaitForKey{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[14]
+	mi := &file_wfd_v1_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1501,7 @@ func (x *WaitForKey) String() string {
 func (*WaitForKey) ProtoMessage() {}
 
 func (x *WaitForKey) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[14]
+	mi := &file_wfd_v1_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1514,7 @@ func (x *WaitForKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForKey.ProtoReflect.Descriptor instead.
 func (*WaitForKey) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WaitForKey) GetKey() string {
@@ -1476,7 +1549,7 @@ type StartChild struct {
 
 func (x *StartChild) Reset() {
 	*x = StartChild{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	mi := &file_wfd_v1_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1561,7 @@ func (x *StartChild) String() string {
 func (*StartChild) ProtoMessage() {}
 
 func (x *StartChild) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	mi := &file_wfd_v1_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1574,7 @@ func (x *StartChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartChild.ProtoReflect.Descriptor instead.
 func (*StartChild) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StartChild) GetWorkflow() string {
@@ -1529,7 +1602,7 @@ type WaitForChildren struct {
 
 func (x *WaitForChildren) Reset() {
 	*x = WaitForChildren{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[16]
+	mi := &file_wfd_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1541,7 +1614,7 @@ func (x *WaitForChildren) String() string {
 func (*WaitForChildren) ProtoMessage() {}
 
 func (x *WaitForChildren) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[16]
+	mi := &file_wfd_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1554,7 +1627,7 @@ func (x *WaitForChildren) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForChildren.ProtoReflect.Descriptor instead.
 func (*WaitForChildren) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WaitForChildren) GetHandlerIds() []string {
@@ -1598,7 +1671,7 @@ type StepCallResponse struct {
 
 func (x *StepCallResponse) Reset() {
 	*x = StepCallResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[17]
+	mi := &file_wfd_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +1683,7 @@ func (x *StepCallResponse) String() string {
 func (*StepCallResponse) ProtoMessage() {}
 
 func (x *StepCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[17]
+	mi := &file_wfd_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +1696,7 @@ func (x *StepCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCallResponse.ProtoReflect.Descriptor instead.
 func (*StepCallResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StepCallResponse) GetWaiting() bool {
@@ -1702,7 +1775,7 @@ type ChildrenState struct {
 
 func (x *ChildrenState) Reset() {
 	*x = ChildrenState{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[18]
+	mi := &file_wfd_v1_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1787,7 @@ func (x *ChildrenState) String() string {
 func (*ChildrenState) ProtoMessage() {}
 
 func (x *ChildrenState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[18]
+	mi := &file_wfd_v1_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1800,7 @@ func (x *ChildrenState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildrenState.ProtoReflect.Descriptor instead.
 func (*ChildrenState) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChildrenState) GetCompleted() []string {
@@ -1770,7 +1843,7 @@ type ChildResult struct {
 
 func (x *ChildResult) Reset() {
 	*x = ChildResult{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[19]
+	mi := &file_wfd_v1_worker_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1855,7 @@ func (x *ChildResult) String() string {
 func (*ChildResult) ProtoMessage() {}
 
 func (x *ChildResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[19]
+	mi := &file_wfd_v1_worker_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1868,7 @@ func (x *ChildResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildResult.ProtoReflect.Descriptor instead.
 func (*ChildResult) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ChildResult) GetStatus() HandlerStatus {
@@ -1839,7 +1912,7 @@ type FinishRunRequest struct {
 
 func (x *FinishRunRequest) Reset() {
 	*x = FinishRunRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[20]
+	mi := &file_wfd_v1_worker_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +1924,7 @@ func (x *FinishRunRequest) String() string {
 func (*FinishRunRequest) ProtoMessage() {}
 
 func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[20]
+	mi := &file_wfd_v1_worker_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +1937,7 @@ func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunRequest.ProtoReflect.Descriptor instead.
 func (*FinishRunRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{20}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FinishRunRequest) GetRunId() string {
@@ -1924,7 +1997,7 @@ type FinishRunResponse struct {
 
 func (x *FinishRunResponse) Reset() {
 	*x = FinishRunResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[21]
+	mi := &file_wfd_v1_worker_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2009,7 @@ func (x *FinishRunResponse) String() string {
 func (*FinishRunResponse) ProtoMessage() {}
 
 func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[21]
+	mi := &file_wfd_v1_worker_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2022,152 @@ func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunResponse.ProtoReflect.Descriptor instead.
 func (*FinishRunResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{21}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{22}
+}
+
+type FinishRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most 1024, each with the worker_id of this worker.
+	Runs          []*FinishRunRequest `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishRunsRequest) Reset() {
+	*x = FinishRunsRequest{}
+	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishRunsRequest) ProtoMessage() {}
+
+func (x *FinishRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishRunsRequest.ProtoReflect.Descriptor instead.
+func (*FinishRunsRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *FinishRunsRequest) GetRuns() []*FinishRunRequest {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+// FinishRunsResponse answers each run of the request, in its order.
+type FinishRunsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*FinishRunResult     `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishRunsResponse) Reset() {
+	*x = FinishRunsResponse{}
+	mi := &file_wfd_v1_worker_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishRunsResponse) ProtoMessage() {}
+
+func (x *FinishRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_worker_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishRunsResponse.ProtoReflect.Descriptor instead.
+func (*FinishRunsResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *FinishRunsResponse) GetResults() []*FinishRunResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// FinishRunResult is how FinishRun would have answered one run.
+type FinishRunResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The gRPC status code (0, OK: the run ended).
+	Code uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	// The error's message when code is not OK.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishRunResult) Reset() {
+	*x = FinishRunResult{}
+	mi := &file_wfd_v1_worker_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishRunResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishRunResult) ProtoMessage() {}
+
+func (x *FinishRunResult) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_worker_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishRunResult.ProtoReflect.Descriptor instead.
+func (*FinishRunResult) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *FinishRunResult) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *FinishRunResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
 }
 
 type ListWorkersRequest struct {
@@ -1960,7 +2178,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[22]
+	mi := &file_wfd_v1_worker_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1972,7 +2190,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[22]
+	mi := &file_wfd_v1_worker_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1985,7 +2203,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{22}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{26}
 }
 
 type ListWorkersResponse struct {
@@ -1997,7 +2215,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	mi := &file_wfd_v1_worker_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2227,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	mi := &file_wfd_v1_worker_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +2240,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{23}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -2049,7 +2267,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[24]
+	mi := &file_wfd_v1_worker_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2061,7 +2279,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[24]
+	mi := &file_wfd_v1_worker_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2074,7 +2292,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{24}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WorkerInfo) GetWorkerId() string {
@@ -2139,7 +2357,7 @@ type RunInfo struct {
 
 func (x *RunInfo) Reset() {
 	*x = RunInfo{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[25]
+	mi := &file_wfd_v1_worker_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2369,7 @@ func (x *RunInfo) String() string {
 func (*RunInfo) ProtoMessage() {}
 
 func (x *RunInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[25]
+	mi := &file_wfd_v1_worker_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2382,7 @@ func (x *RunInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunInfo.ProtoReflect.Descriptor instead.
 func (*RunInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{25}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RunInfo) GetRunId() string {
@@ -2225,17 +2443,26 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"maxBackoff\x12\x1e\n" +
 	"\n" +
 	"multiplier\x18\x04 \x01(\x01R\n" +
-	"multiplier\"y\n" +
+	"multiplier\"\xa4\x01\n" +
 	"\x0eConnectRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bmax_runs\x18\x02 \x01(\x05R\amaxRuns\x128\n" +
-	"\tworkflows\x18\x03 \x03(\v2\x1a.wfd.v1.WorkflowDefinitionR\tworkflows\"\xd5\x01\n" +
+	"\tworkflows\x18\x03 \x03(\v2\x1a.wfd.v1.WorkflowDefinitionR\tworkflows\x12)\n" +
+	"\x10dispatch_batches\x18\x04 \x01(\bR\x0fdispatchBatches\"\x8b\x02\n" +
 	"\x0fConnectResponse\x121\n" +
 	"\tconnected\x18\x01 \x01(\v2\x11.wfd.v1.ConnectedH\x00R\tconnected\x12.\n" +
 	"\bdispatch\x18\x02 \x01(\v2\x10.wfd.v1.DispatchH\x00R\bdispatch\x12$\n" +
 	"\rcancel_run_id\x18\x03 \x01(\tH\x00R\vcancelRunId\x121\n" +
-	"\theartbeat\x18\x04 \x01(\v2\x11.wfd.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
-	"\x04kind\"D\n" +
+	"\theartbeat\x18\x04 \x01(\v2\x11.wfd.v1.HeartbeatH\x00R\theartbeat\x124\n" +
+	"\n" +
+	"dispatches\x18\x05 \x01(\v2\x12.wfd.v1.DispatchesH\x00R\n" +
+	"dispatchesB\x06\n" +
+	"\x04kind\">\n" +
+	"\n" +
+	"Dispatches\x120\n" +
+	"\n" +
+	"dispatches\x18\x01 \x03(\v2\x10.wfd.v1.DispatchR\n" +
+	"dispatches\"D\n" +
 	"\tConnected\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
 	"\bversions\x18\x02 \x03(\tR\bversions\"\xe5\x02\n" +
@@ -2344,7 +2571,14 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\rerror_message\x18\x05 \x01(\tR\ferrorMessage\x122\n" +
 	"\vlocal_waits\x18\a \x03(\v2\x11.wfd.v1.LocalWaitR\n" +
 	"localWaits\"\x13\n" +
-	"\x11FinishRunResponse\"\x14\n" +
+	"\x11FinishRunResponse\"A\n" +
+	"\x11FinishRunsRequest\x12,\n" +
+	"\x04runs\x18\x01 \x03(\v2\x18.wfd.v1.FinishRunRequestR\x04runs\"G\n" +
+	"\x12FinishRunsResponse\x121\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.wfd.v1.FinishRunResultR\aresults\"?\n" +
+	"\x0fFinishRunResult\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x14\n" +
 	"\x12ListWorkersRequest\"C\n" +
 	"\x13ListWorkersResponse\x12,\n" +
 	"\aworkers\x18\x01 \x03(\v2\x12.wfd.v1.WorkerInfoR\aworkers\"\xf6\x01\n" +
@@ -2368,11 +2602,13 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"OUTCOME_OK\x10\x01\x12\x13\n" +
 	"\x0fOUTCOME_WAITING\x10\x02\x12\x11\n" +
-	"\rOUTCOME_ERROR\x10\x032\x9b\x02\n" +
+	"\rOUTCOME_ERROR\x10\x032\xe0\x02\n" +
 	"\rWorkerService\x12<\n" +
 	"\aConnect\x12\x16.wfd.v1.ConnectRequest\x1a\x17.wfd.v1.ConnectResponse0\x01\x12=\n" +
 	"\bStepCall\x12\x17.wfd.v1.StepCallRequest\x1a\x18.wfd.v1.StepCallResponse\x12@\n" +
-	"\tFinishRun\x12\x18.wfd.v1.FinishRunRequest\x1a\x19.wfd.v1.FinishRunResponse\x12K\n" +
+	"\tFinishRun\x12\x18.wfd.v1.FinishRunRequest\x1a\x19.wfd.v1.FinishRunResponse\x12C\n" +
+	"\n" +
+	"FinishRuns\x12\x19.wfd.v1.FinishRunsRequest\x1a\x1a.wfd.v1.FinishRunsResponse\x12K\n" +
 	"\vListWorkers\x12\x1a.wfd.v1.ListWorkersRequest\x1a\x1b.wfd.v1.ListWorkersResponse\"\x03\x90\x02\x01B)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
@@ -2388,7 +2624,7 @@ func file_wfd_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_wfd_v1_worker_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: wfd.v1.Outcome
 	(*WorkflowDefinition)(nil),    // 1: wfd.v1.WorkflowDefinition
@@ -2396,105 +2632,115 @@ var file_wfd_v1_worker_proto_goTypes = []any{
 	(*RetryPolicy)(nil),           // 3: wfd.v1.RetryPolicy
 	(*ConnectRequest)(nil),        // 4: wfd.v1.ConnectRequest
 	(*ConnectResponse)(nil),       // 5: wfd.v1.ConnectResponse
-	(*Connected)(nil),             // 6: wfd.v1.Connected
-	(*Dispatch)(nil),              // 7: wfd.v1.Dispatch
-	(*ResolvedWait)(nil),          // 8: wfd.v1.ResolvedWait
-	(*LocalWait)(nil),             // 9: wfd.v1.LocalWait
-	(*StepCallRequest)(nil),       // 10: wfd.v1.StepCallRequest
-	(*WaitFor)(nil),               // 11: wfd.v1.WaitFor
-	(*SetValue)(nil),              // 12: wfd.v1.SetValue
-	(*Collect)(nil),               // 13: wfd.v1.Collect
-	(*AskHuman)(nil),              // 14: wfd.v1.AskHuman
-	(*WaitForKey)(nil),            // 15: wfd.v1.WaitForKey
-	(*StartChild)(nil),            // 16: wfd.v1.StartChild
-	(*WaitForChildren)(nil),       // 17: wfd.v1.WaitForChildren
-	(*StepCallResponse)(nil),      // 18: wfd.v1.StepCallResponse
-	(*ChildrenState)(nil),         // 19: wfd.v1.ChildrenState
-	(*ChildResult)(nil),           // 20: wfd.v1.ChildResult
-	(*FinishRunRequest)(nil),      // 21: wfd.v1.FinishRunRequest
-	(*FinishRunResponse)(nil),     // 22: wfd.v1.FinishRunResponse
-	(*ListWorkersRequest)(nil),    // 23: wfd.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),   // 24: wfd.v1.ListWorkersResponse
-	(*WorkerInfo)(nil),            // 25: wfd.v1.WorkerInfo
-	(*RunInfo)(nil),               // 26: wfd.v1.RunInfo
-	nil,                           // 27: wfd.v1.ChildrenState.ResultsEntry
-	(*EventType)(nil),             // 28: wfd.v1.EventType
-	(*structpb.Struct)(nil),       // 29: google.protobuf.Struct
-	(*durationpb.Duration)(nil),   // 30: google.protobuf.Duration
-	(*Heartbeat)(nil),             // 31: wfd.v1.Heartbeat
-	(*Event)(nil),                 // 32: wfd.v1.Event
-	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 34: google.protobuf.Value
-	(HandlerStatus)(0),            // 35: wfd.v1.HandlerStatus
+	(*Dispatches)(nil),            // 6: wfd.v1.Dispatches
+	(*Connected)(nil),             // 7: wfd.v1.Connected
+	(*Dispatch)(nil),              // 8: wfd.v1.Dispatch
+	(*ResolvedWait)(nil),          // 9: wfd.v1.ResolvedWait
+	(*LocalWait)(nil),             // 10: wfd.v1.LocalWait
+	(*StepCallRequest)(nil),       // 11: wfd.v1.StepCallRequest
+	(*WaitFor)(nil),               // 12: wfd.v1.WaitFor
+	(*SetValue)(nil),              // 13: wfd.v1.SetValue
+	(*Collect)(nil),               // 14: wfd.v1.Collect
+	(*AskHuman)(nil),              // 15: wfd.v1.AskHuman
+	(*WaitForKey)(nil),            // 16: wfd.v1.WaitForKey
+	(*StartChild)(nil),            // 17: wfd.v1.StartChild
+	(*WaitForChildren)(nil),       // 18: wfd.v1.WaitForChildren
+	(*StepCallResponse)(nil),      // 19: wfd.v1.StepCallResponse
+	(*ChildrenState)(nil),         // 20: wfd.v1.ChildrenState
+	(*ChildResult)(nil),           // 21: wfd.v1.ChildResult
+	(*FinishRunRequest)(nil),      // 22: wfd.v1.FinishRunRequest
+	(*FinishRunResponse)(nil),     // 23: wfd.v1.FinishRunResponse
+	(*FinishRunsRequest)(nil),     // 24: wfd.v1.FinishRunsRequest
+	(*FinishRunsResponse)(nil),    // 25: wfd.v1.FinishRunsResponse
+	(*FinishRunResult)(nil),       // 26: wfd.v1.FinishRunResult
+	(*ListWorkersRequest)(nil),    // 27: wfd.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),   // 28: wfd.v1.ListWorkersResponse
+	(*WorkerInfo)(nil),            // 29: wfd.v1.WorkerInfo
+	(*RunInfo)(nil),               // 30: wfd.v1.RunInfo
+	nil,                           // 31: wfd.v1.ChildrenState.ResultsEntry
+	(*EventType)(nil),             // 32: wfd.v1.EventType
+	(*structpb.Struct)(nil),       // 33: google.protobuf.Struct
+	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
+	(*Heartbeat)(nil),             // 35: wfd.v1.Heartbeat
+	(*Event)(nil),                 // 36: wfd.v1.Event
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 38: google.protobuf.Value
+	(HandlerStatus)(0),            // 39: wfd.v1.HandlerStatus
 }
 var file_wfd_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: wfd.v1.WorkflowDefinition.steps:type_name -> wfd.v1.StepDefinition
-	28, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
-	29, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
-	30, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
+	32, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
+	33, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
+	34, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
 	3,  // 4: wfd.v1.StepDefinition.retry:type_name -> wfd.v1.RetryPolicy
-	30, // 5: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
-	30, // 6: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
-	30, // 7: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
+	34, // 5: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
+	34, // 6: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
+	34, // 7: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
 	1,  // 8: wfd.v1.ConnectRequest.workflows:type_name -> wfd.v1.WorkflowDefinition
-	6,  // 9: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
-	7,  // 10: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
-	31, // 11: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	32, // 12: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
-	33, // 13: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
-	8,  // 14: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
-	32, // 15: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
-	11, // 16: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
-	30, // 17: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
-	9,  // 18: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
-	11, // 19: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
-	30, // 20: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
-	12, // 21: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
-	13, // 22: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
-	12, // 23: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
-	14, // 24: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
-	15, // 25: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
-	16, // 26: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
-	17, // 27: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
-	29, // 28: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
-	30, // 29: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
-	34, // 30: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
-	32, // 31: wfd.v1.Collect.event:type_name -> wfd.v1.Event
-	29, // 32: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
-	30, // 33: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
-	33, // 34: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
-	30, // 35: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
-	29, // 36: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
-	30, // 37: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
-	32, // 38: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
-	34, // 39: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
-	32, // 40: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
-	19, // 41: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
-	27, // 42: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
-	35, // 43: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
-	29, // 44: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	32, // 45: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
-	32, // 46: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
-	0,  // 47: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
-	9,  // 48: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
-	25, // 49: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
-	26, // 50: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
-	33, // 51: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
-	33, // 52: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
-	20, // 53: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
-	4,  // 54: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
-	10, // 55: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
-	21, // 56: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
-	23, // 57: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
-	5,  // 58: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
-	18, // 59: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
-	22, // 60: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
-	24, // 61: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
-	58, // [58:62] is the sub-list for method output_type
-	54, // [54:58] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	7,  // 9: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
+	8,  // 10: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
+	35, // 11: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	6,  // 12: wfd.v1.ConnectResponse.dispatches:type_name -> wfd.v1.Dispatches
+	8,  // 13: wfd.v1.Dispatches.dispatches:type_name -> wfd.v1.Dispatch
+	36, // 14: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
+	37, // 15: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
+	9,  // 16: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
+	36, // 17: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
+	12, // 18: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
+	34, // 19: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
+	10, // 20: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
+	12, // 21: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
+	34, // 22: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
+	13, // 23: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
+	14, // 24: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
+	13, // 25: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
+	15, // 26: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
+	16, // 27: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
+	17, // 28: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
+	18, // 29: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
+	33, // 30: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
+	34, // 31: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
+	38, // 32: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
+	36, // 33: wfd.v1.Collect.event:type_name -> wfd.v1.Event
+	33, // 34: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
+	34, // 35: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
+	37, // 36: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
+	34, // 37: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
+	33, // 38: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
+	34, // 39: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
+	36, // 40: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
+	38, // 41: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
+	36, // 42: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
+	20, // 43: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
+	31, // 44: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
+	39, // 45: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
+	33, // 46: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	36, // 47: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
+	36, // 48: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
+	0,  // 49: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
+	10, // 50: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
+	22, // 51: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
+	26, // 52: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
+	29, // 53: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
+	30, // 54: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
+	37, // 55: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
+	37, // 56: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
+	21, // 57: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
+	4,  // 58: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
+	11, // 59: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
+	22, // 60: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
+	24, // 61: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
+	27, // 62: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
+	5,  // 63: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
+	19, // 64: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
+	23, // 65: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
+	25, // 66: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
+	28, // 67: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
+	63, // [63:68] is the sub-list for method output_type
+	58, // [58:63] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_worker_proto_init() }
@@ -2509,12 +2755,13 @@ func file_wfd_v1_worker_proto_init() {
 		(*ConnectResponse_Dispatch)(nil),
 		(*ConnectResponse_CancelRunId)(nil),
 		(*ConnectResponse_Heartbeat)(nil),
+		(*ConnectResponse_Dispatches)(nil),
 	}
-	file_wfd_v1_worker_proto_msgTypes[8].OneofWrappers = []any{
+	file_wfd_v1_worker_proto_msgTypes[9].OneofWrappers = []any{
 		(*LocalWait_WaitFor)(nil),
 		(*LocalWait_Sleep)(nil),
 	}
-	file_wfd_v1_worker_proto_msgTypes[9].OneofWrappers = []any{
+	file_wfd_v1_worker_proto_msgTypes[10].OneofWrappers = []any{
 		(*StepCallRequest_WaitFor)(nil),
 		(*StepCallRequest_Sleep)(nil),
 		(*StepCallRequest_Get)(nil),
@@ -2533,7 +2780,7 @@ func file_wfd_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_worker_proto_rawDesc), len(file_wfd_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -57,19 +57,37 @@ func errRunGone(id string) error {
 
 // ask hands c to the run's proxy and waits for its answer.
 func (run *remoteRun) ask(ctx context.Context, c *runCall) (runReply, error) {
-	c.reply = make(chan runReply, 1)
-	select {
-	case run.calls <- c:
-	case <-run.done:
-		return runReply{}, errRunGone(run.id)
-	case <-ctx.Done():
-		return runReply{}, ctx.Err()
+	if _, err := run.hand(ctx, c); err != nil {
+		return runReply{}, err
 	}
 	select {
 	case r := <-c.reply:
 		return r, nil
 	case <-ctx.Done():
 		return runReply{}, ctx.Err()
+	}
+}
+
+// hand gives c to the run's proxy without waiting for its answer (await).
+func (run *remoteRun) hand(ctx context.Context, c *runCall) (*runCall, error) {
+	c.reply = make(chan runReply, 1)
+	select {
+	case run.calls <- c:
+		return c, nil
+	case <-run.done:
+		return nil, errRunGone(run.id)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// await is the error of a FinishRun handed to its proxy.
+func (c *runCall) await(ctx context.Context) error {
+	select {
+	case r := <-c.reply:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -23,7 +23,9 @@ const (
 	runMessageSlack = 64 << 10
 )
 
-// runMessageBytes is the largest StepCall or FinishRun the server reads:
+// runMessageBytes is the largest StepCall, FinishRun or FinishRuns (for
+// all its runs together: a worker batches only runs that ended small) the
+// server reads:
 // what one step run may send and write in all (engine.Limits
 // MaxRunOutputBytes, 16 × MaxPayloadBytes), framing for each event and
 // local wait it may carry (MaxQueuedEvents of each), and room for the
@@ -38,12 +40,13 @@ func (r *Registry) runMessageBytes() int {
 	return int(min(max(n, int64(r.opts.MaxMessageBytes)), math.MaxUint32))
 }
 
-// Mount serves WorkerService on mux: its StepCall and
-// FinishRun, which carry a run's effects, with the read limit of
+// Mount serves WorkerService on mux: its StepCall, FinishRun and
+// FinishRuns, which carry runs' effects, with the read limit of
 // runMessageBytes, its other calls with opts' (MaxMessageBytes).
 func (r *Registry) Mount(mux *http.ServeMux, opts []connect.HandlerOption) {
 	mux.Handle(wfdv1connect.NewWorkerServiceHandler(&service{r: r}, opts...))
 	_, runs := wfdv1connect.NewWorkerServiceHandler(&service{r: r}, append(slices.Clip(opts), connect.WithReadMaxBytes(r.runMessageBytes()))...)
 	mux.Handle(wfdv1connect.WorkerServiceStepCallProcedure, runs)
 	mux.Handle(wfdv1connect.WorkerServiceFinishRunProcedure, runs)
+	mux.Handle(wfdv1connect.WorkerServiceFinishRunsProcedure, runs)
 }

@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
@@ -45,10 +46,16 @@ func (v *service) Connect(ctx context.Context, req *wfdv1.ConnectRequest, out *c
 	}
 	heartbeat := time.NewTicker(r.opts.Heartbeat)
 	defer heartbeat.Stop()
+	// held is a message taken from w.out while gathering a batch of
+	// dispatches, sent after it.
+	var held *wfdv1.ConnectResponse
 	for {
 		var m *wfdv1.ConnectResponse
 		select {
 		case m = <-w.out:
+			if req.GetDispatchBatches() {
+				m, held = gather(m, w.out)
+			}
 		case <-heartbeat.C:
 			m = &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Heartbeat{Heartbeat: &wfdv1.Heartbeat{}}}
 		case <-ctx.Done():
@@ -63,8 +70,48 @@ func (v *service) Connect(ctx context.Context, req *wfdv1.ConnectRequest, out *c
 		if err := out.Send(m); err != nil {
 			return err
 		}
+		if held != nil {
+			if err := out.Send(held); err != nil {
+				return err
+			}
+			held = nil
+		}
 		heartbeat.Reset(r.opts.Heartbeat)
 	}
+}
+
+// maxBatch bounds the runs in one Dispatches and one FinishRuns.
+const maxBatch = 1024
+
+// gather turns m, if it is a dispatch, and the dispatches queued behind
+// it into one Dispatches message: one stream message (and one write) for
+// runs dispatched together. A message other than a dispatch found in the
+// queue ends the batch and is returned as held, to be sent after it.
+func gather(m *wfdv1.ConnectResponse, queue <-chan *wfdv1.ConnectResponse) (batch, held *wfdv1.ConnectResponse) {
+	first, ok := m.GetKind().(*wfdv1.ConnectResponse_Dispatch)
+	if !ok {
+		return m, nil
+	}
+	var ds []*wfdv1.Dispatch
+gathering:
+	for len(ds) < maxBatch-1 {
+		select {
+		case next := <-queue:
+			d, ok := next.GetKind().(*wfdv1.ConnectResponse_Dispatch)
+			if !ok {
+				held = next
+				break gathering
+			}
+			ds = append(ds, d.Dispatch)
+		default:
+			break gathering
+		}
+	}
+	if len(ds) == 0 {
+		return m, held
+	}
+	ds = append([]*wfdv1.Dispatch{first.Dispatch}, ds...)
+	return &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Dispatches{Dispatches: &wfdv1.Dispatches{Dispatches: ds}}}, held
 }
 
 // StepCall executes one context operation of a run on its StepContext.
@@ -87,6 +134,46 @@ func (v *service) FinishRun(ctx context.Context, req *wfdv1.FinishRunRequest) (*
 		return nil, err
 	}
 	return &wfdv1.FinishRunResponse{}, nil
+}
+
+// FinishRuns ends several runs, each as FinishRun would. Every run is
+// handed to its proxy before any answer is awaited, so the runs' ends are
+// applied side by side, as separate FinishRun calls would be.
+func (v *service) FinishRuns(ctx context.Context, req *wfdv1.FinishRunsRequest) (*wfdv1.FinishRunsResponse, error) {
+	if n := len(req.GetRuns()); n > maxBatch {
+		return nil, fmt.Errorf("%w: runs: %d runs, at most %d in one call", apierr.ErrInvalid, n, maxBatch)
+	}
+	errs := make([]error, len(req.GetRuns()))
+	calls := make([]*runCall, len(req.GetRuns()))
+	for i, fin := range req.GetRuns() {
+		run, err := v.r.run(ctx, fin.GetRunId(), fin.GetWorkerId())
+		if err == nil {
+			calls[i], err = run.hand(ctx, &runCall{fin: fin})
+		}
+		errs[i] = err
+	}
+	resp := &wfdv1.FinishRunsResponse{Results: make([]*wfdv1.FinishRunResult, len(errs))}
+	for i, c := range calls {
+		if c != nil {
+			errs[i] = c.await(ctx)
+		}
+		res := &wfdv1.FinishRunResult{}
+		if err := apierr.ToConnect(errs[i]); err != nil {
+			apierr.Edge{Log: v.r.log}.Report(ctx, wfdv1connect.WorkerServiceFinishRunsProcedure, err)
+			res.Code, res.Message = uint32(connect.CodeOf(err)), connectMessage(err)
+		}
+		resp.Results[i] = res
+	}
+	return resp, nil
+}
+
+// connectMessage is a Connect error's message without its code.
+func connectMessage(err error) string {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce.Message()
+	}
+	return err.Error()
 }
 
 // ListWorkers lists the connected workers.

@@ -39,6 +39,9 @@ const (
 	WorkerServiceStepCallProcedure = "/wfd.v1.WorkerService/StepCall"
 	// WorkerServiceFinishRunProcedure is the fully-qualified name of the WorkerService's FinishRun RPC.
 	WorkerServiceFinishRunProcedure = "/wfd.v1.WorkerService/FinishRun"
+	// WorkerServiceFinishRunsProcedure is the fully-qualified name of the WorkerService's FinishRuns
+	// RPC.
+	WorkerServiceFinishRunsProcedure = "/wfd.v1.WorkerService/FinishRuns"
 	// WorkerServiceListWorkersProcedure is the fully-qualified name of the WorkerService's ListWorkers
 	// RPC.
 	WorkerServiceListWorkersProcedure = "/wfd.v1.WorkerService/ListWorkers"
@@ -54,6 +57,11 @@ type WorkerServiceClient interface {
 	StepCall(context.Context, *v1.StepCallRequest) (*v1.StepCallResponse, error)
 	// FinishRun ends a run: what it sent and wrote, and how it ended.
 	FinishRun(context.Context, *v1.FinishRunRequest) (*v1.FinishRunResponse, error)
+	// FinishRuns ends several runs of this worker in one call, each as
+	// FinishRun would: a worker whose runs end together sends one call
+	// instead of one each. Its read limit is FinishRun's, for all of them
+	// together.
+	FinishRuns(context.Context, *v1.FinishRunsRequest) (*v1.FinishRunsResponse, error)
 	// ListWorkers lists the connected workers, for operators.
 	ListWorkers(context.Context, *v1.ListWorkersRequest) (*v1.ListWorkersResponse, error)
 }
@@ -87,6 +95,12 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("FinishRun")),
 			connect.WithClientOptions(opts...),
 		),
+		finishRuns: connect.NewClient[v1.FinishRunsRequest, v1.FinishRunsResponse](
+			httpClient,
+			baseURL+WorkerServiceFinishRunsProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("FinishRuns")),
+			connect.WithClientOptions(opts...),
+		),
 		listWorkers: connect.NewClient[v1.ListWorkersRequest, v1.ListWorkersResponse](
 			httpClient,
 			baseURL+WorkerServiceListWorkersProcedure,
@@ -102,6 +116,7 @@ type workerServiceClient struct {
 	connect     *connect.Client[v1.ConnectRequest, v1.ConnectResponse]
 	stepCall    *connect.Client[v1.StepCallRequest, v1.StepCallResponse]
 	finishRun   *connect.Client[v1.FinishRunRequest, v1.FinishRunResponse]
+	finishRuns  *connect.Client[v1.FinishRunsRequest, v1.FinishRunsResponse]
 	listWorkers *connect.Client[v1.ListWorkersRequest, v1.ListWorkersResponse]
 }
 
@@ -128,6 +143,15 @@ func (c *workerServiceClient) FinishRun(ctx context.Context, req *v1.FinishRunRe
 	return nil, err
 }
 
+// FinishRuns calls wfd.v1.WorkerService.FinishRuns.
+func (c *workerServiceClient) FinishRuns(ctx context.Context, req *v1.FinishRunsRequest) (*v1.FinishRunsResponse, error) {
+	response, err := c.finishRuns.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ListWorkers calls wfd.v1.WorkerService.ListWorkers.
 func (c *workerServiceClient) ListWorkers(ctx context.Context, req *v1.ListWorkersRequest) (*v1.ListWorkersResponse, error) {
 	response, err := c.listWorkers.CallUnary(ctx, connect.NewRequest(req))
@@ -147,6 +171,11 @@ type WorkerServiceHandler interface {
 	StepCall(context.Context, *v1.StepCallRequest) (*v1.StepCallResponse, error)
 	// FinishRun ends a run: what it sent and wrote, and how it ended.
 	FinishRun(context.Context, *v1.FinishRunRequest) (*v1.FinishRunResponse, error)
+	// FinishRuns ends several runs of this worker in one call, each as
+	// FinishRun would: a worker whose runs end together sends one call
+	// instead of one each. Its read limit is FinishRun's, for all of them
+	// together.
+	FinishRuns(context.Context, *v1.FinishRunsRequest) (*v1.FinishRunsResponse, error)
 	// ListWorkers lists the connected workers, for operators.
 	ListWorkers(context.Context, *v1.ListWorkersRequest) (*v1.ListWorkersResponse, error)
 }
@@ -176,6 +205,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("FinishRun")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceFinishRunsHandler := connect.NewUnaryHandlerSimple(
+		WorkerServiceFinishRunsProcedure,
+		svc.FinishRuns,
+		connect.WithSchema(workerServiceMethods.ByName("FinishRuns")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workerServiceListWorkersHandler := connect.NewUnaryHandlerSimple(
 		WorkerServiceListWorkersProcedure,
 		svc.ListWorkers,
@@ -191,6 +226,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceStepCallHandler.ServeHTTP(w, r)
 		case WorkerServiceFinishRunProcedure:
 			workerServiceFinishRunHandler.ServeHTTP(w, r)
+		case WorkerServiceFinishRunsProcedure:
+			workerServiceFinishRunsHandler.ServeHTTP(w, r)
 		case WorkerServiceListWorkersProcedure:
 			workerServiceListWorkersHandler.ServeHTTP(w, r)
 		default:
@@ -212,6 +249,10 @@ func (UnimplementedWorkerServiceHandler) StepCall(context.Context, *v1.StepCallR
 
 func (UnimplementedWorkerServiceHandler) FinishRun(context.Context, *v1.FinishRunRequest) (*v1.FinishRunResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkerService.FinishRun is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) FinishRuns(context.Context, *v1.FinishRunsRequest) (*v1.FinishRunsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkerService.FinishRuns is not implemented"))
 }
 
 func (UnimplementedWorkerServiceHandler) ListWorkers(context.Context, *v1.ListWorkersRequest) (*v1.ListWorkersResponse, error) {

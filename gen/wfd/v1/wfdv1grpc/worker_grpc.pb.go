@@ -23,6 +23,7 @@ const (
 	WorkerService_Connect_FullMethodName     = "/wfd.v1.WorkerService/Connect"
 	WorkerService_StepCall_FullMethodName    = "/wfd.v1.WorkerService/StepCall"
 	WorkerService_FinishRun_FullMethodName   = "/wfd.v1.WorkerService/FinishRun"
+	WorkerService_FinishRuns_FullMethodName  = "/wfd.v1.WorkerService/FinishRuns"
 	WorkerService_ListWorkers_FullMethodName = "/wfd.v1.WorkerService/ListWorkers"
 )
 
@@ -45,6 +46,11 @@ type WorkerServiceClient interface {
 	StepCall(ctx context.Context, in *v1.StepCallRequest, opts ...grpc.CallOption) (*v1.StepCallResponse, error)
 	// FinishRun ends a run: what it sent and wrote, and how it ended.
 	FinishRun(ctx context.Context, in *v1.FinishRunRequest, opts ...grpc.CallOption) (*v1.FinishRunResponse, error)
+	// FinishRuns ends several runs of this worker in one call, each as
+	// FinishRun would: a worker whose runs end together sends one call
+	// instead of one each. Its read limit is FinishRun's, for all of them
+	// together.
+	FinishRuns(ctx context.Context, in *v1.FinishRunsRequest, opts ...grpc.CallOption) (*v1.FinishRunsResponse, error)
 	// ListWorkers lists the connected workers, for operators.
 	ListWorkers(ctx context.Context, in *v1.ListWorkersRequest, opts ...grpc.CallOption) (*v1.ListWorkersResponse, error)
 }
@@ -96,6 +102,16 @@ func (c *workerServiceClient) FinishRun(ctx context.Context, in *v1.FinishRunReq
 	return out, nil
 }
 
+func (c *workerServiceClient) FinishRuns(ctx context.Context, in *v1.FinishRunsRequest, opts ...grpc.CallOption) (*v1.FinishRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.FinishRunsResponse)
+	err := c.cc.Invoke(ctx, WorkerService_FinishRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workerServiceClient) ListWorkers(ctx context.Context, in *v1.ListWorkersRequest, opts ...grpc.CallOption) (*v1.ListWorkersResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(v1.ListWorkersResponse)
@@ -125,6 +141,11 @@ type WorkerServiceServer interface {
 	StepCall(context.Context, *v1.StepCallRequest) (*v1.StepCallResponse, error)
 	// FinishRun ends a run: what it sent and wrote, and how it ended.
 	FinishRun(context.Context, *v1.FinishRunRequest) (*v1.FinishRunResponse, error)
+	// FinishRuns ends several runs of this worker in one call, each as
+	// FinishRun would: a worker whose runs end together sends one call
+	// instead of one each. Its read limit is FinishRun's, for all of them
+	// together.
+	FinishRuns(context.Context, *v1.FinishRunsRequest) (*v1.FinishRunsResponse, error)
 	// ListWorkers lists the connected workers, for operators.
 	ListWorkers(context.Context, *v1.ListWorkersRequest) (*v1.ListWorkersResponse, error)
 	mustEmbedUnimplementedWorkerServiceServer()
@@ -145,6 +166,9 @@ func (UnimplementedWorkerServiceServer) StepCall(context.Context, *v1.StepCallRe
 }
 func (UnimplementedWorkerServiceServer) FinishRun(context.Context, *v1.FinishRunRequest) (*v1.FinishRunResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method FinishRun not implemented")
+}
+func (UnimplementedWorkerServiceServer) FinishRuns(context.Context, *v1.FinishRunsRequest) (*v1.FinishRunsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method FinishRuns not implemented")
 }
 func (UnimplementedWorkerServiceServer) ListWorkers(context.Context, *v1.ListWorkersRequest) (*v1.ListWorkersResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListWorkers not implemented")
@@ -217,6 +241,24 @@ func _WorkerService_FinishRun_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkerService_FinishRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.FinishRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServiceServer).FinishRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkerService_FinishRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServiceServer).FinishRuns(ctx, req.(*v1.FinishRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkerService_ListWorkers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(v1.ListWorkersRequest)
 	if err := dec(in); err != nil {
@@ -249,6 +291,10 @@ var WorkerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FinishRun",
 			Handler:    _WorkerService_FinishRun_Handler,
+		},
+		{
+			MethodName: "FinishRuns",
+			Handler:    _WorkerService_FinishRuns_Handler,
 		},
 		{
 			MethodName: "ListWorkers",

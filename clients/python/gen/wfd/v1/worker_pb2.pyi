@@ -76,26 +76,36 @@ class RetryPolicy(_message.Message):
     def __init__(self, max_attempts: _Optional[int] = ..., initial_backoff: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_backoff: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., multiplier: _Optional[float] = ...) -> None: ...
 
 class ConnectRequest(_message.Message):
-    __slots__ = ("name", "max_runs", "workflows")
+    __slots__ = ("name", "max_runs", "workflows", "dispatch_batches")
     NAME_FIELD_NUMBER: _ClassVar[int]
     MAX_RUNS_FIELD_NUMBER: _ClassVar[int]
     WORKFLOWS_FIELD_NUMBER: _ClassVar[int]
+    DISPATCH_BATCHES_FIELD_NUMBER: _ClassVar[int]
     name: str
     max_runs: int
     workflows: _containers.RepeatedCompositeFieldContainer[WorkflowDefinition]
-    def __init__(self, name: _Optional[str] = ..., max_runs: _Optional[int] = ..., workflows: _Optional[_Iterable[_Union[WorkflowDefinition, _Mapping]]] = ...) -> None: ...
+    dispatch_batches: bool
+    def __init__(self, name: _Optional[str] = ..., max_runs: _Optional[int] = ..., workflows: _Optional[_Iterable[_Union[WorkflowDefinition, _Mapping]]] = ..., dispatch_batches: _Optional[bool] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
-    __slots__ = ("connected", "dispatch", "cancel_run_id", "heartbeat")
+    __slots__ = ("connected", "dispatch", "cancel_run_id", "heartbeat", "dispatches")
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     DISPATCH_FIELD_NUMBER: _ClassVar[int]
     CANCEL_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
+    DISPATCHES_FIELD_NUMBER: _ClassVar[int]
     connected: Connected
     dispatch: Dispatch
     cancel_run_id: str
     heartbeat: _service_pb2.Heartbeat
-    def __init__(self, connected: _Optional[_Union[Connected, _Mapping]] = ..., dispatch: _Optional[_Union[Dispatch, _Mapping]] = ..., cancel_run_id: _Optional[str] = ..., heartbeat: _Optional[_Union[_service_pb2.Heartbeat, _Mapping]] = ...) -> None: ...
+    dispatches: Dispatches
+    def __init__(self, connected: _Optional[_Union[Connected, _Mapping]] = ..., dispatch: _Optional[_Union[Dispatch, _Mapping]] = ..., cancel_run_id: _Optional[str] = ..., heartbeat: _Optional[_Union[_service_pb2.Heartbeat, _Mapping]] = ..., dispatches: _Optional[_Union[Dispatches, _Mapping]] = ...) -> None: ...
+
+class Dispatches(_message.Message):
+    __slots__ = ("dispatches",)
+    DISPATCHES_FIELD_NUMBER: _ClassVar[int]
+    dispatches: _containers.RepeatedCompositeFieldContainer[Dispatch]
+    def __init__(self, dispatches: _Optional[_Iterable[_Union[Dispatch, _Mapping]]] = ...) -> None: ...
 
 class Connected(_message.Message):
     __slots__ = ("worker_id", "versions")
@@ -323,6 +333,26 @@ class FinishRunRequest(_message.Message):
 class FinishRunResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class FinishRunsRequest(_message.Message):
+    __slots__ = ("runs",)
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[FinishRunRequest]
+    def __init__(self, runs: _Optional[_Iterable[_Union[FinishRunRequest, _Mapping]]] = ...) -> None: ...
+
+class FinishRunsResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[FinishRunResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[FinishRunResult, _Mapping]]] = ...) -> None: ...
+
+class FinishRunResult(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ListWorkersRequest(_message.Message):
     __slots__ = ()

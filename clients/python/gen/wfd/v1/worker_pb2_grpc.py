@@ -55,6 +55,11 @@ class WorkerServiceStub:
                 request_serializer=wfd_dot_v1_dot_worker__pb2.FinishRunRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_worker__pb2.FinishRunResponse.FromString,
                 _registered_method=True)
+        self.FinishRuns = channel.unary_unary(
+                '/wfd.v1.WorkerService/FinishRuns',
+                request_serializer=wfd_dot_v1_dot_worker__pb2.FinishRunsRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_worker__pb2.FinishRunsResponse.FromString,
+                _registered_method=True)
         self.ListWorkers = channel.unary_unary(
                 '/wfd.v1.WorkerService/ListWorkers',
                 request_serializer=wfd_dot_v1_dot_worker__pb2.ListWorkersRequest.SerializeToString,
@@ -94,6 +99,16 @@ class WorkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FinishRuns(self, request, context):
+        """FinishRuns ends several runs of this worker in one call, each as
+        FinishRun would: a worker whose runs end together sends one call
+        instead of one each. Its read limit is FinishRun's, for all of them
+        together.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListWorkers(self, request, context):
         """ListWorkers lists the connected workers, for operators.
         """
@@ -118,6 +133,11 @@ def add_WorkerServiceServicer_to_server(servicer, server):
                     servicer.FinishRun,
                     request_deserializer=wfd_dot_v1_dot_worker__pb2.FinishRunRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_worker__pb2.FinishRunResponse.SerializeToString,
+            ),
+            'FinishRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.FinishRuns,
+                    request_deserializer=wfd_dot_v1_dot_worker__pb2.FinishRunsRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_worker__pb2.FinishRunsResponse.SerializeToString,
             ),
             'ListWorkers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListWorkers,
@@ -212,6 +232,33 @@ class WorkerService:
             '/wfd.v1.WorkerService/FinishRun',
             wfd_dot_v1_dot_worker__pb2.FinishRunRequest.SerializeToString,
             wfd_dot_v1_dot_worker__pb2.FinishRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FinishRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkerService/FinishRuns',
+            wfd_dot_v1_dot_worker__pb2.FinishRunsRequest.SerializeToString,
+            wfd_dot_v1_dot_worker__pb2.FinishRunsResponse.FromString,
             options,
             channel_credentials,
             insecure,

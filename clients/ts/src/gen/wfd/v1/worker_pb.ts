@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/worker.proto.
  */
 export const file_wfd_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChN3ZmQvdjEvd29ya2VyLnByb3RvEgZ3ZmQudjEipgIKEldvcmtmbG93RGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYud2ZkLnYxLlN0ZXBEZWZpbml0aW9uEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAQgAygJEiYKC2V2ZW50X3R5cGVzGAUgAygLMhEud2ZkLnYxLkV2ZW50VHlwZRItCgxpbnB1dF9zY2hlbWEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHdmVyc2lvbhgIIAEoCRIUCgxtYWtlX2N1cnJlbnQYCSABKAginwEKDlN0ZXBEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSDwoHYWNjZXB0cxgCIAMoCRINCgVlbWl0cxgDIAMoCRIPCgd3b3JrZXJzGAQgASgFEiIKBXJldHJ5GAUgASgLMhMud2ZkLnYxLlJldHJ5UG9saWN5EioKB3RpbWVvdXQYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24imwEKC1JldHJ5UG9saWN5EhQKDG1heF9hdHRlbXB0cxgBIAEoBRIyCg9pbml0aWFsX2JhY2tvZmYYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoLbWF4X2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEgoKbXVsdGlwbGllchgEIAEoASJfCg5Db25uZWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCG1heF9ydW5zGAIgASgFEi0KCXdvcmtmbG93cxgDIAMoCzIaLndmZC52MS5Xb3JrZmxvd0RlZmluaXRpb24iqAEKD0Nvbm5lY3RSZXNwb25zZRImCgljb25uZWN0ZWQYASABKAsyES53ZmQudjEuQ29ubmVjdGVkSAASJAoIZGlzcGF0Y2gYAiABKAsyEC53ZmQudjEuRGlzcGF0Y2hIABIXCg1jYW5jZWxfcnVuX2lkGAMgASgJSAASJgoJaGVhcnRiZWF0GAQgASgLMhEud2ZkLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiMAoJQ29ubmVjdGVkEhEKCXdvcmtlcl9pZBgBIAEoCRIQCgh2ZXJzaW9ucxgCIAMoCSKCAgoIRGlzcGF0Y2gSDgoGcnVuX2lkGAEgASgJEhIKCmhhbmRsZXJfaWQYAiABKAkSEAoId29ya2Zsb3cYAyABKAkSDAoEc3RlcBgEIAEoCRIcCgVpbnB1dBgFIAEoCzINLndmZC52MS5FdmVudBIPCgdhdHRlbXB0GAYgASgFEiwKCGRlYWRsaW5lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCghyZXNvbHZlZBgIIAMoCzIULndmZC52MS5SZXNvbHZlZFdhaXQSEwoLbG9jYWxfd2FpdHMYCSABKAgSGAoQd29ya2Zsb3dfdmVyc2lvbhgKIAEoCSJRCgxSZXNvbHZlZFdhaXQSEAoIcG9zaXRpb24YASABKA0SHAoFZXZlbnQYAiABKAsyDS53ZmQudjEuRXZlbnQSEQoJdGltZWRfb3V0GAMgASgIIogBCglMb2NhbFdhaXQSEAoIcG9zaXRpb24YASABKA0SIwoId2FpdF9mb3IYAiABKAsyDy53ZmQudjEuV2FpdEZvckgAEioKBXNsZWVwGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uSAASEAoIcmVzb2x2ZWQYBCABKAhCBgoEa2luZCKJBAoPU3RlcENhbGxSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYDSABKAkSCwoDc2VxGA4gASgEEiYKC2xvY2FsX3dhaXRzGA8gAygLMhEud2ZkLnYxLkxvY2FsV2FpdBIjCgh3YWl0X2ZvchgCIAEoCzIPLndmZC52MS5XYWl0Rm9ySAASKgoFc2xlZXAYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABINCgNnZXQYBCABKAlIABIfCgNzZXQYBSABKAsyEC53ZmQudjEuU2V0VmFsdWVIABIiCgdjb2xsZWN0GAYgASgLMg8ud2ZkLnYxLkNvbGxlY3RIABISCghvbmNlX2dldBgHIAEoCUgAEiQKCG9uY2VfcHV0GAggASgLMhAud2ZkLnYxLlNldFZhbHVlSAASJQoJYXNrX2h1bWFuGAkgASgLMhAud2ZkLnYxLkFza0h1bWFuSAASKgoMd2FpdF9mb3Jfa2V5GAogASgLMhIud2ZkLnYxLldhaXRGb3JLZXlIABIpCgtzdGFydF9jaGlsZBgLIAEoCzISLndmZC52MS5TdGFydENoaWxkSAASNAoRd2FpdF9mb3JfY2hpbGRyZW4YDCABKAsyFy53ZmQudjEuV2FpdEZvckNoaWxkcmVuSABCCwoJb3BlcmF0aW9uImsKB1dhaXRGb3ISDAoEdHlwZRgBIAEoCRImCgVtYXRjaBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI+CghTZXRWYWx1ZRILCgNrZXkYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiNgoHQ29sbGVjdBIcCgVldmVudBgBIAEoCzINLndmZC52MS5FdmVudBINCgV0eXBlcxgCIAMoCSKdAQoIQXNrSHVtYW4SDQoFdGl0bGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLgoNYW5zd2VyX3NjaGVtYRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBCABKAkSKwoIZGVhZGxpbmUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24icAoKV2FpdEZvcktleRILCgNrZXkYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKB3RpbWVvdXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iRgoKU3RhcnRDaGlsZBIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiUgoPV2FpdEZvckNoaWxkcmVuEhMKC2hhbmRsZXJfaWRzGAEgAygJEioKB3RpbWVvdXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24i8wEKEFN0ZXBDYWxsUmVzcG9uc2USDwoHd2FpdGluZxgBIAEoCBIRCgl0aW1lZF9vdXQYAiABKAgSHAoFZXZlbnQYAyABKAsyDS53ZmQudjEuRXZlbnQSJQoFdmFsdWUYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFZm91bmQYBSABKAgSHQoGZXZlbnRzGAYgAygLMg0ud2ZkLnYxLkV2ZW50EhAKCGNoaWxkX2lkGAcgASgJEicKCGNoaWxkcmVuGAggASgLMhUud2ZkLnYxLkNoaWxkcmVuU3RhdGUSDQoFZXJyb3IYCSABKAkivQEKDUNoaWxkcmVuU3RhdGUSEQoJY29tcGxldGVkGAEgAygJEg4KBmZhaWxlZBgCIAMoCRIPCgdwZW5kaW5nGAMgAygJEjMKB3Jlc3VsdHMYBCADKAsyIi53ZmQudjEuQ2hpbGRyZW5TdGF0ZS5SZXN1bHRzRW50cnkaQwoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRIiCgV2YWx1ZRgCIAEoCzITLndmZC52MS5DaGlsZFJlc3VsdDoCOAEibAoLQ2hpbGRSZXN1bHQSJQoGc3RhdHVzGAEgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgDIAEoCSLTAQoQRmluaXNoUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSEQoJd29ya2VyX2lkGAYgASgJEhsKBHNlbnQYAiADKAsyDS53ZmQudjEuRXZlbnQSHgoHd3JpdHRlbhgDIAMoCzINLndmZC52MS5FdmVudBIgCgdvdXRjb21lGAQgASgOMg8ud2ZkLnYxLk91dGNvbWUSFQoNZXJyb3JfbWVzc2FnZRgFIAEoCRImCgtsb2NhbF93YWl0cxgHIAMoCzIRLndmZC52MS5Mb2NhbFdhaXQiEwoRRmluaXNoUnVuUmVzcG9uc2UiFAoSTGlzdFdvcmtlcnNSZXF1ZXN0IjoKE0xpc3RXb3JrZXJzUmVzcG9uc2USIwoHd29ya2VycxgBIAMoCzISLndmZC52MS5Xb3JrZXJJbmZvIrUBCgpXb3JrZXJJbmZvEhEKCXdvcmtlcl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCXdvcmtmbG93cxgDIAMoCRIQCghtYXhfcnVucxgEIAEoBRIdCgRydW5zGAUgAygLMg8ud2ZkLnYxLlJ1bkluZm8SMAoMY29ubmVjdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCgh2ZXJzaW9ucxgHIAMoCSJmCgdSdW5JbmZvEg4KBnJ1bl9pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEgwKBHN0ZXAYAyABKAkSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKloKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg4KCk9VVENPTUVfT0sQARITCg9PVVRDT01FX1dBSVRJTkcQAhIRCg1PVVRDT01FX0VSUk9SEAMymwIKDVdvcmtlclNlcnZpY2USPAoHQ29ubmVjdBIWLndmZC52MS5Db25uZWN0UmVxdWVzdBoXLndmZC52MS5Db25uZWN0UmVzcG9uc2UwARI9CghTdGVwQ2FsbBIXLndmZC52MS5TdGVwQ2FsbFJlcXVlc3QaGC53ZmQudjEuU3RlcENhbGxSZXNwb25zZRJACglGaW5pc2hSdW4SGC53ZmQudjEuRmluaXNoUnVuUmVxdWVzdBoZLndmZC52MS5GaW5pc2hSdW5SZXNwb25zZRJLCgtMaXN0V29ya2VycxIaLndmZC52MS5MaXN0V29ya2Vyc1JlcXVlc3QaGy53ZmQudjEuTGlzdFdvcmtlcnNSZXNwb25zZSIDkAIBQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_service]);
+  fileDesc("ChN3ZmQvdjEvd29ya2VyLnByb3RvEgZ3ZmQudjEipgIKEldvcmtmbG93RGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYud2ZkLnYxLlN0ZXBEZWZpbml0aW9uEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAQgAygJEiYKC2V2ZW50X3R5cGVzGAUgAygLMhEud2ZkLnYxLkV2ZW50VHlwZRItCgxpbnB1dF9zY2hlbWEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHdmVyc2lvbhgIIAEoCRIUCgxtYWtlX2N1cnJlbnQYCSABKAginwEKDlN0ZXBEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSDwoHYWNjZXB0cxgCIAMoCRINCgVlbWl0cxgDIAMoCRIPCgd3b3JrZXJzGAQgASgFEiIKBXJldHJ5GAUgASgLMhMud2ZkLnYxLlJldHJ5UG9saWN5EioKB3RpbWVvdXQYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24imwEKC1JldHJ5UG9saWN5EhQKDG1heF9hdHRlbXB0cxgBIAEoBRIyCg9pbml0aWFsX2JhY2tvZmYYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoLbWF4X2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEgoKbXVsdGlwbGllchgEIAEoASJ5Cg5Db25uZWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCG1heF9ydW5zGAIgASgFEi0KCXdvcmtmbG93cxgDIAMoCzIaLndmZC52MS5Xb3JrZmxvd0RlZmluaXRpb24SGAoQZGlzcGF0Y2hfYmF0Y2hlcxgEIAEoCCLSAQoPQ29ubmVjdFJlc3BvbnNlEiYKCWNvbm5lY3RlZBgBIAEoCzIRLndmZC52MS5Db25uZWN0ZWRIABIkCghkaXNwYXRjaBgCIAEoCzIQLndmZC52MS5EaXNwYXRjaEgAEhcKDWNhbmNlbF9ydW5faWQYAyABKAlIABImCgloZWFydGJlYXQYBCABKAsyES53ZmQudjEuSGVhcnRiZWF0SAASKAoKZGlzcGF0Y2hlcxgFIAEoCzISLndmZC52MS5EaXNwYXRjaGVzSABCBgoEa2luZCIyCgpEaXNwYXRjaGVzEiQKCmRpc3BhdGNoZXMYASADKAsyEC53ZmQudjEuRGlzcGF0Y2giMAoJQ29ubmVjdGVkEhEKCXdvcmtlcl9pZBgBIAEoCRIQCgh2ZXJzaW9ucxgCIAMoCSKCAgoIRGlzcGF0Y2gSDgoGcnVuX2lkGAEgASgJEhIKCmhhbmRsZXJfaWQYAiABKAkSEAoId29ya2Zsb3cYAyABKAkSDAoEc3RlcBgEIAEoCRIcCgVpbnB1dBgFIAEoCzINLndmZC52MS5FdmVudBIPCgdhdHRlbXB0GAYgASgFEiwKCGRlYWRsaW5lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCghyZXNvbHZlZBgIIAMoCzIULndmZC52MS5SZXNvbHZlZFdhaXQSEwoLbG9jYWxfd2FpdHMYCSABKAgSGAoQd29ya2Zsb3dfdmVyc2lvbhgKIAEoCSJRCgxSZXNvbHZlZFdhaXQSEAoIcG9zaXRpb24YASABKA0SHAoFZXZlbnQYAiABKAsyDS53ZmQudjEuRXZlbnQSEQoJdGltZWRfb3V0GAMgASgIIogBCglMb2NhbFdhaXQSEAoIcG9zaXRpb24YASABKA0SIwoId2FpdF9mb3IYAiABKAsyDy53ZmQudjEuV2FpdEZvckgAEioKBXNsZWVwGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uSAASEAoIcmVzb2x2ZWQYBCABKAhCBgoEa2luZCKJBAoPU3RlcENhbGxSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYDSABKAkSCwoDc2VxGA4gASgEEiYKC2xvY2FsX3dhaXRzGA8gAygLMhEud2ZkLnYxLkxvY2FsV2FpdBIjCgh3YWl0X2ZvchgCIAEoCzIPLndmZC52MS5XYWl0Rm9ySAASKgoFc2xlZXAYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABINCgNnZXQYBCABKAlIABIfCgNzZXQYBSABKAsyEC53ZmQudjEuU2V0VmFsdWVIABIiCgdjb2xsZWN0GAYgASgLMg8ud2ZkLnYxLkNvbGxlY3RIABISCghvbmNlX2dldBgHIAEoCUgAEiQKCG9uY2VfcHV0GAggASgLMhAud2ZkLnYxLlNldFZhbHVlSAASJQoJYXNrX2h1bWFuGAkgASgLMhAud2ZkLnYxLkFza0h1bWFuSAASKgoMd2FpdF9mb3Jfa2V5GAogASgLMhIud2ZkLnYxLldhaXRGb3JLZXlIABIpCgtzdGFydF9jaGlsZBgLIAEoCzISLndmZC52MS5TdGFydENoaWxkSAASNAoRd2FpdF9mb3JfY2hpbGRyZW4YDCABKAsyFy53ZmQudjEuV2FpdEZvckNoaWxkcmVuSABCCwoJb3BlcmF0aW9uImsKB1dhaXRGb3ISDAoEdHlwZRgBIAEoCRImCgVtYXRjaBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI+CghTZXRWYWx1ZRILCgNrZXkYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiNgoHQ29sbGVjdBIcCgVldmVudBgBIAEoCzINLndmZC52MS5FdmVudBINCgV0eXBlcxgCIAMoCSKdAQoIQXNrSHVtYW4SDQoFdGl0bGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLgoNYW5zd2VyX3NjaGVtYRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBCABKAkSKwoIZGVhZGxpbmUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24icAoKV2FpdEZvcktleRILCgNrZXkYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKB3RpbWVvdXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iRgoKU3RhcnRDaGlsZBIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiUgoPV2FpdEZvckNoaWxkcmVuEhMKC2hhbmRsZXJfaWRzGAEgAygJEioKB3RpbWVvdXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24i8wEKEFN0ZXBDYWxsUmVzcG9uc2USDwoHd2FpdGluZxgBIAEoCBIRCgl0aW1lZF9vdXQYAiABKAgSHAoFZXZlbnQYAyABKAsyDS53ZmQudjEuRXZlbnQSJQoFdmFsdWUYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFZm91bmQYBSABKAgSHQoGZXZlbnRzGAYgAygLMg0ud2ZkLnYxLkV2ZW50EhAKCGNoaWxkX2lkGAcgASgJEicKCGNoaWxkcmVuGAggASgLMhUud2ZkLnYxLkNoaWxkcmVuU3RhdGUSDQoFZXJyb3IYCSABKAkivQEKDUNoaWxkcmVuU3RhdGUSEQoJY29tcGxldGVkGAEgAygJEg4KBmZhaWxlZBgCIAMoCRIPCgdwZW5kaW5nGAMgAygJEjMKB3Jlc3VsdHMYBCADKAsyIi53ZmQudjEuQ2hpbGRyZW5TdGF0ZS5SZXN1bHRzRW50cnkaQwoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRIiCgV2YWx1ZRgCIAEoCzITLndmZC52MS5DaGlsZFJlc3VsdDoCOAEibAoLQ2hpbGRSZXN1bHQSJQoGc3RhdHVzGAEgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgDIAEoCSLTAQoQRmluaXNoUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSEQoJd29ya2VyX2lkGAYgASgJEhsKBHNlbnQYAiADKAsyDS53ZmQudjEuRXZlbnQSHgoHd3JpdHRlbhgDIAMoCzINLndmZC52MS5FdmVudBIgCgdvdXRjb21lGAQgASgOMg8ud2ZkLnYxLk91dGNvbWUSFQoNZXJyb3JfbWVzc2FnZRgFIAEoCRImCgtsb2NhbF93YWl0cxgHIAMoCzIRLndmZC52MS5Mb2NhbFdhaXQiEwoRRmluaXNoUnVuUmVzcG9uc2UiOwoRRmluaXNoUnVuc1JlcXVlc3QSJgoEcnVucxgBIAMoCzIYLndmZC52MS5GaW5pc2hSdW5SZXF1ZXN0Ij4KEkZpbmlzaFJ1bnNSZXNwb25zZRIoCgdyZXN1bHRzGAEgAygLMhcud2ZkLnYxLkZpbmlzaFJ1blJlc3VsdCIwCg9GaW5pc2hSdW5SZXN1bHQSDAoEY29kZRgBIAEoDRIPCgdtZXNzYWdlGAIgASgJIhQKEkxpc3RXb3JrZXJzUmVxdWVzdCI6ChNMaXN0V29ya2Vyc1Jlc3BvbnNlEiMKB3dvcmtlcnMYASADKAsyEi53ZmQudjEuV29ya2VySW5mbyK1AQoKV29ya2VySW5mbxIRCgl3b3JrZXJfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCgl3b3JrZmxvd3MYAyADKAkSEAoIbWF4X3J1bnMYBCABKAUSHQoEcnVucxgFIAMoCzIPLndmZC52MS5SdW5JbmZvEjAKDGNvbm5lY3RlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIdmVyc2lvbnMYByADKAkiZgoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIMCgRzdGVwGAMgASgJEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpaCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESEwoPT1VUQ09NRV9XQUlUSU5HEAISEQoNT1VUQ09NRV9FUlJPUhADMuACCg1Xb3JrZXJTZXJ2aWNlEjwKB0Nvbm5lY3QSFi53ZmQudjEuQ29ubmVjdFJlcXVlc3QaFy53ZmQudjEuQ29ubmVjdFJlc3BvbnNlMAESPQoIU3RlcENhbGwSFy53ZmQudjEuU3RlcENhbGxSZXF1ZXN0Ghgud2ZkLnYxLlN0ZXBDYWxsUmVzcG9uc2USQAoJRmluaXNoUnVuEhgud2ZkLnYxLkZpbmlzaFJ1blJlcXVlc3QaGS53ZmQudjEuRmluaXNoUnVuUmVzcG9uc2USQwoKRmluaXNoUnVucxIZLndmZC52MS5GaW5pc2hSdW5zUmVxdWVzdBoaLndmZC52MS5GaW5pc2hSdW5zUmVzcG9uc2USSwoLTGlzdFdvcmtlcnMSGi53ZmQudjEuTGlzdFdvcmtlcnNSZXF1ZXN0Ghsud2ZkLnYxLkxpc3RXb3JrZXJzUmVzcG9uc2UiA5ACAUIpWidnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvdjE7d2ZkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_service]);
 
 /**
  * WorkflowDefinition is a workflow served by a worker; it maps 1:1 onto the
@@ -205,6 +205,14 @@ export type ConnectRequest = Message<"wfd.v1.ConnectRequest"> & {
    * @generated from field: repeated wfd.v1.WorkflowDefinition workflows = 3;
    */
   workflows: WorkflowDefinition[];
+
+  /**
+   * The worker takes ConnectResponse.dispatches: several runs in one
+   * message when they are dispatched together.
+   *
+   * @generated from field: bool dispatch_batches = 4;
+   */
+  dispatchBatches: boolean;
 };
 
 /**
@@ -252,6 +260,15 @@ export type ConnectResponse = Message<"wfd.v1.ConnectResponse"> & {
      */
     value: Heartbeat;
     case: "heartbeat";
+  } | {
+    /**
+     * Runs dispatched together, in order (only to a worker that set
+     * ConnectRequest.dispatch_batches).
+     *
+     * @generated from field: wfd.v1.Dispatches dispatches = 5;
+     */
+    value: Dispatches;
+    case: "dispatches";
   } | { case: undefined; value?: undefined };
 };
 
@@ -261,6 +278,25 @@ export type ConnectResponse = Message<"wfd.v1.ConnectResponse"> & {
  */
 export const ConnectResponseSchema: GenMessage<ConnectResponse> = /*@__PURE__*/
   messageDesc(file_wfd_v1_worker, 4);
+
+/**
+ * Dispatches is several Dispatch messages in one.
+ *
+ * @generated from message wfd.v1.Dispatches
+ */
+export type Dispatches = Message<"wfd.v1.Dispatches"> & {
+  /**
+   * @generated from field: repeated wfd.v1.Dispatch dispatches = 1;
+   */
+  dispatches: Dispatch[];
+};
+
+/**
+ * Describes the message wfd.v1.Dispatches.
+ * Use `create(DispatchesSchema)` to create a new message.
+ */
+export const DispatchesSchema: GenMessage<Dispatches> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_worker, 5);
 
 /**
  * Connected acknowledges a connection.
@@ -287,7 +323,7 @@ export type Connected = Message<"wfd.v1.Connected"> & {
  * Use `create(ConnectedSchema)` to create a new message.
  */
 export const ConnectedSchema: GenMessage<Connected> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 5);
+  messageDesc(file_wfd_v1_worker, 6);
 
 /**
  * Dispatch hands the worker one run of a step.
@@ -373,7 +409,7 @@ export type Dispatch = Message<"wfd.v1.Dispatch"> & {
  * Use `create(DispatchSchema)` to create a new message.
  */
 export const DispatchSchema: GenMessage<Dispatch> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 6);
+  messageDesc(file_wfd_v1_worker, 7);
 
 /**
  * ResolvedWait is the result of a wait an earlier run resolved.
@@ -404,7 +440,7 @@ export type ResolvedWait = Message<"wfd.v1.ResolvedWait"> & {
  * Use `create(ResolvedWaitSchema)` to create a new message.
  */
 export const ResolvedWaitSchema: GenMessage<ResolvedWait> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 7);
+  messageDesc(file_wfd_v1_worker, 8);
 
 /**
  * LocalWait is a WaitFor or Sleep the worker answered itself (see
@@ -449,7 +485,7 @@ export type LocalWait = Message<"wfd.v1.LocalWait"> & {
  * Use `create(LocalWaitSchema)` to create a new message.
  */
 export const LocalWaitSchema: GenMessage<LocalWait> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 8);
+  messageDesc(file_wfd_v1_worker, 9);
 
 /**
  * @generated from message wfd.v1.StepCallRequest
@@ -563,7 +599,7 @@ export type StepCallRequest = Message<"wfd.v1.StepCallRequest"> & {
  * Use `create(StepCallRequestSchema)` to create a new message.
  */
 export const StepCallRequestSchema: GenMessage<StepCallRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 9);
+  messageDesc(file_wfd_v1_worker, 10);
 
 /**
  * WaitFor waits for an event of a type, matching fields of its data.
@@ -592,7 +628,7 @@ export type WaitFor = Message<"wfd.v1.WaitFor"> & {
  * Use `create(WaitForSchema)` to create a new message.
  */
 export const WaitForSchema: GenMessage<WaitFor> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 10);
+  messageDesc(file_wfd_v1_worker, 11);
 
 /**
  * SetValue sets a key of the handler's store (unset value: delete it).
@@ -616,7 +652,7 @@ export type SetValue = Message<"wfd.v1.SetValue"> & {
  * Use `create(SetValueSchema)` to create a new message.
  */
 export const SetValueSchema: GenMessage<SetValue> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 11);
+  messageDesc(file_wfd_v1_worker, 12);
 
 /**
  * Collect adds event to the step's fan-in buffer and wants one event of
@@ -641,7 +677,7 @@ export type Collect = Message<"wfd.v1.Collect"> & {
  * Use `create(CollectSchema)` to create a new message.
  */
 export const CollectSchema: GenMessage<Collect> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 12);
+  messageDesc(file_wfd_v1_worker, 13);
 
 /**
  * AskHuman asks a person.
@@ -680,7 +716,7 @@ export type AskHuman = Message<"wfd.v1.AskHuman"> & {
  * Use `create(AskHumanSchema)` to create a new message.
  */
 export const AskHumanSchema: GenMessage<AskHuman> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 13);
+  messageDesc(file_wfd_v1_worker, 14);
 
 /**
  * WaitForKey waits for an event published under a key.
@@ -709,7 +745,7 @@ export type WaitForKey = Message<"wfd.v1.WaitForKey"> & {
  * Use `create(WaitForKeySchema)` to create a new message.
  */
 export const WaitForKeySchema: GenMessage<WaitForKey> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 14);
+  messageDesc(file_wfd_v1_worker, 15);
 
 /**
  * StartChild starts a child handler.
@@ -733,7 +769,7 @@ export type StartChild = Message<"wfd.v1.StartChild"> & {
  * Use `create(StartChildSchema)` to create a new message.
  */
 export const StartChildSchema: GenMessage<StartChild> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 15);
+  messageDesc(file_wfd_v1_worker, 16);
 
 /**
  * WaitForChildren waits until children end.
@@ -757,7 +793,7 @@ export type WaitForChildren = Message<"wfd.v1.WaitForChildren"> & {
  * Use `create(WaitForChildrenSchema)` to create a new message.
  */
 export const WaitForChildrenSchema: GenMessage<WaitForChildren> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 16);
+  messageDesc(file_wfd_v1_worker, 17);
 
 /**
  * StepCallResponse is the operation's answer. waiting: the run parks; the
@@ -831,7 +867,7 @@ export type StepCallResponse = Message<"wfd.v1.StepCallResponse"> & {
  * Use `create(StepCallResponseSchema)` to create a new message.
  */
 export const StepCallResponseSchema: GenMessage<StepCallResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 17);
+  messageDesc(file_wfd_v1_worker, 18);
 
 /**
  * ChildrenState is where a set of children stands.
@@ -865,7 +901,7 @@ export type ChildrenState = Message<"wfd.v1.ChildrenState"> & {
  * Use `create(ChildrenStateSchema)` to create a new message.
  */
 export const ChildrenStateSchema: GenMessage<ChildrenState> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 18);
+  messageDesc(file_wfd_v1_worker, 19);
 
 /**
  * ChildResult is how a child ended.
@@ -894,7 +930,7 @@ export type ChildResult = Message<"wfd.v1.ChildResult"> & {
  * Use `create(ChildResultSchema)` to create a new message.
  */
 export const ChildResultSchema: GenMessage<ChildResult> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 19);
+  messageDesc(file_wfd_v1_worker, 20);
 
 /**
  * @generated from message wfd.v1.FinishRunRequest
@@ -950,7 +986,7 @@ export type FinishRunRequest = Message<"wfd.v1.FinishRunRequest"> & {
  * Use `create(FinishRunRequestSchema)` to create a new message.
  */
 export const FinishRunRequestSchema: GenMessage<FinishRunRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 20);
+  messageDesc(file_wfd_v1_worker, 21);
 
 /**
  * @generated from message wfd.v1.FinishRunResponse
@@ -963,7 +999,73 @@ export type FinishRunResponse = Message<"wfd.v1.FinishRunResponse"> & {
  * Use `create(FinishRunResponseSchema)` to create a new message.
  */
 export const FinishRunResponseSchema: GenMessage<FinishRunResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 21);
+  messageDesc(file_wfd_v1_worker, 22);
+
+/**
+ * @generated from message wfd.v1.FinishRunsRequest
+ */
+export type FinishRunsRequest = Message<"wfd.v1.FinishRunsRequest"> & {
+  /**
+   * At most 1024, each with the worker_id of this worker.
+   *
+   * @generated from field: repeated wfd.v1.FinishRunRequest runs = 1;
+   */
+  runs: FinishRunRequest[];
+};
+
+/**
+ * Describes the message wfd.v1.FinishRunsRequest.
+ * Use `create(FinishRunsRequestSchema)` to create a new message.
+ */
+export const FinishRunsRequestSchema: GenMessage<FinishRunsRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_worker, 23);
+
+/**
+ * FinishRunsResponse answers each run of the request, in its order.
+ *
+ * @generated from message wfd.v1.FinishRunsResponse
+ */
+export type FinishRunsResponse = Message<"wfd.v1.FinishRunsResponse"> & {
+  /**
+   * @generated from field: repeated wfd.v1.FinishRunResult results = 1;
+   */
+  results: FinishRunResult[];
+};
+
+/**
+ * Describes the message wfd.v1.FinishRunsResponse.
+ * Use `create(FinishRunsResponseSchema)` to create a new message.
+ */
+export const FinishRunsResponseSchema: GenMessage<FinishRunsResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_worker, 24);
+
+/**
+ * FinishRunResult is how FinishRun would have answered one run.
+ *
+ * @generated from message wfd.v1.FinishRunResult
+ */
+export type FinishRunResult = Message<"wfd.v1.FinishRunResult"> & {
+  /**
+   * The gRPC status code (0, OK: the run ended).
+   *
+   * @generated from field: uint32 code = 1;
+   */
+  code: number;
+
+  /**
+   * The error's message when code is not OK.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message wfd.v1.FinishRunResult.
+ * Use `create(FinishRunResultSchema)` to create a new message.
+ */
+export const FinishRunResultSchema: GenMessage<FinishRunResult> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_worker, 25);
 
 /**
  * @generated from message wfd.v1.ListWorkersRequest
@@ -976,7 +1078,7 @@ export type ListWorkersRequest = Message<"wfd.v1.ListWorkersRequest"> & {
  * Use `create(ListWorkersRequestSchema)` to create a new message.
  */
 export const ListWorkersRequestSchema: GenMessage<ListWorkersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 22);
+  messageDesc(file_wfd_v1_worker, 26);
 
 /**
  * @generated from message wfd.v1.ListWorkersResponse
@@ -993,7 +1095,7 @@ export type ListWorkersResponse = Message<"wfd.v1.ListWorkersResponse"> & {
  * Use `create(ListWorkersResponseSchema)` to create a new message.
  */
 export const ListWorkersResponseSchema: GenMessage<ListWorkersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 23);
+  messageDesc(file_wfd_v1_worker, 27);
 
 /**
  * WorkerInfo is a connected worker.
@@ -1044,7 +1146,7 @@ export type WorkerInfo = Message<"wfd.v1.WorkerInfo"> & {
  * Use `create(WorkerInfoSchema)` to create a new message.
  */
 export const WorkerInfoSchema: GenMessage<WorkerInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 24);
+  messageDesc(file_wfd_v1_worker, 28);
 
 /**
  * RunInfo is a run in progress on a worker.
@@ -1078,7 +1180,7 @@ export type RunInfo = Message<"wfd.v1.RunInfo"> & {
  * Use `create(RunInfoSchema)` to create a new message.
  */
 export const RunInfoSchema: GenMessage<RunInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 25);
+  messageDesc(file_wfd_v1_worker, 29);
 
 /**
  * Outcome is how a step run ended.
@@ -1161,6 +1263,19 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof FinishRunRequestSchema;
     output: typeof FinishRunResponseSchema;
+  },
+  /**
+   * FinishRuns ends several runs of this worker in one call, each as
+   * FinishRun would: a worker whose runs end together sends one call
+   * instead of one each. Its read limit is FinishRun's, for all of them
+   * together.
+   *
+   * @generated from rpc wfd.v1.WorkerService.FinishRuns
+   */
+  finishRuns: {
+    methodKind: "unary";
+    input: typeof FinishRunsRequestSchema;
+    output: typeof FinishRunsResponseSchema;
   },
   /**
    * ListWorkers lists the connected workers, for operators.
