@@ -44,6 +44,10 @@ type config struct {
 	// --replicas (replicas.go): the started server is this many replicas
 	// on the --store database (0: one server, not in replica mode).
 	Replicas int
+	// --route: where a resume's SendEvent goes with several replicas:
+	// routeSpread (each client's own replica) or routeOwner (the replica
+	// the handler's owner names: nothing forwarded).
+	Route string
 	// --compare-stores (compare.go): the phases on bbolt and on
 	// PostgreSQL with each of CompareReplicas, Rounds times, every
 	// PostgreSQL run on a new database created through this URL.
@@ -90,7 +94,10 @@ the server's resident memory per parked handler. fsync stays on. With
 --store postgres://... the started server keeps its handlers in that
 PostgreSQL database (give each run an empty one); with --replicas N as N
 replicas on it (serve --replica-id), the clients spread over them
-round-robin, so that most resumes are forwarded to the handler's owner.
+round-robin, so that most resumes are forwarded to the handler's owner;
+with --route owner each resume goes to the replica that owns its handler
+(Handler.owner, as RunWorkflow answered it), as a handler-aware client or
+proxy would send it, and nothing is forwarded.
 --compare-stores URL runs the phases on bbolt and on PostgreSQL (one
 server, and each --compare-replicas count of replicas), --rounds times,
 each PostgreSQL run on a new database it creates through URL and drops,
@@ -195,6 +202,7 @@ func (cfg *config) define(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "`pid` of the --addr server, to report its memory and CPU")
 	fs.StringVar(&cfg.Data, "data", "", "data `dir` of the started server (default: a new temporary directory, removed afterwards)")
 	fs.StringVar(&cfg.Store, "store", "", "PostgreSQL `URL` the started server keeps handlers in (its serve --store; default: bbolt in --data)")
+	fs.StringVar(&cfg.Route, "route", routeSpread, "with several replicas, where a resume goes: `spread` (the client's replica, round-robin: mostly forwarded) or owner (the replica owning the handler)")
 	fs.IntVar(&cfg.Replicas, "replicas", 0, "start `N` replicas (serve --replica-id) on the --store database instead of one server, the clients spread over them round-robin (0: one server, not in replica mode)")
 	fs.StringVar(&cfg.Compare, "compare-stores", "", "run the phases on bbolt and on PostgreSQL with each --compare-replicas count, --rounds times alternating, every PostgreSQL run on a new database created (and dropped) through this admin `URL`, and print one table")
 	cfg.CompareReplicas = []int{0, 1, 3}
@@ -346,6 +354,10 @@ func (cfg *config) checkServer(set map[string]bool) error {
 // checkStores checks --replicas and --compare-stores.
 func (cfg *config) checkStores(set map[string]bool) error {
 	switch {
+	case cfg.Route != routeSpread && cfg.Route != routeOwner:
+		return fmt.Errorf("--route %q: want %s or %s", cfg.Route, routeSpread, routeOwner)
+	case cfg.Route == routeOwner && cfg.Replicas == 0 && cfg.Compare == "":
+		return errors.New("--route owner needs --replicas or --compare-stores: one server owns every handler")
 	case cfg.Replicas < 0:
 		return errors.New("--replicas must not be negative")
 	case cfg.Replicas > 0 && cfg.Store == "":
@@ -395,6 +407,9 @@ func run(ctx context.Context, cfg config, log io.Writer) (res *Result, err error
 	}}
 	if cfg.Addr != "" {
 		res.Config.Fsync = "the running server's setting"
+	}
+	if cfg.Replicas > 0 || cfg.Compare != "" {
+		res.Config.Route = cfg.Route
 	}
 	if cfg.Compare != "" {
 		res.Config.Rounds = cfg.Rounds

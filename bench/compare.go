@@ -111,8 +111,8 @@ func createDatabase(ctx context.Context, admin string) (string, func() error, er
 // writeCompareTable prints one row per run of --compare-stores.
 func writeCompareTable(w io.Writer, res *Result) {
 	c := res.Config
-	fmt.Fprintf(w, "wfd bench --compare-stores: n=%d c=%d echo=%d conns=%d client=%s protocol=%s fsync=%s, %d round(s)\n\n",
-		c.N, c.C, c.Echo, c.Conns, c.Client, c.Protocol, c.Fsync, c.Rounds)
+	fmt.Fprintf(w, "wfd bench --compare-stores: n=%d c=%d echo=%d conns=%d client=%s protocol=%s fsync=%s route=%s, %d round(s)\n\n",
+		c.N, c.C, c.Echo, c.Conns, c.Client, c.Protocol, c.Fsync, c.Route, c.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "round\tstore\tparks/s\tpark p99 ms\tresumes/s\tresume p99 ms\tcommits/s park, resume\tchanges/commit park, resume\twfd CPU µs/park, /resume\tPostgreSQL CPU µs/park, /resume\tresumes forwarded\tsteal %\t\n")
 	for _, r := range res.Compare {

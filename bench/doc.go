@@ -56,7 +56,9 @@
 // (replicas.go) starts N `serve --replica-id` processes on it instead, each
 // with its own port and data directory, and spreads the clients' workers
 // over them round-robin: a handler parked through one replica is mostly
-// resumed through another, which forwards the SendEvent to its owner. CPU,
+// resumed through another, which forwards the SendEvent to its owner;
+// --route owner sends each resume to the replica its handler's owner names
+// instead (a handler-aware client or proxy: nothing is forwarded). CPU,
 // memory and the GetStats counters are then summed over the replicas. When
 // the database runs on this machine, the PostgreSQL server's CPU time (its
 // postmaster and every process it started, those that exited included)

@@ -85,8 +85,12 @@ func TestParseFlagsReplicas(t *testing.T) {
 	if err != nil || cfg.Replicas != 3 {
 		t.Fatalf("--replicas 3: %d, %v", cfg.Replicas, err)
 	}
+	cfg, err = parseFlags([]string{"--store", url, "--replicas", "3", "--route", "owner"}, io.Discard)
+	if err != nil || cfg.Route != "owner" {
+		t.Fatalf("--route owner: %q, %v", cfg.Route, err)
+	}
 	cfg, err = parseFlags([]string{"--compare-stores", url}, io.Discard)
-	if err != nil || cfg.Compare != url || !slices.Equal(cfg.CompareReplicas, []int{0, 1, 3}) || cfg.Rounds != 1 {
+	if err != nil || cfg.Compare != url || cfg.Route != "spread" || !slices.Equal(cfg.CompareReplicas, []int{0, 1, 3}) || cfg.Rounds != 1 {
 		t.Fatalf("--compare-stores: %+v, %v", cfg, err)
 	}
 	cfg, err = parseFlags([]string{"--compare-stores", url, "--compare-replicas", "1, 5", "--rounds", "3"}, io.Discard)
@@ -96,6 +100,8 @@ func TestParseFlagsReplicas(t *testing.T) {
 	for _, args := range [][]string{
 		{"--replicas", "3"},
 		{"--replicas", "-1", "--store", url},
+		{"--route", "owner"},
+		{"--replicas", "2", "--store", url, "--route", "nearest"},
 		{"--replicas", "2", "--store", url, "--tls"},
 		{"--replicas", "2", "--store", url, "--worker", "go"},
 		{"--replicas", "2", "--store", url, "--mode", "release"},

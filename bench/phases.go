@@ -47,6 +47,7 @@ type runner struct {
 type parkedHandler struct {
 	id      string
 	replica int // the replica that parked it (0 without --replicas)
+	owner   int // the replica its owner names (-1: none named)
 }
 
 // replicas is how many servers the runner drives.
@@ -58,11 +59,15 @@ func (r *runner) replicaOf(w int) int { return w % r.replicas() }
 // api is the client worker w uses: its replica's, and on it one of its
 // connections.
 func (r *runner) api(w int) wfdv1connect.WorkflowServiceClient {
-	n := r.replicas()
-	if i := w % n; i > 0 {
-		return r.more[i-1].api(w / n)
+	return r.apiOn(w%r.replicas(), w)
+}
+
+// apiOn is replica i's client, on one of its connections for worker w.
+func (r *runner) apiOn(i, w int) wfdv1connect.WorkflowServiceClient {
+	if i > 0 {
+		return r.more[i-1].api(w / r.replicas())
 	}
-	return r.cl.api(w / n)
+	return r.cl.api(w / r.replicas())
 }
 
 // conns is how many connections the runner's clients hold in all.
@@ -223,7 +228,7 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 				}
 			}
 			lat[i] = time.Since(t0)
-			r.parked[i] = parkedHandler{id: h.GetHandlerId(), replica: r.replicaOf(w)}
+			r.parked[i] = parkedHandler{id: h.GetHandlerId(), replica: r.replicaOf(w), owner: replicaNamed(h.GetOwner(), r.replicas())}
 		}
 	})
 	if err != nil {
@@ -267,7 +272,15 @@ func (r *runner) answer(ctx context.Context, hs []parkedHandler, c int) (*phaseR
 				return nil
 			}
 			req.HandlerId = hs[i].id
-			if hs[i].replica != r.replicaOf(w) {
+			owner := hs[i].owner
+			if owner < 0 {
+				owner = hs[i].replica
+			}
+			api, via := api, r.replicaOf(w)
+			if r.cfg.Route == routeOwner {
+				api, via = r.apiOn(owner, w), owner
+			}
+			if via != owner {
 				elsewhere.Add(1)
 			}
 			t0 := time.Now()

@@ -14,11 +14,28 @@ import (
 // (which it advertises) and data directory. The runner spreads its
 // workers over them round-robin (runner.api), so a handler parked through
 // one replica is mostly resumed through another, which forwards the
-// SendEvent to the handler's owner. CPU, memory and the server counters
+// SendEvent to the handler's owner; with --route owner each resume goes to
+// the owner itself (runner.apiOn). CPU, memory and the server counters
 // are summed over the replicas.
 
 // replicaID is the --replica-id of the i-th replica (from 0).
 func replicaID(i int) string { return fmt.Sprintf("r%d", i+1) }
+
+// The values of --route.
+const (
+	routeSpread = "spread"
+	routeOwner  = "owner"
+)
+
+// replicaNamed is the index of the replica of id (replicaID), or -1.
+func replicaNamed(id string, replicas int) int {
+	for i := range replicas {
+		if replicaID(i) == id {
+			return i
+		}
+	}
+	return -1
+}
 
 // startServers starts the server: one child, or cfg.Replicas replicas.
 // On an error it stops what it started.

@@ -63,12 +63,13 @@ func TestBenchReplicas(t *testing.T) {
 		t.Errorf("no PostgreSQL CPU time measured:\n%s", out)
 	}
 
-	// The table says what the run was.
-	code, out, errs = runMain(t, "-n", "6", "-c", "3", "--echo", "0", "--warmup", "0", "--wfd", bin, "--store", pgtest.NewDatabase(t), "--replicas", "2")
+	// The table says what the run was. Routed to the owners, no resume is
+	// forwarded.
+	code, out, errs = runMain(t, "-n", "6", "-c", "3", "--echo", "0", "--warmup", "0", "--wfd", bin, "--store", pgtest.NewDatabase(t), "--replicas", "2", "--route", "owner")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	for _, want := range []string{"started 2 replicas", "--replica-id r1", "through another replica than the park", "PostgreSQL CPU µs/op"} {
+	for _, want := range []string{"started 2 replicas", "--replica-id r1", "(resume: 0 of 6 SendEvents through another replica than the handler's owner", "PostgreSQL CPU µs/op"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table without %q:\n%s", want, out)
 		}

@@ -62,6 +62,8 @@ type resultConfig struct {
 	ServerPID int    `json:"server_pid,omitempty"`
 	// Rounds is --rounds of --compare-stores.
 	Rounds int `json:"rounds,omitempty"`
+	// Route is --route, with several replicas.
+	Route string `json:"route,omitempty"`
 	// The server --mode release started again on the same data.
 	Restarted    string `json:"restarted,omitempty"`
 	RestartedPID int    `json:"restarted_pid,omitempty"`
@@ -95,7 +97,7 @@ type phaseResult struct {
 	PostgresCPUSeconds float64 `json:"postgres_cpu_seconds,omitempty"`
 	PostgresCPUPerOp   float64 `json:"postgres_cpu_us_per_op,omitempty"`
 	// ThroughOtherReplica counts resumes sent to another replica than the
-	// one that parked the handler (--replicas): forwarded to its owner.
+	// handler's owner (--replicas): forwarded to it.
 	ThroughOtherReplica int `json:"through_other_replica,omitempty"`
 	// StealPercent is the share of the machine's CPU time that the
 	// hypervisor gave to other guests during the phase (/proc/stat
@@ -205,7 +207,7 @@ func writeMode(w io.Writer, res *modeResult) {
 		fmt.Fprintf(w, "(resume: %d of %d SendEvent responses already said completed)\n", res.Resume.DoneInResponse, res.Resume.Count)
 	}
 	if res.Replicas > 1 && res.Resume != nil {
-		fmt.Fprintf(w, "(resume: %d of %d SendEvents through another replica than the park, forwarded to the owner; CPU and counters summed over the %d replicas)\n",
+		fmt.Fprintf(w, "(resume: %d of %d SendEvents through another replica than the handler's owner, forwarded to it; CPU and counters summed over the %d replicas)\n",
 			res.Resume.ThroughOtherReplica, res.Resume.Count, res.Replicas)
 	}
 	for _, ph := range []struct {
