@@ -2,15 +2,25 @@
 // the ends that gather wait for it and go in one FinishRuns (finish.ts),
 // and the worker takes runs dispatched together (Dispatches). A spy on
 // the worker's own transport sees every FinishRun and FinishRuns, and may
-// hold one, so that a batch forms whatever the machine's pace.
+// hold one, so that a batch forms whatever the machine's pace, or answer
+// for the server.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { isMessage } from "@bufbuild/protobuf";
+import { create, isMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { HandlerStatus, type WfdClient } from "@wfd/client";
+import { HandlerStatus, type Handler, type WfdClient } from "@wfd/client";
 import { nodeTransport } from "@wfd/client/node";
-import { FinishRunRequestSchema, FinishRunsRequestSchema, step, workflow, type WorkflowSpec } from "@wfd/client/worker";
+import {
+  FinishRunRequestSchema,
+  FinishRunResultSchema,
+  FinishRunsRequestSchema,
+  FinishRunsResponseSchema,
+  step,
+  workflow,
+  type FinishRunsResponse,
+  type WorkflowSpec,
+} from "@wfd/client/worker";
 
 import { nodeClient, startServer, waitFor, type TestServer } from "./helpers.js";
 import { gate, startWorker, waitEnded, waitForWorkers, waitIdle } from "./worker-helpers.js";
@@ -36,6 +46,8 @@ class FinishSpy {
   hold: Promise<void> | undefined;
   /** What the next FinishRuns calls answer instead of the server (the code of a whole call's failure). */
   failMany: Code | undefined;
+  /** The next FinishRuns answers its first run ResourceExhausted for the server, which gets the others. */
+  refuseFirst = false;
 
   readonly interceptor: Interceptor = (next) => async (req) => {
     const m = req.message;
@@ -49,6 +61,14 @@ class FinishSpy {
       this.hold = undefined;
       await h;
       if (many && this.failMany !== undefined) throw new ConnectError("refused (test)", this.failMany);
+      if (many && this.refuseFirst) {
+        this.refuseFirst = false;
+        const res = await next({ ...req, message: create(FinishRunsRequestSchema, { runs: m.runs.slice(1) }) });
+        if (res.stream) throw new Error("FinishRuns answered a stream");
+        const tooLarge = create(FinishRunResultSchema, { code: Code.ResourceExhausted, message: "too large (test)" });
+        const results = [tooLarge, ...(res.message as FinishRunsResponse).results];
+        return { ...res, message: create(FinishRunsResponseSchema, { results }) };
+      }
       return await next(req);
     } finally {
       this.inFlight--;
@@ -121,15 +141,18 @@ function quick(name: string): { wf: WorkflowSpec; ended: () => number } {
  * spy until every step has returned, so the 15 other ends are queued
  * behind it; then lets it go and waits until all completed.
  */
-async function heldRound(spy: FinishSpy, name: string, ended: () => number, round: number): Promise<void> {
+async function heldRound(spy: FinishSpy, name: string, ended: () => number, round: number): Promise<Handler[]> {
   const g = gate();
   spy.hold = g.promise;
   const ids = await Promise.all(Array.from({ length: 16 }, async (_, i) => (await c.run(name, { n: i })).handlerId));
   await waitFor(`16 more steps returned (${ended()} of ${16 * round})`, async () => ended() >= 16 * round);
   await new Promise((res) => setImmediate(res));
   g.open();
-  const done = await Promise.all(ids.map((id) => waitEnded(c, id)));
-  done.forEach((h, i) => {
+  return Promise.all(ids.map((id) => waitEnded(c, id)));
+}
+
+function assertCompleted(hs: Handler[]): void {
+  hs.forEach((h, i) => {
     assert.equal(h.status, HandlerStatus.COMPLETED, h.error);
     assert.deepEqual(h.result, { n: i });
   });
@@ -142,7 +165,7 @@ test("the ends that queue behind a call in flight go in one FinishRuns", async (
   const w = startWorker(server.addr, [wf], { transport, maxRuns: 16 });
   try {
     await waitForWorkers(server.addr, "batch-held-t");
-    await heldRound(spy, "batch-held-t", ended, 1);
+    assertCompleted(await heldRound(spy, "batch-held-t", ended, 1));
     assert.deepEqual(spy.calls, ["one", "many:15"]);
   } finally {
     await w.stop();
@@ -160,10 +183,10 @@ for (const code of [Code.Unimplemented, Code.ResourceExhausted]) {
     const w = startWorker(server.addr, [wf], { transport, maxRuns: 16 });
     try {
       await waitForWorkers(server.addr, name);
-      await heldRound(spy, name, ended, 1);
+      assertCompleted(await heldRound(spy, name, ended, 1));
       assert.deepEqual(spy.calls, ["one", "many:15", ...Array<string>(15).fill("one")]);
       spy.calls = [];
-      await heldRound(spy, name, ended, 2);
+      assertCompleted(await heldRound(spy, name, ended, 2));
       if (code === Code.Unimplemented) {
         // An older server: no FinishRuns again, each end at once.
         assert.deepEqual(spy.calls, Array<string>(16).fill("one"));
@@ -177,3 +200,24 @@ for (const code of [Code.Unimplemented, Code.ResourceExhausted]) {
     }
   });
 }
+
+test("each end in a FinishRuns gets its own answer: one refused as too large is sent again as the run's error", async () => {
+  const { wf, ended } = quick("batch-answer-t");
+  const spy = new FinishSpy();
+  spy.refuseFirst = true;
+  const { transport, close } = nodeTransport(server.addr, { interceptors: [spy.interceptor] });
+  const w = startWorker(server.addr, [wf], { transport, maxRuns: 16 });
+  try {
+    await waitForWorkers(server.addr, "batch-answer-t");
+    const hs = await heldRound(spy, "batch-answer-t", ended, 1);
+    assert.deepEqual(spy.calls, ["one", "many:15", "one"]);
+    // The step has no retries: the handler whose end was refused fails.
+    const failed = hs.filter((h) => h.status === HandlerStatus.FAILED);
+    assert.equal(failed.length, 1, JSON.stringify(hs.map((h) => [h.status, h.error])));
+    assert.equal(hs.filter((h) => h.status === HandlerStatus.COMPLETED).length, 15);
+    assert.match(failed[0]!.error, /the run's end \(\d+ bytes encoded\) was refused: too large \(test\)/);
+  } finally {
+    await w.stop();
+    close();
+  }
+});
