@@ -1,6 +1,7 @@
 """The worker's engine, on asyncio: the Connect session and its reconnects,
-dispatched runs, StepCall retries and FinishRun. Worker and AsyncWorker
-(worker.py) are thin fronts over it.
+dispatched runs, StepCall retries and the runs' ends (FinishRun, or
+FinishRuns for those that end together: _worker_finish.py). Worker and
+AsyncWorker (worker.py) are thin fronts over it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from wfd.v1 import worker_pb2, worker_pb2_grpc
 from . import _common as c
 from ._worker_context import AsyncStepContext, CallTooLarge, Run, RunCancelled, StepContext, Waiting, event_of, refusal
 from ._worker_defs import Step, Workflow
+from ._worker_finish import Finisher
 from .errors import from_rpc_error
 
 log = logging.getLogger("wfd_client.worker")
@@ -78,7 +80,7 @@ class Core:
         # server named the versions when it connected (Connected.versions).
         self.code: list[Served] = []
         self.versions: dict[tuple[str, str], int] = {}
-        self.req = worker_pb2.ConnectRequest(name=name, max_runs=max_runs)
+        self.req = worker_pb2.ConnectRequest(name=name, max_runs=max_runs, dispatch_batches=True)
         seen: set[tuple[str, str]] = set()
         given: set[int] = set()
         for wf in workflows:
@@ -101,6 +103,10 @@ class Core:
         self.runs: dict[str, asyncio.Task[None]] = {}
         self.slots: asyncio.Semaphore | None = None
         self.executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self.finisher = Finisher(
+            lambda fin: self.unary(self.stub.FinishRun, fin),  # type: ignore[union-attr]
+            lambda req: self.unary(self.stub.FinishRuns, req),  # type: ignore[union-attr]
+        )
 
     # --- lifecycle ---------------------------------------------------------------
 
@@ -158,6 +164,7 @@ class Core:
         finally:
             stop.cancel()
             await self.cancel_runs()
+            await self.finisher.close()
             await channel.close()
             self.executor.shutdown(wait=False, cancel_futures=True)
 
@@ -179,6 +186,10 @@ class Core:
                 kind = m.WhichOneof("kind")
                 if kind == "dispatch":
                     self.start(m.dispatch)
+                elif kind == "dispatches":
+                    # Runs dispatched together: each starts as if dispatched alone, in order.
+                    for d in m.dispatches.dispatches:
+                        self.start(d)
                 elif kind == "cancel_run_id":
                     t = self.runs.get(m.cancel_run_id)
                     if t is not None:
@@ -195,6 +206,7 @@ class Core:
             call.cancel()
             # A lost session loses its runs: the server dispatches them again.
             await self.cancel_runs()
+            await self.finisher.close()
 
     def connected(self, versions: Sequence[str]) -> None:
         """Notes the versions the server named, in the order registered."""
@@ -300,15 +312,16 @@ class Core:
             raise RunCancelled(f"step call: {e.code().name}: {e.details()}") from None
 
     async def finish(self, fin: worker_pb2.FinishRunRequest) -> None:
-        """Reports a run's end. A refusal means the run is no longer this
-        worker's (dispatched again, or ended). A FinishRun too large for the
-        server (RESOURCE_EXHAUSTED: what the run sent and wrote is over the
+        """Reports a run's end, alone or with the ends of other runs
+        (Finisher). A refusal means the run is no longer this worker's
+        (dispatched again, or ended). A FinishRun too large for the server
+        (RESOURCE_EXHAUSTED: what the run sent and wrote is over the
         server's limits) is reported again without them, as the run's error:
         the run fails as a step (retried by its policy) instead of staying
         this worker's, unfinished, for ever."""
         try:
             try:
-                await self.unary(self.stub.FinishRun, fin)  # type: ignore[union-attr]
+                await self.finisher.send(fin)
             except grpc.aio.AioRpcError as e:
                 if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
                     raise

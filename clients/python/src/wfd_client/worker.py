@@ -106,11 +106,12 @@ class AsyncWorker:
     ``target`` is the server's address (``"127.0.0.1:7233"``); ``workflows``
     the workflows it serves; ``name`` identifies it to operators (``wfd
     workers``); ``max_runs`` is how many step runs it executes at once.
-    StepCall and FinishRun that fail with UNAVAILABLE are retried per
-    ``retry`` (the client's :class:`wfd_client.RetryPolicy`) and time out
-    after ``call_timeout`` seconds; a lost connection is made again after
-    ``backoff`` seconds, doubling to 5 s. ``credentials``, ``metadata``,
-    ``options`` and ``token`` are those of :class:`wfd_client.Client`.
+    StepCall, FinishRun and FinishRuns that fail with UNAVAILABLE are
+    retried per ``retry`` (the client's :class:`wfd_client.RetryPolicy`)
+    and time out after ``call_timeout`` seconds; a lost connection is made
+    again after ``backoff`` seconds, doubling to 5 s. ``credentials``,
+    ``metadata``, ``options`` and ``token`` are those of
+    :class:`wfd_client.Client`.
 
     A registration the server refuses (a definition that fails validation:
     InvalidArgument; the name of a built-in workflow: FailedPrecondition; a

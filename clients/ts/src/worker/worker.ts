@@ -15,6 +15,7 @@ import { nodeTransport, type TlsOptions } from "../node.js";
 import { callWithRetry, refusal, RemoteContext, type CallSettings } from "./context.js";
 import { versionProblem, type StepFn, type WorkflowSpec } from "./definition.js";
 import { isWaiting } from "./errors.js";
+import { Finisher } from "./finish.js";
 
 /** What a worker reports; the default logs warnings to the console and nothing per run. */
 export interface WorkerLogger {
@@ -97,6 +98,8 @@ export class Worker {
   private readonly running = new Set<Promise<void>>();
   private busy = 0;
   private readonly slotWaiters: (() => void)[] = [];
+  /** Sends the runs' ends, those that end together in one call (finish.ts). */
+  private readonly finisher: Finisher;
   private id = "";
   private started = false;
 
@@ -118,7 +121,11 @@ export class Worker {
     this.backoffMs = opts.backoffMs && opts.backoffMs > 0 ? opts.backoffMs : 100;
     this.callTimeoutMs = opts.callTimeoutMs && opts.callTimeoutMs > 0 ? opts.callTimeoutMs : 60_000;
     this.log = opts.logger ?? consoleLogger;
-    this.req = create(ConnectRequestSchema, { name: opts.name ?? "", maxRuns: this.maxRuns });
+    this.req = create(ConnectRequestSchema, { name: opts.name ?? "", maxRuns: this.maxRuns, dispatchBatches: true });
+    this.finisher = new Finisher({
+      finishRun: (fin, signal) => this.finishRun(fin, signal),
+      finishRuns: (req, signal) => callWithRetry(signal, (s) => this.client.finishRuns(req, { signal: s, timeoutMs: this.callTimeoutMs })),
+    });
     const named = new Set<string>();
     for (const wf of opts.workflows) {
       const version = wf.definition.version;
@@ -198,6 +205,7 @@ export class Worker {
       }
     } finally {
       await Promise.allSettled([...this.running]);
+      await this.finisher.settled();
       this.close();
     }
   }
@@ -218,6 +226,12 @@ export class Worker {
             break;
           case "dispatch":
             this.start(ac.signal, { client: this.client, workerId, timeoutMs: this.callTimeoutMs }, m.kind.value);
+            break;
+          case "dispatches":
+            // Runs dispatched together: each starts as if dispatched alone, in order.
+            for (const d of m.kind.value.dispatches) {
+              this.start(ac.signal, { client: this.client, workerId, timeoutMs: this.callTimeoutMs }, d);
+            }
             break;
           case "cancelRunId":
             this.runs.get(m.kind.value)?.abort();
@@ -251,7 +265,7 @@ export class Worker {
         // guard against a redispatch arriving before an old run is done.
         if (!(await this.acquire(ac.signal))) return;
         try {
-          await this.execute(calls, d, ac.signal);
+          await this.execute(calls, d, ac.signal, session);
         } finally {
           this.releaseSlot();
         }
@@ -267,14 +281,18 @@ export class Worker {
     void p.finally(() => this.running.delete(p));
   }
 
-  /** Runs the user's step for d and reports its end, unless the run was lost meanwhile. */
-  private async execute(calls: CallSettings, d: Dispatch, signal: AbortSignal): Promise<void> {
+  /**
+   * Runs the user's step for d and reports its end, unless the run was
+   * lost meanwhile. signal is the run's; session its connection's, which a
+   * batch of run ends is sent with (finish.ts).
+   */
+  private async execute(calls: CallSettings, d: Dispatch, signal: AbortSignal, session: AbortSignal): Promise<void> {
     const fin = create(FinishRunRequestSchema, { runId: d.runId, workerId: calls.workerId });
     const s = this.codeFor(d)?.get(d.step);
     if (!s) {
       fin.outcome = Outcome.ERROR;
       fin.errorMessage = `worker serves no step "${d.step}" of workflow ${d.workflow}@${d.workflowVersion}`;
-      return this.finish(fin, signal);
+      return this.finish(fin, signal, session);
     }
     const ctx = new RemoteContext(calls, d, s.emits, signal);
     let threw: unknown;
@@ -321,7 +339,7 @@ export class Worker {
       fin.sent = ctx.sent;
       fin.written = ctx.written;
     }
-    return this.finish(fin, signal);
+    return this.finish(fin, signal, session);
   }
 
   /**
@@ -332,23 +350,22 @@ export class Worker {
    * fails as a step (retried by its policy) instead of staying this
    * worker's, unfinished, for ever.
    */
-  private async finish(fin: FinishRunRequest, signal: AbortSignal): Promise<void> {
-    const call = (req: FinishRunRequest) =>
-      callWithRetry(signal, (s) => this.client.finishRun(req, { signal: s, timeoutMs: this.callTimeoutMs }));
+  private async finish(fin: FinishRunRequest, signal: AbortSignal, session: AbortSignal): Promise<void> {
     try {
       try {
-        await call(fin);
+        await this.finisher.send(fin, signal, session);
       } catch (e) {
         const ce = ConnectError.from(e);
         if (ce.code !== Code.ResourceExhausted) throw e;
         this.log.warn("the server refused the run's end as too large; failing the run", { run: fin.runId, err: ce.message });
-        await call(
+        await this.finishRun(
           create(FinishRunRequestSchema, {
             runId: fin.runId,
             workerId: fin.workerId,
             outcome: Outcome.ERROR,
             errorMessage: refusal("the run's end", toBinary(FinishRunRequestSchema, fin).length, ce),
           }),
+          signal,
         );
       }
     } catch (e) {
@@ -359,6 +376,11 @@ export class Worker {
         this.log.warn("finishing run", { run: fin.runId, err: ce.message });
       }
     }
+  }
+
+  /** One run's FinishRun, with the run's signal. */
+  private finishRun(fin: FinishRunRequest, signal: AbortSignal): Promise<unknown> {
+    return callWithRetry(signal, (s) => this.client.finishRun(fin, { signal: s, timeoutMs: this.callTimeoutMs }));
   }
 
   private async acquire(signal: AbortSignal): Promise<boolean> {
