@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -182,6 +183,16 @@ var roleCalls = []call{
 	{wfdv1connect.WorkerServiceFinishRunProcedure, func(ctx context.Context, _ wfdv1connect.WorkflowServiceClient, w wfdv1connect.WorkerServiceClient) error {
 		_, err := w.FinishRun(ctx, &wfdv1.FinishRunRequest{})
 		return err
+	}},
+	{wfdv1connect.WorkerServiceFinishRunsProcedure, func(ctx context.Context, _ wfdv1connect.WorkflowServiceClient, w wfdv1connect.WorkerServiceClient) error {
+		// Allowed, the call succeeds and answers each run: its result's
+		// code stands for the call's (an unknown run: FailedPrecondition).
+		res, err := w.FinishRuns(ctx, &wfdv1.FinishRunsRequest{Runs: []*wfdv1.FinishRunRequest{{RunId: "nope"}}})
+		if err != nil {
+			return err
+		}
+		r := res.GetResults()[0]
+		return connect.NewError(connect.Code(r.GetCode()), errors.New(r.GetMessage()))
 	}},
 }
 
