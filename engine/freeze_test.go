@@ -133,3 +133,64 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// TestIdleKeepsCollectedData parks a handler between the events of a
+// fan-in, its input and each event with data of its own, and one event
+// sharing the input's data: all are encoded while it is idle (the first in
+// the frozen struct itself, the others after it) and each is given back as
+// it was when the fan-in completes.
+func TestIdleKeepsCollectedData(t *testing.T) {
+	input := mustStruct(t, map[string]any{"order": "o-1"})
+	a := mustStruct(t, map[string]any{"who": "ada", "n": 1.0})
+	b := mustStruct(t, map[string]any{"who": "bob", "tags": []any{"x", true}})
+	w := engine.Workflow{Name: "gather", External: []string{"a", "b", "c"}, Steps: []engine.Step{
+		{Name: "begin", Accepts: []string{engine.StartEvent}, Run: func(context.Context, *engine.StepContext, engine.Event) error { return nil }},
+		{Name: "join", Accepts: []string{"a", "b", "c"}, Emits: []string{engine.StopEvent}, Run: func(_ context.Context, sc *engine.StepContext, in engine.Event) error {
+			got, err := sc.Collect(in, "a", "b", "c")
+			if err != nil || got == nil {
+				return err
+			}
+			out := map[string]any{}
+			for _, ev := range got {
+				out[ev.Type] = ev.Data.AsMap()
+			}
+			return sc.Send(engine.StopEvent, mustStruct(t, out))
+		}},
+	}}
+	j := &idleCounter{idle: make(chan struct{}, 8)}
+	e := engine.New(engine.Options{Journal: j})
+	engine.CompactAlways(e)
+	if err := e.Register(w); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	h, err := e.Start(ctx, "gather", input, engine.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-j.idle
+	for _, ev := range []engine.Event{{Type: "a", Data: a}, {Type: "b", Data: b}} {
+		if err := h.SendEvent(ctx, ev, engine.SendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		<-j.idle
+	}
+	snap, err := h.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(snap.GetStart().GetData(), input) {
+		t.Fatalf("snapshot's start data %v, want %v", snap.GetStart().GetData(), input)
+	}
+	if err := h.SendEvent(ctx, engine.Event{Type: "c", Data: input}, engine.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.Wait(ctx)
+	if err != nil || info.Status != engine.StatusCompleted {
+		t.Fatalf("Wait: %v, %v: %s", info.Status, err, info.Error)
+	}
+	want := mustStruct(t, map[string]any{"a": a.AsMap(), "b": b.AsMap(), "c": input.AsMap()})
+	if !proto.Equal(info.Result, want) {
+		t.Fatalf("result %v, want %v", info.Result, want)
+	}
+}
