@@ -351,13 +351,23 @@ func (cfg *config) checkServer(set map[string]bool) error {
 	return nil
 }
 
-// checkStores checks --replicas and --compare-stores.
-func (cfg *config) checkStores(set map[string]bool) error {
+// checkRoute checks --route.
+func (cfg *config) checkRoute() error {
 	switch {
 	case cfg.Route != routeSpread && cfg.Route != routeOwner:
 		return fmt.Errorf("--route %q: want %s or %s", cfg.Route, routeSpread, routeOwner)
 	case cfg.Route == routeOwner && cfg.Replicas == 0 && cfg.Compare == "":
 		return errors.New("--route owner needs --replicas or --compare-stores: one server owns every handler")
+	}
+	return nil
+}
+
+// checkStores checks --replicas and --compare-stores.
+func (cfg *config) checkStores(set map[string]bool) error {
+	if err := cfg.checkRoute(); err != nil {
+		return err
+	}
+	switch {
 	case cfg.Replicas < 0:
 		return errors.New("--replicas must not be negative")
 	case cfg.Replicas > 0 && cfg.Store == "":
