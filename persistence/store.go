@@ -205,6 +205,12 @@ type HandlerVersions interface {
 	// version "". It reads index keys only, so a handler whose metadata
 	// cannot be decoded is still counted as last written.
 	CountVersions(ctx context.Context, workflow string) ([]VersionCount, error)
+	// RunningVersions lists the versions of workflow that running
+	// handlers run, sorted ("": handlers stored before versions). Unlike
+	// CountVersions its cost does not grow with the handlers: it reads a
+	// few index keys per version, which is what start-up can afford with
+	// a million released handlers in the store.
+	RunningVersions(ctx context.Context, workflow string) ([]string, error)
 }
 
 // Default limits for Store methods that take a limit.

@@ -15,6 +15,7 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/persistence/bolt"
 	"github.com/wfd-dev/wfd/server"
+	"github.com/wfd-dev/wfd/workflows"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -206,4 +207,20 @@ func startErr(t *testing.T, dir string, opts server.Options) error {
 		_ = srv.Close(context.Background())
 	}
 	return err
+}
+
+// TestStartupDoesNotScanVersions: start-up's check for running handlers
+// of unregistered versions asks the store which versions run
+// (RunningVersions, a few index keys a version) and never counts the
+// handlers (CountVersions scans an index entry for each, which with a
+// million released handlers mapped most of the store file into the
+// process).
+func TestStartupDoesNotScanVersions(t *testing.T) {
+	f := startFaulty(t, server.Options{Workflows: []engine.Workflow{workflows.Approval()}})
+	if got := f.fs.Calls.RunningVersions.Load(); got == 0 {
+		t.Fatal("start-up did not ask the store which versions run")
+	}
+	if got := f.fs.Calls.CountVersions.Load(); got != 0 {
+		t.Fatalf("start-up counted the handlers by version %d times, want none", got)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -87,6 +88,42 @@ func (s *Store) CountVersions(ctx context.Context, workflow string) ([]persisten
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bolt: count versions: %w", err)
+	}
+	return out, nil
+}
+
+// RunningVersions lists the versions of workflow with running handlers:
+// a skip scan of idx_workflow_version, one seek for each version's
+// running keys and one to the next version, so the pages it reads do not
+// grow with the handlers (a full scan maps most of a large file into the
+// process: the kernel maps the cached pages around each one read).
+func (s *Store) RunningVersions(ctx context.Context, workflow string) ([]string, error) {
+	if err := persistence.ValidateWorkflowName(workflow); err != nil {
+		return nil, fmt.Errorf("bolt: running versions: %w", err)
+	}
+	var out []string
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		prefix := workflowPrefix(workflow)
+		c := bucket(tx, bucketVersion).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); {
+			version, _, _, _, ok := parseVersionKey(k[len(prefix):])
+			if !ok {
+				return fmt.Errorf("%w: malformed %s key %q", persistence.ErrCorrupt, bucketVersion, k)
+			}
+			// workflow|0|version|0|running|0 starts the running keys of
+			// the version, in any residency.
+			running := append(append(slices.Clip(prefix), version...), 0, byte(persistence.StatusRunning), 0)
+			if rk, _ := c.Seek(running); rk != nil && bytes.HasPrefix(rk, running) {
+				out = append(out, version)
+			}
+			// Versions hold no 0 byte, so workflow|0|version|1 is past
+			// every key of this version and before the next version's.
+			k, _ = c.Seek(append(append(slices.Clip(prefix), version...), 1))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bolt: running versions: %w", err)
 	}
 	return out, nil
 }

@@ -29,5 +29,6 @@ type Calls struct {
 	SetCurrentWorkflow atomic.Int64
 	DeleteWorkflow     atomic.Int64
 	CountVersions      atomic.Int64
+	RunningVersions    atomic.Int64
 	Close              atomic.Int64
 }

@@ -35,6 +35,7 @@ type Funcs struct {
 	SetCurrentWorkflowFunc func(ctx context.Context, name, version string) error
 	DeleteWorkflowFunc     func(ctx context.Context, name, version, ifHash string) error
 	CountVersionsFunc      func(ctx context.Context, workflow string) ([]persistence.VersionCount, error)
+	RunningVersionsFunc    func(ctx context.Context, workflow string) ([]string, error)
 	CloseFunc              func() error
 }
 

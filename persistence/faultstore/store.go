@@ -242,6 +242,15 @@ func (s *Store) CountVersions(ctx context.Context, workflow string) ([]persisten
 	return s.inner.CountVersions(ctx, workflow)
 }
 
+// RunningVersions implements persistence.Store.
+func (s *Store) RunningVersions(ctx context.Context, workflow string) ([]string, error) {
+	s.Calls.RunningVersions.Add(1)
+	if f := s.current().RunningVersionsFunc; f != nil {
+		return f(ctx, workflow)
+	}
+	return s.inner.RunningVersions(ctx, workflow)
+}
+
 // Close implements persistence.Store. It closes the wrapped store (unless
 // CloseFunc is set).
 func (s *Store) Close() error {

@@ -271,3 +271,23 @@ func (s *Store) CountVersions(ctx context.Context, workflow string) ([]persisten
 	}
 	return out, nil
 }
+
+// RunningVersions lists the versions of workflow with running handlers.
+func (s *Store) RunningVersions(ctx context.Context, workflow string) ([]string, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	if err := persistence.ValidateWorkflowName(workflow); err != nil {
+		return nil, fmt.Errorf("postgres: running versions: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT workflow_version FROM wfd_handlers
+		WHERE workflow = $1 AND status = $2 ORDER BY workflow_version`, workflow, int16(persistence.StatusRunning))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: running versions: %w", s.classify(ctx, err))
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: running versions: %w", s.classify(ctx, err))
+	}
+	return out, nil
+}

@@ -81,6 +81,10 @@ func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Cont
 		"SetCurrentWorkflow": func(ctx context.Context) error {
 			return s.SetCurrentWorkflow(ctx, "wf", "v")
 		},
+		"RunningVersions": func(ctx context.Context) error {
+			_, err := s.RunningVersions(ctx, "wf")
+			return err
+		},
 		"CountVersions": func(ctx context.Context) error {
 			_, err := s.CountVersions(ctx, "wf")
 			return err

@@ -96,6 +96,7 @@ func Run(t *testing.T, open OpenFunc) {
 		{"WorkflowVersions", testWorkflowVersions},
 		{"ListHandlersVersion", testListHandlersVersion},
 		{"CountVersions", testCountVersions},
+		{"RunningVersions", testRunningVersions},
 		{"ListWorkflowDefs", testListWorkflowDefs},
 		{"InvalidWorkflowDefs", testInvalidWorkflowDefs},
 		{"ConcurrentWorkflowPuts", testConcurrentWorkflowPuts},

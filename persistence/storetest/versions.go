@@ -162,3 +162,34 @@ func testCountVersions(t *testing.T, open OpenFunc) {
 	_, err := s.CountVersions(ctx, "")
 	wantErr(t, "CountVersions of no workflow", err, persistence.ErrInvalid)
 }
+
+// testRunningVersions: RunningVersions names the versions that running
+// handlers run, in order, "" for handlers from before versions, and drops
+// a version once none of its handlers runs.
+func testRunningVersions(t *testing.T, open OpenFunc) {
+	s := openStore(t, open)
+	ctx := t.Context()
+	hs := versionHandlers(t, s)
+	running := func(what string, want ...string) {
+		t.Helper()
+		got, err := s.RunningVersions(ctx, "wf")
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("RunningVersions %s = %q, %v; want %q", what, got, err, want)
+		}
+	}
+	running("after the writes", "", "v1", "v2")
+	var changes []persistence.Change
+	for _, h := range hs {
+		if h.Workflow == "wf" && h.WorkflowVersion == "v2" {
+			h.Status, h.Residency, h.CompletedAt = persistence.StatusCompleted, persistence.ResidencyReleased, h.UpdatedAt
+			changes = append(changes, persistence.Change{Handler: h})
+		}
+	}
+	write(t, s, changes...)
+	running("once v2's handlers completed", "", "v1")
+	if got, err := s.RunningVersions(ctx, "nobody"); err != nil || len(got) != 0 {
+		t.Fatalf("RunningVersions of a workflow without handlers = %v, %v", got, err)
+	}
+	_, err := s.RunningVersions(ctx, "")
+	wantErr(t, "RunningVersions of no workflow", err, persistence.ErrInvalid)
+}
