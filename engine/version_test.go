@@ -41,6 +41,13 @@ func release(t *testing.T, h *engine.Handler) *statev1.HandlerState {
 		}
 		return err == nil
 	})
+	// The release is acknowledged before the handler leaves the registry:
+	// a Restore of its checkpoint right away could find it still there.
+	select {
+	case <-h.Done():
+	case <-time.After(testwait.Timeout):
+		t.Fatalf("handler %s released but still in the registry after %v", h.ID(), testwait.Timeout)
+	}
 	return snap
 }
 
