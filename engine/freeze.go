@@ -58,35 +58,27 @@ func (s *state) freeze() {
 		return
 	}
 	var f frozen
-	n := 0 // encodings so far
-	// seen finds an encoding by its decoded Struct (fan-in buffers can be
-	// long); the first is compared without it.
-	var seen map[*structpb.Struct]int
-	var firstData *structpb.Struct
+	var seen map[*structpb.Struct]int // index of the encoding; fan-in buffers can be long
 	add := func(ev *Event) {
 		d := ev.Data
 		if len(d.GetFields()) == 0 {
 			return // nothing to save
 		}
 		i, ok := seen[d]
-		if !ok && n > 0 && d == firstData {
-			i, ok = 0, true
-		}
 		if !ok {
 			b, err := proto.Marshal(d)
 			if err != nil {
 				return // invalid UTF-8, say: keep it decoded
 			}
-			i = n
-			n++
+			if seen == nil {
+				seen = map[*structpb.Struct]int{}
+			}
+			i = len(seen)
+			seen[d] = i
 			if i == 0 {
-				f.firstRaw, firstData = b, d
+				f.firstRaw = b
 			} else {
-				if seen == nil {
-					seen = map[*structpb.Struct]int{}
-				}
 				f.raws = append(f.raws, b)
-				seen[d] = i
 			}
 		}
 		r := frozenRef{ev: ev, raw: i}

@@ -129,12 +129,11 @@ func (w *Worker) deliver(session context.Context, batch []*ending) {
 		batch[0].done <- err
 		return
 	}
-	ctx := session
 	req := &wfdv1.FinishRunsRequest{Runs: make([]*wfdv1.FinishRunRequest, len(batch))}
 	for i, e := range batch {
 		req.Runs[i] = e.fin
 	}
-	resp, err := w.svc.FinishRuns(ctx, req, callOptions...)
+	resp, err := w.svc.FinishRuns(session, req, callOptions...)
 	if err == nil && len(resp.GetResults()) != len(batch) {
 		err = status.Errorf(codes.Internal, "FinishRuns answered %d runs of %d", len(resp.GetResults()), len(batch))
 	}

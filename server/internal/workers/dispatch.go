@@ -57,7 +57,7 @@ func errRunGone(id string) error {
 
 // ask hands c to the run's proxy and waits for its answer.
 func (run *remoteRun) ask(ctx context.Context, c *runCall) (runReply, error) {
-	if _, err := run.hand(ctx, c); err != nil {
+	if err := run.hand(ctx, c); err != nil {
 		return runReply{}, err
 	}
 	select {
@@ -69,15 +69,15 @@ func (run *remoteRun) ask(ctx context.Context, c *runCall) (runReply, error) {
 }
 
 // hand gives c to the run's proxy without waiting for its answer (await).
-func (run *remoteRun) hand(ctx context.Context, c *runCall) (*runCall, error) {
+func (run *remoteRun) hand(ctx context.Context, c *runCall) error {
 	c.reply = make(chan runReply, 1)
 	select {
 	case run.calls <- c:
-		return c, nil
+		return nil
 	case <-run.done:
-		return nil, errRunGone(run.id)
+		return errRunGone(run.id)
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 

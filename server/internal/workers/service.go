@@ -92,9 +92,9 @@ func gather(m *wfdv1.ConnectResponse, queue <-chan *wfdv1.ConnectResponse) (batc
 	if !ok {
 		return m, nil
 	}
-	var ds []*wfdv1.Dispatch
+	ds := []*wfdv1.Dispatch{first.Dispatch}
 gathering:
-	for len(ds) < maxBatch-1 {
+	for len(ds) < maxBatch {
 		select {
 		case next := <-queue:
 			d, ok := next.GetKind().(*wfdv1.ConnectResponse_Dispatch)
@@ -107,10 +107,9 @@ gathering:
 			break gathering
 		}
 	}
-	if len(ds) == 0 {
+	if len(ds) == 1 {
 		return m, held
 	}
-	ds = append([]*wfdv1.Dispatch{first.Dispatch}, ds...)
 	return &wfdv1.ConnectResponse{Kind: &wfdv1.ConnectResponse_Dispatches{Dispatches: &wfdv1.Dispatches{Dispatches: ds}}}, held
 }
 
@@ -148,7 +147,10 @@ func (v *service) FinishRuns(ctx context.Context, req *wfdv1.FinishRunsRequest) 
 	for i, fin := range req.GetRuns() {
 		run, err := v.r.run(ctx, fin.GetRunId(), fin.GetWorkerId())
 		if err == nil {
-			calls[i], err = run.hand(ctx, &runCall{fin: fin})
+			c := &runCall{fin: fin}
+			if err = run.hand(ctx, c); err == nil {
+				calls[i] = c
+			}
 		}
 		errs[i] = err
 	}
