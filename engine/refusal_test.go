@@ -60,7 +60,11 @@ func TestRefusalWaitsForDurableState(t *testing.T) {
 			})
 			e := faultyEngine(t, j, answerOnce())
 			h := start(t, e, "once", nil)
-			testwait.For(t, "the handler to wait", func() bool { info, _ := h.Info(ctx); return info.Idle != nil })
+			// Hold changes only once the one that made the handler idle
+			// is in the journal (and acknowledged): Info says idle before
+			// that, and holding it would make it the change taken below
+			// for the first answer's.
+			j.idleAppended(t)
 			holding.Store(true)
 			first := make(chan error, 1)
 			go func() {
