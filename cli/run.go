@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	client "github.com/wfd-dev/wfd/clients/go"
@@ -11,7 +14,7 @@ import (
 func runCommand() *command {
 	return &command{
 		name:    "run",
-		args:    "WORKFLOW [--input JSON] [--id ID] [--follow [--internal] | --wait DURATION] [--version V]",
+		args:    "WORKFLOW [--input JSON] [--event TYPE[=JSON]]... [--id ID] [--follow [--internal] | --wait DURATION] [--version V]",
 		summary: "start a handler",
 		detail: `Prints the new handler; with --follow, then its records until it ends
 (exit status 1 if it fails or is cancelled): the events its steps write
@@ -20,7 +23,11 @@ restores too. With --wait the call itself waits up to that long for the
 handler to finish and prints it then (exit status 1 unless it completed).
 With --id the call is idempotent: the same id and workflow return the
 existing handler. With --version the handler runs that version of the
-workflow ('wfd workflows WORKFLOW' lists them) rather than the current one.`,
+workflow ('wfd workflows WORKFLOW' lists them) rather than the current one.
+Each --event is delivered after the start event, in order, in the commit
+that creates the handler: TYPE=JSON, or TYPE alone for {} (a type the
+workflow accepts from outside; a repeat with the same --id delivers none
+again).`,
 		minArgs: 1, maxArgs: 1, argWorkflows: true,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
@@ -28,6 +35,7 @@ workflow ('wfd workflows WORKFLOW' lists them) rather than the current one.`,
 			fs.StringVar(&f.input, "input", "{}", "the start event's data, a JSON `object`")
 			fs.StringVar(&f.id, "id", "", "the handler's `id` (default: a new UUIDv7)")
 			fs.StringVar(&f.version, "version", "", "run this `version` of the workflow (default: the current one)")
+			fs.Var(&f.events, "event", "`TYPE[=JSON]`: deliver this event with the start, in the same commit; repeatable")
 			fs.BoolVar(&f.follow, "follow", false, "stream the handler's records until it ends")
 			fs.BoolVar(&f.internal, "internal", false, "with --follow, print the internal records too")
 			fs.DurationVar(&f.wait, "wait", 0, "wait up to this `long` (at most 1h) for the handler to finish")
@@ -52,6 +60,7 @@ workflow ('wfd workflows WORKFLOW' lists them) rather than the current one.`,
 type runFlags struct {
 	input, id        string
 	version          string
+	events           eventsFlag
 	follow, internal bool
 	wait             time.Duration
 }
@@ -82,7 +91,31 @@ func (f *runFlags) runOptions() ([]client.RunOption, error) {
 	if f.wait > 0 {
 		opts = append(opts, client.WithWait(f.wait))
 	}
+	if len(f.events) > 0 {
+		opts = append(opts, client.WithEvents(f.events...))
+	}
 	return opts, nil
+}
+
+// eventsFlag is a repeatable --event TYPE[=JSON].
+type eventsFlag []*wfdv1.Event
+
+func (f *eventsFlag) String() string { return "" }
+
+func (f *eventsFlag) Set(v string) error {
+	typ, raw, hasData := strings.Cut(v, "=")
+	if typ == "" {
+		return errors.New("want TYPE or TYPE=JSON")
+	}
+	if !hasData {
+		raw = "{}"
+	}
+	data, err := parseObject("the data of event "+strconv.Quote(typ), raw)
+	if err != nil {
+		return err
+	}
+	*f = append(*f, &wfdv1.Event{Type: typ, Data: data})
+	return nil
 }
 
 // print prints the handler Run returned: as it finished with --wait, else

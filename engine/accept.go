@@ -132,3 +132,40 @@ func (s *state) takes(t string) bool {
 	}
 	return false
 }
+
+// checkInitial refuses the events a Start would deliver with the
+// creation of the handler whose fresh state is s (StartOptions.Events)
+// as SendEvent would refuse them right after the start: a bad type or
+// payload, a type the workflow does not accept from outside (nothing
+// waits yet, so a type only a WaitFor takes is refused), data its schema
+// refuses, more events than the handler may hold. Two events with the
+// same idempotency key are ErrInvalidEvent: the second would be dropped
+// as a retry of the first, which a caller cannot mean.
+func (e *Engine) checkInitial(s *state, evs []InitialEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	keys := make(map[string]bool, len(evs))
+	all := make([]Event, 0, len(evs)+1)
+	all = append(all, Event{Type: StartEvent})
+	for i, in := range evs {
+		if err := e.CheckEvent(in.Event, SendOptions{}); err != nil {
+			return fmt.Errorf("events[%d]: %w", i, err)
+		}
+		if err := s.accepts(in.Event, false); err != nil {
+			return fmt.Errorf("events[%d]: %w", i, err)
+		}
+		if k := in.IdempotencyKey; k != "" {
+			if keys[k] {
+				return fmt.Errorf("%w: events[%d]: idempotency key %q is given twice", ErrInvalidEvent, i, k)
+			}
+			keys[k] = true
+		}
+		all = append(all, in.Event)
+	}
+	if n, limit := s.wf.queuedBy(all), e.lim.MaxQueuedEvents; n > limit {
+		return fmt.Errorf("%w: the start and its %d events would queue %d events, more than the limit of %d (Limits.MaxQueuedEvents)",
+			ErrLimit, len(evs), n, limit)
+	}
+	return nil
+}

@@ -170,6 +170,23 @@ type StartOptions struct {
 	Parent string
 	// Version is the version of the workflow to run ("": the current one).
 	Version string
+	// Events are delivered after the start event, in order, in the same
+	// change as the handler's creation: nobody ever sees the handler
+	// without them, and a journal that fails the change loses them with
+	// it. Each is judged as a SendEvent right after the start would be
+	// (CheckInitialEvents); one that would be refused refuses the Start,
+	// and nothing is created.
+	Events []InitialEvent
+}
+
+// InitialEvent is an event a Start delivers with the handler's creation
+// (StartOptions.Events).
+type InitialEvent struct {
+	Event Event
+	// IdempotencyKey is remembered as a SendEvent's is, so that a later
+	// SendEvent with the same key (a retry of a call that started the
+	// handler) delivers nothing again.
+	IdempotencyKey string
 }
 
 // Start runs a new handler of the named workflow with input as the data of
@@ -202,6 +219,9 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 		input = &structpb.Struct{}
 	}
 	s := newState(c, id, e.opts.Now())
+	if err := e.checkInitial(s, opts.Events); err != nil {
+		return nil, err
+	}
 	if opts.Parent != "" {
 		s.rareMut().parent = opts.Parent
 	}
@@ -210,7 +230,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 		return nil, err
 	}
 	ack := make(chan error, 1)
-	if err := h.post(ctx, msg{kind: msgStart, p: &payload{ev: Event{Type: StartEvent, Data: input}}, ack: ack}); err != nil {
+	if err := h.post(ctx, msg{kind: msgStart, p: &payload{ev: Event{Type: StartEvent, Data: input}, initial: opts.Events}, ack: ack}); err != nil {
 		return nil, err
 	}
 	select {

@@ -125,6 +125,8 @@ type payload struct {
 	fromWfd bool
 	// wf is the version an upgrade moves to (msgUpgrade).
 	wf *compiled
+	// initial are the events a start delivers with the creation (msgStart).
+	initial []InitialEvent
 }
 
 type reply struct {

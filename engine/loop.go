@@ -286,13 +286,23 @@ func (r *runner) handleRare(m msg) {
 	}
 }
 
-// handleStart queues the start event of a new handler.
+// handleStart queues the start event of a new handler, and the events
+// the start brings (Start checked them), in the same batch: they are
+// committed with the creation.
 func (r *runner) handleStart(m msg) {
 	r.created = true
 	ev := m.p.ev
 	ev.ID = r.newID()
 	r.s.start = ev
 	r.deliver(ev)
+	for _, in := range m.p.initial {
+		if in.IdempotencyKey != "" {
+			r.s.addKey(in.IdempotencyKey)
+		}
+		ev := in.Event
+		ev.ID = ""
+		r.deliver(ev)
+	}
 	r.acks = append(r.acks, m.ack)
 }
 

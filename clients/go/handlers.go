@@ -45,6 +45,25 @@ func WithInputStruct(s *structpb.Struct) RunOption {
 	return func(r *wfdv1.RunWorkflowRequest) { r.Input = s }
 }
 
+// WithEvents delivers events to the new handler after its start event, in
+// order, in the commit that creates it: nobody ever sees the handler
+// without them (at most 64; [NewEvent] makes one from a map). Each must be
+// of a type the workflow accepts from outside, and match its schema
+// (codes.InvalidArgument naming it otherwise, and nothing is created). A
+// repeated Run with the same id delivers them no second time.
+func WithEvents(events ...*wfdv1.Event) RunOption {
+	return func(r *wfdv1.RunWorkflowRequest) { r.Events = append(r.Events, events...) }
+}
+
+// NewEvent is an event of eventType with data, for [WithEvents].
+func NewEvent(eventType string, data map[string]any) (*wfdv1.Event, error) {
+	d, err := toStruct("data", data)
+	if err != nil {
+		return nil, err
+	}
+	return &wfdv1.Event{Type: eventType, Data: d}, nil
+}
+
 // Run starts a handler of workflow with input as its start event's data
 // and returns it as the server first recorded it (with [WithWait], as it
 // is once it finished or the wait ended).
@@ -121,6 +140,61 @@ func (c *Client) Send(ctx context.Context, id, eventType string, data map[string
 		return nil, err
 	}
 	return res.GetHandler(), nil
+}
+
+// WithStartVersion makes [Client.SendOrStart] start that version of the
+// workflow rather than the current one, if it starts the handler.
+func WithStartVersion(version string) SendOption {
+	return func(r *wfdv1.SendEventRequest) {
+		if r.Start != nil {
+			r.Start.Version = version
+		}
+	}
+}
+
+// WithStartInput sets the input [Client.SendOrStart] starts the handler
+// with as a Struct, in place of its map.
+func WithStartInput(s *structpb.Struct) SendOption {
+	return func(r *wfdv1.SendEventRequest) {
+		if r.Start != nil {
+			r.Start.Input = s
+		}
+	}
+}
+
+// SendOrStart delivers an event as [Client.Send] does to handler id, and
+// if there is no handler with that id yet, starts one of workflow with
+// input and the event in the commit that creates it (Temporal's
+// signal-with-start): there is no moment at which the handler exists
+// without its event. started says whether this call created it. A handler
+// that exists but runs another workflow is codes.AlreadyExists; one that
+// has finished refuses the event (codes.FailedPrecondition). Calls racing
+// for one id create one handler, and each delivers its event once; the
+// idempotency key every call carries makes a retry deliver nothing again,
+// whether or not its first attempt started the handler.
+func (c *Client) SendOrStart(ctx context.Context, id, workflow string, input map[string]any, eventType string, data map[string]any, opts ...SendOption) (h *wfdv1.Handler, started bool, err error) {
+	in, err := toStruct("input", input)
+	if err != nil {
+		return nil, false, err
+	}
+	d, err := toStruct("data", data)
+	if err != nil {
+		return nil, false, err
+	}
+	req := &wfdv1.SendEventRequest{HandlerId: id, Event: &wfdv1.Event{Type: eventType, Data: d}, Start: &wfdv1.StartIfMissing{Workflow: workflow, Input: in}}
+	for _, opt := range opts {
+		opt(req)
+	}
+	if err := defaultID(&req.IdempotencyKey, "idempotency key"); err != nil {
+		return nil, false, err
+	}
+	ctx, cancel := c.waitContext(ctx, req.GetWait().AsDuration())
+	defer cancel()
+	res, err := c.svc.SendEvent(ctx, req)
+	if err != nil {
+		return nil, false, err
+	}
+	return res.GetHandler(), res.GetStarted(), nil
 }
 
 // Cancel ends a running handler as cancelled and returns it.

@@ -29,6 +29,8 @@ import type {
   RunOptions,
   WaitOptions,
   SendOptions,
+  SendOrStartOptions,
+  SendOrStartResult,
   StreamOptions,
   ListOptions,
   HandlerPage,
@@ -209,6 +211,7 @@ export class WfdClient {
       handlerId: opts.handlerId || uuidv7(),
       version: opts.version ?? "",
       wait: waitDuration("waitMs", opts.waitMs),
+      events: (opts.events ?? []).map((e, i) => ({ type: e.type, data: toJsonObject(`events[${i}].data`, e.data) })),
     };
     const res = await this.unary((o) => this.service.runWorkflow(req, o), this.waiting(opts, opts.waitMs));
     return mustHandler(res.handler);
@@ -265,6 +268,37 @@ export class WfdClient {
     };
     const res = await this.unary((o) => this.service.sendEvent(req, o), this.waiting(opts, opts.waitMs));
     return mustHandler(res.handler);
+  }
+
+  /**
+   * Delivers an event as {@link WfdClient.send} does to handler `id`, and
+   * if there is no handler with that id yet, starts one of `workflow` with
+   * `input` and the event in the commit that creates it (Temporal's
+   * signal-with-start): there is no moment at which the handler exists
+   * without its event. `started` says whether this call created it. A
+   * handler that exists but runs another workflow is `Code.AlreadyExists`;
+   * one that has finished refuses the event (`Code.FailedPrecondition`).
+   * Calls racing for one id create one handler and each delivers its event
+   * once; the idempotency key every call carries makes a retry deliver
+   * nothing again, whether or not its first attempt started the handler.
+   */
+  async sendOrStart(
+    id: string,
+    workflow: string,
+    input: { readonly [k: string]: unknown } | null | undefined,
+    type: string,
+    data?: { readonly [k: string]: unknown } | null,
+    opts: SendOrStartOptions = {},
+  ): Promise<SendOrStartResult> {
+    const req = {
+      handlerId: id,
+      event: { type, data: toJsonObject("data", data) },
+      idempotencyKey: opts.idempotencyKey || uuidv7(),
+      wait: waitDuration("waitMs", opts.waitMs),
+      start: { workflow, input: toJsonObject("input", input), version: opts.version ?? "" },
+    };
+    const res = await this.unary((o) => this.service.sendEvent(req, o), this.waiting(opts, opts.waitMs));
+    return { handler: mustHandler(res.handler), started: res.started };
   }
 
   /**

@@ -54,6 +54,35 @@ export interface RunOptions extends CallOptions {
    * The call's timeout grows by as much.
    */
   waitMs?: number;
+  /**
+   * Events delivered to the new handler after its start event, in order,
+   * in the commit that creates it: nobody ever sees the handler without
+   * them (at most 64). Each must be of a type the workflow accepts from
+   * outside and match its schema (`Code.InvalidArgument` naming it
+   * otherwise, and nothing is created). A repeated run with the same
+   * `handlerId` delivers them no second time.
+   */
+  events?: readonly StartEvent[];
+}
+
+/** An event {@link RunOptions.events} delivers with the start. */
+export interface StartEvent {
+  type: string;
+  data?: { readonly [k: string]: unknown } | null;
+}
+
+/** Options of {@link WfdClient.sendOrStart}. */
+export interface SendOrStartOptions extends SendOptions {
+  /** If the call starts the handler, start this version of the workflow rather than the current one. */
+  version?: string;
+}
+
+/** What {@link WfdClient.sendOrStart} did. */
+export interface SendOrStartResult {
+  /** The handler once the event is durable (with `waitMs`, as it is then). */
+  handler: Handler;
+  /** This call created the handler. */
+  started: boolean;
 }
 
 /** Options of {@link WfdClient.workflows}. */

@@ -538,7 +538,18 @@ type RunWorkflowRequest struct {
 	// Optional: the version of the workflow to run (Workflow.version names
 	// the current one, which runs when this is empty). A version the server
 	// does not have is NOT_FOUND. The handler runs it to its end.
-	Version       string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	// Optional: events delivered to the new handler after its start event,
+	// in order, in the same commit as its creation: no reader ever sees the
+	// handler without them (at most 64; an event's id is assigned by the
+	// server). Each is judged as a SendEvent right after the start would
+	// be: its type must be one the workflow accepts from outside (no step
+	// waits for anything yet) and its data must match the type's schema.
+	// One that would be refused refuses the call (INVALID_ARGUMENT naming
+	// it) and nothing is created. A repeat of the call with the same
+	// handler_id answers with the handler the first one created and
+	// delivers nothing again.
+	Events        []*Event `protobuf:"bytes,6,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -606,6 +617,13 @@ func (x *RunWorkflowRequest) GetVersion() string {
 		return x.Version
 	}
 	return ""
+}
+
+func (x *RunWorkflowRequest) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
 }
 
 type RunWorkflowResponse struct {
@@ -913,7 +931,16 @@ type SendEventRequest struct {
 	// Optional: once the event is durable, wait up to this long (at most 1
 	// hour) for the handler to finish, as WaitHandler does; the response's
 	// handler is its state then, finished or not.
-	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	Wait *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	// Optional: if no handler has handler_id yet, start one of this
+	// workflow with the event delivered in the same commit as its creation
+	// (signal-with-start). A handler that exists gets the event as without
+	// it (one that has finished refuses it: FAILED_PRECONDITION); one that
+	// runs another workflow is ALREADY_EXISTS and gets nothing. Concurrent
+	// calls for the same id create one handler and each delivers its event
+	// once; with an idempotency_key, a retry delivers nothing again,
+	// whether or not its first attempt started the handler.
+	Start         *StartIfMissing `protobuf:"bytes,5,opt,name=start,proto3" json:"start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -976,16 +1003,89 @@ func (x *SendEventRequest) GetWait() *durationpb.Duration {
 	return nil
 }
 
+func (x *SendEventRequest) GetStart() *StartIfMissing {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+// StartIfMissing is the handler a SendEvent starts when none has its id.
+type StartIfMissing struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workflow to start; required.
+	Workflow string `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	// The data of the start event.
+	Input *structpb.Struct `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	// Optional: the version to run (empty: the current one).
+	Version       string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartIfMissing) Reset() {
+	*x = StartIfMissing{}
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartIfMissing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartIfMissing) ProtoMessage() {}
+
+func (x *StartIfMissing) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartIfMissing.ProtoReflect.Descriptor instead.
+func (*StartIfMissing) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *StartIfMissing) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *StartIfMissing) GetInput() *structpb.Struct {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *StartIfMissing) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
 type SendEventResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handler       *Handler               `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Handler *Handler               `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
+	// This call created the handler (SendEventRequest.start).
+	Started       bool `protobuf:"varint,2,opt,name=started,proto3" json:"started,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SendEventResponse) Reset() {
 	*x = SendEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -997,7 +1097,7 @@ func (x *SendEventResponse) String() string {
 func (*SendEventResponse) ProtoMessage() {}
 
 func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1010,7 +1110,7 @@ func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEventResponse.ProtoReflect.Descriptor instead.
 func (*SendEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SendEventResponse) GetHandler() *Handler {
@@ -1018,6 +1118,13 @@ func (x *SendEventResponse) GetHandler() *Handler {
 		return x.Handler
 	}
 	return nil
+}
+
+func (x *SendEventResponse) GetStarted() bool {
+	if x != nil {
+		return x.Started
+	}
+	return false
 }
 
 type StreamEventsRequest struct {
@@ -1040,7 +1147,7 @@ type StreamEventsRequest struct {
 
 func (x *StreamEventsRequest) Reset() {
 	*x = StreamEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1159,7 @@ func (x *StreamEventsRequest) String() string {
 func (*StreamEventsRequest) ProtoMessage() {}
 
 func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1172,7 @@ func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsRequest.ProtoReflect.Descriptor instead.
 func (*StreamEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StreamEventsRequest) GetHandlerId() string {
@@ -1109,7 +1216,7 @@ type StreamEventsResponse struct {
 
 func (x *StreamEventsResponse) Reset() {
 	*x = StreamEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1228,7 @@ func (x *StreamEventsResponse) String() string {
 func (*StreamEventsResponse) ProtoMessage() {}
 
 func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1241,7 @@ func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsResponse.ProtoReflect.Descriptor instead.
 func (*StreamEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StreamEventsResponse) GetKind() isStreamEventsResponse_Kind {
@@ -1189,7 +1296,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1308,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1321,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Heartbeat) GetLastSeq() uint64 {
@@ -1233,7 +1340,7 @@ type CancelHandlerRequest struct {
 
 func (x *CancelHandlerRequest) Reset() {
 	*x = CancelHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1352,7 @@ func (x *CancelHandlerRequest) String() string {
 func (*CancelHandlerRequest) ProtoMessage() {}
 
 func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1365,7 @@ func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerRequest.ProtoReflect.Descriptor instead.
 func (*CancelHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelHandlerRequest) GetHandlerId() string {
@@ -1277,7 +1384,7 @@ type CancelHandlerResponse struct {
 
 func (x *CancelHandlerResponse) Reset() {
 	*x = CancelHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1396,7 @@ func (x *CancelHandlerResponse) String() string {
 func (*CancelHandlerResponse) ProtoMessage() {}
 
 func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1409,7 @@ func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerResponse.ProtoReflect.Descriptor instead.
 func (*CancelHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelHandlerResponse) GetHandler() *Handler {
@@ -1321,7 +1428,7 @@ type ReleaseHandlerRequest struct {
 
 func (x *ReleaseHandlerRequest) Reset() {
 	*x = ReleaseHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1333,7 +1440,7 @@ func (x *ReleaseHandlerRequest) String() string {
 func (*ReleaseHandlerRequest) ProtoMessage() {}
 
 func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1346,7 +1453,7 @@ func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReleaseHandlerRequest) GetHandlerId() string {
@@ -1365,7 +1472,7 @@ type ReleaseHandlerResponse struct {
 
 func (x *ReleaseHandlerResponse) Reset() {
 	*x = ReleaseHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1484,7 @@ func (x *ReleaseHandlerResponse) String() string {
 func (*ReleaseHandlerResponse) ProtoMessage() {}
 
 func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1497,7 @@ func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReleaseHandlerResponse) GetHandler() *Handler {
@@ -1408,7 +1515,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1420,7 +1527,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1433,7 +1540,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 type GetStatsResponse struct {
@@ -1478,7 +1585,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1597,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1610,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetStatsResponse) GetHandlersActive() int64 {
@@ -1646,7 +1753,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1765,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1778,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListTasksRequest) GetStatuses() []TaskStatus {
@@ -1733,7 +1840,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1745,7 +1852,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1758,7 +1865,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1784,7 +1891,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1903,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +1916,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetTaskRequest) GetTaskId() string {
@@ -1828,7 +1935,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1947,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1960,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -1877,7 +1984,7 @@ type CompleteTaskRequest struct {
 
 func (x *CompleteTaskRequest) Reset() {
 	*x = CompleteTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +1996,7 @@ func (x *CompleteTaskRequest) String() string {
 func (*CompleteTaskRequest) ProtoMessage() {}
 
 func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2009,7 @@ func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskRequest.ProtoReflect.Descriptor instead.
 func (*CompleteTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CompleteTaskRequest) GetTaskId() string {
@@ -1935,7 +2042,7 @@ type CompleteTaskResponse struct {
 
 func (x *CompleteTaskResponse) Reset() {
 	*x = CompleteTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2054,7 @@ func (x *CompleteTaskResponse) String() string {
 func (*CompleteTaskResponse) ProtoMessage() {}
 
 func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2067,7 @@ func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskResponse.ProtoReflect.Descriptor instead.
 func (*CompleteTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CompleteTaskResponse) GetTask() *Task {
@@ -1984,7 +2091,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[28]
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1996,7 +2103,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[28]
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2009,7 +2116,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PublishEventRequest) GetKey() string {
@@ -2053,7 +2160,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2065,7 +2172,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2078,7 +2185,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PublishEventResponse) GetEventId() string {
@@ -2113,7 +2220,7 @@ type WaitHandlerRequest struct {
 
 func (x *WaitHandlerRequest) Reset() {
 	*x = WaitHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2125,7 +2232,7 @@ func (x *WaitHandlerRequest) String() string {
 func (*WaitHandlerRequest) ProtoMessage() {}
 
 func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2138,7 +2245,7 @@ func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerRequest.ProtoReflect.Descriptor instead.
 func (*WaitHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WaitHandlerRequest) GetHandlerId() string {
@@ -2165,7 +2272,7 @@ type WaitHandlerResponse struct {
 
 func (x *WaitHandlerResponse) Reset() {
 	*x = WaitHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2177,7 +2284,7 @@ func (x *WaitHandlerResponse) String() string {
 func (*WaitHandlerResponse) ProtoMessage() {}
 
 func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2190,7 +2297,7 @@ func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerResponse.ProtoReflect.Descriptor instead.
 func (*WaitHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WaitHandlerResponse) GetHandler() *Handler {
@@ -2209,7 +2316,7 @@ type DeleteHandlerRequest struct {
 
 func (x *DeleteHandlerRequest) Reset() {
 	*x = DeleteHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2221,7 +2328,7 @@ func (x *DeleteHandlerRequest) String() string {
 func (*DeleteHandlerRequest) ProtoMessage() {}
 
 func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2234,7 +2341,7 @@ func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteHandlerRequest) GetHandlerId() string {
@@ -2252,7 +2359,7 @@ type DeleteHandlerResponse struct {
 
 func (x *DeleteHandlerResponse) Reset() {
 	*x = DeleteHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2371,7 @@ func (x *DeleteHandlerResponse) String() string {
 func (*DeleteHandlerResponse) ProtoMessage() {}
 
 func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2384,7 @@ func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 type ListPublishedEventsRequest struct {
@@ -2299,7 +2406,7 @@ type ListPublishedEventsRequest struct {
 
 func (x *ListPublishedEventsRequest) Reset() {
 	*x = ListPublishedEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2418,7 @@ func (x *ListPublishedEventsRequest) String() string {
 func (*ListPublishedEventsRequest) ProtoMessage() {}
 
 func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2431,7 @@ func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListPublishedEventsRequest) GetKey() string {
@@ -2374,7 +2481,7 @@ type ListPublishedEventsResponse struct {
 
 func (x *ListPublishedEventsResponse) Reset() {
 	*x = ListPublishedEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2493,7 @@ func (x *ListPublishedEventsResponse) String() string {
 func (*ListPublishedEventsResponse) ProtoMessage() {}
 
 func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2506,7 @@ func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListPublishedEventsResponse) GetEvents() []*PublishedEvent {
@@ -2435,7 +2542,7 @@ type PublishedEvent struct {
 
 func (x *PublishedEvent) Reset() {
 	*x = PublishedEvent{}
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2554,7 @@ func (x *PublishedEvent) String() string {
 func (*PublishedEvent) ProtoMessage() {}
 
 func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2567,7 @@ func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
 func (*PublishedEvent) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PublishedEvent) GetEventId() string {
@@ -2520,7 +2627,7 @@ type GetIdentityRequest struct {
 
 func (x *GetIdentityRequest) Reset() {
 	*x = GetIdentityRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2639,7 @@ func (x *GetIdentityRequest) String() string {
 func (*GetIdentityRequest) ProtoMessage() {}
 
 func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2652,7 @@ func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityRequest.ProtoReflect.Descriptor instead.
 func (*GetIdentityRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 type GetIdentityResponse struct {
@@ -2561,7 +2668,7 @@ type GetIdentityResponse struct {
 
 func (x *GetIdentityResponse) Reset() {
 	*x = GetIdentityResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2573,7 +2680,7 @@ func (x *GetIdentityResponse) String() string {
 func (*GetIdentityResponse) ProtoMessage() {}
 
 func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2586,7 +2693,7 @@ func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityResponse.ProtoReflect.Descriptor instead.
 func (*GetIdentityResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetIdentityResponse) GetAuthentication() bool {
@@ -2618,7 +2725,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2737,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2750,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 type ListReplicasResponse struct {
@@ -2655,7 +2762,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2774,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2787,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -2706,7 +2813,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +2825,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +2838,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Replica) GetId() string {
@@ -2786,7 +2893,7 @@ type UpgradeHandlersRequest struct {
 
 func (x *UpgradeHandlersRequest) Reset() {
 	*x = UpgradeHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2798,7 +2905,7 @@ func (x *UpgradeHandlersRequest) String() string {
 func (*UpgradeHandlersRequest) ProtoMessage() {}
 
 func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2811,7 +2918,7 @@ func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersRequest.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *UpgradeHandlersRequest) GetWorkflow() string {
@@ -2876,7 +2983,7 @@ type UpgradeHandlersResponse struct {
 
 func (x *UpgradeHandlersResponse) Reset() {
 	*x = UpgradeHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2888,7 +2995,7 @@ func (x *UpgradeHandlersResponse) String() string {
 func (*UpgradeHandlersResponse) ProtoMessage() {}
 
 func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2901,7 +3008,7 @@ func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersResponse.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *UpgradeHandlersResponse) GetHandlers() []*HandlerUpgrade {
@@ -2938,7 +3045,7 @@ type HandlerUpgrade struct {
 
 func (x *HandlerUpgrade) Reset() {
 	*x = HandlerUpgrade{}
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2950,7 +3057,7 @@ func (x *HandlerUpgrade) String() string {
 func (*HandlerUpgrade) ProtoMessage() {}
 
 func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2963,7 +3070,7 @@ func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgrade.ProtoReflect.Descriptor instead.
 func (*HandlerUpgrade) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HandlerUpgrade) GetHandlerId() string {
@@ -2997,7 +3104,7 @@ type SetCurrentVersionRequest struct {
 
 func (x *SetCurrentVersionRequest) Reset() {
 	*x = SetCurrentVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3009,7 +3116,7 @@ func (x *SetCurrentVersionRequest) String() string {
 func (*SetCurrentVersionRequest) ProtoMessage() {}
 
 func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3022,7 +3129,7 @@ func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionRequest.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetCurrentVersionRequest) GetWorkflow() string {
@@ -3048,7 +3155,7 @@ type SetCurrentVersionResponse struct {
 
 func (x *SetCurrentVersionResponse) Reset() {
 	*x = SetCurrentVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3167,7 @@ func (x *SetCurrentVersionResponse) String() string {
 func (*SetCurrentVersionResponse) ProtoMessage() {}
 
 func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3180,7 @@ func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionResponse.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetCurrentVersionResponse) GetWorkflow() *Workflow {
@@ -3093,7 +3200,7 @@ type DeleteWorkflowVersionRequest struct {
 
 func (x *DeleteWorkflowVersionRequest) Reset() {
 	*x = DeleteWorkflowVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3105,7 +3212,7 @@ func (x *DeleteWorkflowVersionRequest) String() string {
 func (*DeleteWorkflowVersionRequest) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3118,7 +3225,7 @@ func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DeleteWorkflowVersionRequest) GetWorkflow() string {
@@ -3143,7 +3250,7 @@ type DeleteWorkflowVersionResponse struct {
 
 func (x *DeleteWorkflowVersionResponse) Reset() {
 	*x = DeleteWorkflowVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3155,7 +3262,7 @@ func (x *DeleteWorkflowVersionResponse) String() string {
 func (*DeleteWorkflowVersionResponse) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3168,7 +3275,7 @@ func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
@@ -3214,14 +3321,15 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bversions\x18\x02 \x01(\bR\bversions\"G\n" +
 	"\x15ListWorkflowsResponse\x12.\n" +
-	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xc7\x01\n" +
+	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xee\x01\n" +
 	"\x12RunWorkflowRequest\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x03 \x01(\tR\thandlerId\x12-\n" +
 	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\tR\aversion\"@\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\x12%\n" +
+	"\x06events\x18\x06 \x03(\v2\r.wfd.v1.EventR\x06events\"@\n" +
 	"\x13RunWorkflowResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"2\n" +
 	"\x11GetHandlerRequest\x12\x1d\n" +
@@ -3241,15 +3349,21 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"page_token\x18\a \x01(\tR\tpageToken\"k\n" +
 	"\x14ListHandlersResponse\x12+\n" +
 	"\bhandlers\x18\x01 \x03(\v2\x0f.wfd.v1.HandlerR\bhandlers\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xae\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdc\x01\n" +
 	"\x10SendEventRequest\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12#\n" +
 	"\x05event\x18\x02 \x01(\v2\r.wfd.v1.EventR\x05event\x12'\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\">\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12,\n" +
+	"\x05start\x18\x05 \x01(\v2\x16.wfd.v1.StartIfMissingR\x05start\"u\n" +
+	"\x0eStartIfMissing\x12\x1a\n" +
+	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12-\n" +
+	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\"X\n" +
 	"\x11SendEventResponse\x12)\n" +
-	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\x99\x01\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\x12\x18\n" +
+	"\astarted\x18\x02 \x01(\bR\astarted\"\x99\x01\n" +
 	"\x13StreamEventsRequest\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1b\n" +
@@ -3446,7 +3560,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
 	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
@@ -3461,148 +3575,152 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*ListHandlersRequest)(nil),           // 10: wfd.v1.ListHandlersRequest
 	(*ListHandlersResponse)(nil),          // 11: wfd.v1.ListHandlersResponse
 	(*SendEventRequest)(nil),              // 12: wfd.v1.SendEventRequest
-	(*SendEventResponse)(nil),             // 13: wfd.v1.SendEventResponse
-	(*StreamEventsRequest)(nil),           // 14: wfd.v1.StreamEventsRequest
-	(*StreamEventsResponse)(nil),          // 15: wfd.v1.StreamEventsResponse
-	(*Heartbeat)(nil),                     // 16: wfd.v1.Heartbeat
-	(*CancelHandlerRequest)(nil),          // 17: wfd.v1.CancelHandlerRequest
-	(*CancelHandlerResponse)(nil),         // 18: wfd.v1.CancelHandlerResponse
-	(*ReleaseHandlerRequest)(nil),         // 19: wfd.v1.ReleaseHandlerRequest
-	(*ReleaseHandlerResponse)(nil),        // 20: wfd.v1.ReleaseHandlerResponse
-	(*GetStatsRequest)(nil),               // 21: wfd.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),              // 22: wfd.v1.GetStatsResponse
-	(*ListTasksRequest)(nil),              // 23: wfd.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 24: wfd.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),                // 25: wfd.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),               // 26: wfd.v1.GetTaskResponse
-	(*CompleteTaskRequest)(nil),           // 27: wfd.v1.CompleteTaskRequest
-	(*CompleteTaskResponse)(nil),          // 28: wfd.v1.CompleteTaskResponse
-	(*PublishEventRequest)(nil),           // 29: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),          // 30: wfd.v1.PublishEventResponse
-	(*WaitHandlerRequest)(nil),            // 31: wfd.v1.WaitHandlerRequest
-	(*WaitHandlerResponse)(nil),           // 32: wfd.v1.WaitHandlerResponse
-	(*DeleteHandlerRequest)(nil),          // 33: wfd.v1.DeleteHandlerRequest
-	(*DeleteHandlerResponse)(nil),         // 34: wfd.v1.DeleteHandlerResponse
-	(*ListPublishedEventsRequest)(nil),    // 35: wfd.v1.ListPublishedEventsRequest
-	(*ListPublishedEventsResponse)(nil),   // 36: wfd.v1.ListPublishedEventsResponse
-	(*PublishedEvent)(nil),                // 37: wfd.v1.PublishedEvent
-	(*GetIdentityRequest)(nil),            // 38: wfd.v1.GetIdentityRequest
-	(*GetIdentityResponse)(nil),           // 39: wfd.v1.GetIdentityResponse
-	(*ListReplicasRequest)(nil),           // 40: wfd.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),          // 41: wfd.v1.ListReplicasResponse
-	(*Replica)(nil),                       // 42: wfd.v1.Replica
-	(*UpgradeHandlersRequest)(nil),        // 43: wfd.v1.UpgradeHandlersRequest
-	(*UpgradeHandlersResponse)(nil),       // 44: wfd.v1.UpgradeHandlersResponse
-	(*HandlerUpgrade)(nil),                // 45: wfd.v1.HandlerUpgrade
-	(*SetCurrentVersionRequest)(nil),      // 46: wfd.v1.SetCurrentVersionRequest
-	(*SetCurrentVersionResponse)(nil),     // 47: wfd.v1.SetCurrentVersionResponse
-	(*DeleteWorkflowVersionRequest)(nil),  // 48: wfd.v1.DeleteWorkflowVersionRequest
-	(*DeleteWorkflowVersionResponse)(nil), // 49: wfd.v1.DeleteWorkflowVersionResponse
-	nil,                                   // 50: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),               // 51: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 52: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),           // 53: google.protobuf.Duration
-	(*Handler)(nil),                       // 54: wfd.v1.Handler
-	(HandlerStatus)(0),                    // 55: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 56: wfd.v1.Residency
-	(*Event)(nil),                         // 57: wfd.v1.Event
-	(*Record)(nil),                        // 58: wfd.v1.Record
-	(TaskStatus)(0),                       // 59: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 60: wfd.v1.Task
+	(*StartIfMissing)(nil),                // 13: wfd.v1.StartIfMissing
+	(*SendEventResponse)(nil),             // 14: wfd.v1.SendEventResponse
+	(*StreamEventsRequest)(nil),           // 15: wfd.v1.StreamEventsRequest
+	(*StreamEventsResponse)(nil),          // 16: wfd.v1.StreamEventsResponse
+	(*Heartbeat)(nil),                     // 17: wfd.v1.Heartbeat
+	(*CancelHandlerRequest)(nil),          // 18: wfd.v1.CancelHandlerRequest
+	(*CancelHandlerResponse)(nil),         // 19: wfd.v1.CancelHandlerResponse
+	(*ReleaseHandlerRequest)(nil),         // 20: wfd.v1.ReleaseHandlerRequest
+	(*ReleaseHandlerResponse)(nil),        // 21: wfd.v1.ReleaseHandlerResponse
+	(*GetStatsRequest)(nil),               // 22: wfd.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),              // 23: wfd.v1.GetStatsResponse
+	(*ListTasksRequest)(nil),              // 24: wfd.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 25: wfd.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),                // 26: wfd.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 27: wfd.v1.GetTaskResponse
+	(*CompleteTaskRequest)(nil),           // 28: wfd.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),          // 29: wfd.v1.CompleteTaskResponse
+	(*PublishEventRequest)(nil),           // 30: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),          // 31: wfd.v1.PublishEventResponse
+	(*WaitHandlerRequest)(nil),            // 32: wfd.v1.WaitHandlerRequest
+	(*WaitHandlerResponse)(nil),           // 33: wfd.v1.WaitHandlerResponse
+	(*DeleteHandlerRequest)(nil),          // 34: wfd.v1.DeleteHandlerRequest
+	(*DeleteHandlerResponse)(nil),         // 35: wfd.v1.DeleteHandlerResponse
+	(*ListPublishedEventsRequest)(nil),    // 36: wfd.v1.ListPublishedEventsRequest
+	(*ListPublishedEventsResponse)(nil),   // 37: wfd.v1.ListPublishedEventsResponse
+	(*PublishedEvent)(nil),                // 38: wfd.v1.PublishedEvent
+	(*GetIdentityRequest)(nil),            // 39: wfd.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),           // 40: wfd.v1.GetIdentityResponse
+	(*ListReplicasRequest)(nil),           // 41: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),          // 42: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                       // 43: wfd.v1.Replica
+	(*UpgradeHandlersRequest)(nil),        // 44: wfd.v1.UpgradeHandlersRequest
+	(*UpgradeHandlersResponse)(nil),       // 45: wfd.v1.UpgradeHandlersResponse
+	(*HandlerUpgrade)(nil),                // 46: wfd.v1.HandlerUpgrade
+	(*SetCurrentVersionRequest)(nil),      // 47: wfd.v1.SetCurrentVersionRequest
+	(*SetCurrentVersionResponse)(nil),     // 48: wfd.v1.SetCurrentVersionResponse
+	(*DeleteWorkflowVersionRequest)(nil),  // 49: wfd.v1.DeleteWorkflowVersionRequest
+	(*DeleteWorkflowVersionResponse)(nil), // 50: wfd.v1.DeleteWorkflowVersionResponse
+	nil,                                   // 51: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 52: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 53: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),           // 54: google.protobuf.Duration
+	(*Event)(nil),                         // 55: wfd.v1.Event
+	(*Handler)(nil),                       // 56: wfd.v1.Handler
+	(HandlerStatus)(0),                    // 57: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 58: wfd.v1.Residency
+	(*Record)(nil),                        // 59: wfd.v1.Record
+	(TaskStatus)(0),                       // 60: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 61: wfd.v1.Task
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	51, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	52, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
 	3,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
 	2,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
-	52, // 3: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	53, // 3: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 4: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
-	51, // 5: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	52, // 5: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
 	1,  // 6: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	51, // 7: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	53, // 8: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	54, // 9: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	54, // 10: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	55, // 11: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	53, // 12: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	56, // 13: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	54, // 14: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	57, // 15: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	53, // 16: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
-	54, // 17: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	58, // 18: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	16, // 19: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	54, // 20: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	54, // 21: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	50, // 22: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	53, // 23: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	53, // 24: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	53, // 25: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	53, // 26: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	59, // 27: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	60, // 28: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	60, // 29: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	51, // 30: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	60, // 31: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	51, // 32: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	53, // 33: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	54, // 34: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	52, // 35: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	37, // 36: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	51, // 37: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	52, // 38: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	42, // 39: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	52, // 40: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	52, // 41: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	45, // 42: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 43: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 44: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	4,  // 45: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	6,  // 46: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	8,  // 47: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	10, // 48: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	12, // 49: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	14, // 50: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	17, // 51: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	19, // 52: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	23, // 53: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	25, // 54: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	27, // 55: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	29, // 56: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	21, // 57: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	31, // 58: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	33, // 59: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	35, // 60: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	38, // 61: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	40, // 62: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	43, // 63: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	46, // 64: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	48, // 65: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	5,  // 66: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	7,  // 67: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	9,  // 68: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	11, // 69: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	13, // 70: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	15, // 71: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	18, // 72: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	20, // 73: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	24, // 74: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	26, // 75: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	28, // 76: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	30, // 77: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	22, // 78: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	32, // 79: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	34, // 80: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	36, // 81: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	39, // 82: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	41, // 83: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	44, // 84: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	47, // 85: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	49, // 86: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	66, // [66:87] is the sub-list for method output_type
-	45, // [45:66] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	52, // 7: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	54, // 8: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	55, // 9: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
+	56, // 10: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	56, // 11: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	57, // 12: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	54, // 13: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	58, // 14: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	56, // 15: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	55, // 16: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	54, // 17: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	13, // 18: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
+	52, // 19: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	56, // 20: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	59, // 21: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	17, // 22: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	56, // 23: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	56, // 24: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	51, // 25: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	54, // 26: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	54, // 27: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	54, // 28: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	54, // 29: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	60, // 30: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	61, // 31: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	61, // 32: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	52, // 33: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	61, // 34: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	52, // 35: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	54, // 36: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	56, // 37: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	53, // 38: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	38, // 39: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	52, // 40: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	53, // 41: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	43, // 42: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	53, // 43: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	53, // 44: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	46, // 45: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 46: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 47: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	4,  // 48: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	6,  // 49: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	8,  // 50: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	10, // 51: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	12, // 52: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	15, // 53: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	18, // 54: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	20, // 55: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	24, // 56: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	26, // 57: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	28, // 58: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	30, // 59: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	22, // 60: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	32, // 61: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	34, // 62: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	36, // 63: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	39, // 64: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	41, // 65: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	44, // 66: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	47, // 67: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	49, // 68: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	5,  // 69: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	7,  // 70: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	9,  // 71: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	11, // 72: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	14, // 73: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	16, // 74: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	19, // 75: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	21, // 76: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	25, // 77: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	27, // 78: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	29, // 79: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	31, // 80: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	23, // 81: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	33, // 82: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	35, // 83: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	37, // 84: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	40, // 85: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	42, // 86: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	45, // 87: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	48, // 88: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	50, // 89: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	69, // [69:90] is the sub-list for method output_type
+	48, // [48:69] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -3611,7 +3729,7 @@ func file_wfd_v1_service_proto_init() {
 		return
 	}
 	file_wfd_v1_handler_proto_init()
-	file_wfd_v1_service_proto_msgTypes[14].OneofWrappers = []any{
+	file_wfd_v1_service_proto_msgTypes[15].OneofWrappers = []any{
 		(*StreamEventsResponse_Record)(nil),
 		(*StreamEventsResponse_Heartbeat)(nil),
 	}
@@ -3621,7 +3739,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   50,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

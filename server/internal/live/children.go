@@ -48,10 +48,14 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 	// child starts here; its runs wait for a worker, so it is handed over
 	// to the replica with one (Workers.KickRoutes) once its start is durable.
 	s.workers.Definition(ctx, workflow, "")
-	if err := s.owners.Acquire(ctx, child); err != nil {
+	started, err := s.claimStart(ctx, child)
+	if err != nil {
 		return err
 	}
-	started := s.starting(child)
+	if err := s.owners.Acquire(ctx, child); err != nil {
+		started(nil, err)
+		return err
+	}
 	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
 	started(h, err)
 	if errors.Is(err, engine.ErrHandlerExists) {
@@ -61,26 +65,6 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 		s.releaseUnused(child)
 	}
 	return err
-}
-
-// starting marks handler id, about to be started here, as being loaded
-// until the returned func is called with the start's outcome: calls for it
-// meanwhile wait for that, and it is not handed over to another replica
-// (handOver) before its start is acknowledged, which would lose it.
-func (s *Runtime) starting(id string) func(*engine.Handler, error) {
-	c := &loadCall{done: make(chan struct{})}
-	if !s.loads.claim(id, c, func() bool { return true }) {
-		return func(*engine.Handler, error) {}
-	}
-	return func(h *engine.Handler, err error) {
-		if errors.Is(err, engine.ErrHandlerExists) {
-			h, err = s.liveHandler(id)
-		}
-		s.loads.finish(id, c, h, err)
-		if err == nil {
-			s.workers.KickRoutes() // its runs may wait for a worker elsewhere
-		}
-	}
 }
 
 // liveHandler is handler id in memory here (apierr.ErrNotFound: not).

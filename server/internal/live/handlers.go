@@ -17,22 +17,37 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
-// Start starts a handler of workflow with input, named id ("" for a new
-// id), and answers with the handler as committed. A repeat of a Start with
-// the same id answers with the first one's handler (or AlreadyExists if it
-// runs another workflow).
-func (s *Runtime) Start(ctx context.Context, workflow, version, id string, input *structpb.Struct) (*wfdv1.Handler, error) {
-	if _, ok := s.engine.Workflow(workflow); !ok {
-		return nil, fmt.Errorf("%w: %q", engine.ErrUnknownWorkflow, workflow)
+// StartRequest is a handler Start creates.
+type StartRequest struct {
+	Workflow string
+	// Version is the workflow's version to run ("": the current one).
+	Version string
+	// ID names the handler ("": a new id).
+	ID    string
+	Input *structpb.Struct
+	// Events are delivered in the commit that creates the handler
+	// (engine.StartOptions.Events).
+	Events []engine.InitialEvent
+}
+
+// Start starts a handler as r says and answers with the handler as
+// committed, and created true. A repeat of a Start with the same id
+// answers with the first one's handler and created false (or
+// AlreadyExists if it runs another workflow); it delivers none of its
+// events.
+func (s *Runtime) Start(ctx context.Context, r StartRequest) (_ *wfdv1.Handler, created bool, _ error) {
+	if _, ok := s.engine.Workflow(r.Workflow); !ok {
+		return nil, false, fmt.Errorf("%w: %q", engine.ErrUnknownWorkflow, r.Workflow)
 	}
+	id := r.ID
 	named := id != ""
 	if named {
 		// Calls with the same id take turns, so a repeat sees the first
 		// call's handler once it is durable.
 		unlock := s.turns.Lock(id)
 		defer unlock()
-		if h, err := s.existing(ctx, id, workflow); h != nil || err != nil {
-			return h, err
+		if h, err := s.existing(ctx, id, r.Workflow); h != nil || err != nil {
+			return h, false, err
 		}
 	}
 	if !named {
@@ -40,32 +55,41 @@ func (s *Runtime) Start(ctx context.Context, workflow, version, id string, input
 		// asked to keep the handler's first commit (watch).
 		id = uuid.Must(uuid.NewV7()).String()
 	}
+	input := r.Input
 	if input == nil {
 		input = &structpb.Struct{}
 	}
+	// Calls for the id wait for the start rather than load it (claimStart).
+	started, err := s.claimStart(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	var h *engine.Handler
+	defer func() { started(h, err) }()
 	// In replica mode a new handler is this replica's by lease before
 	// its first change.
-	if err := s.owners.Acquire(ctx, id); err != nil {
-		return nil, err
+	if err = s.owners.Acquire(ctx, id); err != nil {
+		return nil, false, err
 	}
 	if named && s.owners.ID() != "" {
 		// Read again under the lease: the read above may be older than a
 		// start of the same id through another replica that committed
 		// before its lease expired (this replica paused in between, say).
-		if h, err := s.existing(ctx, id, workflow); h != nil || err != nil {
+		if p, err := s.existing(ctx, id, r.Workflow); p != nil || err != nil {
 			s.releaseUnused(id)
-			return h, err
+			return p, false, err
 		}
 	}
 	w := s.journal.Watch(id)
 	defer w.Done()
 	defer s.tracing.During(ctx, id)()
-	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: id, Version: version})
+	h, err = s.engine.Start(ctx, r.Workflow, input, engine.StartOptions{HandlerID: id, Version: r.Version, Events: r.Events})
 	if err != nil {
 		s.releaseUnused(id)
-		return nil, err
+		return nil, false, err
 	}
-	return s.AfterCommit(ctx, id, h, &w)
+	p, err := s.AfterCommit(ctx, id, h, &w)
+	return p, true, err
 }
 
 // AfterCommit answers a call whose change to handler id is durable with

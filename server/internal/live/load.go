@@ -54,6 +54,9 @@ func (s *Runtime) liveFor(ctx context.Context, id string, accepting *engine.Even
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+		if c.h == nil && c.err == nil {
+			continue // a start that started nothing (claimStart): look again
+		}
 		if c.accepting != accepting && errors.Is(c.err, engine.ErrInvalidEvent) {
 			// The load refused another caller's event (its type or its
 			// data), not necessarily this one's: load again.

@@ -56,6 +56,13 @@ func (l *loads) claim(id string, c *loadCall, may func() bool) bool {
 	return true
 }
 
+// current is the claim on id, nil for none.
+func (l *loads) current(id string) *loadCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[id]
+}
+
 // finish ends the claim c on id with its outcome; those waiting for it
 // go on.
 func (l *loads) finish(id string, c *loadCall, h *engine.Handler, err error) {

@@ -2,9 +2,11 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
 
 // maxAcquireBatch bounds the handlers one AcquireMany takes.
@@ -36,29 +38,41 @@ type acquireReq struct {
 // acquire takes handler id's lease with the next batch. When another
 // replica holds it, ok is false and lease is the holder's.
 func (a *acquirer) acquire(ctx context.Context, id string) (lease persistence.Lease, ok bool, err error) {
-	r := &acquireReq{id: id, done: make(chan struct{})}
-	a.mu.Lock()
-	a.queue = append(a.queue, r)
-	if !a.running {
-		a.running = true
-		go a.run(context.WithoutCancel(ctx))
-	}
-	a.mu.Unlock()
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		// A lease the batch takes for it anyway is never renewed: it
-		// expires, or this replica takes it again (its own lease).
-		return persistence.Lease{}, false, ctx.Err()
-	}
-	if r.err == nil && !r.known {
-		// Taken by another replica in the instant between the batch's
-		// read and its upsert.
+	for range maxAcquireLaps {
+		r := &acquireReq{id: id, done: make(chan struct{})}
+		a.mu.Lock()
+		a.queue = append(a.queue, r)
+		if !a.running {
+			a.running = true
+			go a.run(context.WithoutCancel(ctx))
+		}
+		a.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			// A lease the batch takes for it anyway is never renewed: it
+			// expires, or this replica takes it again (its own lease).
+			return persistence.Lease{}, false, ctx.Err()
+		}
+		if r.err != nil || r.known {
+			return r.lease, r.ok, r.err
+		}
+		// Taken in the instant between the batch's read and its upsert:
+		// by another replica, whose lease names it, or by one that has
+		// freed it again since (a load that found nothing to load), in
+		// which case it is free to take: try again.
 		lease, err := a.r.db.Lease(ctx, id)
-		return lease, false, err
+		if err != nil || (lease.Live && lease.Owner != a.r.cfg.ID) {
+			return lease, false, err
+		}
 	}
-	return r.lease, r.ok, r.err
+	return persistence.Lease{}, false, fmt.Errorf("%w: handler %s's lease changed hands %d times while this replica took it; try again",
+		apierr.ErrUnavailable, id, maxAcquireLaps)
 }
+
+// maxAcquireLaps bounds how often acquire tries again for a lease that
+// was freed between a batch's read and its upsert.
+const maxAcquireLaps = 8
 
 // run takes batches off the queue until it is empty. ctx carries the
 // values of the call that started it, not its end: the batch is every

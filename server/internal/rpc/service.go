@@ -3,9 +3,11 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/engine"
@@ -23,7 +25,13 @@ func (v *Service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 	if err := v.workers.RouteStart(ctx, req.GetWorkflow(), req.GetVersion(), req.GetHandlerId()); err != nil {
 		return nil, err
 	}
-	h, err := v.rt.Start(ctx, req.GetWorkflow(), req.GetVersion(), req.GetHandlerId(), req.GetInput())
+	evs := make([]engine.InitialEvent, len(req.GetEvents()))
+	for i, ev := range req.GetEvents() {
+		evs[i] = engine.InitialEvent{Event: engine.Event{Type: ev.GetType(), Data: ev.GetData()}}
+	}
+	h, _, err := v.rt.Start(ctx, live.StartRequest{
+		Workflow: req.GetWorkflow(), Version: req.GetVersion(), ID: req.GetHandlerId(), Input: req.GetInput(), Events: evs,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +84,65 @@ func (v *Service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 		return nil, err
 	}
 	ev := engine.Event{Type: req.GetEvent().GetType(), Data: req.GetEvent().GetData()}
-	id, key := req.GetHandlerId(), req.GetIdempotencyKey()
-	opts := engine.SendOptions{IdempotencyKey: key}
+	opts := engine.SendOptions{IdempotencyKey: req.GetIdempotencyKey()}
 	// What the engine refuses of any event (a reserved type, say) is
 	// refused before the handler's state is looked at.
 	if err := v.engine.CheckEvent(ev, opts); err != nil {
 		return nil, err
 	}
+	h, started, err := v.send(ctx, req, ev, opts)
+	if err != nil {
+		return nil, err
+	}
+	if h, err = v.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
+		return nil, err
+	}
+	return &wfdv1.SendEventResponse{Handler: h, Started: started}, nil
+}
+
+// send delivers ev to the handler the request names. With
+// SendEventRequest.start, a handler that does not exist is started with
+// ev in the commit that creates it (started true); one that exists, or
+// that a concurrent call created first, gets ev as without it, unless it
+// runs another workflow (ALREADY_EXISTS). Whether it exists is read from
+// the store first, without taking the handler's lease: a load of a
+// handler that does not exist yet would take the lease and free it again,
+// and calls racing through several replicas would chase it from one to
+// the next. Only a missing handler is routed as a start (a
+// worker-defined workflow starts on a replica with its workers).
+func (v *Service) send(ctx context.Context, req *wfdv1.SendEventRequest, ev engine.Event, opts engine.SendOptions) (_ *wfdv1.Handler, started bool, _ error) {
+	start := req.GetStart()
+	if start != nil {
+		if meta, err := v.rt.Meta(ctx, req.GetHandlerId()); !errors.Is(err, apierr.ErrNotFound) {
+			if err != nil {
+				return nil, false, err
+			}
+			if meta.Workflow != start.GetWorkflow() {
+				return nil, false, fmt.Errorf("%w: handler %s runs workflow %q, not %q", apierr.ErrAlreadyExists, meta.ID, meta.Workflow, start.GetWorkflow())
+			}
+		} else {
+			// In replica mode, a worker-defined workflow starts where its
+			// workers are: the whole call is forwarded there.
+			if err := v.workers.RouteStart(ctx, start.GetWorkflow(), start.GetVersion(), req.GetHandlerId()); err != nil {
+				return nil, false, err
+			}
+			h, started, err := v.rt.Start(ctx, live.StartRequest{
+				Workflow: start.GetWorkflow(), Version: start.GetVersion(), ID: req.GetHandlerId(), Input: start.GetInput(),
+				Events: []engine.InitialEvent{{Event: ev, IdempotencyKey: opts.IdempotencyKey}},
+			})
+			if err != nil || started {
+				return h, started, err
+			}
+		}
+	}
+	h, err := v.deliver(ctx, req.GetHandlerId(), ev, opts)
+	return h, false, err
+}
+
+// deliver sends ev to handler id and answers with the handler once the
+// event is durable.
+func (v *Service) deliver(ctx context.Context, id string, ev engine.Event, opts engine.SendOptions) (*wfdv1.Handler, error) {
+	key := opts.IdempotencyKey
 	w := v.journal.Watch(id)
 	defer w.Done()
 	committed := &w
@@ -96,14 +156,7 @@ func (v *Service) SendEvent(ctx context.Context, req *wfdv1.SendEventRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	h, err := v.rt.AfterCommit(ctx, id, live, committed)
-	if err != nil {
-		return nil, err
-	}
-	if h, err = v.waitAfter(ctx, h, req.GetWait().AsDuration()); err != nil {
-		return nil, err
-	}
-	return &wfdv1.SendEventResponse{Handler: h}, nil
+	return v.rt.AfterCommit(ctx, id, live, committed)
 }
 
 func (v *Service) CancelHandler(ctx context.Context, req *wfdv1.CancelHandlerRequest) (*wfdv1.CancelHandlerResponse, error) {

@@ -17,6 +17,8 @@ const (
 	maxHandlerIDLen = 128
 	maxNameLen      = 256
 	maxPageSize     = 1000
+	// maxStartEvents bounds RunWorkflowRequest.events.
+	maxStartEvents = 64
 )
 
 // checkHandlerID accepts [A-Za-z0-9._:-]{1,128}.
@@ -90,6 +92,20 @@ func validateRun(r *wfdv1.RunWorkflowRequest, lim payload.Limits) error {
 	if _, err := checkWait("wait", r.GetWait()); err != nil {
 		return err
 	}
+	if n := len(r.GetEvents()); n > maxStartEvents {
+		return fmt.Errorf("%w: events has %d entries, at most %d", apierr.ErrInvalid, n, maxStartEvents)
+	}
+	for i, ev := range r.GetEvents() {
+		if ev == nil {
+			return fmt.Errorf("%w: events[%d] is empty", apierr.ErrInvalid, i)
+		}
+		if err := checkName(fmt.Sprintf("events[%d].type", i), ev.GetType()); err != nil {
+			return err
+		}
+		if err := checkPayload(lim, fmt.Sprintf("events[%d].data", i), ev.GetData()); err != nil {
+			return err
+		}
+	}
 	return checkPayload(lim, "input", r.GetInput())
 }
 
@@ -113,6 +129,19 @@ func validateSend(r *wfdv1.SendEventRequest, lim payload.Limits) error {
 	}
 	if _, err := checkWait("wait", r.GetWait()); err != nil {
 		return err
+	}
+	if st := r.GetStart(); st != nil {
+		if err := checkName("start.workflow", st.GetWorkflow()); err != nil {
+			return err
+		}
+		if st.GetVersion() != "" {
+			if err := checkName("start.version", st.GetVersion()); err != nil {
+				return err
+			}
+		}
+		if err := checkPayload(lim, "start.input", st.GetInput()); err != nil {
+			return err
+		}
 	}
 	return checkPayload(lim, "event.data", r.GetEvent().GetData())
 }

@@ -36,6 +36,8 @@ func FuzzRequestValidation(f *testing.F) {
 		&wfdv1.RunWorkflowRequest{Workflow: "echo", Input: nan},
 		&wfdv1.SendEventRequest{HandlerId: "h", Event: &wfdv1.Event{Type: "approval"}},
 		&wfdv1.SendEventRequest{HandlerId: "h", Event: &wfdv1.Event{Type: "approval", Data: nan}},
+		&wfdv1.RunWorkflowRequest{Workflow: "echo", Events: []*wfdv1.Event{{Type: "pay", Data: nan}, nil}},
+		&wfdv1.SendEventRequest{HandlerId: "h", Event: &wfdv1.Event{Type: "pay"}, Start: &wfdv1.StartIfMissing{Workflow: "echo", Input: nan}},
 		&wfdv1.ListHandlersRequest{PageSize: 5, Statuses: []wfdv1.HandlerStatus{1, 9}},
 		&wfdv1.PublishEventRequest{Key: "payment:A1", Data: nan},
 		&wfdv1.CompleteTaskRequest{TaskId: "h:1/s/0", Answer: nan, CompletedBy: "ada"},
@@ -58,6 +60,15 @@ func FuzzRequestValidation(f *testing.F) {
 					t.Fatal("accepted an empty workflow")
 				}
 				printable(t, run.GetInput())
+				if len(run.GetEvents()) > maxStartEvents {
+					t.Fatalf("accepted %d events", len(run.GetEvents()))
+				}
+				for _, ev := range run.GetEvents() {
+					if ev.GetType() == "" {
+						t.Fatal("accepted an event without a type")
+					}
+					printable(t, ev.GetData())
+				}
 			}
 		}
 		var send wfdv1.SendEventRequest
@@ -69,6 +80,12 @@ func FuzzRequestValidation(f *testing.F) {
 					t.Fatalf("accepted %v", &send)
 				}
 				printable(t, send.GetEvent().GetData())
+				if st := send.GetStart(); st != nil {
+					if st.GetWorkflow() == "" {
+						t.Fatal("accepted a start without a workflow")
+					}
+					printable(t, st.GetInput())
+				}
 			}
 		}
 		var list wfdv1.ListHandlersRequest

@@ -163,10 +163,11 @@ class AsyncClient:
         handler_id: str | None = None,
         wait: c.DurationLike | None = None,
         version: str | None = None,
+        events: Iterable[c.StartEvent] | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler; see :meth:`wfd_client.Client.run`."""
-        req = c.run_request(workflow, input, handler_id, wait, version)
+        req = c.run_request(workflow, input, handler_id, wait, version, events)
         res: service_pb2.RunWorkflowResponse = await self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
@@ -243,6 +244,25 @@ class AsyncClient:
         req = c.send_request(id, type, data, idempotency_key, wait)
         res: service_pb2.SendEventResponse = await self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
         return res.handler
+
+    async def send_or_start(
+        self,
+        id: str,
+        workflow: str,
+        type: str,
+        data: c.StructLike = None,
+        *,
+        input: c.StructLike = None,
+        version: str | None = None,
+        idempotency_key: str | None = None,
+        wait: c.DurationLike | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.SendOrStartResult:
+        """Delivers an event, starting the handler with it if it does not
+        exist; see :meth:`wfd_client.Client.send_or_start`."""
+        req = c.send_or_start_request(id, workflow, input, version, type, data, idempotency_key, wait)
+        res: service_pb2.SendEventResponse = await self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
+        return c.SendOrStartResult(handler=res.handler, started=res.started)
 
     async def cancel(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
         """Ends a running handler as cancelled and returns it."""

@@ -283,9 +283,22 @@ def check_stream_options(after: int, from_head: bool) -> None:
 # --- requests ----------------------------------------------------------------
 
 
+#: An event a start delivers with the creation: ``(type, data)``.
+StartEvent: TypeAlias = tuple[str, StructLike]
+
+
+@dataclasses.dataclass(frozen=True)
+class SendOrStartResult:
+    """What :meth:`Client.send_or_start` did: the handler once the event is
+    durable, and whether this call created it."""
+
+    handler: Handler
+    started: bool
+
+
 def run_request(
     workflow: str, input: StructLike, handler_id: str | None, wait: DurationLike | None = None,
-    version: str | None = None,
+    version: str | None = None, events: Iterable[StartEvent] | None = None,
 ) -> service_pb2.RunWorkflowRequest:
     req = service_pb2.RunWorkflowRequest(
         workflow=workflow,
@@ -293,8 +306,19 @@ def run_request(
         handler_id=handler_id or str(uuid7()),
         version=version or "",
     )
+    for i, (type, data) in enumerate(events or ()):
+        req.events.append(handler_pb2.Event(type=type, data=to_struct(data, f"events[{i}].data")))
     if wait is not None:
         req.wait.CopyFrom(_duration(wait, "wait"))
+    return req
+
+
+def send_or_start_request(
+    handler_id: str, workflow: str, input: StructLike, version: str | None,
+    type: str, data: StructLike, idempotency_key: str | None, wait: DurationLike | None = None,
+) -> service_pb2.SendEventRequest:
+    req = send_request(handler_id, type, data, idempotency_key, wait)
+    req.start.CopyFrom(service_pb2.StartIfMissing(workflow=workflow, input=to_struct(input, "input"), version=version or ""))
     return req
 
 

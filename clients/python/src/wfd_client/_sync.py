@@ -197,6 +197,7 @@ class Client:
         handler_id: str | None = None,
         wait: c.DurationLike | None = None,
         version: str | None = None,
+        events: Iterable[c.StartEvent] | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler of ``workflow`` with ``input`` as its start event's
@@ -211,8 +212,14 @@ class Client:
 
         ``version`` starts that version of the workflow (one of
         :meth:`workflow`'s ``versions``) rather than the current one.
+        ``events``, ``(type, data)`` pairs, are delivered to the new handler
+        after its start event, in order, in the commit that creates it:
+        nobody ever sees the handler without them (at most 64). Each must be
+        of a type the workflow accepts from outside and match its schema
+        (InvalidArgument naming it otherwise, and nothing is created); a
+        repeated run with the same id delivers them no second time.
         """
-        req = c.run_request(workflow, input, handler_id, wait, version)
+        req = c.run_request(workflow, input, handler_id, wait, version, events)
         res: service_pb2.RunWorkflowResponse = self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
@@ -304,6 +311,36 @@ class Client:
         req = c.send_request(id, type, data, idempotency_key, wait)
         res: service_pb2.SendEventResponse = self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
         return res.handler
+
+    def send_or_start(
+        self,
+        id: str,
+        workflow: str,
+        type: str,
+        data: c.StructLike = None,
+        *,
+        input: c.StructLike = None,
+        version: str | None = None,
+        idempotency_key: str | None = None,
+        wait: c.DurationLike | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.SendOrStartResult:
+        """Delivers an event as :meth:`send` does to handler ``id``, and if
+        there is no handler with that id yet, starts one of ``workflow``
+        (``version``, default the current one) with ``input`` and the event
+        in the commit that creates it (Temporal's signal-with-start): there
+        is no moment at which the handler exists without its event.
+
+        The result's ``started`` says whether this call created it. A handler
+        that exists but runs another workflow is AlreadyExists; one that has
+        finished refuses the event (FailedPrecondition). Calls racing for one
+        id create one handler and each delivers its event once; the
+        idempotency key every call carries makes a retry deliver nothing
+        again, whether or not its first attempt started the handler.
+        """
+        req = c.send_or_start_request(id, workflow, input, version, type, data, idempotency_key, wait)
+        res: service_pb2.SendEventResponse = self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
+        return c.SendOrStartResult(handler=res.handler, started=res.started)
 
     def cancel(self, id: str, *, timeout: float | None = _DEFAULT) -> c.Handler:
         """Ends a running handler as cancelled and returns it."""

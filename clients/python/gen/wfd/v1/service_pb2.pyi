@@ -103,18 +103,20 @@ class ListWorkflowsResponse(_message.Message):
     def __init__(self, workflows: _Optional[_Iterable[_Union[Workflow, _Mapping]]] = ...) -> None: ...
 
 class RunWorkflowRequest(_message.Message):
-    __slots__ = ("workflow", "input", "handler_id", "wait", "version")
+    __slots__ = ("workflow", "input", "handler_id", "wait", "version", "events")
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     workflow: str
     input: _struct_pb2.Struct
     handler_id: str
     wait: _duration_pb2.Duration
     version: str
-    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[_handler_pb2.Event]
+    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_handler_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class RunWorkflowResponse(_message.Message):
     __slots__ = ("handler",)
@@ -163,22 +165,36 @@ class ListHandlersResponse(_message.Message):
     def __init__(self, handlers: _Optional[_Iterable[_Union[_handler_pb2.Handler, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class SendEventRequest(_message.Message):
-    __slots__ = ("handler_id", "event", "idempotency_key", "wait")
+    __slots__ = ("handler_id", "event", "idempotency_key", "wait", "start")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     event: _handler_pb2.Event
     idempotency_key: str
     wait: _duration_pb2.Duration
-    def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    start: StartIfMissing
+    def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start: _Optional[_Union[StartIfMissing, _Mapping]] = ...) -> None: ...
+
+class StartIfMissing(_message.Message):
+    __slots__ = ("workflow", "input", "version")
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    workflow: str
+    input: _struct_pb2.Struct
+    version: str
+    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[str] = ...) -> None: ...
 
 class SendEventResponse(_message.Message):
-    __slots__ = ("handler",)
+    __slots__ = ("handler", "started")
     HANDLER_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
     handler: _handler_pb2.Handler
-    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+    started: bool
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ..., started: _Optional[bool] = ...) -> None: ...
 
 class StreamEventsRequest(_message.Message):
     __slots__ = ("handler_id", "after_seq", "from_head", "include_internal")

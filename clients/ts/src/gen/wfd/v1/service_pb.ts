@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/service.proto.
  */
 export const file_wfd_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIqMCCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkSKQoIdmVyc2lvbnMYCiADKAsyFy53ZmQudjEuV29ya2Zsb3dWZXJzaW9uIowCCg9Xb3JrZmxvd1ZlcnNpb24SDwoHdmVyc2lvbhgBIAEoCRIPCgdjdXJyZW50GAIgASgIEhAKCGJ1aWx0X2luGAMgASgIEg4KBnNvdXJjZRgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd3b3JrZXJzGAYgAygJEhkKEXdvcmtlcnNfY29ubmVjdGVkGAcgASgFEg8KB3J1bm5pbmcYCCABKAMSEAoIcmVsZWFzZWQYCSABKAMSEAoIZmluaXNoZWQYCiABKAMSJAoKZGVmaW5pdGlvbhgLIAEoCzIQLndmZC52MS5Xb3JrZmxvdyJpCglFdmVudFR5cGUSDAoEdHlwZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRInCgZzY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGV4dGVybmFsGAQgASgIIjYKFExpc3RXb3JrZmxvd3NSZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIdmVyc2lvbnMYAiABKAgiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyKcAQoSUnVuV29ya2Zsb3dSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEicKBHdhaXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHdmVyc2lvbhgFIAEoCSI3ChNSdW5Xb3JrZmxvd1Jlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciInChFHZXRIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjYKEkdldEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIi9wEKE0xpc3RIYW5kbGVyc1JlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSGAoQd29ya2Zsb3dfdmVyc2lvbhgIIAEoCRInCghzdGF0dXNlcxgCIAMoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEhEKCWlkbGVfb25seRgDIAEoCBIrCghpZGxlX2ZvchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIkCglyZXNpZGVuY3kYBSABKA4yES53ZmQudjEuUmVzaWRlbmN5EhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlIKFExpc3RIYW5kbGVyc1Jlc3BvbnNlEiEKCGhhbmRsZXJzGAEgAygLMg8ud2ZkLnYxLkhhbmRsZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoYBChBTZW5kRXZlbnRSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSHAoFZXZlbnQYAiABKAsyDS53ZmQudjEuRXZlbnQSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJEicKBHdhaXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iNQoRU2VuZEV2ZW50UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyImkKE1N0cmVhbUV2ZW50c1JlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQSEQoJZnJvbV9oZWFkGAMgASgIEhgKEGluY2x1ZGVfaW50ZXJuYWwYBCABKAgiaAoUU3RyZWFtRXZlbnRzUmVzcG9uc2USIAoGcmVjb3JkGAEgASgLMg4ud2ZkLnYxLlJlY29yZEgAEiYKCWhlYXJ0YmVhdBgCIAEoCzIRLndmZC52MS5IZWFydGJlYXRIAEIGCgRraW5kIh0KCUhlYXJ0YmVhdBIQCghsYXN0X3NlcRgBIAEoBCIqChRDYW5jZWxIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjkKFUNhbmNlbEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiKwoVUmVsZWFzZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOgoWUmVsZWFzZUhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiEQoPR2V0U3RhdHNSZXF1ZXN0Iq0FChBHZXRTdGF0c1Jlc3BvbnNlEhcKD2hhbmRsZXJzX2FjdGl2ZRgBIAEoAxIfChdoYW5kbGVyc19pZGxlX2luX21lbW9yeRgCIAEoAxIZChFoYW5kbGVyc19yZWxlYXNlZBgDIAEoAxJKChJoYW5kbGVyc19ieV9zdGF0dXMYBCADKAsyLi53ZmQudjEuR2V0U3RhdHNSZXNwb25zZS5IYW5kbGVyc0J5U3RhdHVzRW50cnkSFgoOcmVsZWFzZXNfdG90YWwYBSABKAMSGgoScmVoeWRyYXRpb25zX3RvdGFsGAYgASgDEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A1MBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wOTkYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHc3RyZWFtcxgJIAEoAxIVCg1jb21taXRzX3RvdGFsGAogASgDEhUKDWNoYW5nZXNfdG90YWwYCyABKAMSGQoRd29ya2Vyc19jb25uZWN0ZWQYDCABKAMSGAoQZGlzcGF0Y2hlc190b3RhbBgNIAEoAxIaChJyZWRpc3BhdGNoZXNfdG90YWwYDiABKAMSNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wNTAYDyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wOTkYECABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFQoNdGFza3NfcGVuZGluZxgRIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKlAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSDAoEbWluZRgHIAEoCCJJChFMaXN0VGFza3NSZXNwb25zZRIbCgV0YXNrcxgBIAMoCzIMLndmZC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIi0KD0dldFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siZQoTQ29tcGxldGVUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEicKBmFuc3dlchgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFAoMY29tcGxldGVkX2J5GAMgASgJIjIKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayJvChNQdWJsaXNoRXZlbnRSZXF1ZXN0EgsKA2tleRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJIkQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBINCgV3b2tlbhgDIAEoBSJUChJXYWl0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKE1dhaXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIioKFERlbGV0ZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiFwoVRGVsZXRlSGFuZGxlclJlc3BvbnNlIo8BChpMaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBILCgNrZXkYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmhhbmRsZXJfaWQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiXgobTGlzdFB1Ymxpc2hlZEV2ZW50c1Jlc3BvbnNlEiYKBmV2ZW50cxgBIAMoCzIWLndmZC52MS5QdWJsaXNoZWRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkivwEKDlB1Ymxpc2hlZEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBILCgNrZXkYAyABKAkSJQoEZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgFIAEoCRIwCgxwdWJsaXNoZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHB1Ymxpc2hlZF9ieRgHIAEoCSIUChJHZXRJZGVudGl0eVJlcXVlc3QiTQoTR2V0SWRlbnRpdHlSZXNwb25zZRIWCg5hdXRoZW50aWNhdGlvbhgBIAEoCBIPCgdzdWJqZWN0GAIgASgJEg0KBXJvbGVzGAMgAygJIhUKE0xpc3RSZXBsaWNhc1JlcXVlc3QiOQoUTGlzdFJlcGxpY2FzUmVzcG9uc2USIQoIcmVwbGljYXMYASADKAsyDy53ZmQudjEuUmVwbGljYSKGAQoHUmVwbGljYRIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqEBChZVcGdyYWRlSGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhQKDGZyb21fdmVyc2lvbhgCIAEoCRISCgp0b192ZXJzaW9uGAMgASgJEhMKC2hhbmRsZXJfaWRzGAQgAygJEg8KB2RyeV9ydW4YBSABKAgSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkicAoXVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USKAoIaGFuZGxlcnMYASADKAsyFi53ZmQudjEuSGFuZGxlclVwZ3JhZGUSEgoKdG9fdmVyc2lvbhgCIAEoCRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiXQoOSGFuZGxlclVwZ3JhZGUSEgoKaGFuZGxlcl9pZBgBIAEoCRInCgdvdXRjb21lGAIgASgOMhYud2ZkLnYxLlVwZ3JhZGVPdXRjb21lEg4KBnJlYXNvbhgDIAEoCSI9ChhTZXRDdXJyZW50VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSI/ChlTZXRDdXJyZW50VmVyc2lvblJlc3BvbnNlEiIKCHdvcmtmbG93GAEgASgLMhAud2ZkLnYxLldvcmtmbG93IkEKHERlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSIfCh1EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXNwb25zZSqhAQoOVXBncmFkZU91dGNvbWUSHwobVVBHUkFERV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYVVBHUkFERV9PVVRDT01FX0NBTl9NT1ZFEAESGQoVVVBHUkFERV9PVVRDT01FX01PVkVEEAISGwoXVVBHUkFERV9PVVRDT01FX1JFRlVTRUQQAxIYChRVUEdSQURFX09VVENPTUVfQlVTWRAEMowNCg9Xb3JrZmxvd1NlcnZpY2USUQoNTGlzdFdvcmtmbG93cxIcLndmZC52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBodLndmZC52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiA5ACARJGCgtSdW5Xb3JrZmxvdxIaLndmZC52MS5SdW5Xb3JrZmxvd1JlcXVlc3QaGy53ZmQudjEuUnVuV29ya2Zsb3dSZXNwb25zZRJICgpHZXRIYW5kbGVyEhkud2ZkLnYxLkdldEhhbmRsZXJSZXF1ZXN0Ghoud2ZkLnYxLkdldEhhbmRsZXJSZXNwb25zZSIDkAIBEk4KDExpc3RIYW5kbGVycxIbLndmZC52MS5MaXN0SGFuZGxlcnNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RIYW5kbGVyc1Jlc3BvbnNlIgOQAgESQAoJU2VuZEV2ZW50Ehgud2ZkLnYxLlNlbmRFdmVudFJlcXVlc3QaGS53ZmQudjEuU2VuZEV2ZW50UmVzcG9uc2USUAoMU3RyZWFtRXZlbnRzEhsud2ZkLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC53ZmQudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UiA5ACATABEkwKDUNhbmNlbEhhbmRsZXISHC53ZmQudjEuQ2FuY2VsSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuQ2FuY2VsSGFuZGxlclJlc3BvbnNlEk8KDlJlbGVhc2VIYW5kbGVyEh0ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVxdWVzdBoeLndmZC52MS5SZWxlYXNlSGFuZGxlclJlc3BvbnNlEkUKCUxpc3RUYXNrcxIYLndmZC52MS5MaXN0VGFza3NSZXF1ZXN0Ghkud2ZkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlIgOQAgESPwoHR2V0VGFzaxIWLndmZC52MS5HZXRUYXNrUmVxdWVzdBoXLndmZC52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJJCgxDb21wbGV0ZVRhc2sSGy53ZmQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBocLndmZC52MS5Db21wbGV0ZVRhc2tSZXNwb25zZRJJCgxQdWJsaXNoRXZlbnQSGy53ZmQudjEuUHVibGlzaEV2ZW50UmVxdWVzdBocLndmZC52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBEksKC1dhaXRIYW5kbGVyEhoud2ZkLnYxLldhaXRIYW5kbGVyUmVxdWVzdBobLndmZC52MS5XYWl0SGFuZGxlclJlc3BvbnNlIgOQAgESTAoNRGVsZXRlSGFuZGxlchIcLndmZC52MS5EZWxldGVIYW5kbGVyUmVxdWVzdBodLndmZC52MS5EZWxldGVIYW5kbGVyUmVzcG9uc2USYwoTTGlzdFB1Ymxpc2hlZEV2ZW50cxIiLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBojLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVzcG9uc2UiA5ACARJLCgtHZXRJZGVudGl0eRIaLndmZC52MS5HZXRJZGVudGl0eVJlcXVlc3QaGy53ZmQudjEuR2V0SWRlbnRpdHlSZXNwb25zZSIDkAIBEk4KDExpc3RSZXBsaWNhcxIbLndmZC52MS5MaXN0UmVwbGljYXNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RSZXBsaWNhc1Jlc3BvbnNlIgOQAgESUgoPVXBncmFkZUhhbmRsZXJzEh4ud2ZkLnYxLlVwZ3JhZGVIYW5kbGVyc1JlcXVlc3QaHy53ZmQudjEuVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USWAoRU2V0Q3VycmVudFZlcnNpb24SIC53ZmQudjEuU2V0Q3VycmVudFZlcnNpb25SZXF1ZXN0GiEud2ZkLnYxLlNldEN1cnJlbnRWZXJzaW9uUmVzcG9uc2USZAoVRGVsZXRlV29ya2Zsb3dWZXJzaW9uEiQud2ZkLnYxLkRlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QaJS53ZmQudjEuRGVsZXRlV29ya2Zsb3dWZXJzaW9uUmVzcG9uc2VCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler]);
+  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIqMCCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkSKQoIdmVyc2lvbnMYCiADKAsyFy53ZmQudjEuV29ya2Zsb3dWZXJzaW9uIowCCg9Xb3JrZmxvd1ZlcnNpb24SDwoHdmVyc2lvbhgBIAEoCRIPCgdjdXJyZW50GAIgASgIEhAKCGJ1aWx0X2luGAMgASgIEg4KBnNvdXJjZRgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd3b3JrZXJzGAYgAygJEhkKEXdvcmtlcnNfY29ubmVjdGVkGAcgASgFEg8KB3J1bm5pbmcYCCABKAMSEAoIcmVsZWFzZWQYCSABKAMSEAoIZmluaXNoZWQYCiABKAMSJAoKZGVmaW5pdGlvbhgLIAEoCzIQLndmZC52MS5Xb3JrZmxvdyJpCglFdmVudFR5cGUSDAoEdHlwZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRInCgZzY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGV4dGVybmFsGAQgASgIIjYKFExpc3RXb3JrZmxvd3NSZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIdmVyc2lvbnMYAiABKAgiPAoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEiMKCXdvcmtmbG93cxgBIAMoCzIQLndmZC52MS5Xb3JrZmxvdyK7AQoSUnVuV29ya2Zsb3dSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEicKBHdhaXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHdmVyc2lvbhgFIAEoCRIdCgZldmVudHMYBiADKAsyDS53ZmQudjEuRXZlbnQiNwoTUnVuV29ya2Zsb3dSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiJwoRR2V0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI2ChJHZXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIvcBChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhgKEHdvcmtmbG93X3ZlcnNpb24YCCABKAkSJwoIc3RhdHVzZXMYAiADKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIRCglpZGxlX29ubHkYAyABKAgSKwoIaWRsZV9mb3IYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SJAoJcmVzaWRlbmN5GAUgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSJSChRMaXN0SGFuZGxlcnNSZXNwb25zZRIhCghoYW5kbGVycxgBIAMoCzIPLndmZC52MS5IYW5kbGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKtAQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiUKBXN0YXJ0GAUgASgLMhYud2ZkLnYxLlN0YXJ0SWZNaXNzaW5nIlsKDlN0YXJ0SWZNaXNzaW5nEhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgd2ZXJzaW9uGAMgASgJIkYKEVNlbmRFdmVudFJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlchIPCgdzdGFydGVkGAIgASgIImkKE1N0cmVhbUV2ZW50c1JlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQSEQoJZnJvbV9oZWFkGAMgASgIEhgKEGluY2x1ZGVfaW50ZXJuYWwYBCABKAgiaAoUU3RyZWFtRXZlbnRzUmVzcG9uc2USIAoGcmVjb3JkGAEgASgLMg4ud2ZkLnYxLlJlY29yZEgAEiYKCWhlYXJ0YmVhdBgCIAEoCzIRLndmZC52MS5IZWFydGJlYXRIAEIGCgRraW5kIh0KCUhlYXJ0YmVhdBIQCghsYXN0X3NlcRgBIAEoBCIqChRDYW5jZWxIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjkKFUNhbmNlbEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiKwoVUmVsZWFzZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiOgoWUmVsZWFzZUhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXIiEQoPR2V0U3RhdHNSZXF1ZXN0Iq0FChBHZXRTdGF0c1Jlc3BvbnNlEhcKD2hhbmRsZXJzX2FjdGl2ZRgBIAEoAxIfChdoYW5kbGVyc19pZGxlX2luX21lbW9yeRgCIAEoAxIZChFoYW5kbGVyc19yZWxlYXNlZBgDIAEoAxJKChJoYW5kbGVyc19ieV9zdGF0dXMYBCADKAsyLi53ZmQudjEuR2V0U3RhdHNSZXNwb25zZS5IYW5kbGVyc0J5U3RhdHVzRW50cnkSFgoOcmVsZWFzZXNfdG90YWwYBSABKAMSGgoScmVoeWRyYXRpb25zX3RvdGFsGAYgASgDEjgKFXJlaHlkcmF0ZV9sYXRlbmN5X3A1MBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wOTkYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHc3RyZWFtcxgJIAEoAxIVCg1jb21taXRzX3RvdGFsGAogASgDEhUKDWNoYW5nZXNfdG90YWwYCyABKAMSGQoRd29ya2Vyc19jb25uZWN0ZWQYDCABKAMSGAoQZGlzcGF0Y2hlc190b3RhbBgNIAEoAxIaChJyZWRpc3BhdGNoZXNfdG90YWwYDiABKAMSNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wNTAYDyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNwoUZGlzcGF0Y2hfbGF0ZW5jeV9wOTkYECABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFQoNdGFza3NfcGVuZGluZxgRIAEoAxo3ChVIYW5kbGVyc0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASKlAQoQTGlzdFRhc2tzUmVxdWVzdBIkCghzdGF0dXNlcxgBIAMoDjISLndmZC52MS5UYXNrU3RhdHVzEhAKCGFzc2lnbmVlGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEhIKCmhhbmRsZXJfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSDAoEbWluZRgHIAEoCCJJChFMaXN0VGFza3NSZXNwb25zZRIbCgV0YXNrcxgBIAMoCzIMLndmZC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIi0KD0dldFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siZQoTQ29tcGxldGVUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEicKBmFuc3dlchgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFAoMY29tcGxldGVkX2J5GAMgASgJIjIKFENvbXBsZXRlVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayJvChNQdWJsaXNoRXZlbnRSZXF1ZXN0EgsKA2tleRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpoYW5kbGVyX2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJIkQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBINCgV3b2tlbhgDIAEoBSJUChJXYWl0SGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCRIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKE1dhaXRIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIioKFERlbGV0ZUhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkiFwoVRGVsZXRlSGFuZGxlclJlc3BvbnNlIo8BChpMaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBILCgNrZXkYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmhhbmRsZXJfaWQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiXgobTGlzdFB1Ymxpc2hlZEV2ZW50c1Jlc3BvbnNlEiYKBmV2ZW50cxgBIAMoCzIWLndmZC52MS5QdWJsaXNoZWRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkivwEKDlB1Ymxpc2hlZEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEgsKA3NlcRgCIAEoBBILCgNrZXkYAyABKAkSJQoEZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgFIAEoCRIwCgxwdWJsaXNoZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHB1Ymxpc2hlZF9ieRgHIAEoCSIUChJHZXRJZGVudGl0eVJlcXVlc3QiTQoTR2V0SWRlbnRpdHlSZXNwb25zZRIWCg5hdXRoZW50aWNhdGlvbhgBIAEoCBIPCgdzdWJqZWN0GAIgASgJEg0KBXJvbGVzGAMgAygJIhUKE0xpc3RSZXBsaWNhc1JlcXVlc3QiOQoUTGlzdFJlcGxpY2FzUmVzcG9uc2USIQoIcmVwbGljYXMYASADKAsyDy53ZmQudjEuUmVwbGljYSKGAQoHUmVwbGljYRIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqEBChZVcGdyYWRlSGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhQKDGZyb21fdmVyc2lvbhgCIAEoCRISCgp0b192ZXJzaW9uGAMgASgJEhMKC2hhbmRsZXJfaWRzGAQgAygJEg8KB2RyeV9ydW4YBSABKAgSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkicAoXVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USKAoIaGFuZGxlcnMYASADKAsyFi53ZmQudjEuSGFuZGxlclVwZ3JhZGUSEgoKdG9fdmVyc2lvbhgCIAEoCRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiXQoOSGFuZGxlclVwZ3JhZGUSEgoKaGFuZGxlcl9pZBgBIAEoCRInCgdvdXRjb21lGAIgASgOMhYud2ZkLnYxLlVwZ3JhZGVPdXRjb21lEg4KBnJlYXNvbhgDIAEoCSI9ChhTZXRDdXJyZW50VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSI/ChlTZXRDdXJyZW50VmVyc2lvblJlc3BvbnNlEiIKCHdvcmtmbG93GAEgASgLMhAud2ZkLnYxLldvcmtmbG93IkEKHERlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSIfCh1EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXNwb25zZSqhAQoOVXBncmFkZU91dGNvbWUSHwobVVBHUkFERV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYVVBHUkFERV9PVVRDT01FX0NBTl9NT1ZFEAESGQoVVVBHUkFERV9PVVRDT01FX01PVkVEEAISGwoXVVBHUkFERV9PVVRDT01FX1JFRlVTRUQQAxIYChRVUEdSQURFX09VVENPTUVfQlVTWRAEMowNCg9Xb3JrZmxvd1NlcnZpY2USUQoNTGlzdFdvcmtmbG93cxIcLndmZC52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBodLndmZC52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiA5ACARJGCgtSdW5Xb3JrZmxvdxIaLndmZC52MS5SdW5Xb3JrZmxvd1JlcXVlc3QaGy53ZmQudjEuUnVuV29ya2Zsb3dSZXNwb25zZRJICgpHZXRIYW5kbGVyEhkud2ZkLnYxLkdldEhhbmRsZXJSZXF1ZXN0Ghoud2ZkLnYxLkdldEhhbmRsZXJSZXNwb25zZSIDkAIBEk4KDExpc3RIYW5kbGVycxIbLndmZC52MS5MaXN0SGFuZGxlcnNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RIYW5kbGVyc1Jlc3BvbnNlIgOQAgESQAoJU2VuZEV2ZW50Ehgud2ZkLnYxLlNlbmRFdmVudFJlcXVlc3QaGS53ZmQudjEuU2VuZEV2ZW50UmVzcG9uc2USUAoMU3RyZWFtRXZlbnRzEhsud2ZkLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC53ZmQudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UiA5ACATABEkwKDUNhbmNlbEhhbmRsZXISHC53ZmQudjEuQ2FuY2VsSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuQ2FuY2VsSGFuZGxlclJlc3BvbnNlEk8KDlJlbGVhc2VIYW5kbGVyEh0ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVxdWVzdBoeLndmZC52MS5SZWxlYXNlSGFuZGxlclJlc3BvbnNlEkUKCUxpc3RUYXNrcxIYLndmZC52MS5MaXN0VGFza3NSZXF1ZXN0Ghkud2ZkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlIgOQAgESPwoHR2V0VGFzaxIWLndmZC52MS5HZXRUYXNrUmVxdWVzdBoXLndmZC52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJJCgxDb21wbGV0ZVRhc2sSGy53ZmQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBocLndmZC52MS5Db21wbGV0ZVRhc2tSZXNwb25zZRJJCgxQdWJsaXNoRXZlbnQSGy53ZmQudjEuUHVibGlzaEV2ZW50UmVxdWVzdBocLndmZC52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBEksKC1dhaXRIYW5kbGVyEhoud2ZkLnYxLldhaXRIYW5kbGVyUmVxdWVzdBobLndmZC52MS5XYWl0SGFuZGxlclJlc3BvbnNlIgOQAgESTAoNRGVsZXRlSGFuZGxlchIcLndmZC52MS5EZWxldGVIYW5kbGVyUmVxdWVzdBodLndmZC52MS5EZWxldGVIYW5kbGVyUmVzcG9uc2USYwoTTGlzdFB1Ymxpc2hlZEV2ZW50cxIiLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBojLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVzcG9uc2UiA5ACARJLCgtHZXRJZGVudGl0eRIaLndmZC52MS5HZXRJZGVudGl0eVJlcXVlc3QaGy53ZmQudjEuR2V0SWRlbnRpdHlSZXNwb25zZSIDkAIBEk4KDExpc3RSZXBsaWNhcxIbLndmZC52MS5MaXN0UmVwbGljYXNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RSZXBsaWNhc1Jlc3BvbnNlIgOQAgESUgoPVXBncmFkZUhhbmRsZXJzEh4ud2ZkLnYxLlVwZ3JhZGVIYW5kbGVyc1JlcXVlc3QaHy53ZmQudjEuVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USWAoRU2V0Q3VycmVudFZlcnNpb24SIC53ZmQudjEuU2V0Q3VycmVudFZlcnNpb25SZXF1ZXN0GiEud2ZkLnYxLlNldEN1cnJlbnRWZXJzaW9uUmVzcG9uc2USZAoVRGVsZXRlV29ya2Zsb3dWZXJzaW9uEiQud2ZkLnYxLkRlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QaJS53ZmQudjEuRGVsZXRlV29ya2Zsb3dWZXJzaW9uUmVzcG9uc2VCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler]);
 
 /**
  * Workflow describes a registered workflow.
@@ -313,6 +313,22 @@ export type RunWorkflowRequest = Message<"wfd.v1.RunWorkflowRequest"> & {
    * @generated from field: string version = 5;
    */
   version: string;
+
+  /**
+   * Optional: events delivered to the new handler after its start event,
+   * in order, in the same commit as its creation: no reader ever sees the
+   * handler without them (at most 64; an event's id is assigned by the
+   * server). Each is judged as a SendEvent right after the start would
+   * be: its type must be one the workflow accepts from outside (no step
+   * waits for anything yet) and its data must match the type's schema.
+   * One that would be refused refuses the call (INVALID_ARGUMENT naming
+   * it) and nothing is created. A repeat of the call with the same
+   * handler_id answers with the handler the first one created and
+   * delivers nothing again.
+   *
+   * @generated from field: repeated wfd.v1.Event events = 6;
+   */
+  events: Event[];
 };
 
 /**
@@ -498,6 +514,20 @@ export type SendEventRequest = Message<"wfd.v1.SendEventRequest"> & {
    * @generated from field: google.protobuf.Duration wait = 4;
    */
   wait?: Duration | undefined;
+
+  /**
+   * Optional: if no handler has handler_id yet, start one of this
+   * workflow with the event delivered in the same commit as its creation
+   * (signal-with-start). A handler that exists gets the event as without
+   * it (one that has finished refuses it: FAILED_PRECONDITION); one that
+   * runs another workflow is ALREADY_EXISTS and gets nothing. Concurrent
+   * calls for the same id create one handler and each delivers its event
+   * once; with an idempotency_key, a retry delivers nothing again,
+   * whether or not its first attempt started the handler.
+   *
+   * @generated from field: wfd.v1.StartIfMissing start = 5;
+   */
+  start?: StartIfMissing | undefined;
 };
 
 /**
@@ -508,6 +538,41 @@ export const SendEventRequestSchema: GenMessage<SendEventRequest> = /*@__PURE__*
   messageDesc(file_wfd_v1_service, 11);
 
 /**
+ * StartIfMissing is the handler a SendEvent starts when none has its id.
+ *
+ * @generated from message wfd.v1.StartIfMissing
+ */
+export type StartIfMissing = Message<"wfd.v1.StartIfMissing"> & {
+  /**
+   * The workflow to start; required.
+   *
+   * @generated from field: string workflow = 1;
+   */
+  workflow: string;
+
+  /**
+   * The data of the start event.
+   *
+   * @generated from field: google.protobuf.Struct input = 2;
+   */
+  input?: JsonObject | undefined;
+
+  /**
+   * Optional: the version to run (empty: the current one).
+   *
+   * @generated from field: string version = 3;
+   */
+  version: string;
+};
+
+/**
+ * Describes the message wfd.v1.StartIfMissing.
+ * Use `create(StartIfMissingSchema)` to create a new message.
+ */
+export const StartIfMissingSchema: GenMessage<StartIfMissing> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 12);
+
+/**
  * @generated from message wfd.v1.SendEventResponse
  */
 export type SendEventResponse = Message<"wfd.v1.SendEventResponse"> & {
@@ -515,6 +580,13 @@ export type SendEventResponse = Message<"wfd.v1.SendEventResponse"> & {
    * @generated from field: wfd.v1.Handler handler = 1;
    */
   handler?: Handler | undefined;
+
+  /**
+   * This call created the handler (SendEventRequest.start).
+   *
+   * @generated from field: bool started = 2;
+   */
+  started: boolean;
 };
 
 /**
@@ -522,7 +594,7 @@ export type SendEventResponse = Message<"wfd.v1.SendEventResponse"> & {
  * Use `create(SendEventResponseSchema)` to create a new message.
  */
 export const SendEventResponseSchema: GenMessage<SendEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 12);
+  messageDesc(file_wfd_v1_service, 13);
 
 /**
  * @generated from message wfd.v1.StreamEventsRequest
@@ -565,7 +637,7 @@ export type StreamEventsRequest = Message<"wfd.v1.StreamEventsRequest"> & {
  * Use `create(StreamEventsRequestSchema)` to create a new message.
  */
 export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 13);
+  messageDesc(file_wfd_v1_service, 14);
 
 /**
  * @generated from message wfd.v1.StreamEventsResponse
@@ -596,7 +668,7 @@ export type StreamEventsResponse = Message<"wfd.v1.StreamEventsResponse"> & {
  * Use `create(StreamEventsResponseSchema)` to create a new message.
  */
 export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 14);
+  messageDesc(file_wfd_v1_service, 15);
 
 /**
  * Heartbeat says the stream is alive; last_seq is the handler's latest record.
@@ -615,7 +687,7 @@ export type Heartbeat = Message<"wfd.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 15);
+  messageDesc(file_wfd_v1_service, 16);
 
 /**
  * @generated from message wfd.v1.CancelHandlerRequest
@@ -632,7 +704,7 @@ export type CancelHandlerRequest = Message<"wfd.v1.CancelHandlerRequest"> & {
  * Use `create(CancelHandlerRequestSchema)` to create a new message.
  */
 export const CancelHandlerRequestSchema: GenMessage<CancelHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 16);
+  messageDesc(file_wfd_v1_service, 17);
 
 /**
  * @generated from message wfd.v1.CancelHandlerResponse
@@ -649,7 +721,7 @@ export type CancelHandlerResponse = Message<"wfd.v1.CancelHandlerResponse"> & {
  * Use `create(CancelHandlerResponseSchema)` to create a new message.
  */
 export const CancelHandlerResponseSchema: GenMessage<CancelHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 17);
+  messageDesc(file_wfd_v1_service, 18);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerRequest
@@ -666,7 +738,7 @@ export type ReleaseHandlerRequest = Message<"wfd.v1.ReleaseHandlerRequest"> & {
  * Use `create(ReleaseHandlerRequestSchema)` to create a new message.
  */
 export const ReleaseHandlerRequestSchema: GenMessage<ReleaseHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 18);
+  messageDesc(file_wfd_v1_service, 19);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerResponse
@@ -683,7 +755,7 @@ export type ReleaseHandlerResponse = Message<"wfd.v1.ReleaseHandlerResponse"> & 
  * Use `create(ReleaseHandlerResponseSchema)` to create a new message.
  */
 export const ReleaseHandlerResponseSchema: GenMessage<ReleaseHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 19);
+  messageDesc(file_wfd_v1_service, 20);
 
 /**
  * @generated from message wfd.v1.GetStatsRequest
@@ -696,7 +768,7 @@ export type GetStatsRequest = Message<"wfd.v1.GetStatsRequest"> & {
  * Use `create(GetStatsRequestSchema)` to create a new message.
  */
 export const GetStatsRequestSchema: GenMessage<GetStatsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 20);
+  messageDesc(file_wfd_v1_service, 21);
 
 /**
  * @generated from message wfd.v1.GetStatsResponse
@@ -823,7 +895,7 @@ export type GetStatsResponse = Message<"wfd.v1.GetStatsResponse"> & {
  * Use `create(GetStatsResponseSchema)` to create a new message.
  */
 export const GetStatsResponseSchema: GenMessage<GetStatsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 21);
+  messageDesc(file_wfd_v1_service, 22);
 
 /**
  * @generated from message wfd.v1.ListTasksRequest
@@ -880,7 +952,7 @@ export type ListTasksRequest = Message<"wfd.v1.ListTasksRequest"> & {
  * Use `create(ListTasksRequestSchema)` to create a new message.
  */
 export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 22);
+  messageDesc(file_wfd_v1_service, 23);
 
 /**
  * @generated from message wfd.v1.ListTasksResponse
@@ -902,7 +974,7 @@ export type ListTasksResponse = Message<"wfd.v1.ListTasksResponse"> & {
  * Use `create(ListTasksResponseSchema)` to create a new message.
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 23);
+  messageDesc(file_wfd_v1_service, 24);
 
 /**
  * @generated from message wfd.v1.GetTaskRequest
@@ -919,7 +991,7 @@ export type GetTaskRequest = Message<"wfd.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 24);
+  messageDesc(file_wfd_v1_service, 25);
 
 /**
  * @generated from message wfd.v1.GetTaskResponse
@@ -936,7 +1008,7 @@ export type GetTaskResponse = Message<"wfd.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 25);
+  messageDesc(file_wfd_v1_service, 26);
 
 /**
  * @generated from message wfd.v1.CompleteTaskRequest
@@ -968,7 +1040,7 @@ export type CompleteTaskRequest = Message<"wfd.v1.CompleteTaskRequest"> & {
  * Use `create(CompleteTaskRequestSchema)` to create a new message.
  */
 export const CompleteTaskRequestSchema: GenMessage<CompleteTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 26);
+  messageDesc(file_wfd_v1_service, 27);
 
 /**
  * @generated from message wfd.v1.CompleteTaskResponse
@@ -985,7 +1057,7 @@ export type CompleteTaskResponse = Message<"wfd.v1.CompleteTaskResponse"> & {
  * Use `create(CompleteTaskResponseSchema)` to create a new message.
  */
 export const CompleteTaskResponseSchema: GenMessage<CompleteTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 27);
+  messageDesc(file_wfd_v1_service, 28);
 
 /**
  * @generated from message wfd.v1.PublishEventRequest
@@ -1021,7 +1093,7 @@ export type PublishEventRequest = Message<"wfd.v1.PublishEventRequest"> & {
  * Use `create(PublishEventRequestSchema)` to create a new message.
  */
 export const PublishEventRequestSchema: GenMessage<PublishEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 28);
+  messageDesc(file_wfd_v1_service, 29);
 
 /**
  * @generated from message wfd.v1.PublishEventResponse
@@ -1052,7 +1124,7 @@ export type PublishEventResponse = Message<"wfd.v1.PublishEventResponse"> & {
  * Use `create(PublishEventResponseSchema)` to create a new message.
  */
 export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 29);
+  messageDesc(file_wfd_v1_service, 30);
 
 /**
  * @generated from message wfd.v1.WaitHandlerRequest
@@ -1076,7 +1148,7 @@ export type WaitHandlerRequest = Message<"wfd.v1.WaitHandlerRequest"> & {
  * Use `create(WaitHandlerRequestSchema)` to create a new message.
  */
 export const WaitHandlerRequestSchema: GenMessage<WaitHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 30);
+  messageDesc(file_wfd_v1_service, 31);
 
 /**
  * @generated from message wfd.v1.WaitHandlerResponse
@@ -1095,7 +1167,7 @@ export type WaitHandlerResponse = Message<"wfd.v1.WaitHandlerResponse"> & {
  * Use `create(WaitHandlerResponseSchema)` to create a new message.
  */
 export const WaitHandlerResponseSchema: GenMessage<WaitHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 31);
+  messageDesc(file_wfd_v1_service, 32);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerRequest
@@ -1112,7 +1184,7 @@ export type DeleteHandlerRequest = Message<"wfd.v1.DeleteHandlerRequest"> & {
  * Use `create(DeleteHandlerRequestSchema)` to create a new message.
  */
 export const DeleteHandlerRequestSchema: GenMessage<DeleteHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 32);
+  messageDesc(file_wfd_v1_service, 33);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerResponse
@@ -1125,7 +1197,7 @@ export type DeleteHandlerResponse = Message<"wfd.v1.DeleteHandlerResponse"> & {
  * Use `create(DeleteHandlerResponseSchema)` to create a new message.
  */
 export const DeleteHandlerResponseSchema: GenMessage<DeleteHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 33);
+  messageDesc(file_wfd_v1_service, 34);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsRequest
@@ -1173,7 +1245,7 @@ export type ListPublishedEventsRequest = Message<"wfd.v1.ListPublishedEventsRequ
  * Use `create(ListPublishedEventsRequestSchema)` to create a new message.
  */
 export const ListPublishedEventsRequestSchema: GenMessage<ListPublishedEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 34);
+  messageDesc(file_wfd_v1_service, 35);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsResponse
@@ -1199,7 +1271,7 @@ export type ListPublishedEventsResponse = Message<"wfd.v1.ListPublishedEventsRes
  * Use `create(ListPublishedEventsResponseSchema)` to create a new message.
  */
 export const ListPublishedEventsResponseSchema: GenMessage<ListPublishedEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 35);
+  messageDesc(file_wfd_v1_service, 36);
 
 /**
  * PublishedEvent is one entry of the published-event log.
@@ -1254,7 +1326,7 @@ export type PublishedEvent = Message<"wfd.v1.PublishedEvent"> & {
  * Use `create(PublishedEventSchema)` to create a new message.
  */
 export const PublishedEventSchema: GenMessage<PublishedEvent> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 36);
+  messageDesc(file_wfd_v1_service, 37);
 
 /**
  * @generated from message wfd.v1.GetIdentityRequest
@@ -1267,7 +1339,7 @@ export type GetIdentityRequest = Message<"wfd.v1.GetIdentityRequest"> & {
  * Use `create(GetIdentityRequestSchema)` to create a new message.
  */
 export const GetIdentityRequestSchema: GenMessage<GetIdentityRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 37);
+  messageDesc(file_wfd_v1_service, 38);
 
 /**
  * @generated from message wfd.v1.GetIdentityResponse
@@ -1297,7 +1369,7 @@ export type GetIdentityResponse = Message<"wfd.v1.GetIdentityResponse"> & {
  * Use `create(GetIdentityResponseSchema)` to create a new message.
  */
 export const GetIdentityResponseSchema: GenMessage<GetIdentityResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 38);
+  messageDesc(file_wfd_v1_service, 39);
 
 /**
  * @generated from message wfd.v1.ListReplicasRequest
@@ -1310,7 +1382,7 @@ export type ListReplicasRequest = Message<"wfd.v1.ListReplicasRequest"> & {
  * Use `create(ListReplicasRequestSchema)` to create a new message.
  */
 export const ListReplicasRequestSchema: GenMessage<ListReplicasRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 39);
+  messageDesc(file_wfd_v1_service, 40);
 
 /**
  * @generated from message wfd.v1.ListReplicasResponse
@@ -1327,7 +1399,7 @@ export type ListReplicasResponse = Message<"wfd.v1.ListReplicasResponse"> & {
  * Use `create(ListReplicasResponseSchema)` to create a new message.
  */
 export const ListReplicasResponseSchema: GenMessage<ListReplicasResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 40);
+  messageDesc(file_wfd_v1_service, 41);
 
 /**
  * Replica is a wfd server registered in the shared database.
@@ -1366,7 +1438,7 @@ export type Replica = Message<"wfd.v1.Replica"> & {
  * Use `create(ReplicaSchema)` to create a new message.
  */
 export const ReplicaSchema: GenMessage<Replica> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 41);
+  messageDesc(file_wfd_v1_service, 42);
 
 /**
  * @generated from message wfd.v1.UpgradeHandlersRequest
@@ -1428,7 +1500,7 @@ export type UpgradeHandlersRequest = Message<"wfd.v1.UpgradeHandlersRequest"> & 
  * Use `create(UpgradeHandlersRequestSchema)` to create a new message.
  */
 export const UpgradeHandlersRequestSchema: GenMessage<UpgradeHandlersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 42);
+  messageDesc(file_wfd_v1_service, 43);
 
 /**
  * @generated from message wfd.v1.UpgradeHandlersResponse
@@ -1459,7 +1531,7 @@ export type UpgradeHandlersResponse = Message<"wfd.v1.UpgradeHandlersResponse"> 
  * Use `create(UpgradeHandlersResponseSchema)` to create a new message.
  */
 export const UpgradeHandlersResponseSchema: GenMessage<UpgradeHandlersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 43);
+  messageDesc(file_wfd_v1_service, 44);
 
 /**
  * HandlerUpgrade is what an upgrade did (or would do) to one handler.
@@ -1490,7 +1562,7 @@ export type HandlerUpgrade = Message<"wfd.v1.HandlerUpgrade"> & {
  * Use `create(HandlerUpgradeSchema)` to create a new message.
  */
 export const HandlerUpgradeSchema: GenMessage<HandlerUpgrade> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 44);
+  messageDesc(file_wfd_v1_service, 45);
 
 /**
  * @generated from message wfd.v1.SetCurrentVersionRequest
@@ -1512,7 +1584,7 @@ export type SetCurrentVersionRequest = Message<"wfd.v1.SetCurrentVersionRequest"
  * Use `create(SetCurrentVersionRequestSchema)` to create a new message.
  */
 export const SetCurrentVersionRequestSchema: GenMessage<SetCurrentVersionRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 45);
+  messageDesc(file_wfd_v1_service, 46);
 
 /**
  * @generated from message wfd.v1.SetCurrentVersionResponse
@@ -1529,7 +1601,7 @@ export type SetCurrentVersionResponse = Message<"wfd.v1.SetCurrentVersionRespons
  * Use `create(SetCurrentVersionResponseSchema)` to create a new message.
  */
 export const SetCurrentVersionResponseSchema: GenMessage<SetCurrentVersionResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 46);
+  messageDesc(file_wfd_v1_service, 47);
 
 /**
  * @generated from message wfd.v1.DeleteWorkflowVersionRequest
@@ -1551,7 +1623,7 @@ export type DeleteWorkflowVersionRequest = Message<"wfd.v1.DeleteWorkflowVersion
  * Use `create(DeleteWorkflowVersionRequestSchema)` to create a new message.
  */
 export const DeleteWorkflowVersionRequestSchema: GenMessage<DeleteWorkflowVersionRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 47);
+  messageDesc(file_wfd_v1_service, 48);
 
 /**
  * @generated from message wfd.v1.DeleteWorkflowVersionResponse
@@ -1564,7 +1636,7 @@ export type DeleteWorkflowVersionResponse = Message<"wfd.v1.DeleteWorkflowVersio
  * Use `create(DeleteWorkflowVersionResponseSchema)` to create a new message.
  */
 export const DeleteWorkflowVersionResponseSchema: GenMessage<DeleteWorkflowVersionResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 48);
+  messageDesc(file_wfd_v1_service, 49);
 
 /**
  * @generated from enum wfd.v1.UpgradeOutcome
