@@ -13,7 +13,7 @@
 //
 // # Interfaces
 //
-// A Store keeps four kinds of thing, each an interface of its own, so
+// A Store keeps five kinds of thing, each an interface of its own, so
 // that code that needs one kind can ask for that one:
 //
 //   - Handlers: handlers' metadata, snapshots and streams, written by
@@ -24,7 +24,10 @@
 //     handler);
 //   - PublishedLog: the published-event log, appended and read;
 //   - WorkflowDefs: workflow definitions, put, read, listed and deleted
-//     under a condition on their hash.
+//     under a condition on their hash;
+//   - Schedules: workflow schedules, created, read, listed, updated under
+//     a condition on their revision and deleted, and the scan of those
+//     that are due.
 //
 // Store is their composite, with Count (handlers and tasks) and Close.
 // The stores of several replicas on one database implement more, found
@@ -57,7 +60,9 @@
 // immutable events appended by PublishedLog.Publish, global or addressed
 // to one handler, which a handler that starts waiting for a key later can
 // still find (PublishedLog.FindPublished); and the workflow definitions
-// (WorkflowDef) that workers registered.
+// (WorkflowDef) that workers registered, and the workflow schedules
+// (Schedule), whose spec, policy and state the package schedule
+// interprets: the store keeps them as plain values and opaque bytes.
 //
 // Every mutation of handlers and tasks goes through Handlers.Write, which
 // applies a set of Changes in one atomic, durable commit. The package

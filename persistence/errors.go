@@ -8,13 +8,14 @@ import (
 // Errors returned by every Store. Backends wrap them with context (the
 // handler id, the cause), so compare with errors.Is, never with ==.
 var (
-	// ErrNotFound is returned when a handler, task or workflow definition
-	// does not exist.
+	// ErrNotFound is returned when a handler, task, workflow definition
+	// or schedule does not exist.
 	ErrNotFound = errors.New("persistence: not found")
 
 	// ErrExists is returned by a Change with Create set when the handler
-	// already exists, and by a create-only PutWorkflow (ifHash Absent)
-	// when the definition does.
+	// already exists, by a create-only PutWorkflow (ifHash Absent)
+	// when the definition does, and by CreateSchedule when the schedule
+	// does.
 	ErrExists = errors.New("persistence: already exists")
 
 	// ErrConflict is returned when a write's precondition does not hold: the
@@ -23,8 +24,9 @@ var (
 	// sequence number is not greater than the handler's LastSeq, or a task
 	// upsert names a task of another handler, or a stored workflow
 	// definition's Hash differs from PutWorkflow's or DeleteWorkflow's
-	// ifHash. It usually means another writer (or replica) changed the
-	// handler or definition first.
+	// ifHash, or a stored schedule's Revision differs from
+	// UpdateSchedule's expectRevision. It usually means another writer (or
+	// replica) changed the handler, definition or schedule first.
 	ErrConflict = errors.New("persistence: conflict")
 
 	// ErrInvalid is returned for bad input: a Change, Query or page token

@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// Store keeps handlers, their human tasks, the published-event log and
-// workflow definitions durable: the four kinds of thing its users need,
-// each an interface of its own (Handlers with HandlerVersions, Tasks,
-// PublishedLog, WorkflowDefs), so that code that needs one kind can ask for that one.
+// Store keeps handlers, their human tasks, the published-event log,
+// workflow definitions and workflow schedules durable: the five kinds of
+// thing its users need, each an interface of its own (Handlers with
+// HandlerVersions, Tasks, PublishedLog, WorkflowDefs, Schedules), so that
+// code that needs one kind can ask for that one.
 // Implementations are safe for concurrent use.
 //
 // Every method checks ctx before it starts; a Write that has been handed to
@@ -27,6 +28,7 @@ type Store interface {
 	Tasks
 	PublishedLog
 	WorkflowDefs
+	Schedules
 
 	// Count returns how many handlers there are, by status and residency,
 	// and how many tasks, by status.
@@ -193,6 +195,51 @@ type WorkflowDefs interface {
 	// version leaves the name without one. Handlers of the workflow are
 	// not touched.
 	DeleteWorkflow(ctx context.Context, name, version, ifHash string) error
+}
+
+// Schedules keeps workflow schedules (Schedule) by id, with an index of
+// the schedules that are due. Each create, update and delete is a commit
+// of its own; an update is conditional on the revision its writer read,
+// so that of several replicas planning the same tick exactly one records
+// it.
+type Schedules interface {
+	// CreateSchedule stores s, which must not exist (else ErrExists), and
+	// returns it as stored, with its Revision.
+	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
+
+	// GetSchedule returns the schedule id (ErrNotFound if there is none).
+	GetSchedule(ctx context.Context, id string) (Schedule, error)
+
+	// ListSchedules returns up to pageSize schedules (SchedulePageSize)
+	// in id order (bytes), after the position pageToken carries ("": from
+	// the first), and the token of the next page ("" when there is none).
+	// A token of another listing fails with ErrInvalid. If some listed
+	// schedules cannot be decoded, it returns the others, the next page
+	// token, and an error wrapping ErrCorrupt that names them.
+	ListSchedules(ctx context.Context, pageSize int, pageToken string) (schedules []Schedule, nextPageToken string, err error)
+
+	// UpdateSchedule replaces the stored schedule s.ID by s if its
+	// Revision is expectRevision, and returns s as stored, with its new
+	// Revision. It fails with ErrNotFound if there is no such schedule
+	// and with ErrConflict if its Revision differs: another writer
+	// changed it (or deleted and created it again) since expectRevision
+	// was read. Of concurrent updates with the same expectRevision,
+	// exactly one succeeds. The index of due schedules moves with
+	// NextTick and Paused in the same commit.
+	UpdateSchedule(ctx context.Context, s Schedule, expectRevision uint64) (Schedule, error)
+
+	// DeleteSchedule removes the schedule id and its index entry
+	// (ErrNotFound if there is none). Handlers it started are not
+	// touched.
+	DeleteSchedule(ctx context.Context, id string) error
+
+	// DueSchedules returns up to limit schedules that are not Paused and
+	// whose NextTick is not zero and at or before before, earliest
+	// NextTick first (ties by id), answered from an index. limit <= 0
+	// means DefaultScanLimit. Schedules that cannot be decoded are left
+	// out and named by an error wrapping ErrCorrupt, returned with the
+	// others.
+	DueSchedules(ctx context.Context, before time.Time, limit int) ([]Schedule, error)
 }
 
 // HandlerVersions answers, from the indexes, which versions of a workflow

@@ -45,6 +45,11 @@ const (
 	bucketPublishedHandler = "idx_published_handler"
 
 	bucketWorkflows = "workflows"
+
+	// Schedules (schedules.go): id → schedule, and time(NextTick)|id of
+	// those that are due some time.
+	bucketSchedules   = "schedules"
+	bucketScheduleDue = "idx_schedule_due"
 )
 
 // fillPercent is how full bbolt fills a page before it splits one. Keys
@@ -71,7 +76,15 @@ func allBuckets() []string {
 		bucketPublished, bucketPublishedID, bucketPublishedKey,
 		bucketPublishedTime, bucketPublishedByKey, bucketPublishedHandler,
 		bucketWorkflows,
+		bucketSchedules, bucketScheduleDue,
 	}
+}
+
+// createdOnOpen reports whether bucket name is one that Open creates in a
+// file of any schema version without migrating it (see schemaVersion), so
+// that a file an older wfd wrote lacks it and is sound.
+func createdOnOpen(name string) bool {
+	return name == bucketSchedules || name == bucketScheduleDue
 }
 
 // schemaVersion is the version of the bucket and key layout. A file with a
@@ -117,6 +130,13 @@ func allBuckets() []string {
 // filling the index from the metadata (migrateWorkflowVersions); the bump
 // keeps an older wfd, which would read the new keys as names, from
 // opening the file.
+//
+// The schedule buckets (schedules, idx_schedule_due) came without a new
+// version: Open creates them, empty, in a file of version 7, and an older
+// wfd that opens a file with schedules ignores them. It starts no
+// scheduled runs, which no version bump could give it, and changes
+// nothing a newer wfd reads from those buckets, so refusing the file
+// would protect nothing and would stop a rollback.
 const schemaVersion = 7
 
 const keySchema = "schema"

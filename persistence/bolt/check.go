@@ -155,6 +155,11 @@ func (r *CheckReport) readAll(ctx context.Context, db *bolt.DB) error {
 		if name == bucketVersion && version < 7 && version > 0 {
 			continue
 		}
+		// Nor has a file an older wfd wrote the buckets Open creates
+		// whatever the version.
+		if createdOnOpen(name) {
+			continue
+		}
 		if !slices.Contains(names, name) {
 			r.problem("bucket %s is missing", name)
 		}

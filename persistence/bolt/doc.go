@@ -43,6 +43,9 @@
 //
 //	workflows          name|0|version                    → WorkflowDef (protobuf)
 //
+//	schedules          id                                → Schedule (JSON, see codec)
+//	idx_schedule_due   time(NextTick)|id                 → "" (schedules not paused with a next tick)
+//
 // ListHandlers lists newest first by creation time, whatever the ids
 // (callers may choose them), so every index it reads ends in the handler's
 // order key and is walked backwards: idx_created alone without filters, a
@@ -90,6 +93,14 @@
 // PutWorkflow, SetCurrentWorkflow and DeleteWorkflow commit through the
 // group commit like Publish, and check their condition (the stored hash)
 // and move the current mark inside the transaction.
+//
+// Schedules are few and small. idx_schedule_due holds one entry per
+// schedule that can come due, changed with the schedule in one
+// transaction, so DueSchedules reads the index from its first key and
+// stops at the first later than asked. A schedule's Revision is the next
+// value of the schedules bucket's sequence: never reused, even for a
+// schedule deleted and created again, so UpdateSchedule's condition
+// cannot mistake one for the other.
 //
 // idx_workflow_version answers a listing by workflow version (one prefix
 // per status and residency, joined like the status filter) and

@@ -30,5 +30,11 @@ type Calls struct {
 	DeleteWorkflow     atomic.Int64
 	CountVersions      atomic.Int64
 	RunningVersions    atomic.Int64
+	CreateSchedule     atomic.Int64
+	GetSchedule        atomic.Int64
+	ListSchedules      atomic.Int64
+	UpdateSchedule     atomic.Int64
+	DeleteSchedule     atomic.Int64
+	DueSchedules       atomic.Int64
 	Close              atomic.Int64
 }

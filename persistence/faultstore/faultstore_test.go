@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -241,5 +242,23 @@ func TestUpdateWhileInUse(t *testing.T) {
 	wg.Wait()
 	if got, want := fs.Calls.GetHandler.Load(), real.Load()+faulty.Load(); got != want {
 		t.Fatalf("%d GetHandler calls counted, %d made", got, want)
+	}
+}
+
+// TestEveryMethodHasAFunc: each method of persistence.Store has its
+// function in Funcs, with the method's signature, and its counter in
+// Calls, so a method added to the interface cannot be missed here.
+func TestEveryMethodHasAFunc(t *testing.T) {
+	store := reflect.TypeFor[persistence.Store]()
+	funcs, calls := reflect.TypeFor[faultstore.Funcs](), reflect.TypeFor[faultstore.Calls]()
+	for i := range store.NumMethod() {
+		m := store.Method(i)
+		f, ok := funcs.FieldByName(m.Name + "Func")
+		if !ok || f.Type != m.Type {
+			t.Errorf("Funcs.%sFunc: %v, want a field of type %v", m.Name, f.Type, m.Type)
+		}
+		if _, ok := calls.FieldByName(m.Name); !ok {
+			t.Errorf("Calls.%s is missing", m.Name)
+		}
 	}
 }

@@ -36,6 +36,12 @@ type Funcs struct {
 	DeleteWorkflowFunc     func(ctx context.Context, name, version, ifHash string) error
 	CountVersionsFunc      func(ctx context.Context, workflow string) ([]persistence.VersionCount, error)
 	RunningVersionsFunc    func(ctx context.Context, workflow string) ([]string, error)
+	CreateScheduleFunc     func(ctx context.Context, s persistence.Schedule) (persistence.Schedule, error)
+	GetScheduleFunc        func(ctx context.Context, id string) (persistence.Schedule, error)
+	ListSchedulesFunc      func(ctx context.Context, pageSize int, pageToken string) ([]persistence.Schedule, string, error)
+	UpdateScheduleFunc     func(ctx context.Context, s persistence.Schedule, expectRevision uint64) (persistence.Schedule, error)
+	DeleteScheduleFunc     func(ctx context.Context, id string) error
+	DueSchedulesFunc       func(ctx context.Context, before time.Time, limit int) ([]persistence.Schedule, error)
 	CloseFunc              func() error
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 // storeCalls calls every Store method except Close, for tests that expect
 // all of them to fail the same way.
 func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Context) error {
-	return map[string]func(ctx context.Context) error{
+	calls := map[string]func(ctx context.Context) error{
 		"Write": func(ctx context.Context) error {
 			return s.Write(ctx, persistence.Change{Handler: newHandler(id, "wf")})
 		},
@@ -97,6 +98,37 @@ func storeCalls(s persistence.Store, id string) map[string]func(ctx context.Cont
 			return s.DeleteWorkflow(ctx, "wf", "", "")
 		},
 	}
+	maps.Copy(calls, scheduleCalls(s))
+	return calls
+}
+
+// scheduleCalls calls every Schedules method, on the schedule "sched".
+func scheduleCalls(s persistence.Schedules) map[string]func(ctx context.Context) error {
+	return map[string]func(ctx context.Context) error{
+		"CreateSchedule": func(ctx context.Context) error {
+			_, err := s.CreateSchedule(ctx, newSchedule("new", time.Now()))
+			return err
+		},
+		"GetSchedule": func(ctx context.Context) error {
+			_, err := s.GetSchedule(ctx, "sched")
+			return err
+		},
+		"ListSchedules": func(ctx context.Context) error {
+			_, _, err := s.ListSchedules(ctx, 0, "")
+			return err
+		},
+		"UpdateSchedule": func(ctx context.Context) error {
+			_, err := s.UpdateSchedule(ctx, newSchedule("sched", time.Now()), 1)
+			return err
+		},
+		"DeleteSchedule": func(ctx context.Context) error {
+			return s.DeleteSchedule(ctx, "sched")
+		},
+		"DueSchedules": func(ctx context.Context) error {
+			_, err := s.DueSchedules(ctx, time.Now(), 0)
+			return err
+		},
+	}
 }
 
 func testClosed(t *testing.T, open OpenFunc) {
@@ -104,6 +136,7 @@ func testClosed(t *testing.T, open OpenFunc) {
 	id := newIDs(t, 1)[0]
 	h := newHandler(id, "wf")
 	write(t, s, persistence.Change{Handler: h, Tasks: []persistence.Task{newTask(h, "w", baseTime())}})
+	createSchedule(t, s, newSchedule("sched", baseTime()))
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -121,6 +154,7 @@ func testCanceledContext(t *testing.T, open OpenFunc) {
 	s := openStore(t, open)
 	id := newIDs(t, 1)[0]
 	write(t, s, persistence.Change{Handler: newHandler(id, "wf")})
+	createSchedule(t, s, newSchedule("sched", baseTime()))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	for name, call := range storeCalls(s, id) {

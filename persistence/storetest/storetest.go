@@ -101,6 +101,11 @@ func Run(t *testing.T, open OpenFunc) {
 		{"InvalidWorkflowDefs", testInvalidWorkflowDefs},
 		{"ConcurrentWorkflowPuts", testConcurrentWorkflowPuts},
 		{"ConcurrentCurrent", testConcurrentCurrent},
+		{"Schedules", testSchedules},
+		{"InvalidSchedules", testInvalidSchedules},
+		{"ConcurrentScheduleUpdates", testConcurrentScheduleUpdates},
+		{"ListSchedules", testListSchedules},
+		{"DueSchedules", testDueSchedules},
 		{"Closed", testClosed},
 		{"CanceledContext", testCanceledContext},
 	}
