@@ -158,6 +158,10 @@ type Options struct {
 	// failed, cancelled) once they have been finished this long, with
 	// their records and tasks; default: kept forever.
 	Retention time.Duration
+	// SchedulePoll is how often the scheduler looks for due schedules
+	// (default 1 s): a schedule created through another replica fires
+	// its first tick that late at most.
+	SchedulePoll time.Duration
 	// RetentionInterval is how often the retention sweep runs; 0: a tenth
 	// of Retention, between 1s and 1m.
 	RetentionInterval time.Duration

@@ -25,6 +25,7 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/observe"
 	"github.com/wfd-dev/wfd/server/internal/replica"
 	"github.com/wfd-dev/wfd/server/internal/rpc"
+	"github.com/wfd-dev/wfd/server/internal/schedules"
 	"github.com/wfd-dev/wfd/server/internal/workers"
 )
 
@@ -51,7 +52,9 @@ type Server struct {
 	health  *observe.Health
 	// workers are the connected step workers (internal/workers).
 	workers *workers.Registry
-	stats   *observe.Stats
+	// schedules fires schedules' ticks and answers their methods.
+	schedules *schedules.Scheduler
+	stats     *observe.Stats
 	// metrics is the Prometheus registry served at /metrics (internal/observe).
 	metrics *observe.Metrics
 	// tracing makes the spans (internal/observe); traceInterceptors are its
@@ -121,7 +124,9 @@ func wire(opts Options) (*Server, error) {
 	}
 	s.workers.Attach(s.rt)
 	s.engine, s.journal, s.hub = s.rt.Engine(), s.rt.Journal(), s.rt.Hub()
-	s.service = rpc.New(rpc.Options{Runtime: s.rt, Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
+	s.schedules = schedules.New(schedules.Options{Store: opts.Store, Runs: scheduleRuns{rt: s.rt, workers: s.workers},
+		Logger: opts.Logger, Now: opts.Now, Poll: opts.SchedulePoll})
+	s.service = rpc.New(rpc.Options{Runtime: s.rt, Schedules: s.schedules, Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
 		Streams: streams, Draining: s.shutdown.draining, Workers: s.workers, Replica: s.replica,
 		AuthOn: opts.Auth != nil, Snapshot: s.snapshot})
 	return s, nil
@@ -150,6 +155,7 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	s.rt.Run()
 	s.rt.Go(func() { s.workers.RouteLoop(s.rt.Background()) })
+	s.rt.Go(func() { s.schedules.Loop(s.rt.Background()) })
 	s.replica.Sweep()
 	return nil
 }

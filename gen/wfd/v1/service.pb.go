@@ -3282,7 +3282,7 @@ var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\"\xa0\x03\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x15wfd/v1/schedule.proto\"\xa0\x03\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -3522,7 +3522,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x18UPGRADE_OUTCOME_CAN_MOVE\x10\x01\x12\x19\n" +
 	"\x15UPGRADE_OUTCOME_MOVED\x10\x02\x12\x1b\n" +
 	"\x17UPGRADE_OUTCOME_REFUSED\x10\x03\x12\x18\n" +
-	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\x8c\r\n" +
+	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\xf3\x10\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -3545,7 +3545,13 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\fListReplicas\x12\x1b.wfd.v1.ListReplicasRequest\x1a\x1c.wfd.v1.ListReplicasResponse\"\x03\x90\x02\x01\x12R\n" +
 	"\x0fUpgradeHandlers\x12\x1e.wfd.v1.UpgradeHandlersRequest\x1a\x1f.wfd.v1.UpgradeHandlersResponse\x12X\n" +
 	"\x11SetCurrentVersion\x12 .wfd.v1.SetCurrentVersionRequest\x1a!.wfd.v1.SetCurrentVersionResponse\x12d\n" +
-	"\x15DeleteWorkflowVersion\x12$.wfd.v1.DeleteWorkflowVersionRequest\x1a%.wfd.v1.DeleteWorkflowVersionResponseB)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
+	"\x15DeleteWorkflowVersion\x12$.wfd.v1.DeleteWorkflowVersionRequest\x1a%.wfd.v1.DeleteWorkflowVersionResponse\x12O\n" +
+	"\x0eCreateSchedule\x12\x1d.wfd.v1.CreateScheduleRequest\x1a\x1e.wfd.v1.CreateScheduleResponse\x12K\n" +
+	"\vGetSchedule\x12\x1a.wfd.v1.GetScheduleRequest\x1a\x1b.wfd.v1.GetScheduleResponse\"\x03\x90\x02\x01\x12Q\n" +
+	"\rListSchedules\x12\x1c.wfd.v1.ListSchedulesRequest\x1a\x1d.wfd.v1.ListSchedulesResponse\"\x03\x90\x02\x01\x12O\n" +
+	"\x0eUpdateSchedule\x12\x1d.wfd.v1.UpdateScheduleRequest\x1a\x1e.wfd.v1.UpdateScheduleResponse\x12O\n" +
+	"\x0eDeleteSchedule\x12\x1d.wfd.v1.DeleteScheduleRequest\x1a\x1e.wfd.v1.DeleteScheduleResponse\x12R\n" +
+	"\x0fTriggerSchedule\x12\x1e.wfd.v1.TriggerScheduleRequest\x1a\x1f.wfd.v1.TriggerScheduleResponseB)Z'github.com/wfd-dev/wfd/gen/wfd/v1;wfdv1b\x06proto3"
 
 var (
 	file_wfd_v1_service_proto_rawDescOnce sync.Once
@@ -3624,6 +3630,18 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*Record)(nil),                        // 59: wfd.v1.Record
 	(TaskStatus)(0),                       // 60: wfd.v1.TaskStatus
 	(*Task)(nil),                          // 61: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 62: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 63: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 64: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 65: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 66: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 67: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 68: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 69: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 70: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 71: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 72: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 73: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
 	52, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
@@ -3695,29 +3713,41 @@ var file_wfd_v1_service_proto_depIdxs = []int32{
 	44, // 66: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
 	47, // 67: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
 	49, // 68: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	5,  // 69: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	7,  // 70: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	9,  // 71: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	11, // 72: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	14, // 73: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	16, // 74: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	19, // 75: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	21, // 76: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	25, // 77: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	27, // 78: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	29, // 79: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	31, // 80: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	23, // 81: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	33, // 82: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	35, // 83: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	37, // 84: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	40, // 85: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	42, // 86: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	45, // 87: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	48, // 88: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	50, // 89: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	69, // [69:90] is the sub-list for method output_type
-	48, // [48:69] is the sub-list for method input_type
+	62, // 69: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	63, // 70: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	64, // 71: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	65, // 72: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	66, // 73: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	67, // 74: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	5,  // 75: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	7,  // 76: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	9,  // 77: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	11, // 78: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	14, // 79: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	16, // 80: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	19, // 81: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	21, // 82: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	25, // 83: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	27, // 84: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	29, // 85: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	31, // 86: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	23, // 87: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	33, // 88: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	35, // 89: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	37, // 90: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	40, // 91: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	42, // 92: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	45, // 93: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	48, // 94: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	50, // 95: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	68, // 96: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	69, // 97: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	70, // 98: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	71, // 99: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	72, // 100: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	73, // 101: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	75, // [75:102] is the sub-list for method output_type
+	48, // [48:75] is the sub-list for method input_type
 	48, // [48:48] is the sub-list for extension type_name
 	48, // [48:48] is the sub-list for extension extendee
 	0,  // [0:48] is the sub-list for field type_name
@@ -3729,6 +3759,7 @@ func file_wfd_v1_service_proto_init() {
 		return
 	}
 	file_wfd_v1_handler_proto_init()
+	file_wfd_v1_schedule_proto_init()
 	file_wfd_v1_service_proto_msgTypes[15].OneofWrappers = []any{
 		(*StreamEventsResponse_Record)(nil),
 		(*StreamEventsResponse_Heartbeat)(nil),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/schedule"
 )
 
 // RetryAfter is the hint given with Unavailable errors.
@@ -68,7 +69,7 @@ func codeOf(err error) connect.Code {
 		return connect.CodeFailedPrecondition
 	case is(engine.ErrUnknownWorkflow, engine.ErrUnknownVersion, ErrNotFound, persistence.ErrNotFound):
 		return connect.CodeNotFound
-	case is(ErrInvalid, engine.ErrInvalidEvent, persistence.ErrInvalid, engine.ErrInvalidPayload, engine.ErrInvalidInput):
+	case is(ErrInvalid, engine.ErrInvalidEvent, persistence.ErrInvalid, engine.ErrInvalidPayload, engine.ErrInvalidInput, schedule.ErrInvalid):
 		return connect.CodeInvalidArgument
 	case is(engine.ErrLimit, ErrResourceExhausted):
 		return connect.CodeResourceExhausted

@@ -15,6 +15,7 @@ import (
 	"github.com/wfd-dev/wfd/internal/payload"
 	"github.com/wfd-dev/wfd/internal/schema"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/schedule"
 )
 
 // RecordToProto turns an engine record into its wire form.
@@ -137,6 +138,7 @@ func HandlerToProto(h *persistence.Handler) *wfdv1.Handler {
 		Error: h.Error, LastSeq: h.LastSeq, ParentId: h.Parent, Children: h.Children,
 		CreatedAt: timestamppb.New(h.CreatedAt), UpdatedAt: timestamppb.New(h.UpdatedAt),
 	}
+	scheduledBy(p)
 	if h.Status == persistence.StatusRunning {
 		// Residency is about running handlers; a finished one has none.
 		p.Residency = wfdv1.Residency(h.Residency)
@@ -275,6 +277,7 @@ func InfoToProto(i engine.Info) *wfdv1.Handler {
 		HandlerId: i.ID, Workflow: i.Workflow, WorkflowVersion: i.WorkflowVersion, Status: wfdv1.HandlerStatus(i.Status), Error: i.Error, LastSeq: i.Seq,
 		CreatedAt: timestamppb.New(i.CreatedAt), Result: payload.Sanitize(i.Result), Idle: CleanIdle(IdleToProto(i.Idle)),
 	}
+	scheduledBy(p)
 	if i.Status == engine.StatusRunning {
 		p.Residency = wfdv1.Residency_RESIDENCY_ACTIVE
 	}
@@ -285,4 +288,12 @@ func InfoToProto(i engine.Info) *wfdv1.Handler {
 		p.Result = &structpb.Struct{}
 	}
 	return p
+}
+
+// scheduledBy names the schedule and tick that started p, read from its
+// id (schedule.HandlerID, schedule.TriggerHandlerID).
+func scheduledBy(p *wfdv1.Handler) {
+	if id, tick, _, ok := schedule.ParseHandlerID(p.GetHandlerId()); ok {
+		p.ScheduleId, p.ScheduleTick = id, timestamppb.New(tick)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
+	"github.com/wfd-dev/wfd/server/internal/schedules"
 )
 
 // Workers is what the service needs of the step workers.
@@ -73,6 +74,8 @@ type Options struct {
 	AuthOn bool
 	// Snapshot reads what GetStats answers.
 	Snapshot func(context.Context) (observe.Snapshot, error)
+	// Schedules answers the schedule methods.
+	Schedules *schedules.Scheduler
 }
 
 // Service is wfd.v1.WorkflowService over the handler runtime.
@@ -93,11 +96,12 @@ type Service struct {
 	engine    *engine.Engine
 	journal   *live.Journal
 	hub       *live.Hub
+	schedules *schedules.Scheduler
 }
 
 // New returns the service.
 func New(o Options) *Service {
 	return &Service{rt: o.Runtime, store: o.Store, log: o.Logger, now: o.Now, heartbeat: o.Heartbeat, streams: o.Streams,
 		draining: o.Draining, workers: o.Workers, replica: o.Replica, snapshot: o.Snapshot, authOn: o.AuthOn,
-		engine: o.Runtime.Engine(), journal: o.Runtime.Journal(), hub: o.Runtime.Hub()}
+		engine: o.Runtime.Engine(), journal: o.Runtime.Journal(), hub: o.Runtime.Hub(), schedules: o.Schedules}
 }

@@ -95,6 +95,24 @@ const (
 	// WorkflowServiceDeleteWorkflowVersionProcedure is the fully-qualified name of the
 	// WorkflowService's DeleteWorkflowVersion RPC.
 	WorkflowServiceDeleteWorkflowVersionProcedure = "/wfd.v1.WorkflowService/DeleteWorkflowVersion"
+	// WorkflowServiceCreateScheduleProcedure is the fully-qualified name of the WorkflowService's
+	// CreateSchedule RPC.
+	WorkflowServiceCreateScheduleProcedure = "/wfd.v1.WorkflowService/CreateSchedule"
+	// WorkflowServiceGetScheduleProcedure is the fully-qualified name of the WorkflowService's
+	// GetSchedule RPC.
+	WorkflowServiceGetScheduleProcedure = "/wfd.v1.WorkflowService/GetSchedule"
+	// WorkflowServiceListSchedulesProcedure is the fully-qualified name of the WorkflowService's
+	// ListSchedules RPC.
+	WorkflowServiceListSchedulesProcedure = "/wfd.v1.WorkflowService/ListSchedules"
+	// WorkflowServiceUpdateScheduleProcedure is the fully-qualified name of the WorkflowService's
+	// UpdateSchedule RPC.
+	WorkflowServiceUpdateScheduleProcedure = "/wfd.v1.WorkflowService/UpdateSchedule"
+	// WorkflowServiceDeleteScheduleProcedure is the fully-qualified name of the WorkflowService's
+	// DeleteSchedule RPC.
+	WorkflowServiceDeleteScheduleProcedure = "/wfd.v1.WorkflowService/DeleteSchedule"
+	// WorkflowServiceTriggerScheduleProcedure is the fully-qualified name of the WorkflowService's
+	// TriggerSchedule RPC.
+	WorkflowServiceTriggerScheduleProcedure = "/wfd.v1.WorkflowService/TriggerSchedule"
 )
 
 // WorkflowServiceClient is a client for the wfd.v1.WorkflowService service.
@@ -176,6 +194,20 @@ type WorkflowServiceClient interface {
 	// that no unfinished handler runs (FAILED_PRECONDITION with their count
 	// otherwise) and that is not current.
 	DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error)
+	// Schedules start a workflow on a cron expression or at a fixed interval
+	// (see Schedule). CreateSchedule refuses an id in use (ALREADY_EXISTS);
+	// a malformed cron expression is INVALID_ARGUMENT naming the field.
+	CreateSchedule(context.Context, *v1.CreateScheduleRequest) (*v1.CreateScheduleResponse, error)
+	GetSchedule(context.Context, *v1.GetScheduleRequest) (*v1.GetScheduleResponse, error)
+	ListSchedules(context.Context, *v1.ListSchedulesRequest) (*v1.ListSchedulesResponse, error)
+	// UpdateSchedule replaces a schedule's spec, action, policy, paused flag
+	// and note (pause and resume are updates of paused).
+	UpdateSchedule(context.Context, *v1.UpdateScheduleRequest) (*v1.UpdateScheduleResponse, error)
+	// DeleteSchedule removes a schedule; the handlers it started go on.
+	DeleteSchedule(context.Context, *v1.DeleteScheduleRequest) (*v1.DeleteScheduleResponse, error)
+	// TriggerSchedule starts a run now, or backfills the ticks of a past
+	// range.
+	TriggerSchedule(context.Context, *v1.TriggerScheduleRequest) (*v1.TriggerScheduleResponse, error)
 }
 
 // NewWorkflowServiceClient constructs a client for the wfd.v1.WorkflowService service. By default,
@@ -326,6 +358,44 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(workflowServiceMethods.ByName("DeleteWorkflowVersion")),
 			connect.WithClientOptions(opts...),
 		),
+		createSchedule: connect.NewClient[v1.CreateScheduleRequest, v1.CreateScheduleResponse](
+			httpClient,
+			baseURL+WorkflowServiceCreateScheduleProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("CreateSchedule")),
+			connect.WithClientOptions(opts...),
+		),
+		getSchedule: connect.NewClient[v1.GetScheduleRequest, v1.GetScheduleResponse](
+			httpClient,
+			baseURL+WorkflowServiceGetScheduleProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("GetSchedule")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listSchedules: connect.NewClient[v1.ListSchedulesRequest, v1.ListSchedulesResponse](
+			httpClient,
+			baseURL+WorkflowServiceListSchedulesProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("ListSchedules")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		updateSchedule: connect.NewClient[v1.UpdateScheduleRequest, v1.UpdateScheduleResponse](
+			httpClient,
+			baseURL+WorkflowServiceUpdateScheduleProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("UpdateSchedule")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteSchedule: connect.NewClient[v1.DeleteScheduleRequest, v1.DeleteScheduleResponse](
+			httpClient,
+			baseURL+WorkflowServiceDeleteScheduleProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("DeleteSchedule")),
+			connect.WithClientOptions(opts...),
+		),
+		triggerSchedule: connect.NewClient[v1.TriggerScheduleRequest, v1.TriggerScheduleResponse](
+			httpClient,
+			baseURL+WorkflowServiceTriggerScheduleProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("TriggerSchedule")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -352,6 +422,12 @@ type workflowServiceClient struct {
 	upgradeHandlers       *connect.Client[v1.UpgradeHandlersRequest, v1.UpgradeHandlersResponse]
 	setCurrentVersion     *connect.Client[v1.SetCurrentVersionRequest, v1.SetCurrentVersionResponse]
 	deleteWorkflowVersion *connect.Client[v1.DeleteWorkflowVersionRequest, v1.DeleteWorkflowVersionResponse]
+	createSchedule        *connect.Client[v1.CreateScheduleRequest, v1.CreateScheduleResponse]
+	getSchedule           *connect.Client[v1.GetScheduleRequest, v1.GetScheduleResponse]
+	listSchedules         *connect.Client[v1.ListSchedulesRequest, v1.ListSchedulesResponse]
+	updateSchedule        *connect.Client[v1.UpdateScheduleRequest, v1.UpdateScheduleResponse]
+	deleteSchedule        *connect.Client[v1.DeleteScheduleRequest, v1.DeleteScheduleResponse]
+	triggerSchedule       *connect.Client[v1.TriggerScheduleRequest, v1.TriggerScheduleResponse]
 }
 
 // ListWorkflows calls wfd.v1.WorkflowService.ListWorkflows.
@@ -539,6 +615,60 @@ func (c *workflowServiceClient) DeleteWorkflowVersion(ctx context.Context, req *
 	return nil, err
 }
 
+// CreateSchedule calls wfd.v1.WorkflowService.CreateSchedule.
+func (c *workflowServiceClient) CreateSchedule(ctx context.Context, req *v1.CreateScheduleRequest) (*v1.CreateScheduleResponse, error) {
+	response, err := c.createSchedule.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// GetSchedule calls wfd.v1.WorkflowService.GetSchedule.
+func (c *workflowServiceClient) GetSchedule(ctx context.Context, req *v1.GetScheduleRequest) (*v1.GetScheduleResponse, error) {
+	response, err := c.getSchedule.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListSchedules calls wfd.v1.WorkflowService.ListSchedules.
+func (c *workflowServiceClient) ListSchedules(ctx context.Context, req *v1.ListSchedulesRequest) (*v1.ListSchedulesResponse, error) {
+	response, err := c.listSchedules.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// UpdateSchedule calls wfd.v1.WorkflowService.UpdateSchedule.
+func (c *workflowServiceClient) UpdateSchedule(ctx context.Context, req *v1.UpdateScheduleRequest) (*v1.UpdateScheduleResponse, error) {
+	response, err := c.updateSchedule.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// DeleteSchedule calls wfd.v1.WorkflowService.DeleteSchedule.
+func (c *workflowServiceClient) DeleteSchedule(ctx context.Context, req *v1.DeleteScheduleRequest) (*v1.DeleteScheduleResponse, error) {
+	response, err := c.deleteSchedule.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// TriggerSchedule calls wfd.v1.WorkflowService.TriggerSchedule.
+func (c *workflowServiceClient) TriggerSchedule(ctx context.Context, req *v1.TriggerScheduleRequest) (*v1.TriggerScheduleResponse, error) {
+	response, err := c.triggerSchedule.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkflowServiceHandler is an implementation of the wfd.v1.WorkflowService service.
 type WorkflowServiceHandler interface {
 	// ListWorkflows returns the registered workflows.
@@ -618,6 +748,20 @@ type WorkflowServiceHandler interface {
 	// that no unfinished handler runs (FAILED_PRECONDITION with their count
 	// otherwise) and that is not current.
 	DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error)
+	// Schedules start a workflow on a cron expression or at a fixed interval
+	// (see Schedule). CreateSchedule refuses an id in use (ALREADY_EXISTS);
+	// a malformed cron expression is INVALID_ARGUMENT naming the field.
+	CreateSchedule(context.Context, *v1.CreateScheduleRequest) (*v1.CreateScheduleResponse, error)
+	GetSchedule(context.Context, *v1.GetScheduleRequest) (*v1.GetScheduleResponse, error)
+	ListSchedules(context.Context, *v1.ListSchedulesRequest) (*v1.ListSchedulesResponse, error)
+	// UpdateSchedule replaces a schedule's spec, action, policy, paused flag
+	// and note (pause and resume are updates of paused).
+	UpdateSchedule(context.Context, *v1.UpdateScheduleRequest) (*v1.UpdateScheduleResponse, error)
+	// DeleteSchedule removes a schedule; the handlers it started go on.
+	DeleteSchedule(context.Context, *v1.DeleteScheduleRequest) (*v1.DeleteScheduleResponse, error)
+	// TriggerSchedule starts a run now, or backfills the ticks of a past
+	// range.
+	TriggerSchedule(context.Context, *v1.TriggerScheduleRequest) (*v1.TriggerScheduleResponse, error)
 }
 
 // NewWorkflowServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -764,6 +908,44 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithSchema(workflowServiceMethods.ByName("DeleteWorkflowVersion")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceCreateScheduleHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceCreateScheduleProcedure,
+		svc.CreateSchedule,
+		connect.WithSchema(workflowServiceMethods.ByName("CreateSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceGetScheduleHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceGetScheduleProcedure,
+		svc.GetSchedule,
+		connect.WithSchema(workflowServiceMethods.ByName("GetSchedule")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceListSchedulesHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceListSchedulesProcedure,
+		svc.ListSchedules,
+		connect.WithSchema(workflowServiceMethods.ByName("ListSchedules")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceUpdateScheduleHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceUpdateScheduleProcedure,
+		svc.UpdateSchedule,
+		connect.WithSchema(workflowServiceMethods.ByName("UpdateSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceDeleteScheduleHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceDeleteScheduleProcedure,
+		svc.DeleteSchedule,
+		connect.WithSchema(workflowServiceMethods.ByName("DeleteSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceTriggerScheduleHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceTriggerScheduleProcedure,
+		svc.TriggerSchedule,
+		connect.WithSchema(workflowServiceMethods.ByName("TriggerSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wfd.v1.WorkflowService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkflowServiceListWorkflowsProcedure:
@@ -808,6 +990,18 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceSetCurrentVersionHandler.ServeHTTP(w, r)
 		case WorkflowServiceDeleteWorkflowVersionProcedure:
 			workflowServiceDeleteWorkflowVersionHandler.ServeHTTP(w, r)
+		case WorkflowServiceCreateScheduleProcedure:
+			workflowServiceCreateScheduleHandler.ServeHTTP(w, r)
+		case WorkflowServiceGetScheduleProcedure:
+			workflowServiceGetScheduleHandler.ServeHTTP(w, r)
+		case WorkflowServiceListSchedulesProcedure:
+			workflowServiceListSchedulesHandler.ServeHTTP(w, r)
+		case WorkflowServiceUpdateScheduleProcedure:
+			workflowServiceUpdateScheduleHandler.ServeHTTP(w, r)
+		case WorkflowServiceDeleteScheduleProcedure:
+			workflowServiceDeleteScheduleHandler.ServeHTTP(w, r)
+		case WorkflowServiceTriggerScheduleProcedure:
+			workflowServiceTriggerScheduleHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -899,4 +1093,28 @@ func (UnimplementedWorkflowServiceHandler) SetCurrentVersion(context.Context, *v
 
 func (UnimplementedWorkflowServiceHandler) DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.DeleteWorkflowVersion is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) CreateSchedule(context.Context, *v1.CreateScheduleRequest) (*v1.CreateScheduleResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.CreateSchedule is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) GetSchedule(context.Context, *v1.GetScheduleRequest) (*v1.GetScheduleResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.GetSchedule is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) ListSchedules(context.Context, *v1.ListSchedulesRequest) (*v1.ListSchedulesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ListSchedules is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) UpdateSchedule(context.Context, *v1.UpdateScheduleRequest) (*v1.UpdateScheduleResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.UpdateSchedule is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) DeleteSchedule(context.Context, *v1.DeleteScheduleRequest) (*v1.DeleteScheduleResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.DeleteSchedule is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) TriggerSchedule(context.Context, *v1.TriggerScheduleRequest) (*v1.TriggerScheduleResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.TriggerSchedule is not implemented"))
 }

@@ -41,6 +41,12 @@ const (
 	WorkflowService_UpgradeHandlers_FullMethodName       = "/wfd.v1.WorkflowService/UpgradeHandlers"
 	WorkflowService_SetCurrentVersion_FullMethodName     = "/wfd.v1.WorkflowService/SetCurrentVersion"
 	WorkflowService_DeleteWorkflowVersion_FullMethodName = "/wfd.v1.WorkflowService/DeleteWorkflowVersion"
+	WorkflowService_CreateSchedule_FullMethodName        = "/wfd.v1.WorkflowService/CreateSchedule"
+	WorkflowService_GetSchedule_FullMethodName           = "/wfd.v1.WorkflowService/GetSchedule"
+	WorkflowService_ListSchedules_FullMethodName         = "/wfd.v1.WorkflowService/ListSchedules"
+	WorkflowService_UpdateSchedule_FullMethodName        = "/wfd.v1.WorkflowService/UpdateSchedule"
+	WorkflowService_DeleteSchedule_FullMethodName        = "/wfd.v1.WorkflowService/DeleteSchedule"
+	WorkflowService_TriggerSchedule_FullMethodName       = "/wfd.v1.WorkflowService/TriggerSchedule"
 )
 
 // WorkflowServiceClient is the client API for WorkflowService service.
@@ -127,6 +133,20 @@ type WorkflowServiceClient interface {
 	// that no unfinished handler runs (FAILED_PRECONDITION with their count
 	// otherwise) and that is not current.
 	DeleteWorkflowVersion(ctx context.Context, in *v1.DeleteWorkflowVersionRequest, opts ...grpc.CallOption) (*v1.DeleteWorkflowVersionResponse, error)
+	// Schedules start a workflow on a cron expression or at a fixed interval
+	// (see Schedule). CreateSchedule refuses an id in use (ALREADY_EXISTS);
+	// a malformed cron expression is INVALID_ARGUMENT naming the field.
+	CreateSchedule(ctx context.Context, in *v1.CreateScheduleRequest, opts ...grpc.CallOption) (*v1.CreateScheduleResponse, error)
+	GetSchedule(ctx context.Context, in *v1.GetScheduleRequest, opts ...grpc.CallOption) (*v1.GetScheduleResponse, error)
+	ListSchedules(ctx context.Context, in *v1.ListSchedulesRequest, opts ...grpc.CallOption) (*v1.ListSchedulesResponse, error)
+	// UpdateSchedule replaces a schedule's spec, action, policy, paused flag
+	// and note (pause and resume are updates of paused).
+	UpdateSchedule(ctx context.Context, in *v1.UpdateScheduleRequest, opts ...grpc.CallOption) (*v1.UpdateScheduleResponse, error)
+	// DeleteSchedule removes a schedule; the handlers it started go on.
+	DeleteSchedule(ctx context.Context, in *v1.DeleteScheduleRequest, opts ...grpc.CallOption) (*v1.DeleteScheduleResponse, error)
+	// TriggerSchedule starts a run now, or backfills the ticks of a past
+	// range.
+	TriggerSchedule(ctx context.Context, in *v1.TriggerScheduleRequest, opts ...grpc.CallOption) (*v1.TriggerScheduleResponse, error)
 }
 
 type workflowServiceClient struct {
@@ -356,6 +376,66 @@ func (c *workflowServiceClient) DeleteWorkflowVersion(ctx context.Context, in *v
 	return out, nil
 }
 
+func (c *workflowServiceClient) CreateSchedule(ctx context.Context, in *v1.CreateScheduleRequest, opts ...grpc.CallOption) (*v1.CreateScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.CreateScheduleResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_CreateSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) GetSchedule(ctx context.Context, in *v1.GetScheduleRequest, opts ...grpc.CallOption) (*v1.GetScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.GetScheduleResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_GetSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) ListSchedules(ctx context.Context, in *v1.ListSchedulesRequest, opts ...grpc.CallOption) (*v1.ListSchedulesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.ListSchedulesResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_ListSchedules_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) UpdateSchedule(ctx context.Context, in *v1.UpdateScheduleRequest, opts ...grpc.CallOption) (*v1.UpdateScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.UpdateScheduleResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_UpdateSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) DeleteSchedule(ctx context.Context, in *v1.DeleteScheduleRequest, opts ...grpc.CallOption) (*v1.DeleteScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.DeleteScheduleResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_DeleteSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) TriggerSchedule(ctx context.Context, in *v1.TriggerScheduleRequest, opts ...grpc.CallOption) (*v1.TriggerScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.TriggerScheduleResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_TriggerSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkflowServiceServer is the server API for WorkflowService service.
 // All implementations must embed UnimplementedWorkflowServiceServer
 // for forward compatibility.
@@ -440,6 +520,20 @@ type WorkflowServiceServer interface {
 	// that no unfinished handler runs (FAILED_PRECONDITION with their count
 	// otherwise) and that is not current.
 	DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error)
+	// Schedules start a workflow on a cron expression or at a fixed interval
+	// (see Schedule). CreateSchedule refuses an id in use (ALREADY_EXISTS);
+	// a malformed cron expression is INVALID_ARGUMENT naming the field.
+	CreateSchedule(context.Context, *v1.CreateScheduleRequest) (*v1.CreateScheduleResponse, error)
+	GetSchedule(context.Context, *v1.GetScheduleRequest) (*v1.GetScheduleResponse, error)
+	ListSchedules(context.Context, *v1.ListSchedulesRequest) (*v1.ListSchedulesResponse, error)
+	// UpdateSchedule replaces a schedule's spec, action, policy, paused flag
+	// and note (pause and resume are updates of paused).
+	UpdateSchedule(context.Context, *v1.UpdateScheduleRequest) (*v1.UpdateScheduleResponse, error)
+	// DeleteSchedule removes a schedule; the handlers it started go on.
+	DeleteSchedule(context.Context, *v1.DeleteScheduleRequest) (*v1.DeleteScheduleResponse, error)
+	// TriggerSchedule starts a run now, or backfills the ticks of a past
+	// range.
+	TriggerSchedule(context.Context, *v1.TriggerScheduleRequest) (*v1.TriggerScheduleResponse, error)
 	mustEmbedUnimplementedWorkflowServiceServer()
 }
 
@@ -512,6 +606,24 @@ func (UnimplementedWorkflowServiceServer) SetCurrentVersion(context.Context, *v1
 }
 func (UnimplementedWorkflowServiceServer) DeleteWorkflowVersion(context.Context, *v1.DeleteWorkflowVersionRequest) (*v1.DeleteWorkflowVersionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DeleteWorkflowVersion not implemented")
+}
+func (UnimplementedWorkflowServiceServer) CreateSchedule(context.Context, *v1.CreateScheduleRequest) (*v1.CreateScheduleResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CreateSchedule not implemented")
+}
+func (UnimplementedWorkflowServiceServer) GetSchedule(context.Context, *v1.GetScheduleRequest) (*v1.GetScheduleResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetSchedule not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ListSchedules(context.Context, *v1.ListSchedulesRequest) (*v1.ListSchedulesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListSchedules not implemented")
+}
+func (UnimplementedWorkflowServiceServer) UpdateSchedule(context.Context, *v1.UpdateScheduleRequest) (*v1.UpdateScheduleResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UpdateSchedule not implemented")
+}
+func (UnimplementedWorkflowServiceServer) DeleteSchedule(context.Context, *v1.DeleteScheduleRequest) (*v1.DeleteScheduleResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteSchedule not implemented")
+}
+func (UnimplementedWorkflowServiceServer) TriggerSchedule(context.Context, *v1.TriggerScheduleRequest) (*v1.TriggerScheduleResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method TriggerSchedule not implemented")
 }
 func (UnimplementedWorkflowServiceServer) mustEmbedUnimplementedWorkflowServiceServer() {}
 func (UnimplementedWorkflowServiceServer) testEmbeddedByValue()                         {}
@@ -905,6 +1017,114 @@ func _WorkflowService_DeleteWorkflowVersion_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_CreateSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.CreateScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).CreateSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_CreateSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).CreateSchedule(ctx, req.(*v1.CreateScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_GetSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.GetScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).GetSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_GetSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).GetSchedule(ctx, req.(*v1.GetScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_ListSchedules_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.ListSchedulesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ListSchedules(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ListSchedules_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ListSchedules(ctx, req.(*v1.ListSchedulesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_UpdateSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.UpdateScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).UpdateSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_UpdateSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).UpdateSchedule(ctx, req.(*v1.UpdateScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_DeleteSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.DeleteScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).DeleteSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_DeleteSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).DeleteSchedule(ctx, req.(*v1.DeleteScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_TriggerSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.TriggerScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).TriggerSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_TriggerSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).TriggerSchedule(ctx, req.(*v1.TriggerScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkflowService_ServiceDesc is the grpc.ServiceDesc for WorkflowService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -991,6 +1211,30 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteWorkflowVersion",
 			Handler:    _WorkflowService_DeleteWorkflowVersion_Handler,
+		},
+		{
+			MethodName: "CreateSchedule",
+			Handler:    _WorkflowService_CreateSchedule_Handler,
+		},
+		{
+			MethodName: "GetSchedule",
+			Handler:    _WorkflowService_GetSchedule_Handler,
+		},
+		{
+			MethodName: "ListSchedules",
+			Handler:    _WorkflowService_ListSchedules_Handler,
+		},
+		{
+			MethodName: "UpdateSchedule",
+			Handler:    _WorkflowService_UpdateSchedule_Handler,
+		},
+		{
+			MethodName: "DeleteSchedule",
+			Handler:    _WorkflowService_DeleteSchedule_Handler,
+		},
+		{
+			MethodName: "TriggerSchedule",
+			Handler:    _WorkflowService_TriggerSchedule_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

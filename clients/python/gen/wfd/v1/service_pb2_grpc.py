@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from wfd.v1 import schedule_pb2 as wfd_dot_v1_dot_schedule__pb2
 from wfd.v1 import service_pb2 as wfd_dot_v1_dot_service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -140,6 +141,36 @@ class WorkflowServiceStub:
                 '/wfd.v1.WorkflowService/DeleteWorkflowVersion',
                 request_serializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionResponse.FromString,
+                _registered_method=True)
+        self.CreateSchedule = channel.unary_unary(
+                '/wfd.v1.WorkflowService/CreateSchedule',
+                request_serializer=wfd_dot_v1_dot_schedule__pb2.CreateScheduleRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_schedule__pb2.CreateScheduleResponse.FromString,
+                _registered_method=True)
+        self.GetSchedule = channel.unary_unary(
+                '/wfd.v1.WorkflowService/GetSchedule',
+                request_serializer=wfd_dot_v1_dot_schedule__pb2.GetScheduleRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_schedule__pb2.GetScheduleResponse.FromString,
+                _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/wfd.v1.WorkflowService/ListSchedules',
+                request_serializer=wfd_dot_v1_dot_schedule__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_schedule__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
+        self.UpdateSchedule = channel.unary_unary(
+                '/wfd.v1.WorkflowService/UpdateSchedule',
+                request_serializer=wfd_dot_v1_dot_schedule__pb2.UpdateScheduleRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_schedule__pb2.UpdateScheduleResponse.FromString,
+                _registered_method=True)
+        self.DeleteSchedule = channel.unary_unary(
+                '/wfd.v1.WorkflowService/DeleteSchedule',
+                request_serializer=wfd_dot_v1_dot_schedule__pb2.DeleteScheduleRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_schedule__pb2.DeleteScheduleResponse.FromString,
+                _registered_method=True)
+        self.TriggerSchedule = channel.unary_unary(
+                '/wfd.v1.WorkflowService/TriggerSchedule',
+                request_serializer=wfd_dot_v1_dot_schedule__pb2.TriggerScheduleRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_schedule__pb2.TriggerScheduleResponse.FromString,
                 _registered_method=True)
 
 
@@ -330,6 +361,50 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateSchedule(self, request, context):
+        """Schedules start a workflow on a cron expression or at a fixed interval
+        (see Schedule). CreateSchedule refuses an id in use (ALREADY_EXISTS);
+        a malformed cron expression is INVALID_ARGUMENT naming the field.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSchedule(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSchedules(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateSchedule(self, request, context):
+        """UpdateSchedule replaces a schedule's spec, action, policy, paused flag
+        and note (pause and resume are updates of paused).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSchedule(self, request, context):
+        """DeleteSchedule removes a schedule; the handlers it started go on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TriggerSchedule(self, request, context):
+        """TriggerSchedule starts a run now, or backfills the ticks of a past
+        range.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -437,6 +512,36 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.DeleteWorkflowVersion,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionResponse.SerializeToString,
+            ),
+            'CreateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSchedule,
+                    request_deserializer=wfd_dot_v1_dot_schedule__pb2.CreateScheduleRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_schedule__pb2.CreateScheduleResponse.SerializeToString,
+            ),
+            'GetSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSchedule,
+                    request_deserializer=wfd_dot_v1_dot_schedule__pb2.GetScheduleRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_schedule__pb2.GetScheduleResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=wfd_dot_v1_dot_schedule__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_schedule__pb2.ListSchedulesResponse.SerializeToString,
+            ),
+            'UpdateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSchedule,
+                    request_deserializer=wfd_dot_v1_dot_schedule__pb2.UpdateScheduleRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_schedule__pb2.UpdateScheduleResponse.SerializeToString,
+            ),
+            'DeleteSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSchedule,
+                    request_deserializer=wfd_dot_v1_dot_schedule__pb2.DeleteScheduleRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_schedule__pb2.DeleteScheduleResponse.SerializeToString,
+            ),
+            'TriggerSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.TriggerSchedule,
+                    request_deserializer=wfd_dot_v1_dot_schedule__pb2.TriggerScheduleRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_schedule__pb2.TriggerScheduleResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1008,6 +1113,168 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/DeleteWorkflowVersion',
             wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.DeleteWorkflowVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/CreateSchedule',
+            wfd_dot_v1_dot_schedule__pb2.CreateScheduleRequest.SerializeToString,
+            wfd_dot_v1_dot_schedule__pb2.CreateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/GetSchedule',
+            wfd_dot_v1_dot_schedule__pb2.GetScheduleRequest.SerializeToString,
+            wfd_dot_v1_dot_schedule__pb2.GetScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/ListSchedules',
+            wfd_dot_v1_dot_schedule__pb2.ListSchedulesRequest.SerializeToString,
+            wfd_dot_v1_dot_schedule__pb2.ListSchedulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/UpdateSchedule',
+            wfd_dot_v1_dot_schedule__pb2.UpdateScheduleRequest.SerializeToString,
+            wfd_dot_v1_dot_schedule__pb2.UpdateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/DeleteSchedule',
+            wfd_dot_v1_dot_schedule__pb2.DeleteScheduleRequest.SerializeToString,
+            wfd_dot_v1_dot_schedule__pb2.DeleteScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TriggerSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/TriggerSchedule',
+            wfd_dot_v1_dot_schedule__pb2.TriggerScheduleRequest.SerializeToString,
+            wfd_dot_v1_dot_schedule__pb2.TriggerScheduleResponse.FromString,
             options,
             channel_credentials,
             insecure,
