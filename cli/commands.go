@@ -46,6 +46,7 @@ func commands() []*command {
 		completeCommand(),
 		publishCommand(),
 		eventsCommand(),
+		schedulesCommand(),
 		statsCommand(),
 		whoamiCommand(),
 		workersCommand(),
