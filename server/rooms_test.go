@@ -8,9 +8,9 @@ import (
 
 // rooms are the server's concerns under server/internal, and the rooms
 // each may import besides the leaves (apierr, observe) and live: none.
-// Imports run server → {rpc, workers, replica, observe} → live → engine,
+// Imports run server → {rpc, workers, replica, schedules, observe} → live → engine,
 // persistence; a room reaches another only through live's ports.
-var rooms = []string{"live", "rpc", "workers", "replica", "observe", "apierr"}
+var rooms = []string{"live", "rpc", "workers", "replica", "schedules", "observe", "apierr"}
 
 // leaves may be imported by every room: apierr imports no room, observe
 // only apierr.

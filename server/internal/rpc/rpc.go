@@ -11,7 +11,6 @@ import (
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
-	"github.com/wfd-dev/wfd/server/internal/schedules"
 )
 
 // Workers is what the service needs of the step workers.
@@ -75,7 +74,19 @@ type Options struct {
 	// Snapshot reads what GetStats answers.
 	Snapshot func(context.Context) (observe.Snapshot, error)
 	// Schedules answers the schedule methods.
-	Schedules *schedules.Scheduler
+	Schedules Schedules
+}
+
+// Schedules is what the service needs of the scheduler (the schedules
+// room): the schedule methods, with the API's messages.
+type Schedules interface {
+	Create(ctx context.Context, s *wfdv1.Schedule, owner string) (*wfdv1.Schedule, error)
+	Get(ctx context.Context, id string) (*wfdv1.Schedule, error)
+	List(ctx context.Context, pageSize int, token string) ([]*wfdv1.Schedule, string, error)
+	Update(ctx context.Context, s *wfdv1.Schedule, expectRevision uint64) (*wfdv1.Schedule, error)
+	Delete(ctx context.Context, id string) error
+	// Trigger starts a run at at (zero: now), or backfills [from, to].
+	Trigger(ctx context.Context, id string, at, from, to time.Time) (*wfdv1.Schedule, []string, error)
 }
 
 // Service is wfd.v1.WorkflowService over the handler runtime.
@@ -96,7 +107,7 @@ type Service struct {
 	engine    *engine.Engine
 	journal   *live.Journal
 	hub       *live.Hub
-	schedules *schedules.Scheduler
+	schedules Schedules
 }
 
 // New returns the service.
