@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +16,8 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/internal/testwait"
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/faultstore"
 	"github.com/wfd-dev/wfd/server"
 )
 
@@ -196,4 +201,41 @@ func TestSchedulesRefuse(t *testing.T) {
 	_, err = c.TriggerSchedule(ctxT(t), &wfdv1.TriggerScheduleRequest{ScheduleId: "dup",
 		BackfillFrom: timestamppb.New(time.Now().Add(-1000 * time.Hour)), BackfillTo: timestamppb.Now()})
 	wantCode(t, err, connect.CodeInvalidArgument, "1000")
+}
+
+// TestScheduleRecordFails: the scheduler starts a tick's run, then
+// cannot record it (the store refuses the write): the run stays, and the
+// next pass plans the same tick again, finds its handler and records it
+// once. Reads of the due schedules that fail are tried again.
+func TestScheduleRecordFails(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 500e6, time.UTC)
+	clock := &fakeClock{t: t0}
+	f := startFaulty(t, server.Options{Workflows: testWorkflows(), Now: clock.now, SchedulePoll: 10 * time.Millisecond})
+	var failedWrites, failedReads atomic.Int32
+	f.fs.Update(func(fn *faultstore.Funcs) {
+		fn.UpdateScheduleFunc = func(ctx context.Context, s persistence.Schedule, rev uint64) (persistence.Schedule, error) {
+			if failedWrites.Add(1) <= 2 {
+				return persistence.Schedule{}, fmt.Errorf("%w: disk unplugged", persistence.ErrUnavailable)
+			}
+			return f.fs.Inner().UpdateSchedule(ctx, s, rev)
+		}
+		fn.DueSchedulesFunc = func(ctx context.Context, before time.Time, limit int) ([]persistence.Schedule, error) {
+			if failedReads.Add(1) <= 2 {
+				return nil, fmt.Errorf("%w: disk unplugged", persistence.ErrUnavailable)
+			}
+			return f.fs.Inner().DueSchedules(ctx, before, limit)
+		}
+	})
+	c := f.client
+	if _, err := c.CreateSchedule(ctxT(t), &wfdv1.CreateScheduleRequest{Schedule: everyMinute("echo", "echo", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	clock.set(t0.Add(time.Minute))
+	s := scheduleInfo(t, c, "echo", "the tick recorded", func(s *wfdv1.Schedule) bool { return s.Info.Started > 0 })
+	if s.Info.Started != 1 || len(s.Info.Recent) != 1 || failedWrites.Load() < 3 {
+		t.Fatalf("after two failed records: %v (writes tried %d)", s.Info, failedWrites.Load())
+	}
+	if _, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: s.Info.Recent[0].HandlerId}); err != nil {
+		t.Fatal(err)
+	}
 }
