@@ -149,6 +149,14 @@ func TestSchedules(t *testing.T) {
 	if err != nil || len(list.Schedules) != 2 || list.Schedules[0].ScheduleId != "appr" || list.NextPageToken == "" {
 		t.Fatalf("ListSchedules: %v, %v", list, err)
 	}
+	fams := scrape(t, ts.addr)
+	// echo: 1 tick, 1 trigger, 3 backfilled; appr: 1 tick; gone: 2 ticks
+	// decided and failed.
+	for kind, want := range map[string]float64{"started": 8, "failed": 2, "skipped": 1} {
+		if got := value(fams, "wfd_schedule_outcomes_total", "kind="+kind); got != want {
+			t.Errorf("wfd_schedule_outcomes_total{kind=%q} = %v, want %v", kind, got, want)
+		}
+	}
 	if _, err := c.DeleteSchedule(ctxT(t), &wfdv1.DeleteScheduleRequest{ScheduleId: "gone"}); err != nil {
 		t.Fatal(err)
 	}

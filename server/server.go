@@ -125,7 +125,7 @@ func wire(opts Options) (*Server, error) {
 	s.workers.Attach(s.rt)
 	s.engine, s.journal, s.hub = s.rt.Engine(), s.rt.Journal(), s.rt.Hub()
 	s.schedules = schedules.New(schedules.Options{Store: opts.Store, Runs: scheduleRuns{rt: s.rt, workers: s.workers},
-		Logger: opts.Logger, Now: opts.Now, Poll: opts.SchedulePoll})
+		Logger: opts.Logger, Now: opts.Now, Poll: opts.SchedulePoll, Stats: s.stats})
 	s.service = rpc.New(rpc.Options{Runtime: s.rt, Schedules: s.schedules, Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
 		Streams: streams, Draining: s.shutdown.draining, Workers: s.workers, Replica: s.replica,
 		AuthOn: opts.Auth != nil, Snapshot: s.snapshot})

@@ -31,6 +31,7 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		StreamBytes:      s.streams.Sending(),
 		StreamsEnded:     s.streams.Behind(),
 		StoreSize:        storeSize(s.store),
+		ScheduleOutcomes: s.stats.ScheduleOutcomes(),
 	}
 	snap.RehydrateP50, snap.RehydrateP99 = s.stats.Rehydrate.Quantiles()
 	snap.DispatchP50, snap.DispatchP99 = s.workers.DispatchLatency()

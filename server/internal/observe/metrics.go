@@ -167,12 +167,13 @@ var (
 	descStreamsEnded = prometheus.NewDesc("wfd_streams_ended_behind_total", "StreamEvents streams ended (ResourceExhausted, resumable) because their record could not be sent in time.", nil, nil)
 	descDispatches   = prometheus.NewDesc("wfd_dispatches_total", "Step runs dispatched to workers.", nil, nil)
 	descRedispatches = prometheus.NewDesc("wfd_redispatches_total", "Step runs dispatched again because their worker was lost.", nil, nil)
+	descSchedule     = prometheus.NewDesc("wfd_schedule_outcomes_total", "Outcomes of schedule ticks this server recorded, by kind (started, skipped, missed, failed, buffered, cancelled_previous).", []string{"kind"}, nil)
 )
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReleases, descRehydrations, descReclaims, descDeleted, descCommits, descCommitErrs, descChanges,
 		descStoreSize, descInMemory, descByStatus, descByResidency, descTasksPending, descStreams, descWorkers, descDispatches, descRedispatches,
-		descStreamBytes, descStreamsEnded} {
+		descStreamBytes, descStreamsEnded, descSchedule} {
 		ch <- d
 	}
 }
@@ -203,6 +204,9 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descWorkers, snap.Workers)
 	gauge(descStreamBytes, snap.StreamBytes)
 	counter(descStreamsEnded, snap.StreamsEnded)
+	for _, k := range scheduleKinds {
+		counter(descSchedule, snap.ScheduleOutcomes[k], k)
+	}
 	if snap.StoreSize >= 0 {
 		gauge(descStoreSize, snap.StoreSize)
 	}

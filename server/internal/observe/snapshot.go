@@ -18,6 +18,9 @@ type Snapshot struct {
 	// StreamBytes are the bytes StreamEvents streams are sending;
 	// StreamsEnded counts the streams ended because they fell behind.
 	StreamBytes, StreamsEnded int64
+	// ScheduleOutcomes are the schedule outcomes this server recorded,
+	// by kind.
+	ScheduleOutcomes map[string]int64
 	// StoreSize is the size of the store's file; -1 when it has none.
 	StoreSize int64
 	// The latest rehydrations' and dispatches' latencies.

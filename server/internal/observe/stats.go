@@ -22,6 +22,32 @@ type Stats struct {
 	Rehydrate LatencyRing
 	// Hist are the latency and size distributions for /metrics.
 	Hist Histograms
+	// scheduleOutcomes counts the outcomes of schedule ticks this server
+	// recorded, by kind (ScheduleOutcomeKinds).
+	scheduleOutcomes [len(scheduleKinds)]atomic.Int64
+}
+
+// scheduleKinds are the kinds of schedule outcomes, the label of
+// wfd_schedule_outcomes_total (schedule.OutcomeKind's values).
+var scheduleKinds = [...]string{"started", "skipped", "missed", "failed", "buffered", "cancelled_previous"}
+
+// ScheduleOutcome counts an outcome of kind a scheduler recorded.
+func (s *Stats) ScheduleOutcome(kind string) {
+	for i, k := range scheduleKinds {
+		if k == kind {
+			s.scheduleOutcomes[i].Add(1)
+			return
+		}
+	}
+}
+
+// ScheduleOutcomes returns the outcomes counted, by kind.
+func (s *Stats) ScheduleOutcomes() map[string]int64 {
+	out := make(map[string]int64, len(scheduleKinds))
+	for i, k := range scheduleKinds {
+		out[k] = s.scheduleOutcomes[i].Load()
+	}
+	return out
 }
 
 func (s *Stats) Rehydrated(d time.Duration) {

@@ -36,6 +36,8 @@ type Options struct {
 	Runs   Runs
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Stats counts the outcomes recorded (wfd_schedule_outcomes_total).
+	Stats *observe.Stats
 	// Poll is how often the loop looks for due schedules (default 1 s):
 	// schedules created or changed through another replica are found
 	// then at the latest. A change through this one wakes it at once.
@@ -50,6 +52,7 @@ type Scheduler struct {
 	now   func() time.Time
 	poll  time.Duration
 	kick  chan struct{}
+	stats *observe.Stats
 	// failing throttles the log of passes that fail the same way.
 	failing *observe.LogThrottle
 }
@@ -62,7 +65,10 @@ func New(o Options) *Scheduler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Scheduler{store: o.Store, runs: o.Runs, log: o.Logger, now: o.Now, poll: o.Poll,
+	if o.Stats == nil {
+		o.Stats = &observe.Stats{}
+	}
+	return &Scheduler{store: o.Store, runs: o.Runs, log: o.Logger, now: o.Now, poll: o.Poll, stats: o.Stats,
 		kick: make(chan struct{}, 1), failing: observe.NewLogThrottle(time.Minute, o.Now)}
 }
 
@@ -165,6 +171,7 @@ func (s *Scheduler) fireRecorded(ctx context.Context, p persistence.Schedule, de
 		}
 	}
 	var started []string
+	failed := 0
 	for _, r := range d.Start {
 		_, err := s.runs.Start(ctx, p.Workflow, p.WorkflowVersion, r.HandlerID, input)
 		switch {
@@ -174,6 +181,7 @@ func (s *Scheduler) fireRecorded(ctx context.Context, p persistence.Schedule, de
 			return p, nil, fmt.Errorf("starting %s: %w", r.HandlerID, err)
 		default:
 			d.State.Fail(r.HandlerID, publicReason(err), now)
+			failed++
 			s.log.Warn("a schedule's run could not start", "schedule", p.ID, "handler", r.HandlerID, "err", err)
 		}
 	}
@@ -183,6 +191,12 @@ func (s *Scheduler) fireRecorded(ctx context.Context, p persistence.Schedule, de
 	rec, err := s.store.UpdateSchedule(ctx, p, p.Revision)
 	if err != nil {
 		return p, nil, err
+	}
+	for _, o := range d.Outcomes {
+		s.stats.ScheduleOutcome(string(o.Kind))
+	}
+	for range failed {
+		s.stats.ScheduleOutcome(string(schedule.OutcomeFailed))
 	}
 	return rec, started, nil
 }
