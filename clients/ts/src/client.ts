@@ -22,6 +22,16 @@ import {
   type FullRetryPolicy,
 } from "./retry.js";
 import { checkPageSize, listRequest, listTasksRequest, publishedListRequest } from "./requests.js";
+import {
+  ScheduleCalls,
+  type ScheduleInit,
+  type ScheduleListOptions,
+  type SchedulePage,
+  type TriggerResult,
+  type TriggerScheduleOptions,
+  type UpdateScheduleOptions,
+} from "./schedules.js";
+import type { Schedule } from "./gen/wfd/v1/schedule_pb.js";
 import type {
   WorkflowServiceClient,
   WfdClientOptions,
@@ -47,6 +57,16 @@ import type {
 } from "./options.js";
 
 export * from "./options.js";
+export {
+  toScheduleInit,
+  type OverlapName,
+  type ScheduleInit,
+  type ScheduleListOptions,
+  type SchedulePage,
+  type TriggerResult,
+  type TriggerScheduleOptions,
+  type UpdateScheduleOptions,
+} from "./schedules.js";
 
 /**
  * A client of one wfd server over any Connect transport (gRPC, Connect or
@@ -60,8 +80,11 @@ export * from "./options.js";
  * delivered once, {@link publish} sends an event id (a new UUIDv7 unless
  * given) so a retried publication is logged once, {@link completeTask}
  * returns the task when a retry finds it completed with the same answer,
- * the reads are reads, and a repeated cancel or release leaves the handler
- * as the first left it (the repeat may report `Code.FailedPrecondition`).
+ * {@link triggerSchedule} sends its instant, which names the run, and a
+ * backfill's runs are named by their ticks, so retries start no second
+ * run, the reads are reads, and a repeated cancel or release leaves the
+ * handler as the first left it (the repeat may report
+ * `Code.FailedPrecondition`).
  *
  * Errors are `ConnectError`s: `err.code` is the server's code
  * (`Code.NotFound` for an unknown handler or workflow,
@@ -69,8 +92,8 @@ export * from "./options.js";
  * not accept or a task answer that fails the task's schema,
  * `Code.FailedPrecondition` for an event to a finished handler, a release
  * of a busy one or an answer to a task that is no longer pending,
- * `Code.AlreadyExists` for a handler id used by another workflow) and
- * `err.rawMessage` the server's message.
+ * `Code.AlreadyExists` for a handler id used by another workflow or a
+ * schedule id in use) and `err.rawMessage` the server's message.
  * Input the client rejects before calling (data that is not JSON) is
  * `Code.InvalidArgument` too.
  */
@@ -84,12 +107,14 @@ export class WfdClient {
   readonly retry: FullRetryPolicy;
   private readonly timeoutMs: number;
   private readonly onClose?: () => void;
+  private readonly schedules: ScheduleCalls;
 
   constructor(transport: Transport, options: WfdClientOptions = {}) {
     this.service = createClient(WorkflowService, transport);
     this.retry = retryPolicyWithDefaults(options.retry);
     this.timeoutMs = Math.max(0, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.onClose = options.onClose;
+    this.schedules = new ScheduleCalls(this.service, (fn, call) => this.unary(fn, call));
   }
 
   /**
@@ -487,6 +512,101 @@ export class WfdClient {
       }
       pageToken = page.nextPageToken;
     }
+  }
+
+  /**
+   * Stores a schedule that starts `schedule.workflow` on its cron
+   * expression or interval, and returns it with its next ticks
+   * (`info.nextTicks`). Each tick starts one handler,
+   * `sched:<id>:<tick, UTC, YYYYMMDDThhmmssZ>`. A malformed spec is
+   * `Code.InvalidArgument` naming the field ("cron field 2 (hour)"), an
+   * unknown workflow `Code.NotFound`, an id in use `Code.AlreadyExists`
+   * (which a retry after a lost answer also gets: the first attempt
+   * created it).
+   */
+  createSchedule(schedule: ScheduleInit, call?: CallOptions): Promise<Schedule> {
+    return this.schedules.create(schedule, call);
+  }
+
+  /**
+   * The schedule with that id (`Code.NotFound` if there is none), with
+   * what it did and will do (`info`: next ticks, recent outcomes, counts,
+   * the handlers it started that may still run).
+   */
+  getSchedule(id: string, call?: CallOptions): Promise<Schedule> {
+    return this.schedules.get(id, call);
+  }
+
+  /** One page of schedules, by id, and the token of the next page. */
+  listSchedules(opts: ScheduleListOptions = {}, call?: CallOptions): Promise<SchedulePage> {
+    return this.schedules.list(opts, call);
+  }
+
+  /**
+   * Every schedule, by id, page after page from `opts.pageToken` on. A
+   * failed page ends the iteration with its error.
+   */
+  listAllSchedules(opts: ScheduleListOptions = {}, call?: CallOptions): AsyncGenerator<Schedule, void, undefined> {
+    return this.schedules.all(opts, call);
+  }
+
+  /**
+   * Replaces a schedule's spec, action, policy, paused flag and note with
+   * `schedule`'s (a changed spec counts its ticks from now on). Start from
+   * {@link toScheduleInit} of a schedule read earlier to change a few
+   * fields, with `expectRevision` set to its `revision` to refuse the
+   * update (`Code.FailedPrecondition`) if it changed meanwhile.
+   */
+  updateSchedule(schedule: ScheduleInit, opts: UpdateScheduleOptions = {}): Promise<Schedule> {
+    return this.schedules.update(schedule, opts);
+  }
+
+  /**
+   * Pauses a schedule (with `note`, if given, as its note) and returns it:
+   * it starts nothing until resumed. It reads the schedule and writes it
+   * back at the revision read, and reads it again if a tick changed it
+   * meanwhile.
+   */
+  pauseSchedule(id: string, note?: string, call?: CallOptions): Promise<Schedule> {
+    return this.schedules.setPaused(id, true, note, call);
+  }
+
+  /**
+   * Resumes a paused schedule, as {@link pauseSchedule} pauses it; the
+   * ticks of the pause are not caught up.
+   */
+  resumeSchedule(id: string, call?: CallOptions): Promise<Schedule> {
+    return this.schedules.setPaused(id, false, undefined, call);
+  }
+
+  /**
+   * Deletes a schedule; the handlers it started go on. An unknown one is
+   * `Code.NotFound`, which a retry also gets once the first attempt
+   * deleted it.
+   */
+  async deleteSchedule(id: string, call?: CallOptions): Promise<void> {
+    await this.schedules.delete(id, call);
+  }
+
+  /**
+   * Starts a run of the schedule now (or at `opts.at`) under its overlap
+   * policy, paused or not, and returns the schedule and the handler
+   * started (`sched:<id>:trigger:<Unix nanoseconds>`; none if the policy
+   * skipped it). The instant is sent with the call, so retries start one
+   * run.
+   */
+  triggerSchedule(id: string, opts: TriggerScheduleOptions = {}): Promise<TriggerResult> {
+    return this.schedules.trigger(id, opts);
+  }
+
+  /**
+   * Starts the schedule's ticks in `[from, to]` (both included; at most
+   * 1,000, `to` not in the future) under its overlap policy, each with the
+   * handler id of its tick: a tick that ran already is not run again.
+   * Returns the schedule and the handlers started.
+   */
+  backfillSchedule(id: string, from: Date, to: Date, call?: CallOptions): Promise<TriggerResult> {
+    return this.schedules.backfill(id, from, to, call);
   }
 
   /** How many handlers are in memory, idle or released, and how releases and rehydrations went. */

@@ -35,6 +35,14 @@ export {
   type WorkflowsOptions,
   type UpgradeOptions,
   type UpgradePage,
+  toScheduleInit,
+  type OverlapName,
+  type ScheduleInit,
+  type ScheduleListOptions,
+  type SchedulePage,
+  type TriggerResult,
+  type TriggerScheduleOptions,
+  type UpdateScheduleOptions,
 } from "./client.js";
 export { bearerTokenInterceptor, isLoopbackUrl, assertTokenTransport } from "./auth.js";
 export {
@@ -61,3 +69,4 @@ export { Code, ConnectError, type Transport, type Interceptor } from "@connectrp
 // The generated API (messages, enums, the service descriptor).
 export * from "./gen/wfd/v1/service_pb.js";
 export * from "./gen/wfd/v1/handler_pb.js";
+export * from "./gen/wfd/v1/schedule_pb.js";

@@ -22,6 +22,14 @@ asyncio: :class:`AsyncClient` has the same methods as coroutines, and
         async for rec in c.stream(h.handler_id):
             ...
 
+Schedules (a cron expression or an interval; each tick starts a handler
+``sched:<id>:<tick>``)::
+
+    with Client("127.0.0.1:7233") as c:
+        c.create_schedule("nightly", workflow="report", cron="0 2 * * *", time_zone="Europe/Paris")
+        c.pause_schedule("nightly", note="maintenance")
+        res = c.trigger_schedule("nightly")                 # res.started: the handler ids
+
 Human tasks and published events::
 
     with Client("127.0.0.1:7233") as c:
@@ -70,8 +78,10 @@ it checks the handler's status before the key); :meth:`Client.publish`
 gives every publication an event id (a UUIDv7 unless ``event_id=`` gives
 one) so a retry is logged once; :meth:`Client.complete_task` returns the
 task when a retry finds it completed with the same answer and
-``completed_by`` (the reply to the attempt that did it was lost); reads are
-reads; a
+``completed_by`` (the reply to the attempt that did it was lost);
+:meth:`Client.trigger_schedule` sends its instant, which names the run, and
+a backfill's runs are named by their ticks, so retries start no second run;
+reads are reads; a
 repeated cancel or release leaves the handler as the first left it (the
 repeat may raise FailedPrecondition). UUIDv7s come from a small built-in
 generator (:func:`uuid7`, the layout of Go's ``uuid.NewV7``): Python 3.11's
@@ -107,8 +117,9 @@ code (:class:`NotFound` for an unknown handler or workflow,
 :class:`InvalidArgument` for a bad request, an event type the handler does
 not accept or a task answer that fails the task's schema,
 :class:`FailedPrecondition` for an event to a finished handler, a release of
-a busy one or an answer to a task that is no longer pending, :class:`AlreadyExists` for a handler id used by
-another workflow or a workflow version registered with another definition, :class:`Unavailable` once retries are spent), with
+a busy one, an answer to a task that is no longer pending or a schedule update
+at a stale ``expect_revision``, :class:`AlreadyExists` for a handler id used by
+another workflow, a schedule id in use or a workflow version registered with another definition, :class:`Unavailable` once retries are spent), with
 ``err.code`` (a ``grpc.StatusCode``), ``err.message`` (the server's) and
 ``err.retry_delay`` (the server's RetryInfo hint, if any). Input the client
 refuses before calling (data that is not JSON-like) is InvalidArgument too.
@@ -147,6 +158,16 @@ from ._common import (
     struct_to_dict,
     task_to_dict,
     to_struct,
+)
+from ._schedules import (
+    OverlapLike,
+    OverlapPolicy,
+    Schedule,
+    ScheduleInfo,
+    ScheduleOutcome,
+    ScheduleOutcomeKind,
+    TriggerResult,
+    schedule_fields,
 )
 from ._sync import Client, RecordStream
 from ._tls import is_loopback_target, tls_credentials
@@ -204,6 +225,14 @@ __all__ = [
     "Identity",
     "PublishedEvent",
     "Replica",
+    "Schedule",
+    "ScheduleInfo",
+    "ScheduleOutcome",
+    "ScheduleOutcomeKind",
+    "OverlapPolicy",
+    "OverlapLike",
+    "TriggerResult",
+    "schedule_fields",
     "is_terminal",
     "is_finished",
     "struct_to_dict",

@@ -12,9 +12,10 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from wfd.v1 import service_pb2, service_pb2_grpc
+from wfd.v1 import schedule_pb2, service_pb2, service_pb2_grpc
 
 from . import _common as c
+from . import _schedules as sch
 from ._tls import with_token
 from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
@@ -431,6 +432,144 @@ class AsyncClient:
             if not res.next_page_token:
                 return
             req.page_token = res.next_page_token
+
+    # --- schedules -----------------------------------------------------------
+
+    async def create_schedule(
+        self,
+        schedule_id: str,
+        *,
+        workflow: str,
+        cron: str | None = None,
+        time_zone: str | None = None,
+        interval: c.DurationLike | None = None,
+        phase: c.DurationLike | None = None,
+        start_at: datetime.datetime | None = None,
+        end_at: datetime.datetime | None = None,
+        version: str | None = None,
+        input: c.StructLike = None,
+        overlap: sch.OverlapLike | None = None,
+        catchup_window: c.DurationLike | None = None,
+        paused: bool = False,
+        note: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> sch.Schedule:
+        """Stores a schedule and returns it with its next ticks; see :meth:`wfd_client.Client.create_schedule`."""
+        schedule = sch.schedule_message(
+            schedule_id, workflow=workflow, cron=cron, time_zone=time_zone, interval=interval, phase=phase,
+            start_at=start_at, end_at=end_at, version=version, input=input, overlap=overlap,
+            catchup_window=catchup_window, paused=paused, note=note,
+        )
+        req = sch.create_request(schedule)
+        res: schedule_pb2.CreateScheduleResponse = await self._unary(self._stub.CreateSchedule, req, timeout)
+        return res.schedule
+
+    async def get_schedule(self, schedule_id: str, *, timeout: float | None = _DEFAULT) -> sch.Schedule:
+        """Returns the schedule with its info; see :meth:`wfd_client.Client.get_schedule`."""
+        req = schedule_pb2.GetScheduleRequest(schedule_id=schedule_id)
+        res: schedule_pb2.GetScheduleResponse = await self._unary(self._stub.GetSchedule, req, timeout)
+        return res.schedule
+
+    async def list_schedules(
+        self, page_size: int | None = None, page_token: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> tuple[list[sch.Schedule], str]:
+        """One page of schedules, by id, and the next page's token; see :meth:`wfd_client.Client.list_schedules`."""
+        req = sch.list_request(page_size, page_token)
+        res: schedule_pb2.ListSchedulesResponse = await self._unary(self._stub.ListSchedules, req, timeout)
+        return list(res.schedules), res.next_page_token
+
+    def list_all_schedules(
+        self, page_size: int | None = None, *, timeout: float | None = _DEFAULT
+    ) -> AsyncIterator[sch.Schedule]:
+        """Yields every schedule, by id, page after page
+        (``async for s in client.list_all_schedules()``)."""
+        return self._list_all_schedules(sch.list_request(page_size, None), timeout)
+
+    async def _list_all_schedules(
+        self, req: schedule_pb2.ListSchedulesRequest, timeout: float | None
+    ) -> AsyncIterator[sch.Schedule]:
+        while True:
+            res: schedule_pb2.ListSchedulesResponse = await self._unary(self._stub.ListSchedules, req, timeout)
+            for s in res.schedules:
+                yield s
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
+
+    async def update_schedule(
+        self,
+        schedule_id: str,
+        *,
+        workflow: str,
+        cron: str | None = None,
+        time_zone: str | None = None,
+        interval: c.DurationLike | None = None,
+        phase: c.DurationLike | None = None,
+        start_at: datetime.datetime | None = None,
+        end_at: datetime.datetime | None = None,
+        version: str | None = None,
+        input: c.StructLike = None,
+        overlap: sch.OverlapLike | None = None,
+        catchup_window: c.DurationLike | None = None,
+        paused: bool = False,
+        note: str | None = None,
+        expect_revision: int | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> sch.Schedule:
+        """Replaces a schedule's settable fields; see :meth:`wfd_client.Client.update_schedule`."""
+        schedule = sch.schedule_message(
+            schedule_id, workflow=workflow, cron=cron, time_zone=time_zone, interval=interval, phase=phase,
+            start_at=start_at, end_at=end_at, version=version, input=input, overlap=overlap,
+            catchup_window=catchup_window, paused=paused, note=note,
+        )
+        req = sch.update_request(schedule, expect_revision)
+        res: schedule_pb2.UpdateScheduleResponse = await self._unary(self._stub.UpdateSchedule, req, timeout)
+        return res.schedule
+
+    async def pause_schedule(
+        self, schedule_id: str, note: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> sch.Schedule:
+        """Pauses a schedule; see :meth:`wfd_client.Client.pause_schedule`."""
+        return await self._set_paused(schedule_id, True, note, timeout)
+
+    async def resume_schedule(self, schedule_id: str, *, timeout: float | None = _DEFAULT) -> sch.Schedule:
+        """Resumes a paused schedule; see :meth:`wfd_client.Client.resume_schedule`."""
+        return await self._set_paused(schedule_id, False, None, timeout)
+
+    async def _set_paused(
+        self, schedule_id: str, paused: bool, note: str | None, timeout: float | None
+    ) -> sch.Schedule:
+        lap = 1
+        while True:
+            req = sch.paused_request(await self.get_schedule(schedule_id, timeout=timeout), paused, note)
+            try:
+                res: schedule_pb2.UpdateScheduleResponse = await self._unary(self._stub.UpdateSchedule, req, timeout)
+                return res.schedule
+            except FailedPrecondition:
+                if lap >= sch.MAX_PAUSE_LAPS:
+                    raise
+                lap += 1
+
+    async def delete_schedule(self, schedule_id: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Deletes a schedule; see :meth:`wfd_client.Client.delete_schedule`."""
+        req = schedule_pb2.DeleteScheduleRequest(schedule_id=schedule_id)
+        await self._unary(self._stub.DeleteSchedule, req, timeout)
+
+    async def trigger_schedule(
+        self, schedule_id: str, at: datetime.datetime | None = None, *, timeout: float | None = _DEFAULT
+    ) -> sch.TriggerResult:
+        """Starts a run now (or at ``at``); see :meth:`wfd_client.Client.trigger_schedule`."""
+        req = sch.trigger_request(schedule_id, at)
+        res: schedule_pb2.TriggerScheduleResponse = await self._unary(self._stub.TriggerSchedule, req, timeout)
+        return sch.trigger_result(res)
+
+    async def backfill_schedule(
+        self, schedule_id: str, start: datetime.datetime, end: datetime.datetime, *, timeout: float | None = _DEFAULT
+    ) -> sch.TriggerResult:
+        """Starts the ticks of a past range; see :meth:`wfd_client.Client.backfill_schedule`."""
+        req = sch.backfill_request(schedule_id, start, end)
+        res: schedule_pb2.TriggerScheduleResponse = await self._unary(self._stub.TriggerSchedule, req, timeout)
+        return sch.trigger_result(res)
 
     async def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
         """Returns the server's counters."""

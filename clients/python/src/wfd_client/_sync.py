@@ -11,9 +11,10 @@ from typing import Any, TypeVar
 
 import grpc
 
-from wfd.v1 import service_pb2, service_pb2_grpc
+from wfd.v1 import schedule_pb2, service_pb2, service_pb2_grpc
 
 from . import _common as c
+from . import _schedules as sch
 from ._tls import with_token
 from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
@@ -547,6 +548,182 @@ class Client:
             if not res.next_page_token:
                 return
             req.page_token = res.next_page_token
+
+    # --- schedules -----------------------------------------------------------
+
+    def create_schedule(
+        self,
+        schedule_id: str,
+        *,
+        workflow: str,
+        cron: str | None = None,
+        time_zone: str | None = None,
+        interval: c.DurationLike | None = None,
+        phase: c.DurationLike | None = None,
+        start_at: datetime.datetime | None = None,
+        end_at: datetime.datetime | None = None,
+        version: str | None = None,
+        input: c.StructLike = None,
+        overlap: sch.OverlapLike | None = None,
+        catchup_window: c.DurationLike | None = None,
+        paused: bool = False,
+        note: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> sch.Schedule:
+        """Stores a schedule that starts ``workflow`` (``version``, default
+        the current one when the tick fires) with ``input`` on a ``cron``
+        expression (read in ``time_zone``, default UTC) or every
+        ``interval`` (seconds or a timedelta, whole seconds, shifted by
+        ``phase``), between ``start_at`` and ``end_at`` (aware datetimes),
+        and returns it with its next ticks (``info.next_ticks``). Each tick
+        starts one handler, ``sched:<id>:<tick, UTC, YYYYMMDDThhmmssZ>``.
+
+        ``overlap`` is what a tick does while earlier runs still run:
+        "skip" (default), "buffer_one", "allow" or "cancel_previous". After
+        downtime, ticks older than ``catchup_window`` (default 1 minute)
+        are recorded as missed. A ``paused`` schedule starts nothing;
+        ``note`` is free text for people.
+
+        A malformed spec is InvalidArgument naming the field ("cron field 2
+        (hour)"); an unknown workflow NotFound; an id in use AlreadyExists
+        (which a retry after a lost answer also gets: the first attempt
+        created it).
+        """
+        schedule = sch.schedule_message(
+            schedule_id, workflow=workflow, cron=cron, time_zone=time_zone, interval=interval, phase=phase,
+            start_at=start_at, end_at=end_at, version=version, input=input, overlap=overlap,
+            catchup_window=catchup_window, paused=paused, note=note,
+        )
+        req = sch.create_request(schedule)
+        res: schedule_pb2.CreateScheduleResponse = self._unary(self._stub.CreateSchedule, req, timeout)
+        return res.schedule
+
+    def get_schedule(self, schedule_id: str, *, timeout: float | None = _DEFAULT) -> sch.Schedule:
+        """Returns the schedule (NotFound if there is none) with what it did
+        and will do (``info``: next ticks, recent outcomes, counts, the
+        handlers it started that may still run)."""
+        req = schedule_pb2.GetScheduleRequest(schedule_id=schedule_id)
+        res: schedule_pb2.GetScheduleResponse = self._unary(self._stub.GetSchedule, req, timeout)
+        return res.schedule
+
+    def list_schedules(
+        self, page_size: int | None = None, page_token: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> tuple[list[sch.Schedule], str]:
+        """Returns one page of schedules, by id, and the token of the next
+        page ("" after the last). ``page_size`` defaults to the server's
+        (100, at most 1000)."""
+        req = sch.list_request(page_size, page_token)
+        res: schedule_pb2.ListSchedulesResponse = self._unary(self._stub.ListSchedules, req, timeout)
+        return list(res.schedules), res.next_page_token
+
+    def list_all_schedules(
+        self, page_size: int | None = None, *, timeout: float | None = _DEFAULT
+    ) -> Iterator[sch.Schedule]:
+        """Yields every schedule, by id, page after page. Each page is one
+        call (with its own timeout)."""
+        return self._list_all_schedules(sch.list_request(page_size, None), timeout)
+
+    def _list_all_schedules(
+        self, req: schedule_pb2.ListSchedulesRequest, timeout: float | None
+    ) -> Iterator[sch.Schedule]:
+        while True:
+            res = self._unary(self._stub.ListSchedules, req, timeout)
+            yield from res.schedules
+            if not res.next_page_token:
+                return
+            req.page_token = res.next_page_token
+
+    def update_schedule(
+        self,
+        schedule_id: str,
+        *,
+        workflow: str,
+        cron: str | None = None,
+        time_zone: str | None = None,
+        interval: c.DurationLike | None = None,
+        phase: c.DurationLike | None = None,
+        start_at: datetime.datetime | None = None,
+        end_at: datetime.datetime | None = None,
+        version: str | None = None,
+        input: c.StructLike = None,
+        overlap: sch.OverlapLike | None = None,
+        catchup_window: c.DurationLike | None = None,
+        paused: bool = False,
+        note: str | None = None,
+        expect_revision: int | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> sch.Schedule:
+        """Replaces the schedule's spec, action, policy, paused flag and note
+        with these (the arguments of :meth:`create_schedule`; a changed spec
+        counts its ticks from now on) and returns it. To change a few
+        fields, start from :func:`wfd_client.schedule_fields` of the
+        schedule read earlier. With ``expect_revision`` (that schedule's
+        ``revision``; its ticks move it too), a schedule changed meanwhile
+        is refused with FailedPrecondition."""
+        schedule = sch.schedule_message(
+            schedule_id, workflow=workflow, cron=cron, time_zone=time_zone, interval=interval, phase=phase,
+            start_at=start_at, end_at=end_at, version=version, input=input, overlap=overlap,
+            catchup_window=catchup_window, paused=paused, note=note,
+        )
+        req = sch.update_request(schedule, expect_revision)
+        res: schedule_pb2.UpdateScheduleResponse = self._unary(self._stub.UpdateSchedule, req, timeout)
+        return res.schedule
+
+    def pause_schedule(
+        self, schedule_id: str, note: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> sch.Schedule:
+        """Pauses the schedule (with ``note``, if given, as its note) and
+        returns it: it starts nothing until resumed. It reads the schedule
+        and writes it back at the revision read, and reads it again if a
+        tick changed it meanwhile."""
+        return self._set_paused(schedule_id, True, note, timeout)
+
+    def resume_schedule(self, schedule_id: str, *, timeout: float | None = _DEFAULT) -> sch.Schedule:
+        """Resumes a paused schedule, as :meth:`pause_schedule` pauses it;
+        the ticks of the pause are not caught up."""
+        return self._set_paused(schedule_id, False, None, timeout)
+
+    def _set_paused(self, schedule_id: str, paused: bool, note: str | None, timeout: float | None) -> sch.Schedule:
+        lap = 1
+        while True:
+            req = sch.paused_request(self.get_schedule(schedule_id, timeout=timeout), paused, note)
+            try:
+                res: schedule_pb2.UpdateScheduleResponse = self._unary(self._stub.UpdateSchedule, req, timeout)
+                return res.schedule
+            except FailedPrecondition:
+                if lap >= sch.MAX_PAUSE_LAPS:
+                    raise
+                lap += 1
+
+    def delete_schedule(self, schedule_id: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Deletes the schedule; the handlers it started go on. NotFound for
+        an unknown one, which a retry also gets once the first attempt
+        deleted it."""
+        self._unary(self._stub.DeleteSchedule, schedule_pb2.DeleteScheduleRequest(schedule_id=schedule_id), timeout)
+
+    def trigger_schedule(
+        self, schedule_id: str, at: datetime.datetime | None = None, *, timeout: float | None = _DEFAULT
+    ) -> sch.TriggerResult:
+        """Starts a run of the schedule now (or at ``at``, an aware
+        datetime) under its overlap policy, paused or not. The result's
+        ``started`` holds the run's handler,
+        ``sched:<id>:trigger:<Unix nanoseconds>`` (none if the policy
+        skipped it). The instant is sent with the call, so a retry, or a
+        trigger repeated with the same ``at``, starts one run."""
+        req = sch.trigger_request(schedule_id, at)
+        res: schedule_pb2.TriggerScheduleResponse = self._unary(self._stub.TriggerSchedule, req, timeout)
+        return sch.trigger_result(res)
+
+    def backfill_schedule(
+        self, schedule_id: str, start: datetime.datetime, end: datetime.datetime, *, timeout: float | None = _DEFAULT
+    ) -> sch.TriggerResult:
+        """Starts the schedule's ticks from ``start`` to ``end`` (aware
+        datetimes, both included; at most 1,000 ticks, ``end`` not in the
+        future) under its overlap policy, each with the handler id of its
+        tick: a tick that ran already is not run again."""
+        req = sch.backfill_request(schedule_id, start, end)
+        res: schedule_pb2.TriggerScheduleResponse = self._unary(self._stub.TriggerSchedule, req, timeout)
+        return sch.trigger_result(res)
 
     def stats(self, *, timeout: float | None = _DEFAULT) -> c.Stats:
         """Returns the server's counters (handlers in memory, idle, released...)."""
