@@ -959,7 +959,7 @@ type UpdateScheduleRequest struct {
 	// spec counts ticks from now on; resuming does not catch up the ticks
 	// while paused.
 	Schedule *Schedule `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
-	// Optional: refuse the update (ABORTED) unless the schedule's revision
+	// Optional: refuse the update (FAILED_PRECONDITION) unless the schedule's revision
 	// is this one (0: whatever it is).
 	ExpectRevision uint64 `protobuf:"varint,2,opt,name=expect_revision,json=expectRevision,proto3" json:"expect_revision,omitempty"`
 	unknownFields  protoimpl.UnknownFields

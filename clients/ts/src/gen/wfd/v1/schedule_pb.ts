@@ -444,7 +444,7 @@ export type UpdateScheduleRequest = Message<"wfd.v1.UpdateScheduleRequest"> & {
   schedule?: Schedule | undefined;
 
   /**
-   * Optional: refuse the update (ABORTED) unless the schedule's revision
+   * Optional: refuse the update (FAILED_PRECONDITION) unless the schedule's revision
    * is this one (0: whatever it is).
    *
    * @generated from field: uint64 expect_revision = 2;
