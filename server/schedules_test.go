@@ -247,3 +247,34 @@ func TestScheduleRecordFails(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestScheduleTriggerRecordConflict: a trigger whose run started but whose
+// record lost to another writer's (a tick recorded meanwhile) decides
+// again on the new revision and records its run; it does not take the
+// run's handler for the record.
+func TestScheduleTriggerRecordConflict(t *testing.T) {
+	f := startFaulty(t, server.Options{Workflows: testWorkflows(), SchedulePoll: time.Hour})
+	var conflicts atomic.Int32
+	f.fs.Update(func(fn *faultstore.Funcs) {
+		fn.UpdateScheduleFunc = func(ctx context.Context, s persistence.Schedule, rev uint64) (persistence.Schedule, error) {
+			if conflicts.Add(1) == 1 {
+				return persistence.Schedule{}, fmt.Errorf("%w: revision %d is stale", persistence.ErrConflict, rev)
+			}
+			return f.fs.Inner().UpdateSchedule(ctx, s, rev)
+		}
+	})
+	c := f.client
+	if _, err := c.CreateSchedule(ctxT(t), &wfdv1.CreateScheduleRequest{Schedule: everyMinute("echo", "echo", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	at := timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	for range 2 { // the second is a client's retry: recorded once
+		res, err := c.TriggerSchedule(ctxT(t), &wfdv1.TriggerScheduleRequest{ScheduleId: "echo", At: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Schedule.Info.Started != 1 || len(res.Schedule.Info.Recent) != 1 || len(res.Started) != 1 {
+			t.Fatalf("after a lost record: %v, started %v", res.Schedule.Info, res.Started)
+		}
+	}
+}

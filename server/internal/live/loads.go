@@ -56,11 +56,16 @@ func (l *loads) claim(id string, c *loadCall, may func() bool) bool {
 	return true
 }
 
-// current is the claim on id, nil for none.
-func (l *loads) current(id string) *loadCall {
+// claimOrCurrent makes c the claim on id if there is none, and returns
+// nil; otherwise it returns the claim that holds id.
+func (l *loads) claimOrCurrent(id string, c *loadCall) *loadCall {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.m[id]
+	if busy, ok := l.m[id]; ok {
+		return busy
+	}
+	l.m[id] = c
+	return nil
 }
 
 // finish ends the claim c on id with its outcome; those waiting for it

@@ -23,14 +23,10 @@ import (
 // started handler, or, when the start started nothing (the id was taken
 // already, or the start failed), look again.
 func (s *Runtime) claimStart(ctx context.Context, id string) (func(*engine.Handler, error), error) {
+	c := &loadCall{done: make(chan struct{})}
 	for {
-		c := &loadCall{done: make(chan struct{})}
-		var busy *loadCall
-		claimed := s.loads.claim(id, c, func() bool { return true })
-		if !claimed {
-			busy = s.loads.current(id)
-		}
-		if claimed {
+		busy := s.loads.claimOrCurrent(id, c)
+		if busy == nil {
 			return func(h *engine.Handler, err error) {
 				if errors.Is(err, engine.ErrHandlerExists) {
 					h, err = s.liveHandler(id)
@@ -43,9 +39,6 @@ func (s *Runtime) claimStart(ctx context.Context, id string) (func(*engine.Handl
 					s.workers.KickRoutes() // its runs may wait for a worker elsewhere
 				}
 			}, nil
-		}
-		if busy == nil {
-			continue // ended between the two looks
 		}
 		select {
 		case <-busy.done:

@@ -115,7 +115,7 @@ func (s *Scheduler) pass(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		if err := s.fire(ctx, p, plan); err != nil && !errors.Is(err, persistence.ErrConflict) {
+		if _, _, err := s.fire(ctx, p, schedule.Plan); err != nil && !errors.Is(err, persistence.ErrConflict) {
 			s.warn("firing a schedule", "schedule", p.ID, "err", err)
 		}
 	}
@@ -128,24 +128,16 @@ func (s *Scheduler) warn(msg string, args ...any) {
 	}
 }
 
-// planner is Plan, or a trigger or backfill of the schedule it is given.
+// planner is schedule.Plan, or a trigger or backfill of the schedule it
+// is given.
 type planner func(sch schedule.Schedule, now time.Time) (schedule.Decision, error)
-
-func plan(sch schedule.Schedule, now time.Time) (schedule.Decision, error) {
-	return schedule.Plan(sch, now)
-}
 
 // fire loads p, prunes its runs that ended, decides with decide, acts on
 // the decision and records it on the revision p was read at. A decision
 // that cannot be acted on for now (the store is unavailable) is not
 // recorded: the next pass decides it again. It returns the schedule as
 // recorded and the runs it started or found started.
-func (s *Scheduler) fire(ctx context.Context, p persistence.Schedule, decide planner) error {
-	_, _, err := s.fireRecorded(ctx, p, decide)
-	return err
-}
-
-func (s *Scheduler) fireRecorded(ctx context.Context, p persistence.Schedule, decide planner) (persistence.Schedule, []string, error) {
+func (s *Scheduler) fire(ctx context.Context, p persistence.Schedule, decide planner) (persistence.Schedule, []string, error) {
 	now := s.now()
 	sch, err := schedule.Load(p)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -179,15 +180,20 @@ func (s *Scheduler) Trigger(ctx context.Context, id string, at, from, to time.Ti
 			return nil, nil, err
 		}
 		if !at.IsZero() {
-			// A retried trigger (same instant) whose run exists: it was
-			// recorded by the first attempt.
+			// A retried trigger (same instant) that the schedule recorded
+			// already: nothing to do again. One whose run was started but
+			// not recorded (a record that lost to a tick's) is decided
+			// again below: the start finds its handler, the record sticks.
 			run := schedule.TriggerHandlerID(id, at)
-			if _, err := s.store.GetHandler(ctx, run); err == nil {
+			if recorded, err := recordedRun(p, run); err != nil || recorded {
+				if err != nil {
+					return nil, nil, err
+				}
 				v, err := toAPI(p, s.now())
 				return v, []string{run}, err
 			}
 		}
-		rec, started, err := s.fireRecorded(ctx, p, func(sch schedule.Schedule, now time.Time) (schedule.Decision, error) {
+		rec, started, err := s.fire(ctx, p, func(sch schedule.Schedule, now time.Time) (schedule.Decision, error) {
 			d, err := decide(sch, now)
 			if err != nil {
 				return d, invalid(err)
@@ -204,4 +210,14 @@ func (s *Scheduler) Trigger(ctx context.Context, id string, at, from, to time.Ti
 		return v, started, err
 	}
 	return nil, nil, fmt.Errorf("%w: schedule %q keeps changing; retry", apierr.ErrUnavailable, id)
+}
+
+// recordedRun reports whether the stored schedule p records an outcome of
+// the run handlerID.
+func recordedRun(p persistence.Schedule, handlerID string) (bool, error) {
+	st, err := schedule.DecodeState(p.State)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(st.Recent, func(o schedule.Outcome) bool { return o.HandlerID == handlerID }), nil
 }
