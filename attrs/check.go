@@ -2,6 +2,7 @@ package attrs
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -229,4 +230,55 @@ func lookupField(s Schema, name string) (field, bool) {
 	}
 	t, ok := s[name]
 	return field{typ: t}, ok && t.Valid()
+}
+
+// Fields returns the names of the fields q's condition and order name,
+// sorted, each once.
+func (q *Query) Fields() []string {
+	seen := map[string]bool{}
+	var walk func(e Expr)
+	walk = func(e Expr) {
+		switch e := e.(type) {
+		case *And:
+			for _, t := range e.Terms {
+				walk(t)
+			}
+		case *Or:
+			for _, t := range e.Terms {
+				walk(t)
+			}
+		case *Not:
+			walk(e.X)
+		case *Compare:
+			seen[e.Field.Name] = true
+		case *In:
+			seen[e.Field.Name] = true
+		case *Contains:
+			seen[e.Field.Name] = true
+		case *Exists:
+			seen[e.Field.Name] = true
+		}
+	}
+	if q.Where != nil {
+		walk(q.Where)
+	}
+	if q.Order != nil {
+		seen[q.Order.Field.Name] = true
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Builtin reports whether name is a built-in field (workflow, status,
+// created_at, updated_at) rather than an attribute.
+func Builtin(name string) bool {
+	switch name {
+	case FieldWorkflow, FieldStatus, FieldCreatedAt, FieldUpdatedAt:
+		return true
+	}
+	return false
 }

@@ -33,6 +33,12 @@ var (
 	// that breaks the rules documented on it. Retrying does not help.
 	ErrInvalid = errors.New("persistence: invalid argument")
 
+	// ErrUnindexed is returned by ListHandlers for a Query.Where that no
+	// index answers (or an ordered listing of more than
+	// MaxOrderedMatches): the store refuses rather than scan every
+	// handler. The message says why. It wraps ErrInvalid.
+	ErrUnindexed = fmt.Errorf("%w: the query needs an index", ErrInvalid)
+
 	// ErrUnavailable is returned when the store cannot serve the request: it
 	// is closed, or the underlying storage failed (I/O error, file lock). The
 	// cause is wrapped. Retrying later, or on another replica, may succeed.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/wfd-dev/wfd/attrs"
 )
 
 // Handler is the metadata of one handler run: everything listing, filtering
@@ -46,6 +48,11 @@ type Handler struct {
 	Parent string // parent handler id, "" for a top-level handler
 	// Children are the handlers this one started, in order.
 	Children []string
+	// Attributes are the handler's search attributes (attrs.Set: typed,
+	// no null values), set at start and updated by its steps. The store
+	// indexes them for ListHandlers' Query.Where, under Workflow (an
+	// attribute's name means something within its workflow only).
+	Attributes attrs.Set
 
 	// LastSeq is the sequence number of the last record on the handler's
 	// stream (0 when it has none). The store maintains it from the records
@@ -122,6 +129,13 @@ func (h *Handler) Validate() error {
 	}{{"CreatedAt", h.CreatedAt}, {"UpdatedAt", h.UpdatedAt}, {"CompletedAt", h.CompletedAt}, {"IdleSince", h.IdleSince}, {"Deadline", h.Deadline}} {
 		if err := checkTime(t.name, t.t); err != nil {
 			return fmt.Errorf("handler %q: %w", h.ID, err)
+		}
+	}
+	if len(h.Attributes) > 0 {
+		// Encode checks every name and value: what it refuses, no store
+		// can index.
+		if _, err := attrs.Encode(h.Attributes); err != nil {
+			return fmt.Errorf("%w: handler %q: attributes: %w", ErrInvalid, h.ID, err)
 		}
 	}
 	for _, t := range h.External {

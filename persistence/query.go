@@ -3,6 +3,8 @@ package persistence
 import (
 	"fmt"
 	"time"
+
+	"github.com/wfd-dev/wfd/attrs"
 )
 
 // Page sizes for Store.ListHandlers and Store.ListTasks.
@@ -34,6 +36,24 @@ type Query struct {
 	Now time.Time
 	// Residency, if not 0, keeps handlers with that residency.
 	Residency Residency
+	// Where, if not nil, keeps the handlers its condition matches
+	// (attrs.Query.Match over the handler's built-in fields and
+	// Attributes) and, if it has an order, sorts them by it. It must have
+	// been checked (attrs.Query.Check) against the schema of Workflow's
+	// attributes; a Where naming attributes needs Workflow. The store
+	// answers it through an index: one term of Where.Plan() (an
+	// attribute's =, in, contains or range; workflow or status = or in; a
+	// created_at range) selects the candidates, and the rest of the
+	// condition filters them. A condition no index answers fails with
+	// ErrUnindexed, never with a scan of every handler. A Where with an
+	// order but no condition orders Workflow's handlers (or all).
+	//
+	// An ordered listing sorts at most MaxOrderedMatches handlers; more
+	// fail with ErrUnindexed, and a narrower condition is needed. Its
+	// pages continue after the last handler listed as the order places it
+	// when the next page is read, so a handler whose attribute changed
+	// between pages may be listed twice or not at all.
+	Where *attrs.Query
 	// PageSize is the maximum number of handlers returned: 0 means
 	// DefaultPageSize, and values above MaxPageSize are lowered to it.
 	PageSize int
@@ -61,10 +81,28 @@ func (q *Query) Validate() error {
 	if q.IdleFor < 0 {
 		return fmt.Errorf("%w: query: negative IdleFor %v", ErrInvalid, q.IdleFor)
 	}
+	if q.Where != nil && q.Workflow == "" && whereNamesAttributes(q.Where) {
+		return fmt.Errorf("%w: query: a condition on attributes needs Workflow", ErrInvalid)
+	}
 	if q.PageSize < 0 {
 		return fmt.Errorf("%w: query: negative PageSize %d", ErrInvalid, q.PageSize)
 	}
 	return nil
+}
+
+// MaxOrderedMatches is the most handlers an ordered listing (Query.Where
+// with an order) sorts.
+const MaxOrderedMatches = 10000
+
+// whereNamesAttributes reports whether w's condition or order names a
+// field other than the built-in ones.
+func whereNamesAttributes(w *attrs.Query) bool {
+	for _, name := range w.Fields() {
+		if !attrs.Builtin(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Limit returns the effective page size.

@@ -111,6 +111,7 @@ func diffHandler(got, want persistence.Handler) string {
 		{"LastSeq", got.LastSeq, want.LastSeq, got.LastSeq == want.LastSeq},
 		{"External", got.External, want.External, slices.Equal(got.External, want.External)},
 		{"Deadline", got.Deadline, want.Deadline, got.Deadline.Equal(want.Deadline)},
+		{"Attributes", got.Attributes, want.Attributes, got.Attributes.Equal(want.Attributes)},
 		{"len(Waiters)", len(got.Waiters), len(want.Waiters), len(got.Waiters) == len(want.Waiters)},
 	}
 	for _, f := range fields {

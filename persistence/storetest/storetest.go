@@ -106,6 +106,11 @@ func Run(t *testing.T, open OpenFunc) {
 		{"ConcurrentScheduleUpdates", testConcurrentScheduleUpdates},
 		{"ListSchedules", testListSchedules},
 		{"DueSchedules", testDueSchedules},
+		{"Attributes", testAttributes},
+		{"ListWhere", testListWhere},
+		{"ListWhereOrder", testListWhereOrder},
+		{"ListWhereRefused", testListWhereRefused},
+		{"ListWherePaging", testListWherePaging},
 		{"Closed", testClosed},
 		{"CanceledContext", testCanceledContext},
 	}

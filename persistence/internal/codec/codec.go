@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wfd-dev/wfd/attrs"
 	storagev1 "github.com/wfd-dev/wfd/internal/gen/wfd/storage/v1"
 	"github.com/wfd-dev/wfd/persistence"
 )
@@ -45,6 +46,13 @@ func EncodeHandler(h *persistence.Handler) ([]byte, error) {
 		External:        h.External,
 		Deadline:        timestamp(h.Deadline),
 		Revision:        h.Revision,
+	}
+	if len(h.Attributes) > 0 {
+		a, err := attrs.Encode(h.Attributes)
+		if err != nil {
+			return nil, fmt.Errorf("encode handler %q: %w", h.ID, err)
+		}
+		m.Attributes = a
 	}
 	if len(h.Waiters) > 0 {
 		m.Waiters = make([]*storagev1.Waiter, len(h.Waiters))
@@ -111,6 +119,11 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 	}
 	if h.Deadline, err = fromTimestamp(m.Deadline); err != nil {
 		return persistence.Handler{}, corrupt(m.Id, "deadline", err)
+	}
+	if len(m.Attributes) > 0 {
+		if h.Attributes, err = attrs.Decode(m.Attributes); err != nil {
+			return persistence.Handler{}, corrupt(m.Id, "attributes", err)
+		}
 	}
 	if len(m.Waiters) > 0 {
 		h.Waiters = make([]persistence.Waiter, len(m.Waiters))

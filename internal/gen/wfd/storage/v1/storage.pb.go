@@ -237,8 +237,11 @@ type HandlerMeta struct {
 	// The version of the workflow the handler runs (the version it started
 	// on); empty in metadata written before workflows had versions.
 	WorkflowVersion string `protobuf:"bytes,20,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The handler's search attributes, in attrs.Encode's form (which
+	// carries its own version); empty for none.
+	Attributes    []byte `protobuf:"bytes,21,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HandlerMeta) Reset() {
@@ -409,6 +412,13 @@ func (x *HandlerMeta) GetWorkflowVersion() string {
 		return x.WorkflowVersion
 	}
 	return ""
+}
+
+func (x *HandlerMeta) GetAttributes() []byte {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
 }
 
 // Waiter is one event the handler waits for (persistence.Waiter).
@@ -909,7 +919,7 @@ var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x06\n" +
+	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x06\n" +
 	"\vHandlerMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
@@ -934,7 +944,10 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\bexternal\x18\x11 \x03(\tR\bexternal\x126\n" +
 	"\bdeadline\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x1a\n" +
 	"\brevision\x18\x13 \x01(\x04R\brevision\x12)\n" +
-	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\"\xab\x01\n" +
+	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\x12\x1e\n" +
+	"\n" +
+	"attributes\x18\x15 \x01(\fR\n" +
+	"attributes\"\xab\x01\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n" +
