@@ -290,8 +290,11 @@ type Handler struct {
 	WorkflowVersion string `protobuf:"bytes,16,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
 	// The schedule and tick that started the handler (empty for none), read
 	// from its id (sched:<schedule_id>:<tick>).
-	ScheduleId    string                 `protobuf:"bytes,17,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
-	ScheduleTick  *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=schedule_tick,json=scheduleTick,proto3" json:"schedule_tick,omitempty"`
+	ScheduleId   string                 `protobuf:"bytes,17,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
+	ScheduleTick *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=schedule_tick,json=scheduleTick,proto3" json:"schedule_tick,omitempty"`
+	// Its search attributes: given at start, updated by its steps
+	// (set_attributes). Times are RFC 3339 strings, keyword lists lists.
+	Attributes    *structpb.Struct `protobuf:"bytes,19,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -448,6 +451,13 @@ func (x *Handler) GetScheduleId() string {
 func (x *Handler) GetScheduleTick() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ScheduleTick
+	}
+	return nil
+}
+
+func (x *Handler) GetAttributes() *structpb.Struct {
+	if x != nil {
+		return x.Attributes
 	}
 	return nil
 }
@@ -1489,7 +1499,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\x88\x06\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xc1\x06\n" +
 	"\aHandler\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n" +
@@ -1513,7 +1523,10 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10workflow_version\x18\x10 \x01(\tR\x0fworkflowVersion\x12\x1f\n" +
 	"\vschedule_id\x18\x11 \x01(\tR\n" +
 	"scheduleId\x12?\n" +
-	"\rschedule_tick\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\fscheduleTick\"\x9c\x01\n" +
+	"\rschedule_tick\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\fscheduleTick\x127\n" +
+	"\n" +
+	"attributes\x18\x13 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"attributes\"\x9c\x01\n" +
 	"\bIdleInfo\x120\n" +
 	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12,\n" +
 	"\awaiters\x18\x02 \x03(\v2\x12.wfd.v1.WaiterInfoR\awaiters\x120\n" +
@@ -1658,36 +1671,37 @@ var file_wfd_v1_handler_proto_depIdxs = []int32{
 	17, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
 	15, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
 	18, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
-	18, // 10: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
-	6,  // 11: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	17, // 12: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	18, // 13: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
-	7,  // 14: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	17, // 15: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	18, // 16: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	10, // 17: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
-	3,  // 18: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	11, // 19: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	12, // 20: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	13, // 21: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	14, // 22: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	15, // 23: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	9,  // 24: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
-	5,  // 25: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	0,  // 26: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	17, // 27: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	18, // 28: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	17, // 29: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	2,  // 30: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	18, // 31: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	18, // 32: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	18, // 33: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	17, // 34: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	17, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
+	18, // 11: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	6,  // 12: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
+	17, // 13: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	18, // 14: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	7,  // 15: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
+	17, // 16: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	18, // 17: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	10, // 18: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	3,  // 19: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
+	11, // 20: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	12, // 21: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	13, // 22: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	14, // 23: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	15, // 24: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	9,  // 25: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
+	5,  // 26: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 27: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	17, // 28: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	18, // 29: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	17, // 30: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	2,  // 31: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	18, // 32: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	18, // 33: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	18, // 34: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	17, // 35: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }

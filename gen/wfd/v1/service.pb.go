@@ -111,9 +111,14 @@ type Workflow struct {
 	Version string `protobuf:"bytes,9,opt,name=version,proto3" json:"version,omitempty"`
 	// Every version the server has, oldest first (ListWorkflowsRequest.name
 	// or versions asks for them).
-	Versions      []*WorkflowVersion `protobuf:"bytes,10,rep,name=versions,proto3" json:"versions,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Versions []*WorkflowVersion `protobuf:"bytes,10,rep,name=versions,proto3" json:"versions,omitempty"`
+	// The search attributes the current version declares: name → type
+	// (string, keyword_list, int, double, bool or time). Handlers are given
+	// them at start (RunWorkflowRequest.attributes) and their steps update
+	// them; ListHandlersRequest.where filters and sorts by them.
+	SearchAttributes map[string]string `protobuf:"bytes,11,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Workflow) Reset() {
@@ -212,6 +217,13 @@ func (x *Workflow) GetVersion() string {
 func (x *Workflow) GetVersions() []*WorkflowVersion {
 	if x != nil {
 		return x.Versions
+	}
+	return nil
+}
+
+func (x *Workflow) GetSearchAttributes() map[string]string {
+	if x != nil {
+		return x.SearchAttributes
 	}
 	return nil
 }
@@ -549,7 +561,15 @@ type RunWorkflowRequest struct {
 	// it) and nothing is created. A repeat of the call with the same
 	// handler_id answers with the handler the first one created and
 	// delivers nothing again.
-	Events        []*Event `protobuf:"bytes,6,rep,name=events,proto3" json:"events,omitempty"`
+	Events []*Event `protobuf:"bytes,6,rep,name=events,proto3" json:"events,omitempty"`
+	// Optional: the handler's search attributes (name → value), each one
+	// the workflow declares (Workflow.search_attributes), of its type: a
+	// string; a list of strings for keyword_list; a whole number within
+	// ±(2^53-1) for int; a finite number for double; true or false for
+	// bool; an RFC 3339 string for time. An undeclared name or a value of
+	// the wrong type is INVALID_ARGUMENT naming it, and nothing is created.
+	// Null values are ignored.
+	Attributes    *structpb.Struct `protobuf:"bytes,7,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -622,6 +642,13 @@ func (x *RunWorkflowRequest) GetVersion() string {
 func (x *RunWorkflowRequest) GetEvents() []*Event {
 	if x != nil {
 		return x.Events
+	}
+	return nil
+}
+
+func (x *RunWorkflowRequest) GetAttributes() *structpb.Struct {
+	if x != nil {
+		return x.Attributes
 	}
 	return nil
 }
@@ -775,7 +802,17 @@ type ListHandlersRequest struct {
 	// At most this many (default 100, at most 1000).
 	PageSize int32 `protobuf:"varint,6,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// From a previous response's next_page_token.
-	PageToken     string `protobuf:"bytes,7,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,7,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Optional: a condition on the handlers' search attributes and
+	// built-in fields (workflow, status, created_at, updated_at), and an
+	// order, e.g. `customer = "acme" and amount > 100 and status = running
+	// order by amount desc` (the language is in the README, "Search
+	// attributes"). A condition naming attributes needs workflow, whose
+	// current version's declarations give their types. A malformed query is
+	// INVALID_ARGUMENT naming the position; one that no index answers (only
+	// !=, not, exists, or an "or" at the top level) is INVALID_ARGUMENT
+	// saying why, rather than a scan of every handler.
+	Where         string `protobuf:"bytes,9,opt,name=where,proto3" json:"where,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -862,6 +899,13 @@ func (x *ListHandlersRequest) GetPageSize() int32 {
 func (x *ListHandlersRequest) GetPageToken() string {
 	if x != nil {
 		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListHandlersRequest) GetWhere() string {
+	if x != nil {
+		return x.Where
 	}
 	return ""
 }
@@ -1018,7 +1062,10 @@ type StartIfMissing struct {
 	// The data of the start event.
 	Input *structpb.Struct `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
 	// Optional: the version to run (empty: the current one).
-	Version       string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	// Optional: the search attributes of the handler it starts, as
+	// RunWorkflowRequest.attributes.
+	Attributes    *structpb.Struct `protobuf:"bytes,4,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1072,6 +1119,13 @@ func (x *StartIfMissing) GetVersion() string {
 		return x.Version
 	}
 	return ""
+}
+
+func (x *StartIfMissing) GetAttributes() *structpb.Struct {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
 }
 
 type SendEventResponse struct {
@@ -3282,7 +3336,7 @@ var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x15wfd/v1/schedule.proto\"\xa0\x03\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x15wfd/v1/schedule.proto\"\xba\x04\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -3295,7 +3349,11 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x11workers_connected\x18\b \x01(\x05R\x10workersConnected\x12\x18\n" +
 	"\aversion\x18\t \x01(\tR\aversion\x123\n" +
 	"\bversions\x18\n" +
-	" \x03(\v2\x17.wfd.v1.WorkflowVersionR\bversions\"\xfe\x02\n" +
+	" \x03(\v2\x17.wfd.v1.WorkflowVersionR\bversions\x12S\n" +
+	"\x11search_attributes\x18\v \x03(\v2&.wfd.v1.Workflow.SearchAttributesEntryR\x10searchAttributes\x1aC\n" +
+	"\x15SearchAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfe\x02\n" +
 	"\x0fWorkflowVersion\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\acurrent\x18\x02 \x01(\bR\acurrent\x12\x19\n" +
@@ -3321,7 +3379,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bversions\x18\x02 \x01(\bR\bversions\"G\n" +
 	"\x15ListWorkflowsResponse\x12.\n" +
-	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xee\x01\n" +
+	"\tworkflows\x18\x01 \x03(\v2\x10.wfd.v1.WorkflowR\tworkflows\"\xa7\x02\n" +
 	"\x12RunWorkflowRequest\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1d\n" +
@@ -3329,14 +3387,17 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"handler_id\x18\x03 \x01(\tR\thandlerId\x12-\n" +
 	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x18\n" +
 	"\aversion\x18\x05 \x01(\tR\aversion\x12%\n" +
-	"\x06events\x18\x06 \x03(\v2\r.wfd.v1.EventR\x06events\"@\n" +
+	"\x06events\x18\x06 \x03(\v2\r.wfd.v1.EventR\x06events\x127\n" +
+	"\n" +
+	"attributes\x18\a \x01(\v2\x17.google.protobuf.StructR\n" +
+	"attributes\"@\n" +
 	"\x13RunWorkflowResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"2\n" +
 	"\x11GetHandlerRequest\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\"?\n" +
 	"\x12GetHandlerResponse\x12)\n" +
-	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\xcf\x02\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\xe5\x02\n" +
 	"\x13ListHandlersRequest\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12)\n" +
 	"\x10workflow_version\x18\b \x01(\tR\x0fworkflowVersion\x121\n" +
@@ -3346,7 +3407,8 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\tresidency\x18\x05 \x01(\x0e2\x11.wfd.v1.ResidencyR\tresidency\x12\x1b\n" +
 	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\a \x01(\tR\tpageToken\"k\n" +
+	"page_token\x18\a \x01(\tR\tpageToken\x12\x14\n" +
+	"\x05where\x18\t \x01(\tR\x05where\"k\n" +
 	"\x14ListHandlersResponse\x12+\n" +
 	"\bhandlers\x18\x01 \x03(\v2\x0f.wfd.v1.HandlerR\bhandlers\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdc\x01\n" +
@@ -3356,11 +3418,14 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x05event\x18\x02 \x01(\v2\r.wfd.v1.EventR\x05event\x12'\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12-\n" +
 	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12,\n" +
-	"\x05start\x18\x05 \x01(\v2\x16.wfd.v1.StartIfMissingR\x05start\"u\n" +
+	"\x05start\x18\x05 \x01(\v2\x16.wfd.v1.StartIfMissingR\x05start\"\xae\x01\n" +
 	"\x0eStartIfMissing\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\tR\aversion\"X\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x127\n" +
+	"\n" +
+	"attributes\x18\x04 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"attributes\"X\n" +
 	"\x11SendEventResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\x12\x18\n" +
 	"\astarted\x18\x02 \x01(\bR\astarted\"\x99\x01\n" +
@@ -3566,7 +3631,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
 	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
@@ -3619,138 +3684,142 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*SetCurrentVersionResponse)(nil),     // 48: wfd.v1.SetCurrentVersionResponse
 	(*DeleteWorkflowVersionRequest)(nil),  // 49: wfd.v1.DeleteWorkflowVersionRequest
 	(*DeleteWorkflowVersionResponse)(nil), // 50: wfd.v1.DeleteWorkflowVersionResponse
-	nil,                                   // 51: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),               // 52: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 53: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),           // 54: google.protobuf.Duration
-	(*Event)(nil),                         // 55: wfd.v1.Event
-	(*Handler)(nil),                       // 56: wfd.v1.Handler
-	(HandlerStatus)(0),                    // 57: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 58: wfd.v1.Residency
-	(*Record)(nil),                        // 59: wfd.v1.Record
-	(TaskStatus)(0),                       // 60: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 61: wfd.v1.Task
-	(*CreateScheduleRequest)(nil),         // 62: wfd.v1.CreateScheduleRequest
-	(*GetScheduleRequest)(nil),            // 63: wfd.v1.GetScheduleRequest
-	(*ListSchedulesRequest)(nil),          // 64: wfd.v1.ListSchedulesRequest
-	(*UpdateScheduleRequest)(nil),         // 65: wfd.v1.UpdateScheduleRequest
-	(*DeleteScheduleRequest)(nil),         // 66: wfd.v1.DeleteScheduleRequest
-	(*TriggerScheduleRequest)(nil),        // 67: wfd.v1.TriggerScheduleRequest
-	(*CreateScheduleResponse)(nil),        // 68: wfd.v1.CreateScheduleResponse
-	(*GetScheduleResponse)(nil),           // 69: wfd.v1.GetScheduleResponse
-	(*ListSchedulesResponse)(nil),         // 70: wfd.v1.ListSchedulesResponse
-	(*UpdateScheduleResponse)(nil),        // 71: wfd.v1.UpdateScheduleResponse
-	(*DeleteScheduleResponse)(nil),        // 72: wfd.v1.DeleteScheduleResponse
-	(*TriggerScheduleResponse)(nil),       // 73: wfd.v1.TriggerScheduleResponse
+	nil,                                   // 51: wfd.v1.Workflow.SearchAttributesEntry
+	nil,                                   // 52: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 53: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 54: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),           // 55: google.protobuf.Duration
+	(*Event)(nil),                         // 56: wfd.v1.Event
+	(*Handler)(nil),                       // 57: wfd.v1.Handler
+	(HandlerStatus)(0),                    // 58: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 59: wfd.v1.Residency
+	(*Record)(nil),                        // 60: wfd.v1.Record
+	(TaskStatus)(0),                       // 61: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 62: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 63: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 64: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 65: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 66: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 67: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 68: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 69: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 70: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 71: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 72: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 73: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 74: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	52, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	53, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
 	3,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
 	2,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
-	53, // 3: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 4: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
-	52, // 5: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
-	1,  // 6: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	52, // 7: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	54, // 8: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	55, // 9: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
-	56, // 10: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	56, // 11: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	57, // 12: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	54, // 13: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	58, // 14: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	56, // 15: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	55, // 16: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	54, // 17: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
-	13, // 18: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
-	52, // 19: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
-	56, // 20: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	59, // 21: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	17, // 22: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	56, // 23: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	56, // 24: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	51, // 25: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	54, // 26: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	54, // 27: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	54, // 28: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	54, // 29: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	60, // 30: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	61, // 31: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	61, // 32: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	52, // 33: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	61, // 34: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	52, // 35: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	54, // 36: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	56, // 37: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	53, // 38: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	38, // 39: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	52, // 40: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	53, // 41: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	43, // 42: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	53, // 43: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	53, // 44: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	46, // 45: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 46: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 47: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	4,  // 48: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	6,  // 49: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	8,  // 50: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	10, // 51: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	12, // 52: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	15, // 53: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	18, // 54: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	20, // 55: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	24, // 56: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	26, // 57: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	28, // 58: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	30, // 59: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	22, // 60: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	32, // 61: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	34, // 62: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	36, // 63: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	39, // 64: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	41, // 65: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	44, // 66: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	47, // 67: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	49, // 68: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	62, // 69: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
-	63, // 70: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
-	64, // 71: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
-	65, // 72: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
-	66, // 73: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
-	67, // 74: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
-	5,  // 75: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	7,  // 76: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	9,  // 77: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	11, // 78: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	14, // 79: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	16, // 80: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	19, // 81: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	21, // 82: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	25, // 83: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	27, // 84: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	29, // 85: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	31, // 86: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	23, // 87: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	33, // 88: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	35, // 89: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	37, // 90: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	40, // 91: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	42, // 92: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	45, // 93: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	48, // 94: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	50, // 95: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	68, // 96: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
-	69, // 97: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
-	70, // 98: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
-	71, // 99: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
-	72, // 100: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
-	73, // 101: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
-	75, // [75:102] is the sub-list for method output_type
-	48, // [48:75] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	51, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
+	54, // 4: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 5: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
+	53, // 6: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	1,  // 7: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
+	53, // 8: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	55, // 9: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	56, // 10: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
+	53, // 11: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
+	57, // 12: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	57, // 13: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	58, // 14: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	55, // 15: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	59, // 16: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	57, // 17: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	56, // 18: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	55, // 19: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	13, // 20: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
+	53, // 21: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	53, // 22: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
+	57, // 23: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	60, // 24: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	17, // 25: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	57, // 26: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	57, // 27: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	52, // 28: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	55, // 29: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	55, // 30: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	55, // 31: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	55, // 32: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	61, // 33: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	62, // 34: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	62, // 35: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	53, // 36: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	62, // 37: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	53, // 38: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	55, // 39: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	57, // 40: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	54, // 41: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	38, // 42: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	53, // 43: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	54, // 44: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	43, // 45: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	54, // 46: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	54, // 47: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	46, // 48: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 49: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 50: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	4,  // 51: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	6,  // 52: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	8,  // 53: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	10, // 54: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	12, // 55: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	15, // 56: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	18, // 57: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	20, // 58: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	24, // 59: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	26, // 60: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	28, // 61: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	30, // 62: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	22, // 63: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	32, // 64: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	34, // 65: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	36, // 66: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	39, // 67: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	41, // 68: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	44, // 69: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	47, // 70: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	49, // 71: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	63, // 72: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	64, // 73: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	65, // 74: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	66, // 75: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	67, // 76: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	68, // 77: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	5,  // 78: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	7,  // 79: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	9,  // 80: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	11, // 81: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	14, // 82: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	16, // 83: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	19, // 84: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	21, // 85: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	25, // 86: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	27, // 87: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	29, // 88: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	31, // 89: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	23, // 90: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	33, // 91: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	35, // 92: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	37, // 93: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	40, // 94: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	42, // 95: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	45, // 96: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	48, // 97: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	50, // 98: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	69, // 99: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	70, // 100: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	71, // 101: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	72, // 102: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	73, // 103: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	74, // 104: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	78, // [78:105] is the sub-list for method output_type
+	51, // [51:78] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -3770,7 +3839,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   51,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

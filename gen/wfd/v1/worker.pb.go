@@ -106,9 +106,12 @@ type WorkflowDefinition struct {
 	// creates it. The first version of a workflow is current anyway; a
 	// version the server has already keeps its standing, so an old worker
 	// that reconnects does not take current back.
-	MakeCurrent   bool `protobuf:"varint,9,opt,name=make_current,json=makeCurrent,proto3" json:"make_current,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MakeCurrent bool `protobuf:"varint,9,opt,name=make_current,json=makeCurrent,proto3" json:"make_current,omitempty"`
+	// The search attributes the workflow declares: name → type (string,
+	// keyword_list, int, double, bool or time); see Workflow.
+	SearchAttributes map[string]string `protobuf:"bytes,10,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *WorkflowDefinition) Reset() {
@@ -202,6 +205,13 @@ func (x *WorkflowDefinition) GetMakeCurrent() bool {
 		return x.MakeCurrent
 	}
 	return false
+}
+
+func (x *WorkflowDefinition) GetSearchAttributes() map[string]string {
+	if x != nil {
+		return x.SearchAttributes
+	}
+	return nil
 }
 
 // StepDefinition is one step of a WorkflowDefinition.
@@ -993,6 +1003,7 @@ type StepCallRequest struct {
 	//	*StepCallRequest_WaitForKey
 	//	*StepCallRequest_StartChild
 	//	*StepCallRequest_WaitForChildren
+	//	*StepCallRequest_SetAttributes
 	Operation     isStepCallRequest_Operation `protobuf_oneof:"operation"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1162,6 +1173,15 @@ func (x *StepCallRequest) GetWaitForChildren() *WaitForChildren {
 	return nil
 }
 
+func (x *StepCallRequest) GetSetAttributes() *structpb.Struct {
+	if x != nil {
+		if x, ok := x.Operation.(*StepCallRequest_SetAttributes); ok {
+			return x.SetAttributes
+		}
+	}
+	return nil
+}
+
 type isStepCallRequest_Operation interface {
 	isStepCallRequest_Operation()
 }
@@ -1210,6 +1230,14 @@ type StepCallRequest_WaitForChildren struct {
 	WaitForChildren *WaitForChildren `protobuf:"bytes,12,opt,name=wait_for_children,json=waitForChildren,proto3,oneof"`
 }
 
+type StepCallRequest_SetAttributes struct {
+	// Updates the handler's search attributes: each field replaces that
+	// attribute, a null deletes it. They are stored with the step's
+	// change (no commit of their own). An undeclared name or a value of
+	// the wrong type is refused (error) and the run fails.
+	SetAttributes *structpb.Struct `protobuf:"bytes,16,opt,name=set_attributes,json=setAttributes,proto3,oneof"`
+}
+
 func (*StepCallRequest_WaitFor) isStepCallRequest_Operation() {}
 
 func (*StepCallRequest_Sleep) isStepCallRequest_Operation() {}
@@ -1231,6 +1259,8 @@ func (*StepCallRequest_WaitForKey) isStepCallRequest_Operation() {}
 func (*StepCallRequest_StartChild) isStepCallRequest_Operation() {}
 
 func (*StepCallRequest_WaitForChildren) isStepCallRequest_Operation() {}
+
+func (*StepCallRequest_SetAttributes) isStepCallRequest_Operation() {}
 
 // WaitFor waits for an event of a type, matching fields of its data.
 type WaitFor struct {
@@ -2417,7 +2447,7 @@ var File_wfd_v1_worker_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x13wfd/v1/worker.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x14wfd/v1/service.proto\"\x8c\x03\n" +
+	"\x13wfd/v1/worker.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x14wfd/v1/service.proto\"\xb0\x04\n" +
 	"\x12WorkflowDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12,\n" +
@@ -2428,7 +2458,12 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\finput_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x123\n" +
 	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x18\n" +
 	"\aversion\x18\b \x01(\tR\aversion\x12!\n" +
-	"\fmake_current\x18\t \x01(\bR\vmakeCurrent\"\xce\x01\n" +
+	"\fmake_current\x18\t \x01(\bR\vmakeCurrent\x12]\n" +
+	"\x11search_attributes\x18\n" +
+	" \x03(\v20.wfd.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x1aC\n" +
+	"\x15SearchAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xce\x01\n" +
 	"\x0eStepDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccepts\x18\x02 \x03(\tR\aaccepts\x12\x14\n" +
@@ -2489,7 +2524,7 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\bwait_for\x18\x02 \x01(\v2\x0f.wfd.v1.WaitForH\x00R\awaitFor\x121\n" +
 	"\x05sleep\x18\x03 \x01(\v2\x19.google.protobuf.DurationH\x00R\x05sleep\x12\x1a\n" +
 	"\bresolved\x18\x04 \x01(\bR\bresolvedB\x06\n" +
-	"\x04kind\"\x93\x05\n" +
+	"\x04kind\"\xd5\x05\n" +
 	"\x0fStepCallRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\tworker_id\x18\r \x01(\tR\bworkerId\x12\x10\n" +
@@ -2509,7 +2544,8 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"waitForKey\x125\n" +
 	"\vstart_child\x18\v \x01(\v2\x12.wfd.v1.StartChildH\x00R\n" +
 	"startChild\x12E\n" +
-	"\x11wait_for_children\x18\f \x01(\v2\x17.wfd.v1.WaitForChildrenH\x00R\x0fwaitForChildrenB\v\n" +
+	"\x11wait_for_children\x18\f \x01(\v2\x17.wfd.v1.WaitForChildrenH\x00R\x0fwaitForChildren\x12@\n" +
+	"\x0eset_attributes\x18\x10 \x01(\v2\x17.google.protobuf.StructH\x00R\rsetAttributesB\v\n" +
 	"\toperation\"\x81\x01\n" +
 	"\aWaitFor\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12-\n" +
@@ -2624,7 +2660,7 @@ func file_wfd_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_wfd_v1_worker_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: wfd.v1.Outcome
 	(*WorkflowDefinition)(nil),    // 1: wfd.v1.WorkflowDefinition
@@ -2657,90 +2693,93 @@ var file_wfd_v1_worker_proto_goTypes = []any{
 	(*ListWorkersResponse)(nil),   // 28: wfd.v1.ListWorkersResponse
 	(*WorkerInfo)(nil),            // 29: wfd.v1.WorkerInfo
 	(*RunInfo)(nil),               // 30: wfd.v1.RunInfo
-	nil,                           // 31: wfd.v1.ChildrenState.ResultsEntry
-	(*EventType)(nil),             // 32: wfd.v1.EventType
-	(*structpb.Struct)(nil),       // 33: google.protobuf.Struct
-	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
-	(*Heartbeat)(nil),             // 35: wfd.v1.Heartbeat
-	(*Event)(nil),                 // 36: wfd.v1.Event
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 38: google.protobuf.Value
-	(HandlerStatus)(0),            // 39: wfd.v1.HandlerStatus
+	nil,                           // 31: wfd.v1.WorkflowDefinition.SearchAttributesEntry
+	nil,                           // 32: wfd.v1.ChildrenState.ResultsEntry
+	(*EventType)(nil),             // 33: wfd.v1.EventType
+	(*structpb.Struct)(nil),       // 34: google.protobuf.Struct
+	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
+	(*Heartbeat)(nil),             // 36: wfd.v1.Heartbeat
+	(*Event)(nil),                 // 37: wfd.v1.Event
+	(*timestamppb.Timestamp)(nil), // 38: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 39: google.protobuf.Value
+	(HandlerStatus)(0),            // 40: wfd.v1.HandlerStatus
 }
 var file_wfd_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: wfd.v1.WorkflowDefinition.steps:type_name -> wfd.v1.StepDefinition
-	32, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
-	33, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
-	34, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
-	3,  // 4: wfd.v1.StepDefinition.retry:type_name -> wfd.v1.RetryPolicy
-	34, // 5: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
-	34, // 6: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
-	34, // 7: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
-	1,  // 8: wfd.v1.ConnectRequest.workflows:type_name -> wfd.v1.WorkflowDefinition
-	7,  // 9: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
-	8,  // 10: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
-	35, // 11: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	6,  // 12: wfd.v1.ConnectResponse.dispatches:type_name -> wfd.v1.Dispatches
-	8,  // 13: wfd.v1.Dispatches.dispatches:type_name -> wfd.v1.Dispatch
-	36, // 14: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
-	37, // 15: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
-	9,  // 16: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
-	36, // 17: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
-	12, // 18: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
-	34, // 19: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
-	10, // 20: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
-	12, // 21: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
-	34, // 22: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
-	13, // 23: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
-	14, // 24: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
-	13, // 25: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
-	15, // 26: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
-	16, // 27: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
-	17, // 28: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
-	18, // 29: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
-	33, // 30: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
-	34, // 31: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
-	38, // 32: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
-	36, // 33: wfd.v1.Collect.event:type_name -> wfd.v1.Event
-	33, // 34: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
-	34, // 35: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
-	37, // 36: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
-	34, // 37: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
-	33, // 38: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
-	34, // 39: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
-	36, // 40: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
-	38, // 41: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
-	36, // 42: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
-	20, // 43: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
-	31, // 44: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
-	39, // 45: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
-	33, // 46: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	36, // 47: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
-	36, // 48: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
-	0,  // 49: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
-	10, // 50: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
-	22, // 51: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
-	26, // 52: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
-	29, // 53: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
-	30, // 54: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
-	37, // 55: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
-	37, // 56: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
-	21, // 57: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
-	4,  // 58: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
-	11, // 59: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
-	22, // 60: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
-	24, // 61: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
-	27, // 62: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
-	5,  // 63: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
-	19, // 64: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
-	23, // 65: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
-	25, // 66: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
-	28, // 67: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
-	63, // [63:68] is the sub-list for method output_type
-	58, // [58:63] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	33, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
+	34, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
+	35, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
+	31, // 4: wfd.v1.WorkflowDefinition.search_attributes:type_name -> wfd.v1.WorkflowDefinition.SearchAttributesEntry
+	3,  // 5: wfd.v1.StepDefinition.retry:type_name -> wfd.v1.RetryPolicy
+	35, // 6: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
+	35, // 7: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
+	35, // 8: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
+	1,  // 9: wfd.v1.ConnectRequest.workflows:type_name -> wfd.v1.WorkflowDefinition
+	7,  // 10: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
+	8,  // 11: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
+	36, // 12: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	6,  // 13: wfd.v1.ConnectResponse.dispatches:type_name -> wfd.v1.Dispatches
+	8,  // 14: wfd.v1.Dispatches.dispatches:type_name -> wfd.v1.Dispatch
+	37, // 15: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
+	38, // 16: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
+	9,  // 17: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
+	37, // 18: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
+	12, // 19: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
+	35, // 20: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
+	10, // 21: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
+	12, // 22: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
+	35, // 23: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
+	13, // 24: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
+	14, // 25: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
+	13, // 26: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
+	15, // 27: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
+	16, // 28: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
+	17, // 29: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
+	18, // 30: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
+	34, // 31: wfd.v1.StepCallRequest.set_attributes:type_name -> google.protobuf.Struct
+	34, // 32: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
+	35, // 33: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
+	39, // 34: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
+	37, // 35: wfd.v1.Collect.event:type_name -> wfd.v1.Event
+	34, // 36: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
+	35, // 37: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
+	38, // 38: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
+	35, // 39: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
+	34, // 40: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
+	35, // 41: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
+	37, // 42: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
+	39, // 43: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
+	37, // 44: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
+	20, // 45: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
+	32, // 46: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
+	40, // 47: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
+	34, // 48: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	37, // 49: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
+	37, // 50: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
+	0,  // 51: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
+	10, // 52: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
+	22, // 53: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
+	26, // 54: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
+	29, // 55: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
+	30, // 56: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
+	38, // 57: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
+	38, // 58: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
+	21, // 59: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
+	4,  // 60: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
+	11, // 61: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
+	22, // 62: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
+	24, // 63: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
+	27, // 64: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
+	5,  // 65: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
+	19, // 66: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
+	23, // 67: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
+	25, // 68: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
+	28, // 69: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
+	65, // [65:70] is the sub-list for method output_type
+	60, // [60:65] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_worker_proto_init() }
@@ -2773,6 +2812,7 @@ func file_wfd_v1_worker_proto_init() {
 		(*StepCallRequest_WaitForKey)(nil),
 		(*StepCallRequest_StartChild)(nil),
 		(*StepCallRequest_WaitForChildren)(nil),
+		(*StepCallRequest_SetAttributes)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2780,7 +2820,7 @@ func file_wfd_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_worker_proto_rawDesc), len(file_wfd_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

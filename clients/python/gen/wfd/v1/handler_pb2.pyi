@@ -57,7 +57,7 @@ class Event(_message.Message):
     def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Handler(_message.Message):
-    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children", "waiting_for_worker", "owner", "workflow_version", "schedule_id", "schedule_tick")
+    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children", "waiting_for_worker", "owner", "workflow_version", "schedule_id", "schedule_tick", "attributes")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +76,7 @@ class Handler(_message.Message):
     WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_TICK_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     workflow: str
     status: HandlerStatus
@@ -94,7 +95,8 @@ class Handler(_message.Message):
     workflow_version: str
     schedule_id: str
     schedule_tick: _timestamp_pb2.Timestamp
-    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ..., waiting_for_worker: _Optional[_Iterable[_Union[RunWaitingForWorker, _Mapping]]] = ..., owner: _Optional[str] = ..., workflow_version: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule_tick: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    attributes: _struct_pb2.Struct
+    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ..., waiting_for_worker: _Optional[_Iterable[_Union[RunWaitingForWorker, _Mapping]]] = ..., owner: _Optional[str] = ..., workflow_version: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule_tick: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class IdleInfo(_message.Message):
     __slots__ = ("since", "waiters", "external_event_types")

@@ -28,7 +28,14 @@ UPGRADE_OUTCOME_REFUSED: UpgradeOutcome
 UPGRADE_OUTCOME_BUSY: UpgradeOutcome
 
 class Workflow(_message.Message):
-    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected", "version", "versions")
+    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected", "version", "versions", "search_attributes")
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EXTERNAL_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +46,7 @@ class Workflow(_message.Message):
     WORKERS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     external_event_types: _containers.RepeatedScalarFieldContainer[str]
@@ -49,7 +57,8 @@ class Workflow(_message.Message):
     workers_connected: int
     version: str
     versions: _containers.RepeatedCompositeFieldContainer[WorkflowVersion]
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ..., version: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[WorkflowVersion, _Mapping]]] = ...) -> None: ...
+    search_attributes: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ..., version: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[WorkflowVersion, _Mapping]]] = ..., search_attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class WorkflowVersion(_message.Message):
     __slots__ = ("version", "current", "built_in", "source", "created_at", "workers", "workers_connected", "running", "released", "finished", "definition")
@@ -104,20 +113,22 @@ class ListWorkflowsResponse(_message.Message):
     def __init__(self, workflows: _Optional[_Iterable[_Union[Workflow, _Mapping]]] = ...) -> None: ...
 
 class RunWorkflowRequest(_message.Message):
-    __slots__ = ("workflow", "input", "handler_id", "wait", "version", "events")
+    __slots__ = ("workflow", "input", "handler_id", "wait", "version", "events", "attributes")
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     workflow: str
     input: _struct_pb2.Struct
     handler_id: str
     wait: _duration_pb2.Duration
     version: str
     events: _containers.RepeatedCompositeFieldContainer[_handler_pb2.Event]
-    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_handler_pb2.Event, _Mapping]]] = ...) -> None: ...
+    attributes: _struct_pb2.Struct
+    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., handler_id: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_handler_pb2.Event, _Mapping]]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class RunWorkflowResponse(_message.Message):
     __slots__ = ("handler",)
@@ -138,7 +149,7 @@ class GetHandlerResponse(_message.Message):
     def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
 
 class ListHandlersRequest(_message.Message):
-    __slots__ = ("workflow", "workflow_version", "statuses", "idle_only", "idle_for", "residency", "page_size", "page_token")
+    __slots__ = ("workflow", "workflow_version", "statuses", "idle_only", "idle_for", "residency", "page_size", "page_token", "where")
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
     STATUSES_FIELD_NUMBER: _ClassVar[int]
@@ -147,6 +158,7 @@ class ListHandlersRequest(_message.Message):
     RESIDENCY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WHERE_FIELD_NUMBER: _ClassVar[int]
     workflow: str
     workflow_version: str
     statuses: _containers.RepeatedScalarFieldContainer[_handler_pb2.HandlerStatus]
@@ -155,7 +167,8 @@ class ListHandlersRequest(_message.Message):
     residency: _handler_pb2.Residency
     page_size: int
     page_token: str
-    def __init__(self, workflow: _Optional[str] = ..., workflow_version: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_handler_pb2.HandlerStatus, str]]] = ..., idle_only: _Optional[bool] = ..., idle_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., residency: _Optional[_Union[_handler_pb2.Residency, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    where: str
+    def __init__(self, workflow: _Optional[str] = ..., workflow_version: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_handler_pb2.HandlerStatus, str]]] = ..., idle_only: _Optional[bool] = ..., idle_for: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., residency: _Optional[_Union[_handler_pb2.Residency, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., where: _Optional[str] = ...) -> None: ...
 
 class ListHandlersResponse(_message.Message):
     __slots__ = ("handlers", "next_page_token")
@@ -180,14 +193,16 @@ class SendEventRequest(_message.Message):
     def __init__(self, handler_id: _Optional[str] = ..., event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., start: _Optional[_Union[StartIfMissing, _Mapping]] = ...) -> None: ...
 
 class StartIfMissing(_message.Message):
-    __slots__ = ("workflow", "input", "version")
+    __slots__ = ("workflow", "input", "version", "attributes")
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     workflow: str
     input: _struct_pb2.Struct
     version: str
-    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[str] = ...) -> None: ...
+    attributes: _struct_pb2.Struct
+    def __init__(self, workflow: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class SendEventResponse(_message.Message):
     __slots__ = ("handler", "started")

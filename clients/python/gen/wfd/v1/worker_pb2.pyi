@@ -26,7 +26,14 @@ OUTCOME_WAITING: Outcome
 OUTCOME_ERROR: Outcome
 
 class WorkflowDefinition(_message.Message):
-    __slots__ = ("name", "description", "steps", "external_event_types", "event_types", "input_schema", "timeout", "version", "make_current")
+    __slots__ = ("name", "description", "steps", "external_event_types", "event_types", "input_schema", "timeout", "version", "make_current", "search_attributes")
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
@@ -36,6 +43,7 @@ class WorkflowDefinition(_message.Message):
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MAKE_CURRENT_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     steps: _containers.RepeatedCompositeFieldContainer[StepDefinition]
@@ -45,7 +53,8 @@ class WorkflowDefinition(_message.Message):
     timeout: _duration_pb2.Duration
     version: str
     make_current: bool
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[StepDefinition, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ..., event_types: _Optional[_Iterable[_Union[_service_pb2.EventType, _Mapping]]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., make_current: _Optional[bool] = ...) -> None: ...
+    search_attributes: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[StepDefinition, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ..., event_types: _Optional[_Iterable[_Union[_service_pb2.EventType, _Mapping]]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., make_current: _Optional[bool] = ..., search_attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class StepDefinition(_message.Message):
     __slots__ = ("name", "accepts", "emits", "workers", "retry", "timeout")
@@ -162,7 +171,7 @@ class LocalWait(_message.Message):
     def __init__(self, position: _Optional[int] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., resolved: _Optional[bool] = ...) -> None: ...
 
 class StepCallRequest(_message.Message):
-    __slots__ = ("run_id", "worker_id", "seq", "local_waits", "wait_for", "sleep", "get", "set", "collect", "once_get", "once_put", "ask_human", "wait_for_key", "start_child", "wait_for_children")
+    __slots__ = ("run_id", "worker_id", "seq", "local_waits", "wait_for", "sleep", "get", "set", "collect", "once_get", "once_put", "ask_human", "wait_for_key", "start_child", "wait_for_children", "set_attributes")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +187,7 @@ class StepCallRequest(_message.Message):
     WAIT_FOR_KEY_FIELD_NUMBER: _ClassVar[int]
     START_CHILD_FIELD_NUMBER: _ClassVar[int]
     WAIT_FOR_CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    SET_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     worker_id: str
     seq: int
@@ -193,7 +203,8 @@ class StepCallRequest(_message.Message):
     wait_for_key: WaitForKey
     start_child: StartChild
     wait_for_children: WaitForChildren
-    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., seq: _Optional[int] = ..., local_waits: _Optional[_Iterable[_Union[LocalWait, _Mapping]]] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., get: _Optional[str] = ..., set: _Optional[_Union[SetValue, _Mapping]] = ..., collect: _Optional[_Union[Collect, _Mapping]] = ..., once_get: _Optional[str] = ..., once_put: _Optional[_Union[SetValue, _Mapping]] = ..., ask_human: _Optional[_Union[AskHuman, _Mapping]] = ..., wait_for_key: _Optional[_Union[WaitForKey, _Mapping]] = ..., start_child: _Optional[_Union[StartChild, _Mapping]] = ..., wait_for_children: _Optional[_Union[WaitForChildren, _Mapping]] = ...) -> None: ...
+    set_attributes: _struct_pb2.Struct
+    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., seq: _Optional[int] = ..., local_waits: _Optional[_Iterable[_Union[LocalWait, _Mapping]]] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ..., sleep: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., get: _Optional[str] = ..., set: _Optional[_Union[SetValue, _Mapping]] = ..., collect: _Optional[_Union[Collect, _Mapping]] = ..., once_get: _Optional[str] = ..., once_put: _Optional[_Union[SetValue, _Mapping]] = ..., ask_human: _Optional[_Union[AskHuman, _Mapping]] = ..., wait_for_key: _Optional[_Union[WaitForKey, _Mapping]] = ..., start_child: _Optional[_Union[StartChild, _Mapping]] = ..., wait_for_children: _Optional[_Union[WaitForChildren, _Mapping]] = ..., set_attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class WaitFor(_message.Message):
     __slots__ = ("type", "match", "timeout")

@@ -189,8 +189,11 @@ type HandlerState struct {
 	// its end ("" in checkpoints written before workflows had versions: the
 	// current version).
 	WorkflowVersion string `protobuf:"bytes,20,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The handler's search attributes, in attrs.Encode's form; empty for
+	// none.
+	Attributes    []byte `protobuf:"bytes,21,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HandlerState) Reset() {
@@ -361,6 +364,13 @@ func (x *HandlerState) GetWorkflowVersion() string {
 		return x.WorkflowVersion
 	}
 	return ""
+}
+
+func (x *HandlerState) GetAttributes() []byte {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
 }
 
 // ChildResult is how a child handler ended.
@@ -946,7 +956,7 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\x8d\b\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xad\b\n" +
 	"\fHandlerState\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x1d\n" +
 	"\n" +
@@ -972,7 +982,10 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\x06parent\x18\x11 \x01(\tR\x06parent\x12\x1a\n" +
 	"\bchildren\x18\x12 \x03(\tR\bchildren\x12Q\n" +
 	"\rchild_results\x18\x13 \x03(\v2,.wfd.state.v1.HandlerState.ChildResultsEntryR\fchildResults\x12)\n" +
-	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\x1aP\n" +
+	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\x12\x1e\n" +
+	"\n" +
+	"attributes\x18\x15 \x01(\fR\n" +
+	"attributes\x1aP\n" +
 	"\n" +
 	"StoreEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
