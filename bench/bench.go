@@ -40,6 +40,7 @@ type config struct {
 	Grace     time.Duration // SIGTERM to SIGKILL for the child
 	CPUProf   string        // write this process's CPU profile here
 	TLS       bool          // run the in-process phases again over TLS with a token
+	Attrs     bool          // give every parked handler search attributes
 
 	// --replicas (replicas.go): the started server is this many replicas
 	// on the --store database (0: one server, not in replica mode).
@@ -196,6 +197,7 @@ func (cfg *config) define(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.N, "n", 2000, "approval `handlers` to park and resume (--mode release: 100000 unless given)")
 	fs.IntVar(&cfg.C, "c", 32, "concurrent `clients` in the park and resume phases (--mode release: park, release and the second rehydrate run)")
 	fs.IntVar(&cfg.Echo, "echo", 1000, "sequential echo `runs` (0 skips the phase)")
+	fs.BoolVar(&cfg.Attrs, "attrs", false, "give every parked approval handler search attributes (requester, one of 1,000; priority, 0 to 4), indexed by the store")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the results as one JSON object")
 	fs.StringVar(&cfg.Wfd, "wfd", "", "wfd `binary` to start as the server (default: this executable)")
 	fs.StringVar(&cfg.Addr, "addr", "", "`host:port` of a running server to use instead of starting one")
@@ -293,6 +295,8 @@ func (cfg *config) checkRelease(set map[string]bool) error {
 		return errors.New("--mode release measures the bbolt file: --store does not apply")
 	case cfg.Mode == modeRelease && set["echo"]:
 		return errors.New("--mode release runs no echo phase: --echo does not apply")
+	case cfg.Attrs && (cfg.Mode != modePhases || len(cfg.Workers) > 0):
+		return errors.New("--attrs applies to the phases of the in-process approval workflow: not with --mode release or --worker")
 	case cfg.Mode == modePhases && (set["rehydrate"] || set["settle"] || set["server-gc"] || set["heapprofile"]):
 		return errors.New("--rehydrate, --settle, --server-gc and --heapprofile need --mode release")
 	case cfg.Rehydrate < 1:

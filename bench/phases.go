@@ -203,6 +203,9 @@ func (r *runner) park(ctx context.Context) (*phaseResult, error) {
 			if i >= n {
 				return nil
 			}
+			if r.cfg.Attrs {
+				req.Attributes = benchAttributes(i)
+			}
 			t0 := time.Now()
 			res, err := api.RunWorkflow(ctx, req)
 			if err != nil {
@@ -477,4 +480,13 @@ func cpuTimeSum(pids []int) (time.Duration, error) {
 		sum += t
 	}
 	return sum, nil
+}
+
+// benchAttributes are the search attributes of parked handler i
+// (--attrs): what the approval workflow declares.
+func benchAttributes(i int) *structpb.Struct {
+	return &structpb.Struct{Fields: map[string]*structpb.Value{
+		"requester": structpb.NewStringValue(fmt.Sprintf("user-%d", i%1000)),
+		"priority":  structpb.NewNumberValue(float64(i % 5)),
+	}}
 }

@@ -79,6 +79,9 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 	for _, w := range h.GetWaitingForWorker() {
 		out = append(out, [2]string{"waiting for a worker", waitingText(h, w)})
 	}
+	if a := h.GetAttributes(); len(a.GetFields()) > 0 {
+		out = append(out, [2]string{"attributes", jsonText(a)})
+	}
 	if h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
 		out = append(out, [2]string{"result", jsonText(h.GetResult())})
 	}

@@ -37,7 +37,7 @@ func getCommand() *command {
 func handlersCommand() *command {
 	return &command{
 		name:    "handlers",
-		args:    "[--workflow W] [--version V] [--status S,...] [--idle] [--idle-for D] [--residency active|released] [--limit N]",
+		args:    "[--workflow W] [--version V] [--status S,...] [--idle] [--idle-for D] [--residency active|released] [--where QUERY] [--limit N]",
 		summary: "list handlers, newest first",
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
@@ -53,6 +53,8 @@ func handlersCommand() *command {
 			fs.DurationVar(&o.IdleFor, "idle-for", 0, "only handlers idle for at least this `duration` (implies --idle)")
 			residency := choice{choices: []string{"", "active", "released"}}
 			fs.Var(&residency, "residency", "only handlers with this `residency`: active (in memory) or released")
+			fs.StringVar(&o.Where, "where", "", "only handlers this `query` matches, in its order: "+
+				`customer = "acme" and amount > 100 order by amount desc (attributes need --workflow)`)
 			limit := fs.Int("limit", 100, "print at most `N` handlers (0: all)")
 			return func(ctx context.Context, e *env, _ []string) error {
 				if *limit < 0 || o.IdleFor < 0 {

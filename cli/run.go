@@ -14,7 +14,7 @@ import (
 func runCommand() *command {
 	return &command{
 		name:    "run",
-		args:    "WORKFLOW [--input JSON] [--event TYPE[=JSON]]... [--id ID] [--follow [--internal] | --wait DURATION] [--version V]",
+		args:    "WORKFLOW [--input JSON] [--event TYPE[=JSON]]... [--attrs JSON] [--id ID] [--follow [--internal] | --wait DURATION] [--version V]",
 		summary: "start a handler",
 		detail: `Prints the new handler; with --follow, then its records until it ends
 (exit status 1 if it fails or is cancelled): the events its steps write
@@ -27,7 +27,9 @@ workflow ('wfd workflows WORKFLOW' lists them) rather than the current one.
 Each --event is delivered after the start event, in order, in the commit
 that creates the handler: TYPE=JSON, or TYPE alone for {} (a type the
 workflow accepts from outside; a repeat with the same --id delivers none
-again).`,
+again). --attrs gives the handler search attributes, a JSON object of
+attributes the workflow declares ('wfd workflows WORKFLOW' lists them),
+e.g. {"customer": "acme", "amount": 120, "tags": ["eu"]}.`,
 		minArgs: 1, maxArgs: 1, argWorkflows: true,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
@@ -35,6 +37,7 @@ again).`,
 			fs.StringVar(&f.input, "input", "{}", "the start event's data, a JSON `object`")
 			fs.StringVar(&f.id, "id", "", "the handler's `id` (default: a new UUIDv7)")
 			fs.StringVar(&f.version, "version", "", "run this `version` of the workflow (default: the current one)")
+			fs.StringVar(&f.attrs, "attrs", "", "the handler's search attributes, a JSON `object`")
 			fs.Var(&f.events, "event", "`TYPE[=JSON]`: deliver this event with the start, in the same commit; repeatable")
 			fs.BoolVar(&f.follow, "follow", false, "stream the handler's records until it ends")
 			fs.BoolVar(&f.internal, "internal", false, "with --follow, print the internal records too")
@@ -59,7 +62,7 @@ again).`,
 // runFlags are run's own flags, beside the client's.
 type runFlags struct {
 	input, id        string
-	version          string
+	version, attrs   string
 	events           eventsFlag
 	follow, internal bool
 	wait             time.Duration
@@ -93,6 +96,13 @@ func (f *runFlags) runOptions() ([]client.RunOption, error) {
 	}
 	if len(f.events) > 0 {
 		opts = append(opts, client.WithEvents(f.events...))
+	}
+	if f.attrs != "" {
+		a, err := parseObject("--attrs", f.attrs)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, client.WithAttributes(a))
 	}
 	return opts, nil
 }

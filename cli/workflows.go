@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -141,6 +142,13 @@ func workflowFields(w *wfdv1.Workflow) [][2]string {
 		out = append(out, [2]string{"input schema", jsonText(s)})
 	} else {
 		out = append(out, [2]string{"input schema", "none (any object)"})
+	}
+	if a := w.GetSearchAttributes(); len(a) > 0 {
+		parts := make([]string, 0, len(a))
+		for _, name := range slices.Sorted(maps.Keys(a)) {
+			parts = append(parts, name+" "+a[name])
+		}
+		out = append(out, [2]string{"search attributes", strings.Join(parts, ", ")})
 	}
 	if len(w.GetEventTypes()) == 0 {
 		return append(out, [2]string{"events", "none from outside"})

@@ -192,7 +192,7 @@ func (r *runner) change() *Change {
 		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: m.completedAt, Deadline: m.deadline,
 		Result: m.result, Error: m.err, Records: r.records, st: s, h: r.h, acks: r.acks,
 		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: m.parent,
-		Waiters: r.waiters(),
+		Waiters: r.waiters(), Attributes: m.attrs,
 	}
 	if r.childrenChanged || (m.lastChildren == nil && len(m.children) > 0) {
 		s.rareMut().lastChildren = slices.Clone(m.children)

@@ -320,6 +320,19 @@ func (sc *stepContext) set(key, name string, v *structpb.Value) error {
 	return err
 }
 
+// SetAttributes carries out flow.StepContext.SetAttributes.
+func (sc *stepContext) SetAttributes(update *structpb.Struct) error {
+	set, err := sc.x.h.st.wf.def.Attributes.Convert(update)
+	if err != nil {
+		return sc.refuse(fmt.Errorf("step %q sets search attributes: %w: %w", sc.Step(), ErrInvalidPayload, err))
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	_, err = sc.roundTrip(msg{kind: msgSetAttrs, p: &payload{attrs: set}})
+	return err
+}
+
 // Once carries out flow.StepContext.Once.
 func (sc *stepContext) Once(key string, fn func() (*structpb.Value, error)) (*structpb.Value, error) {
 	sc.x.usedOnce = true

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wfd-dev/wfd/attrs"
+
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -177,6 +179,11 @@ type StartOptions struct {
 	// (CheckInitialEvents); one that would be refused refuses the Start,
 	// and nothing is created.
 	Events []InitialEvent
+	// Attributes are the handler's search attributes, which the
+	// workflow's Attributes must declare, each of its type (Start refuses
+	// others with ErrInvalidAttributes, and creates nothing). Nulls are
+	// ignored.
+	Attributes *structpb.Struct
 }
 
 // InitialEvent is an event a Start delivers with the handler's creation
@@ -221,6 +228,15 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 	s := newState(c, id, e.opts.Now())
 	if err := e.checkInitial(s, opts.Events); err != nil {
 		return nil, err
+	}
+	if opts.Attributes != nil {
+		set, err := c.def.Attributes.Convert(opts.Attributes)
+		if err != nil {
+			return nil, fmt.Errorf("workflow %q: %w", workflow, err)
+		}
+		if set = attrs.Merge(nil, set); len(set) > 0 {
+			s.rareMut().attrs = set
+		}
 	}
 	if opts.Parent != "" {
 		s.rareMut().parent = opts.Parent

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wfd-dev/wfd/attrs"
+
 	"github.com/wfd-dev/wfd/flow"
 )
 
@@ -71,6 +73,10 @@ var (
 	// ErrInvalidInput: the workflow's InputSchema (a SchemaError) or its
 	// CheckInput refused the input.
 	ErrInvalidInput = errors.New("invalid input")
+	// ErrInvalidAttributes: search attributes a start or a step sets are
+	// not declared by the workflow, or not of their declared type
+	// (attrs.ErrInvalid, the same value).
+	ErrInvalidAttributes = attrs.ErrInvalid
 	// ErrLimit: the operation would pass one of the engine's Limits
 	// (flow.ErrLimit, the same value).
 	ErrLimit = flow.ErrLimit

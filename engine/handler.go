@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wfd-dev/wfd/attrs"
+
 	"google.golang.org/protobuf/types/known/structpb"
 
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
@@ -80,6 +82,8 @@ type Info struct {
 	Error  string
 	// Seq is the sequence number of the handler's latest stream record.
 	Seq uint64
+	// Attributes are its search attributes (shared: read only).
+	Attributes attrs.Set
 }
 
 type msgKind uint8
@@ -101,6 +105,7 @@ const (
 	msgChildren
 	msgBlocked
 	msgUpgrade
+	msgSetAttrs
 )
 
 // msg is the one type the control loop receives. It travels by value, so
@@ -127,6 +132,8 @@ type payload struct {
 	wf *compiled
 	// initial are the events a start delivers with the creation (msgStart).
 	initial []InitialEvent
+	// attrs is a step's update of the search attributes (msgSetAttrs).
+	attrs attrs.Set
 }
 
 type reply struct {

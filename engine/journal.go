@@ -3,6 +3,8 @@ package engine
 import (
 	"time"
 
+	"github.com/wfd-dev/wfd/attrs"
+
 	"google.golang.org/protobuf/types/known/structpb"
 
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
@@ -65,6 +67,9 @@ type Change struct {
 	// handlers it started, in order (shared between changes: read only).
 	Parent   string
 	Children []string
+	// Attributes are the handler's search attributes now (shared between
+	// changes: read only).
+	Attributes attrs.Set
 
 	st *state // valid only during Append
 	// h is the handler the change is of: Done makes it lost on an error.

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wfd-dev/wfd/attrs"
+
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -276,6 +278,12 @@ func (r *runner) handleRare(m msg) {
 		m.reply <- reply{}
 	case msgUpgrade:
 		m.reply <- reply{err: r.handleUpgrade(m)}
+	case msgSetAttrs:
+		// The new set rides the batch's change, as the run's other effects do.
+		if next := attrs.Merge(s.rare().attrs, m.p.attrs); !next.Equal(s.rare().attrs) {
+			s.rareMut().attrs = next
+		}
+		m.reply <- reply{}
 	case msgCollect:
 		if m.exec.finished {
 			m.reply <- reply{err: fmt.Errorf("%w: the run is over", ErrClosed)}

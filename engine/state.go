@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wfd-dev/wfd/attrs"
+
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -56,6 +58,9 @@ type stateMore struct {
 	// lastChildren is the copy of children the last change carried
 	// (shared with the journal, so never changed).
 	lastChildren []string
+	// attrs are the handler's search attributes. A set is never changed
+	// once made (an update makes a new one), so changes share it.
+	attrs attrs.Set
 }
 
 // rare returns the rarely set fields (zero when none is set). The maps and
@@ -237,7 +242,21 @@ func (s *state) finishedProto() *statev1.HandlerState {
 		EventKeys:       slices.Clone(m.eventKeys),
 		Parent:          m.parent,
 		Children:        slices.Clone(m.children),
+		Attributes:      m.encodedAttrs(),
 	}
+}
+
+// encodedAttrs returns the stored form of the attributes (nil for none).
+// A set the engine built always encodes: it was checked when it was set.
+func (m *stateMore) encodedAttrs() []byte {
+	if len(m.attrs) == 0 {
+		return nil
+	}
+	b, err := attrs.Encode(m.attrs)
+	if err != nil {
+		panic(fmt.Sprintf("engine: attributes that were checked do not encode: %v", err))
+	}
+	return b
 }
 
 // toProto returns the state as a message that shares no mutable memory with
@@ -262,6 +281,7 @@ func (s *state) toProto() *statev1.HandlerState {
 		EventKeys:       slices.Clone(m.eventKeys),
 		Parent:          m.parent,
 		Children:        slices.Clone(m.children),
+		Attributes:      m.encodedAttrs(),
 	}
 	if len(m.childResults) > 0 {
 		p.ChildResults = make(map[string]*statev1.ChildResult, len(m.childResults))
@@ -316,6 +336,13 @@ func stateFromProto(wf *compiled, p *statev1.HandlerState) (*state, error) {
 	s.idleSince = fromTS(p.GetIdleSince())
 	s.more = nil
 	s.rareFromProto(p)
+	if b := p.GetAttributes(); len(b) > 0 {
+		set, err := attrs.Decode(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: attributes: %w", ErrInvalidState, err)
+		}
+		s.rareMut().attrs = set
+	}
 	if err := s.stepsFromProto(p.GetSteps()); err != nil {
 		return nil, err
 	}
@@ -433,6 +460,6 @@ func (s *state) info() Info {
 	m := s.rare()
 	return Info{
 		ID: s.id, Workflow: s.wf.def.Name, WorkflowVersion: s.wf.def.Version, Status: s.status, CreatedAt: s.createdAt, CompletedAt: m.completedAt,
-		Idle: s.idleInfo(), Result: m.result, Error: m.err, Seq: s.seq,
+		Idle: s.idleInfo(), Result: m.result, Error: m.err, Seq: s.seq, Attributes: m.attrs,
 	}
 }

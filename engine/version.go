@@ -35,7 +35,11 @@ func DefinitionHash(w *Workflow) string {
 		Events      []event
 		InputSchema json.RawMessage `json:",omitempty"`
 		Timeout     time.Duration
-	}{Name: w.Name, External: slices.Sorted(slices.Values(w.External)), InputSchema: compactJSON(w.InputSchema), Timeout: w.Timeout}
+		// Omitted when empty, so that the hashes of definitions made
+		// before search attributes are unchanged.
+		Attributes map[string]string `json:",omitempty"`
+	}{Name: w.Name, External: slices.Sorted(slices.Values(w.External)), InputSchema: compactJSON(w.InputSchema), Timeout: w.Timeout,
+		Attributes: w.Attributes.Declarations()}
 	for _, s := range w.Steps {
 		retry := s.Retry
 		retry.MaxAttempts = max(retry.MaxAttempts, 1)

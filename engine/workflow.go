@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -50,6 +51,7 @@ func compile(w Workflow) (*compiled, error) {
 	// returns keeps its own copy.
 	w.InputSchema = bytes.Clone(w.InputSchema)
 	w.Events = slices.Clone(w.Events)
+	w.Attributes = maps.Clone(w.Attributes)
 	for i := range w.Events {
 		w.Events[i].Schema = bytes.Clone(w.Events[i].Schema)
 	}

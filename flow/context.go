@@ -27,6 +27,7 @@ type Context interface {
 	WaitForKey(key string, opts KeyOptions) (Published, error)
 	StartChild(workflow string, input *structpb.Struct) (string, error)
 	WaitForChildren(ids []string, timeout time.Duration) (Children, error)
+	SetAttributes(update *structpb.Struct) error
 }
 
 var _ Context = (*StepContext)(nil)

@@ -122,3 +122,14 @@ func (sc *StepContext) StartChild(workflow string, input *structpb.Struct) (stri
 func (sc *StepContext) WaitForChildren(ids []string, timeout time.Duration) (Children, error) {
 	return sc.rt.WaitForChildren(ids, timeout)
 }
+
+// SetAttributes updates the handler's search attributes: each field of
+// update replaces that attribute (a null value deletes it), others keep
+// theirs. Names must be declared in the workflow's Attributes and values
+// of their type (an int a whole number, a time an RFC 3339 string, a
+// keyword_list a list of strings); otherwise nothing is set and the error
+// (wrapping ErrInvalidPayload) fails the run. The update rides the run's
+// next change to the store: it costs no commit of its own.
+func (sc *StepContext) SetAttributes(update *structpb.Struct) error {
+	return sc.rt.SetAttributes(update)
+}

@@ -59,6 +59,9 @@ func (c *checker) check() {
 		}
 		c.produced[t] = true
 	}
+	if err := w.Attributes.Validate(); err != nil {
+		c.bad("workflow %q: search attributes: %v", w.Name, err)
+	}
 	c.checkSchemas()
 	c.checkSteps()
 }

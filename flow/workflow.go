@@ -3,6 +3,8 @@ package flow
 import (
 	"time"
 
+	"github.com/wfd-dev/wfd/attrs"
+
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -42,6 +44,12 @@ type Workflow struct {
 	// with the engine's ErrInvalidInput and the error's text, and nothing
 	// is stored. It runs on the caller's goroutine and must not block.
 	CheckInput func(input *structpb.Struct) error
+	// Attributes declares the workflow's search attributes: name → type.
+	// A handler is given values of them at start and its steps update
+	// them (StepContext.SetAttributes); they are stored with its metadata
+	// and indexed, so that ListHandlers filters and sorts by them. A
+	// changed declaration makes a new version.
+	Attributes attrs.Schema
 }
 
 // Validate checks the definition and reports every problem it finds, in

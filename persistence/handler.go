@@ -131,12 +131,8 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("handler %q: %w", h.ID, err)
 		}
 	}
-	if len(h.Attributes) > 0 {
-		// Encode checks every name and value: what it refuses, no store
-		// can index.
-		if _, err := attrs.Encode(h.Attributes); err != nil {
-			return fmt.Errorf("%w: handler %q: attributes: %w", ErrInvalid, h.ID, err)
-		}
+	if err := h.validateAttributes(); err != nil {
+		return err
 	}
 	for _, t := range h.External {
 		if err := checkName("external event type", t, MaxKeyLen, true); err != nil {
@@ -159,6 +155,18 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("%w: handler %q: duplicate waiter id %q", ErrInvalid, h.ID, w.ID)
 		}
 		seen[w.ID] = struct{}{}
+	}
+	return nil
+}
+
+// validateAttributes checks h.Attributes: Encode checks every name and
+// value, and what it refuses no store can index.
+func (h *Handler) validateAttributes() error {
+	if len(h.Attributes) == 0 {
+		return nil
+	}
+	if _, err := attrs.Encode(h.Attributes); err != nil {
+		return fmt.Errorf("%w: handler %q: attributes: %w", ErrInvalid, h.ID, err)
 	}
 	return nil
 }

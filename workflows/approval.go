@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/attrs"
 	"github.com/wfd-dev/wfd/flow"
 )
 
@@ -23,6 +24,8 @@ func ApprovalEventSchema() []byte {
 
 // Approval asks a person whether to approve its input and completes with
 // the decision: {"approved": bool, "comment": string, "request": input}.
+// It declares the search attributes requester (string) and priority
+// (int), which a start may give.
 //
 // The step waits inside (StepContext.WaitFor), so the handler is idle until
 // the answer arrives. It writes a "question" event to the stream when it
@@ -37,6 +40,9 @@ func Approval() flow.Workflow {
 		Name:        "approval",
 		Description: `Waits for an "approval" event whose data holds "approved" (bool) and completes with the decision.`,
 		InputSchema: anyObject("the request to approve"),
+		// Given at start (wfd run approval --attrs '{"requester": "ada"}'),
+		// for listing: wfd handlers --workflow approval --where 'requester = "ada"'.
+		Attributes: attrs.Schema{"requester": attrs.String, "priority": attrs.Int},
 		Events: []flow.EventType{{
 			Type:        ApprovalEvent,
 			Description: `The decision: {"approved": true|false, "comment": "..."}; the step waits for it.`,

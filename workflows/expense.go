@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/attrs"
 	"github.com/wfd-dev/wfd/flow"
 )
 
@@ -16,6 +17,11 @@ import (
 // rejecting) assigned to the input's "approver" (default "finance"), with
 // an optional deadline in seconds ("deadline_s"). It completes with the
 // decision, or {"expired": true} when the deadline passes first.
+//
+// Its search attributes say who is asked and, once answered, the
+// decision: approver (string) and decision ("approved", "rejected" or
+// "expired"), so that `wfd handlers --workflow expense --where 'approver
+// = "ada" and status = running'` lists ada's open reviews.
 func Expense() flow.Workflow {
 	return flow.Workflow{
 		Name:        "expense",
@@ -28,6 +34,7 @@ func Expense() flow.Workflow {
 			_, _, err := parseExpense(in)
 			return err
 		},
+		Attributes: attrs.Schema{"approver": attrs.String, "decision": attrs.String},
 		Steps: []flow.Step{{
 			Name:    "review",
 			Accepts: []string{flow.StartEvent},
@@ -72,6 +79,9 @@ func review(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 	if err != nil {
 		return err
 	}
+	if err := sc.SetAttributes(attributes("approver", approver)); err != nil {
+		return err
+	}
 	ans, err := sc.AskHuman(flow.Task{
 		Title:       "Approve expense",
 		Description: "Approve or reject this expense report: " + jsonText(in.Data),
@@ -80,9 +90,19 @@ func review(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 		Deadline:    deadline,
 	})
 	if errors.Is(err, flow.ErrTimeout) {
+		if err := sc.SetAttributes(attributes("decision", "expired")); err != nil {
+			return err
+		}
 		return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{"expired": structpb.NewBoolValue(true)}})
 	}
 	if err != nil {
+		return err
+	}
+	decision := "rejected"
+	if ans.Data.GetFields()["approved"].GetBoolValue() {
+		decision = "approved"
+	}
+	if err := sc.SetAttributes(attributes("decision", decision)); err != nil {
 		return err
 	}
 	return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
@@ -98,4 +118,9 @@ func jsonText(s *structpb.Struct) string {
 		return "{}"
 	}
 	return string(b)
+}
+
+// attributes is a search-attribute update of one string attribute.
+func attributes(name, value string) *structpb.Struct {
+	return &structpb.Struct{Fields: map[string]*structpb.Value{name: structpb.NewStringValue(value)}}
 }

@@ -25,6 +25,12 @@ type ListOptions struct {
 	IdleFor time.Duration
 	// Residency keeps handlers in memory (active) or released.
 	Residency wfdv1.Residency
+	// Where filters and sorts by search attributes and built-in fields,
+	// e.g. `customer = "acme" and amount > 100 order by amount desc` (the
+	// README's "Search attributes" has the language). Conditions on
+	// attributes need Workflow. A malformed query, or one no index
+	// answers, is codes.InvalidArgument saying why.
+	Where string
 	// PageSize is the most handlers per page (at most 1000).
 	PageSize int
 	// PageToken continues from an earlier page.
@@ -38,7 +44,7 @@ func (o *ListOptions) request() (*wfdv1.ListHandlersRequest, error) {
 	}
 	req := &wfdv1.ListHandlersRequest{
 		Workflow: o.Workflow, WorkflowVersion: o.WorkflowVersion, Statuses: o.Statuses, IdleOnly: o.IdleOnly,
-		Residency: o.Residency, PageSize: size, PageToken: o.PageToken,
+		Residency: o.Residency, PageSize: size, PageToken: o.PageToken, Where: o.Where,
 	}
 	if o.IdleFor != 0 {
 		req.IdleFor = durationpb.New(o.IdleFor)

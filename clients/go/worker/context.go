@@ -199,6 +199,13 @@ func (c *remoteContext) Set(key string, v *structpb.Value) error {
 	return err
 }
 
+// SetAttributes sends the update to the server, which checks it against
+// the workflow's declarations and keeps it for the run's next change.
+func (c *remoteContext) SetAttributes(update *structpb.Struct) error {
+	_, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_SetAttributes{SetAttributes: update}}, "setting search attributes")
+	return err
+}
+
 // Once looks the memo up on the server, and stores what fn computes if
 // there is none; a worker lost between the two runs fn again, as an
 // in-process run that crashes there does.

@@ -17,6 +17,9 @@ import (
 // the engine's Register validates a Go workflow (flow.Workflow.Validate).
 func definition(w flow.Workflow) (*wfdv1.WorkflowDefinition, error) {
 	d := &wfdv1.WorkflowDefinition{Name: w.Name, Version: w.Version, Description: w.Description, ExternalEventTypes: w.External}
+	if len(w.Attributes) > 0 {
+		d.SearchAttributes = w.Attributes.Declarations()
+	}
 	var err error
 	if d.InputSchema, err = schemaStruct(w.InputSchema); err != nil {
 		return nil, fmt.Errorf("worker: workflow %q: input schema: %w", w.Name, err)

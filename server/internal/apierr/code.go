@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/wfd-dev/wfd/attrs"
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/schedule"
@@ -69,7 +70,7 @@ func codeOf(err error) connect.Code {
 		return connect.CodeFailedPrecondition
 	case is(engine.ErrUnknownWorkflow, engine.ErrUnknownVersion, ErrNotFound, persistence.ErrNotFound):
 		return connect.CodeNotFound
-	case is(ErrInvalid, engine.ErrInvalidEvent, persistence.ErrInvalid, engine.ErrInvalidPayload, engine.ErrInvalidInput, schedule.ErrInvalid):
+	case is(ErrInvalid, engine.ErrInvalidEvent, persistence.ErrInvalid, engine.ErrInvalidPayload, engine.ErrInvalidInput, schedule.ErrInvalid, attrs.ErrInvalid):
 		return connect.CodeInvalidArgument
 	case is(engine.ErrLimit, ErrResourceExhausted):
 		return connect.CodeResourceExhausted

@@ -88,7 +88,7 @@ func MetaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 	h := persistence.Handler{
 		ID: c.HandlerID, Workflow: c.Workflow, WorkflowVersion: c.WorkflowVersion, Status: c.Status, Residency: residency,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt, Error: c.Error, Parent: c.Parent,
-		Children: c.Children,
+		Children: c.Children, Attributes: c.Attributes,
 	}
 	if c.Result != nil {
 		b, err := proto.Marshal(c.Result)
@@ -138,6 +138,9 @@ func HandlerToProto(h *persistence.Handler) *wfdv1.Handler {
 		Error: h.Error, LastSeq: h.LastSeq, ParentId: h.Parent, Children: h.Children,
 		CreatedAt: timestamppb.New(h.CreatedAt), UpdatedAt: timestamppb.New(h.UpdatedAt),
 	}
+	if len(h.Attributes) > 0 {
+		p.Attributes = h.Attributes.Struct()
+	}
 	scheduledBy(p)
 	if h.Status == persistence.StatusRunning {
 		// Residency is about running handlers; a finished one has none.
@@ -172,6 +175,9 @@ func HandlerToProto(h *persistence.Handler) *wfdv1.Handler {
 func WorkflowToProto(w *engine.Workflow) *wfdv1.Workflow {
 	p := &wfdv1.Workflow{Name: w.Name, Version: w.Version, Description: w.Description, ExternalEventTypes: w.External,
 		InputSchema: SchemaStruct(w.InputSchema)}
+	if len(w.Attributes) > 0 {
+		p.SearchAttributes = w.Attributes.Declarations()
+	}
 	for _, s := range w.Steps {
 		p.Steps = append(p.Steps, s.Name)
 	}
@@ -276,6 +282,9 @@ func InfoToProto(i engine.Info) *wfdv1.Handler {
 	p := &wfdv1.Handler{
 		HandlerId: i.ID, Workflow: i.Workflow, WorkflowVersion: i.WorkflowVersion, Status: wfdv1.HandlerStatus(i.Status), Error: i.Error, LastSeq: i.Seq,
 		CreatedAt: timestamppb.New(i.CreatedAt), Result: payload.Sanitize(i.Result), Idle: CleanIdle(IdleToProto(i.Idle)),
+	}
+	if len(i.Attributes) > 0 {
+		p.Attributes = i.Attributes.Struct()
 	}
 	scheduledBy(p)
 	if i.Status == engine.StatusRunning {

@@ -28,6 +28,9 @@ type StartRequest struct {
 	// Events are delivered in the commit that creates the handler
 	// (engine.StartOptions.Events).
 	Events []engine.InitialEvent
+	// Attributes are the handler's search attributes
+	// (engine.StartOptions.Attributes).
+	Attributes *structpb.Struct
 }
 
 // Start starts a handler as r says and answers with the handler as
@@ -83,7 +86,7 @@ func (s *Runtime) Start(ctx context.Context, r StartRequest) (_ *wfdv1.Handler, 
 	w := s.journal.Watch(id)
 	defer w.Done()
 	defer s.tracing.During(ctx, id)()
-	h, err = s.engine.Start(ctx, r.Workflow, input, engine.StartOptions{HandlerID: id, Version: r.Version, Events: r.Events})
+	h, err = s.engine.Start(ctx, r.Workflow, input, engine.StartOptions{HandlerID: id, Version: r.Version, Events: r.Events, Attributes: r.Attributes})
 	if err != nil {
 		s.releaseUnused(id)
 		return nil, false, err

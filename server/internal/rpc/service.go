@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wfd-dev/wfd/attrs"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
@@ -31,6 +32,7 @@ func (v *Service) RunWorkflow(ctx context.Context, req *wfdv1.RunWorkflowRequest
 	}
 	h, _, err := v.rt.Start(ctx, live.StartRequest{
 		Workflow: req.GetWorkflow(), Version: req.GetVersion(), ID: req.GetHandlerId(), Input: req.GetInput(), Events: evs,
+		Attributes: req.GetAttributes(),
 	})
 	if err != nil {
 		return nil, err
@@ -66,6 +68,19 @@ func (v *Service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 	}
 	if d := req.GetIdleFor(); d != nil {
 		q.IdleFor = d.AsDuration()
+	}
+	if src := req.GetWhere(); src != "" {
+		where, err := attrs.Parse(src)
+		if err != nil {
+			return nil, fmt.Errorf("where: %w", err)
+		}
+		if err := where.Check(v.engine.AttributeSchema(req.GetWorkflow())); err != nil {
+			if req.GetWorkflow() == "" {
+				return nil, fmt.Errorf("where: %w (a condition on search attributes needs the workflow whose attributes they are)", err)
+			}
+			return nil, fmt.Errorf("where: %w", err)
+		}
+		q.Where = where
 	}
 	hs, next, err := v.store.ListHandlers(ctx, q)
 	if err != nil {
@@ -128,7 +143,8 @@ func (v *Service) send(ctx context.Context, req *wfdv1.SendEventRequest, ev engi
 			}
 			h, started, err := v.rt.Start(ctx, live.StartRequest{
 				Workflow: start.GetWorkflow(), Version: start.GetVersion(), ID: req.GetHandlerId(), Input: start.GetInput(),
-				Events: []engine.InitialEvent{{Event: ev, IdempotencyKey: opts.IdempotencyKey}},
+				Events:     []engine.InitialEvent{{Event: ev, IdempotencyKey: opts.IdempotencyKey}},
+				Attributes: start.GetAttributes(),
 			})
 			if err != nil || started {
 				return h, started, err

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/attrs"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 
@@ -27,6 +28,11 @@ func (r *Registry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, version s
 		Timeout:     d.GetTimeout().AsDuration(),
 	}
 	var err error
+	if len(d.GetSearchAttributes()) > 0 {
+		if w.Attributes, err = attrs.ParseSchema(d.GetSearchAttributes()); err != nil {
+			return engine.Workflow{}, fmt.Errorf("workflow %q: search attributes: %w", d.GetName(), err)
+		}
+	}
 	if w.InputSchema, err = schemaBytes(d.GetInputSchema()); err != nil {
 		return engine.Workflow{}, fmt.Errorf("%w: workflow %q: input schema: %w", apierr.ErrInvalid, d.GetName(), err)
 	}

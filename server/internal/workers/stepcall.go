@@ -36,6 +36,8 @@ func execute(_ context.Context, sc *engine.StepContext, req *wfdv1.StepCallReque
 		resp.Value, resp.Found = sc.Get(op.Get)
 	case *wfdv1.StepCallRequest_Set:
 		err = sc.Set(op.Set.GetKey(), op.Set.GetValue())
+	case *wfdv1.StepCallRequest_SetAttributes:
+		err = sc.SetAttributes(op.SetAttributes)
 	case *wfdv1.StepCallRequest_Collect:
 		e := op.Collect.GetEvent()
 		var evs []engine.Event
