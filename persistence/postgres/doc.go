@@ -26,6 +26,10 @@
 //	wfd_workflows  name → hash, def (WorkflowDef)
 //	wfd_counter_deltas name, n: deltas appended by statement triggers,
 //	               summed by Count, folded now and then (counters.go)
+//	wfd_handler_attrs handler_id, name, typ → str, num or ts: the search
+//	               attributes of a handler (also in its meta), one row per
+//	               value, one per distinct item of a keyword_list, with the
+//	               handler's workflow and created (migration 00008)
 //
 // The indexes are bbolt's, as SQL: every listing index ends in
 // (created_at, created_ns, id), so a filtered listing, newest first, is
@@ -35,6 +39,32 @@
 // handler_id, waiter_id) answers DueTimers and wfd_wait_keys_key (key,
 // handler_id) WaitingFor. Record sequence numbers (uint64) are stored
 // with the top bit flipped, which keeps their order in a bigint.
+//
+// # Search attributes
+//
+// ListHandlers answers Query.Where through an index (listwhere.go): the
+// term of its condition backend.DriveTerm picks selects the candidates,
+// newest first, and the whole condition filters them in Go
+// (attrs.Query.Match), so a query means in PostgreSQL exactly what it
+// means in bbolt, with no SQL NULL logic. An attribute's term reads
+// wfd_handler_attrs through one of its indexes (workflow, name, typ,
+// str|num|ts, created_at, created_ns, handler_id), partial on the column
+// being set: ints (exact within ±2^53), doubles and bools (0, 1) share
+// num and are told apart by typ; strings and keyword_list items are str,
+// COLLATE "C"; times are ts. An = of one value reads the index backwards
+// and stops after a batch; in and ranges sort the keys they select. Only
+// those keys are sorted: the handlers' rows are read for the batch, and
+// the query's other filters are a CASE over them. A workflow or status
+// term, or a created_at range, reads wfd_handlers' own indexes.
+// Candidates are read in growing batches until the page has its
+// handlers and one more; the page token is the last one's position, as
+// in other listings, bound to the query's Where. An ordered listing reads
+// every match (at most persistence.MaxOrderedMatches), sorts them, and
+// continues after the last handler listed (a token of kind 'o').
+//
+// Write keeps a handler's rows: they are replaced when its attributes,
+// workflow or creation time change (most changes leave them alone, and
+// then the rows are not touched), and deleted with the handler.
 //
 // # Commits
 //

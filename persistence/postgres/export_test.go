@@ -9,6 +9,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 )
 
 // SynchronousCommit returns the synchronous_commit setting of a
@@ -59,4 +62,19 @@ func LimitSessions(cfg *pgx.ConnConfig, d time.Duration) { limitSessions(cfg, d)
 func StopCompacting(s *Store) {
 	s.stopCompact()
 	<-s.compactDone
+}
+
+// WhereSQL returns the statement, and its arguments, that reads the first
+// batch of candidates of q, a query with a Where condition (listwhere.go).
+func WhereSQL(q *persistence.Query) (string, []any, error) {
+	term, ok, err := backend.DriveTerm(q)
+	if err != nil {
+		return "", nil, err
+	}
+	c := candidates{q: q}
+	if ok {
+		c.term = &term
+	}
+	sql, args := c.sql(nil, q.Limit()+1)
+	return sql, args, nil
 }

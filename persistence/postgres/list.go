@@ -51,8 +51,18 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("postgres: list handlers: %w", err)
 	}
-	p := page{what: "list handlers", items: "handlers", kind: tokenHandlers, filters: pagetoken.HandlerFilters(&q), limit: q.Limit()}
-	return listNewest(ctx, s, "wfd_handlers", p, q.PageToken, func(w *where) {
+	filters := pagetoken.HandlerFilters(&q)
+	if q.Where != nil && (q.Where.Where != nil || q.Where.Order != nil) {
+		return s.listWhere(ctx, &q, filters)
+	}
+	p := page{what: "list handlers", items: "handlers", kind: tokenHandlers, filters: filters, limit: q.Limit()}
+	return listNewest(ctx, s, "wfd_handlers", p, q.PageToken, handlerFilter(&q), codec.DecodeStoredHandler)
+}
+
+// handlerFilter returns the conditions of q's filters but Where, on the
+// columns of wfd_handlers (unqualified).
+func handlerFilter(q *persistence.Query) func(*where) {
+	return func(w *where) {
 		if q.Workflow != "" {
 			w.add("workflow = $%d", q.Workflow)
 		}
@@ -72,7 +82,7 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 				w.add("idle_since IS NOT NULL AND (idle_since, idle_ns) <= ($%d, $%d)", cutoff, nsOf(cutoff))
 			}
 		}
-	}, codec.DecodeStoredHandler)
+	}
 }
 
 // GetTask returns a task.

@@ -20,6 +20,7 @@ const (
 	sqlWipeTimers    = `DELETE FROM wfd_timers WHERE handler_id = ANY($1)`
 	sqlWipeWaitKeys  = `DELETE FROM wfd_wait_keys WHERE handler_id = ANY($1)`
 	sqlWipeHandlers  = `DELETE FROM wfd_handlers WHERE id = ANY($1)`
+	sqlWipeAttrs     = `DELETE FROM wfd_handler_attrs WHERE handler_id = ANY($1)`
 
 	sqlInsertHandlers = `INSERT INTO wfd_handlers (id, workflow, status, residency, owner, created_at, created_ns,
 		idle_since, idle_ns, completed_at, completed_ns, last_seq, meta, workflow_version)
@@ -31,6 +32,9 @@ const (
 		created_ns = excluded.created_ns, idle_since = excluded.idle_since, idle_ns = excluded.idle_ns,
 		completed_at = excluded.completed_at, completed_ns = excluded.completed_ns,
 		last_seq = excluded.last_seq, meta = excluded.meta, workflow_version = excluded.workflow_version`
+	sqlPutAttrs = `INSERT INTO wfd_handler_attrs (handler_id, workflow, name, typ, str, num, ts, created_at, created_ns)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int2[], $5::text[], $6::float8[], $7::timestamptz[],
+		$8::timestamptz[], $9::int2[])`
 	sqlPutSnapshots = `INSERT INTO wfd_snapshots (handler_id, data) SELECT * FROM unnest($1::text[], $2::bytea[])
 	ON CONFLICT (handler_id) DO UPDATE SET data = excluded.data`
 	sqlPutRecords = `INSERT INTO wfd_records (handler_id, seq, data) SELECT * FROM unnest($1::text[], $2::int8[], $3::bytea[])`
@@ -89,7 +93,7 @@ func (w *writeSet) queueWipes(b *pgx.Batch) {
 		}
 	}
 	if len(wiped) > 0 {
-		for _, sql := range []string{sqlWipeTasks, sqlWipeRecords, sqlWipeSnapshots, sqlWipeTimers, sqlWipeWaitKeys, sqlWipeHandlers} {
+		for _, sql := range []string{sqlWipeTasks, sqlWipeRecords, sqlWipeSnapshots, sqlWipeTimers, sqlWipeWaitKeys, sqlWipeAttrs, sqlWipeHandlers} {
 			b.Queue(sql, wiped)
 		}
 	}
@@ -111,6 +115,7 @@ type handlerBatch struct {
 	recs     recordRows
 	timers   timerRows
 	keys     waitKeyRows
+	attrs    attrRows
 }
 
 // add adds the rows of handler id, h, whose final metadata is set.
@@ -144,6 +149,15 @@ func (hb *handlerBatch) add(w *writeSet, id string, h *handlerState) error {
 	}
 	hb.timers.diff(old, h.final)
 	hb.keys.diff(old, h.final)
+	if !prev || h.oldErr != nil || !sameIndexedAttrs(&h.old, h.final) {
+		// A handler this Write inserts (Create) has no rows: a concurrent
+		// creator's would fail the insert. Any other may have some,
+		// even one not stored when the Write began (a concurrent upsert).
+		if prev || !h.create {
+			hb.attrs.clear = append(hb.attrs.clear, id)
+		}
+		hb.attrs.add(h.final)
+	}
 	return nil
 }
 
@@ -176,6 +190,12 @@ func (hb *handlerBatch) queue(b *pgx.Batch) {
 	}
 	if len(hb.keys.putH) > 0 {
 		b.Queue(sqlPutWaitKeys, hb.keys.putH, hb.keys.putW, hb.keys.keys)
+	}
+	if len(hb.attrs.clear) > 0 {
+		b.Queue(sqlWipeAttrs, hb.attrs.clear)
+	}
+	if len(hb.attrs.ids) > 0 {
+		b.Queue(sqlPutAttrs, hb.attrs.args()...)
 	}
 }
 

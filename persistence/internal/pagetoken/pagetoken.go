@@ -79,6 +79,11 @@ func HandlerFilters(q *persistence.Query) []byte {
 		b = append(b, 0)
 		b = append(b, q.Version...)
 	}
+	if q.Where != nil {
+		// Likewise only when set; its canonical form, after a 1.
+		b = append(b, 1)
+		b = append(b, q.Where.String()...)
+	}
 	return b
 }
 
