@@ -259,6 +259,9 @@ func (cfg *config) check(set map[string]bool, rest []string) error {
 	if err := cfg.checkRelease(set); err != nil {
 		return err
 	}
+	if err := cfg.checkAttrs(); err != nil {
+		return err
+	}
 	if len(rest) > 0 {
 		return fmt.Errorf("unexpected argument %q", rest[0])
 	}
@@ -284,6 +287,14 @@ func (cfg *config) checkMode(set map[string]bool) error {
 	return nil
 }
 
+// checkAttrs checks what --attrs excludes.
+func (cfg *config) checkAttrs() error {
+	if cfg.Attrs && (cfg.Mode != modePhases || len(cfg.Workers) > 0) {
+		return errors.New("--attrs applies to the phases of the in-process approval workflow: not with --mode release or --worker")
+	}
+	return nil
+}
+
 // checkRelease checks what --mode release excludes and its own flags.
 func (cfg *config) checkRelease(set map[string]bool) error {
 	switch {
@@ -295,8 +306,6 @@ func (cfg *config) checkRelease(set map[string]bool) error {
 		return errors.New("--mode release measures the bbolt file: --store does not apply")
 	case cfg.Mode == modeRelease && set["echo"]:
 		return errors.New("--mode release runs no echo phase: --echo does not apply")
-	case cfg.Attrs && (cfg.Mode != modePhases || len(cfg.Workers) > 0):
-		return errors.New("--attrs applies to the phases of the in-process approval workflow: not with --mode release or --worker")
 	case cfg.Mode == modePhases && (set["rehydrate"] || set["settle"] || set["server-gc"] || set["heapprofile"]):
 		return errors.New("--rehydrate, --settle, --server-gc and --heapprofile need --mode release")
 	case cfg.Rehydrate < 1:

@@ -2,8 +2,8 @@ package engine_test
 
 import (
 	"context"
-	"maps"
 	"errors"
+	"maps"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
