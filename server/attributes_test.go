@@ -131,6 +131,17 @@ func TestSearchAttributes(t *testing.T) {
 		t.Fatalf("closed and completed: %v, %v", ids(hs), err)
 	}
 
+	// Signal-with-start gives the handler it starts its attributes.
+	sres, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: "o4", Event: &wfdv1.Event{Type: "update", Data: st(t, map[string]any{"stage": "sent"})},
+		Start: &wfdv1.StartIfMissing{Workflow: "ordered", Attributes: st(t, map[string]any{"customer": "initech"})}})
+	if err != nil || !sres.Started {
+		t.Fatalf("send-or-start: %v, %v", sres, err)
+	}
+	testwait.For(t, "o4's update", func() bool {
+		f := getHandler(t, c, "o4").GetAttributes().GetFields()
+		return f["customer"].GetStringValue() == "initech" && f["stage"].GetStringValue() == "sent"
+	})
+
 	res, err := c.ListWorkflows(ctxT(t), &wfdv1.ListWorkflowsRequest{Name: "ordered"})
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,9 @@ const (
 	// those that are due some time.
 	bucketSchedules   = "schedules"
 	bucketScheduleDue = "idx_schedule_due"
+
+	// Search attributes (attrkeys.go): workflow|0|name|0|value|order.
+	bucketAttr = "idx_attr"
 )
 
 // fillPercent is how full bbolt fills a page before it splits one. Keys
@@ -76,7 +79,7 @@ func allBuckets() []string {
 		bucketPublished, bucketPublishedID, bucketPublishedKey,
 		bucketPublishedTime, bucketPublishedByKey, bucketPublishedHandler,
 		bucketWorkflows,
-		bucketSchedules, bucketScheduleDue,
+		bucketSchedules, bucketScheduleDue, bucketAttr,
 	}
 }
 
@@ -84,7 +87,7 @@ func allBuckets() []string {
 // file of any schema version without migrating it (see schemaVersion), so
 // that a file an older wfd wrote lacks it and is sound.
 func createdOnOpen(name string) bool {
-	return name == bucketSchedules || name == bucketScheduleDue
+	return name == bucketSchedules || name == bucketScheduleDue || name == bucketAttr
 }
 
 // schemaVersion is the version of the bucket and key layout. A file with a

@@ -46,6 +46,17 @@
 //	schedules          id                                → Schedule (JSON, see codec)
 //	idx_schedule_due   time(NextTick)|id                 → "" (schedules not paused with a next tick)
 //
+//	idx_attr           workflow|0|name|0|value|time|id   → "" (search attributes; value: attrs.AppendKey,
+//	                                                        one entry per keyword_list item)
+//
+// A ListHandlers with Query.Where joins one more stream, the term
+// backend.DriveTerm picks: an attribute's = or in is one prefix of
+// idx_attr per value, contains the item's prefix, a range a scan of the
+// range (its order keys sorted newest first: cost the size of the range);
+// workflow and status terms are their indexes' prefixes, a created_at
+// range a bounded walk of idx_created. Each handler the join yields is
+// read and kept if Match holds, until the page is full.
+//
 // ListHandlers lists newest first by creation time, whatever the ids
 // (callers may choose them), so every index it reads ends in the handler's
 // order key and is walked backwards: idx_created alone without filters, a

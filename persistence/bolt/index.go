@@ -46,6 +46,7 @@ func entriesOf(h *persistence.Handler) []entry {
 		// The handler's own deadline: a timer with no waiter.
 		es = append(es, entry{bucketTimers, timerKey(h.Deadline, h.ID, ""), []byte{}})
 	}
+	es = append(es, attrEntries(h, order)...)
 	for i := range h.Waiters {
 		w := &h.Waiters[i]
 		if !w.Deadline.IsZero() {
@@ -84,6 +85,7 @@ func scanEntries(tx *bolt.Tx, id string) []entry {
 			}
 		}
 	}
+	es = append(es, scanAttrEntries(tx, id)...)
 	// idx_finished keys are time|id.
 	c := bucket(tx, bucketFinished).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {

@@ -27,6 +27,9 @@ func (s *Store) ListHandlers(ctx context.Context, q persistence.Query) ([]persis
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("bolt: list handlers: %w", err)
 	}
+	if q.Where != nil {
+		return s.listWhere(ctx, &q)
+	}
 	return list(ctx, s, listing[persistence.Handler]{
 		op: "list handlers", kind: "handler", items: "handlers",
 		version: handlerTokenVersion, check: handlerTokenCheck(&q),
@@ -107,6 +110,17 @@ func list[T any](ctx context.Context, s *Store, l listing[T], token string, limi
 // selective first (the join is correct in any order; a selective first
 // stream proposes fewer candidates).
 func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
+	streams := filterStreams(tx, q)
+	if len(streams) == 0 {
+		// No filter: every handler, from the index by creation alone.
+		streams = append(streams, &prefixStream{c: bucket(tx, bucketCreated).Cursor()})
+	}
+	return streams
+}
+
+// filterStreams returns one order-key stream per filter of q (none for
+// the zero Query).
+func filterStreams(tx *bolt.Tx, q *persistence.Query) []idStream {
 	var streams []idStream
 	switch {
 	case q.Version != "":
@@ -139,10 +153,6 @@ func planQuery(tx *bolt.Tx, q *persistence.Query) []idStream {
 		} else {
 			streams = append(streams, union)
 		}
-	}
-	if len(streams) == 0 {
-		// No filter: every handler, from the index by creation alone.
-		streams = append(streams, &prefixStream{c: bucket(tx, bucketCreated).Cursor()})
 	}
 	return streams
 }
