@@ -107,11 +107,11 @@ func TestBadPayloadsRefused(t *testing.T) {
 		{"batch n out of range", func() error {
 			_, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "batch", Input: st(t, map[string]any{"n": 1e9})})
 			return err
-		}, `workflow "batch": the input does not match the workflow's input schema: at '/n': maximum: got 1e+09, want 1000`},
+		}, `workflow "batch": the input does not match the workflow's input schema: at '/n': maximum: got 1e+09, want <= 1000`},
 		{"batch n negative", func() error {
 			_, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "batch", Input: st(t, map[string]any{"n": -1.0})})
 			return err
-		}, `at '/n': minimum: got -1, want 0`},
+		}, `at '/n': minimum: got -1, want >= 0`},
 		{"order without order_id", func() error {
 			_, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "order"})
 			return err
@@ -119,7 +119,7 @@ func TestBadPayloadsRefused(t *testing.T) {
 		{"expense deadline", func() error {
 			_, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "expense", Input: st(t, map[string]any{"deadline_s": 1e300})})
 			return err
-		}, `at '/deadline_s': maximum: got 1e+300, want 3.1536e+07`},
+		}, `at '/deadline_s': maximum: got 1e+300, want <= 3.1536e+07`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantCode(t, tc.call(), connect.CodeInvalidArgument, tc.want)

@@ -196,10 +196,11 @@ func flatten(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-// plain words the failures that hold numbers as Go prints numbers ("got
-// 1e+09, want 1000"): the library's printer writes them for an English
-// reader ("got 1×10⁰⁹, want 1,000"), which a program reading the message
-// does not expect.
+// plain words the failures that hold numbers as Go prints numbers, with
+// the relation the bound asks for ("got 1e+09, want <= 1000", "got 0,
+// want > 0"): the library's printer writes them for an English reader
+// ("got 1×10⁰⁹, want 1,000"), which a program reading the message does
+// not expect, and a bare "got 0, want 0" does not say what is wrong.
 func plain(k jsonschema.ErrorKind) (string, bool) {
 	rat := func(r *big.Rat) string {
 		f, _ := r.Float64()
@@ -207,27 +208,27 @@ func plain(k jsonschema.ErrorKind) (string, bool) {
 	}
 	switch k := k.(type) {
 	case *kind.Minimum:
-		return fmt.Sprintf("minimum: got %s, want %s", rat(k.Got), rat(k.Want)), true
+		return fmt.Sprintf("minimum: got %s, want >= %s", rat(k.Got), rat(k.Want)), true
 	case *kind.Maximum:
-		return fmt.Sprintf("maximum: got %s, want %s", rat(k.Got), rat(k.Want)), true
+		return fmt.Sprintf("maximum: got %s, want <= %s", rat(k.Got), rat(k.Want)), true
 	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("exclusiveMinimum: got %s, want %s", rat(k.Got), rat(k.Want)), true
+		return fmt.Sprintf("exclusiveMinimum: got %s, want > %s", rat(k.Got), rat(k.Want)), true
 	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("exclusiveMaximum: got %s, want %s", rat(k.Got), rat(k.Want)), true
+		return fmt.Sprintf("exclusiveMaximum: got %s, want < %s", rat(k.Got), rat(k.Want)), true
 	case *kind.MultipleOf:
-		return fmt.Sprintf("multipleOf: got %s, want %s", rat(k.Got), rat(k.Want)), true
+		return fmt.Sprintf("multipleOf: got %s, want a multiple of %s", rat(k.Got), rat(k.Want)), true
 	case *kind.MinLength:
-		return fmt.Sprintf("minLength: got %d, want %d", k.Got, k.Want), true
+		return fmt.Sprintf("minLength: got %d, want >= %d", k.Got, k.Want), true
 	case *kind.MaxLength:
-		return fmt.Sprintf("maxLength: got %d, want %d", k.Got, k.Want), true
+		return fmt.Sprintf("maxLength: got %d, want <= %d", k.Got, k.Want), true
 	case *kind.MinItems:
-		return fmt.Sprintf("minItems: got %d, want %d", k.Got, k.Want), true
+		return fmt.Sprintf("minItems: got %d, want >= %d", k.Got, k.Want), true
 	case *kind.MaxItems:
-		return fmt.Sprintf("maxItems: got %d, want %d", k.Got, k.Want), true
+		return fmt.Sprintf("maxItems: got %d, want <= %d", k.Got, k.Want), true
 	case *kind.MinProperties:
-		return fmt.Sprintf("minProperties: got %d, want %d", k.Got, k.Want), true
+		return fmt.Sprintf("minProperties: got %d, want >= %d", k.Got, k.Want), true
 	case *kind.MaxProperties:
-		return fmt.Sprintf("maxProperties: got %d, want %d", k.Got, k.Want), true
+		return fmt.Sprintf("maxProperties: got %d, want <= %d", k.Got, k.Want), true
 	}
 	return "", false
 }

@@ -66,10 +66,10 @@ func TestValidate(t *testing.T) {
 			"at '/items/0/x': got string, want number",
 			"at '/n': got number, want integer",
 		}},
-		{"bounds", map[string]any{"approved": true, "n": 11.0}, []string{"at '/n': maximum: got 11, want 10"}},
+		{"bounds", map[string]any{"approved": true, "n": 11.0}, []string{"at '/n': maximum: got 11, want <= 10"}},
 		// Numbers as Go prints them, not as the library's English printer
 		// does ("1×10⁰⁹", "1,000").
-		{"big bound", map[string]any{"approved": true, "n": 1e9}, []string{"at '/n': maximum: got 1e+09, want 10"}},
+		{"big bound", map[string]any{"approved": true, "n": 1e9}, []string{"at '/n': maximum: got 1e+09, want <= 10"}},
 		{"escaped pointer", map[string]any{"approved": true, "items": []any{map[string]any{"x": "a"}}, "a/b~'c": 1.0}, []string{
 			`at '': additional properties 'a/b~\'c' not allowed`,
 			"at '/items/0/x': got string, want number",
@@ -110,10 +110,30 @@ func TestValidatePlainNumbers(t *testing.T) {
 		fields[strings.Repeat("k", i+1)] = 1.0
 	}
 	err := s.Validate(obj(t, map[string]any{"n": 0.25, "s": long, "l": []any{1.0}, "o": fields}))
-	want := "at '/l': minItems: got 1, want 2000; at '/n': minimum: got 0.25, want 1000; at '/n': multipleOf: got 0.25, want 0.5; " +
-		"at '/o': maxProperties: got 1001, want 1000; at '/s': maxLength: got 1001, want 1000"
+	want := "at '/l': minItems: got 1, want >= 2000; at '/n': minimum: got 0.25, want >= 1000; at '/n': multipleOf: got 0.25, want a multiple of 0.5; " +
+		"at '/o': maxProperties: got 1001, want <= 1000; at '/s': maxLength: got 1001, want <= 1000"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Validate = %v\nwant %s", err, want)
+	}
+}
+
+// TestValidateBoundsSayTheRelation: an exclusive bound's failure says
+// which side the value must be on ("got 0, want > 0"), not "got 0, want
+// 0" (issue 28).
+func TestValidateBoundsSayTheRelation(t *testing.T) {
+	s := mustCompile(t, `{"properties": {"a": {"exclusiveMinimum": 0}, "b": {"exclusiveMaximum": 5}, "c": {"minimum": 1}, "d": {"maximum": 2}}}`)
+	for _, tc := range []struct {
+		in   map[string]any
+		want string
+	}{
+		{map[string]any{"a": 0.0}, "at '/a': exclusiveMinimum: got 0, want > 0"},
+		{map[string]any{"b": 5.0}, "at '/b': exclusiveMaximum: got 5, want < 5"},
+		{map[string]any{"c": 0.0}, "at '/c': minimum: got 0, want >= 1"},
+		{map[string]any{"d": 3.0}, "at '/d': maximum: got 3, want <= 2"},
+	} {
+		if err := s.Validate(obj(t, tc.in)); err == nil || err.Error() != tc.want {
+			t.Errorf("Validate(%v) = %v, want %s", tc.in, err, tc.want)
+		}
 	}
 }
 
