@@ -70,6 +70,23 @@ func Encode(s Set) ([]byte, error) {
 	return b, nil
 }
 
+// Check reports what Encode would refuse of s, without encoding it: the
+// cheap check of a Set a caller was handed.
+func (s Set) Check() error {
+	if len(s) > MaxAttributes {
+		return fmt.Errorf("%w: at most %d attributes, not %d", ErrInvalid, MaxAttributes, len(s))
+	}
+	for name, v := range s {
+		if msg := checkName(name); msg != "" {
+			return &AttributeError{Name: name, Msg: msg}
+		}
+		if msg := v.check(); msg != "" {
+			return &AttributeError{Name: name, Msg: msg}
+		}
+	}
+	return nil
+}
+
 func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }

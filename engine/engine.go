@@ -235,7 +235,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 			return nil, fmt.Errorf("workflow %q: %w", workflow, err)
 		}
 		if set = attrs.Merge(nil, set); len(set) > 0 {
-			s.rareMut().attrs = set
+			s.rareMut().setAttrs(set)
 		}
 	}
 	if opts.Parent != "" {

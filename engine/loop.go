@@ -281,7 +281,7 @@ func (r *runner) handleRare(m msg) {
 	case msgSetAttrs:
 		// The new set rides the batch's change, as the run's other effects do.
 		if next := attrs.Merge(s.rare().attrs, m.p.attrs); !next.Equal(s.rare().attrs) {
-			s.rareMut().attrs = next
+			s.rareMut().setAttrs(next)
 		}
 		m.reply <- reply{}
 	case msgCollect:

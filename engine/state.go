@@ -60,7 +60,18 @@ type stateMore struct {
 	lastChildren []string
 	// attrs are the handler's search attributes. A set is never changed
 	// once made (an update makes a new one), so changes share it.
-	attrs attrs.Set
+	// attrsEnc is its stored form, made once per set for the checkpoints.
+	attrs    attrs.Set
+	attrsEnc []byte
+}
+
+// setAttrs makes set the handler's attributes.
+func (m *stateMore) setAttrs(set attrs.Set) {
+	b, err := attrs.Encode(set)
+	if err != nil {
+		panic(fmt.Sprintf("engine: attributes that were checked do not encode: %v", err))
+	}
+	m.attrs, m.attrsEnc = set, b
 }
 
 // rare returns the rarely set fields (zero when none is set). The maps and
@@ -247,17 +258,7 @@ func (s *state) finishedProto() *statev1.HandlerState {
 }
 
 // encodedAttrs returns the stored form of the attributes (nil for none).
-// A set the engine built always encodes: it was checked when it was set.
-func (m *stateMore) encodedAttrs() []byte {
-	if len(m.attrs) == 0 {
-		return nil
-	}
-	b, err := attrs.Encode(m.attrs)
-	if err != nil {
-		panic(fmt.Sprintf("engine: attributes that were checked do not encode: %v", err))
-	}
-	return b
-}
+func (m *stateMore) encodedAttrs() []byte { return m.attrsEnc }
 
 // toProto returns the state as a message that shares no mutable memory with
 // the live state (payloads are immutable by convention and shared).
@@ -341,7 +342,7 @@ func stateFromProto(wf *compiled, p *statev1.HandlerState) (*state, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: attributes: %w", ErrInvalidState, err)
 		}
-		s.rareMut().attrs = set
+		s.rareMut().attrs, s.rareMut().attrsEnc = set, b
 	}
 	if err := s.stepsFromProto(p.GetSteps()); err != nil {
 		return nil, err

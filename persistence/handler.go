@@ -159,13 +159,13 @@ func (h *Handler) Validate() error {
 	return nil
 }
 
-// validateAttributes checks h.Attributes: Encode checks every name and
-// value, and what it refuses no store can index.
+// validateAttributes checks h.Attributes: what Encode would refuse, no
+// store can keep or index.
 func (h *Handler) validateAttributes() error {
 	if len(h.Attributes) == 0 {
 		return nil
 	}
-	if _, err := attrs.Encode(h.Attributes); err != nil {
+	if err := h.Attributes.Check(); err != nil {
 		return fmt.Errorf("%w: handler %q: attributes: %w", ErrInvalid, h.ID, err)
 	}
 	return nil
