@@ -12,7 +12,7 @@ import {
   type Replica,
   type Workflow,
 } from "./gen/wfd/v1/service_pb.js";
-import { sameJson, toJsonObject } from "./json.js";
+import { sameJson, toAttributes, toJsonObject } from "./json.js";
 import {
   backoffMs,
   canceled,
@@ -227,7 +227,8 @@ export class WfdClient {
    * and returns it as the server first recorded it (with `waitMs`, as it is
    * once it finished or the wait ended). Without a `handlerId`
    * the client makes up a UUIDv7, so a retry after a lost answer returns
-   * the handler rather than starting another.
+   * the handler rather than starting another. `opts.attributes` gives it
+   * its search attributes (`h.attributes` shows them).
    */
   async run(workflow: string, input?: { readonly [k: string]: unknown } | null, opts: RunOptions = {}): Promise<Handler> {
     const req = {
@@ -237,6 +238,7 @@ export class WfdClient {
       version: opts.version ?? "",
       wait: waitDuration("waitMs", opts.waitMs),
       events: (opts.events ?? []).map((e, i) => ({ type: e.type, data: toJsonObject(`events[${i}].data`, e.data) })),
+      attributes: toAttributes("attributes", opts.attributes),
     };
     const res = await this.unary((o) => this.service.runWorkflow(req, o), this.waiting(opts, opts.waitMs));
     return mustHandler(res.handler);
@@ -248,7 +250,12 @@ export class WfdClient {
     return mustHandler(res.handler);
   }
 
-  /** One page of handlers, newest first, and the token of the next page. */
+  /**
+   * One page of handlers, newest first (or in the order of `opts.where`'s
+   * `order by`), and the token of the next page. Each handler's search
+   * attributes are `h.attributes`, a plain object (times as RFC 3339
+   * strings, keyword lists as arrays).
+   */
   async list(opts: ListOptions = {}, call?: CallOptions): Promise<HandlerPage> {
     const req = listRequest(opts);
     const res = await this.unary((o) => this.service.listHandlers(req, o), call);
@@ -320,7 +327,12 @@ export class WfdClient {
       event: { type, data: toJsonObject("data", data) },
       idempotencyKey: opts.idempotencyKey || uuidv7(),
       wait: waitDuration("waitMs", opts.waitMs),
-      start: { workflow, input: toJsonObject("input", input), version: opts.version ?? "" },
+      start: {
+        workflow,
+        input: toJsonObject("input", input),
+        version: opts.version ?? "",
+        attributes: toAttributes("attributes", opts.attributes),
+      },
     };
     const res = await this.unary((o) => this.service.sendEvent(req, o), this.waiting(opts, opts.waitMs));
     return { handler: mustHandler(res.handler), started: res.started };

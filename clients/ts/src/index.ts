@@ -55,12 +55,15 @@ export {
 } from "./retry.js";
 export {
   toJsonObject,
+  toAttributes,
   handlerToJson,
   recordToJson,
   statsToJson,
   taskToJson,
   type JsonObject,
   type JsonValue,
+  type SearchAttributes,
+  type SearchAttributeValue,
 } from "./json.js";
 
 // Errors: every call fails with a ConnectError whose `code` is the server's.

@@ -28,6 +28,47 @@ export function toJsonObject(what: string, value: unknown): JsonObject {
   return v;
 }
 
+/** A search attribute's value as the client takes it (see {@link SearchAttributes}). */
+export type SearchAttributeValue = string | number | boolean | Date | readonly string[] | null;
+
+/**
+ * Search attributes by name, as {@link WfdClient.run}'s `attributes`, a
+ * `sendOrStart`'s and a worker step's `setAttributes` take them: a string
+ * (`string`), a list of strings (`keyword_list`), a whole number within
+ * ±(2^53−1) (`int`), a finite number (`double`), a boolean (`bool`), a
+ * `Date` or an RFC 3339 string (`time`). `null` deletes the attribute in a
+ * step's update and is ignored at start; `undefined` is left out.
+ */
+export type SearchAttributes = { readonly [name: string]: SearchAttributeValue | undefined };
+
+/**
+ * Search attributes as the google.protobuf.Struct the API takes: `Date`s
+ * become RFC 3339 strings (UTC, to the millisecond), anything else is
+ * checked as {@link toJsonObject} checks it. An invalid `Date` is a
+ * `ConnectError` with `Code.InvalidArgument` naming the attribute, thrown
+ * before any call. `undefined` stays `undefined` (no attributes).
+ */
+export function toAttributes(what: string, attrs: SearchAttributes | undefined | null): JsonObject | undefined {
+  if (attrs === undefined || attrs === null) {
+    return undefined;
+  }
+  if (typeof attrs !== "object" || Array.isArray(attrs)) {
+    throw invalid(`${what} must be an object of attributes by name, not ${describe(attrs)}`);
+  }
+  const out: { [k: string]: unknown } = {};
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v instanceof Date) {
+      if (Number.isNaN(v.getTime())) {
+        throw invalid(`${what}.${k}: an invalid Date`);
+      }
+      out[k] = v.toISOString();
+    } else {
+      out[k] = v;
+    }
+  }
+  return toJsonObject(what, out);
+}
+
 function toJsonValueAt(value: unknown, path: string, seen: Set<object>): JsonValue {
   switch (typeof value) {
     case "string":

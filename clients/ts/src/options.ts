@@ -4,6 +4,7 @@ import type { Client } from "@connectrpc/connect";
 
 import type { Handler, HandlerStatus, Residency, Task, TaskStatus } from "./gen/wfd/v1/handler_pb.js";
 import type { HandlerUpgrade, PublishedEvent, WorkflowService } from "./gen/wfd/v1/service_pb.js";
+import type { SearchAttributes } from "./json.js";
 import type { RetryPolicy } from "./retry.js";
 
 /** The generated Connect client of `wfd.v1.WorkflowService`. */
@@ -63,6 +64,15 @@ export interface RunOptions extends CallOptions {
    * `handlerId` delivers them no second time.
    */
   events?: readonly StartEvent[];
+  /**
+   * The handler's search attributes, each one the workflow declares
+   * (`Workflow.searchAttributes`) with a value of its type: `Date`s are
+   * sent as RFC 3339 strings, `null`s are ignored. An undeclared name or a
+   * value of the wrong type is `Code.InvalidArgument` naming it, and
+   * nothing is created. A repeated run with the same `handlerId` changes
+   * nothing.
+   */
+  attributes?: SearchAttributes;
 }
 
 /** An event {@link RunOptions.events} delivers with the start. */
@@ -75,6 +85,11 @@ export interface StartEvent {
 export interface SendOrStartOptions extends SendOptions {
   /** If the call starts the handler, start this version of the workflow rather than the current one. */
   version?: string;
+  /**
+   * If the call starts the handler, its search attributes, as
+   * {@link RunOptions.attributes} (checked whether or not it starts it).
+   */
+  attributes?: SearchAttributes;
 }
 
 /** What {@link WfdClient.sendOrStart} did. */
@@ -186,6 +201,16 @@ export interface ListOptions {
   idleFor?: number | Duration;
   /** Only handlers in memory (`"active"`) or written to the store (`"released"`). */
   residency?: Residency | ResidencyName;
+  /**
+   * Only handlers this query selects, in its order: a condition on search
+   * attributes and the built-in fields (`workflow`, `status`,
+   * `created_at`, `updated_at`), then optionally `order by <field>
+   * [desc]`, e.g. `customer = "acme" and amount > 100 order by amount
+   * desc`. Conditions on attributes need `workflow`. A malformed query,
+   * or one no index answers (only `!=`, `not`, `exists` or a top-level
+   * `or`), is `Code.InvalidArgument`.
+   */
+  where?: string;
   /** At most this many per page (the server allows up to 1000). */
   pageSize?: number;
   /** Continue from an earlier page's `nextPageToken`. */

@@ -89,6 +89,7 @@ export function listRequest(o: ListOptions): ListHandlersRequest {
     idleOnly: o.idleOnly ?? false,
     idleFor,
     residency: toResidency(o.residency),
+    where: o.where ?? "",
     pageSize,
     pageToken: o.pageToken ?? "",
   });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Code, ConnectError, toJsonObject } from "@wfd/client";
+import { Code, ConnectError, toAttributes, toJsonObject } from "@wfd/client";
 
 test("plain JSON objects pass, undefined properties are left out", () => {
   const d = new Date("2026-01-02T03:04:05Z");
@@ -44,4 +44,26 @@ test("values JSON cannot hold are InvalidArgument with their path", () => {
 test("a shared (not cyclic) object is fine", () => {
   const shared = { k: 1 };
   assert.deepEqual(toJsonObject("input", { a: shared, b: shared }), { a: { k: 1 }, b: { k: 1 } });
+});
+
+test("search attributes: Dates as RFC 3339, nulls kept, none is undefined", () => {
+  const due = new Date("2026-07-01T09:30:00+02:00");
+  assert.deepEqual(toAttributes("attributes", { customer: "acme", amount: 3, tags: ["a", "b"], due, gone: null, skip: undefined }), {
+    customer: "acme",
+    amount: 3,
+    tags: ["a", "b"],
+    due: "2026-07-01T07:30:00.000Z",
+    gone: null,
+  });
+  assert.equal(toAttributes("attributes", undefined), undefined);
+  for (const [v, re] of [
+    [{ due: new Date(NaN) }, /attributes\.due: an invalid Date/],
+    [{ n: NaN }, /attributes\.n: NaN/],
+    [[1], /must be an object/],
+  ] as const) {
+    assert.throws(
+      () => toAttributes("attributes", v as never),
+      (e: unknown) => e instanceof ConnectError && e.code === Code.InvalidArgument && re.test(e.rawMessage),
+    );
+  }
 });

@@ -165,10 +165,11 @@ class AsyncClient:
         wait: c.DurationLike | None = None,
         version: str | None = None,
         events: Iterable[c.StartEvent] | None = None,
+        attributes: c.AttributesLike | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler; see :meth:`wfd_client.Client.run`."""
-        req = c.run_request(workflow, input, handler_id, wait, version, events)
+        req = c.run_request(workflow, input, handler_id, wait, version, events, attributes)
         res: service_pb2.RunWorkflowResponse = await self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
@@ -187,6 +188,7 @@ class AsyncClient:
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
         residency: c.ResidencyLike | None = None,
+        where: str | None = None,
         page_size: int | None = None,
         page_token: str | None = None,
         timeout: float | None = _DEFAULT,
@@ -195,6 +197,7 @@ class AsyncClient:
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
             residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
+            where=where,
         )
         res = await self._unary(self._stub.ListHandlers, req, timeout)
         return list(res.handlers), res.next_page_token
@@ -208,6 +211,7 @@ class AsyncClient:
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
         residency: c.ResidencyLike | None = None,
+        where: str | None = None,
         page_size: int | None = None,
         page_token: str | None = None,
         timeout: float | None = _DEFAULT,
@@ -217,6 +221,7 @@ class AsyncClient:
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
             residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
+            where=where,
         )
         return self._list_all(req, timeout)
 
@@ -255,13 +260,14 @@ class AsyncClient:
         *,
         input: c.StructLike = None,
         version: str | None = None,
+        attributes: c.AttributesLike | None = None,
         idempotency_key: str | None = None,
         wait: c.DurationLike | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.SendOrStartResult:
         """Delivers an event, starting the handler with it if it does not
         exist; see :meth:`wfd_client.Client.send_or_start`."""
-        req = c.send_or_start_request(id, workflow, input, version, type, data, idempotency_key, wait)
+        req = c.send_or_start_request(id, workflow, input, version, type, data, idempotency_key, wait, attributes)
         res: service_pb2.SendEventResponse = await self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
         return c.SendOrStartResult(handler=res.handler, started=res.started)
 

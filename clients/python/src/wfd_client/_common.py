@@ -47,6 +47,11 @@ ResidencyLike: TypeAlias = int | str
 TaskStatusLike: TypeAlias = int | str
 #: A duration in seconds, or a timedelta.
 DurationLike: TypeAlias = float | int | datetime.timedelta
+#: Search attributes by name: str (string), a list of str (keyword_list),
+#: int (int, within ±(2**53-1)), float (double), bool (bool), an aware
+#: datetime or an RFC 3339 str (time); None deletes one in a step's update
+#: and is ignored at start. A Struct is taken as it is.
+AttributesLike: TypeAlias = Mapping[str, Any] | struct_pb2.Struct
 
 DEFAULT_TARGET = "127.0.0.1:7233"
 DEFAULT_TIMEOUT = 10.0
@@ -149,6 +154,45 @@ def to_struct(data: StructLike, what: str = "data") -> struct_pb2.Struct:
             f"client: {what} is not JSON-like (string keys; str, number, bool, None, list, dict values): {e}",
         ) from e
     return s
+
+
+def rfc3339(t: datetime.datetime, what: str = "time") -> str:
+    """An aware datetime as an RFC 3339 string in UTC (``...Z``, with
+    microseconds when it has them); a naive one is InvalidArgument."""
+    if t.tzinfo is None or t.utcoffset() is None:
+        raise InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, f"client: {what} must be an aware datetime (with a tzinfo)")
+    return t.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def to_attributes(attrs: AttributesLike | None, what: str = "attributes") -> struct_pb2.Struct | None:
+    """Search attributes as the Struct the API takes (None: none given):
+    datetimes become RFC 3339 strings (:func:`rfc3339`), tuples lists;
+    the rest is checked as :func:`to_struct` checks it. The server checks
+    the names and types against the workflow's declarations."""
+    if attrs is None:
+        return None
+    if isinstance(attrs, struct_pb2.Struct):
+        return attrs
+    if not isinstance(attrs, Mapping):
+        raise InvalidArgument(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"client: {what}: want a mapping of attributes by name, got {type(attrs).__name__}",
+        )
+    out: dict[str, Any] = {}
+    for k, v in attrs.items():
+        if isinstance(v, datetime.datetime):
+            v = rfc3339(v, f"{what}[{k!r}]")
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[k] = v
+    return to_struct(out, what)
+
+
+def attributes_of(h: Handler) -> dict[str, Any]:
+    """A handler's search attributes as a dict (``{}`` for none): times as
+    RFC 3339 strings, keyword lists as lists, whole numbers as int (as
+    :func:`struct_to_dict` makes them)."""
+    return struct_to_dict(h.attributes if h.HasField("attributes") else None)
 
 
 def struct_to_dict(s: struct_pb2.Struct | None) -> dict[str, Any]:
@@ -299,6 +343,7 @@ class SendOrStartResult:
 def run_request(
     workflow: str, input: StructLike, handler_id: str | None, wait: DurationLike | None = None,
     version: str | None = None, events: Iterable[StartEvent] | None = None,
+    attributes: AttributesLike | None = None,
 ) -> service_pb2.RunWorkflowRequest:
     req = service_pb2.RunWorkflowRequest(
         workflow=workflow,
@@ -308,6 +353,8 @@ def run_request(
     )
     for i, (type, data) in enumerate(events or ()):
         req.events.append(handler_pb2.Event(type=type, data=to_struct(data, f"events[{i}].data")))
+    if (a := to_attributes(attributes)) is not None:
+        req.attributes.CopyFrom(a)
     if wait is not None:
         req.wait.CopyFrom(_duration(wait, "wait"))
     return req
@@ -316,9 +363,12 @@ def run_request(
 def send_or_start_request(
     handler_id: str, workflow: str, input: StructLike, version: str | None,
     type: str, data: StructLike, idempotency_key: str | None, wait: DurationLike | None = None,
+    attributes: AttributesLike | None = None,
 ) -> service_pb2.SendEventRequest:
     req = send_request(handler_id, type, data, idempotency_key, wait)
     req.start.CopyFrom(service_pb2.StartIfMissing(workflow=workflow, input=to_struct(input, "input"), version=version or ""))
+    if (a := to_attributes(attributes)) is not None:
+        req.start.attributes.CopyFrom(a)
     return req
 
 
@@ -404,6 +454,7 @@ def list_request(
     page_size: int | None,
     page_token: str | None,
     workflow_version: str | None = None,
+    where: str | None = None,
 ) -> service_pb2.ListHandlersRequest:
     _check_page_size(page_size)
     if isinstance(statuses, (str, int)):
@@ -414,6 +465,7 @@ def list_request(
         statuses=[_status(s) for s in statuses or ()],  # type: ignore[misc]
         idle_only=idle_only,
         residency=_residency(residency) if residency is not None else 0,  # type: ignore[arg-type]
+        where=where or "",
         page_size=page_size or 0,
         page_token=page_token or "",
     )

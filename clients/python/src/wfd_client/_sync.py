@@ -199,6 +199,7 @@ class Client:
         wait: c.DurationLike | None = None,
         version: str | None = None,
         events: Iterable[c.StartEvent] | None = None,
+        attributes: c.AttributesLike | None = None,
         timeout: float | None = _DEFAULT,
     ) -> c.Handler:
         """Starts a handler of ``workflow`` with ``input`` as its start event's
@@ -219,8 +220,14 @@ class Client:
         of a type the workflow accepts from outside and match its schema
         (InvalidArgument naming it otherwise, and nothing is created); a
         repeated run with the same id delivers them no second time.
+
+        ``attributes`` are the handler's search attributes (a dict by name,
+        each one the workflow declares, of its type: datetimes are sent as
+        RFC 3339 strings, None values are ignored); an undeclared name or a
+        value of the wrong type is InvalidArgument naming it, and nothing is
+        created. :func:`attributes_of` reads them back from a handler.
         """
-        req = c.run_request(workflow, input, handler_id, wait, version, events)
+        req = c.run_request(workflow, input, handler_id, wait, version, events, attributes)
         res: service_pb2.RunWorkflowResponse = self._unary(self._stub.RunWorkflow, req, self._waiting(timeout, wait))
         return res.handler
 
@@ -239,6 +246,7 @@ class Client:
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
         residency: c.ResidencyLike | None = None,
+        where: str | None = None,
         page_size: int | None = None,
         page_token: str | None = None,
         timeout: float | None = _DEFAULT,
@@ -251,10 +259,18 @@ class Client:
         HandlerStatus values); ``idle_only``; ``idle_for`` (seconds or a
         timedelta; implies idle_only); ``residency`` ("active", "released",
         or a Residency value). ``page_size`` defaults to the server's (100).
+
+        ``where`` is a query on search attributes and the built-in fields
+        (``workflow``, ``status``, ``created_at``, ``updated_at``), with an
+        optional order: ``'customer = "acme" and amount > 100 order by
+        amount desc'``. Conditions on attributes need ``workflow``. A
+        malformed query, or one no index answers (only ``!=``, ``not``,
+        ``exists`` or a top-level ``or``), is InvalidArgument.
         """
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
             residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
+            where=where,
         )
         res = self._unary(self._stub.ListHandlers, req, timeout)
         return list(res.handlers), res.next_page_token
@@ -268,6 +284,7 @@ class Client:
         idle_only: bool = False,
         idle_for: c.DurationLike | None = None,
         residency: c.ResidencyLike | None = None,
+        where: str | None = None,
         page_size: int | None = None,
         page_token: str | None = None,
         timeout: float | None = _DEFAULT,
@@ -277,6 +294,7 @@ class Client:
         req = c.list_request(
             workflow=workflow, statuses=statuses, idle_only=idle_only, idle_for=idle_for,
             residency=residency, page_size=page_size, page_token=page_token, workflow_version=workflow_version,
+            where=where,
         )
         return self._list_all(req, timeout)
 
@@ -322,6 +340,7 @@ class Client:
         *,
         input: c.StructLike = None,
         version: str | None = None,
+        attributes: c.AttributesLike | None = None,
         idempotency_key: str | None = None,
         wait: c.DurationLike | None = None,
         timeout: float | None = _DEFAULT,
@@ -338,8 +357,10 @@ class Client:
         id create one handler and each delivers its event once; the
         idempotency key every call carries makes a retry deliver nothing
         again, whether or not its first attempt started the handler.
+        ``attributes`` are the search attributes of the handler it starts,
+        as :meth:`run`'s.
         """
-        req = c.send_or_start_request(id, workflow, input, version, type, data, idempotency_key, wait)
+        req = c.send_or_start_request(id, workflow, input, version, type, data, idempotency_key, wait, attributes)
         res: service_pb2.SendEventResponse = self._unary(self._stub.SendEvent, req, self._waiting(timeout, wait))
         return c.SendOrStartResult(handler=res.handler, started=res.started)
 

@@ -24,7 +24,7 @@ from google.protobuf import json_format, struct_pb2, timestamp_pb2
 
 from wfd.v1 import handler_pb2, worker_pb2
 
-from ._common import StructLike, _value, struct_to_dict, to_struct
+from ._common import AttributesLike, StructLike, _value, struct_to_dict, to_attributes, to_struct
 from ._worker_defs import Seconds, duration
 
 __all__ = [
@@ -389,6 +389,10 @@ def _set(key: str, value: Any) -> worker_pb2.StepCallRequest:
     return _req(set=s)
 
 
+def _set_attributes(attrs: AttributesLike) -> worker_pb2.StepCallRequest:
+    return _req(set_attributes=to_attributes(attrs, "the search attributes") or struct_pb2.Struct())
+
+
 def _found(resp: worker_pb2.StepCallResponse, default: Any) -> Any:
     return _value(resp.value) if resp.found else default
 
@@ -471,6 +475,14 @@ class StepContext(_Base):
         """Sets a key of the handler's store (JSON-like value; None deletes it)."""
         self._run.call_sync(_set(key, value), "setting")
 
+    def set_attributes(self, attributes: AttributesLike) -> None:
+        """Updates the handler's search attributes (ones its workflow
+        declares): each given one is replaced, None deletes it, aware
+        datetimes are sent as RFC 3339 strings. The update is stored with
+        the run's change. An undeclared name or a value of the wrong type
+        raises :class:`OperationError`, and the run fails with it."""
+        self._run.call_sync(_set_attributes(attributes), "setting search attributes")
+
     def once(self, key: str, fn: Callable[[], Any]) -> Any:
         """fn()'s value, computed once per run of this step and event: a
         re-run gets the stored value without calling fn."""
@@ -530,6 +542,10 @@ class AsyncStepContext(_Base):
 
     async def set(self, key: str, value: Any) -> None:
         await self._run.call(_set(key, value), "setting")
+
+    async def set_attributes(self, attributes: AttributesLike) -> None:
+        """As :meth:`StepContext.set_attributes`."""
+        await self._run.call(_set_attributes(attributes), "setting search attributes")
 
     async def once(self, key: str, fn: Callable[[], Any]) -> Any:
         """As StepContext.once; fn may be a plain or a coroutine function."""

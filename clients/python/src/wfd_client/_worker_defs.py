@@ -23,7 +23,10 @@ from wfd.v1 import service_pb2, worker_pb2
 
 from ._common import to_struct
 
-__all__ = ["Workflow", "EventType", "Retry", "StepFn", "Step", "check_version"]
+__all__ = ["Workflow", "EventType", "Retry", "StepFn", "Step", "check_version", "ATTRIBUTE_TYPES"]
+
+#: The types a search attribute may be declared with.
+ATTRIBUTE_TYPES = frozenset({"string", "keyword_list", "int", "double", "bool", "time"})
 
 #: A version's name: 1 to 64 letters, digits, '.', '_' and '-' (the
 #: server's flow.CheckVersion; no '@', which joins workflow@version).
@@ -117,6 +120,13 @@ class Workflow:
     that accept them); ``events`` declares outside event types with their
     schemas; ``timeout`` (seconds) bounds the whole run.
 
+    ``search_attributes`` declares the workflow's search attributes, name →
+    type (``"string"``, ``"keyword_list"``, ``"int"``, ``"double"``,
+    ``"bool"`` or ``"time"``; names ``[a-z][a-z0-9_]*``, at most 32):
+    ``Client.run(..., attributes=)`` gives a handler values, its steps
+    update them (``ctx.set_attributes``), and ``Client.list(where=)``
+    filters and sorts by them. A changed declaration makes a new version.
+
     Versions: a definition is one immutable version of the workflow.
     ``version`` names it (1 to 64 letters, digits, '.', '_' and '-');
     without one the server names it by the definition's hash. A worker may
@@ -143,9 +153,15 @@ class Workflow:
         events: Sequence[EventType] = (),
         external: Sequence[str] = (),
         timeout: Seconds | None = None,
+        search_attributes: Mapping[str, str] | None = None,
     ) -> None:
         if version:
             check_version(version)
+        for n, t in (search_attributes or {}).items():
+            if t not in ATTRIBUTE_TYPES:
+                raise ValueError(
+                    f"workflow {name!r}: search attribute {n!r} has type {t!r}: want one of {', '.join(sorted(ATTRIBUTE_TYPES))}"
+                )
         self.name = name
         self.version = version or ""
         self.make_current = make_current
@@ -154,6 +170,7 @@ class Workflow:
         self.events = tuple(events)
         self.external = tuple(external)
         self.timeout = timeout
+        self.search_attributes: dict[str, str] = dict(search_attributes or {})
         self.steps: dict[str, Step] = {}
 
     def __repr__(self) -> str:
@@ -193,6 +210,7 @@ class Workflow:
         d = worker_pb2.WorkflowDefinition(
             name=self.name, version=self.version, make_current=self.make_current,
             description=self.description, external_event_types=list(self.external),
+            search_attributes=self.search_attributes,
         )
         if self.input_schema is not None:
             d.input_schema.CopyFrom(to_struct(self.input_schema, f"workflow {self.name!r}: input schema"))

@@ -13,7 +13,7 @@ import {
   type ResolvedWait,
   type StepCallResponse,
 } from "../gen/wfd/v1/worker_pb.js";
-import { toJsonObject } from "../json.js";
+import { toAttributes, toJsonObject, type SearchAttributes } from "../json.js";
 import { ms } from "./definition.js";
 import { RunLost, WaitTimeout, Waiting } from "./errors.js";
 
@@ -109,6 +109,14 @@ export interface StepContext {
   get(key: string): Promise<JsonValue | undefined>;
   /** Sets a key of the handler's store (undefined deletes it). */
   set(key: string, value: JsonValue | undefined): Promise<void>;
+  /**
+   * Updates the handler's search attributes (ones its workflow declares):
+   * each given attribute is replaced, a `null` deletes it, `Date`s are
+   * sent as RFC 3339 strings. The update is stored with the run's change.
+   * An undeclared name or a value of the wrong type rejects, and the run
+   * fails with it.
+   */
+  setAttributes(attrs: SearchAttributes): Promise<void>;
   /** fn's result, computed once for this run's input event across re-runs and retries. */
   once<T extends JsonValue>(key: string, fn: () => T | Promise<T>): Promise<T>;
   /** Asks a person (a task); the answer, once given. */
@@ -234,6 +242,13 @@ export class RemoteContext implements StepContext {
     await this.call(`setting "${key}"`, {
       case: "set",
       value: { key, value: value === undefined ? undefined : valueOf(key, value) },
+    });
+  }
+
+  async setAttributes(attrs: SearchAttributes): Promise<void> {
+    await this.call("setting search attributes", {
+      case: "setAttributes",
+      value: toAttributes("the search attributes", attrs) ?? {},
     });
   }
 

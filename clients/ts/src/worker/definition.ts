@@ -60,6 +60,9 @@ export interface EventDeclaration {
   external?: boolean;
 }
 
+/** The type of a search attribute a workflow declares. */
+export type SearchAttributeType = "string" | "keyword_list" | "int" | "double" | "bool" | "time";
+
 /** A workflow served by a worker. Made by {@link workflow}. */
 export interface WorkflowOptions {
   /** Must not be a built-in workflow's name (approval, expense, echo, ...). */
@@ -92,6 +95,14 @@ export interface WorkflowOptions {
   external?: string[];
   /** Bounds the whole run of a handler (ms); default none. */
   timeoutMs?: number;
+  /**
+   * The search attributes the workflow declares, name → type (names are
+   * `[a-z][a-z0-9_]*`, at most 32). Handlers are given them at start
+   * (`WfdClient.run`'s `attributes`), steps update them
+   * (`ctx.setAttributes`), and `WfdClient.list`'s `where` filters and
+   * sorts by them. A changed declaration makes a new version.
+   */
+  searchAttributes?: Readonly<Record<string, SearchAttributeType>>;
   /** The steps, by name. */
   steps: Record<string, StepSpec>;
 }
@@ -154,6 +165,7 @@ function toDefinition(w: WorkflowOptions): WorkflowDefinition {
     ),
     inputSchema: w.inputSchema,
     timeout: ms(w.timeoutMs),
+    searchAttributes: { ...(w.searchAttributes ?? {}) },
     steps: Object.entries(w.steps).map(([name, s]) =>
       create(StepDefinitionSchema, {
         name,

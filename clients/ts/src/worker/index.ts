@@ -13,6 +13,7 @@ export {
   type StepSpec,
   type StepRetry,
   type EventDeclaration,
+  type SearchAttributeType,
   type WorkflowOptions,
   type WorkflowSpec,
 } from "./definition.js";
@@ -27,4 +28,5 @@ export type {
 } from "./context.js";
 export { Waiting, WaitTimeout, RunLost, isWaiting } from "./errors.js";
 export { START, STOP } from "./events.js";
+export type { SearchAttributes, SearchAttributeValue } from "../json.js";
 export * from "../gen/wfd/v1/worker_pb.js";
