@@ -106,6 +106,9 @@ func waitingText(h *wfdv1.Handler, w *wfdv1.RunWaitingForWorker) string {
 	if v := w.GetWorkflowVersion(); v != "" {
 		s += ", for a worker serving " + h.GetWorkflow() + "@" + v
 	}
+	if w.GetNoneConnected() {
+		s += " (none is connected)"
+	}
 	return s
 }
 
@@ -178,12 +181,17 @@ func recordLine(r *wfdv1.Record) string {
 		return prefix + "upgraded from " + orDash(u.GetFromVersion()) + " to " + u.GetToVersion()
 	case *wfdv1.Record_RunWaitingForWorker:
 		w := k.RunWaitingForWorker
-		if w.GetWaiting() {
-			serves := "the workflow"
-			if w.GetWorkflowVersion() != "" {
-				serves = "version " + w.GetWorkflowVersion()
-			}
-			return prefix + fmt.Sprintf("step %s waits for a worker (attempt %d): none that serves %s has room", w.GetStep(), w.GetAttempt(), serves)
+		serves := "the workflow"
+		if w.GetWorkflowVersion() != "" {
+			serves = "version " + w.GetWorkflowVersion()
+		}
+		switch {
+		case w.GetLostWorker() != "":
+			return prefix + fmt.Sprintf("step %s (attempt %d): worker %s was lost mid-run; the run is dispatched again", w.GetStep(), w.GetAttempt(), w.GetLostWorker())
+		case w.GetWaiting() && w.GetNoneConnected():
+			return prefix + fmt.Sprintf("step %s waits for a worker (attempt %d): no worker that serves %s is connected", w.GetStep(), w.GetAttempt(), serves)
+		case w.GetWaiting():
+			return prefix + fmt.Sprintf("step %s waits for a worker (attempt %d): every worker that serves %s is busy", w.GetStep(), w.GetAttempt(), serves)
 		}
 		return prefix + fmt.Sprintf("step %s taken by a worker (attempt %d)", w.GetStep(), w.GetAttempt())
 	}

@@ -34,7 +34,13 @@ func TestVersionTexts(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{recordLine(upgraded), "#7 upgraded from v1 to v2"},
 		{recordLine(&wfdv1.Record{Seq: 3, Kind: &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: waiting}}),
-			"#3 step review waits for a worker (attempt 1): none that serves version v1 has room"},
+			"#3 step review waits for a worker (attempt 1): every worker that serves version v1 is busy"},
+		{recordLine(&wfdv1.Record{Seq: 4, Kind: &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: &wfdv1.RunWaitingForWorker{
+			Step: "review", Attempt: 1, Waiting: true, NoneConnected: true}}}),
+			"#4 step review waits for a worker (attempt 1): no worker that serves the workflow is connected"},
+		{recordLine(&wfdv1.Record{Seq: 5, Kind: &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: &wfdv1.RunWaitingForWorker{
+			Step: "review", Attempt: 1, LostWorker: "w-1"}}}),
+			"#5 step review (attempt 1): worker w-1 was lost mid-run; the run is dispatched again"},
 		{strings.Join(fields, "\n"), "version: v1"},
 		{strings.Join(fields, "\n"), "waiting for a worker: step review attempt 1 since -, for a worker serving expense@v1"},
 		{versionWorkersText(&wfdv1.WorkflowVersion{}), "-"},

@@ -132,14 +132,15 @@ func TestSearchAttributes(t *testing.T) {
 	}
 
 	// Signal-with-start gives the handler it starts its attributes.
-	sres, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: "o4", Event: &wfdv1.Event{Type: "update", Data: st(t, map[string]any{"stage": "sent"})},
+	sres, err := c.SendEvent(ctxT(t), &wfdv1.SendEventRequest{HandlerId: "o4", Event: &wfdv1.Event{Type: "update", Data: st(t, map[string]any{"amount": 7.0})},
 		Start: &wfdv1.StartIfMissing{Workflow: "ordered", Attributes: st(t, map[string]any{"customer": "initech"})}})
 	if err != nil || !sres.Started {
 		t.Fatalf("send-or-start: %v, %v", sres, err)
 	}
 	testwait.For(t, "o4's update", func() bool {
 		f := getHandler(t, c, "o4").GetAttributes().GetFields()
-		return f["customer"].GetStringValue() == "initech" && f["stage"].GetStringValue() == "sent"
+		// (Its steps open and update run concurrently: each sets its own.)
+		return f["customer"].GetStringValue() == "initech" && f["amount"].GetNumberValue() == 7 && f["stage"].GetStringValue() == "open"
 	})
 
 	res, err := c.ListWorkflows(ctxT(t), &wfdv1.ListWorkflowsRequest{Name: "ordered"})

@@ -40,7 +40,8 @@ func TestWorkerRunWaitsForAWorker(t *testing.T) {
 			return err
 		}
 		w := g.GetHandler().GetWaitingForWorker()
-		if len(w) != 1 || w[0].GetStep() != "decide" || w[0].GetAttempt() != 1 || !w[0].GetWaiting() || w[0].GetSince() == nil {
+		if len(w) != 1 || w[0].GetStep() != "decide" || w[0].GetAttempt() != 1 || !w[0].GetWaiting() || w[0].GetSince() == nil ||
+			!w[0].GetNoneConnected() {
 			return fmt.Errorf("waiting_for_worker %v", w)
 		}
 		return nil
@@ -52,10 +53,11 @@ func TestWorkerRunWaitsForAWorker(t *testing.T) {
 	startWorker(t, ts, "second", wf)
 	finishApproval(t, c, id)
 	// ... and its stream records when it began and when a worker took it.
+	// No worker serving it was connected: the record says so.
 	var waits []bool
 	for _, r := range collect(t, c, id, 0) {
 		if w := r.GetRunWaitingForWorker(); w != nil {
-			if w.GetStep() != "decide" || w.GetAttempt() != 1 {
+			if w.GetStep() != "decide" || w.GetAttempt() != 1 || w.GetWaiting() != w.GetNoneConnected() {
 				t.Errorf("record %v", w)
 			}
 			waits = append(waits, w.GetWaiting())
@@ -144,11 +146,26 @@ func TestWorkerLostAfterStartingAChild(t *testing.T) {
 	}
 	stopA()
 	startWorker(t, ts, "b", worker.Workflow{Definition: def, Run: map[string]worker.StepFunc{"spawn": spawn}})
+	// The stream records the loss, then the run taken again (issue 28).
 	var fin *wfdv1.HandlerFinished
+	var lost []string
 	for _, r := range collect(t, c, res.GetHandler().GetHandlerId(), 0) {
 		if f := r.GetHandlerFinished(); f != nil {
 			fin = f
 		}
+		if w := r.GetRunWaitingForWorker(); w != nil {
+			switch {
+			case w.GetLostWorker() != "":
+				lost = append(lost, "lost "+w.GetLostWorker())
+			case w.GetWaiting():
+				lost = append(lost, "waiting")
+			default:
+				lost = append(lost, "taken")
+			}
+		}
+	}
+	if len(lost) < 2 || lost[0] != "lost a" || lost[len(lost)-1] != "taken" {
+		t.Fatalf("RunWaitingForWorker records %v, want the loss of worker a, then taken", lost)
 	}
 	if fin.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
 		t.Fatalf("parent finished %v, want completed", fin)

@@ -1272,8 +1272,18 @@ type RunWaitingForWorker struct {
 	Since *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
 	// The workflow version a worker must serve to take it.
 	WorkflowVersion string `protobuf:"bytes,5,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Waiting because no connected worker serves the version at all (not
+	// because every one that serves it is at its maximum of runs): as it
+	// stands now in Handler.waiting_for_worker, as it stood when the run
+	// began to wait in a record.
+	NoneConnected bool `protobuf:"varint,6,opt,name=none_connected,json=noneConnected,proto3" json:"none_connected,omitempty"`
+	// Set on a record when the worker that had the run (this name) was
+	// lost mid-run (it disconnected or was killed): the run is dispatched
+	// again, from its start, to another worker. Not an attempt: the step
+	// did not fail. A record with waiting or taken follows.
+	LostWorker    string `protobuf:"bytes,7,opt,name=lost_worker,json=lostWorker,proto3" json:"lost_worker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunWaitingForWorker) Reset() {
@@ -1337,6 +1347,20 @@ func (x *RunWaitingForWorker) GetSince() *timestamppb.Timestamp {
 func (x *RunWaitingForWorker) GetWorkflowVersion() string {
 	if x != nil {
 		return x.WorkflowVersion
+	}
+	return ""
+}
+
+func (x *RunWaitingForWorker) GetNoneConnected() bool {
+	if x != nil {
+		return x.NoneConnected
+	}
+	return false
+}
+
+func (x *RunWaitingForWorker) GetLostWorker() string {
+	if x != nil {
+		return x.LostWorker
 	}
 	return ""
 }
@@ -1582,13 +1606,16 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\"\x11\n" +
 	"\x0fHandlerReleased\"\x11\n" +
-	"\x0fHandlerRestored\"\xba\x01\n" +
+	"\x0fHandlerRestored\"\x82\x02\n" +
 	"\x13RunWaitingForWorker\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\tR\x04step\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x18\n" +
 	"\awaiting\x18\x03 \x01(\bR\awaiting\x120\n" +
 	"\x05since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12)\n" +
-	"\x10workflow_version\x18\x05 \x01(\tR\x0fworkflowVersion\"\xb2\x04\n" +
+	"\x10workflow_version\x18\x05 \x01(\tR\x0fworkflowVersion\x12%\n" +
+	"\x0enone_connected\x18\x06 \x01(\bR\rnoneConnected\x12\x1f\n" +
+	"\vlost_worker\x18\a \x01(\tR\n" +
+	"lostWorker\"\xb2\x04\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +

@@ -26,8 +26,45 @@ import (
 const BlockedOnWorker = "worker"
 
 // BlockedOnWorkerOf is what a run waiting for a worker serving version
-// reports.
-func BlockedOnWorkerOf(version string) string { return BlockedOnWorker + "@" + version }
+// reports; noneConnected: no connected worker serves it at all.
+func BlockedOnWorkerOf(version string, noneConnected bool) string {
+	if noneConnected {
+		return BlockedOnWorker + ":none@" + version
+	}
+	return BlockedOnWorker + "@" + version
+}
+
+// BlockedOnLostWorker is what a run whose worker (named worker) was lost
+// mid-run reports before it is dispatched again.
+func BlockedOnLostWorker(version, worker string) string {
+	return BlockedOnWorker + ":lost=" + worker + "@" + version
+}
+
+// runWaiting reads what BlockedOnWorkerOf and BlockedOnLostWorker wrote
+// (on is "" once a worker took the run); ok is false for anything else.
+func runWaiting(b *engine.Blocked) (*wfdv1.RunWaitingForWorker, bool) {
+	w := &wfdv1.RunWaitingForWorker{Step: b.Step, Attempt: uint32(b.Attempt)}
+	if b.On == "" {
+		return w, true
+	}
+	i := strings.LastIndexByte(b.On, '@')
+	if i < 0 {
+		return nil, false
+	}
+	kind, version := b.On[:i], b.On[i+1:]
+	w.WorkflowVersion = version
+	switch {
+	case kind == BlockedOnWorker:
+		w.Waiting = true
+	case kind == BlockedOnWorker+":none":
+		w.Waiting, w.NoneConnected = true, true
+	case strings.HasPrefix(kind, BlockedOnWorker+":lost="):
+		w.LostWorker = strings.TrimPrefix(kind, BlockedOnWorker+":lost=")
+	default:
+		return nil, false
+	}
+	return w, true
+}
 
 func RecordToProto(r *engine.Record) *wfdv1.Record {
 	p := &wfdv1.Record{Seq: r.Seq, Time: timestamppb.New(r.Time)}
@@ -59,10 +96,8 @@ func RecordToProto(r *engine.Record) *wfdv1.Record {
 		if b == nil {
 			break
 		}
-		if on, version, _ := strings.Cut(b.On, "@"); on == BlockedOnWorker || b.On == "" {
-			p.Kind = &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: &wfdv1.RunWaitingForWorker{
-				Step: b.Step, Attempt: uint32(b.Attempt), Waiting: b.On != "", WorkflowVersion: version,
-			}}
+		if w, ok := runWaiting(b); ok {
+			p.Kind = &wfdv1.Record_RunWaitingForWorker{RunWaitingForWorker: w}
 		}
 	}
 	return p

@@ -123,17 +123,24 @@ func (r *Registry) proxy(workflow, version, step string) engine.StepFunc {
 // that is not an attempt (the step did not fail).
 func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in engine.Event, v ref, step string) error {
 	local := true // the worker may answer waits itself (Dispatch.local_waits)
+	lostShown := false
 	for {
 		wr := &waitingRun{handlerID: sc.HandlerID(), step: step, workflow: v.workflow, version: v.version, attempt: sc.Attempt()}
-		w, err := r.pick(ctx, v.workflow, v.version, wr, func(waiting bool) {
+		w, err := r.pick(ctx, v.workflow, v.version, wr, func(waiting, noneConnected bool) {
 			if waiting {
-				sc.Blocked(live.BlockedOnWorkerOf(v.version))
+				sc.Blocked(live.BlockedOnWorkerOf(v.version, noneConnected))
 			} else {
 				sc.Blocked("")
 			}
 		})
 		if err != nil {
 			return err
+		}
+		if lostShown {
+			// The stream said the run's worker was lost: it says it is
+			// taken again (unless pick waited, and said so).
+			sc.Blocked("")
+			lostShown = false
 		}
 		run := &remoteRun{id: uuid.NewString(), handlerID: sc.HandlerID(), step: step, since: r.opts.Now(), worker: w,
 			calls: make(chan *runCall), done: make(chan struct{})}
@@ -172,6 +179,9 @@ func (r *Registry) runRemote(ctx context.Context, sc *engine.StepContext, in eng
 		r.stats.redispatches.Add(1)
 		r.log.Info("worker lost mid-run; dispatching the run again", "handler", run.handlerID, "step", step, "worker", w.id)
 		sc.Rewind()
+		// The handler's stream records the loss (RunWaitingForWorker.lost_worker).
+		sc.Blocked(live.BlockedOnLostWorker(v.version, workerName(w)))
+		lostShown = true
 	}
 }
 
@@ -292,4 +302,13 @@ func replay(sc *engine.StepContext, f *wfdv1.FinishRunRequest) error {
 		return errors.New(msg)
 	}
 	return fmt.Errorf("the worker finished the run with outcome %v", f.GetOutcome())
+}
+
+// workerName is how a worker is named on a handler's stream: its name,
+// or its id if it gave none.
+func workerName(w *worker) string {
+	if w.name != "" {
+		return w.name
+	}
+	return w.id
 }

@@ -141,17 +141,18 @@ type waitingRun struct {
 // server is draining) it lists wr as waiting and calls blocked(true);
 // once it stops waiting it unlists wr and calls blocked(false), so the
 // handler shows the wait.
-func (r *Registry) pick(ctx context.Context, workflow, version string, wr *waitingRun, blocked func(bool)) (*worker, error) {
+func (r *Registry) pick(ctx context.Context, workflow, version string, wr *waitingRun, blocked func(waiting, noneConnected bool)) (*worker, error) {
 	waited := false
 	defer func() {
 		if waited {
 			r.unlistWaiting(wr)
-			blocked(false)
+			blocked(false, false)
 		}
 	}()
 	for {
 		r.mu.Lock()
 		var best *worker
+		serving := false
 		ids := make([]string, 0, len(r.workers))
 		for id := range r.workers {
 			ids = append(ids, id)
@@ -159,7 +160,11 @@ func (r *Registry) pick(ctx context.Context, workflow, version string, wr *waiti
 		slices.Sort(ids)
 		for i := range ids {
 			w := r.workers[ids[(i+r.next)%len(ids)]]
-			if w.runs >= w.maxRuns || !w.serving(workflow, version) {
+			if !w.serving(workflow, version) {
+				continue
+			}
+			serving = true
+			if w.runs >= w.maxRuns {
 				continue
 			}
 			if best == nil || w.runs < best.runs {
@@ -188,7 +193,7 @@ func (r *Registry) pick(ctx context.Context, workflow, version string, wr *waiti
 			}
 			m[wr] = struct{}{}
 			r.mu.Unlock()
-			blocked(true)
+			blocked(true, !serving)
 			r.KickRoutes() // a worker of it may be on another replica
 			continue       // look again: a worker may have come meanwhile
 		}
@@ -201,6 +206,17 @@ func (r *Registry) pick(ctx context.Context, workflow, version string, wr *waiti
 			return nil, fmt.Errorf("no worker took the run before the server stopped: %w", engine.ErrInterrupted)
 		}
 	}
+}
+
+// servedLocked reports whether a connected worker serves that version of
+// workflow. r.mu is held.
+func (r *Registry) servedLocked(workflow, version string) bool {
+	for _, w := range r.workers {
+		if w.serving(workflow, version) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Registry) unlistWaiting(wr *waitingRun) {
@@ -224,7 +240,7 @@ func (r *Registry) WaitingFor(handlerID string) []*wfdv1.RunWaitingForWorker {
 	out := make([]*wfdv1.RunWaitingForWorker, 0, len(m))
 	for wr := range m {
 		out = append(out, &wfdv1.RunWaitingForWorker{Step: wr.step, Attempt: uint32(wr.attempt), Waiting: true, Since: timestamppb.New(wr.since),
-			WorkflowVersion: wr.version})
+			WorkflowVersion: wr.version, NoneConnected: !r.servedLocked(wr.workflow, wr.version)})
 	}
 	slices.SortFunc(out, func(a, b *wfdv1.RunWaitingForWorker) int { return a.GetSince().AsTime().Compare(b.GetSince().AsTime()) })
 	return out

@@ -221,18 +221,22 @@ class HandlerRestored(_message.Message):
     def __init__(self) -> None: ...
 
 class RunWaitingForWorker(_message.Message):
-    __slots__ = ("step", "attempt", "waiting", "since", "workflow_version")
+    __slots__ = ("step", "attempt", "waiting", "since", "workflow_version", "none_connected", "lost_worker")
     STEP_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     WAITING_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
+    NONE_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    LOST_WORKER_FIELD_NUMBER: _ClassVar[int]
     step: str
     attempt: int
     waiting: bool
     since: _timestamp_pb2.Timestamp
     workflow_version: str
-    def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workflow_version: _Optional[str] = ...) -> None: ...
+    none_connected: bool
+    lost_worker: str
+    def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workflow_version: _Optional[str] = ..., none_connected: _Optional[bool] = ..., lost_worker: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
     __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer")
