@@ -6,7 +6,7 @@
 // from any client or the CLI:
 //
 //	go run ./examples/go/worker --addr 127.0.0.1:7233
-//	wfd run approval-go '{"amount": 42}'
+//	wfd run approval-go --input '{"amount": 42}'
 //	wfd send <handler> approval '{"approved": true}'
 package main
 
