@@ -142,3 +142,19 @@ func TestWhoami(t *testing.T) {
 	matchLines(t, ok(t, "whoami", "--addr", tlsAddr, "--tls-ca", f.ca, "--tls-cert", f.clientCert, "--tls-key", f.clientKey),
 		[]string{`^subject: +alice$`, `^roles: +worker$`})
 }
+
+// TestWaitIdle: wait --idle ends once the handler waits for outside
+// input and prints what it waits for, with exit status 0; --after-seq
+// needs --idle.
+func TestWaitIdle(t *testing.T) {
+	addr := serve(t)
+	id := field(ok(t, "--addr", addr, "run", "approval", "--input", `{"amount": 1}`))
+	out := ok(t, "--addr", addr, "wait", id, "--idle", "--wait", "1m")
+	if !strings.Contains(out, "waits for approval") {
+		t.Fatalf("wait --idle printed:\n%s", out)
+	}
+	r := wfd(t, "--addr", addr, "wait", id, "--after-seq", "3")
+	if r.code == 0 || !strings.Contains(r.stderr, "--after-seq needs --idle") {
+		t.Fatalf("--after-seq alone: exit %d, %q", r.code, r.stderr)
+	}
+}

@@ -228,3 +228,50 @@ func TestWaitEndsOnDrain(t *testing.T) {
 	}
 	<-stopped
 }
+
+// TestWaitHandlerUntilIdle: with until_idle a wait answers once the
+// handler is idle after the record the caller names (ask, then wait for
+// the next question), at once if it is idle now without one, and with
+// the handler's end if it ends instead; after_seq alone is refused
+// (issue 28).
+func TestWaitHandlerUntilIdle(t *testing.T) {
+	ts := startServer(t, serverConfig{workflows: testWorkflows()})
+	c := ts.client()
+	res, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "counter", HandlerId: "wi-1", Input: st(t, map[string]any{"want": 2.0})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIdle := func(after uint64) *wfdv1.Handler {
+		t.Helper()
+		w, err := c.WaitHandler(ctxT(t), &wfdv1.WaitHandlerRequest{HandlerId: "wi-1", UntilIdle: true, AfterSeq: after, Timeout: durationpb.New(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.GetHandler()
+	}
+	h := waitIdle(res.GetHandler().GetLastSeq())
+	if h.GetIdle() == nil || h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+		t.Fatalf("after the start: %v", h)
+	}
+	// Idle now, and no after_seq: at once.
+	if again := waitIdle(0); again.GetIdle() == nil || again.GetLastSeq() != h.GetLastSeq() {
+		t.Fatalf("idle now: %v", again)
+	}
+	sent, err := sendEv(t, c, "wi-1", "inc", map[string]any{"n": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := waitIdle(sent.GetLastSeq())
+	if next.GetIdle() == nil || next.GetLastSeq() < sent.GetLastSeq() || next.GetLastSeq() <= h.GetLastSeq() {
+		t.Fatalf("after the first inc (seq %d): %v", sent.GetLastSeq(), next)
+	}
+	sent, err = sendEv(t, c, "wi-1", "inc", map[string]any{"n": 2.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := waitIdle(sent.GetLastSeq()); end.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
+		t.Fatalf("after the last inc: %v, want completed", end)
+	}
+	_, err = c.WaitHandler(ctxT(t), &wfdv1.WaitHandlerRequest{HandlerId: "wi-1", AfterSeq: 3})
+	wantCode(t, err, connect.CodeInvalidArgument, "after_seq needs until_idle")
+}

@@ -19,7 +19,21 @@ import (
 // Without a deadline on ctx, the call may take timeout plus the client's
 // [WithTimeout] (the default timeout alone would cut it short).
 func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*wfdv1.Handler, error) {
-	req := &wfdv1.WaitHandlerRequest{HandlerId: id}
+	return c.wait(ctx, &wfdv1.WaitHandlerRequest{HandlerId: id}, timeout)
+}
+
+// WaitIdle waits as [Client.Wait] does, and also answers once the
+// handler is idle (waiting only for outside input: an event, a person's
+// answer, a timer) at or after the record afterSeq: ask a question, then
+// wait for the next one. Pass the LastSeq of the handler a Send or Run
+// returned, so that an idleness from before that event does not count; 0
+// answers at once if the handler is idle now. The handler's Idle says
+// what it waits for; its status says whether it finished instead.
+func (c *Client) WaitIdle(ctx context.Context, id string, afterSeq uint64, timeout time.Duration) (*wfdv1.Handler, error) {
+	return c.wait(ctx, &wfdv1.WaitHandlerRequest{HandlerId: id, UntilIdle: true, AfterSeq: afterSeq}, timeout)
+}
+
+func (c *Client) wait(ctx context.Context, req *wfdv1.WaitHandlerRequest, timeout time.Duration) (*wfdv1.Handler, error) {
 	d := timeout
 	if timeout != 0 {
 		req.Timeout = durationpb.New(timeout)

@@ -2267,7 +2267,16 @@ type WaitHandlerRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	HandlerId string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
 	// How long to wait at most: unset 60 s, at most 1 hour.
-	Timeout       *durationpb.Duration `protobuf:"bytes,2,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,2,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Also answer once the handler is idle (waiting only for outside input:
+	// an event, a person's answer, a timer), not only once it finishes:
+	// ask a question, then wait for the next one. With after_seq, the
+	// idleness must be at or after that record: pass the last_seq of the
+	// SendEvent or RunWorkflow response (read after the event's commit), so
+	// an idleness from before the event does not count; without it, a
+	// handler idle now answers at once.
+	UntilIdle     bool   `protobuf:"varint,3,opt,name=until_idle,json=untilIdle,proto3" json:"until_idle,omitempty"`
+	AfterSeq      uint64 `protobuf:"varint,4,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2316,9 +2325,24 @@ func (x *WaitHandlerRequest) GetTimeout() *durationpb.Duration {
 	return nil
 }
 
+func (x *WaitHandlerRequest) GetUntilIdle() bool {
+	if x != nil {
+		return x.UntilIdle
+	}
+	return false
+}
+
+func (x *WaitHandlerRequest) GetAfterSeq() uint64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
 type WaitHandlerResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Finished (a terminal status), or still running when the time ran out.
+	// Finished (a terminal status), idle (with until_idle: its idle field
+	// says what it waits for), or still running when the time ran out.
 	Handler       *Handler `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3506,11 +3530,14 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x14PublishEventResponse\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x14\n" +
-	"\x05woken\x18\x03 \x01(\x05R\x05woken\"h\n" +
+	"\x05woken\x18\x03 \x01(\x05R\x05woken\"\xa4\x01\n" +
 	"\x12WaitHandlerRequest\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x123\n" +
-	"\atimeout\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"@\n" +
+	"\atimeout\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x1d\n" +
+	"\n" +
+	"until_idle\x18\x03 \x01(\bR\tuntilIdle\x12\x1b\n" +
+	"\tafter_seq\x18\x04 \x01(\x04R\bafterSeq\"@\n" +
 	"\x13WaitHandlerResponse\x12)\n" +
 	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"5\n" +
 	"\x14DeleteHandlerRequest\x12\x1d\n" +

@@ -40,7 +40,11 @@ func (v *Service) WaitHandler(ctx context.Context, req *wfdv1.WaitHandlerRequest
 	if req.GetTimeout() == nil {
 		d = defaultWait
 	}
-	h, err := v.wait(ctx, req.GetHandlerId(), d)
+	if req.GetAfterSeq() != 0 && !req.GetUntilIdle() {
+		return nil, fmt.Errorf("%w: after_seq needs until_idle", apierr.ErrInvalid)
+	}
+	until := waitUntil{idle: req.GetUntilIdle(), afterSeq: req.GetAfterSeq()}
+	h, err := v.waitFor(ctx, req.GetHandlerId(), d, until)
 	if err != nil {
 		return nil, err
 	}
@@ -61,26 +65,54 @@ func checkWait(field string, d *durationpb.Duration) (time.Duration, error) {
 	return d.AsDuration(), nil
 }
 
+// waitUntil is what a wait waits for besides the handler's end: with
+// idle, an idleness at or after the record afterSeq. A SendEvent's
+// answer is read after the event's commit, so its last_seq is at least
+// that of the change that took the event in: an idleness there or later
+// comes after the event.
+type waitUntil struct {
+	idle     bool
+	afterSeq uint64
+}
+
+// done reports whether the stored handler m is what the wait waits for.
+func (u waitUntil) done(m *persistence.Handler) bool {
+	return m.Status != persistence.StatusRunning || u.idle && !m.IdleSince.IsZero() && m.LastSeq >= u.afterSeq
+}
+
+// record reports whether r ends the wait (or may: the store decides).
+func (u waitUntil) record(r *wfdv1.Record) bool {
+	if r.GetHandlerFinished() != nil {
+		return true
+	}
+	return u.idle && r.GetIdleChanged().GetIdle() && r.GetSeq() >= u.afterSeq
+}
+
 // wait returns the handler once it has finished, or as it is when d has
 // passed or the server begins to drain (a drain does not fail the call:
 // the caller gets the running handler and may wait again, elsewhere).
 // The caller's context ends it with its error.
 func (s *Service) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.Handler, error) {
+	return s.waitFor(ctx, id, d, waitUntil{})
+}
+
+// waitFor is wait, answering also when until says so.
+func (s *Service) waitFor(ctx context.Context, id string, d time.Duration, until waitUntil) (*wfdv1.Handler, error) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
-		// Subscribe before reading: a terminal record committed after the
-		// read reaches the subscription.
+		// Subscribe before reading: a terminal (or idle) record committed
+		// after the read reaches the subscription.
 		sub := s.hub.Subscribe(id)
 		meta, err := s.rt.Meta(ctx, id)
-		if err != nil || meta.Status != persistence.StatusRunning {
+		if err != nil || until.done(&meta) {
 			s.hub.Unsubscribe(id, sub)
 			if err != nil {
 				return nil, err
 			}
 			return s.rt.View(&meta), nil
 		}
-		finished, err := s.awaitFinished(ctx, sub, timer.C)
+		finished, err := s.awaitFinished(ctx, sub, timer.C, until)
 		s.hub.Unsubscribe(id, sub)
 		if err != nil {
 			return nil, err
@@ -98,11 +130,11 @@ func (s *Service) wait(ctx context.Context, id string, d time.Duration) (*wfdv1.
 	}
 }
 
-// awaitFinished follows sub until a terminal record (true), the
-// subscription is cut loose for lagging or poked (true: re-read the
-// store), the timer fires or the server drains (false), or ctx ends (its
-// error).
-func (s *Service) awaitFinished(ctx context.Context, sub *live.Subscription, timeout <-chan time.Time) (bool, error) {
+// awaitFinished follows sub until a terminal record (or one until waits
+// for) (true), the subscription is cut loose for lagging or poked (true:
+// re-read the store), the timer fires or the server drains (false), or
+// ctx ends (its error).
+func (s *Service) awaitFinished(ctx context.Context, sub *live.Subscription, timeout <-chan time.Time, until waitUntil) (bool, error) {
 	for {
 		select {
 		case b, ok := <-sub.Ch:
@@ -111,7 +143,7 @@ func (s *Service) awaitFinished(ctx context.Context, sub *live.Subscription, tim
 			}
 			sub.Taken(b)
 			for _, r := range b.Recs {
-				if r.GetHandlerFinished() != nil {
+				if until.record(r) {
 					return true, nil
 				}
 			}

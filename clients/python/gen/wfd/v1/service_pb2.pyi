@@ -388,12 +388,16 @@ class PublishEventResponse(_message.Message):
     def __init__(self, event_id: _Optional[str] = ..., seq: _Optional[int] = ..., woken: _Optional[int] = ...) -> None: ...
 
 class WaitHandlerRequest(_message.Message):
-    __slots__ = ("handler_id", "timeout")
+    __slots__ = ("handler_id", "timeout", "until_idle", "after_seq")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_IDLE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     timeout: _duration_pb2.Duration
-    def __init__(self, handler_id: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    until_idle: bool
+    after_seq: int
+    def __init__(self, handler_id: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., until_idle: _Optional[bool] = ..., after_seq: _Optional[int] = ...) -> None: ...
 
 class WaitHandlerResponse(_message.Message):
     __slots__ = ("handler",)
