@@ -62,3 +62,14 @@ var (
 	// final in the store, whoever writes. It wraps ErrConflict.
 	ErrFinished = fmt.Errorf("%w: the handler is finished", ErrConflict)
 )
+
+// UnindexedError is the ErrUnindexed of one query: Reason says why no
+// index answers it, in words for the query's author.
+type UnindexedError struct {
+	Reason string
+}
+
+func (e *UnindexedError) Error() string { return "the query needs an index: " + e.Reason }
+
+// Unwrap makes an UnindexedError an ErrUnindexed (and so an ErrInvalid).
+func (e *UnindexedError) Unwrap() error { return ErrUnindexed }

@@ -25,6 +25,7 @@ test("every page passes axe's WCAG A and AA rules", async ({ page, wfd }) => {
     [`/ui/handlers/${id}`, `Handler ${id}`],
     ["/ui/workflows", "Workflows"],
     ["/ui/workflows/expense", "Workflow expense"],
+    ["/ui/schedules", "Schedules"],
     ["/ui/events", "Published events"],
     ["/ui/signin", "Sign in"],
   ];

@@ -5,6 +5,7 @@ import { HandlerPage } from "./pages/HandlerPage";
 import { Handlers } from "./pages/Handlers";
 import { Inbox } from "./pages/Inbox";
 import { Overview } from "./pages/Overview";
+import { Schedules } from "./pages/Schedules";
 import { SignIn } from "./pages/SignIn";
 import { TaskPage } from "./pages/TaskPage";
 import { WorkflowPage, Workflows } from "./pages/Workflows";
@@ -16,6 +17,7 @@ const nav: [string, string][] = [
   ["/inbox", "Inbox"],
   ["/handlers", "Handlers"],
   ["/workflows", "Workflows"],
+  ["/schedules", "Schedules"],
   ["/events", "Events"],
 ];
 
@@ -32,6 +34,8 @@ function page(path: string) {
       return parts[1] ? <HandlerPage key={parts[1]} id={parts[1]} /> : <Handlers />;
     case "workflows":
       return parts[1] ? <WorkflowPage key={parts[1]} name={parts[1]} /> : <Workflows />;
+    case "schedules":
+      return <Schedules />;
     case "events":
       return <Events />;
     case "signin":

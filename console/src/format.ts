@@ -49,3 +49,18 @@ export function structJson(s: JsonObject | undefined): { [k: string]: unknown } 
 export function jsonText(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x), 2);
 }
+
+/** A handler's search attributes on one line: name=value, by name. */
+export function attributesText(a: { [k: string]: unknown } | undefined): string {
+  if (!a) return "";
+  return Object.keys(a)
+    .sort()
+    .map((k) => `${k}=${attributeValue(a[k])}`)
+    .join(" ");
+}
+
+function attributeValue(v: unknown): string {
+  if (Array.isArray(v)) return "[" + v.map((x) => String(x)).join(", ") + "]";
+  if (typeof v === "string") return JSON.stringify(v);
+  return String(v);
+}

@@ -6,7 +6,7 @@ import { errorText, isUnimplemented } from "../api";
 import { Badge, ErrorNote, Notice, useLoad } from "../components/common";
 import { SchemaForm } from "../components/LazySchemaForm";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
-import { jsonText, residencyName, statusName, structJson, when } from "../format";
+import { attributesText, jsonText, residencyName, statusName, structJson, when } from "../format";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
 
@@ -167,6 +167,22 @@ export function HandlerPage({ id }: { id: string }) {
                           <Link to={`/handlers/${encodeURIComponent(c)}`}>{c}</Link>
                         </li>
                       ))}
+                    </ul>
+                  </dd>
+                </>
+              )}
+              {h.attributes && Object.keys(h.attributes).length > 0 && (
+                <>
+                  <dt>Attributes</dt>
+                  <dd>
+                    <ul className="plain" data-testid="handler-attributes">
+                      {Object.keys(h.attributes)
+                        .sort()
+                        .map((k) => (
+                          <li key={k}>
+                            <code>{attributesText({ [k]: h.attributes?.[k] })}</code>
+                          </li>
+                        ))}
                     </ul>
                   </dd>
                 </>

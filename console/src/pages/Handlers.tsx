@@ -4,7 +4,7 @@ import type { HandlerStatusName, ListOptions, ResidencyName } from "@wfd/client/
 
 import { Badge, ErrorNote, Notice, Pager, useLoad } from "../components/common";
 import { waiterText } from "../components/Timeline";
-import { ago, residencyName, statusName, when } from "../format";
+import { ago, attributesText, residencyName, statusName, when } from "../format";
 import { Link, navigate, queryString, useLocation } from "../router";
 import { useSession } from "../session";
 
@@ -19,6 +19,7 @@ export function Handlers() {
     idle: query.get("idle") ?? "",
     idleFor: query.get("idle_for") ?? "",
     residency: query.get("residency") ?? "",
+    where: query.get("where") ?? "",
   };
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1] ?? "";
@@ -32,15 +33,21 @@ export function Handlers() {
       const s = Number(f.idleFor);
       if (f.idleFor && s > 0) o.idleFor = s * 1000;
       if (f.residency) o.residency = f.residency as ResidencyName;
+      if (f.where) o.where = f.where;
       return client.list(o, { signal });
     },
-    [client, f.workflow, f.status, f.idle, f.idleFor, f.residency, token],
+    [client, f.workflow, f.status, f.idle, f.idleFor, f.residency, f.where, token],
   );
+  // Search attributes: a column only when some handler on the page has any.
+  const withAttrs = page.data?.handlers.some((h) => h.attributes && Object.keys(h.attributes).length > 0) ?? false;
+  // A refused query (its position, or why no index answers it) is said
+  // next to the query's field.
+  const whereError = f.where && page.error.includes("where") ? page.error : "";
   // Replica mode: which replica holds each running handler, a column only
   // when some handler on the page has one (never for a single process).
   const owners = page.data?.handlers.some((h) => h.owner) ?? false;
   const set = (k: string, v: string) => {
-    const q: { [k: string]: string } = { workflow: f.workflow, status: f.status, idle: f.idle, idle_for: f.idleFor, residency: f.residency };
+    const q: { [k: string]: string } = { workflow: f.workflow, status: f.status, idle: f.idle, idle_for: f.idleFor, residency: f.residency, where: f.where };
     q[k] = v;
     setTokens([]);
     navigate("/handlers" + queryString(q), true);
@@ -88,11 +95,30 @@ export function Handlers() {
             <option>released</option>
           </select>
         </label>
+        <label className="wide">
+          Where
+          <input
+            type="search"
+            key={f.where}
+            defaultValue={f.where}
+            placeholder='customer = "acme" and amount > 100 order by amount desc'
+            aria-describedby="where-help where-error"
+            aria-invalid={whereError ? true : undefined}
+            onKeyDown={(e) => e.key === "Enter" && set("where", e.currentTarget.value.trim())}
+            onBlur={(e) => e.currentTarget.value.trim() !== f.where && set("where", e.currentTarget.value.trim())}
+          />
+        </label>
         <button type="button" onClick={page.reload}>
           Refresh
         </button>
+        <p id="where-help" className="sub">
+          A query on search attributes and status, workflow, created_at, updated_at (attributes need a workflow); Enter applies it.
+        </p>
       </form>
-      <ErrorNote error={page.error} />
+      <p id="where-error" className="error" role="alert" hidden={!whereError}>
+        {whereError}
+      </p>
+      <ErrorNote error={whereError ? "" : page.error} />
       {page.data && page.data.handlers.length === 0 && <Notice>No handlers match.</Notice>}
       {page.data && page.data.handlers.length > 0 && (
         <div className="scroll-x">
@@ -104,6 +130,7 @@ export function Handlers() {
                 <th scope="col">Status</th>
                 <th scope="col">Residency</th>
                 {owners && <th scope="col">Owner</th>}
+                {withAttrs && <th scope="col">Attributes</th>}
                 <th scope="col">Waiting for</th>
                 <th scope="col">Created</th>
               </tr>
@@ -123,6 +150,7 @@ export function Handlers() {
                   </td>
                   <td>{residencyName(h.residency)}</td>
                   {owners && <td>{h.owner}</td>}
+                  {withAttrs && <td className="attrs">{attributesText(h.attributes)}</td>}
                   <td>{h.idle ? `${h.idle.waiters.map(waiterText).join("; ") || "events"} (idle ${ago(h.idle.since)})` : ""}</td>
                   <td title={when(h.createdAt)}>{ago(h.createdAt)} ago</td>
                 </tr>

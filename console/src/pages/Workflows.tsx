@@ -103,6 +103,23 @@ export function WorkflowPage({ name }: { name: string }) {
           </div>
           <div>
             <h2>Schemas</h2>
+            {Object.keys(w.searchAttributes).length > 0 && (
+              <details open>
+                <summary>Search attributes</summary>
+                <ul className="plain" data-testid="workflow-attributes">
+                  {Object.keys(w.searchAttributes)
+                    .sort()
+                    .map((k) => (
+                      <li key={k}>
+                        <code>{k}</code> {w.searchAttributes[k]}
+                      </li>
+                    ))}
+                </ul>
+                <p className="hint">
+                  Filter its handlers by them: <Link to={`/handlers?workflow=${encodeURIComponent(name)}`}>Handlers</Link>, Where.
+                </p>
+              </details>
+            )}
             <details open>
               <summary>Input</summary>
               <pre>{jsonText(structJson(w.inputSchema) ?? "any object")}</pre>

@@ -34,7 +34,7 @@ func DriveTerm(q *persistence.Query) (term attrs.IndexTerm, ok bool, err error) 
 		if reason == "" {
 			reason = "its only conditions at the top level are on updated_at, which no index holds"
 		}
-		return attrs.IndexTerm{}, false, fmt.Errorf("%w: %s", persistence.ErrUnindexed, reason)
+		return attrs.IndexTerm{}, false, &persistence.UnindexedError{Reason: reason}
 	}
 	return plan.Terms[best], true, nil
 }
@@ -106,6 +106,6 @@ func OrderedPage(hs []persistence.Handler, last string, limit int) ([]persistenc
 // TooManyOrdered is the error of an ordered listing that matches more
 // than persistence.MaxOrderedMatches handlers.
 func TooManyOrdered() error {
-	return fmt.Errorf("%w: the query matches more than %d handlers, too many to order: narrow its condition",
-		persistence.ErrUnindexed, persistence.MaxOrderedMatches)
+	return &persistence.UnindexedError{Reason: fmt.Sprintf("it matches more than %d handlers, too many to order: narrow its condition",
+		persistence.MaxOrderedMatches)}
 }

@@ -83,6 +83,10 @@ func (v *Service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 		q.Where = where
 	}
 	hs, next, err := v.store.ListHandlers(ctx, q)
+	if ue := (*persistence.UnindexedError)(nil); errors.As(err, &ue) {
+		// The store's reason, without the layers it passed through.
+		return nil, fmt.Errorf("%w: where: no index answers the query: %s", apierr.ErrInvalid, ue.Reason)
+	}
 	if err != nil {
 		return nil, err
 	}
