@@ -182,10 +182,13 @@ test("handlers parked on v1 are checked, upgraded to v2 from the workflow's page
   await expect(v1).toHaveCount(0);
   const waiting = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow, input: { amount: 1 } });
   await page.goto(`${wfd.origin}/ui/handlers/${encodeURIComponent(waiting.handler.handlerId)}`);
+  // No worker is connected at all: the timeline says so (not that the
+  // workers are busy).
   await expect(page.getByTestId("timeline").locator('[data-kind="worker"]').first()).toContainText(
-    "step review waiting for a worker serving expense-report@v2",
+    "step review waiting for a worker: none serving expense-report@v2 is connected",
   );
   await expect(page.getByTestId("handler-waiting-for-worker")).toContainText("step review needs a worker serving expense-report@v2");
+  await expect(page.getByTestId("handler-waiting-for-worker")).toContainText("none is connected");
   await shot(page, "handler-waiting-for-worker");
   await expect(page.getByRole("alert")).toHaveCount(0);
   expect(consoleErrors).toEqual([]);

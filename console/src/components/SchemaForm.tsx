@@ -112,6 +112,11 @@ export function SchemaForm({ schema, id, submitLabel, onSubmit, initial }: Schem
         idPrefix={id}
         formData={data}
         noHtml5Validate
+        // A required boolean starts unanswered (rjsf would fill in false,
+        // and one careless Submit would reject the request), and a const
+        // in the schema (the answer schema's "if approved is false, then a
+        // reason") is a condition, not a value to fill in.
+        experimental_defaultFormStateBehavior={{ requiredBooleanDefault: "skip", constAsDefaults: "never" }}
         showErrorList={false}
         focusOnFirstError
         extraErrors={serverErrors}

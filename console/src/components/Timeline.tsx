@@ -29,6 +29,13 @@ export function waiterText(w: WaiterInfo): string {
     parts.push(`children ${w.children.join(", ")}`);
   } else if (w.eventType) {
     parts.push(`event ${w.eventType}`);
+  } else if (w.deadline) {
+    // A durable sleep: a timer and nothing else.
+    parts.push(`sleeps until ${when(w.deadline)}`);
+    if (w.step) {
+      parts.push(`(step ${w.step})`);
+    }
+    return parts.join(" ");
   }
   if (w.step) {
     parts.push(`(step ${w.step})`);
@@ -45,7 +52,13 @@ export function waiterText(w: WaiterInfo): string {
  */
 export function workerText(v: RunWaitingForWorker, workflow = ""): string {
   const version = v.workflowVersion ? (workflow ? `${workflow}@${v.workflowVersion}` : `version ${v.workflowVersion}`) : workflow;
+  if (v.lostWorker) {
+    return `step ${v.step}: worker ${v.lostWorker} was lost mid-run; the run is dispatched again`;
+  }
   const text = `step ${v.step} ${v.waiting ? "waiting for a worker" : "got a worker"}`;
+  if (v.waiting && v.noneConnected) {
+    return `${text}: none serving ${version || "the workflow"} is connected`;
+  }
   if (!version) {
     return text;
   }

@@ -142,7 +142,7 @@ export function HandlerPage({ id }: { id: string }) {
                           <code>
                             {h.workflow}@{r.workflowVersion || h.workflowVersion}
                           </code>{" "}
-                          (since {when(r.since)})
+                          (since {when(r.since)}){r.noneConnected ? ": none is connected" : ": every one connected is busy"}
                         </li>
                       ))}
                     </ul>

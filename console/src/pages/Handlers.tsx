@@ -3,7 +3,7 @@ import { useState } from "react";
 import type { HandlerStatusName, ListOptions, ResidencyName } from "@wfd/client/web";
 
 import { Badge, ErrorNote, Notice, Pager, useLoad } from "../components/common";
-import { waiterText } from "../components/Timeline";
+import { waiterText, workerText } from "../components/Timeline";
 import { ago, attributesText, residencyName, statusName, when } from "../format";
 import { Link, navigate, queryString, useLocation } from "../router";
 import { useSession } from "../session";
@@ -151,7 +151,11 @@ export function Handlers() {
                   <td>{residencyName(h.residency)}</td>
                   {owners && <td>{h.owner}</td>}
                   {withAttrs && <td className="attrs">{attributesText(h.attributes)}</td>}
-                  <td>{h.idle ? `${h.idle.waiters.map(waiterText).join("; ") || "events"} (idle ${ago(h.idle.since)})` : ""}</td>
+                  <td>
+                    {h.idle
+                      ? `${h.idle.waiters.map(waiterText).join("; ") || "events"} (idle ${ago(h.idle.since)})`
+                      : h.waitingForWorker.map((w) => workerText(w, h.workflow)).join("; ")}
+                  </td>
                   <td title={when(h.createdAt)}>{ago(h.createdAt)} ago</td>
                 </tr>
               ))}

@@ -33,7 +33,9 @@ export function TaskPage({ id }: { id: string }) {
   const task = useLoad((signal) => client.task(id, { signal }), [client, id]);
   const t = task.data;
   const handler = useLoad(async (signal) => (t ? client.get(t.handlerId, { signal }) : undefined), [client, t?.handlerId]);
-  const [answeredBy, setAnsweredBy] = useState("console");
+  // Who answers, without authentication: the assignee unless changed.
+  const [answeredByInput, setAnsweredBy] = useState<string | undefined>(undefined);
+  const answeredBy = answeredByInput ?? t?.assignee ?? "";
   const [completed, setCompleted] = useState(false);
   const h = handler.data;
   const { reload: reloadHandler } = handler;
@@ -104,7 +106,7 @@ export function TaskPage({ id }: { id: string }) {
                   schema={structJson(t.answerSchema)}
                   submitLabel="Submit answer"
                   onSubmit={async (answer) => {
-                    await client.completeTask(t.taskId, answer, { completedBy: anonymous ? answeredBy : undefined });
+                    await client.completeTask(t.taskId, answer, { completedBy: anonymous && answeredBy ? answeredBy : undefined });
                     setCompleted(true);
                     task.reload();
                   }}

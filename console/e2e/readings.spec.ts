@@ -1,0 +1,38 @@
+// What the console says of a task's answer form and the workflow cards
+// (issue 28's defects).
+import { expect, test, uid } from "./fixtures";
+
+test("a required boolean starts unanswered, and the answer is by the assignee", async ({ page, wfd, consoleErrors }) => {
+  const approver = uid("dana");
+  const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver } });
+  let taskId = "";
+  await expect(async () => {
+    const list = await wfd.call<{ tasks?: { taskId: string }[] }>("ListTasks", { handlerId: run.handler.handlerId });
+    taskId = list.tasks?.[0]?.taskId ?? "";
+    expect(taskId).not.toBe("");
+  }).toPass({ timeout: 30_000 });
+  await page.goto(`${wfd.origin}/ui/tasks/${encodeURIComponent(taskId)}`);
+  const yes = page.getByRole("radio", { name: "Yes" });
+  const no = page.getByRole("radio", { name: "No" });
+  await expect(yes).toBeVisible();
+  // Neither is chosen: one careless Submit must not reject the request.
+  await expect(yes).not.toBeChecked();
+  await expect(no).not.toBeChecked();
+  await expect(page.getByLabel("Answered by")).toHaveValue(approver);
+  await yes.check();
+  await page.getByRole("button", { name: "Submit answer" }).click();
+  await expect(async () => {
+    const t = await wfd.call<{ task: { completedBy?: string } }>("GetTask", { taskId });
+    expect(t.task.completedBy).toBe(approver);
+  }).toPass({ timeout: 30_000 });
+  expect(consoleErrors).toEqual([]);
+});
+
+test("workflow cards break no word in the middle", async ({ page, wfd, consoleErrors }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${wfd.origin}/ui/workflows`);
+  const sub = page.locator(".card .sub").first();
+  await expect(sub).toBeVisible();
+  expect(await sub.evaluate((el) => getComputedStyle(el).wordBreak)).toBe("normal");
+  expect(consoleErrors).toEqual([]);
+});
