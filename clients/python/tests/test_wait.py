@@ -46,6 +46,24 @@ def test_run_send_and_wait(client: Client) -> None:
         client.run("echo", wait=-1)
 
 
+def test_wait_idle(client: Client) -> None:
+    """wait_idle returns once the handler is idle at or after the record
+    named, or finished instead."""
+    h = client.run("approval", {"amount": 4})
+    idle = client.wait_idle(h.handler_id, h.last_seq, 30)
+    assert idle.status == RUNNING and idle.idle.waiters[0].event_type == "approval"
+    sent = client.send(h.handler_id, "approval", {"approved": True})
+    assert client.wait_idle(h.handler_id, sent.last_seq, 30).status == COMPLETED
+
+
+async def test_wait_idle_async(aclient: AsyncClient) -> None:
+    h = await aclient.run("approval", {"amount": 5})
+    idle = await aclient.wait_idle(h.handler_id, h.last_seq, 30)
+    assert idle.status == RUNNING and idle.HasField("idle")
+    sent = await aclient.send(h.handler_id, "approval", {"approved": True})
+    assert (await aclient.wait_idle(h.handler_id, sent.last_seq, 30)).status == COMPLETED
+
+
 def test_wait_released_until_woken(client: Client) -> None:
     """A wait does not load a released handler; an event sent later does."""
     id = idle_approval(client)

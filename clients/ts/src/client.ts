@@ -353,6 +353,21 @@ export class WfdClient {
   }
 
   /**
+   * Waits as {@link wait} does, and also answers once the handler is idle
+   * (waiting only for outside input: an event, a person's answer, a
+   * timer) at or after the record `afterSeq`: ask a question, then wait
+   * for the next one. Pass the `lastSeq` of the handler a send or run
+   * returned, so an idleness from before that event does not count; 0
+   * answers at once if the handler is idle now. Its `idle` says what it
+   * waits for; its status whether it finished instead.
+   */
+  async waitIdle(id: string, afterSeq: bigint | number = 0, opts: WaitOptions = {}): Promise<Handler> {
+    const req = { handlerId: id, timeout: waitDuration("waitMs", opts.waitMs), untilIdle: true, afterSeq: BigInt(afterSeq) };
+    const res = await this.unary((o) => this.service.waitHandler(req, o), this.waiting(opts, opts.waitMs ?? DEFAULT_WAIT_MS));
+    return mustHandler(res.handler);
+  }
+
+  /**
    * Who the caller is to the server: with authentication on, its subject
    * and roles; without it (`authentication` false) every caller may do
    * everything. Credentials the server refuses are `Code.Unauthenticated`.

@@ -46,6 +46,16 @@ for (const [name, make] of clients) {
     });
     after(() => c.close());
 
+    test("waitIdle answers once the handler is idle after the record named, or finished", async () => {
+      const h = await c.run("approval", { amount: 4 });
+      const idle = await c.waitIdle(h.handlerId, h.lastSeq, { waitMs: 30_000 });
+      assert.equal(HandlerStatus[idle.status], "RUNNING");
+      assert.equal(idle.idle?.waiters[0]?.eventType, "approval");
+      const sent = await c.send(h.handlerId, "approval", { approved: true });
+      const end = await c.waitIdle(h.handlerId, sent.lastSeq, { waitMs: 30_000 });
+      assert.equal(HandlerStatus[end.status], "COMPLETED");
+    });
+
     test("run, send and wait answer once the handler finished, or running when the wait ends", async () => {
       const echo = await c.run("echo", { x: 1 }, { waitMs: 30_000 });
       assert.equal(HandlerStatus[echo.status], "COMPLETED");

@@ -592,6 +592,19 @@ class AsyncClient:
         )
         return res.handler
 
+    async def wait_idle(
+        self, id: str, after_seq: int = 0, wait: c.DurationLike | None = None, *, timeout: float | None = _DEFAULT
+    ) -> c.Handler:
+        """Waits until the handler is idle at or after ``after_seq``, or
+        finishes; see :meth:`wfd_client.Client.wait_idle`."""
+        req = c.wait_request(id, wait)
+        req.until_idle = True
+        req.after_seq = after_seq
+        res: service_pb2.WaitHandlerResponse = await self._unary(
+            self._stub.WaitHandler, req, self._waiting(timeout, c.DEFAULT_WAIT if wait is None else wait)
+        )
+        return res.handler
+
     async def identity(self, *, timeout: float | None = _DEFAULT) -> c.Identity:
         """Who the caller is to the server; see :meth:`wfd_client.Client.identity`."""
         res: service_pb2.GetIdentityResponse = await self._unary(

@@ -765,6 +765,24 @@ class Client:
         )
         return res.handler
 
+    def wait_idle(
+        self, id: str, after_seq: int = 0, wait: c.DurationLike | None = None, *, timeout: float | None = _DEFAULT
+    ) -> c.Handler:
+        """Waits as :meth:`wait` does, and also returns once the handler is
+        idle (waiting only for outside input: an event, a person's answer, a
+        timer) at or after the record ``after_seq``: ask a question, then
+        wait for the next one. Pass the ``last_seq`` of the handler a send or
+        run returned, so an idleness from before that event does not count;
+        0 returns at once if the handler is idle now. Its ``idle`` says what
+        it waits for; its status whether it finished instead."""
+        req = c.wait_request(id, wait)
+        req.until_idle = True
+        req.after_seq = after_seq
+        res: service_pb2.WaitHandlerResponse = self._unary(
+            self._stub.WaitHandler, req, self._waiting(timeout, c.DEFAULT_WAIT if wait is None else wait)
+        )
+        return res.handler
+
     def identity(self, *, timeout: float | None = _DEFAULT) -> c.Identity:
         """Who the caller is to the server: with authentication on
         (``authentication``), its ``subject`` and ``roles``; without it every
