@@ -348,6 +348,9 @@ func taskFields(t *wfdv1.Task) [][2]string {
 	if t.GetDeadline() != nil {
 		out = append(out, [2]string{"deadline", timeText(t.GetDeadline())})
 	}
+	if in := t.GetInput(); in != nil {
+		out = append(out, [2]string{"input", jsonText(in)})
+	}
 	if t.GetCompletedAt() != nil {
 		out = append(out, [2]string{"completed", timeText(t.GetCompletedAt())})
 	}

@@ -35,6 +35,15 @@ func (sc *stepContext) AskHuman(t Task) (TaskAnswer, error) {
 	if err == nil {
 		err = pl.Check(sc.x.h.e.lim.payload(), "schema", t.Schema)
 	}
+	if err == nil {
+		err = pl.Check(sc.x.h.e.lim.payload(), "input", t.Input)
+	}
+	if err == nil {
+		err = pl.Check(sc.x.h.e.lim.payload(), "input schema", t.InputSchema)
+	}
+	if err == nil && t.InputSchema != nil {
+		err = checkTaskInput(t.Input, t.InputSchema)
+	}
 	if err == nil && t.Schema != nil {
 		// A schema that does not compile would refuse every answer: say
 		// so now, to the step, rather than to the person answering.
@@ -65,12 +74,32 @@ func taskToProto(t *Task) *statev1.HumanTask {
 	if t == nil {
 		return nil
 	}
-	return &statev1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee}
+	return &statev1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee,
+		Input: t.Input, InputSchema: t.InputSchema}
 }
 
 func taskFromProto(p *statev1.HumanTask) *Task {
 	if p == nil {
 		return nil
 	}
-	return &Task{ID: p.GetTaskId(), Title: p.GetTitle(), Description: p.GetDescription(), Schema: p.GetAnswerSchema(), Assignee: p.GetAssignee()}
+	return &Task{ID: p.GetTaskId(), Title: p.GetTitle(), Description: p.GetDescription(), Schema: p.GetAnswerSchema(), Assignee: p.GetAssignee(),
+		Input: p.GetInput(), InputSchema: p.GetInputSchema()}
+}
+
+// checkTaskInput reports whether input matches its schema (which must
+// compile): a task whose input does not match what it says it is would
+// show a person something else than its author meant.
+func checkTaskInput(input, inputSchema *structpb.Struct) error {
+	raw, err := inputSchema.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	s, err := schema.Compile(raw)
+	if err != nil {
+		return fmt.Errorf("its input schema %w", err)
+	}
+	if err := s.Validate(input); err != nil {
+		return fmt.Errorf("its input does not match its input schema: %w", err)
+	}
+	return nil
 }

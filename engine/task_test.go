@@ -112,3 +112,38 @@ func TestAskHumanBadSchema(t *testing.T) {
 		t.Fatalf("status %v, error %q", info.Status, info.Error)
 	}
 }
+
+// TestAskHumanInput: a task's input must match its input schema (else
+// the run fails when it asks, saying why); a matching one is asked.
+func TestAskHumanInput(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		input map[string]any
+		want  string // the run's error; "" if it is asked
+	}{
+		{"matches", map[string]any{"amount": 12.0}, ""},
+		{"does not match", map[string]any{"amount": "twelve"}, `asks task "Check": its input does not match its input schema: at '/amount': got string, want number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := engine.Workflow{Name: "input-task", Steps: []engine.Step{step("ask", engine.StartEvent, []string{engine.StopEvent},
+				func(_ context.Context, sc *engine.StepContext, _ engine.Event) error {
+					_, err := sc.AskHuman(engine.Task{Title: "Check", Input: mustStruct(t, tc.input),
+						InputSchema: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}})})
+					return err
+				})}}
+			e, rec := newEngine(t, w)
+			h := start(t, e, "input-task", map[string]any{})
+			if tc.want == "" {
+				idle := rec.awaitIdle(t, h.ID(), 1)
+				if in := idle.Waiters[0].Task.Input.GetFields()["amount"].GetNumberValue(); in != 12 {
+					t.Fatalf("the asked task's input: %v", idle.Waiters[0].Task.Input)
+				}
+				return
+			}
+			info := wait(t, h)
+			if info.Status != engine.StatusFailed || !strings.Contains(info.Error, tc.want) {
+				t.Fatalf("status %v, error %q", info.Status, info.Error)
+			}
+		})
+	}
+}

@@ -21,6 +21,12 @@ type Task struct {
 	// Deadline bounds the wait (0: none); when it passes the task expires
 	// and AskHuman returns ErrTimeout.
 	Deadline time.Duration
+	// Input is what the person is to look at (an expense's lines, a
+	// document's fields), shown as a table or tree; nil: nothing but the
+	// description. InputSchema, if set, is a JSON Schema Input must match
+	// (its titles and descriptions label the display).
+	Input       *structpb.Struct
+	InputSchema *structpb.Struct
 }
 
 // TaskAnswer is a person's answer to a task.

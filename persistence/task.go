@@ -79,6 +79,11 @@ type Task struct {
 	CompletedAt time.Time // zero until the task is completed
 	CompletedBy string
 	Answer      []byte // opaque (JSON)
+
+	// Input is what the person is to look at, and InputSchema its
+	// optional schema, as JSON; the store does not look at them.
+	Input       []byte
+	InputSchema []byte
 }
 
 // Validate reports whether t may be stored. The error wraps ErrInvalid.

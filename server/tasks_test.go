@@ -48,6 +48,19 @@ func TestHumanTasks(t *testing.T) {
 	if w := idle.Idle.Waiters; len(w) != 1 || w[0].Task.GetTaskId() != task.TaskId {
 		t.Fatalf("idle waiters %v", w)
 	}
+	// The task carries the report as structured input (issue 28), in the
+	// task and in the handler's waiter alike, across a restart of the
+	// handler from its checkpoint.
+	if in := task.GetInput().GetFields(); in["amount"].GetNumberValue() != 120 || in["approver"].GetStringValue() != "ada" {
+		t.Fatalf("task input %v", task.GetInput())
+	}
+	if in := idle.Idle.Waiters[0].Task.GetInput().GetFields(); in["amount"].GetNumberValue() != 120 {
+		t.Fatalf("waiter's task input %v", idle.Idle.Waiters[0].Task.GetInput())
+	}
+	release(t, c, h.HandlerId)
+	if got, err := c.GetTask(ctxT(t), &wfdv1.GetTaskRequest{TaskId: task.TaskId}); err != nil || got.Task.GetInput().GetFields()["amount"].GetNumberValue() != 120 {
+		t.Fatalf("GetTask after a release: %v, %v", got, err)
+	}
 
 	// Bad answers change nothing.
 	for _, bad := range []map[string]any{{"approved": "yes"}, {"approved": false}, {"approved": true, "extra": 1.0}} {

@@ -85,6 +85,8 @@ func review(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 	ans, err := sc.AskHuman(flow.Task{
 		Title:       "Approve expense",
 		Description: "Approve or reject this expense report: " + jsonText(in.Data),
+		// The report itself, for the person's screen (a table in the console).
+		Input: in.Data,
 		Schema:      ExpenseSchema(),
 		Assignee:    approver,
 		Deadline:    deadline,

@@ -4,7 +4,7 @@ import { expect, test, uid } from "./fixtures";
 
 test("a required boolean starts unanswered, and the answer is by the assignee", async ({ page, wfd, consoleErrors }) => {
   const approver = uid("dana");
-  const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver } });
+  const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver, amount: 42 } });
   let taskId = "";
   await expect(async () => {
     const list = await wfd.call<{ tasks?: { taskId: string }[] }>("ListTasks", { handlerId: run.handler.handlerId });
@@ -19,6 +19,10 @@ test("a required boolean starts unanswered, and the answer is by the assignee", 
   await expect(yes).not.toBeChecked();
   await expect(no).not.toBeChecked();
   await expect(page.getByLabel("Answered by")).toHaveValue(approver);
+  // The report is shown as its fields, not only as text (issue 28).
+  const input = page.getByTestId("task-input");
+  await expect(input.getByRole("rowheader", { name: "approver" })).toBeVisible();
+  await expect(input.getByRole("row", { name: /amount/ })).toContainText("42");
   await yes.check();
   await page.getByRole("button", { name: "Submit answer" }).click();
   await expect(async () => {

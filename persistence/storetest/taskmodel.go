@@ -22,6 +22,8 @@ func newTask(h persistence.Handler, waiter string, created time.Time) persistenc
 		Title:       "Approve " + waiter + "?",
 		Description: "Please answer.",
 		Schema:      []byte(`{"type":"boolean"}`),
+		Input:       []byte(`{"lines":[{"item":"taxi","amount":42}]}`),
+		InputSchema: []byte(`{"type":"object"}`),
 		Status:      persistence.TaskPending,
 		CreatedAt:   created,
 		Deadline:    created.Add(24 * time.Hour),
@@ -242,6 +244,8 @@ func diffTask(got, want persistence.Task) string {
 		{"CompletedAt", got.CompletedAt, want.CompletedAt, got.CompletedAt.Equal(want.CompletedAt)},
 		{"CompletedBy", got.CompletedBy, want.CompletedBy, got.CompletedBy == want.CompletedBy},
 		{"Answer", got.Answer, want.Answer, bytes.Equal(got.Answer, want.Answer)},
+		{"Input", got.Input, want.Input, bytes.Equal(got.Input, want.Input)},
+		{"InputSchema", got.InputSchema, want.InputSchema, bytes.Equal(got.InputSchema, want.InputSchema)},
 	} {
 		if !f.equal {
 			return fmt.Sprintf("%s = %v, want %v", f.name, f.got, f.want)

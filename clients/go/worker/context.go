@@ -233,7 +233,8 @@ func (c *remoteContext) Once(key string, fn func() (*structpb.Value, error)) (*s
 
 func (c *remoteContext) AskHuman(t flow.Task) (flow.TaskAnswer, error) {
 	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_AskHuman{AskHuman: &wfdv1.AskHuman{
-		Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee, Deadline: dur(t.Deadline)}}},
+		Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee, Deadline: dur(t.Deadline),
+		Input: t.Input, InputSchema: t.InputSchema}}},
 		fmt.Sprintf("task %q", t.Title))
 	if err != nil {
 		return flow.TaskAnswer{}, err

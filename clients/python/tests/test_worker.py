@@ -196,7 +196,9 @@ def test_worker_task(server: str) -> None:
 
     @wf.step(accepts=["start"], emits=["stop"])
     def review(ctx: StepContext, ev: Event) -> None:
-        ans = ctx.ask_human("Approve expense", description="please", schema=schema, assignee=ev.data["approver"])
+        ans = ctx.ask_human("Approve expense", description="please", schema=schema, assignee=ev.data["approver"],
+                            input={"lines": [{"item": "taxi", "amount": 42}]},
+                            input_schema={"type": "object", "properties": {"lines": {"type": "array"}}})
         ctx.send("stop", {"decision": ans.data, "by": ans.completed_by, "at": ans.completed_at is not None})
 
     approver = unique("ada")
@@ -204,6 +206,7 @@ def test_worker_task(server: str) -> None:
         h = c.run(name, {"approver": approver})
         task = wait_for("the task", lambda: c.tasks(handler_id=h.handler_id)[0])[0]
         assert task.assignee == approver and task.title == "Approve expense"
+        assert struct_to_dict(task.input) == {"lines": [{"item": "taxi", "amount": 42}]}
         with pytest.raises(InvalidArgument):
             c.complete_task(task.task_id, {"approved": "yes"}, completed_by=approver)
         c.complete_task(task.task_id, {"approved": True}, completed_by=approver)

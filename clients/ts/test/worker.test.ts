@@ -159,6 +159,7 @@ describe("a worker-defined workflow", () => {
             description: "a test task",
             assignee: "alice",
             schema: { type: "object", required: ["ok"], properties: { ok: { type: "boolean" } } },
+            input: { lines: [{ item: "taxi", amount: 42 }] },
           });
           ctx.send("stop", { answer: ans.data, by: ans.completedBy, at: ans.completedAt.toISOString() });
         }),
@@ -169,6 +170,7 @@ describe("a worker-defined workflow", () => {
       const task = await waitFor("the task is listed", async () => (await c.tasks({ handlerId: h.handlerId })).tasks[0]);
       assert.equal(task.title, "Approve?");
       assert.equal(task.assignee, "alice");
+      assert.deepEqual(task.input, { lines: [{ item: "taxi", amount: 42 }] });
       await assert.rejects(c.completeTask(task.taskId, { ok: "sure" }), (e: ConnectError) => e.code === Code.InvalidArgument);
       await c.completeTask(task.taskId, { ok: true }, { completedBy: "alice" });
       const got = await waitEnded(c, h.handlerId);

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from "react";
 import { TaskStatus } from "@wfd/client/web";
 
 import { ErrorNote, Badge, useLoad } from "../components/common";
+import { DataView } from "../components/DataView";
 import { SchemaForm } from "../components/LazySchemaForm";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
 import { jsonText, residencyName, statusName, structJson, taskStatusName, when } from "../format";
@@ -60,6 +61,12 @@ export function TaskPage({ id }: { id: string }) {
         <div className="two-col">
           <div>
             {t.description && <p className="description">{t.description}</p>}
+            {t.input && (
+              <section aria-labelledby="task-input-h" data-testid="task-input">
+                <h2 id="task-input-h">Input</h2>
+                <DataView value={structJson(t.input)} schema={structJson(t.inputSchema)} />
+              </section>
+            )}
             <dl className="facts">
               <dt>Status</dt>
               <dd>

@@ -640,7 +640,14 @@ type HumanTask struct {
 	// JSON Schema the answer must satisfy.
 	AnswerSchema *structpb.Struct `protobuf:"bytes,4,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
 	// Who should answer ("" for anyone).
-	Assignee      string `protobuf:"bytes,5,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Assignee string `protobuf:"bytes,5,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	// What the person is to look at: structured data (an expense's lines, a
+	// document's fields), shown as a table or tree, not only text in the
+	// description.
+	Input *structpb.Struct `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	// Optional JSON Schema describing input (titles, descriptions, formats
+	// for its display); input matches it.
+	InputSchema   *structpb.Struct `protobuf:"bytes,7,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -708,6 +715,20 @@ func (x *HumanTask) GetAssignee() string {
 		return x.Assignee
 	}
 	return ""
+}
+
+func (x *HumanTask) GetInput() *structpb.Struct {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *HumanTask) GetInputSchema() *structpb.Struct {
+	if x != nil {
+		return x.InputSchema
+	}
+	return nil
 }
 
 // Record is one entry of a handler's stream. Sequence numbers start at 1 and
@@ -1375,14 +1396,18 @@ type Task struct {
 	Title       string                 `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
 	Description string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	// JSON Schema the answer must satisfy.
-	AnswerSchema  *structpb.Struct       `protobuf:"bytes,7,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
-	Assignee      string                 `protobuf:"bytes,8,opt,name=assignee,proto3" json:"assignee,omitempty"`
-	Status        TaskStatus             `protobuf:"varint,9,opt,name=status,proto3,enum=wfd.v1.TaskStatus" json:"status,omitempty"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	Deadline      *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=deadline,proto3" json:"deadline,omitempty"`
-	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
-	CompletedBy   string                 `protobuf:"bytes,13,opt,name=completed_by,json=completedBy,proto3" json:"completed_by,omitempty"`
-	Answer        *structpb.Struct       `protobuf:"bytes,14,opt,name=answer,proto3" json:"answer,omitempty"`
+	AnswerSchema *structpb.Struct       `protobuf:"bytes,7,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
+	Assignee     string                 `protobuf:"bytes,8,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Status       TaskStatus             `protobuf:"varint,9,opt,name=status,proto3,enum=wfd.v1.TaskStatus" json:"status,omitempty"`
+	CreatedAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	Deadline     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	CompletedAt  *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	CompletedBy  string                 `protobuf:"bytes,13,opt,name=completed_by,json=completedBy,proto3" json:"completed_by,omitempty"`
+	Answer       *structpb.Struct       `protobuf:"bytes,14,opt,name=answer,proto3" json:"answer,omitempty"`
+	// What the person is to look at (HumanTask.input), and its optional
+	// schema.
+	Input         *structpb.Struct `protobuf:"bytes,15,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema   *structpb.Struct `protobuf:"bytes,16,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1515,6 +1540,20 @@ func (x *Task) GetAnswer() *structpb.Struct {
 	return nil
 }
 
+func (x *Task) GetInput() *structpb.Struct {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *Task) GetInputSchema() *structpb.Struct {
+	if x != nil {
+		return x.InputSchema
+	}
+	return nil
+}
+
 var File_wfd_v1_handler_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_handler_proto_rawDesc = "" +
@@ -1565,13 +1604,15 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12%\n" +
 	"\x04task\x18\x06 \x01(\v2\x11.wfd.v1.HumanTaskR\x04task\x12\x10\n" +
 	"\x03key\x18\a \x01(\tR\x03key\x12\x1a\n" +
-	"\bchildren\x18\b \x03(\tR\bchildren\"\xb6\x01\n" +
+	"\bchildren\x18\b \x03(\tR\bchildren\"\xa1\x02\n" +
 	"\tHumanTask\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
-	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xf8\x04\n" +
+	"\bassignee\x18\x05 \x01(\tR\bassignee\x12-\n" +
+	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xf8\x04\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -1615,7 +1656,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10workflow_version\x18\x05 \x01(\tR\x0fworkflowVersion\x12%\n" +
 	"\x0enone_connected\x18\x06 \x01(\bR\rnoneConnected\x12\x1f\n" +
 	"\vlost_worker\x18\a \x01(\tR\n" +
-	"lostWorker\"\xb2\x04\n" +
+	"lostWorker\"\x9d\x05\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -1633,7 +1674,9 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\bdeadline\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12=\n" +
 	"\fcompleted_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12!\n" +
 	"\fcompleted_by\x18\r \x01(\tR\vcompletedBy\x12/\n" +
-	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer*\xa2\x01\n" +
+	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer\x12-\n" +
+	"\x05input\x18\x0f \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
+	"\finput_schema\x18\x10 \x01(\v2\x17.google.protobuf.StructR\vinputSchema*\xa2\x01\n" +
 	"\rHandlerStatus\x12\x1e\n" +
 	"\x1aHANDLER_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n" +
@@ -1705,30 +1748,34 @@ var file_wfd_v1_handler_proto_depIdxs = []int32{
 	18, // 14: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
 	7,  // 15: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
 	17, // 16: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	18, // 17: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	10, // 18: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
-	3,  // 19: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	11, // 20: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	12, // 21: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	13, // 22: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	14, // 23: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	15, // 24: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	9,  // 25: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
-	5,  // 26: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	0,  // 27: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	17, // 28: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	18, // 29: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	17, // 30: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	2,  // 31: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	18, // 32: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	18, // 33: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	18, // 34: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	17, // 35: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	17, // 17: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	17, // 18: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	18, // 19: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	10, // 20: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	3,  // 21: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
+	11, // 22: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	12, // 23: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	13, // 24: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	14, // 25: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	15, // 26: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	9,  // 27: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
+	5,  // 28: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 29: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	17, // 30: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	18, // 31: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	17, // 32: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	2,  // 33: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	18, // 34: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	18, // 35: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	18, // 36: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	17, // 37: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	17, // 38: wfd.v1.Task.input:type_name -> google.protobuf.Struct
+	17, // 39: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }

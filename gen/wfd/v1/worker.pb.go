@@ -1432,12 +1432,16 @@ func (x *Collect) GetTypes() []string {
 
 // AskHuman asks a person.
 type AskHuman struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Title         string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
-	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	AnswerSchema  *structpb.Struct       `protobuf:"bytes,3,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
-	Assignee      string                 `protobuf:"bytes,4,opt,name=assignee,proto3" json:"assignee,omitempty"`
-	Deadline      *durationpb.Duration   `protobuf:"bytes,5,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Title        string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	Description  string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	AnswerSchema *structpb.Struct       `protobuf:"bytes,3,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
+	Assignee     string                 `protobuf:"bytes,4,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Deadline     *durationpb.Duration   `protobuf:"bytes,5,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// What the person is to look at (HumanTask.input), and its optional
+	// schema, which input must match.
+	Input         *structpb.Struct `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema   *structpb.Struct `protobuf:"bytes,7,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1503,6 +1507,20 @@ func (x *AskHuman) GetAssignee() string {
 func (x *AskHuman) GetDeadline() *durationpb.Duration {
 	if x != nil {
 		return x.Deadline
+	}
+	return nil
+}
+
+func (x *AskHuman) GetInput() *structpb.Struct {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *AskHuman) GetInputSchema() *structpb.Struct {
+	if x != nil {
+		return x.InputSchema
 	}
 	return nil
 }
@@ -2556,13 +2574,15 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\"D\n" +
 	"\aCollect\x12#\n" +
 	"\x05event\x18\x01 \x01(\v2\r.wfd.v1.EventR\x05event\x12\x14\n" +
-	"\x05types\x18\x02 \x03(\tR\x05types\"\xd3\x01\n" +
+	"\x05types\x18\x02 \x03(\tR\x05types\"\xbe\x02\n" +
 	"\bAskHuman\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12<\n" +
 	"\ranswer_schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
 	"\bassignee\x18\x04 \x01(\tR\bassignee\x125\n" +
-	"\bdeadline\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bdeadline\"\x85\x01\n" +
+	"\bdeadline\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bdeadline\x12-\n" +
+	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\x85\x01\n" +
 	"\n" +
 	"WaitForKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
@@ -2743,43 +2763,45 @@ var file_wfd_v1_worker_proto_depIdxs = []int32{
 	37, // 35: wfd.v1.Collect.event:type_name -> wfd.v1.Event
 	34, // 36: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
 	35, // 37: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
-	38, // 38: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
-	35, // 39: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
-	34, // 40: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
-	35, // 41: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
-	37, // 42: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
-	39, // 43: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
-	37, // 44: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
-	20, // 45: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
-	32, // 46: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
-	40, // 47: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
-	34, // 48: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	37, // 49: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
-	37, // 50: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
-	0,  // 51: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
-	10, // 52: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
-	22, // 53: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
-	26, // 54: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
-	29, // 55: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
-	30, // 56: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
-	38, // 57: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
-	38, // 58: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
-	21, // 59: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
-	4,  // 60: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
-	11, // 61: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
-	22, // 62: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
-	24, // 63: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
-	27, // 64: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
-	5,  // 65: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
-	19, // 66: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
-	23, // 67: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
-	25, // 68: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
-	28, // 69: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
-	65, // [65:70] is the sub-list for method output_type
-	60, // [60:65] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	34, // 38: wfd.v1.AskHuman.input:type_name -> google.protobuf.Struct
+	34, // 39: wfd.v1.AskHuman.input_schema:type_name -> google.protobuf.Struct
+	38, // 40: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
+	35, // 41: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
+	34, // 42: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
+	35, // 43: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
+	37, // 44: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
+	39, // 45: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
+	37, // 46: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
+	20, // 47: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
+	32, // 48: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
+	40, // 49: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
+	34, // 50: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	37, // 51: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
+	37, // 52: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
+	0,  // 53: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
+	10, // 54: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
+	22, // 55: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
+	26, // 56: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
+	29, // 57: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
+	30, // 58: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
+	38, // 59: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
+	38, // 60: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
+	21, // 61: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
+	4,  // 62: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
+	11, // 63: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
+	22, // 64: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
+	24, // 65: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
+	27, // 66: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
+	5,  // 67: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
+	19, // 68: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
+	23, // 69: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
+	25, // 70: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
+	28, // 71: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
+	67, // [67:72] is the sub-list for method output_type
+	62, // [62:67] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_worker_proto_init() }

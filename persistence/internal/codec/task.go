@@ -30,6 +30,8 @@ func EncodeTask(t *persistence.Task) ([]byte, error) {
 		CompletedAt: timestamp(t.CompletedAt),
 		CompletedBy: t.CompletedBy,
 		Answer:      t.Answer,
+		Input:       t.Input,
+		InputSchema: t.InputSchema,
 	}
 	// Deterministic, so that an unchanged task encodes to the same bytes
 	// and its rewrite can be skipped.
@@ -64,6 +66,8 @@ func DecodeTask(b []byte) (persistence.Task, error) {
 		Status:      persistence.TaskStatus(m.Status),
 		CompletedBy: m.CompletedBy,
 		Answer:      m.Answer,
+		Input:       m.Input,
+		InputSchema: m.InputSchema,
 	}
 	var err error
 	if t.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {

@@ -161,7 +161,8 @@ func WaiterToProto(w *engine.WaiterInfo) *wfdv1.WaiterInfo {
 		p.Deadline = timestamppb.New(w.Deadline)
 	}
 	if t := w.Task; t != nil {
-		p.Task = &wfdv1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee}
+		p.Task = &wfdv1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee,
+			Input: t.Input, InputSchema: t.InputSchema}
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/wfd-dev/wfd/engine"
 	"github.com/wfd-dev/wfd/internal/payload"
@@ -63,7 +64,22 @@ func taskOf(c *engine.Change, w *engine.WaiterInfo, st persistence.TaskStatus) (
 		}
 		t.Schema = b
 	}
+	var err error
+	if t.Input, err = taskJSON(w.Task.Input); err != nil {
+		return t, err
+	}
+	if t.InputSchema, err = taskJSON(w.Task.InputSchema); err != nil {
+		return t, err
+	}
 	return t, nil
+}
+
+// taskJSON is a task's Struct as the store keeps it (nil for none).
+func taskJSON(s *structpb.Struct) ([]byte, error) {
+	if s == nil {
+		return nil, nil
+	}
+	return protojson.Marshal(payload.Sanitize(s))
 }
 
 // resolvedTask is the record of a task whose wait resolved: completed by

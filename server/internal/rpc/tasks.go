@@ -42,6 +42,7 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 			p.Answer = &a
 		}
 	}
+	p.Input, p.InputSchema = jsonStruct(t.Input), jsonStruct(t.InputSchema)
 	return p
 }
 
@@ -162,4 +163,16 @@ func checkAnswer(raw []byte, answer *structpb.Struct) error {
 		return fmt.Errorf("%w: the answer does not match the task's schema: %w", apierr.ErrInvalid, err)
 	}
 	return nil
+}
+
+// jsonStruct is stored JSON as a Struct (nil for none or unreadable).
+func jsonStruct(b []byte) *structpb.Struct {
+	if len(b) == 0 {
+		return nil
+	}
+	var s structpb.Struct
+	if protojson.Unmarshal(b, &s) != nil {
+		return nil
+	}
+	return &s
 }

@@ -105,7 +105,7 @@ func childrenToProto(c engine.Children) *wfdv1.ChildrenState {
 // event it arrived as.
 func askHuman(sc *engine.StepContext, a *wfdv1.AskHuman) (*wfdv1.Event, error) {
 	ans, err := sc.AskHuman(engine.Task{Title: a.GetTitle(), Description: a.GetDescription(), Schema: a.GetAnswerSchema(),
-		Assignee: a.GetAssignee(), Deadline: a.GetDeadline().AsDuration()})
+		Assignee: a.GetAssignee(), Deadline: a.GetDeadline().AsDuration(), Input: a.GetInput(), InputSchema: a.GetInputSchema()})
 	if err != nil {
 		return nil, err
 	}

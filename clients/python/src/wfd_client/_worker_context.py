@@ -344,10 +344,17 @@ def _sleep(seconds: Seconds) -> worker_pb2.StepCallRequest:
     return _req(sleep=duration(seconds) or duration(1e-9))
 
 
-def _ask(title: str, description: str, schema: StructLike, assignee: str, deadline: Seconds | None) -> worker_pb2.StepCallRequest:
+def _ask(
+    title: str, description: str, schema: StructLike, assignee: str, deadline: Seconds | None,
+    input: StructLike = None, input_schema: StructLike = None,
+) -> worker_pb2.StepCallRequest:
     a = worker_pb2.AskHuman(title=title, description=description, assignee=assignee, deadline=duration(deadline))
     if schema is not None:
         a.answer_schema.CopyFrom(to_struct(schema, "answer schema"))
+    if input is not None:
+        a.input.CopyFrom(to_struct(input, "input"))
+    if input_schema is not None:
+        a.input_schema.CopyFrom(to_struct(input_schema, "input schema"))
     return _req(ask_human=a)
 
 
@@ -495,11 +502,14 @@ class StepContext(_Base):
 
     def ask_human(
         self, title: str, *, description: str = "", schema: StructLike = None, assignee: str = "",
-        deadline: Seconds | None = None,
+        deadline: Seconds | None = None, input: StructLike = None, input_schema: StructLike = None,
     ) -> TaskAnswer:
         """Opens a task for a person and returns the answer (WaitTimeout once
-        ``deadline`` passes)."""
-        return _answer(self._run.call_sync(_ask(title, description, schema, assignee, deadline), f"task {title!r}"))
+        ``deadline`` passes). ``input`` is what the person is to look at
+        (shown as a table in the console), ``input_schema`` a JSON Schema it
+        must match."""
+        req = _ask(title, description, schema, assignee, deadline, input, input_schema)
+        return _answer(self._run.call_sync(req, f"task {title!r}"))
 
     def wait_for_key(self, key: str, *, since: datetime.datetime | None = None, timeout: Seconds | None = None) -> Published:
         """The event published under key (PublishEvent) since ``since``."""
@@ -560,9 +570,10 @@ class AsyncStepContext(_Base):
 
     async def ask_human(
         self, title: str, *, description: str = "", schema: StructLike = None, assignee: str = "",
-        deadline: Seconds | None = None,
+        deadline: Seconds | None = None, input: StructLike = None, input_schema: StructLike = None,
     ) -> TaskAnswer:
-        return _answer(await self._run.call(_ask(title, description, schema, assignee, deadline), f"task {title!r}"))
+        req = _ask(title, description, schema, assignee, deadline, input, input_schema)
+        return _answer(await self._run.call(req, f"task {title!r}"))
 
     async def wait_for_key(
         self, key: str, *, since: datetime.datetime | None = None, timeout: Seconds | None = None

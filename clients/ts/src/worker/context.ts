@@ -40,6 +40,10 @@ export interface HumanTask {
   assignee?: string;
   /** After this long (ms) the task expires and askHuman throws WaitTimeout. */
   deadlineMs?: number;
+  /** What the person is to look at (shown as a table in the console). */
+  input?: JsonObject;
+  /** JSON Schema `input` must match (its titles label the display). */
+  inputSchema?: JsonObject;
 }
 
 /** An event published under a key, as {@link StepContext.waitForKey} returns it. */
@@ -274,6 +278,8 @@ export class RemoteContext implements StepContext {
         answerSchema: t.schema,
         assignee: t.assignee ?? "",
         deadline: ms(t.deadlineMs),
+        input: t.input,
+        inputSchema: t.inputSchema,
       },
     });
     const f = r.event?.data ?? {};

@@ -233,18 +233,22 @@ class Collect(_message.Message):
     def __init__(self, event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., types: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AskHuman(_message.Message):
-    __slots__ = ("title", "description", "answer_schema", "assignee", "deadline")
+    __slots__ = ("title", "description", "answer_schema", "assignee", "deadline", "input", "input_schema")
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     ANSWER_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     title: str
     description: str
     answer_schema: _struct_pb2.Struct
     assignee: str
     deadline: _duration_pb2.Duration
-    def __init__(self, title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., deadline: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    input: _struct_pb2.Struct
+    input_schema: _struct_pb2.Struct
+    def __init__(self, title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., deadline: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class WaitForKey(_message.Message):
     __slots__ = ("key", "since", "timeout")

@@ -444,7 +444,10 @@ type HumanTask struct {
 	// JSON Schema the answer must satisfy.
 	AnswerSchema *structpb.Struct `protobuf:"bytes,4,opt,name=answer_schema,json=answerSchema,proto3" json:"answer_schema,omitempty"`
 	// Who should answer ("" for anyone).
-	Assignee      string `protobuf:"bytes,5,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Assignee string `protobuf:"bytes,5,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	// What the person is to look at, and its optional schema.
+	Input         *structpb.Struct `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema   *structpb.Struct `protobuf:"bytes,7,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -512,6 +515,20 @@ func (x *HumanTask) GetAssignee() string {
 		return x.Assignee
 	}
 	return ""
+}
+
+func (x *HumanTask) GetInput() *structpb.Struct {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *HumanTask) GetInputSchema() *structpb.Struct {
+	if x != nil {
+		return x.InputSchema
+	}
+	return nil
 }
 
 // StepState is one step's part of a handler's state.
@@ -996,13 +1013,15 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\vChildResult\x123\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1b.wfd.state.v1.HandlerStatusR\x06status\x12/\n" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\xb6\x01\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\xa1\x02\n" +
 	"\tHumanTask\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
-	"\bassignee\x18\x05 \x01(\tR\bassignee\"\xea\x01\n" +
+	"\bassignee\x18\x05 \x01(\tR\bassignee\x12-\n" +
+	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xea\x01\n" +
 	"\tStepState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05queue\x18\x02 \x03(\v2\x16.wfd.state.v1.WorkItemR\x05queue\x128\n" +
@@ -1098,30 +1117,32 @@ var file_wfd_state_v1_state_proto_depIdxs = []int32{
 	0,  // 11: wfd.state.v1.ChildResult.status:type_name -> wfd.state.v1.HandlerStatus
 	13, // 12: wfd.state.v1.ChildResult.result:type_name -> google.protobuf.Struct
 	13, // 13: wfd.state.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	6,  // 14: wfd.state.v1.StepState.queue:type_name -> wfd.state.v1.WorkItem
-	7,  // 15: wfd.state.v1.StepState.in_progress:type_name -> wfd.state.v1.Execution
-	1,  // 16: wfd.state.v1.StepState.collected:type_name -> wfd.state.v1.Event
-	8,  // 17: wfd.state.v1.StepState.waiters:type_name -> wfd.state.v1.Waiter
-	1,  // 18: wfd.state.v1.WorkItem.event:type_name -> wfd.state.v1.Event
-	14, // 19: wfd.state.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
-	12, // 20: wfd.state.v1.WorkItem.resolved:type_name -> wfd.state.v1.WorkItem.ResolvedEntry
-	6,  // 21: wfd.state.v1.Execution.item:type_name -> wfd.state.v1.WorkItem
-	14, // 22: wfd.state.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
-	13, // 23: wfd.state.v1.Waiter.match:type_name -> google.protobuf.Struct
-	14, // 24: wfd.state.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	6,  // 25: wfd.state.v1.Waiter.resume:type_name -> wfd.state.v1.WorkItem
-	4,  // 26: wfd.state.v1.Waiter.task:type_name -> wfd.state.v1.HumanTask
-	14, // 27: wfd.state.v1.Waiter.since:type_name -> google.protobuf.Timestamp
-	14, // 28: wfd.state.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 29: wfd.state.v1.WaitResult.event:type_name -> wfd.state.v1.Event
-	15, // 30: wfd.state.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
-	3,  // 31: wfd.state.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.state.v1.ChildResult
-	9,  // 32: wfd.state.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.state.v1.WaitResult
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	13, // 14: wfd.state.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	13, // 15: wfd.state.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	6,  // 16: wfd.state.v1.StepState.queue:type_name -> wfd.state.v1.WorkItem
+	7,  // 17: wfd.state.v1.StepState.in_progress:type_name -> wfd.state.v1.Execution
+	1,  // 18: wfd.state.v1.StepState.collected:type_name -> wfd.state.v1.Event
+	8,  // 19: wfd.state.v1.StepState.waiters:type_name -> wfd.state.v1.Waiter
+	1,  // 20: wfd.state.v1.WorkItem.event:type_name -> wfd.state.v1.Event
+	14, // 21: wfd.state.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
+	12, // 22: wfd.state.v1.WorkItem.resolved:type_name -> wfd.state.v1.WorkItem.ResolvedEntry
+	6,  // 23: wfd.state.v1.Execution.item:type_name -> wfd.state.v1.WorkItem
+	14, // 24: wfd.state.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
+	13, // 25: wfd.state.v1.Waiter.match:type_name -> google.protobuf.Struct
+	14, // 26: wfd.state.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	6,  // 27: wfd.state.v1.Waiter.resume:type_name -> wfd.state.v1.WorkItem
+	4,  // 28: wfd.state.v1.Waiter.task:type_name -> wfd.state.v1.HumanTask
+	14, // 29: wfd.state.v1.Waiter.since:type_name -> google.protobuf.Timestamp
+	14, // 30: wfd.state.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 31: wfd.state.v1.WaitResult.event:type_name -> wfd.state.v1.Event
+	15, // 32: wfd.state.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
+	3,  // 33: wfd.state.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.state.v1.ChildResult
+	9,  // 34: wfd.state.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.state.v1.WaitResult
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_wfd_state_v1_state_proto_init() }

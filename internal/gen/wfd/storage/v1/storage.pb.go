@@ -534,7 +534,10 @@ type TaskMeta struct {
 	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	CompletedBy string                 `protobuf:"bytes,14,opt,name=completed_by,json=completedBy,proto3" json:"completed_by,omitempty"`
 	// Opaque answer (JSON).
-	Answer        []byte `protobuf:"bytes,15,opt,name=answer,proto3" json:"answer,omitempty"`
+	Answer []byte `protobuf:"bytes,15,opt,name=answer,proto3" json:"answer,omitempty"`
+	// The task's input and its schema, as JSON; empty for none.
+	Input         []byte `protobuf:"bytes,16,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema   []byte `protobuf:"bytes,17,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -670,6 +673,20 @@ func (x *TaskMeta) GetCompletedBy() string {
 func (x *TaskMeta) GetAnswer() []byte {
 	if x != nil {
 		return x.Answer
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetInput() []byte {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetInputSchema() []byte {
+	if x != nil {
+		return x.InputSchema
 	}
 	return nil
 }
@@ -955,7 +972,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"event_type\x18\x03 \x01(\tR\teventType\x12\x14\n" +
 	"\x05match\x18\x04 \x01(\fR\x05match\x126\n" +
 	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\tR\x03key\"\x90\x04\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\"\xc9\x04\n" +
 	"\bTaskMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
@@ -974,7 +991,9 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\bdeadline\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12=\n" +
 	"\fcompleted_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12!\n" +
 	"\fcompleted_by\x18\x0e \x01(\tR\vcompletedBy\x12\x16\n" +
-	"\x06answer\x18\x0f \x01(\fR\x06answer\"\xe0\x01\n" +
+	"\x06answer\x18\x0f \x01(\fR\x06answer\x12\x14\n" +
+	"\x05input\x18\x10 \x01(\fR\x05input\x12!\n" +
+	"\finput_schema\x18\x11 \x01(\fR\vinputSchema\"\xe0\x01\n" +
 	"\x0ePublishedEvent\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
