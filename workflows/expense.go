@@ -86,10 +86,10 @@ func review(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 		Title:       "Approve expense",
 		Description: "Approve or reject this expense report: " + jsonText(in.Data),
 		// The report itself, for the person's screen (a table in the console).
-		Input: in.Data,
-		Schema:      ExpenseSchema(),
-		Assignee:    approver,
-		Deadline:    deadline,
+		Input:    in.Data,
+		Schema:   ExpenseSchema(),
+		Assignee: approver,
+		Deadline: deadline,
 	})
 	if errors.Is(err, flow.ErrTimeout) {
 		if err := sc.SetAttributes(attributes("decision", "expired")); err != nil {
