@@ -15,7 +15,7 @@ func TestUsage(t *testing.T) {
 	}{
 		{"no command", nil, 2, "", "Usage: wfd <command>"},
 		{"help", []string{"help"}, 0, "Usage: wfd <command>", ""},
-		{"-h", []string{"-h"}, 0, "run WORKFLOW [--input JSON] [--event TYPE[=JSON]]... [--id ID] [--follow [--internal] | --wait DURATION]", ""},
+		{"-h", []string{"-h"}, 0, "run WORKFLOW [--input JSON] [--event TYPE[=JSON]]... [--attrs JSON] [--id ID] [--follow [--internal] | --wait DURATION]", ""},
 		{"--help", []string{"--help"}, 0, "handlers [--workflow W]", ""},
 		{"help run", []string{"help", "run"}, 0, "--follow", ""},
 		{"run -h", []string{"run", "-h"}, 0, "Usage: wfd run WORKFLOW", ""},
