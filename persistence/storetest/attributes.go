@@ -68,6 +68,15 @@ func where(t *testing.T, src string) *attrs.Query {
 	return q
 }
 
+// pickIDs returns ids[i] for each i of is, in that order.
+func pickIDs(ids []string, is ...int) []string {
+	out := make([]string, len(is))
+	for i, n := range is {
+		out[i] = ids[n]
+	}
+	return out
+}
+
 func day(d int) attrs.Value {
 	return attrs.TimeValue(time.Date(2025, 7, d, 12, 0, 0, 0, time.UTC))
 }
@@ -138,13 +147,7 @@ func testAttributes(t *testing.T, open OpenFunc) {
 func testListWhere(t *testing.T, open OpenFunc) {
 	s := openStore(t, open)
 	ids := writeAttrHandlers(t, s, attrFixture())
-	want := func(is ...int) []string {
-		out := make([]string, len(is))
-		for i, n := range is {
-			out[i] = ids[n]
-		}
-		return out
-	}
+	want := func(is ...int) []string { return pickIDs(ids, is...) }
 	tests := []struct {
 		where    string
 		q        persistence.Query
@@ -216,13 +219,7 @@ func testListWhere(t *testing.T, open OpenFunc) {
 func testListWhereOrder(t *testing.T, open OpenFunc) {
 	s := openStore(t, open)
 	ids := writeAttrHandlers(t, s, attrFixture())
-	want := func(is ...int) []string {
-		out := make([]string, len(is))
-		for i, n := range is {
-			out[i] = ids[n]
-		}
-		return out
-	}
+	want := func(is ...int) []string { return pickIDs(ids, is...) }
 	tests := []struct {
 		where, workflow string
 		want            []string
