@@ -450,3 +450,42 @@ func dispatchText(s *wfdv1.GetStatsResponse) string {
 	return fmt.Sprintf("%d (%d redispatched; latency p50 %v, p99 %v)", s.GetDispatchesTotal(), s.GetRedispatchesTotal(),
 		s.GetDispatchLatencyP50().AsDuration().Round(time.Microsecond), s.GetDispatchLatencyP99().AsDuration().Round(time.Microsecond))
 }
+
+// handlerAtFields are the lines of `wfd get HANDLER --at SEQ`.
+func handlerAtFields(a *wfdv1.HandlerAt) [][2]string {
+	out := [][2]string{
+		{"at", fmt.Sprintf("#%d %s", a.GetSeq(), timeText(a.GetTime()))},
+		{"status", statusName(a.GetStatus())},
+	}
+	if v := a.GetWorkflowVersion(); v != "" {
+		out = append(out, [2]string{"version", v})
+	}
+	if a.GetReleased() {
+		out = append(out, [2]string{"residency", "released"})
+	}
+	if i := a.GetIdle(); i != nil {
+		out = append(out, [2]string{"idle since", timeText(i.GetSince())}, [2]string{"idle", waitsText(i)})
+	}
+	for i, s := range a.GetSteps() {
+		key := ""
+		if i == 0 {
+			key = "steps"
+		}
+		line := fmt.Sprintf("%s: %d ended", s.GetStep(), s.GetEnded())
+		if s.GetRunning() > 0 {
+			line += fmt.Sprintf(", %d running (attempt %d, for %s)", s.GetRunning(), s.GetAttempt(), s.GetInputEventType())
+		}
+		if s.GetError() != "" {
+			line += ", last failed: " + s.GetError()
+		}
+		out = append(out, [2]string{key, line})
+	}
+	out = append(out, [2]string{"written", fmt.Sprintf("%d events", a.GetWrittenTotal())})
+	if a.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
+		out = append(out, [2]string{"result", jsonText(a.GetResult())})
+	}
+	if a.GetError() != "" {
+		out = append(out, [2]string{"error", a.GetError()})
+	}
+	return out
+}

@@ -16,13 +16,29 @@ const maxPageSize = 1000
 func getCommand() *command {
 	return &command{
 		name:    "get",
-		args:    "HANDLER",
-		summary: "show a handler",
+		args:    "HANDLER [--at SEQ]",
+		summary: "show a handler (or look back at it as it stood at a record)",
+		detail: `Shows the handler now. With --at SEQ, shows it as its stream shows it at
+record SEQ (wfd stream --internal numbers them): its status, what it
+waited for then, each step's runs, and the events written so far. Read
+from the stream, not re-executed; finished and released handlers too.`,
 		minArgs: 1, maxArgs: 1,
 		define: func(fs *flagSet) action {
 			cf := addClientFlags(fs)
+			atSeq := fs.Uint64("at", 0, "look back at record `SEQ` of the handler's stream")
 			return func(ctx context.Context, e *env, args []string) error {
 				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					if *atSeq != 0 {
+						_, at, err := c.GetAt(cctx, args[0], *atSeq)
+						if err != nil {
+							return err
+						}
+						p := cf.printer(e)
+						if p.json {
+							return p.message(at)
+						}
+						return p.fields(handlerAtFields(at))
+					}
 					h, err := c.Get(cctx, args[0])
 					if err != nil {
 						return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -156,5 +157,26 @@ func TestWaitIdle(t *testing.T) {
 	r := wfd(t, "--addr", addr, "wait", id, "--after-seq", "3")
 	if r.code == 0 || !strings.Contains(r.stderr, "--after-seq needs --idle") {
 		t.Fatalf("--after-seq alone: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestGetAt: get --at looks back at a handler as its stream showed it at
+// a record: idle before the answer, completed at the end.
+func TestGetAt(t *testing.T) {
+	addr := serve(t)
+	id := field(ok(t, "--addr", addr, "run", "approval", "--input", `{"amount": 1}`))
+	idle := ok(t, "--addr", addr, "wait", id, "--idle", "--json")
+	ok(t, "--addr", addr, "send", id, "approval", `{"approved": true}`, "--wait", "1m")
+	seq := regexp.MustCompile(`"lastSeq":"(\d+)"`).FindStringSubmatch(idle)
+	if seq == nil {
+		t.Fatalf("no lastSeq in %s", idle)
+	}
+	out := ok(t, "--addr", addr, "get", id, "--at", seq[1])
+	if !strings.Contains(out, "status:") || !strings.Contains(out, "running") || !strings.Contains(out, "waits for approval") {
+		t.Fatalf("get --at %s:\n%s", seq[1], out)
+	}
+	r := wfd(t, "--addr", addr, "get", id, "--at", "100000")
+	if r.code == 0 || !strings.Contains(r.stderr, "out_of_range") {
+		t.Fatalf("get --at past the end: exit %d, %q", r.code, r.stderr)
 	}
 }

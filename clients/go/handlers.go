@@ -100,6 +100,19 @@ func (c *Client) Get(ctx context.Context, id string) (*wfdv1.Handler, error) {
 	return res.GetHandler(), nil
 }
 
+// GetAt returns the handler, and the handler as its stream shows it at
+// record seq (folded from its records, not re-executed): its status, what
+// it waited for then, its steps' runs and the events written so far.
+// Two of them, at two records, say what changed in between. A seq past
+// the stream's end is codes.OutOfRange.
+func (c *Client) GetAt(ctx context.Context, id string, seq uint64) (*wfdv1.Handler, *wfdv1.HandlerAt, error) {
+	res, err := c.svc.GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: id, AtSeq: seq})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.GetHandler(), res.GetAt(), nil
+}
+
 // SendOption configures Send.
 type SendOption func(*wfdv1.SendEventRequest)
 

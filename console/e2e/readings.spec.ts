@@ -40,3 +40,26 @@ test("workflow cards break no word in the middle", async ({ page, wfd, consoleEr
   expect(await sub.evaluate((el) => getComputedStyle(el).wordBreak)).toBe("normal");
   expect(consoleErrors).toEqual([]);
 });
+
+test("look back: a handler as it stood at a record of its timeline", async ({ page, wfd, consoleErrors }) => {
+  const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "approval", input: { n: 1 } });
+  const id = run.handler.handlerId;
+  await expect(async () => {
+    const h = await wfd.call<{ handler: { idle?: object } }>("GetHandler", { handlerId: id });
+    expect(h.handler.idle).toBeDefined();
+  }).toPass({ timeout: 30_000 });
+  await wfd.call("SendEvent", { handlerId: id, event: { type: "approval", data: { approved: true } } });
+  await page.goto(`${wfd.origin}/ui/handlers/${id}`);
+  const timeline = page.getByTestId("timeline");
+  await expect(timeline.locator('[data-kind="finished"]')).toHaveCount(1);
+  // The idle record, before the answer: the handler waited for it then.
+  await timeline.locator('[data-kind="idle"] button').first().click();
+  const at = page.getByTestId("handler-at");
+  await expect(at).toContainText("running");
+  await expect(at).toContainText("event approval");
+  // The last record: completed, with its result.
+  await timeline.locator('[data-kind="finished"] button').click();
+  await expect(at).toContainText("completed");
+  await expect(at).toContainText('"approved": true');
+  expect(consoleErrors).toEqual([]);
+});

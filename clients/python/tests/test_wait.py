@@ -52,6 +52,10 @@ def test_wait_idle(client: Client) -> None:
     h = client.run("approval", {"amount": 4})
     idle = client.wait_idle(h.handler_id, h.last_seq, 30)
     assert idle.status == RUNNING and idle.idle.waiters[0].event_type == "approval"
+    back = client.get_at(h.handler_id, idle.last_seq)
+    assert back.seq == idle.last_seq and back.idle.waiters[0].event_type == "approval"
+    with pytest.raises(w.OutOfRange):
+        client.get_at(h.handler_id, idle.last_seq + 1000)
     sent = client.send(h.handler_id, "approval", {"approved": True})
     assert client.wait_idle(h.handler_id, sent.last_seq, 30).status == COMPLETED
 

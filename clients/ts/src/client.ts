@@ -2,7 +2,7 @@ import { durationFromMs, type Duration } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 
-import { HandlerStatus, TaskStatus, type Handler, type Record, type Task } from "./gen/wfd/v1/handler_pb.js";
+import { HandlerStatus, TaskStatus, type Handler, type HandlerAt, type Record, type Task } from "./gen/wfd/v1/handler_pb.js";
 import {
   WorkflowService,
   type GetIdentityResponse,
@@ -248,6 +248,20 @@ export class WfdClient {
   async get(id: string, call?: CallOptions): Promise<Handler> {
     const res = await this.unary((o) => this.service.getHandler({ handlerId: id }, o), call);
     return mustHandler(res.handler);
+  }
+
+  /**
+   * The handler as its stream shows it at record `seq` (folded from its
+   * records, not re-executed): status, what it waited for then, its
+   * steps' runs, the events written so far. Two of them say what changed
+   * in between. `Code.OutOfRange` past the stream's end.
+   */
+  async getAt(id: string, seq: bigint | number, call?: CallOptions): Promise<HandlerAt> {
+    const res = await this.unary((o) => this.service.getHandler({ handlerId: id, atSeq: BigInt(seq) }, o), call);
+    if (!res.at) {
+      throw new ConnectError("the server answered without the handler at that record", Code.Internal);
+    }
+    return res.at;
   }
 
   /**

@@ -46,9 +46,12 @@ for (const [name, make] of clients) {
     });
     after(() => c.close());
 
-    test("waitIdle answers once the handler is idle after the record named, or finished", async () => {
+    test("waitIdle answers once the handler is idle after the record named, or finished; getAt looks back", async () => {
       const h = await c.run("approval", { amount: 4 });
       const idle = await c.waitIdle(h.handlerId, h.lastSeq, { waitMs: 30_000 });
+      const back = await c.getAt(h.handlerId, idle.lastSeq);
+      assert.equal(back.idle?.waiters[0]?.eventType, "approval");
+      await rejectsWith(c.getAt(h.handlerId, idle.lastSeq + 1000n), Code.OutOfRange);
       assert.equal(HandlerStatus[idle.status], "RUNNING");
       assert.equal(idle.idle?.waiters[0]?.eventType, "approval");
       const sent = await c.send(h.handlerId, "approval", { approved: true });

@@ -2,7 +2,7 @@
 // included: step runs, idle periods, releases and restores), virtualized
 // so that tens of thousands of records scroll smoothly.
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 
 import { recordToJson, type Record, type RunWaitingForWorker, type WaiterInfo, type WfdClient } from "@wfd/client/web";
 
@@ -211,7 +211,20 @@ export function useRecords(client: WfdClient, handlerId: string): { rows: Row[];
 const rowHeight = 28;
 
 /** The rows, virtualized; it follows new records while scrolled to the end. */
-export function Timeline({ rows, label, workflow = "", version = "" }: { rows: Row[]; label: string; workflow?: string; version?: string }) {
+export function Timeline({
+  rows,
+  label,
+  workflow = "",
+  version = "",
+  lookBack,
+}: {
+  rows: Row[];
+  label: string;
+  workflow?: string;
+  version?: string;
+  /** Renders the handler as it stood at a chosen record (the look back). */
+  lookBack?: (seq: bigint) => ReactNode;
+}) {
   const parent = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
   const [chosen, setChosen] = useState<Row | undefined>(undefined);
@@ -264,6 +277,7 @@ export function Timeline({ rows, label, workflow = "", version = "" }: { rows: R
             </button>
           </div>
           <pre data-testid="record-detail">{jsonText(recordToJson(chosen.record))}</pre>
+          {lookBack?.(chosen.seq)}
         </div>
       )}
     </div>

@@ -4,6 +4,7 @@ import { HandlerStatus, Residency, type EventType } from "@wfd/client/web";
 
 import { errorText, isUnimplemented } from "../api";
 import { Badge, ErrorNote, Notice, useLoad } from "../components/common";
+import { HandlerAt } from "../components/HandlerAt";
 import { SchemaForm } from "../components/LazySchemaForm";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
 import { attributesText, jsonText, residencyName, statusName, structJson, when } from "../format";
@@ -260,7 +261,13 @@ export function HandlerPage({ id }: { id: string }) {
           <div>
             <h2>Timeline</h2>
             <ErrorNote error={streamError} />
-            <Timeline rows={rows} label={`Timeline of handler ${id}`} workflow={h.workflow} version={h.workflowVersion} />
+            <Timeline
+              rows={rows}
+              label={`Timeline of handler ${id}`}
+              workflow={h.workflow}
+              version={h.workflowVersion}
+              lookBack={(seq) => <HandlerAt key={seq.toString()} id={id} seq={seq} />}
+            />
           </div>
         </div>
       )}

@@ -1554,6 +1554,248 @@ func (x *Task) GetInputSchema() *structpb.Struct {
 	return nil
 }
 
+// HandlerAt is a handler as its stream shows it at one of its records
+// (GetHandlerRequest.at_seq): folded from the records up to that one, not
+// re-executed. Two of them, at two records, say what changed in between.
+type HandlerAt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record, and when it was made.
+	Seq  uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Time *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	// Running until the terminal record, then how it ended.
+	Status HandlerStatus    `protobuf:"varint,3,opt,name=status,proto3,enum=wfd.v1.HandlerStatus" json:"status,omitempty"`
+	Result *structpb.Struct `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	Error  string           `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// Set while it was idle then: since when, and what it waited for.
+	Idle *IdleInfo `protobuf:"bytes,6,opt,name=idle,proto3" json:"idle,omitempty"`
+	// Each step that had run by then, in the order they first ran.
+	Steps []*StepAt `protobuf:"bytes,7,rep,name=steps,proto3" json:"steps,omitempty"`
+	// The events its steps had written by then: the latest 100, oldest
+	// first, and how many there were in all.
+	Written      []*Event `protobuf:"bytes,8,rep,name=written,proto3" json:"written,omitempty"`
+	WrittenTotal uint32   `protobuf:"varint,9,opt,name=written_total,json=writtenTotal,proto3" json:"written_total,omitempty"`
+	// The version it ran then, if a HandlerUpgraded record up to seq says
+	// (empty: the version it started on).
+	WorkflowVersion string `protobuf:"bytes,10,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
+	// Released then (from a HandlerReleased record to the next restore).
+	Released      bool `protobuf:"varint,11,opt,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandlerAt) Reset() {
+	*x = HandlerAt{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandlerAt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandlerAt) ProtoMessage() {}
+
+func (x *HandlerAt) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandlerAt.ProtoReflect.Descriptor instead.
+func (*HandlerAt) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *HandlerAt) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *HandlerAt) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *HandlerAt) GetStatus() HandlerStatus {
+	if x != nil {
+		return x.Status
+	}
+	return HandlerStatus_HANDLER_STATUS_UNSPECIFIED
+}
+
+func (x *HandlerAt) GetResult() *structpb.Struct {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *HandlerAt) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *HandlerAt) GetIdle() *IdleInfo {
+	if x != nil {
+		return x.Idle
+	}
+	return nil
+}
+
+func (x *HandlerAt) GetSteps() []*StepAt {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *HandlerAt) GetWritten() []*Event {
+	if x != nil {
+		return x.Written
+	}
+	return nil
+}
+
+func (x *HandlerAt) GetWrittenTotal() uint32 {
+	if x != nil {
+		return x.WrittenTotal
+	}
+	return 0
+}
+
+func (x *HandlerAt) GetWorkflowVersion() string {
+	if x != nil {
+		return x.WorkflowVersion
+	}
+	return ""
+}
+
+func (x *HandlerAt) GetReleased() bool {
+	if x != nil {
+		return x.Released
+	}
+	return false
+}
+
+// StepAt is one step as the stream shows it at a record.
+type StepAt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  string                 `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	// Runs of it in progress then (several with workers > 1), and the
+	// latest one's attempt and input event type.
+	Running        uint32 `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"`
+	Attempt        uint32 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	InputEventType string `protobuf:"bytes,4,opt,name=input_event_type,json=inputEventType,proto3" json:"input_event_type,omitempty"`
+	// Runs of it that had ended by then, and what the latest one sent, or
+	// why it failed (empty when it finished or parked).
+	Ended             uint32   `protobuf:"varint,5,opt,name=ended,proto3" json:"ended,omitempty"`
+	EmittedEventTypes []string `protobuf:"bytes,6,rep,name=emitted_event_types,json=emittedEventTypes,proto3" json:"emitted_event_types,omitempty"`
+	Error             string   `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// The latest run parked in a wait (its handler waited for something).
+	Waiting       bool `protobuf:"varint,8,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepAt) Reset() {
+	*x = StepAt{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepAt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepAt) ProtoMessage() {}
+
+func (x *StepAt) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepAt.ProtoReflect.Descriptor instead.
+func (*StepAt) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *StepAt) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *StepAt) GetRunning() uint32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *StepAt) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *StepAt) GetInputEventType() string {
+	if x != nil {
+		return x.InputEventType
+	}
+	return ""
+}
+
+func (x *StepAt) GetEnded() uint32 {
+	if x != nil {
+		return x.Ended
+	}
+	return 0
+}
+
+func (x *StepAt) GetEmittedEventTypes() []string {
+	if x != nil {
+		return x.EmittedEventTypes
+	}
+	return nil
+}
+
+func (x *StepAt) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *StepAt) GetWaiting() bool {
+	if x != nil {
+		return x.Waiting
+	}
+	return false
+}
+
 var File_wfd_v1_handler_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_handler_proto_rawDesc = "" +
@@ -1676,7 +1918,29 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\fcompleted_by\x18\r \x01(\tR\vcompletedBy\x12/\n" +
 	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer\x12-\n" +
 	"\x05input\x18\x0f \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
-	"\finput_schema\x18\x10 \x01(\v2\x17.google.protobuf.StructR\vinputSchema*\xa2\x01\n" +
+	"\finput_schema\x18\x10 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xa4\x03\n" +
+	"\tHandlerAt\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
+	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12-\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x15.wfd.v1.HandlerStatusR\x06status\x12/\n" +
+	"\x06result\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12$\n" +
+	"\x04idle\x18\x06 \x01(\v2\x10.wfd.v1.IdleInfoR\x04idle\x12$\n" +
+	"\x05steps\x18\a \x03(\v2\x0e.wfd.v1.StepAtR\x05steps\x12'\n" +
+	"\awritten\x18\b \x03(\v2\r.wfd.v1.EventR\awritten\x12#\n" +
+	"\rwritten_total\x18\t \x01(\rR\fwrittenTotal\x12)\n" +
+	"\x10workflow_version\x18\n" +
+	" \x01(\tR\x0fworkflowVersion\x12\x1a\n" +
+	"\breleased\x18\v \x01(\bR\breleased\"\xf0\x01\n" +
+	"\x06StepAt\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\tR\x04step\x12\x18\n" +
+	"\arunning\x18\x02 \x01(\rR\arunning\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\rR\aattempt\x12(\n" +
+	"\x10input_event_type\x18\x04 \x01(\tR\x0einputEventType\x12\x14\n" +
+	"\x05ended\x18\x05 \x01(\rR\x05ended\x12.\n" +
+	"\x13emitted_event_types\x18\x06 \x03(\tR\x11emittedEventTypes\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x12\x18\n" +
+	"\awaiting\x18\b \x01(\bR\awaiting*\xa2\x01\n" +
 	"\rHandlerStatus\x12\x1e\n" +
 	"\x1aHANDLER_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n" +
@@ -1708,7 +1972,7 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(Residency)(0),                // 1: wfd.v1.Residency
@@ -1727,30 +1991,32 @@ var file_wfd_v1_handler_proto_goTypes = []any{
 	(*HandlerRestored)(nil),       // 14: wfd.v1.HandlerRestored
 	(*RunWaitingForWorker)(nil),   // 15: wfd.v1.RunWaitingForWorker
 	(*Task)(nil),                  // 16: wfd.v1.Task
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*HandlerAt)(nil),             // 17: wfd.v1.HandlerAt
+	(*StepAt)(nil),                // 18: wfd.v1.StepAt
+	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	17, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	19, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	18, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	18, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	18, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	20, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	20, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	20, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
 	5,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	17, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	19, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
 	15, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	18, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
-	17, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
-	18, // 11: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	20, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
+	19, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
+	20, // 11: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
 	6,  // 12: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	17, // 13: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	18, // 14: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	19, // 13: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	20, // 14: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
 	7,  // 15: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	17, // 16: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	17, // 17: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
-	17, // 18: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
-	18, // 19: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	19, // 16: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	19, // 17: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	19, // 18: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	20, // 19: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
 	10, // 20: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
 	3,  // 21: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
 	11, // 22: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
@@ -1761,21 +2027,27 @@ var file_wfd_v1_handler_proto_depIdxs = []int32{
 	9,  // 27: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
 	5,  // 28: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
 	0,  // 29: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	17, // 30: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	18, // 31: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	17, // 32: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	19, // 30: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	20, // 31: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	19, // 32: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
 	2,  // 33: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	18, // 34: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	18, // 35: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	18, // 36: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	17, // 37: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	17, // 38: wfd.v1.Task.input:type_name -> google.protobuf.Struct
-	17, // 39: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	20, // 34: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	20, // 35: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	20, // 36: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	19, // 37: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	19, // 38: wfd.v1.Task.input:type_name -> google.protobuf.Struct
+	19, // 39: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
+	20, // 40: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
+	0,  // 41: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
+	19, // 42: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
+	5,  // 43: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
+	18, // 44: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
+	3,  // 45: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -1799,7 +2071,7 @@ func file_wfd_v1_handler_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

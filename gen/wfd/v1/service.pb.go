@@ -698,8 +698,13 @@ func (x *RunWorkflowResponse) GetHandler() *Handler {
 }
 
 type GetHandlerRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	HandlerId     string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	HandlerId string                 `protobuf:"bytes,1,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
+	// Optional: also answer with the handler as its stream shows it at this
+	// record (GetHandlerResponse.at), to look back at a past point of a
+	// run, finished or released ones included. It must be a record of the
+	// stream (1 to the handler's last_seq; OUT_OF_RANGE beyond).
+	AtSeq         uint64 `protobuf:"varint,2,opt,name=at_seq,json=atSeq,proto3" json:"at_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -741,9 +746,18 @@ func (x *GetHandlerRequest) GetHandlerId() string {
 	return ""
 }
 
+func (x *GetHandlerRequest) GetAtSeq() uint64 {
+	if x != nil {
+		return x.AtSeq
+	}
+	return 0
+}
+
 type GetHandlerResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handler       *Handler               `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Handler *Handler               `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
+	// With at_seq: the handler at that record.
+	At            *HandlerAt `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -781,6 +795,13 @@ func (*GetHandlerResponse) Descriptor() ([]byte, []int) {
 func (x *GetHandlerResponse) GetHandler() *Handler {
 	if x != nil {
 		return x.Handler
+	}
+	return nil
+}
+
+func (x *GetHandlerResponse) GetAt() *HandlerAt {
+	if x != nil {
+		return x.At
 	}
 	return nil
 }
@@ -3416,12 +3437,14 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"attributes\x18\a \x01(\v2\x17.google.protobuf.StructR\n" +
 	"attributes\"@\n" +
 	"\x13RunWorkflowResponse\x12)\n" +
-	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"2\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"I\n" +
 	"\x11GetHandlerRequest\x12\x1d\n" +
 	"\n" +
-	"handler_id\x18\x01 \x01(\tR\thandlerId\"?\n" +
+	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x15\n" +
+	"\x06at_seq\x18\x02 \x01(\x04R\x05atSeq\"b\n" +
 	"\x12GetHandlerResponse\x12)\n" +
-	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\"\xe5\x02\n" +
+	"\ahandler\x18\x01 \x01(\v2\x0f.wfd.v1.HandlerR\ahandler\x12!\n" +
+	"\x02at\x18\x02 \x01(\v2\x11.wfd.v1.HandlerAtR\x02at\"\xe5\x02\n" +
 	"\x13ListHandlersRequest\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12)\n" +
 	"\x10workflow_version\x18\b \x01(\tR\x0fworkflowVersion\x121\n" +
@@ -3718,23 +3741,24 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*durationpb.Duration)(nil),           // 55: google.protobuf.Duration
 	(*Event)(nil),                         // 56: wfd.v1.Event
 	(*Handler)(nil),                       // 57: wfd.v1.Handler
-	(HandlerStatus)(0),                    // 58: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 59: wfd.v1.Residency
-	(*Record)(nil),                        // 60: wfd.v1.Record
-	(TaskStatus)(0),                       // 61: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 62: wfd.v1.Task
-	(*CreateScheduleRequest)(nil),         // 63: wfd.v1.CreateScheduleRequest
-	(*GetScheduleRequest)(nil),            // 64: wfd.v1.GetScheduleRequest
-	(*ListSchedulesRequest)(nil),          // 65: wfd.v1.ListSchedulesRequest
-	(*UpdateScheduleRequest)(nil),         // 66: wfd.v1.UpdateScheduleRequest
-	(*DeleteScheduleRequest)(nil),         // 67: wfd.v1.DeleteScheduleRequest
-	(*TriggerScheduleRequest)(nil),        // 68: wfd.v1.TriggerScheduleRequest
-	(*CreateScheduleResponse)(nil),        // 69: wfd.v1.CreateScheduleResponse
-	(*GetScheduleResponse)(nil),           // 70: wfd.v1.GetScheduleResponse
-	(*ListSchedulesResponse)(nil),         // 71: wfd.v1.ListSchedulesResponse
-	(*UpdateScheduleResponse)(nil),        // 72: wfd.v1.UpdateScheduleResponse
-	(*DeleteScheduleResponse)(nil),        // 73: wfd.v1.DeleteScheduleResponse
-	(*TriggerScheduleResponse)(nil),       // 74: wfd.v1.TriggerScheduleResponse
+	(*HandlerAt)(nil),                     // 58: wfd.v1.HandlerAt
+	(HandlerStatus)(0),                    // 59: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 60: wfd.v1.Residency
+	(*Record)(nil),                        // 61: wfd.v1.Record
+	(TaskStatus)(0),                       // 62: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 63: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 64: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 65: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 66: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 67: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 68: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 69: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 70: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 71: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 72: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 73: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 74: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 75: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
 	53, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
@@ -3751,102 +3775,103 @@ var file_wfd_v1_service_proto_depIdxs = []int32{
 	53, // 11: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
 	57, // 12: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
 	57, // 13: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	58, // 14: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	55, // 15: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	59, // 16: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	57, // 17: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	56, // 18: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	55, // 19: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
-	13, // 20: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
-	53, // 21: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
-	53, // 22: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
-	57, // 23: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	60, // 24: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	17, // 25: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	57, // 26: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	57, // 27: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	52, // 28: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	55, // 29: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	55, // 30: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	55, // 31: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	55, // 32: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	61, // 33: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	62, // 34: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	62, // 35: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	53, // 36: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	62, // 37: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	53, // 38: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	55, // 39: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	57, // 40: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	54, // 41: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	38, // 42: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	53, // 43: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	54, // 44: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	43, // 45: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	54, // 46: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	54, // 47: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	46, // 48: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 49: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 50: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	4,  // 51: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	6,  // 52: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	8,  // 53: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	10, // 54: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	12, // 55: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	15, // 56: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	18, // 57: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	20, // 58: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	24, // 59: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	26, // 60: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	28, // 61: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	30, // 62: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	22, // 63: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	32, // 64: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	34, // 65: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	36, // 66: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	39, // 67: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	41, // 68: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	44, // 69: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	47, // 70: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	49, // 71: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	63, // 72: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
-	64, // 73: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
-	65, // 74: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
-	66, // 75: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
-	67, // 76: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
-	68, // 77: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
-	5,  // 78: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	7,  // 79: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	9,  // 80: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	11, // 81: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	14, // 82: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	16, // 83: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	19, // 84: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	21, // 85: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	25, // 86: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	27, // 87: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	29, // 88: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	31, // 89: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	23, // 90: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	33, // 91: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	35, // 92: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	37, // 93: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	40, // 94: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	42, // 95: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	45, // 96: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	48, // 97: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	50, // 98: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	69, // 99: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
-	70, // 100: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
-	71, // 101: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
-	72, // 102: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
-	73, // 103: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
-	74, // 104: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
-	78, // [78:105] is the sub-list for method output_type
-	51, // [51:78] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	58, // 14: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
+	59, // 15: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	55, // 16: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	60, // 17: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	57, // 18: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	56, // 19: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	55, // 20: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	13, // 21: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
+	53, // 22: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	53, // 23: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
+	57, // 24: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	61, // 25: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	17, // 26: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	57, // 27: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	57, // 28: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	52, // 29: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	55, // 30: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	55, // 31: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	55, // 32: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	55, // 33: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	62, // 34: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	63, // 35: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	63, // 36: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	53, // 37: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	63, // 38: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	53, // 39: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	55, // 40: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	57, // 41: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	54, // 42: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	38, // 43: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	53, // 44: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	54, // 45: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	43, // 46: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	54, // 47: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	54, // 48: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	46, // 49: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 50: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 51: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	4,  // 52: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	6,  // 53: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	8,  // 54: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	10, // 55: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	12, // 56: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	15, // 57: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	18, // 58: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	20, // 59: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	24, // 60: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	26, // 61: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	28, // 62: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	30, // 63: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	22, // 64: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	32, // 65: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	34, // 66: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	36, // 67: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	39, // 68: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	41, // 69: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	44, // 70: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	47, // 71: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	49, // 72: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	64, // 73: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	65, // 74: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	66, // 75: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	67, // 76: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	68, // 77: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	69, // 78: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	5,  // 79: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	7,  // 80: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	9,  // 81: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	11, // 82: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	14, // 83: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	16, // 84: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	19, // 85: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	21, // 86: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	25, // 87: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	27, // 88: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	29, // 89: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	31, // 90: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	23, // 91: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	33, // 92: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	35, // 93: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	37, // 94: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	40, // 95: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	42, // 96: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	45, // 97: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	48, // 98: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	50, // 99: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	70, // 100: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	71, // 101: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	72, // 102: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	73, // 103: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	74, // 104: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	75, // 105: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	79, // [79:106] is the sub-list for method output_type
+	52, // [52:79] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }

@@ -72,6 +72,8 @@ func codeOf(err error) connect.Code {
 		return connect.CodeNotFound
 	case is(ErrInvalid, engine.ErrInvalidEvent, persistence.ErrInvalid, engine.ErrInvalidPayload, engine.ErrInvalidInput, schedule.ErrInvalid, attrs.ErrInvalid):
 		return connect.CodeInvalidArgument
+	case is(ErrOutOfRange):
+		return connect.CodeOutOfRange
 	case is(engine.ErrLimit, ErrResourceExhausted):
 		return connect.CodeResourceExhausted
 	case is(engine.ErrHandlerExists, ErrAlreadyExists, persistence.ErrExists):

@@ -17,11 +17,12 @@ var (
 	ErrUnauthenticated    = errors.New("unauthenticated")
 	ErrPermissionDenied   = errors.New("permission denied")
 	ErrResourceExhausted  = errors.New("resource exhausted")
+	ErrOutOfRange         = errors.New("out of range")
 )
 
 // sentinels are the errors above, whose text ToConnect trims from messages.
 var sentinels = [...]error{ErrInvalid, ErrAlreadyExists, ErrFailedPrecondition, ErrUnavailable, ErrNotFound,
-	ErrUnauthenticated, ErrPermissionDenied, ErrResourceExhausted}
+	ErrUnauthenticated, ErrPermissionDenied, ErrResourceExhausted, ErrOutOfRange}
 
 // ErrShuttingDown refuses a call that arrives during the drain: nothing
 // was done, so a retry (here once back, or on another server) is safe.

@@ -52,7 +52,16 @@ func (v *Service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) 
 		return nil, err
 	}
 	v.replica.FillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
-	return &wfdv1.GetHandlerResponse{Handler: h}, nil
+	res := &wfdv1.GetHandlerResponse{Handler: h}
+	if seq := req.GetAtSeq(); seq != 0 {
+		if seq > h.GetLastSeq() {
+			return nil, fmt.Errorf("%w: at_seq %d: the handler's stream ends at %d", apierr.ErrOutOfRange, seq, h.GetLastSeq())
+		}
+		if res.At, err = v.handlerAt(ctx, h, seq); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (v *Service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersRequest) (*wfdv1.ListHandlersResponse, error) {

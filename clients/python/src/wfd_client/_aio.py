@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from wfd.v1 import schedule_pb2, service_pb2, service_pb2_grpc
+from wfd.v1 import handler_pb2, schedule_pb2, service_pb2, service_pb2_grpc
 
 from . import _common as c
 from . import _schedules as sch
@@ -178,6 +178,12 @@ class AsyncClient:
         req = service_pb2.GetHandlerRequest(handler_id=id)
         res: service_pb2.GetHandlerResponse = await self._unary(self._stub.GetHandler, req, timeout)
         return res.handler
+
+    async def get_at(self, id: str, seq: int, *, timeout: float | None = _DEFAULT) -> handler_pb2.HandlerAt:
+        """The handler at record ``seq``; see :meth:`wfd_client.Client.get_at`."""
+        req = service_pb2.GetHandlerRequest(handler_id=id, at_seq=seq)
+        res: service_pb2.GetHandlerResponse = await self._unary(self._stub.GetHandler, req, timeout)
+        return res.at
 
     async def list(
         self,

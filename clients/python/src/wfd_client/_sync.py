@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from wfd.v1 import schedule_pb2, service_pb2, service_pb2_grpc
+from wfd.v1 import handler_pb2, schedule_pb2, service_pb2, service_pb2_grpc
 
 from . import _common as c
 from . import _schedules as sch
@@ -236,6 +236,15 @@ class Client:
         req = service_pb2.GetHandlerRequest(handler_id=id)
         res: service_pb2.GetHandlerResponse = self._unary(self._stub.GetHandler, req, timeout)
         return res.handler
+
+    def get_at(self, id: str, seq: int, *, timeout: float | None = _DEFAULT) -> handler_pb2.HandlerAt:
+        """The handler as its stream shows it at record ``seq`` (folded from
+        its records, not re-executed): status, what it waited for then, its
+        steps' runs, the events written so far. OutOfRange past the
+        stream's end."""
+        req = service_pb2.GetHandlerRequest(handler_id=id, at_seq=seq)
+        res: service_pb2.GetHandlerResponse = self._unary(self._stub.GetHandler, req, timeout)
+        return res.at
 
     def list(
         self,

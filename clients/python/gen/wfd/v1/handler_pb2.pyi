@@ -277,3 +277,49 @@ class Task(_message.Message):
     input: _struct_pb2.Struct
     input_schema: _struct_pb2.Struct
     def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class HandlerAt(_message.Message):
+    __slots__ = ("seq", "time", "status", "result", "error", "idle", "steps", "written", "written_total", "workflow_version", "released")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    IDLE_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    time: _timestamp_pb2.Timestamp
+    status: HandlerStatus
+    result: _struct_pb2.Struct
+    error: str
+    idle: IdleInfo
+    steps: _containers.RepeatedCompositeFieldContainer[StepAt]
+    written: _containers.RepeatedCompositeFieldContainer[Event]
+    written_total: int
+    workflow_version: str
+    released: bool
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[StepAt, _Mapping]]] = ..., written: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., written_total: _Optional[int] = ..., workflow_version: _Optional[str] = ..., released: _Optional[bool] = ...) -> None: ...
+
+class StepAt(_message.Message):
+    __slots__ = ("step", "running", "attempt", "input_event_type", "ended", "emitted_event_types", "error", "waiting")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    INPUT_EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    EMITTED_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    step: str
+    running: int
+    attempt: int
+    input_event_type: str
+    ended: int
+    emitted_event_types: _containers.RepeatedScalarFieldContainer[str]
+    error: str
+    waiting: bool
+    def __init__(self, step: _Optional[str] = ..., running: _Optional[int] = ..., attempt: _Optional[int] = ..., input_event_type: _Optional[str] = ..., ended: _Optional[int] = ..., emitted_event_types: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., waiting: _Optional[bool] = ...) -> None: ...

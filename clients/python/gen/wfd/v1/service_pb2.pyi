@@ -137,16 +137,20 @@ class RunWorkflowResponse(_message.Message):
     def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
 
 class GetHandlerRequest(_message.Message):
-    __slots__ = ("handler_id",)
+    __slots__ = ("handler_id", "at_seq")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
+    AT_SEQ_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
-    def __init__(self, handler_id: _Optional[str] = ...) -> None: ...
+    at_seq: int
+    def __init__(self, handler_id: _Optional[str] = ..., at_seq: _Optional[int] = ...) -> None: ...
 
 class GetHandlerResponse(_message.Message):
-    __slots__ = ("handler",)
+    __slots__ = ("handler", "at")
     HANDLER_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
     handler: _handler_pb2.Handler
-    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ...) -> None: ...
+    at: _handler_pb2.HandlerAt
+    def __init__(self, handler: _Optional[_Union[_handler_pb2.Handler, _Mapping]] = ..., at: _Optional[_Union[_handler_pb2.HandlerAt, _Mapping]] = ...) -> None: ...
 
 class ListHandlersRequest(_message.Message):
     __slots__ = ("workflow", "workflow_version", "statuses", "idle_only", "idle_for", "residency", "page_size", "page_token", "where")

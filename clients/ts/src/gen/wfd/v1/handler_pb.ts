@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/handler.proto.
  */
 export const file_wfd_v1_handler: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi9AQKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IngKCElkbGVJbmZvEikKBXNpbmNlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgd3YWl0ZXJzGAIgAygLMhIud2ZkLnYxLldhaXRlckluZm8SHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAki1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi5wMKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIAEIGCgRraW5kIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAki+wMKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QqogEKDUhhbmRsZXJTdGF0dXMSHgoaSEFORExFUl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZIQU5ETEVSX1NUQVRVU19SVU5OSU5HEAESHAoYSEFORExFUl9TVEFUVVNfQ09NUExFVEVEEAISGQoVSEFORExFUl9TVEFUVVNfRkFJTEVEEAMSHAoYSEFORExFUl9TVEFUVVNfQ0FOQ0VMTEVEEAQqVAoJUmVzaWRlbmN5EhkKFVJFU0lERU5DWV9VTlNQRUNJRklFRBAAEhQKEFJFU0lERU5DWV9BQ1RJVkUQARIWChJSRVNJREVOQ1lfUkVMRUFTRUQQAiqRAQoKVGFza1N0YXR1cxIbChdUQVNLX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RBU0tfU1RBVFVTX1BFTkRJTkcQARIZChVUQVNLX1NUQVRVU19DT01QTEVURUQQAhIXChNUQVNLX1NUQVRVU19FWFBJUkVEEAMSGQoVVEFTS19TVEFUVVNfQ0FOQ0VMTEVEEARCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi9AQKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IngKCElkbGVJbmZvEikKBXNpbmNlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgd3YWl0ZXJzGAIgAygLMhIud2ZkLnYxLldhaXRlckluZm8SHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAki1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi5wMKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIAEIGCgRraW5kIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAki+wMKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiwwIKCUhhbmRsZXJBdBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoGc3RhdHVzGAMgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgFIAEoCRIeCgRpZGxlGAYgASgLMhAud2ZkLnYxLklkbGVJbmZvEh0KBXN0ZXBzGAcgAygLMg4ud2ZkLnYxLlN0ZXBBdBIeCgd3cml0dGVuGAggAygLMg0ud2ZkLnYxLkV2ZW50EhUKDXdyaXR0ZW5fdG90YWwYCSABKA0SGAoQd29ya2Zsb3dfdmVyc2lvbhgKIAEoCRIQCghyZWxlYXNlZBgLIAEoCCKeAQoGU3RlcEF0EgwKBHN0ZXAYASABKAkSDwoHcnVubmluZxgCIAEoDRIPCgdhdHRlbXB0GAMgASgNEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSDQoFZW5kZWQYBSABKA0SGwoTZW1pdHRlZF9ldmVudF90eXBlcxgGIAMoCRINCgVlcnJvchgHIAEoCRIPCgd3YWl0aW5nGAggASgIKqIBCg1IYW5kbGVyU3RhdHVzEh4KGkhBTkRMRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSEFORExFUl9TVEFUVVNfUlVOTklORxABEhwKGEhBTkRMRVJfU1RBVFVTX0NPTVBMRVRFRBACEhkKFUhBTkRMRVJfU1RBVFVTX0ZBSUxFRBADEhwKGEhBTkRMRVJfU1RBVFVTX0NBTkNFTExFRBAEKlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one event of a handler: a type name and a JSON object payload.
@@ -763,6 +763,155 @@ export type Task = Message<"wfd.v1.Task"> & {
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
   messageDesc(file_wfd_v1_handler, 13);
+
+/**
+ * HandlerAt is a handler as its stream shows it at one of its records
+ * (GetHandlerRequest.at_seq): folded from the records up to that one, not
+ * re-executed. Two of them, at two records, say what changed in between.
+ *
+ * @generated from message wfd.v1.HandlerAt
+ */
+export type HandlerAt = Message<"wfd.v1.HandlerAt"> & {
+  /**
+   * The record, and when it was made.
+   *
+   * @generated from field: uint64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 2;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * Running until the terminal record, then how it ended.
+   *
+   * @generated from field: wfd.v1.HandlerStatus status = 3;
+   */
+  status: HandlerStatus;
+
+  /**
+   * @generated from field: google.protobuf.Struct result = 4;
+   */
+  result?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string error = 5;
+   */
+  error: string;
+
+  /**
+   * Set while it was idle then: since when, and what it waited for.
+   *
+   * @generated from field: wfd.v1.IdleInfo idle = 6;
+   */
+  idle?: IdleInfo | undefined;
+
+  /**
+   * Each step that had run by then, in the order they first ran.
+   *
+   * @generated from field: repeated wfd.v1.StepAt steps = 7;
+   */
+  steps: StepAt[];
+
+  /**
+   * The events its steps had written by then: the latest 100, oldest
+   * first, and how many there were in all.
+   *
+   * @generated from field: repeated wfd.v1.Event written = 8;
+   */
+  written: Event[];
+
+  /**
+   * @generated from field: uint32 written_total = 9;
+   */
+  writtenTotal: number;
+
+  /**
+   * The version it ran then, if a HandlerUpgraded record up to seq says
+   * (empty: the version it started on).
+   *
+   * @generated from field: string workflow_version = 10;
+   */
+  workflowVersion: string;
+
+  /**
+   * Released then (from a HandlerReleased record to the next restore).
+   *
+   * @generated from field: bool released = 11;
+   */
+  released: boolean;
+};
+
+/**
+ * Describes the message wfd.v1.HandlerAt.
+ * Use `create(HandlerAtSchema)` to create a new message.
+ */
+export const HandlerAtSchema: GenMessage<HandlerAt> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 14);
+
+/**
+ * StepAt is one step as the stream shows it at a record.
+ *
+ * @generated from message wfd.v1.StepAt
+ */
+export type StepAt = Message<"wfd.v1.StepAt"> & {
+  /**
+   * @generated from field: string step = 1;
+   */
+  step: string;
+
+  /**
+   * Runs of it in progress then (several with workers > 1), and the
+   * latest one's attempt and input event type.
+   *
+   * @generated from field: uint32 running = 2;
+   */
+  running: number;
+
+  /**
+   * @generated from field: uint32 attempt = 3;
+   */
+  attempt: number;
+
+  /**
+   * @generated from field: string input_event_type = 4;
+   */
+  inputEventType: string;
+
+  /**
+   * Runs of it that had ended by then, and what the latest one sent, or
+   * why it failed (empty when it finished or parked).
+   *
+   * @generated from field: uint32 ended = 5;
+   */
+  ended: number;
+
+  /**
+   * @generated from field: repeated string emitted_event_types = 6;
+   */
+  emittedEventTypes: string[];
+
+  /**
+   * @generated from field: string error = 7;
+   */
+  error: string;
+
+  /**
+   * The latest run parked in a wait (its handler waited for something).
+   *
+   * @generated from field: bool waiting = 8;
+   */
+  waiting: boolean;
+};
+
+/**
+ * Describes the message wfd.v1.StepAt.
+ * Use `create(StepAtSchema)` to create a new message.
+ */
+export const StepAtSchema: GenMessage<StepAt> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 15);
 
 /**
  * HandlerStatus is where a handler is in its life.
