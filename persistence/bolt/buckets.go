@@ -134,13 +134,20 @@ func createdOnOpen(name string) bool {
 // keeps an older wfd, which would read the new keys as names, from
 // opening the file.
 //
+// Version 8 added idx_attr (handlers by search attribute, for
+// Query.Where). Older files have nothing to migrate, since no wfd before
+// it stored attributes: Open creates the bucket empty. The bump keeps an
+// older wfd from opening the file: it would drop the handlers'
+// attributes when it rewrites their metadata, and leave their idx_attr
+// entries behind.
+//
 // The schedule buckets (schedules, idx_schedule_due) came without a new
 // version: Open creates them, empty, in a file of version 7, and an older
 // wfd that opens a file with schedules ignores them. It starts no
 // scheduled runs, which no version bump could give it, and changes
 // nothing a newer wfd reads from those buckets, so refusing the file
 // would protect nothing and would stop a rollback.
-const schemaVersion = 7
+const schemaVersion = 8
 
 const keySchema = "schema"
 
