@@ -16,6 +16,8 @@ test("every page passes axe's WCAG A and AA rules", async ({ page, wfd }) => {
     expect(taskId).not.toBe("");
   }).toPass({ timeout: 30_000 });
   await wfd.call("PublishEvent", { key: `axe:${approver}`, data: { n: 1 } });
+  const schedule = uid("axe");
+  await wfd.call("CreateSchedule", { schedule: { scheduleId: schedule, spec: { cron: "0 9 * * MON-FRI", timeZone: "Europe/Paris" }, action: { workflow: "echo" } } });
 
   const pages: [string, string][] = [
     ["/ui/", "Overview"],
@@ -26,6 +28,7 @@ test("every page passes axe's WCAG A and AA rules", async ({ page, wfd }) => {
     ["/ui/workflows", "Workflows"],
     ["/ui/workflows/expense", "Workflow expense"],
     ["/ui/schedules", "Schedules"],
+    [`/ui/schedules/${schedule}`, `Schedule ${schedule}`],
     ["/ui/events", "Published events"],
     ["/ui/signin", "Sign in"],
   ];

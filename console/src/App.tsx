@@ -5,7 +5,7 @@ import { HandlerPage } from "./pages/HandlerPage";
 import { Handlers } from "./pages/Handlers";
 import { Inbox } from "./pages/Inbox";
 import { Overview } from "./pages/Overview";
-import { Schedules } from "./pages/Schedules";
+import { SchedulePage, Schedules } from "./pages/Schedules";
 import { SignIn } from "./pages/SignIn";
 import { TaskPage } from "./pages/TaskPage";
 import { WorkflowPage, Workflows } from "./pages/Workflows";
@@ -35,7 +35,7 @@ function page(path: string) {
     case "workflows":
       return parts[1] ? <WorkflowPage key={parts[1]} name={parts[1]} /> : <Workflows />;
     case "schedules":
-      return <Schedules />;
+      return parts[1] ? <SchedulePage key={parts[1]} id={parts[1]} /> : <Schedules />;
     case "events":
       return <Events />;
     case "signin":

@@ -150,6 +150,15 @@ export function HandlerPage({ id }: { id: string }) {
                   </dd>
                 </>
               )}
+              {h.scheduleId && (
+                <>
+                  <dt>Schedule</dt>
+                  <dd data-testid="handler-schedule">
+                    <Link to={`/schedules/${encodeURIComponent(h.scheduleId)}`}>{h.scheduleId}</Link>
+                    {h.scheduleTick && ` (tick ${when(h.scheduleTick)})`}
+                  </dd>
+                </>
+              )}
               {h.parentId && (
                 <>
                   <dt>Parent</dt>
