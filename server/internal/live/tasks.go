@@ -55,16 +55,10 @@ func taskOf(c *engine.Change, w *engine.WaiterInfo, st persistence.TaskStatus) (
 		ID: w.Task.ID, HandlerID: c.HandlerID, Workflow: c.Workflow, Step: w.Step, Title: w.Task.Title,
 		Description: w.Task.Description, Assignee: w.Task.Assignee, Status: st, Deadline: w.Deadline, CreatedAt: w.Created,
 	}
-	if w.Task.Schema != nil {
-		// Sanitized, so a payload JSON cannot hold fails no checkpoint
-		// (the engine refuses such schemas, this is the last guard).
-		b, err := protojson.Marshal(payload.Sanitize(w.Task.Schema))
-		if err != nil {
-			return t, err
-		}
-		t.Schema = b
-	}
 	var err error
+	if t.Schema, err = taskJSON(w.Task.Schema); err != nil {
+		return t, err
+	}
 	if t.Input, err = taskJSON(w.Task.Input); err != nil {
 		return t, err
 	}
@@ -74,7 +68,9 @@ func taskOf(c *engine.Change, w *engine.WaiterInfo, st persistence.TaskStatus) (
 	return t, nil
 }
 
-// taskJSON is a task's Struct as the store keeps it (nil for none).
+// taskJSON is a task's Struct as the store keeps it (nil for none),
+// sanitized, so a payload JSON cannot hold fails no checkpoint (the engine
+// refuses such payloads; this is the last guard).
 func taskJSON(s *structpb.Struct) ([]byte, error) {
 	if s == nil {
 		return nil, nil

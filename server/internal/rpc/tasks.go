@@ -30,18 +30,7 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 	if !t.CompletedAt.IsZero() {
 		p.CompletedAt = timestamppb.New(t.CompletedAt)
 	}
-	if len(t.Schema) > 0 {
-		var s structpb.Struct
-		if protojson.Unmarshal(t.Schema, &s) == nil {
-			p.AnswerSchema = &s
-		}
-	}
-	if len(t.Answer) > 0 {
-		var a structpb.Struct
-		if protojson.Unmarshal(t.Answer, &a) == nil {
-			p.Answer = &a
-		}
-	}
+	p.AnswerSchema, p.Answer = jsonStruct(t.Schema), jsonStruct(t.Answer)
 	p.Input, p.InputSchema = jsonStruct(t.Input), jsonStruct(t.InputSchema)
 	return p
 }
