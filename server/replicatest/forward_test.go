@@ -60,13 +60,23 @@ func errorsJoin(errs ...error) error {
 	return nil
 }
 
+// handlerOn reads handler id through r. Unavailable is retried: it is what a replica answers while its lease
+// renewal lags (a short ttl on a busy machine), and it asks for a retry.
 func handlerOn(t *testing.T, r *replica, id string) *wfdv1.Handler {
 	t.Helper()
-	res, err := r.c.GetHandler(context.Background(), &wfdv1.GetHandlerRequest{HandlerId: id})
-	if err != nil {
-		t.Fatalf("GetHandler %s on %s: %v", id, r.id, err)
-	}
-	return res.GetHandler()
+	var h *wfdv1.Handler
+	testwait.Until(t, func() error {
+		res, err := r.c.GetHandler(context.Background(), &wfdv1.GetHandlerRequest{HandlerId: id})
+		if connect.CodeOf(err) == connect.CodeUnavailable {
+			return err
+		}
+		if err != nil {
+			t.Fatalf("GetHandler %s on %s: %v", id, r.id, err)
+		}
+		h = res.GetHandler()
+		return nil
+	})
+	return h
 }
 
 // finishedOn waits until handler id, as r reads it, is no longer running

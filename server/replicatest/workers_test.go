@@ -231,7 +231,10 @@ func TestWorkerReleasedHandlerWokenElsewhere(t *testing.T) {
 	released := func(h *wfdv1.Handler) bool {
 		return h.GetResidency() == wfdv1.Residency_RESIDENCY_RELEASED && h.GetOwner() == ""
 	}
-	start := func(input map[string]any) string {
+	// start runs a review through b and releases it once idle on b. ok is
+	// false when the handler finished before it could be released (its
+	// timer, given by input, fired first on a slow machine).
+	start := func(input map[string]any) (id string, ok bool) {
 		t.Helper()
 		in, err := structpb.NewStruct(input)
 		if err != nil {
@@ -241,19 +244,38 @@ func TestWorkerReleasedHandlerWokenElsewhere(t *testing.T) {
 		if err != nil {
 			t.Fatalf("RunWorkflow through b: %v", err)
 		}
-		id := res.GetHandler().GetHandlerId()
-		waitHandler(t, b, id, "idle on b", idleOn(b.id))
+		id = res.GetHandler().GetHandlerId()
+		h := waitHandler(t, b, id, "idle on b or finished", func(h *wfdv1.Handler) bool {
+			return idleOn(b.id)(h) || h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING
+		})
+		if h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+			return id, false
+		}
 		if _, err := b.c.ReleaseHandler(context.Background(), &wfdv1.ReleaseHandlerRequest{HandlerId: id}); err != nil {
+			if finished := handlerOn(t, b, id).GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING; finished {
+				return id, false
+			}
 			t.Fatalf("ReleaseHandler: %v", err)
 		}
 		waitHandler(t, c, id, "released", released)
-		return id
+		return id, true
 	}
 
-	byEvent := start(map[string]any{})
+	byEvent, ok := start(map[string]any{})
+	if !ok {
+		t.Fatalf("%s finished without an answer", byEvent)
+	}
 	approve(t, c, byEvent)
 
-	byTimer := start(map[string]any{"timeout_ms": 300})
+	// The timer must not fire before the release: a slow machine gets a
+	// longer one.
+	var byTimer string
+	for ms := 300; ; ms *= 2 {
+		if byTimer, ok = start(map[string]any{"timeout_ms": ms}); ok {
+			break
+		}
+		t.Logf("%s's %d ms timer fired before its release; again with %d ms", byTimer, ms, 2*ms)
+	}
 	h := waitHandler(t, a, byTimer, "finished", func(h *wfdv1.Handler) bool { return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING })
 	if !completed(h) || h.GetResult().GetFields()["by"].GetStringValue() != "b" || h.GetResult().GetFields()["approved"].GetBoolValue() {
 		t.Fatalf("after its timer: %v, want completed unapproved by b", h)
