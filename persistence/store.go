@@ -29,6 +29,7 @@ type Store interface {
 	PublishedLog
 	WorkflowDefs
 	Schedules
+	Slots
 
 	// Count returns how many handlers there are, by status and residency,
 	// and how many tasks, by status.

@@ -53,6 +53,12 @@ const (
 
 	// Search attributes (attrkeys.go): workflow|0|name|0|value|order.
 	bucketAttr = "idx_attr"
+
+	// Concurrency keys (slots.go).
+	bucketSlotKeys    = "slot_keys"
+	bucketSlotEntries = "slot_entries"
+	bucketSlotIDs     = "slot_ids"
+	bucketSlotDue     = "idx_slot_due"
 )
 
 // fillPercent is how full bbolt fills a page before it splits one. Keys
@@ -80,6 +86,7 @@ func allBuckets() []string {
 		bucketPublishedTime, bucketPublishedByKey, bucketPublishedHandler,
 		bucketWorkflows,
 		bucketSchedules, bucketScheduleDue, bucketAttr,
+		bucketSlotKeys, bucketSlotEntries, bucketSlotIDs, bucketSlotDue,
 	}
 }
 
@@ -87,7 +94,11 @@ func allBuckets() []string {
 // file of any schema version without migrating it (see schemaVersion), so
 // that a file an older wfd wrote lacks it and is sound.
 func createdOnOpen(name string) bool {
-	return name == bucketSchedules || name == bucketScheduleDue || name == bucketAttr
+	switch name {
+	case bucketSchedules, bucketScheduleDue, bucketAttr, bucketSlotKeys, bucketSlotEntries, bucketSlotIDs, bucketSlotDue:
+		return true
+	}
+	return false
 }
 
 // schemaVersion is the version of the bucket and key layout. A file with a
@@ -141,13 +152,20 @@ func createdOnOpen(name string) bool {
 // attributes when it rewrites their metadata, and leave their idx_attr
 // entries behind.
 //
+// Version 9 added the concurrency key buckets (slot_keys, slot_entries,
+// slot_ids, idx_slot_due) and handlers that wait in a key's queue, whose
+// snapshots hold back their events until they are admitted. Older files
+// have nothing to migrate: Open creates the buckets empty. The bump keeps
+// an older wfd from opening the file: it would run a queued handler's
+// held events never, and never release a finished handler's slot.
+//
 // The schedule buckets (schedules, idx_schedule_due) came without a new
 // version: Open creates them, empty, in a file of version 7, and an older
 // wfd that opens a file with schedules ignores them. It starts no
 // scheduled runs, which no version bump could give it, and changes
 // nothing a newer wfd reads from those buckets, so refusing the file
 // would protect nothing and would stop a rollback.
-const schemaVersion = 8
+const schemaVersion = 9
 
 const keySchema = "schema"
 

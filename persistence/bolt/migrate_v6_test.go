@@ -52,7 +52,7 @@ func TestOpenSchema5(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 8}) {
+	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 9}) {
 		t.Fatalf("schema version after migration = %v, want 7", v)
 	}
 	s = open(t, path)

@@ -55,7 +55,7 @@ func TestOpenWithoutScheduleBuckets(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaVersion(t, path); len(v) != 4 || v[3] != 8 {
+	if v := schemaVersion(t, path); len(v) != 4 || v[3] != 9 {
 		t.Fatalf("schema version = %v, want 8", v)
 	}
 }

@@ -36,5 +36,6 @@ type Calls struct {
 	UpdateSchedule     atomic.Int64
 	DeleteSchedule     atomic.Int64
 	DueSchedules       atomic.Int64
+	UpdateSlots        atomic.Int64
 	Close              atomic.Int64
 }

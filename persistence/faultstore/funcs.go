@@ -42,6 +42,7 @@ type Funcs struct {
 	UpdateScheduleFunc     func(ctx context.Context, s persistence.Schedule, expectRevision uint64) (persistence.Schedule, error)
 	DeleteScheduleFunc     func(ctx context.Context, id string) error
 	DueSchedulesFunc       func(ctx context.Context, before time.Time, limit int) ([]persistence.Schedule, error)
+	UpdateSlotsFunc        func(ctx context.Context, k persistence.SlotKey, c persistence.SlotChange) (persistence.SlotResult, error)
 	CloseFunc              func() error
 }
 

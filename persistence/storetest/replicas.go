@@ -38,6 +38,7 @@ func RunReplicas(t *testing.T, replicas ReplicasFunc) {
 		// Claimer.
 		{"Claimer", implements[leaser], "persistence.Leaser (with Claimer)", claimerTests},
 		{"WorkerRoutes", implements[router], "persistence.WorkerRoutes and persistence.Leaser", workerRouteTests},
+		{"Slots", implements[leaser], "persistence.Leaser (a store replicas share)", []replicaTest{{"AcrossReplicas", testSlotsAcrossReplicas}}},
 	}
 	for _, suite := range suites {
 		t.Run(suite.name, func(t *testing.T) {

@@ -111,6 +111,10 @@ func Run(t *testing.T, open OpenFunc) {
 		{"ListWhereOrder", testListWhereOrder},
 		{"ListWhereRefused", testListWhereRefused},
 		{"ListWherePaging", testListWherePaging},
+		{"Slots", testSlots},
+		{"SlotsRate", testSlotsRate},
+		{"InvalidSlots", testInvalidSlots},
+		{"ConcurrentSlots", testConcurrentSlots},
 		{"Closed", testClosed},
 		{"CanceledContext", testCanceledContext},
 	}

@@ -1,0 +1,40 @@
+package faultstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/wfd-dev/wfd/persistence"
+)
+
+// The methods of persistence.Slots. UpdateSlots is its Funcs field or the
+// inner store's; the reads go to the inner store.
+
+// UpdateSlots implements persistence.Store.
+func (s *Store) UpdateSlots(ctx context.Context, k persistence.SlotKey, c persistence.SlotChange) (persistence.SlotResult, error) {
+	s.Calls.UpdateSlots.Add(1)
+	if f := s.current().UpdateSlotsFunc; f != nil {
+		return f(ctx, k, c)
+	}
+	return s.inner.UpdateSlots(ctx, k, c)
+}
+
+// SlotOf implements persistence.Store.
+func (s *Store) SlotOf(ctx context.Context, k persistence.SlotKey, id string) (int, error) {
+	return s.inner.SlotOf(ctx, k, id)
+}
+
+// ListSlots implements persistence.Store.
+func (s *Store) ListSlots(ctx context.Context, k persistence.SlotKey, limit int) (holders, queue []persistence.SlotEntry, err error) {
+	return s.inner.ListSlots(ctx, k, limit)
+}
+
+// SlotKeys implements persistence.Store.
+func (s *Store) SlotKeys(ctx context.Context, after persistence.SlotKey, limit int) ([]persistence.SlotKeyInfo, error) {
+	return s.inner.SlotKeys(ctx, after, limit)
+}
+
+// DueSlots implements persistence.Store.
+func (s *Store) DueSlots(ctx context.Context, before time.Time, limit int) ([]persistence.SlotKey, error) {
+	return s.inner.DueSlots(ctx, before, limit)
+}
