@@ -40,6 +40,18 @@ type Slots interface {
 	// DueSlots returns up to limit keys whose queue's head the rate limit
 	// lets in at or before before, earliest first.
 	DueSlots(ctx context.Context, before time.Time, limit int) ([]SlotKey, error)
+
+	// PendingSlots returns up to limit holders admitted from a queue that
+	// were not yet told (SlotChange.Delivered), oldest admission first:
+	// what a replica that could not tell one at once, or crashed before
+	// it did, does next.
+	PendingSlots(ctx context.Context, limit int) ([]SlotPending, error)
+}
+
+// SlotPending is a holder admitted from its key's queue and not yet told.
+type SlotPending struct {
+	SlotKey
+	SlotEntry
 }
 
 // SlotKey names one concurrency key of a workflow: the handlers of
@@ -102,6 +114,9 @@ type SlotChange struct {
 	// that holds a slot or is queued already stays where it is
 	// (SlotResult.Existed).
 	Enqueue string
+	// Delivered: this holder was told it is admitted (it is no longer
+	// pending).
+	Delivered string
 	// Refuse: Enqueue is added only if it is admitted at once; otherwise
 	// nothing changes and SlotResult.Refused is set.
 	Refuse bool
@@ -114,7 +129,9 @@ type SlotChange struct {
 // SlotResult is what UpdateSlots did.
 type SlotResult struct {
 	// Admitted lists the handlers the change moved from the queue to the
-	// holders, in queue order (Enqueue's own among them when it was).
+	// holders, in queue order: each is pending until a change says it was
+	// Delivered. Enqueue's own id is not among them: admitted at once, it
+	// is Position 0 and not pending (its caller starts it admitted).
 	Admitted []string
 	// Position is Enqueue's place after the change: 0 holding, n ≥ 1
 	// n-th in the queue.
@@ -135,6 +152,8 @@ type SlotResult struct {
 type SlotEntry struct {
 	HandlerID string
 	At        time.Time
+	// Pending: a holder admitted from the queue and not yet told.
+	Pending bool
 }
 
 // SlotKeyInfo is a key with its counts.

@@ -59,6 +59,7 @@ const (
 	bucketSlotEntries = "slot_entries"
 	bucketSlotIDs     = "slot_ids"
 	bucketSlotDue     = "idx_slot_due"
+	bucketSlotPending = "idx_slot_pending"
 )
 
 // fillPercent is how full bbolt fills a page before it splits one. Keys
@@ -86,7 +87,7 @@ func allBuckets() []string {
 		bucketPublishedTime, bucketPublishedByKey, bucketPublishedHandler,
 		bucketWorkflows,
 		bucketSchedules, bucketScheduleDue, bucketAttr,
-		bucketSlotKeys, bucketSlotEntries, bucketSlotIDs, bucketSlotDue,
+		bucketSlotKeys, bucketSlotEntries, bucketSlotIDs, bucketSlotDue, bucketSlotPending,
 	}
 }
 
@@ -95,7 +96,7 @@ func allBuckets() []string {
 // that a file an older wfd wrote lacks it and is sound.
 func createdOnOpen(name string) bool {
 	switch name {
-	case bucketSchedules, bucketScheduleDue, bucketAttr, bucketSlotKeys, bucketSlotEntries, bucketSlotIDs, bucketSlotDue:
+	case bucketSchedules, bucketScheduleDue, bucketAttr, bucketSlotKeys, bucketSlotEntries, bucketSlotIDs, bucketSlotDue, bucketSlotPending:
 		return true
 	}
 	return false
@@ -153,7 +154,7 @@ func createdOnOpen(name string) bool {
 // entries behind.
 //
 // Version 9 added the concurrency key buckets (slot_keys, slot_entries,
-// slot_ids, idx_slot_due) and handlers that wait in a key's queue, whose
+// slot_ids, idx_slot_due, idx_slot_pending) and handlers that wait in a key's queue, whose
 // snapshots hold back their events until they are admitted. Older files
 // have nothing to migrate: Open creates the buckets empty. The bump keeps
 // an older wfd from opening the file: it would run a queued handler's

@@ -21,6 +21,7 @@ import (
 //	              k|0|'q'|seq → time|id: the queue, in order
 //	slot_ids      k|0|id → 'h'|seq or 'q'|seq
 //	idx_slot_due  time(NextDue)|k → "": keys the rate holds back
+//	idx_slot_pending  time(admitted)|k|0|id → "": holders not yet told
 //
 // UpdateSlots runs in the group commit like any write, so bbolt's single
 // writer serialises the changes of a key.
@@ -80,6 +81,9 @@ func (r slotRows) Delete(id string, holding bool, seq uint64) error {
 	kind := byte('q')
 	if holding {
 		kind = 'h'
+		if err := r.Deliver(id); err != nil {
+			return err
+		}
 	}
 	if err := bucket(r.tx, bucketSlotEntries).Delete(r.entryKey(kind, seq)); err != nil {
 		return err
@@ -103,7 +107,30 @@ func (r slotRows) Admit(id string, seq uint64, at time.Time) error {
 	if err := bucket(r.tx, bucketSlotEntries).Delete(r.entryKey('q', seq)); err != nil {
 		return err
 	}
-	return r.put('h', id, seq, at)
+	if err := r.put('h', id, seq, at); err != nil {
+		return err
+	}
+	return bucket(r.tx, bucketSlotPending).Put(r.pendingKey(at, id), nil)
+}
+
+func (r slotRows) pendingKey(at time.Time, id string) []byte {
+	return append(append(appendTime(make([]byte, 0, timeLen+len(r.k)+len(id)), at), r.k...), id...)
+}
+
+// holderAt returns when the holder under seq was admitted.
+func (r slotRows) holderAt(seq uint64) (time.Time, bool) {
+	return parseTime(bucket(r.tx, bucketSlotEntries).Get(r.entryKey('h', seq)))
+}
+
+func (r slotRows) Deliver(id string) error {
+	holding, seq, found, err := r.Find(id)
+	if err != nil || !found || !holding {
+		return err
+	}
+	if at, ok := r.holderAt(seq); ok {
+		return bucket(r.tx, bucketSlotPending).Delete(r.pendingKey(at, id))
+	}
+	return nil
 }
 
 func (r slotRows) Position(seq uint64) (int, error) {
@@ -127,7 +154,9 @@ func (r slotRows) entries(kind byte, limit int) ([]persistence.SlotEntry, error)
 		if !ok {
 			return out, fmt.Errorf("%w: concurrency entry %q", persistence.ErrCorrupt, k)
 		}
-		out = append(out, persistence.SlotEntry{HandlerID: string(v[timeLen:]), At: at})
+		e := persistence.SlotEntry{HandlerID: string(v[timeLen:]), At: at}
+		e.Pending = kind == 'h' && bucket(r.tx, bucketSlotPending).Get(r.pendingKey(at, e.HandlerID)) != nil
+		out = append(out, e)
 	}
 	return out, nil
 }
@@ -297,6 +326,38 @@ func (s *Store) DueSlots(ctx context.Context, before time.Time, limit int) ([]pe
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bolt: due concurrency keys: %w", err)
+	}
+	return out, nil
+}
+
+// PendingSlots returns the holders not yet told (persistence.Slots).
+func (s *Store) PendingSlots(ctx context.Context, limit int) ([]persistence.SlotPending, error) {
+	if limit <= 0 {
+		limit = persistence.DefaultScanLimit
+	}
+	var out []persistence.SlotPending
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		c := bucket(tx, bucketSlotPending).Cursor()
+		for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
+			at, ok := parseTime(k)
+			rest := k[min(len(k), timeLen):]
+			i := bytes.IndexByte(rest, 0)
+			j := -1
+			if i >= 0 {
+				j = bytes.IndexByte(rest[i+1:], 0)
+			}
+			if !ok || i < 0 || j < 0 {
+				return fmt.Errorf("%w: pending concurrency entry %q", persistence.ErrCorrupt, k)
+			}
+			out = append(out, persistence.SlotPending{
+				SlotKey:   persistence.SlotKey{Workflow: string(rest[:i]), Key: string(rest[i+1 : i+1+j])},
+				SlotEntry: persistence.SlotEntry{HandlerID: string(rest[i+2+j:]), At: at, Pending: true},
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bolt: pending concurrency entries: %w", err)
 	}
 	return out, nil
 }

@@ -65,8 +65,8 @@ func TestOpenSchema4(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 8}) {
-		t.Fatalf("schema version after migration = %v, want 7", v)
+	if v := schemaVersion(t, path); !bytes.Equal(v, []byte{0, 0, 0, 9}) {
+		t.Fatalf("schema version after migration = %v, want 9", v)
 	}
 	if r, err := bolt.Check(t.Context(), path); err != nil || !r.OK() {
 		t.Fatalf("Check after migration = %+v, %v", r, err)

@@ -38,3 +38,8 @@ func (s *Store) SlotKeys(ctx context.Context, after persistence.SlotKey, limit i
 func (s *Store) DueSlots(ctx context.Context, before time.Time, limit int) ([]persistence.SlotKey, error) {
 	return s.inner.DueSlots(ctx, before, limit)
 }
+
+// PendingSlots implements persistence.Store.
+func (s *Store) PendingSlots(ctx context.Context, limit int) ([]persistence.SlotPending, error) {
+	return s.inner.PendingSlots(ctx, limit)
+}

@@ -52,6 +52,23 @@ func checkSlots(t *testing.T, s persistence.Slots, k persistence.SlotKey, what s
 	}
 }
 
+// checkPending checks PendingSlots.
+func checkPending(t *testing.T, s persistence.Slots, what string, want ...persistence.SlotPending) {
+	t.Helper()
+	got, err := s.PendingSlots(t.Context(), 0)
+	if err != nil {
+		t.Fatalf("%s: PendingSlots: %v", what, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: PendingSlots = %+v, want %+v", what, got, want)
+	}
+	for i := range got {
+		if got[i].SlotKey != want[i].SlotKey || got[i].HandlerID != want[i].HandlerID || !got[i].At.Equal(want[i].At) || !got[i].Pending {
+			t.Fatalf("%s: PendingSlots = %+v, want %+v", what, got, want)
+		}
+	}
+}
+
 // testSlots: a key admits up to its maximum, queues the rest in order and
 // admits the head when a holder is released; an enqueue repeated stays
 // where it is; a refusing enqueue changes nothing when it cannot be
@@ -68,8 +85,8 @@ func testSlots(t *testing.T, open OpenFunc) {
 		if res.Position != wantPos || res.Existed || res.Refused {
 			t.Fatalf("enqueue %s: %+v, want position %d", id, res, wantPos)
 		}
-		if admitted := i < 2; admitted != slices.Equal(res.Admitted, []string{id}) {
-			t.Fatalf("enqueue %s: admitted %v", id, res.Admitted)
+		if len(res.Admitted) != 0 {
+			t.Fatalf("enqueue %s: admitted %v, want none from the queue", id, res.Admitted)
 		}
 	}
 	checkSlots(t, s, k, "four on a max of two", []string{"a", "b"}, []string{"c", "d"})
@@ -87,10 +104,24 @@ func testSlots(t *testing.T, open OpenFunc) {
 		t.Fatalf("release a: %+v, want c admitted, 2 holding, 1 queued", res)
 	}
 	checkSlots(t, s, k, "after a's release", []string{"b", "c"}, []string{"d"})
+	// c, admitted from the queue, is pending until it is told; b, admitted
+	// at its enqueue, never was.
+	checkPending(t, s, "after c's admission", persistence.SlotPending{SlotKey: k, SlotEntry: persistence.SlotEntry{HandlerID: "c", At: now.Add(time.Second), Pending: true}})
+	slotsStep(t, s, k, persistence.SlotChange{Delivered: "c", Limit: lim, Now: now})
+	slotsStep(t, s, k, persistence.SlotChange{Delivered: "b", Limit: lim, Now: now}) // not pending: nothing
+	checkPending(t, s, "after c was told")
 	// A queued handler released (cancelled while it waited) leaves the queue.
 	slotsStep(t, s, k, persistence.SlotChange{Release: "d", Limit: lim, Now: now})
 	slotsStep(t, s, k, persistence.SlotChange{Release: "nobody", Limit: lim, Now: now})
 	checkSlots(t, s, k, "after d left the queue", []string{"b", "c"}, nil)
+	// A pending holder released is no longer pending.
+	slotsStep(t, s, k, persistence.SlotChange{Enqueue: "p1", Limit: lim, Now: now})
+	slotsStep(t, s, k, persistence.SlotChange{Release: "c", Limit: lim, Now: now})
+	checkPending(t, s, "p1 admitted", persistence.SlotPending{SlotKey: k, SlotEntry: persistence.SlotEntry{HandlerID: "p1", At: now, Pending: true}})
+	slotsStep(t, s, k, persistence.SlotChange{Release: "p1", Limit: lim, Now: now})
+	checkPending(t, s, "p1 released")
+	slotsStep(t, s, k, persistence.SlotChange{Enqueue: "c", Limit: lim, Now: now})
+	checkSlots(t, s, k, "c back", []string{"b", "c"}, nil)
 	// A higher limit admits at once; the same key of another workflow is
 	// another key.
 	other := persistence.SlotKey{Workflow: "wf2", Key: "acme"}
@@ -240,6 +271,9 @@ func concurrentSlots(t *testing.T, stores []persistence.Slots) {
 			if err != nil {
 				errs <- err
 				return
+			}
+			if res.Position == 0 {
+				note([]string{fmt.Sprint("h", i)})
 			}
 			note(res.Admitted)
 		}()

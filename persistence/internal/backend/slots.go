@@ -29,10 +29,14 @@ type SlotRows interface {
 	Delete(id string, holding bool, seq uint64) error
 	// Head returns the queue's first entry.
 	Head() (id string, seq uint64, ok bool, err error)
-	// Admit moves the queued id (under seq) to the holders, at at.
+	// Admit moves the queued id (under seq) to the holders, at at, as
+	// pending.
 	Admit(id string, seq uint64, at time.Time) error
 	// Position counts the queued entries before seq, plus one.
 	Position(seq uint64) (int, error)
+	// Deliver marks the holder id as told (not pending); nothing if it is
+	// not a pending holder.
+	Deliver(id string) error
 }
 
 // ApplySlots applies c to a key whose header is h and whose entries are
@@ -86,12 +90,22 @@ func ApplySlots(h *SlotHeader, rows SlotRows, c persistence.SlotChange) (persist
 	if err != nil {
 		return res, err
 	}
-	res.Admitted = admitted
-	if c.Enqueue != "" && !res.Existed && !res.Refused && !slices.Contains(admitted, c.Enqueue) {
-		if res.Position, err = rows.Position(h.NextSeq); err != nil {
+	if c.Enqueue != "" && !res.Existed && !res.Refused {
+		if i := slices.Index(admitted, c.Enqueue); i >= 0 {
+			admitted = slices.Delete(admitted, i, i+1)
+			if err := rows.Deliver(c.Enqueue); err != nil {
+				return res, err
+			}
+		} else if res.Position, err = rows.Position(h.NextSeq); err != nil {
 			return res, err
 		}
 	}
+	if c.Delivered != "" {
+		if err := rows.Deliver(c.Delivered); err != nil {
+			return res, err
+		}
+	}
+	res.Admitted = admitted
 	res.NextDue, res.Holding, res.Queued = h.NextDue, h.Holding, h.Queued
 	return res, nil
 }
