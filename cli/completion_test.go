@@ -91,7 +91,7 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{bin, "--addr", addr, "run", "ex"}, "expense"},
 		{[]string{bin, "workflows", "--addr=" + addr, "app"}, "approval"},
 		// The actions on versions, beside the workflow names.
-		{[]string{bin, "workflows", "--addr", addr, "de"}, "delete-version"},
+		{[]string{bin, "workflows", "--addr", addr, "de"}, "delete-version\ndeploy"},
 		{[]string{bin, "workflows", "--addr", addr, "e"}, "echo\nexpense"},
 		{[]string{bin, "run", "--input", "{}", "--addr", addr, "--json", "no"}, "notebook"},
 		// As bash splits the line: at ":" and "=" (COMP_WORDBREAKS).

@@ -63,7 +63,14 @@ func handlerFields(h *wfdv1.Handler) [][2]string {
 	if h.GetParentId() != "" {
 		out = append(out, [2]string{"parent", h.GetParentId()})
 	}
-	if h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+	if sl := h.GetSlot(); sl != nil {
+		q := fmt.Sprintf("key %q", sl.GetKey())
+		if sl.GetQueued() {
+			q += fmt.Sprintf(", queued at %d", sl.GetPosition())
+		}
+		out = append(out, [2]string{"concurrency", q})
+	}
+	if st := h.GetStatus(); st == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING || st == wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED {
 		out = append(out, [2]string{"residency", strings.ToLower(strings.TrimPrefix(h.GetResidency().String(), "RESIDENCY_"))})
 	}
 	if h.GetOwner() != "" {

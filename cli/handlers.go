@@ -60,7 +60,7 @@ func handlersCommand() *command {
 			var o client.ListOptions
 			fs.StringVar(&o.Workflow, "workflow", "", "only handlers of this `workflow`")
 			fs.StringVar(&o.WorkflowVersion, "version", "", "only handlers of this `version` of --workflow")
-			fs.Func("status", "only handlers with one of these `statuses`: running, completed, failed, cancelled (comma-separated)", func(s string) error {
+			fs.Func("status", "only handlers with one of these `statuses`: running, queued, completed, failed, cancelled (comma-separated)", func(s string) error {
 				st, err := parseStatuses(s)
 				o.Statuses = st
 				return err
@@ -112,7 +112,7 @@ func parseStatuses(s string) ([]wfdv1.HandlerStatus, error) {
 	for name := range strings.SplitSeq(s, ",") {
 		v, ok := wfdv1.HandlerStatus_value["HANDLER_STATUS_"+strings.ToUpper(strings.TrimSpace(name))]
 		if !ok || v == int32(wfdv1.HandlerStatus_HANDLER_STATUS_UNSPECIFIED) {
-			return nil, fmt.Errorf("unknown status %q (want running, completed, failed or cancelled)", name)
+			return nil, fmt.Errorf("unknown status %q (want running, queued, completed, failed or cancelled)", name)
 		}
 		out = append(out, wfdv1.HandlerStatus(v))
 	}

@@ -46,7 +46,7 @@ if it is idle now.`,
 						if err != nil {
 							return err
 						}
-						if h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING && h.GetIdle() != nil {
+						if st := h.GetStatus(); (st == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING || st == wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED) && h.GetIdle() != nil {
 							return cf.printer(e).handler(h)
 						}
 						return printWaited(cf.printer(e), h)
@@ -70,7 +70,7 @@ func printWaited(p *printer, h *wfdv1.Handler) error {
 	switch h.GetStatus() {
 	case wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED:
 		return nil
-	case wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING:
+	case wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING, wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED:
 		return errStillRunning
 	}
 	return errHandlerUnsuccessful

@@ -150,6 +150,9 @@ func workflowFields(w *wfdv1.Workflow) [][2]string {
 		}
 		out = append(out, [2]string{"search attributes", strings.Join(parts, ", ")})
 	}
+	if c := w.GetConcurrency(); c != nil {
+		out = append(out, [2]string{"concurrency", concurrencyText(c)})
+	}
 	if len(w.GetEventTypes()) == 0 {
 		return append(out, [2]string{"events", "none from outside"})
 	}
@@ -173,4 +176,24 @@ func workflowFields(w *wfdv1.Workflow) [][2]string {
 		}
 	}
 	return out
+}
+
+// concurrencyText says what a concurrency limit allows, per key.
+func concurrencyText(c *wfdv1.Concurrency) string {
+	var parts []string
+	if c.GetMax() > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d running", c.GetMax()))
+	}
+	if c.GetRate() > 0 {
+		parts = append(parts, fmt.Sprintf("%d starts per %v", c.GetRate(), c.GetPer().AsDuration()))
+	}
+	key := "all handlers"
+	if c.GetKey() != "" {
+		key = "input " + c.GetKey()
+	}
+	over := "queues the rest"
+	if c.GetRefuse() {
+		over = "refuses the rest"
+	}
+	return fmt.Sprintf("%s per %s; %s", strings.Join(parts, ", "), key, over)
 }

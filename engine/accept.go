@@ -120,7 +120,7 @@ func (s *state) accepts(ev Event, fromWfd bool) error {
 // takes reports whether the handler takes an event of type t from outside
 // now: the workflow accepts it at any time, or a step waits for it.
 func (s *state) takes(t string) bool {
-	if s.wf.external[t] || t == ChildEvent {
+	if s.wf.external[t] || t == ChildEvent || t == AdmitEvent {
 		return true
 	}
 	for i := range s.steps {

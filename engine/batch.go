@@ -58,7 +58,7 @@ func (r *runner) update() {
 	for i := range s.steps {
 		waiters += len(s.steps[i].waiters)
 	}
-	if waiters == 0 && !r.wf.wakeable {
+	if waiters == 0 && !r.wf.wakeable && !s.queued() {
 		r.terminate(StatusFailed, nil, ErrStalled.Error())
 		return
 	}
@@ -192,7 +192,7 @@ func (r *runner) change() *Change {
 		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: m.completedAt, Deadline: m.deadline,
 		Result: m.result, Error: m.err, Records: r.records, st: s, h: r.h, acks: r.acks,
 		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: m.parent,
-		Waiters: r.waiters(), Attributes: m.attrs,
+		Waiters: r.waiters(), Attributes: m.attrs, Slot: m.slot.slot(),
 	}
 	if r.childrenChanged || (m.lastChildren == nil && len(m.children) > 0) {
 		s.rareMut().lastChildren = slices.Clone(m.children)

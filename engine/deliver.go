@@ -25,6 +25,9 @@ func (r *runner) deliver(ev Event) {
 	if ev.ID == "" {
 		ev.ID = r.newID()
 	}
+	if (s.more != nil && s.more.slot != nil || ev.Type == AdmitEvent) && r.gate(ev) {
+		return
+	}
 	if ev.Type == StopEvent {
 		r.terminate(StatusCompleted, ev.Data, "")
 		return

@@ -184,6 +184,11 @@ type StartOptions struct {
 	// others with ErrInvalidAttributes, and creates nothing). Nulls are
 	// ignored.
 	Attributes *structpb.Struct
+	// Slot is the handler's concurrency key, which the host took from the
+	// input (ConcurrencyOf, Concurrency.KeyOf) and in which it holds a
+	// slot, or waits for one (Queued: the handler holds its events until
+	// AdmitEvent). nil: the handler takes no slot.
+	Slot *Slot
 }
 
 // InitialEvent is an event a Start delivers with the handler's creation
@@ -240,6 +245,12 @@ func (e *Engine) Start(ctx context.Context, workflow string, input *structpb.Str
 	}
 	if opts.Parent != "" {
 		s.rareMut().parent = opts.Parent
+	}
+	if err := checkSlot(c, opts.Slot); err != nil {
+		return nil, err
+	}
+	if opts.Slot != nil {
+		s.rareMut().slot = &slotState{key: opts.Slot.Key, queued: opts.Slot.Queued}
 	}
 	h, err := e.launch(ctx, s, false)
 	if err != nil {

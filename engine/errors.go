@@ -15,6 +15,9 @@ var (
 	// ErrInvalidWorkflow: a workflow definition failed validation
 	// (flow.ErrInvalidWorkflow, the same value).
 	ErrInvalidWorkflow = flow.ErrInvalidWorkflow
+	// ErrNoConcurrencyKey: an input that gives no key of its workflow's
+	// concurrency limit (flow.ErrNoConcurrencyKey, the same value).
+	ErrNoConcurrencyKey = flow.ErrNoConcurrencyKey
 	// ErrWorkflowExists: a workflow of that name is already registered.
 	ErrWorkflowExists = errors.New("workflow already registered")
 	// ErrUnknownWorkflow: no workflow of that name is registered.

@@ -84,6 +84,8 @@ type Info struct {
 	Seq uint64
 	// Attributes are its search attributes (shared: read only).
 	Attributes attrs.Set
+	// Slot is its concurrency key (nil: its workflow limits none).
+	Slot *Slot
 }
 
 type msgKind uint8

@@ -70,6 +70,8 @@ type Change struct {
 	// Attributes are the handler's search attributes now (shared between
 	// changes: read only).
 	Attributes attrs.Set
+	// Slot is the handler's concurrency key now (nil: none).
+	Slot *Slot
 
 	st *state // valid only during Append
 	// h is the handler the change is of: Done makes it lost on an error.

@@ -119,6 +119,9 @@ func (s *state) held() int {
 		ss := &s.steps[i]
 		n += len(ss.queue) + len(ss.waiters) + len(ss.collected)
 	}
+	if s.queued() {
+		n += len(s.more.slot.held)
+	}
 	return n
 }
 

@@ -47,6 +47,9 @@ const (
 	// RecordUpgraded: the handler moved to another version of its
 	// workflow (Record.Upgraded).
 	RecordUpgraded
+	// RecordAdmitted: the handler, queued for a slot of its concurrency
+	// key, was admitted: its held events are delivered and it runs.
+	RecordAdmitted
 )
 
 // Record is one entry of a handler's stream. Records are values with few
@@ -100,6 +103,9 @@ type Idle struct {
 	Waiters []WaiterInfo
 	// External lists the event types the handler's steps accept from outside.
 	External []string
+	// Queued: the handler waits for a slot of its concurrency key (its
+	// events are held until it is admitted).
+	Queued bool
 }
 
 // WaiterInfo describes one parked step run.

@@ -63,6 +63,8 @@ type stateMore struct {
 	// attrsEnc is its stored form, made once per set for the checkpoints.
 	attrs    attrs.Set
 	attrsEnc []byte
+	// slot is the handler's concurrency key, if its workflow limits one.
+	slot *slotState
 }
 
 // setAttrs makes set the handler's attributes.
@@ -254,6 +256,7 @@ func (s *state) finishedProto() *statev1.HandlerState {
 		Parent:          m.parent,
 		Children:        slices.Clone(m.children),
 		Attributes:      m.encodedAttrs(),
+		Slot:            m.slot.toProto(),
 	}
 }
 
@@ -283,6 +286,7 @@ func (s *state) toProto() *statev1.HandlerState {
 		Parent:          m.parent,
 		Children:        slices.Clone(m.children),
 		Attributes:      m.encodedAttrs(),
+		Slot:            m.slot.toProto(),
 	}
 	if len(m.childResults) > 0 {
 		p.ChildResults = make(map[string]*statev1.ChildResult, len(m.childResults))
@@ -376,6 +380,13 @@ func (s *state) rareFromProto(p *statev1.HandlerState) {
 		m.parent = p.GetParent()
 		m.children = p.GetChildren()
 	}
+	if sl := p.GetSlot(); sl != nil {
+		m := s.rareMut()
+		m.slot = &slotState{key: sl.GetKey(), queued: sl.GetQueued()}
+		for _, e := range sl.GetHeld() {
+			m.slot.held = append(m.slot.held, eventFromProto(e))
+		}
+	}
 	for id, c := range p.GetChildResults() {
 		m := s.rareMut()
 		if m.childResults == nil {
@@ -443,7 +454,7 @@ func (s *state) idleInfo() *Idle {
 
 // buildIdle describes what the idle handler waits for.
 func (s *state) buildIdle() *Idle {
-	idle := &Idle{Since: s.idleSince}
+	idle := &Idle{Since: s.idleSince, Queued: s.queued()}
 	for i := range s.steps {
 		for _, w := range s.steps[i].waiters {
 			idle.Waiters = append(idle.Waiters, w.info(s.wf.def.Steps))
@@ -461,6 +472,6 @@ func (s *state) info() Info {
 	m := s.rare()
 	return Info{
 		ID: s.id, Workflow: s.wf.def.Name, WorkflowVersion: s.wf.def.Version, Status: s.status, CreatedAt: s.createdAt, CompletedAt: m.completedAt,
-		Idle: s.idleInfo(), Result: m.result, Error: m.err, Seq: s.seq, Attributes: m.attrs,
+		Idle: s.idleInfo(), Result: m.result, Error: m.err, Seq: s.seq, Attributes: m.attrs, Slot: m.slot.slot(),
 	}
 }

@@ -52,6 +52,10 @@ func compile(w Workflow) (*compiled, error) {
 	w.InputSchema = bytes.Clone(w.InputSchema)
 	w.Events = slices.Clone(w.Events)
 	w.Attributes = maps.Clone(w.Attributes)
+	if w.Concurrency != nil {
+		c := *w.Concurrency
+		w.Concurrency = &c
+	}
 	for i := range w.Events {
 		w.Events[i].Schema = bytes.Clone(w.Events[i].Schema)
 	}

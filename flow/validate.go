@@ -62,6 +62,11 @@ func (c *checker) check() {
 	if err := w.Attributes.Validate(); err != nil {
 		c.bad("workflow %q: search attributes: %v", w.Name, err)
 	}
+	if w.Concurrency != nil {
+		if err := w.Concurrency.Validate(); err != nil {
+			c.bad("workflow %q: concurrency: %v", w.Name, err)
+		}
+	}
 	c.checkSchemas()
 	c.checkSteps()
 }

@@ -50,6 +50,9 @@ type Workflow struct {
 	// and indexed, so that ListHandlers filters and sorts by them. A
 	// changed declaration makes a new version.
 	Attributes attrs.Schema
+	// Concurrency limits how many handlers run at once and start per
+	// interval, per key of their input (nil: no limit).
+	Concurrency *Concurrency
 }
 
 // Validate checks the definition and reports every problem it finds, in

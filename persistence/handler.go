@@ -53,6 +53,9 @@ type Handler struct {
 	// indexes them for ListHandlers' Query.Where, under Workflow (an
 	// attribute's name means something within its workflow only).
 	Attributes attrs.Set
+	// Slot is the handler's concurrency key (nil: its workflow limits
+	// none); the key's holders and queue are in Slots.
+	Slot *HandlerSlot
 
 	// LastSeq is the sequence number of the last record on the handler's
 	// stream (0 when it has none). The store maintains it from the records
@@ -66,6 +69,13 @@ type Handler struct {
 	// its writer read. The store maintains it; the value a writer sets is
 	// ignored. Metadata written before revisions existed reads as 0.
 	Revision uint64
+}
+
+// HandlerSlot is a handler's concurrency key, and whether it still waits
+// in the key's queue.
+type HandlerSlot struct {
+	Key    string
+	Queued bool
 }
 
 // Waiter is one event a handler waits for.

@@ -122,6 +122,9 @@ type SlotChange struct {
 	Refuse bool
 	// Limit is the key's limit now (the current version's declaration).
 	Limit SlotLimit
+	// Hold admits no one (a writer that does not know the key's limit:
+	// the zero Limit would admit everyone).
+	Hold bool
 	// Now is the change's time: of an admission, and for the rate limit.
 	Now time.Time
 }

@@ -77,7 +77,7 @@ func TestService(t *testing.T) {
 				for _, w := range res.Workflows {
 					names = append(names, w.Name)
 				}
-				if !slices.Equal(names, []string{"approval", "batch", "echo", "expense", "fanin", "job", "notebook", "order"}) {
+				if !slices.Equal(names, []string{"approval", "batch", "deploy", "echo", "expense", "fanin", "job", "notebook", "order"}) {
 					t.Fatalf("workflows %v", names)
 				}
 			})

@@ -32,6 +32,9 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 		StreamsEnded:     s.streams.Behind(),
 		StoreSize:        storeSize(s.store),
 		ScheduleOutcomes: s.stats.ScheduleOutcomes(),
+		SlotsQueued:      s.stats.SlotsQueued.Load(),
+		SlotsAdmitted:    s.stats.SlotsAdmitted.Load(),
+		SlotsRefused:     s.stats.SlotsRefused.Load(),
 	}
 	snap.RehydrateP50, snap.RehydrateP99 = s.stats.Rehydrate.Quantiles()
 	snap.DispatchP50, snap.DispatchP99 = s.workers.DispatchLatency()
@@ -41,7 +44,31 @@ func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
 	}
 	snap.Counts = counts
 	snap.TasksPending = counts.TasksByStatus[persistence.TaskPending]
-	return snap, nil
+	snap.Queued, err = queuedByWorkflow(ctx, s.store)
+	return snap, err
+}
+
+// queuedByWorkflow counts the handlers in concurrency keys' queues, by
+// workflow (at most maxScannedKeys keys: a scrape stays bounded).
+func queuedByWorkflow(ctx context.Context, store persistence.Slots) (map[string]int64, error) {
+	const maxScannedKeys = 100000
+	out := map[string]int64{}
+	var after persistence.SlotKey
+	for n := 0; n < maxScannedKeys; {
+		keys, err := store.SlotKeys(ctx, after, persistence.MaxPageSize)
+		if err != nil {
+			return out, err
+		}
+		for _, k := range keys {
+			out[k.Workflow] += int64(k.Queued)
+		}
+		if len(keys) < persistence.MaxPageSize {
+			break
+		}
+		n += len(keys)
+		after = keys[len(keys)-1].SlotKey
+	}
+	return out, nil
 }
 
 // storeSize is the size of the store's file, -1 if it has none.

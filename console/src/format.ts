@@ -64,3 +64,22 @@ function attributeValue(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
   return String(v);
 }
+
+/** 1st, 2nd, 3rd, 4th, ... */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" } as Record<number, string>)[n % 10] ?? "th";
+  return `${n}${suffix}`;
+}
+
+/** What a workflow's concurrency limit allows, per key (as wfd workflows says it). */
+export function concurrencyText(c: { key: string; max: number; rate: number; per?: { seconds: bigint; nanos: number }; refuse: boolean }): string {
+  const parts: string[] = [];
+  if (c.max > 0) parts.push(`at most ${c.max} running`);
+  if (c.rate > 0) {
+    const secs = Number(c.per?.seconds ?? 0n) + (c.per?.nanos ?? 0) / 1e9;
+    parts.push(`${c.rate} starts per ${secs}s`);
+  }
+  const key = c.key ? `input ${c.key}` : "all handlers";
+  return `${parts.join(", ")} per ${key}; ${c.refuse ? "refuses" : "queues"} the rest`;
+}

@@ -37,5 +37,10 @@ type Calls struct {
 	DeleteSchedule     atomic.Int64
 	DueSchedules       atomic.Int64
 	UpdateSlots        atomic.Int64
+	SlotOf             atomic.Int64
+	ListSlots          atomic.Int64
+	SlotKeys           atomic.Int64
+	DueSlots           atomic.Int64
+	PendingSlots       atomic.Int64
 	Close              atomic.Int64
 }

@@ -43,6 +43,11 @@ type Funcs struct {
 	DeleteScheduleFunc     func(ctx context.Context, id string) error
 	DueSchedulesFunc       func(ctx context.Context, before time.Time, limit int) ([]persistence.Schedule, error)
 	UpdateSlotsFunc        func(ctx context.Context, k persistence.SlotKey, c persistence.SlotChange) (persistence.SlotResult, error)
+	SlotOfFunc             func(ctx context.Context, k persistence.SlotKey, id string) (int, error)
+	ListSlotsFunc          func(ctx context.Context, k persistence.SlotKey, limit int) ([]persistence.SlotEntry, []persistence.SlotEntry, error)
+	SlotKeysFunc           func(ctx context.Context, after persistence.SlotKey, limit int) ([]persistence.SlotKeyInfo, error)
+	DueSlotsFunc           func(ctx context.Context, before time.Time, limit int) ([]persistence.SlotKey, error)
+	PendingSlotsFunc       func(ctx context.Context, limit int) ([]persistence.SlotPending, error)
 	CloseFunc              func() error
 }
 

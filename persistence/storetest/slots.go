@@ -72,8 +72,8 @@ func checkPending(t *testing.T, s persistence.Slots, what string, want ...persis
 // testSlots: a key admits up to its maximum, queues the rest in order and
 // admits the head when a holder is released; an enqueue repeated stays
 // where it is; a refusing enqueue changes nothing when it cannot be
-// admitted; a release of an absent handler is no error; a key left empty
-// is not listed; keys of two workflows with the same key are apart.
+// admitted; a release of an absent handler is no error; a holder admitted
+// from the queue is pending until told.
 func testSlots(t *testing.T, open OpenFunc) {
 	s := openStore(t, open)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -99,6 +99,10 @@ func testSlots(t *testing.T, open OpenFunc) {
 	if _, err := s.SlotOf(t.Context(), k, "e"); !errors.Is(err, persistence.ErrNotFound) {
 		t.Fatalf("SlotOf(refused) = %v, want ErrNotFound", err)
 	}
+	// A change that holds admits no one, whatever its limit says.
+	if res := slotsStep(t, s, k, persistence.SlotChange{Hold: true, Now: now}); len(res.Admitted) != 0 {
+		t.Fatalf("a holding change admitted %v", res.Admitted)
+	}
 	res := slotsStep(t, s, k, persistence.SlotChange{Release: "a", Limit: lim, Now: now.Add(time.Second)})
 	if !slices.Equal(res.Admitted, []string{"c"}) || res.Holding != 2 || res.Queued != 1 {
 		t.Fatalf("release a: %+v, want c admitted, 2 holding, 1 queued", res)
@@ -122,8 +126,19 @@ func testSlots(t *testing.T, open OpenFunc) {
 	checkPending(t, s, "p1 released")
 	slotsStep(t, s, k, persistence.SlotChange{Enqueue: "c", Limit: lim, Now: now})
 	checkSlots(t, s, k, "c back", []string{"b", "c"}, nil)
-	// A higher limit admits at once; the same key of another workflow is
-	// another key.
+}
+
+// testSlotKeys: SlotKeys lists the keys with their counts, in order, from
+// after the one given; the same key of another workflow is another key; a
+// key left empty is not listed; Max 0 admits everyone.
+func testSlotKeys(t *testing.T, open OpenFunc) {
+	s := openStore(t, open)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	k := persistence.SlotKey{Workflow: "wf", Key: "acme"}
+	lim := persistence.SlotLimit{Max: 2}
+	for _, id := range []string{"b", "c"} {
+		slotsStep(t, s, k, persistence.SlotChange{Enqueue: id, Limit: lim, Now: now})
+	}
 	other := persistence.SlotKey{Workflow: "wf2", Key: "acme"}
 	if res := slotsStep(t, s, other, persistence.SlotChange{Enqueue: "x", Limit: persistence.SlotLimit{Max: 1}, Now: now}); res.Position != 0 || res.Holding != 1 {
 		t.Fatalf("another workflow's key: %+v", res)

@@ -112,6 +112,7 @@ func Run(t *testing.T, open OpenFunc) {
 		{"ListWhereRefused", testListWhereRefused},
 		{"ListWherePaging", testListWherePaging},
 		{"Slots", testSlots},
+		{"SlotKeys", testSlotKeys},
 		{"SlotsRate", testSlotsRate},
 		{"InvalidSlots", testInvalidSlots},
 		{"ConcurrentSlots", testConcurrentSlots},

@@ -88,7 +88,8 @@ func finishedOn(t *testing.T, r *replica, id string) *wfdv1.Handler {
 	var h *wfdv1.Handler
 	testwait.For(t, id+" finished", func() bool {
 		h = handlerOn(t, r, id)
-		return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING
+		st := h.GetStatus()
+		return st != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING && st != wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED
 	})
 	return h
 }

@@ -27,6 +27,15 @@ func definition(w flow.Workflow) (*wfdv1.WorkflowDefinition, error) {
 	if w.Timeout > 0 {
 		d.Timeout = durationpb.New(w.Timeout)
 	}
+	if c := w.Concurrency; c.Limited() {
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("worker: workflow %q: concurrency: %w", w.Name, err)
+		}
+		d.Concurrency = &wfdv1.Concurrency{Key: c.Key, Max: uint32(c.Max), Rate: uint32(c.Rate), Refuse: c.Refuse} //nolint:gosec // Validate bounds them
+		if c.Per > 0 {
+			d.Concurrency.Per = durationpb.New(c.Per)
+		}
+	}
 	for _, et := range w.Events {
 		sch, err := schemaStruct(et.Schema)
 		if err != nil {

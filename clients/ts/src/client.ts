@@ -753,7 +753,12 @@ export class WfdClient {
   private async finishedBy(id: string, seq: bigint, signal?: AbortSignal, headers?: HeadersInit): Promise<boolean> {
     try {
       const h = await this.get(id, { signal, headers });
-      return h.status !== HandlerStatus.RUNNING && h.status !== HandlerStatus.UNSPECIFIED && h.lastSeq <= seq;
+      return (
+        h.status !== HandlerStatus.RUNNING &&
+        h.status !== HandlerStatus.QUEUED &&
+        h.status !== HandlerStatus.UNSPECIFIED &&
+        h.lastSeq <= seq
+      );
     } catch {
       return false; // the stream's own retry decides
     }

@@ -180,7 +180,7 @@ export interface StreamOptions {
 }
 
 /** Status names accepted wherever a {@link HandlerStatus} is. */
-export type HandlerStatusName = "running" | "completed" | "failed" | "cancelled";
+export type HandlerStatusName = "running" | "queued" | "completed" | "failed" | "cancelled";
 /** Residency names accepted wherever a {@link Residency} is. */
 export type ResidencyName = "active" | "released";
 

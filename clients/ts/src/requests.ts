@@ -23,6 +23,7 @@ import type {
 
 const statusByName: { [K in HandlerStatusName]: HandlerStatus } = {
   running: HandlerStatus.RUNNING,
+  queued: HandlerStatus.QUEUED,
   completed: HandlerStatus.COMPLETED,
   failed: HandlerStatus.FAILED,
   cancelled: HandlerStatus.CANCELLED,

@@ -132,7 +132,11 @@ export function recordRow(r: Record): Row {
       }
       const waits = v.info?.waiters.map(waiterText) ?? [];
       const ext = v.info?.externalEventTypes ?? [];
-      const what = [...waits, ...(ext.length ? [`events ${ext.join(", ")}`] : [])];
+      const what = [
+        ...(v.info?.queued ? ["a slot of its concurrency key (queued)"] : []),
+        ...waits,
+        ...(ext.length ? [`events ${ext.join(", ")}`] : []),
+      ];
       return { ...base, kind: "idle", text: `idle, waiting for ${what.join("; ") || "nothing"}` };
     }
     case "handlerFinished": {
@@ -140,6 +144,8 @@ export function recordRow(r: Record): Row {
       const detail = v.error ? v.error : compact(structJson(v.result) ?? {});
       return { ...base, kind: "finished", text: `${statusName(v.status)}: ${detail}` };
     }
+    case "handlerAdmitted":
+      return { ...base, kind: "admitted", text: "admitted: got a slot of its concurrency key, and runs the events it held" };
     case "handlerReleased":
       return { ...base, kind: "released", text: "released from memory to the store" };
     case "handlerRestored":

@@ -7,7 +7,7 @@ import { Badge, ErrorNote, Notice, useLoad } from "../components/common";
 import { HandlerAt } from "../components/HandlerAt";
 import { SchemaForm } from "../components/LazySchemaForm";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
-import { attributesText, jsonText, residencyName, statusName, structJson, when } from "../format";
+import { attributesText, jsonText, ordinal, residencyName, statusName, structJson, when } from "../format";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
 
@@ -29,7 +29,9 @@ export function HandlerPage({ id }: { id: string }) {
 
   const h = handler.data;
   const wf = workflows.data?.find((w) => w.name === h?.workflow);
-  const running = h?.status === HandlerStatus.RUNNING;
+  // A queued handler is running too: it takes events (held until it is
+  // admitted) and can be cancelled.
+  const running = h?.status === HandlerStatus.RUNNING || h?.status === HandlerStatus.QUEUED;
 
   // The events it accepts: the workflow's external ones and those its
   // waiters wait for, with their schemas when the workflow declares them.
@@ -178,6 +180,17 @@ export function HandlerPage({ id }: { id: string }) {
                         </li>
                       ))}
                     </ul>
+                  </dd>
+                </>
+              )}
+              {h.slot && (
+                <>
+                  <dt>Concurrency key</dt>
+                  <dd data-testid="handler-slot">
+                    <code>{h.slot.key || "(one for every handler)"}</code>
+                    {h.slot.queued
+                      ? `: queued${h.slot.position ? `, ${ordinal(h.slot.position)} in line` : ""}; it starts when a slot frees`
+                      : ": holds a slot"}
                   </dd>
                 </>
               )}

@@ -69,7 +69,7 @@ export function Handlers() {
           Status
           <select value={f.status} onChange={(e) => set("status", e.target.value)}>
             <option value="">any</option>
-            {["running", "completed", "failed", "cancelled"].map((s) => (
+            {["running", "queued", "completed", "failed", "cancelled"].map((s) => (
               <option key={s}>{s}</option>
             ))}
           </select>

@@ -4,7 +4,7 @@ import { HandlerStatus, type Handler } from "@wfd/client/web";
 
 import { Badge, ErrorNote, useLoad } from "../components/common";
 import { SchemaForm } from "../components/LazySchemaForm";
-import { jsonText, statusName, structJson } from "../format";
+import { concurrencyText, jsonText, statusName, structJson } from "../format";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
 import { Versions } from "./Versions";
@@ -117,6 +117,15 @@ export function WorkflowPage({ name }: { name: string }) {
                 </ul>
                 <p className="hint">
                   Filter its handlers by them: <Link to={`/handlers?workflow=${encodeURIComponent(name)}`}>Handlers</Link>, Where.
+                </p>
+              </details>
+            )}
+            {w.concurrency && (
+              <details open>
+                <summary>Concurrency</summary>
+                <p data-testid="workflow-concurrency">{concurrencyText(w.concurrency)}</p>
+                <p className="hint">
+                  Waiting ones: <Link to={`/handlers?workflow=${encodeURIComponent(name)}&status=queued`}>queued handlers</Link>.
                 </p>
               </details>
             )}

@@ -32,6 +32,10 @@ const (
 	HandlerStatus_HANDLER_STATUS_COMPLETED   HandlerStatus = 2
 	HandlerStatus_HANDLER_STATUS_FAILED      HandlerStatus = 3
 	HandlerStatus_HANDLER_STATUS_CANCELLED   HandlerStatus = 4
+	// Started, and waiting for a slot of its workflow's concurrency key
+	// (Handler.slot): the events it takes are held, in order, until it is
+	// admitted and runs. Not terminal.
+	HandlerStatus_HANDLER_STATUS_QUEUED HandlerStatus = 5
 )
 
 // Enum value maps for HandlerStatus.
@@ -42,6 +46,7 @@ var (
 		2: "HANDLER_STATUS_COMPLETED",
 		3: "HANDLER_STATUS_FAILED",
 		4: "HANDLER_STATUS_CANCELLED",
+		5: "HANDLER_STATUS_QUEUED",
 	}
 	HandlerStatus_value = map[string]int32{
 		"HANDLER_STATUS_UNSPECIFIED": 0,
@@ -49,6 +54,7 @@ var (
 		"HANDLER_STATUS_COMPLETED":   2,
 		"HANDLER_STATUS_FAILED":      3,
 		"HANDLER_STATUS_CANCELLED":   4,
+		"HANDLER_STATUS_QUEUED":      5,
 	}
 )
 
@@ -294,7 +300,10 @@ type Handler struct {
 	ScheduleTick *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=schedule_tick,json=scheduleTick,proto3" json:"schedule_tick,omitempty"`
 	// Its search attributes: given at start, updated by its steps
 	// (set_attributes). Times are RFC 3339 strings, keyword lists lists.
-	Attributes    *structpb.Struct `protobuf:"bytes,19,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Attributes *structpb.Struct `protobuf:"bytes,19,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	// Its place in its workflow's concurrency key (Workflow.concurrency);
+	// unset when the workflow limits none.
+	Slot          *HandlerSlot `protobuf:"bytes,20,opt,name=slot,proto3" json:"slot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -462,6 +471,78 @@ func (x *Handler) GetAttributes() *structpb.Struct {
 	return nil
 }
 
+func (x *Handler) GetSlot() *HandlerSlot {
+	if x != nil {
+		return x.Slot
+	}
+	return nil
+}
+
+// HandlerSlot is a handler's place in its workflow's concurrency key.
+type HandlerSlot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The key: the value of the input field the workflow names.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Waiting for a slot (status QUEUED); false once admitted.
+	Queued bool `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
+	// A queued handler's place in the key's queue, from 1 (GetHandler
+	// only; 0 elsewhere).
+	Position      uint32 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandlerSlot) Reset() {
+	*x = HandlerSlot{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandlerSlot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandlerSlot) ProtoMessage() {}
+
+func (x *HandlerSlot) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandlerSlot.ProtoReflect.Descriptor instead.
+func (*HandlerSlot) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *HandlerSlot) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *HandlerSlot) GetQueued() bool {
+	if x != nil {
+		return x.Queued
+	}
+	return false
+}
+
+func (x *HandlerSlot) GetPosition() uint32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
 // IdleInfo is what an idle handler waits for.
 type IdleInfo struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -469,13 +550,15 @@ type IdleInfo struct {
 	Waiters []*WaiterInfo          `protobuf:"bytes,2,rep,name=waiters,proto3" json:"waiters,omitempty"`
 	// Event types the handler's steps accept from outside (SendEvent).
 	ExternalEventTypes []string `protobuf:"bytes,3,rep,name=external_event_types,json=externalEventTypes,proto3" json:"external_event_types,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The handler waits for a slot of its concurrency key.
+	Queued        bool `protobuf:"varint,4,opt,name=queued,proto3" json:"queued,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IdleInfo) Reset() {
 	*x = IdleInfo{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[2]
+	mi := &file_wfd_v1_handler_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +570,7 @@ func (x *IdleInfo) String() string {
 func (*IdleInfo) ProtoMessage() {}
 
 func (x *IdleInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[2]
+	mi := &file_wfd_v1_handler_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +583,7 @@ func (x *IdleInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdleInfo.ProtoReflect.Descriptor instead.
 func (*IdleInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{2}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *IdleInfo) GetSince() *timestamppb.Timestamp {
@@ -522,6 +605,13 @@ func (x *IdleInfo) GetExternalEventTypes() []string {
 		return x.ExternalEventTypes
 	}
 	return nil
+}
+
+func (x *IdleInfo) GetQueued() bool {
+	if x != nil {
+		return x.Queued
+	}
+	return false
 }
 
 // WaiterInfo is one step run parked on an event or a timer.
@@ -546,7 +636,7 @@ type WaiterInfo struct {
 
 func (x *WaiterInfo) Reset() {
 	*x = WaiterInfo{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[3]
+	mi := &file_wfd_v1_handler_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +648,7 @@ func (x *WaiterInfo) String() string {
 func (*WaiterInfo) ProtoMessage() {}
 
 func (x *WaiterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[3]
+	mi := &file_wfd_v1_handler_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +661,7 @@ func (x *WaiterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaiterInfo.ProtoReflect.Descriptor instead.
 func (*WaiterInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{3}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WaiterInfo) GetWaiterId() string {
@@ -654,7 +744,7 @@ type HumanTask struct {
 
 func (x *HumanTask) Reset() {
 	*x = HumanTask{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[4]
+	mi := &file_wfd_v1_handler_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +756,7 @@ func (x *HumanTask) String() string {
 func (*HumanTask) ProtoMessage() {}
 
 func (x *HumanTask) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[4]
+	mi := &file_wfd_v1_handler_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +769,7 @@ func (x *HumanTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HumanTask.ProtoReflect.Descriptor instead.
 func (*HumanTask) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{4}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HumanTask) GetTaskId() string {
@@ -748,6 +838,7 @@ type Record struct {
 	//	*Record_HandlerRestored
 	//	*Record_RunWaitingForWorker
 	//	*Record_HandlerUpgraded
+	//	*Record_HandlerAdmitted
 	Kind          isRecord_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -755,7 +846,7 @@ type Record struct {
 
 func (x *Record) Reset() {
 	*x = Record{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[5]
+	mi := &file_wfd_v1_handler_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +858,7 @@ func (x *Record) String() string {
 func (*Record) ProtoMessage() {}
 
 func (x *Record) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[5]
+	mi := &file_wfd_v1_handler_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +871,7 @@ func (x *Record) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Record.ProtoReflect.Descriptor instead.
 func (*Record) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{5}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Record) GetSeq() uint64 {
@@ -876,6 +967,15 @@ func (x *Record) GetHandlerUpgraded() *HandlerUpgraded {
 	return nil
 }
 
+func (x *Record) GetHandlerAdmitted() *HandlerAdmitted {
+	if x != nil {
+		if x, ok := x.Kind.(*Record_HandlerAdmitted); ok {
+			return x.HandlerAdmitted
+		}
+	}
+	return nil
+}
+
 type isRecord_Kind interface {
 	isRecord_Kind()
 }
@@ -913,6 +1013,10 @@ type Record_HandlerUpgraded struct {
 	HandlerUpgraded *HandlerUpgraded `protobuf:"bytes,10,opt,name=handler_upgraded,json=handlerUpgraded,proto3,oneof"`
 }
 
+type Record_HandlerAdmitted struct {
+	HandlerAdmitted *HandlerAdmitted `protobuf:"bytes,11,opt,name=handler_admitted,json=handlerAdmitted,proto3,oneof"`
+}
+
 func (*Record_StepStateChanged) isRecord_Kind() {}
 
 func (*Record_EventWritten) isRecord_Kind() {}
@@ -929,6 +1033,46 @@ func (*Record_RunWaitingForWorker) isRecord_Kind() {}
 
 func (*Record_HandlerUpgraded) isRecord_Kind() {}
 
+func (*Record_HandlerAdmitted) isRecord_Kind() {}
+
+// HandlerAdmitted: the handler, queued for a slot of its concurrency key,
+// got one; the events it held are delivered and it runs.
+type HandlerAdmitted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandlerAdmitted) Reset() {
+	*x = HandlerAdmitted{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandlerAdmitted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandlerAdmitted) ProtoMessage() {}
+
+func (x *HandlerAdmitted) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandlerAdmitted.ProtoReflect.Descriptor instead.
+func (*HandlerAdmitted) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+}
+
 // HandlerUpgraded: the handler moved to another version of its workflow
 // (UpgradeHandlers); it runs to_version from this record on.
 type HandlerUpgraded struct {
@@ -941,7 +1085,7 @@ type HandlerUpgraded struct {
 
 func (x *HandlerUpgraded) Reset() {
 	*x = HandlerUpgraded{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1097,7 @@ func (x *HandlerUpgraded) String() string {
 func (*HandlerUpgraded) ProtoMessage() {}
 
 func (x *HandlerUpgraded) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[6]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1110,7 @@ func (x *HandlerUpgraded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgraded.ProtoReflect.Descriptor instead.
 func (*HandlerUpgraded) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *HandlerUpgraded) GetFromVersion() string {
@@ -1004,7 +1148,7 @@ type StepStateChanged struct {
 
 func (x *StepStateChanged) Reset() {
 	*x = StepStateChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1160,7 @@ func (x *StepStateChanged) String() string {
 func (*StepStateChanged) ProtoMessage() {}
 
 func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1173,7 @@ func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStateChanged.ProtoReflect.Descriptor instead.
 func (*StepStateChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StepStateChanged) GetStep() string {
@@ -1100,7 +1244,7 @@ type IdleChanged struct {
 
 func (x *IdleChanged) Reset() {
 	*x = IdleChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1256,7 @@ func (x *IdleChanged) String() string {
 func (*IdleChanged) ProtoMessage() {}
 
 func (x *IdleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1269,7 @@ func (x *IdleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdleChanged.ProtoReflect.Descriptor instead.
 func (*IdleChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IdleChanged) GetIdle() bool {
@@ -1154,7 +1298,7 @@ type HandlerFinished struct {
 
 func (x *HandlerFinished) Reset() {
 	*x = HandlerFinished{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1310,7 @@ func (x *HandlerFinished) String() string {
 func (*HandlerFinished) ProtoMessage() {}
 
 func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1323,7 @@ func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerFinished.ProtoReflect.Descriptor instead.
 func (*HandlerFinished) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HandlerFinished) GetStatus() HandlerStatus {
@@ -1213,7 +1357,7 @@ type HandlerReleased struct {
 
 func (x *HandlerReleased) Reset() {
 	*x = HandlerReleased{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1369,7 @@ func (x *HandlerReleased) String() string {
 func (*HandlerReleased) ProtoMessage() {}
 
 func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1382,7 @@ func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerReleased.ProtoReflect.Descriptor instead.
 func (*HandlerReleased) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
 }
 
 // HandlerRestored: the handler was loaded into memory from its last
@@ -1251,7 +1395,7 @@ type HandlerRestored struct {
 
 func (x *HandlerRestored) Reset() {
 	*x = HandlerRestored{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1407,7 @@ func (x *HandlerRestored) String() string {
 func (*HandlerRestored) ProtoMessage() {}
 
 func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1420,7 @@ func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerRestored.ProtoReflect.Descriptor instead.
 func (*HandlerRestored) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{13}
 }
 
 // RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -1309,7 +1453,7 @@ type RunWaitingForWorker struct {
 
 func (x *RunWaitingForWorker) Reset() {
 	*x = RunWaitingForWorker{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1465,7 @@ func (x *RunWaitingForWorker) String() string {
 func (*RunWaitingForWorker) ProtoMessage() {}
 
 func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1478,7 @@ func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWaitingForWorker.ProtoReflect.Descriptor instead.
 func (*RunWaitingForWorker) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunWaitingForWorker) GetStep() string {
@@ -1414,7 +1558,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[13]
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1426,7 +1570,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[13]
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1439,7 +1583,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Task) GetTaskId() string {
@@ -1585,7 +1729,7 @@ type HandlerAt struct {
 
 func (x *HandlerAt) Reset() {
 	*x = HandlerAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	mi := &file_wfd_v1_handler_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1741,7 @@ func (x *HandlerAt) String() string {
 func (*HandlerAt) ProtoMessage() {}
 
 func (x *HandlerAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	mi := &file_wfd_v1_handler_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1754,7 @@ func (x *HandlerAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerAt.ProtoReflect.Descriptor instead.
 func (*HandlerAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HandlerAt) GetSeq() uint64 {
@@ -1712,7 +1856,7 @@ type StepAt struct {
 
 func (x *StepAt) Reset() {
 	*x = StepAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +1868,7 @@ func (x *StepAt) String() string {
 func (*StepAt) ProtoMessage() {}
 
 func (x *StepAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +1881,7 @@ func (x *StepAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepAt.ProtoReflect.Descriptor instead.
 func (*StepAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StepAt) GetStep() string {
@@ -1804,7 +1948,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xc1\x06\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xea\x06\n" +
 	"\aHandler\x12\x1d\n" +
 	"\n" +
 	"handler_id\x18\x01 \x01(\tR\thandlerId\x12\x1a\n" +
@@ -1831,11 +1975,17 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\rschedule_tick\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\fscheduleTick\x127\n" +
 	"\n" +
 	"attributes\x18\x13 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"attributes\"\x9c\x01\n" +
+	"attributes\x12'\n" +
+	"\x04slot\x18\x14 \x01(\v2\x13.wfd.v1.HandlerSlotR\x04slot\"S\n" +
+	"\vHandlerSlot\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06queued\x18\x02 \x01(\bR\x06queued\x12\x1a\n" +
+	"\bposition\x18\x03 \x01(\rR\bposition\"\xb4\x01\n" +
 	"\bIdleInfo\x120\n" +
 	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12,\n" +
 	"\awaiters\x18\x02 \x03(\v2\x12.wfd.v1.WaiterInfoR\awaiters\x120\n" +
-	"\x14external_event_types\x18\x03 \x03(\tR\x12externalEventTypes\"\x98\x02\n" +
+	"\x14external_event_types\x18\x03 \x03(\tR\x12externalEventTypes\x12\x16\n" +
+	"\x06queued\x18\x04 \x01(\bR\x06queued\"\x98\x02\n" +
 	"\n" +
 	"WaiterInfo\x12\x1b\n" +
 	"\twaiter_id\x18\x01 \x01(\tR\bwaiterId\x12\x12\n" +
@@ -1854,7 +2004,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
 	"\bassignee\x18\x05 \x01(\tR\bassignee\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
-	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xf8\x04\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xbe\x05\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -1866,8 +2016,10 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10handler_restored\x18\b \x01(\v2\x17.wfd.v1.HandlerRestoredH\x00R\x0fhandlerRestored\x12R\n" +
 	"\x16run_waiting_for_worker\x18\t \x01(\v2\x1b.wfd.v1.RunWaitingForWorkerH\x00R\x13runWaitingForWorker\x12D\n" +
 	"\x10handler_upgraded\x18\n" +
-	" \x01(\v2\x17.wfd.v1.HandlerUpgradedH\x00R\x0fhandlerUpgradedB\x06\n" +
-	"\x04kind\"S\n" +
+	" \x01(\v2\x17.wfd.v1.HandlerUpgradedH\x00R\x0fhandlerUpgraded\x12D\n" +
+	"\x10handler_admitted\x18\v \x01(\v2\x17.wfd.v1.HandlerAdmittedH\x00R\x0fhandlerAdmittedB\x06\n" +
+	"\x04kind\"\x11\n" +
+	"\x0fHandlerAdmitted\"S\n" +
 	"\x0fHandlerUpgraded\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
 	"\n" +
@@ -1940,13 +2092,14 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x05ended\x18\x05 \x01(\rR\x05ended\x12.\n" +
 	"\x13emitted_event_types\x18\x06 \x03(\tR\x11emittedEventTypes\x12\x14\n" +
 	"\x05error\x18\a \x01(\tR\x05error\x12\x18\n" +
-	"\awaiting\x18\b \x01(\bR\awaiting*\xa2\x01\n" +
+	"\awaiting\x18\b \x01(\bR\awaiting*\xbd\x01\n" +
 	"\rHandlerStatus\x12\x1e\n" +
 	"\x1aHANDLER_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16HANDLER_STATUS_RUNNING\x10\x01\x12\x1c\n" +
 	"\x18HANDLER_STATUS_COMPLETED\x10\x02\x12\x19\n" +
 	"\x15HANDLER_STATUS_FAILED\x10\x03\x12\x1c\n" +
-	"\x18HANDLER_STATUS_CANCELLED\x10\x04*T\n" +
+	"\x18HANDLER_STATUS_CANCELLED\x10\x04\x12\x19\n" +
+	"\x15HANDLER_STATUS_QUEUED\x10\x05*T\n" +
 	"\tResidency\x12\x19\n" +
 	"\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n" +
@@ -1972,82 +2125,86 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(Residency)(0),                // 1: wfd.v1.Residency
 	(TaskStatus)(0),               // 2: wfd.v1.TaskStatus
 	(*Event)(nil),                 // 3: wfd.v1.Event
 	(*Handler)(nil),               // 4: wfd.v1.Handler
-	(*IdleInfo)(nil),              // 5: wfd.v1.IdleInfo
-	(*WaiterInfo)(nil),            // 6: wfd.v1.WaiterInfo
-	(*HumanTask)(nil),             // 7: wfd.v1.HumanTask
-	(*Record)(nil),                // 8: wfd.v1.Record
-	(*HandlerUpgraded)(nil),       // 9: wfd.v1.HandlerUpgraded
-	(*StepStateChanged)(nil),      // 10: wfd.v1.StepStateChanged
-	(*IdleChanged)(nil),           // 11: wfd.v1.IdleChanged
-	(*HandlerFinished)(nil),       // 12: wfd.v1.HandlerFinished
-	(*HandlerReleased)(nil),       // 13: wfd.v1.HandlerReleased
-	(*HandlerRestored)(nil),       // 14: wfd.v1.HandlerRestored
-	(*RunWaitingForWorker)(nil),   // 15: wfd.v1.RunWaitingForWorker
-	(*Task)(nil),                  // 16: wfd.v1.Task
-	(*HandlerAt)(nil),             // 17: wfd.v1.HandlerAt
-	(*StepAt)(nil),                // 18: wfd.v1.StepAt
-	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*HandlerSlot)(nil),           // 5: wfd.v1.HandlerSlot
+	(*IdleInfo)(nil),              // 6: wfd.v1.IdleInfo
+	(*WaiterInfo)(nil),            // 7: wfd.v1.WaiterInfo
+	(*HumanTask)(nil),             // 8: wfd.v1.HumanTask
+	(*Record)(nil),                // 9: wfd.v1.Record
+	(*HandlerAdmitted)(nil),       // 10: wfd.v1.HandlerAdmitted
+	(*HandlerUpgraded)(nil),       // 11: wfd.v1.HandlerUpgraded
+	(*StepStateChanged)(nil),      // 12: wfd.v1.StepStateChanged
+	(*IdleChanged)(nil),           // 13: wfd.v1.IdleChanged
+	(*HandlerFinished)(nil),       // 14: wfd.v1.HandlerFinished
+	(*HandlerReleased)(nil),       // 15: wfd.v1.HandlerReleased
+	(*HandlerRestored)(nil),       // 16: wfd.v1.HandlerRestored
+	(*RunWaitingForWorker)(nil),   // 17: wfd.v1.RunWaitingForWorker
+	(*Task)(nil),                  // 18: wfd.v1.Task
+	(*HandlerAt)(nil),             // 19: wfd.v1.HandlerAt
+	(*StepAt)(nil),                // 20: wfd.v1.StepAt
+	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	19, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	21, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	20, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	20, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	20, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
-	5,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	19, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
-	15, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	20, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
-	19, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
-	20, // 11: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
-	6,  // 12: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	19, // 13: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	20, // 14: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
-	7,  // 15: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	19, // 16: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	19, // 17: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
-	19, // 18: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
-	20, // 19: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	10, // 20: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
-	3,  // 21: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	11, // 22: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	12, // 23: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	13, // 24: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	14, // 25: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	15, // 26: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	9,  // 27: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
-	5,  // 28: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	0,  // 29: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	19, // 30: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	20, // 31: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	19, // 32: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	2,  // 33: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	20, // 34: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	20, // 35: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	20, // 36: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	19, // 37: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	19, // 38: wfd.v1.Task.input:type_name -> google.protobuf.Struct
-	19, // 39: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
-	20, // 40: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
-	0,  // 41: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
-	19, // 42: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
-	5,  // 43: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
-	18, // 44: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
-	3,  // 45: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	22, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	22, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	22, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	6,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
+	21, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	17, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	22, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
+	21, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
+	5,  // 11: wfd.v1.Handler.slot:type_name -> wfd.v1.HandlerSlot
+	22, // 12: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	7,  // 13: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
+	21, // 14: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	22, // 15: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 16: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
+	21, // 17: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	21, // 18: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	21, // 19: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	22, // 20: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	12, // 21: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	3,  // 22: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
+	13, // 23: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	14, // 24: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	15, // 25: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	16, // 26: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	17, // 27: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	11, // 28: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
+	10, // 29: wfd.v1.Record.handler_admitted:type_name -> wfd.v1.HandlerAdmitted
+	6,  // 30: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 31: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	21, // 32: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	22, // 33: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	21, // 34: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	2,  // 35: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	22, // 36: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	22, // 37: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	22, // 38: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	21, // 39: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	21, // 40: wfd.v1.Task.input:type_name -> google.protobuf.Struct
+	21, // 41: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
+	22, // 42: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
+	0,  // 43: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
+	21, // 44: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
+	6,  // 45: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
+	20, // 46: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
+	3,  // 47: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
+	48, // [48:48] is the sub-list for method output_type
+	48, // [48:48] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -2055,7 +2212,7 @@ func file_wfd_v1_handler_proto_init() {
 	if File_wfd_v1_handler_proto != nil {
 		return
 	}
-	file_wfd_v1_handler_proto_msgTypes[5].OneofWrappers = []any{
+	file_wfd_v1_handler_proto_msgTypes[6].OneofWrappers = []any{
 		(*Record_StepStateChanged)(nil),
 		(*Record_EventWritten)(nil),
 		(*Record_IdleChanged)(nil),
@@ -2064,6 +2221,7 @@ func file_wfd_v1_handler_proto_init() {
 		(*Record_HandlerRestored)(nil),
 		(*Record_RunWaitingForWorker)(nil),
 		(*Record_HandlerUpgraded)(nil),
+		(*Record_HandlerAdmitted)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2071,7 +2229,7 @@ func file_wfd_v1_handler_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

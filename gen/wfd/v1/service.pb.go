@@ -117,8 +117,10 @@ type Workflow struct {
 	// them at start (RunWorkflowRequest.attributes) and their steps update
 	// them; ListHandlersRequest.where filters and sorts by them.
 	SearchAttributes map[string]string `protobuf:"bytes,11,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The current version's concurrency limit (unset: none).
+	Concurrency   *Concurrency `protobuf:"bytes,12,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Workflow) Reset() {
@@ -228,6 +230,97 @@ func (x *Workflow) GetSearchAttributes() map[string]string {
 	return nil
 }
 
+func (x *Workflow) GetConcurrency() *Concurrency {
+	if x != nil {
+		return x.Concurrency
+	}
+	return nil
+}
+
+// Concurrency limits how many handlers of a workflow run at once, and
+// start per interval, per key of their input. A start over the limit is
+// queued (status QUEUED) and starts, in order, when a handler of its key
+// ends or the rate lets it in; or, with refuse, is RESOURCE_EXHAUSTED.
+type Concurrency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The input field (a dotted path into objects) whose value (a string, a
+	// number or a boolean) names the key; "": one key for every handler.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Running handlers per key at most; 0: no maximum.
+	Max uint32 `protobuf:"varint,2,opt,name=max,proto3" json:"max,omitempty"`
+	// Starts per key within any per; 0: no rate limit.
+	Rate          uint32               `protobuf:"varint,3,opt,name=rate,proto3" json:"rate,omitempty"`
+	Per           *durationpb.Duration `protobuf:"bytes,4,opt,name=per,proto3" json:"per,omitempty"`
+	Refuse        bool                 `protobuf:"varint,5,opt,name=refuse,proto3" json:"refuse,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Concurrency) Reset() {
+	*x = Concurrency{}
+	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Concurrency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Concurrency) ProtoMessage() {}
+
+func (x *Concurrency) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Concurrency.ProtoReflect.Descriptor instead.
+func (*Concurrency) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Concurrency) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Concurrency) GetMax() uint32 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *Concurrency) GetRate() uint32 {
+	if x != nil {
+		return x.Rate
+	}
+	return 0
+}
+
+func (x *Concurrency) GetPer() *durationpb.Duration {
+	if x != nil {
+		return x.Per
+	}
+	return nil
+}
+
+func (x *Concurrency) GetRefuse() bool {
+	if x != nil {
+		return x.Refuse
+	}
+	return false
+}
+
 // WorkflowVersion is one version of a workflow: an immutable definition.
 type WorkflowVersion struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -255,7 +348,7 @@ type WorkflowVersion struct {
 
 func (x *WorkflowVersion) Reset() {
 	*x = WorkflowVersion{}
-	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	mi := &file_wfd_v1_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +360,7 @@ func (x *WorkflowVersion) String() string {
 func (*WorkflowVersion) ProtoMessage() {}
 
 func (x *WorkflowVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[1]
+	mi := &file_wfd_v1_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +373,7 @@ func (x *WorkflowVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkflowVersion.ProtoReflect.Descriptor instead.
 func (*WorkflowVersion) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *WorkflowVersion) GetVersion() string {
@@ -380,7 +473,7 @@ type EventType struct {
 
 func (x *EventType) Reset() {
 	*x = EventType{}
-	mi := &file_wfd_v1_service_proto_msgTypes[2]
+	mi := &file_wfd_v1_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +485,7 @@ func (x *EventType) String() string {
 func (*EventType) ProtoMessage() {}
 
 func (x *EventType) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[2]
+	mi := &file_wfd_v1_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +498,7 @@ func (x *EventType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventType.ProtoReflect.Descriptor instead.
 func (*EventType) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *EventType) GetType() string {
@@ -449,7 +542,7 @@ type ListWorkflowsRequest struct {
 
 func (x *ListWorkflowsRequest) Reset() {
 	*x = ListWorkflowsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[3]
+	mi := &file_wfd_v1_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -461,7 +554,7 @@ func (x *ListWorkflowsRequest) String() string {
 func (*ListWorkflowsRequest) ProtoMessage() {}
 
 func (x *ListWorkflowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[3]
+	mi := &file_wfd_v1_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -474,7 +567,7 @@ func (x *ListWorkflowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkflowsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{3}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListWorkflowsRequest) GetName() string {
@@ -500,7 +593,7 @@ type ListWorkflowsResponse struct {
 
 func (x *ListWorkflowsResponse) Reset() {
 	*x = ListWorkflowsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[4]
+	mi := &file_wfd_v1_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +605,7 @@ func (x *ListWorkflowsResponse) String() string {
 func (*ListWorkflowsResponse) ProtoMessage() {}
 
 func (x *ListWorkflowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[4]
+	mi := &file_wfd_v1_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +618,7 @@ func (x *ListWorkflowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkflowsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkflowsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{4}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListWorkflowsResponse) GetWorkflows() []*Workflow {
@@ -576,7 +669,7 @@ type RunWorkflowRequest struct {
 
 func (x *RunWorkflowRequest) Reset() {
 	*x = RunWorkflowRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[5]
+	mi := &file_wfd_v1_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +681,7 @@ func (x *RunWorkflowRequest) String() string {
 func (*RunWorkflowRequest) ProtoMessage() {}
 
 func (x *RunWorkflowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[5]
+	mi := &file_wfd_v1_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +694,7 @@ func (x *RunWorkflowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWorkflowRequest.ProtoReflect.Descriptor instead.
 func (*RunWorkflowRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RunWorkflowRequest) GetWorkflow() string {
@@ -662,7 +755,7 @@ type RunWorkflowResponse struct {
 
 func (x *RunWorkflowResponse) Reset() {
 	*x = RunWorkflowResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[6]
+	mi := &file_wfd_v1_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -674,7 +767,7 @@ func (x *RunWorkflowResponse) String() string {
 func (*RunWorkflowResponse) ProtoMessage() {}
 
 func (x *RunWorkflowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[6]
+	mi := &file_wfd_v1_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -687,7 +780,7 @@ func (x *RunWorkflowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWorkflowResponse.ProtoReflect.Descriptor instead.
 func (*RunWorkflowResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunWorkflowResponse) GetHandler() *Handler {
@@ -711,7 +804,7 @@ type GetHandlerRequest struct {
 
 func (x *GetHandlerRequest) Reset() {
 	*x = GetHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[7]
+	mi := &file_wfd_v1_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +816,7 @@ func (x *GetHandlerRequest) String() string {
 func (*GetHandlerRequest) ProtoMessage() {}
 
 func (x *GetHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[7]
+	mi := &file_wfd_v1_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +829,7 @@ func (x *GetHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHandlerRequest.ProtoReflect.Descriptor instead.
 func (*GetHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetHandlerRequest) GetHandlerId() string {
@@ -764,7 +857,7 @@ type GetHandlerResponse struct {
 
 func (x *GetHandlerResponse) Reset() {
 	*x = GetHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[8]
+	mi := &file_wfd_v1_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +869,7 @@ func (x *GetHandlerResponse) String() string {
 func (*GetHandlerResponse) ProtoMessage() {}
 
 func (x *GetHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[8]
+	mi := &file_wfd_v1_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +882,7 @@ func (x *GetHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHandlerResponse.ProtoReflect.Descriptor instead.
 func (*GetHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetHandlerResponse) GetHandler() *Handler {
@@ -840,7 +933,7 @@ type ListHandlersRequest struct {
 
 func (x *ListHandlersRequest) Reset() {
 	*x = ListHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[9]
+	mi := &file_wfd_v1_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -852,7 +945,7 @@ func (x *ListHandlersRequest) String() string {
 func (*ListHandlersRequest) ProtoMessage() {}
 
 func (x *ListHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[9]
+	mi := &file_wfd_v1_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -865,7 +958,7 @@ func (x *ListHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandlersRequest.ProtoReflect.Descriptor instead.
 func (*ListHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListHandlersRequest) GetWorkflow() string {
@@ -942,7 +1035,7 @@ type ListHandlersResponse struct {
 
 func (x *ListHandlersResponse) Reset() {
 	*x = ListHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[10]
+	mi := &file_wfd_v1_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1047,7 @@ func (x *ListHandlersResponse) String() string {
 func (*ListHandlersResponse) ProtoMessage() {}
 
 func (x *ListHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[10]
+	mi := &file_wfd_v1_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1060,7 @@ func (x *ListHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandlersResponse.ProtoReflect.Descriptor instead.
 func (*ListHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListHandlersResponse) GetHandlers() []*Handler {
@@ -1012,7 +1105,7 @@ type SendEventRequest struct {
 
 func (x *SendEventRequest) Reset() {
 	*x = SendEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[11]
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1117,7 @@ func (x *SendEventRequest) String() string {
 func (*SendEventRequest) ProtoMessage() {}
 
 func (x *SendEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[11]
+	mi := &file_wfd_v1_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1130,7 @@ func (x *SendEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEventRequest.ProtoReflect.Descriptor instead.
 func (*SendEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SendEventRequest) GetHandlerId() string {
@@ -1093,7 +1186,7 @@ type StartIfMissing struct {
 
 func (x *StartIfMissing) Reset() {
 	*x = StartIfMissing{}
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1198,7 @@ func (x *StartIfMissing) String() string {
 func (*StartIfMissing) ProtoMessage() {}
 
 func (x *StartIfMissing) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[12]
+	mi := &file_wfd_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1211,7 @@ func (x *StartIfMissing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartIfMissing.ProtoReflect.Descriptor instead.
 func (*StartIfMissing) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StartIfMissing) GetWorkflow() string {
@@ -1160,7 +1253,7 @@ type SendEventResponse struct {
 
 func (x *SendEventResponse) Reset() {
 	*x = SendEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1265,7 @@ func (x *SendEventResponse) String() string {
 func (*SendEventResponse) ProtoMessage() {}
 
 func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[13]
+	mi := &file_wfd_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1278,7 @@ func (x *SendEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEventResponse.ProtoReflect.Descriptor instead.
 func (*SendEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SendEventResponse) GetHandler() *Handler {
@@ -1222,7 +1315,7 @@ type StreamEventsRequest struct {
 
 func (x *StreamEventsRequest) Reset() {
 	*x = StreamEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1327,7 @@ func (x *StreamEventsRequest) String() string {
 func (*StreamEventsRequest) ProtoMessage() {}
 
 func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[14]
+	mi := &file_wfd_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1340,7 @@ func (x *StreamEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsRequest.ProtoReflect.Descriptor instead.
 func (*StreamEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StreamEventsRequest) GetHandlerId() string {
@@ -1291,7 +1384,7 @@ type StreamEventsResponse struct {
 
 func (x *StreamEventsResponse) Reset() {
 	*x = StreamEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1396,7 @@ func (x *StreamEventsResponse) String() string {
 func (*StreamEventsResponse) ProtoMessage() {}
 
 func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[15]
+	mi := &file_wfd_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1409,7 @@ func (x *StreamEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEventsResponse.ProtoReflect.Descriptor instead.
 func (*StreamEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StreamEventsResponse) GetKind() isStreamEventsResponse_Kind {
@@ -1371,7 +1464,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1476,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[16]
+	mi := &file_wfd_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1489,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Heartbeat) GetLastSeq() uint64 {
@@ -1415,7 +1508,7 @@ type CancelHandlerRequest struct {
 
 func (x *CancelHandlerRequest) Reset() {
 	*x = CancelHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1520,7 @@ func (x *CancelHandlerRequest) String() string {
 func (*CancelHandlerRequest) ProtoMessage() {}
 
 func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[17]
+	mi := &file_wfd_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1533,7 @@ func (x *CancelHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerRequest.ProtoReflect.Descriptor instead.
 func (*CancelHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelHandlerRequest) GetHandlerId() string {
@@ -1459,7 +1552,7 @@ type CancelHandlerResponse struct {
 
 func (x *CancelHandlerResponse) Reset() {
 	*x = CancelHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1564,7 @@ func (x *CancelHandlerResponse) String() string {
 func (*CancelHandlerResponse) ProtoMessage() {}
 
 func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[18]
+	mi := &file_wfd_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1577,7 @@ func (x *CancelHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelHandlerResponse.ProtoReflect.Descriptor instead.
 func (*CancelHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CancelHandlerResponse) GetHandler() *Handler {
@@ -1503,7 +1596,7 @@ type ReleaseHandlerRequest struct {
 
 func (x *ReleaseHandlerRequest) Reset() {
 	*x = ReleaseHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1608,7 @@ func (x *ReleaseHandlerRequest) String() string {
 func (*ReleaseHandlerRequest) ProtoMessage() {}
 
 func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[19]
+	mi := &file_wfd_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1621,7 @@ func (x *ReleaseHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReleaseHandlerRequest) GetHandlerId() string {
@@ -1547,7 +1640,7 @@ type ReleaseHandlerResponse struct {
 
 func (x *ReleaseHandlerResponse) Reset() {
 	*x = ReleaseHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1652,7 @@ func (x *ReleaseHandlerResponse) String() string {
 func (*ReleaseHandlerResponse) ProtoMessage() {}
 
 func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[20]
+	mi := &file_wfd_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1665,7 @@ func (x *ReleaseHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHandlerResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReleaseHandlerResponse) GetHandler() *Handler {
@@ -1590,7 +1683,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1695,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[21]
+	mi := &file_wfd_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1708,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 type GetStatsResponse struct {
@@ -1660,7 +1753,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1765,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[22]
+	mi := &file_wfd_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1778,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetStatsResponse) GetHandlersActive() int64 {
@@ -1828,7 +1921,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1933,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[23]
+	mi := &file_wfd_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1946,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListTasksRequest) GetStatuses() []TaskStatus {
@@ -1915,7 +2008,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2020,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[24]
+	mi := &file_wfd_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2033,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1966,7 +2059,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2071,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[25]
+	mi := &file_wfd_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1991,7 +2084,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetTaskRequest) GetTaskId() string {
@@ -2010,7 +2103,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2115,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[26]
+	mi := &file_wfd_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2128,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -2059,7 +2152,7 @@ type CompleteTaskRequest struct {
 
 func (x *CompleteTaskRequest) Reset() {
 	*x = CompleteTaskRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2164,7 @@ func (x *CompleteTaskRequest) String() string {
 func (*CompleteTaskRequest) ProtoMessage() {}
 
 func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[27]
+	mi := &file_wfd_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2177,7 @@ func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskRequest.ProtoReflect.Descriptor instead.
 func (*CompleteTaskRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CompleteTaskRequest) GetTaskId() string {
@@ -2117,7 +2210,7 @@ type CompleteTaskResponse struct {
 
 func (x *CompleteTaskResponse) Reset() {
 	*x = CompleteTaskResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[28]
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2222,7 @@ func (x *CompleteTaskResponse) String() string {
 func (*CompleteTaskResponse) ProtoMessage() {}
 
 func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[28]
+	mi := &file_wfd_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2235,7 @@ func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteTaskResponse.ProtoReflect.Descriptor instead.
 func (*CompleteTaskResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CompleteTaskResponse) GetTask() *Task {
@@ -2166,7 +2259,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2178,7 +2271,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[29]
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2191,7 +2284,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PublishEventRequest) GetKey() string {
@@ -2235,7 +2328,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2247,7 +2340,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2260,7 +2353,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PublishEventResponse) GetEventId() string {
@@ -2304,7 +2397,7 @@ type WaitHandlerRequest struct {
 
 func (x *WaitHandlerRequest) Reset() {
 	*x = WaitHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2316,7 +2409,7 @@ func (x *WaitHandlerRequest) String() string {
 func (*WaitHandlerRequest) ProtoMessage() {}
 
 func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2329,7 +2422,7 @@ func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerRequest.ProtoReflect.Descriptor instead.
 func (*WaitHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WaitHandlerRequest) GetHandlerId() string {
@@ -2371,7 +2464,7 @@ type WaitHandlerResponse struct {
 
 func (x *WaitHandlerResponse) Reset() {
 	*x = WaitHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2476,7 @@ func (x *WaitHandlerResponse) String() string {
 func (*WaitHandlerResponse) ProtoMessage() {}
 
 func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2489,7 @@ func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerResponse.ProtoReflect.Descriptor instead.
 func (*WaitHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WaitHandlerResponse) GetHandler() *Handler {
@@ -2415,7 +2508,7 @@ type DeleteHandlerRequest struct {
 
 func (x *DeleteHandlerRequest) Reset() {
 	*x = DeleteHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2427,7 +2520,7 @@ func (x *DeleteHandlerRequest) String() string {
 func (*DeleteHandlerRequest) ProtoMessage() {}
 
 func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2440,7 +2533,7 @@ func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteHandlerRequest) GetHandlerId() string {
@@ -2458,7 +2551,7 @@ type DeleteHandlerResponse struct {
 
 func (x *DeleteHandlerResponse) Reset() {
 	*x = DeleteHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2563,7 @@ func (x *DeleteHandlerResponse) String() string {
 func (*DeleteHandlerResponse) ProtoMessage() {}
 
 func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2576,7 @@ func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 type ListPublishedEventsRequest struct {
@@ -2505,7 +2598,7 @@ type ListPublishedEventsRequest struct {
 
 func (x *ListPublishedEventsRequest) Reset() {
 	*x = ListPublishedEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2610,7 @@ func (x *ListPublishedEventsRequest) String() string {
 func (*ListPublishedEventsRequest) ProtoMessage() {}
 
 func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2623,7 @@ func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListPublishedEventsRequest) GetKey() string {
@@ -2580,7 +2673,7 @@ type ListPublishedEventsResponse struct {
 
 func (x *ListPublishedEventsResponse) Reset() {
 	*x = ListPublishedEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2685,7 @@ func (x *ListPublishedEventsResponse) String() string {
 func (*ListPublishedEventsResponse) ProtoMessage() {}
 
 func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2698,7 @@ func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListPublishedEventsResponse) GetEvents() []*PublishedEvent {
@@ -2641,7 +2734,7 @@ type PublishedEvent struct {
 
 func (x *PublishedEvent) Reset() {
 	*x = PublishedEvent{}
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2746,7 @@ func (x *PublishedEvent) String() string {
 func (*PublishedEvent) ProtoMessage() {}
 
 func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2759,7 @@ func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
 func (*PublishedEvent) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PublishedEvent) GetEventId() string {
@@ -2726,7 +2819,7 @@ type GetIdentityRequest struct {
 
 func (x *GetIdentityRequest) Reset() {
 	*x = GetIdentityRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2831,7 @@ func (x *GetIdentityRequest) String() string {
 func (*GetIdentityRequest) ProtoMessage() {}
 
 func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +2844,7 @@ func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityRequest.ProtoReflect.Descriptor instead.
 func (*GetIdentityRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 type GetIdentityResponse struct {
@@ -2767,7 +2860,7 @@ type GetIdentityResponse struct {
 
 func (x *GetIdentityResponse) Reset() {
 	*x = GetIdentityResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2779,7 +2872,7 @@ func (x *GetIdentityResponse) String() string {
 func (*GetIdentityResponse) ProtoMessage() {}
 
 func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2792,7 +2885,7 @@ func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityResponse.ProtoReflect.Descriptor instead.
 func (*GetIdentityResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetIdentityResponse) GetAuthentication() bool {
@@ -2824,7 +2917,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2836,7 +2929,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2849,7 +2942,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 type ListReplicasResponse struct {
@@ -2861,7 +2954,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2873,7 +2966,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2886,7 +2979,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -2912,7 +3005,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2924,7 +3017,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2937,7 +3030,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Replica) GetId() string {
@@ -2992,7 +3085,7 @@ type UpgradeHandlersRequest struct {
 
 func (x *UpgradeHandlersRequest) Reset() {
 	*x = UpgradeHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3004,7 +3097,7 @@ func (x *UpgradeHandlersRequest) String() string {
 func (*UpgradeHandlersRequest) ProtoMessage() {}
 
 func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3017,7 +3110,7 @@ func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersRequest.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *UpgradeHandlersRequest) GetWorkflow() string {
@@ -3082,7 +3175,7 @@ type UpgradeHandlersResponse struct {
 
 func (x *UpgradeHandlersResponse) Reset() {
 	*x = UpgradeHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3187,7 @@ func (x *UpgradeHandlersResponse) String() string {
 func (*UpgradeHandlersResponse) ProtoMessage() {}
 
 func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3200,7 @@ func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersResponse.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *UpgradeHandlersResponse) GetHandlers() []*HandlerUpgrade {
@@ -3144,7 +3237,7 @@ type HandlerUpgrade struct {
 
 func (x *HandlerUpgrade) Reset() {
 	*x = HandlerUpgrade{}
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3156,7 +3249,7 @@ func (x *HandlerUpgrade) String() string {
 func (*HandlerUpgrade) ProtoMessage() {}
 
 func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3169,7 +3262,7 @@ func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgrade.ProtoReflect.Descriptor instead.
 func (*HandlerUpgrade) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HandlerUpgrade) GetHandlerId() string {
@@ -3203,7 +3296,7 @@ type SetCurrentVersionRequest struct {
 
 func (x *SetCurrentVersionRequest) Reset() {
 	*x = SetCurrentVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3215,7 +3308,7 @@ func (x *SetCurrentVersionRequest) String() string {
 func (*SetCurrentVersionRequest) ProtoMessage() {}
 
 func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3228,7 +3321,7 @@ func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionRequest.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetCurrentVersionRequest) GetWorkflow() string {
@@ -3254,7 +3347,7 @@ type SetCurrentVersionResponse struct {
 
 func (x *SetCurrentVersionResponse) Reset() {
 	*x = SetCurrentVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3359,7 @@ func (x *SetCurrentVersionResponse) String() string {
 func (*SetCurrentVersionResponse) ProtoMessage() {}
 
 func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3372,7 @@ func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionResponse.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SetCurrentVersionResponse) GetWorkflow() *Workflow {
@@ -3299,7 +3392,7 @@ type DeleteWorkflowVersionRequest struct {
 
 func (x *DeleteWorkflowVersionRequest) Reset() {
 	*x = DeleteWorkflowVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3311,7 +3404,7 @@ func (x *DeleteWorkflowVersionRequest) String() string {
 func (*DeleteWorkflowVersionRequest) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3324,7 +3417,7 @@ func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DeleteWorkflowVersionRequest) GetWorkflow() string {
@@ -3349,7 +3442,7 @@ type DeleteWorkflowVersionResponse struct {
 
 func (x *DeleteWorkflowVersionResponse) Reset() {
 	*x = DeleteWorkflowVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +3454,7 @@ func (x *DeleteWorkflowVersionResponse) String() string {
 func (*DeleteWorkflowVersionResponse) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,14 +3467,14 @@ func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x15wfd/v1/schedule.proto\"\xba\x04\n" +
+	"\x14wfd/v1/service.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x15wfd/v1/schedule.proto\"\xf1\x04\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x120\n" +
@@ -3395,10 +3488,17 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\aversion\x18\t \x01(\tR\aversion\x123\n" +
 	"\bversions\x18\n" +
 	" \x03(\v2\x17.wfd.v1.WorkflowVersionR\bversions\x12S\n" +
-	"\x11search_attributes\x18\v \x03(\v2&.wfd.v1.Workflow.SearchAttributesEntryR\x10searchAttributes\x1aC\n" +
+	"\x11search_attributes\x18\v \x03(\v2&.wfd.v1.Workflow.SearchAttributesEntryR\x10searchAttributes\x125\n" +
+	"\vconcurrency\x18\f \x01(\v2\x13.wfd.v1.ConcurrencyR\vconcurrency\x1aC\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfe\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8a\x01\n" +
+	"\vConcurrency\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
+	"\x03max\x18\x02 \x01(\rR\x03max\x12\x12\n" +
+	"\x04rate\x18\x03 \x01(\rR\x04rate\x12+\n" +
+	"\x03per\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03per\x12\x16\n" +
+	"\x06refuse\x18\x05 \x01(\bR\x06refuse\"\xfe\x02\n" +
 	"\x0fWorkflowVersion\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\acurrent\x18\x02 \x01(\bR\acurrent\x12\x19\n" +
@@ -3681,197 +3781,200 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
 	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
-	(*WorkflowVersion)(nil),               // 2: wfd.v1.WorkflowVersion
-	(*EventType)(nil),                     // 3: wfd.v1.EventType
-	(*ListWorkflowsRequest)(nil),          // 4: wfd.v1.ListWorkflowsRequest
-	(*ListWorkflowsResponse)(nil),         // 5: wfd.v1.ListWorkflowsResponse
-	(*RunWorkflowRequest)(nil),            // 6: wfd.v1.RunWorkflowRequest
-	(*RunWorkflowResponse)(nil),           // 7: wfd.v1.RunWorkflowResponse
-	(*GetHandlerRequest)(nil),             // 8: wfd.v1.GetHandlerRequest
-	(*GetHandlerResponse)(nil),            // 9: wfd.v1.GetHandlerResponse
-	(*ListHandlersRequest)(nil),           // 10: wfd.v1.ListHandlersRequest
-	(*ListHandlersResponse)(nil),          // 11: wfd.v1.ListHandlersResponse
-	(*SendEventRequest)(nil),              // 12: wfd.v1.SendEventRequest
-	(*StartIfMissing)(nil),                // 13: wfd.v1.StartIfMissing
-	(*SendEventResponse)(nil),             // 14: wfd.v1.SendEventResponse
-	(*StreamEventsRequest)(nil),           // 15: wfd.v1.StreamEventsRequest
-	(*StreamEventsResponse)(nil),          // 16: wfd.v1.StreamEventsResponse
-	(*Heartbeat)(nil),                     // 17: wfd.v1.Heartbeat
-	(*CancelHandlerRequest)(nil),          // 18: wfd.v1.CancelHandlerRequest
-	(*CancelHandlerResponse)(nil),         // 19: wfd.v1.CancelHandlerResponse
-	(*ReleaseHandlerRequest)(nil),         // 20: wfd.v1.ReleaseHandlerRequest
-	(*ReleaseHandlerResponse)(nil),        // 21: wfd.v1.ReleaseHandlerResponse
-	(*GetStatsRequest)(nil),               // 22: wfd.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),              // 23: wfd.v1.GetStatsResponse
-	(*ListTasksRequest)(nil),              // 24: wfd.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 25: wfd.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),                // 26: wfd.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),               // 27: wfd.v1.GetTaskResponse
-	(*CompleteTaskRequest)(nil),           // 28: wfd.v1.CompleteTaskRequest
-	(*CompleteTaskResponse)(nil),          // 29: wfd.v1.CompleteTaskResponse
-	(*PublishEventRequest)(nil),           // 30: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),          // 31: wfd.v1.PublishEventResponse
-	(*WaitHandlerRequest)(nil),            // 32: wfd.v1.WaitHandlerRequest
-	(*WaitHandlerResponse)(nil),           // 33: wfd.v1.WaitHandlerResponse
-	(*DeleteHandlerRequest)(nil),          // 34: wfd.v1.DeleteHandlerRequest
-	(*DeleteHandlerResponse)(nil),         // 35: wfd.v1.DeleteHandlerResponse
-	(*ListPublishedEventsRequest)(nil),    // 36: wfd.v1.ListPublishedEventsRequest
-	(*ListPublishedEventsResponse)(nil),   // 37: wfd.v1.ListPublishedEventsResponse
-	(*PublishedEvent)(nil),                // 38: wfd.v1.PublishedEvent
-	(*GetIdentityRequest)(nil),            // 39: wfd.v1.GetIdentityRequest
-	(*GetIdentityResponse)(nil),           // 40: wfd.v1.GetIdentityResponse
-	(*ListReplicasRequest)(nil),           // 41: wfd.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),          // 42: wfd.v1.ListReplicasResponse
-	(*Replica)(nil),                       // 43: wfd.v1.Replica
-	(*UpgradeHandlersRequest)(nil),        // 44: wfd.v1.UpgradeHandlersRequest
-	(*UpgradeHandlersResponse)(nil),       // 45: wfd.v1.UpgradeHandlersResponse
-	(*HandlerUpgrade)(nil),                // 46: wfd.v1.HandlerUpgrade
-	(*SetCurrentVersionRequest)(nil),      // 47: wfd.v1.SetCurrentVersionRequest
-	(*SetCurrentVersionResponse)(nil),     // 48: wfd.v1.SetCurrentVersionResponse
-	(*DeleteWorkflowVersionRequest)(nil),  // 49: wfd.v1.DeleteWorkflowVersionRequest
-	(*DeleteWorkflowVersionResponse)(nil), // 50: wfd.v1.DeleteWorkflowVersionResponse
-	nil,                                   // 51: wfd.v1.Workflow.SearchAttributesEntry
-	nil,                                   // 52: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),               // 53: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 54: google.protobuf.Timestamp
+	(*Concurrency)(nil),                   // 2: wfd.v1.Concurrency
+	(*WorkflowVersion)(nil),               // 3: wfd.v1.WorkflowVersion
+	(*EventType)(nil),                     // 4: wfd.v1.EventType
+	(*ListWorkflowsRequest)(nil),          // 5: wfd.v1.ListWorkflowsRequest
+	(*ListWorkflowsResponse)(nil),         // 6: wfd.v1.ListWorkflowsResponse
+	(*RunWorkflowRequest)(nil),            // 7: wfd.v1.RunWorkflowRequest
+	(*RunWorkflowResponse)(nil),           // 8: wfd.v1.RunWorkflowResponse
+	(*GetHandlerRequest)(nil),             // 9: wfd.v1.GetHandlerRequest
+	(*GetHandlerResponse)(nil),            // 10: wfd.v1.GetHandlerResponse
+	(*ListHandlersRequest)(nil),           // 11: wfd.v1.ListHandlersRequest
+	(*ListHandlersResponse)(nil),          // 12: wfd.v1.ListHandlersResponse
+	(*SendEventRequest)(nil),              // 13: wfd.v1.SendEventRequest
+	(*StartIfMissing)(nil),                // 14: wfd.v1.StartIfMissing
+	(*SendEventResponse)(nil),             // 15: wfd.v1.SendEventResponse
+	(*StreamEventsRequest)(nil),           // 16: wfd.v1.StreamEventsRequest
+	(*StreamEventsResponse)(nil),          // 17: wfd.v1.StreamEventsResponse
+	(*Heartbeat)(nil),                     // 18: wfd.v1.Heartbeat
+	(*CancelHandlerRequest)(nil),          // 19: wfd.v1.CancelHandlerRequest
+	(*CancelHandlerResponse)(nil),         // 20: wfd.v1.CancelHandlerResponse
+	(*ReleaseHandlerRequest)(nil),         // 21: wfd.v1.ReleaseHandlerRequest
+	(*ReleaseHandlerResponse)(nil),        // 22: wfd.v1.ReleaseHandlerResponse
+	(*GetStatsRequest)(nil),               // 23: wfd.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),              // 24: wfd.v1.GetStatsResponse
+	(*ListTasksRequest)(nil),              // 25: wfd.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 26: wfd.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),                // 27: wfd.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 28: wfd.v1.GetTaskResponse
+	(*CompleteTaskRequest)(nil),           // 29: wfd.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),          // 30: wfd.v1.CompleteTaskResponse
+	(*PublishEventRequest)(nil),           // 31: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),          // 32: wfd.v1.PublishEventResponse
+	(*WaitHandlerRequest)(nil),            // 33: wfd.v1.WaitHandlerRequest
+	(*WaitHandlerResponse)(nil),           // 34: wfd.v1.WaitHandlerResponse
+	(*DeleteHandlerRequest)(nil),          // 35: wfd.v1.DeleteHandlerRequest
+	(*DeleteHandlerResponse)(nil),         // 36: wfd.v1.DeleteHandlerResponse
+	(*ListPublishedEventsRequest)(nil),    // 37: wfd.v1.ListPublishedEventsRequest
+	(*ListPublishedEventsResponse)(nil),   // 38: wfd.v1.ListPublishedEventsResponse
+	(*PublishedEvent)(nil),                // 39: wfd.v1.PublishedEvent
+	(*GetIdentityRequest)(nil),            // 40: wfd.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),           // 41: wfd.v1.GetIdentityResponse
+	(*ListReplicasRequest)(nil),           // 42: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),          // 43: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                       // 44: wfd.v1.Replica
+	(*UpgradeHandlersRequest)(nil),        // 45: wfd.v1.UpgradeHandlersRequest
+	(*UpgradeHandlersResponse)(nil),       // 46: wfd.v1.UpgradeHandlersResponse
+	(*HandlerUpgrade)(nil),                // 47: wfd.v1.HandlerUpgrade
+	(*SetCurrentVersionRequest)(nil),      // 48: wfd.v1.SetCurrentVersionRequest
+	(*SetCurrentVersionResponse)(nil),     // 49: wfd.v1.SetCurrentVersionResponse
+	(*DeleteWorkflowVersionRequest)(nil),  // 50: wfd.v1.DeleteWorkflowVersionRequest
+	(*DeleteWorkflowVersionResponse)(nil), // 51: wfd.v1.DeleteWorkflowVersionResponse
+	nil,                                   // 52: wfd.v1.Workflow.SearchAttributesEntry
+	nil,                                   // 53: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 54: google.protobuf.Struct
 	(*durationpb.Duration)(nil),           // 55: google.protobuf.Duration
-	(*Event)(nil),                         // 56: wfd.v1.Event
-	(*Handler)(nil),                       // 57: wfd.v1.Handler
-	(*HandlerAt)(nil),                     // 58: wfd.v1.HandlerAt
-	(HandlerStatus)(0),                    // 59: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 60: wfd.v1.Residency
-	(*Record)(nil),                        // 61: wfd.v1.Record
-	(TaskStatus)(0),                       // 62: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 63: wfd.v1.Task
-	(*CreateScheduleRequest)(nil),         // 64: wfd.v1.CreateScheduleRequest
-	(*GetScheduleRequest)(nil),            // 65: wfd.v1.GetScheduleRequest
-	(*ListSchedulesRequest)(nil),          // 66: wfd.v1.ListSchedulesRequest
-	(*UpdateScheduleRequest)(nil),         // 67: wfd.v1.UpdateScheduleRequest
-	(*DeleteScheduleRequest)(nil),         // 68: wfd.v1.DeleteScheduleRequest
-	(*TriggerScheduleRequest)(nil),        // 69: wfd.v1.TriggerScheduleRequest
-	(*CreateScheduleResponse)(nil),        // 70: wfd.v1.CreateScheduleResponse
-	(*GetScheduleResponse)(nil),           // 71: wfd.v1.GetScheduleResponse
-	(*ListSchedulesResponse)(nil),         // 72: wfd.v1.ListSchedulesResponse
-	(*UpdateScheduleResponse)(nil),        // 73: wfd.v1.UpdateScheduleResponse
-	(*DeleteScheduleResponse)(nil),        // 74: wfd.v1.DeleteScheduleResponse
-	(*TriggerScheduleResponse)(nil),       // 75: wfd.v1.TriggerScheduleResponse
+	(*timestamppb.Timestamp)(nil),         // 56: google.protobuf.Timestamp
+	(*Event)(nil),                         // 57: wfd.v1.Event
+	(*Handler)(nil),                       // 58: wfd.v1.Handler
+	(*HandlerAt)(nil),                     // 59: wfd.v1.HandlerAt
+	(HandlerStatus)(0),                    // 60: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 61: wfd.v1.Residency
+	(*Record)(nil),                        // 62: wfd.v1.Record
+	(TaskStatus)(0),                       // 63: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 64: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 65: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 66: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 67: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 68: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 69: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 70: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 71: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 72: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 73: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 74: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 75: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 76: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	53, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
-	3,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
-	2,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
-	51, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
-	54, // 4: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 5: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
-	53, // 6: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
-	1,  // 7: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	53, // 8: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	55, // 9: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	56, // 10: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
-	53, // 11: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
-	57, // 12: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	57, // 13: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	58, // 14: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
-	59, // 15: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	55, // 16: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	60, // 17: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	57, // 18: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	56, // 19: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	55, // 20: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
-	13, // 21: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
-	53, // 22: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
-	53, // 23: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
-	57, // 24: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	61, // 25: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	17, // 26: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	57, // 27: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	57, // 28: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	52, // 29: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	55, // 30: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	55, // 31: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	55, // 32: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	55, // 33: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	62, // 34: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	63, // 35: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	63, // 36: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	53, // 37: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	63, // 38: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	53, // 39: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	55, // 40: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	57, // 41: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	54, // 42: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	38, // 43: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	53, // 44: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	54, // 45: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	43, // 46: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	54, // 47: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	54, // 48: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	46, // 49: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 50: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 51: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	4,  // 52: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	6,  // 53: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	8,  // 54: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	10, // 55: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	12, // 56: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	15, // 57: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	18, // 58: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	20, // 59: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	24, // 60: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	26, // 61: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	28, // 62: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	30, // 63: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	22, // 64: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	32, // 65: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	34, // 66: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	36, // 67: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	39, // 68: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	41, // 69: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	44, // 70: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	47, // 71: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	49, // 72: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	64, // 73: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
-	65, // 74: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
-	66, // 75: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
-	67, // 76: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
-	68, // 77: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
-	69, // 78: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
-	5,  // 79: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	7,  // 80: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	9,  // 81: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	11, // 82: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	14, // 83: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	16, // 84: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	19, // 85: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	21, // 86: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	25, // 87: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	27, // 88: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	29, // 89: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	31, // 90: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	23, // 91: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	33, // 92: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	35, // 93: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	37, // 94: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	40, // 95: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	42, // 96: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	45, // 97: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	48, // 98: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	50, // 99: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	70, // 100: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
-	71, // 101: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
-	72, // 102: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
-	73, // 103: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
-	74, // 104: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
-	75, // 105: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
-	79, // [79:106] is the sub-list for method output_type
-	52, // [52:79] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	54, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	4,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
+	3,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
+	52, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
+	2,  // 4: wfd.v1.Workflow.concurrency:type_name -> wfd.v1.Concurrency
+	55, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
+	56, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 7: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
+	54, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	1,  // 9: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
+	54, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	55, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	57, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
+	54, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
+	58, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	58, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	59, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
+	60, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	55, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	61, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	58, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	57, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	55, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	14, // 23: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
+	54, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	54, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
+	58, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	62, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	18, // 28: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	58, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	58, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	53, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	55, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	55, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	55, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	55, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	63, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	64, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	64, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	54, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	64, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	54, // 41: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	55, // 42: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	58, // 43: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	56, // 44: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	39, // 45: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	54, // 46: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	56, // 47: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	44, // 48: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	56, // 49: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	56, // 50: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 51: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 52: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 53: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	5,  // 54: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	7,  // 55: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	9,  // 56: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	11, // 57: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	13, // 58: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	16, // 59: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	19, // 60: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	21, // 61: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	25, // 62: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	27, // 63: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	29, // 64: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	31, // 65: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	23, // 66: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	33, // 67: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	35, // 68: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	37, // 69: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	40, // 70: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	42, // 71: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	45, // 72: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	48, // 73: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	50, // 74: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	65, // 75: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	66, // 76: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	67, // 77: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	68, // 78: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	69, // 79: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	70, // 80: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	6,  // 81: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	8,  // 82: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	10, // 83: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	12, // 84: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	15, // 85: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	17, // 86: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	20, // 87: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	22, // 88: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	26, // 89: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	28, // 90: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	30, // 91: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	32, // 92: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	24, // 93: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	34, // 94: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	36, // 95: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	38, // 96: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	41, // 97: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	43, // 98: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	46, // 99: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	49, // 100: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	51, // 101: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	71, // 102: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	72, // 103: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	73, // 104: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	74, // 105: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	75, // 106: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	76, // 107: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	81, // [81:108] is the sub-list for method output_type
+	54, // [54:81] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -3881,7 +3984,7 @@ func file_wfd_v1_service_proto_init() {
 	}
 	file_wfd_v1_handler_proto_init()
 	file_wfd_v1_schedule_proto_init()
-	file_wfd_v1_service_proto_msgTypes[15].OneofWrappers = []any{
+	file_wfd_v1_service_proto_msgTypes[16].OneofWrappers = []any{
 		(*StreamEventsResponse_Record)(nil),
 		(*StreamEventsResponse_Heartbeat)(nil),
 	}
@@ -3891,7 +3994,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   52,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

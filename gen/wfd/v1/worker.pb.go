@@ -110,8 +110,11 @@ type WorkflowDefinition struct {
 	// The search attributes the workflow declares: name → type (string,
 	// keyword_list, int, double, bool or time); see Workflow.
 	SearchAttributes map[string]string `protobuf:"bytes,10,rep,name=search_attributes,json=searchAttributes,proto3" json:"search_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The workflow's concurrency limit (unset: none). Not part of the
+	// version: a changed limit applies to the workflow's every key.
+	Concurrency   *Concurrency `protobuf:"bytes,11,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkflowDefinition) Reset() {
@@ -210,6 +213,13 @@ func (x *WorkflowDefinition) GetMakeCurrent() bool {
 func (x *WorkflowDefinition) GetSearchAttributes() map[string]string {
 	if x != nil {
 		return x.SearchAttributes
+	}
+	return nil
+}
+
+func (x *WorkflowDefinition) GetConcurrency() *Concurrency {
+	if x != nil {
+		return x.Concurrency
 	}
 	return nil
 }
@@ -2465,7 +2475,7 @@ var File_wfd_v1_worker_proto protoreflect.FileDescriptor
 
 const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x13wfd/v1/worker.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x14wfd/v1/service.proto\"\xb0\x04\n" +
+	"\x13wfd/v1/worker.proto\x12\x06wfd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14wfd/v1/handler.proto\x1a\x14wfd/v1/service.proto\"\xe7\x04\n" +
 	"\x12WorkflowDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12,\n" +
@@ -2478,7 +2488,8 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\aversion\x18\b \x01(\tR\aversion\x12!\n" +
 	"\fmake_current\x18\t \x01(\bR\vmakeCurrent\x12]\n" +
 	"\x11search_attributes\x18\n" +
-	" \x03(\v20.wfd.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x1aC\n" +
+	" \x03(\v20.wfd.v1.WorkflowDefinition.SearchAttributesEntryR\x10searchAttributes\x125\n" +
+	"\vconcurrency\x18\v \x01(\v2\x13.wfd.v1.ConcurrencyR\vconcurrency\x1aC\n" +
 	"\x15SearchAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xce\x01\n" +
@@ -2718,11 +2729,12 @@ var file_wfd_v1_worker_proto_goTypes = []any{
 	(*EventType)(nil),             // 33: wfd.v1.EventType
 	(*structpb.Struct)(nil),       // 34: google.protobuf.Struct
 	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
-	(*Heartbeat)(nil),             // 36: wfd.v1.Heartbeat
-	(*Event)(nil),                 // 37: wfd.v1.Event
-	(*timestamppb.Timestamp)(nil), // 38: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 39: google.protobuf.Value
-	(HandlerStatus)(0),            // 40: wfd.v1.HandlerStatus
+	(*Concurrency)(nil),           // 36: wfd.v1.Concurrency
+	(*Heartbeat)(nil),             // 37: wfd.v1.Heartbeat
+	(*Event)(nil),                 // 38: wfd.v1.Event
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 40: google.protobuf.Value
+	(HandlerStatus)(0),            // 41: wfd.v1.HandlerStatus
 }
 var file_wfd_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: wfd.v1.WorkflowDefinition.steps:type_name -> wfd.v1.StepDefinition
@@ -2730,78 +2742,79 @@ var file_wfd_v1_worker_proto_depIdxs = []int32{
 	34, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
 	35, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
 	31, // 4: wfd.v1.WorkflowDefinition.search_attributes:type_name -> wfd.v1.WorkflowDefinition.SearchAttributesEntry
-	3,  // 5: wfd.v1.StepDefinition.retry:type_name -> wfd.v1.RetryPolicy
-	35, // 6: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
-	35, // 7: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
-	35, // 8: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
-	1,  // 9: wfd.v1.ConnectRequest.workflows:type_name -> wfd.v1.WorkflowDefinition
-	7,  // 10: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
-	8,  // 11: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
-	36, // 12: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	6,  // 13: wfd.v1.ConnectResponse.dispatches:type_name -> wfd.v1.Dispatches
-	8,  // 14: wfd.v1.Dispatches.dispatches:type_name -> wfd.v1.Dispatch
-	37, // 15: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
-	38, // 16: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
-	9,  // 17: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
-	37, // 18: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
-	12, // 19: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
-	35, // 20: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
-	10, // 21: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
-	12, // 22: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
-	35, // 23: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
-	13, // 24: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
-	14, // 25: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
-	13, // 26: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
-	15, // 27: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
-	16, // 28: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
-	17, // 29: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
-	18, // 30: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
-	34, // 31: wfd.v1.StepCallRequest.set_attributes:type_name -> google.protobuf.Struct
-	34, // 32: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
-	35, // 33: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
-	39, // 34: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
-	37, // 35: wfd.v1.Collect.event:type_name -> wfd.v1.Event
-	34, // 36: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
-	35, // 37: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
-	34, // 38: wfd.v1.AskHuman.input:type_name -> google.protobuf.Struct
-	34, // 39: wfd.v1.AskHuman.input_schema:type_name -> google.protobuf.Struct
-	38, // 40: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
-	35, // 41: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
-	34, // 42: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
-	35, // 43: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
-	37, // 44: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
-	39, // 45: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
-	37, // 46: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
-	20, // 47: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
-	32, // 48: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
-	40, // 49: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
-	34, // 50: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	37, // 51: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
-	37, // 52: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
-	0,  // 53: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
-	10, // 54: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
-	22, // 55: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
-	26, // 56: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
-	29, // 57: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
-	30, // 58: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
-	38, // 59: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
-	38, // 60: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
-	21, // 61: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
-	4,  // 62: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
-	11, // 63: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
-	22, // 64: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
-	24, // 65: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
-	27, // 66: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
-	5,  // 67: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
-	19, // 68: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
-	23, // 69: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
-	25, // 70: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
-	28, // 71: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
-	67, // [67:72] is the sub-list for method output_type
-	62, // [62:67] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	36, // 5: wfd.v1.WorkflowDefinition.concurrency:type_name -> wfd.v1.Concurrency
+	3,  // 6: wfd.v1.StepDefinition.retry:type_name -> wfd.v1.RetryPolicy
+	35, // 7: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
+	35, // 8: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
+	35, // 9: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
+	1,  // 10: wfd.v1.ConnectRequest.workflows:type_name -> wfd.v1.WorkflowDefinition
+	7,  // 11: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
+	8,  // 12: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
+	37, // 13: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	6,  // 14: wfd.v1.ConnectResponse.dispatches:type_name -> wfd.v1.Dispatches
+	8,  // 15: wfd.v1.Dispatches.dispatches:type_name -> wfd.v1.Dispatch
+	38, // 16: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
+	39, // 17: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
+	9,  // 18: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
+	38, // 19: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
+	12, // 20: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
+	35, // 21: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
+	10, // 22: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
+	12, // 23: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
+	35, // 24: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
+	13, // 25: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
+	14, // 26: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
+	13, // 27: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
+	15, // 28: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
+	16, // 29: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
+	17, // 30: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
+	18, // 31: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
+	34, // 32: wfd.v1.StepCallRequest.set_attributes:type_name -> google.protobuf.Struct
+	34, // 33: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
+	35, // 34: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
+	40, // 35: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
+	38, // 36: wfd.v1.Collect.event:type_name -> wfd.v1.Event
+	34, // 37: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
+	35, // 38: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
+	34, // 39: wfd.v1.AskHuman.input:type_name -> google.protobuf.Struct
+	34, // 40: wfd.v1.AskHuman.input_schema:type_name -> google.protobuf.Struct
+	39, // 41: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
+	35, // 42: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
+	34, // 43: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
+	35, // 44: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
+	38, // 45: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
+	40, // 46: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
+	38, // 47: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
+	20, // 48: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
+	32, // 49: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
+	41, // 50: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
+	34, // 51: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	38, // 52: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
+	38, // 53: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
+	0,  // 54: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
+	10, // 55: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
+	22, // 56: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
+	26, // 57: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
+	29, // 58: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
+	30, // 59: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
+	39, // 60: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
+	39, // 61: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
+	21, // 62: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
+	4,  // 63: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
+	11, // 64: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
+	22, // 65: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
+	24, // 66: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
+	27, // 67: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
+	5,  // 68: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
+	19, // 69: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
+	23, // 70: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
+	25, // 71: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
+	28, // 72: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
+	68, // [68:73] is the sub-list for method output_type
+	63, // [63:68] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_worker_proto_init() }

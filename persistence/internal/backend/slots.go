@@ -48,55 +48,28 @@ func ApplySlots(h *SlotHeader, rows SlotRows, c persistence.SlotChange) (persist
 	if err := c.Limit.Validate(); err != nil {
 		return res, err
 	}
-	if c.Release != "" {
-		holding, seq, found, err := rows.Find(c.Release)
-		if err != nil {
-			return res, err
-		}
-		if found {
-			if err := rows.Delete(c.Release, holding, seq); err != nil {
-				return res, err
-			}
-			if holding {
-				h.Holding--
-			} else {
-				h.Queued--
-			}
-		}
+	if err := release(h, rows, c.Release); err != nil {
+		return res, err
 	}
-	if c.Enqueue != "" {
-		holding, seq, found, err := rows.Find(c.Enqueue)
-		switch {
-		case err != nil:
-			return res, err
-		case found:
-			res.Existed = true
-			if !holding {
-				if res.Position, err = rows.Position(seq); err != nil {
-					return res, err
-				}
-			}
-		case c.Refuse && (h.Queued > 0 || !admits(h, c.Limit, c.Now)):
-			res.Refused = true
-		default:
-			h.NextSeq++
-			if err := rows.Insert(c.Enqueue, h.NextSeq, c.Now); err != nil {
-				return res, err
-			}
-			h.Queued++
-		}
-	}
-	admitted, err := admitHead(h, rows, c)
+	added, err := enqueue(h, rows, c, &res)
 	if err != nil {
 		return res, err
 	}
-	if c.Enqueue != "" && !res.Existed && !res.Refused {
+	var admitted []string
+	if !c.Hold {
+		if admitted, err = admitHead(h, rows, c); err != nil {
+			return res, err
+		}
+	}
+	if added {
+		// Admitted at once: not pending, its caller starts it admitted.
 		if i := slices.Index(admitted, c.Enqueue); i >= 0 {
 			admitted = slices.Delete(admitted, i, i+1)
-			if err := rows.Deliver(c.Enqueue); err != nil {
-				return res, err
-			}
-		} else if res.Position, err = rows.Position(h.NextSeq); err != nil {
+			err = rows.Deliver(c.Enqueue)
+		} else {
+			res.Position, err = rows.Position(h.NextSeq)
+		}
+		if err != nil {
 			return res, err
 		}
 	}
@@ -108,6 +81,54 @@ func ApplySlots(h *SlotHeader, rows SlotRows, c persistence.SlotChange) (persist
 	res.Admitted = admitted
 	res.NextDue, res.Holding, res.Queued = h.NextDue, h.Holding, h.Queued
 	return res, nil
+}
+
+// release removes id (holding or queued), if it is there.
+func release(h *SlotHeader, rows SlotRows, id string) error {
+	if id == "" {
+		return nil
+	}
+	holding, seq, found, err := rows.Find(id)
+	if err != nil || !found {
+		return err
+	}
+	if err := rows.Delete(id, holding, seq); err != nil {
+		return err
+	}
+	if holding {
+		h.Holding--
+	} else {
+		h.Queued--
+	}
+	return nil
+}
+
+// enqueue adds c.Enqueue at the queue's tail (added), or finds where it
+// is already (res.Existed, res.Position), or refuses it (res.Refused).
+func enqueue(h *SlotHeader, rows SlotRows, c persistence.SlotChange, res *persistence.SlotResult) (added bool, err error) {
+	if c.Enqueue == "" {
+		return false, nil
+	}
+	holding, seq, found, err := rows.Find(c.Enqueue)
+	switch {
+	case err != nil:
+		return false, err
+	case found:
+		res.Existed = true
+		if !holding {
+			res.Position, err = rows.Position(seq)
+		}
+		return false, err
+	case c.Refuse && (h.Queued > 0 || !admits(h, c.Limit, c.Now)):
+		res.Refused = true
+		return false, nil
+	}
+	h.NextSeq++
+	if err := rows.Insert(c.Enqueue, h.NextSeq, c.Now); err != nil {
+		return false, err
+	}
+	h.Queued++
+	return true, nil
 }
 
 // admitHead moves handlers from the queue's head to the holders while the

@@ -47,6 +47,9 @@ func EncodeHandler(h *persistence.Handler) ([]byte, error) {
 		Deadline:        timestamp(h.Deadline),
 		Revision:        h.Revision,
 	}
+	if h.Slot != nil {
+		m.Slot = &storagev1.HandlerSlot{Key: h.Slot.Key, Queued: h.Slot.Queued}
+	}
 	if len(h.Attributes) > 0 {
 		a, err := attrs.Encode(h.Attributes)
 		if err != nil {
@@ -119,6 +122,9 @@ func DecodeHandler(b []byte) (persistence.Handler, error) {
 	}
 	if h.Deadline, err = fromTimestamp(m.Deadline); err != nil {
 		return persistence.Handler{}, corrupt(m.Id, "deadline", err)
+	}
+	if sl := m.GetSlot(); sl != nil {
+		h.Slot = &persistence.HandlerSlot{Key: sl.GetKey(), Queued: sl.GetQueued()}
 	}
 	if len(m.Attributes) > 0 {
 		if h.Attributes, err = attrs.Decode(m.Attributes); err != nil {

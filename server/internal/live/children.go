@@ -56,7 +56,14 @@ func (st starter) startChild(ctx context.Context, parent, child, workflow string
 		started(nil, err)
 		return err
 	}
-	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent})
+	slot, undo, err := s.enqueue(ctx, workflow, "", child, input)
+	if err != nil {
+		started(nil, err)
+		s.releaseUnused(child)
+		return err
+	}
+	h, err := s.engine.Start(ctx, workflow, input, engine.StartOptions{HandlerID: child, Parent: parent, Slot: slot})
+	undo(err)
 	started(h, err)
 	if errors.Is(err, engine.ErrHandlerExists) {
 		return nil

@@ -21,6 +21,9 @@ func (s *Runtime) Committed(c *engine.Change) {
 	if c.Status == engine.StatusCancelled && len(c.Children) > 0 {
 		go s.cancelChildren(c.Children)
 	}
+	if c.Slot != nil {
+		s.slotChanged(c)
+	}
 	s.trackIdle(c)
 	s.owners.Left(c)
 	if c.Released {

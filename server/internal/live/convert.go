@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -91,6 +92,8 @@ func RecordToProto(r *engine.Record) *wfdv1.Record {
 		if u := r.Upgraded; u != nil {
 			p.Kind = &wfdv1.Record_HandlerUpgraded{HandlerUpgraded: &wfdv1.HandlerUpgraded{FromVersion: u.From, ToVersion: u.To}}
 		}
+	case engine.RecordAdmitted:
+		p.Kind = &wfdv1.Record_HandlerAdmitted{HandlerAdmitted: &wfdv1.HandlerAdmitted{}}
 	case engine.RecordBlocked:
 		b := r.Blocked
 		if b == nil {
@@ -107,7 +110,7 @@ func IdleToProto(i *engine.Idle) *wfdv1.IdleInfo {
 	if i == nil {
 		return nil
 	}
-	p := &wfdv1.IdleInfo{Since: timestamppb.New(i.Since), ExternalEventTypes: i.External}
+	p := &wfdv1.IdleInfo{Since: timestamppb.New(i.Since), ExternalEventTypes: i.External, Queued: i.Queued}
 	for _, w := range i.Waiters {
 		p.Waiters = append(p.Waiters, WaiterToProto(&w))
 	}
@@ -124,6 +127,9 @@ func MetaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 		ID: c.HandlerID, Workflow: c.Workflow, WorkflowVersion: c.WorkflowVersion, Status: c.Status, Residency: residency,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt, Error: c.Error, Parent: c.Parent,
 		Children: c.Children, Attributes: c.Attributes,
+	}
+	if c.Slot != nil {
+		h.Slot = &persistence.HandlerSlot{Key: c.Slot.Key, Queued: c.Slot.Queued}
 	}
 	if c.Result != nil {
 		b, err := proto.Marshal(c.Result)
@@ -202,6 +208,9 @@ func HandlerToProto(h *persistence.Handler) *wfdv1.Handler {
 			p.Idle.Waiters = append(p.Idle.Waiters, CleanWaiter(wi))
 		}
 	}
+	if h.Slot != nil {
+		setSlot(p, h.Slot.Key, h.Slot.Queued)
+	}
 	return p
 }
 
@@ -214,6 +223,7 @@ func WorkflowToProto(w *engine.Workflow) *wfdv1.Workflow {
 	if len(w.Attributes) > 0 {
 		p.SearchAttributes = w.Attributes.Declarations()
 	}
+	p.Concurrency = ConcurrencyToProto(w.Concurrency)
 	for _, s := range w.Steps {
 		p.Steps = append(p.Steps, s.Name)
 	}
@@ -326,6 +336,9 @@ func InfoToProto(i engine.Info) *wfdv1.Handler {
 	if i.Status == engine.StatusRunning {
 		p.Residency = wfdv1.Residency_RESIDENCY_ACTIVE
 	}
+	if i.Slot != nil {
+		setSlot(p, i.Slot.Key, i.Slot.Queued)
+	}
 	if !i.CompletedAt.IsZero() {
 		p.CompletedAt = timestamppb.New(i.CompletedAt)
 	}
@@ -341,4 +354,37 @@ func scheduledBy(p *wfdv1.Handler) {
 	if id, tick, _, ok := schedule.ParseHandlerID(p.GetHandlerId()); ok {
 		p.ScheduleId, p.ScheduleTick = id, timestamppb.New(tick)
 	}
+}
+
+// setSlot sets p's concurrency key; a running handler that waits in its
+// key's queue is QUEUED.
+func setSlot(p *wfdv1.Handler, key string, queued bool) {
+	p.Slot = &wfdv1.HandlerSlot{Key: key, Queued: queued}
+	if queued && p.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+		p.Status = wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED
+		if p.Idle != nil {
+			p.Idle.Queued = true
+		}
+	}
+}
+
+// ConcurrencyToProto is the API's Concurrency (nil for none).
+func ConcurrencyToProto(c *engine.Concurrency) *wfdv1.Concurrency {
+	if !c.Limited() {
+		return nil
+	}
+	p := &wfdv1.Concurrency{Key: c.Key, Max: uint32(c.Max), Rate: uint32(c.Rate), Refuse: c.Refuse}
+	if c.Per > 0 {
+		p.Per = durationpb.New(c.Per)
+	}
+	return p
+}
+
+// ConcurrencyFromProto is the engine's Concurrency of the API's (nil for
+// none); engine.Register validates it.
+func ConcurrencyFromProto(p *wfdv1.Concurrency) *engine.Concurrency {
+	if p == nil {
+		return nil
+	}
+	return &engine.Concurrency{Key: p.GetKey(), Max: int(p.GetMax()), Rate: int(p.GetRate()), Per: p.GetPer().AsDuration(), Refuse: p.GetRefuse()}
 }

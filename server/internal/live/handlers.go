@@ -83,10 +83,16 @@ func (s *Runtime) Start(ctx context.Context, r StartRequest) (_ *wfdv1.Handler, 
 			return p, false, err
 		}
 	}
+	slot, undo, err := s.enqueue(ctx, r.Workflow, r.Version, id, input)
+	if err != nil {
+		s.releaseUnused(id)
+		return nil, false, err
+	}
 	w := s.journal.Watch(id)
 	defer w.Done()
 	defer s.tracing.During(ctx, id)()
-	h, err = s.engine.Start(ctx, r.Workflow, input, engine.StartOptions{HandlerID: id, Version: r.Version, Events: r.Events, Attributes: r.Attributes})
+	h, err = s.engine.Start(ctx, r.Workflow, input, engine.StartOptions{HandlerID: id, Version: r.Version, Events: r.Events, Attributes: r.Attributes, Slot: slot})
+	undo(err)
 	if err != nil {
 		s.releaseUnused(id)
 		return nil, false, err

@@ -128,6 +128,8 @@ func New(opts Options) (*Runtime, error) {
 func (r *Runtime) Run() {
 	r.backgroundDone.Go(func() { r.timers.run(r.background) })
 	r.backgroundDone.Go(func() { r.reloads.run(r.background) })
+	sw := &slotSweeper{s: r}
+	r.backgroundDone.Go(func() { sw.run(r.background) })
 	if r.opts.IdleTimeout > 0 || r.reaper.keep >= 0 {
 		r.backgroundDone.Go(func() { r.reaper.run(r.background) })
 	}

@@ -167,13 +167,15 @@ var (
 	descStreamsEnded = prometheus.NewDesc("wfd_streams_ended_behind_total", "StreamEvents streams ended (ResourceExhausted, resumable) because their record could not be sent in time.", nil, nil)
 	descDispatches   = prometheus.NewDesc("wfd_dispatches_total", "Step runs dispatched to workers.", nil, nil)
 	descRedispatches = prometheus.NewDesc("wfd_redispatches_total", "Step runs dispatched again because their worker was lost.", nil, nil)
+	descSlots        = prometheus.NewDesc("wfd_concurrency_starts_total", "Starts of handlers of workflows with a concurrency limit, by outcome (queued: waited in a key's queue; admitted: a queued one got its slot; refused: the limit refused it).", []string{"outcome"}, nil)
+	descQueued       = prometheus.NewDesc("wfd_concurrency_queued", "Handlers waiting in a concurrency key's queue, by workflow.", []string{"workflow"}, nil)
 	descSchedule     = prometheus.NewDesc("wfd_schedule_outcomes_total", "Outcomes of schedule ticks this server recorded, by kind (started, skipped, missed, failed, buffered, cancelled_previous).", []string{"kind"}, nil)
 )
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReleases, descRehydrations, descReclaims, descDeleted, descCommits, descCommitErrs, descChanges,
 		descStoreSize, descInMemory, descByStatus, descByResidency, descTasksPending, descStreams, descWorkers, descDispatches, descRedispatches,
-		descStreamBytes, descStreamsEnded, descSchedule} {
+		descStreamBytes, descStreamsEnded, descSchedule, descSlots, descQueued} {
 		ch <- d
 	}
 }
@@ -204,6 +206,9 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descWorkers, snap.Workers)
 	gauge(descStreamBytes, snap.StreamBytes)
 	counter(descStreamsEnded, snap.StreamsEnded)
+	counter(descSlots, snap.SlotsQueued, "queued")
+	counter(descSlots, snap.SlotsAdmitted, "admitted")
+	counter(descSlots, snap.SlotsRefused, "refused")
 	for _, k := range scheduleKinds {
 		counter(descSchedule, snap.ScheduleOutcomes[k], k)
 	}
@@ -225,6 +230,9 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descByResidency, released, persistence.ResidencyReleased.String())
 	gauge(descByResidency, max(snap.Counts.ByStatus[persistence.StatusRunning]-released, 0), persistence.ResidencyActive.String())
 	gauge(descTasksPending, snap.TasksPending)
+	for wf, n := range snap.Queued {
+		gauge(descQueued, n, wf)
+	}
 }
 
 // syncObserver is implemented by stores that can time the disk part of a

@@ -12,9 +12,14 @@ type Snapshot struct {
 	InMemory, IdleInMemory           int64
 	Releases, Rehydrations, Reclaims int64
 	DeletedRequest, DeletedRetention int64
-	Commits, CommitErrors, Changes   int64
-	Streams, Workers                 int64
-	Dispatches, Redispatches         int64
+	// SlotsQueued, SlotsAdmitted, SlotsRefused: Stats'.
+	SlotsQueued, SlotsAdmitted, SlotsRefused int64
+	// Queued counts the handlers waiting in concurrency keys' queues, by
+	// workflow (read from the store with Counts).
+	Queued                         map[string]int64
+	Commits, CommitErrors, Changes int64
+	Streams, Workers               int64
+	Dispatches, Redispatches       int64
 	// StreamBytes are the bytes StreamEvents streams are sending;
 	// StreamsEnded counts the streams ended because they fell behind.
 	StreamBytes, StreamsEnded int64

@@ -18,6 +18,10 @@ type Stats struct {
 	// DeletedRequest and DeletedRetention count deleted handlers
 	// (DeleteHandler, the retention sweep).
 	DeletedRequest, DeletedRetention atomic.Int64
+	// SlotsQueued, SlotsAdmitted and SlotsRefused count starts that waited
+	// in a concurrency key's queue, queued handlers admitted, and starts
+	// a concurrency limit refused.
+	SlotsQueued, SlotsAdmitted, SlotsRefused atomic.Int64
 	// Rehydrate holds the latest rehydrate latencies.
 	Rehydrate LatencyRing
 	// Hist are the latency and size distributions for /metrics.

@@ -95,7 +95,7 @@ func (r *Replica) FillOwners(ctx context.Context, hs []*wfdv1.Handler) {
 	}
 	var ids []string
 	for _, h := range hs {
-		if h.GetOwner() == "" && h.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+		if st := h.GetStatus(); h.GetOwner() == "" && (st == wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING || st == wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED) {
 			ids = append(ids, h.GetHandlerId())
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/wfd-dev/wfd/attrs"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
@@ -52,6 +54,12 @@ func (v *Service) GetHandler(ctx context.Context, req *wfdv1.GetHandlerRequest) 
 		return nil, err
 	}
 	v.replica.FillOwners(ctx, []*wfdv1.Handler{h}) // another replica's, or none
+	if sl := h.GetSlot(); sl.GetQueued() {
+		// Best effort: a queue the store cannot read now leaves it 0.
+		if pos, err := v.store.SlotOf(ctx, persistence.SlotKey{Workflow: h.GetWorkflow(), Key: sl.GetKey()}, h.GetHandlerId()); err == nil && pos > 0 {
+			sl.Position = uint32(min(pos, math.MaxUint32)) //nolint:gosec // bounded
+		}
+	}
 	res := &wfdv1.GetHandlerResponse{Handler: h}
 	if seq := req.GetAtSeq(); seq != 0 {
 		if seq > h.GetLastSeq() {
@@ -72,8 +80,14 @@ func (v *Service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 		Workflow: req.GetWorkflow(), Version: req.GetWorkflowVersion(), IdleOnly: req.GetIdleOnly(), Residency: persistence.Residency(req.GetResidency()),
 		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken(), Now: v.now(),
 	}
+	queued := queuedFilter(req.GetStatuses())
 	for _, st := range req.GetStatuses() {
-		q.Statuses = append(q.Statuses, persistence.Status(st))
+		if st == wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED {
+			st = wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING // in the store, a queued handler runs
+		}
+		if !slices.Contains(q.Statuses, persistence.Status(st)) {
+			q.Statuses = append(q.Statuses, persistence.Status(st))
+		}
 	}
 	if d := req.GetIdleFor(); d != nil {
 		q.IdleFor = d.AsDuration()
@@ -99,9 +113,11 @@ func (v *Service) ListHandlers(ctx context.Context, req *wfdv1.ListHandlersReque
 	if err != nil {
 		return nil, err
 	}
-	out := &wfdv1.ListHandlersResponse{NextPageToken: next, Handlers: make([]*wfdv1.Handler, len(hs))}
+	out := &wfdv1.ListHandlersResponse{NextPageToken: next, Handlers: make([]*wfdv1.Handler, 0, len(hs))}
 	for i := range hs {
-		out.Handlers[i] = v.rt.View(&hs[i])
+		if h := v.rt.View(&hs[i]); queued(h) {
+			out.Handlers = append(out.Handlers, h)
+		}
 	}
 	v.replica.FillOwners(ctx, out.Handlers)
 	return out, nil
@@ -224,4 +240,22 @@ func (v *Service) ReleaseHandler(ctx context.Context, req *wfdv1.ReleaseHandlerR
 		return nil, live.ErrDone(id, meta.Status)
 	}
 	return &wfdv1.ReleaseHandlerResponse{Handler: v.rt.View(&meta)}, nil
+}
+
+// queuedFilter tells the handlers a listing by statuses keeps apart from
+// the store's filter: the store knows a queued handler as running, so a
+// listing of QUEUED without RUNNING (or the other way round) filters its
+// page, which may then hold fewer than page_size.
+func queuedFilter(statuses []wfdv1.HandlerStatus) func(*wfdv1.Handler) bool {
+	q := slices.Contains(statuses, wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED)
+	r := slices.Contains(statuses, wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING)
+	switch {
+	case q && !r:
+		return func(h *wfdv1.Handler) bool {
+			return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING
+		}
+	case r && !q:
+		return func(h *wfdv1.Handler) bool { return h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED }
+	}
+	return func(*wfdv1.Handler) bool { return true }
 }

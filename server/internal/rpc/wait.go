@@ -167,7 +167,7 @@ func (s *Service) awaitFinished(ctx context.Context, sub *live.Subscription, tim
 // The change is done, so a failed wait does not fail the call: it answers
 // with h (the caller's own deadline excepted, which ends it as any call).
 func (s *Service) waitAfter(ctx context.Context, h *wfdv1.Handler, d time.Duration) (*wfdv1.Handler, error) {
-	if d <= 0 || h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING {
+	if d <= 0 || h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING && h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED {
 		return h, nil
 	}
 	out, err := s.wait(ctx, h.GetHandlerId(), d)

@@ -9,6 +9,7 @@ import (
 	"github.com/wfd-dev/wfd/attrs"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
+	"github.com/wfd-dev/wfd/server/internal/live"
 
 	"github.com/wfd-dev/wfd/engine"
 )
@@ -26,6 +27,7 @@ func (r *Registry) workflowFromDefinition(d *wfdv1.WorkflowDefinition, version s
 		Description: d.GetDescription(),
 		External:    d.GetExternalEventTypes(),
 		Timeout:     d.GetTimeout().AsDuration(),
+		Concurrency: live.ConcurrencyFromProto(d.GetConcurrency()),
 	}
 	var err error
 	if len(d.GetSearchAttributes()) > 0 {

@@ -18,6 +18,7 @@ class HandlerStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HANDLER_STATUS_COMPLETED: _ClassVar[HandlerStatus]
     HANDLER_STATUS_FAILED: _ClassVar[HandlerStatus]
     HANDLER_STATUS_CANCELLED: _ClassVar[HandlerStatus]
+    HANDLER_STATUS_QUEUED: _ClassVar[HandlerStatus]
 
 class Residency(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -37,6 +38,7 @@ HANDLER_STATUS_RUNNING: HandlerStatus
 HANDLER_STATUS_COMPLETED: HandlerStatus
 HANDLER_STATUS_FAILED: HandlerStatus
 HANDLER_STATUS_CANCELLED: HandlerStatus
+HANDLER_STATUS_QUEUED: HandlerStatus
 RESIDENCY_UNSPECIFIED: Residency
 RESIDENCY_ACTIVE: Residency
 RESIDENCY_RELEASED: Residency
@@ -57,7 +59,7 @@ class Event(_message.Message):
     def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Handler(_message.Message):
-    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children", "waiting_for_worker", "owner", "workflow_version", "schedule_id", "schedule_tick", "attributes")
+    __slots__ = ("handler_id", "workflow", "status", "residency", "created_at", "updated_at", "completed_at", "idle", "result", "error", "last_seq", "parent_id", "children", "waiting_for_worker", "owner", "workflow_version", "schedule_id", "schedule_tick", "attributes", "slot")
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +79,7 @@ class Handler(_message.Message):
     SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_TICK_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
     handler_id: str
     workflow: str
     status: HandlerStatus
@@ -96,17 +99,30 @@ class Handler(_message.Message):
     schedule_id: str
     schedule_tick: _timestamp_pb2.Timestamp
     attributes: _struct_pb2.Struct
-    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ..., waiting_for_worker: _Optional[_Iterable[_Union[RunWaitingForWorker, _Mapping]]] = ..., owner: _Optional[str] = ..., workflow_version: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule_tick: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    slot: HandlerSlot
+    def __init__(self, handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., residency: _Optional[_Union[Residency, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., last_seq: _Optional[int] = ..., parent_id: _Optional[str] = ..., children: _Optional[_Iterable[str]] = ..., waiting_for_worker: _Optional[_Iterable[_Union[RunWaitingForWorker, _Mapping]]] = ..., owner: _Optional[str] = ..., workflow_version: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule_tick: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., slot: _Optional[_Union[HandlerSlot, _Mapping]] = ...) -> None: ...
+
+class HandlerSlot(_message.Message):
+    __slots__ = ("key", "queued", "position")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    queued: bool
+    position: int
+    def __init__(self, key: _Optional[str] = ..., queued: _Optional[bool] = ..., position: _Optional[int] = ...) -> None: ...
 
 class IdleInfo(_message.Message):
-    __slots__ = ("since", "waiters", "external_event_types")
+    __slots__ = ("since", "waiters", "external_event_types", "queued")
     SINCE_FIELD_NUMBER: _ClassVar[int]
     WAITERS_FIELD_NUMBER: _ClassVar[int]
     EXTERNAL_EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
     since: _timestamp_pb2.Timestamp
     waiters: _containers.RepeatedCompositeFieldContainer[WaiterInfo]
     external_event_types: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., waiters: _Optional[_Iterable[_Union[WaiterInfo, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ...) -> None: ...
+    queued: bool
+    def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., waiters: _Optional[_Iterable[_Union[WaiterInfo, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ..., queued: _Optional[bool] = ...) -> None: ...
 
 class WaiterInfo(_message.Message):
     __slots__ = ("waiter_id", "step", "event_type", "match", "deadline", "task", "key", "children")
@@ -147,7 +163,7 @@ class HumanTask(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Record(_message.Message):
-    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker", "handler_upgraded")
+    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker", "handler_upgraded", "handler_admitted")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     STEP_STATE_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -158,6 +174,7 @@ class Record(_message.Message):
     HANDLER_RESTORED_FIELD_NUMBER: _ClassVar[int]
     RUN_WAITING_FOR_WORKER_FIELD_NUMBER: _ClassVar[int]
     HANDLER_UPGRADED_FIELD_NUMBER: _ClassVar[int]
+    HANDLER_ADMITTED_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     step_state_changed: StepStateChanged
@@ -168,7 +185,12 @@ class Record(_message.Message):
     handler_restored: HandlerRestored
     run_waiting_for_worker: RunWaitingForWorker
     handler_upgraded: HandlerUpgraded
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ...) -> None: ...
+    handler_admitted: HandlerAdmitted
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ..., handler_admitted: _Optional[_Union[HandlerAdmitted, _Mapping]] = ...) -> None: ...
+
+class HandlerAdmitted(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class HandlerUpgraded(_message.Message):
     __slots__ = ("from_version", "to_version")

@@ -28,7 +28,7 @@ UPGRADE_OUTCOME_REFUSED: UpgradeOutcome
 UPGRADE_OUTCOME_BUSY: UpgradeOutcome
 
 class Workflow(_message.Message):
-    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected", "version", "versions", "search_attributes")
+    __slots__ = ("name", "description", "external_event_types", "steps", "input_schema", "event_types", "served_by_workers", "workers_connected", "version", "versions", "search_attributes", "concurrency")
     class SearchAttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -47,6 +47,7 @@ class Workflow(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
     SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     external_event_types: _containers.RepeatedScalarFieldContainer[str]
@@ -58,7 +59,22 @@ class Workflow(_message.Message):
     version: str
     versions: _containers.RepeatedCompositeFieldContainer[WorkflowVersion]
     search_attributes: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ..., version: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[WorkflowVersion, _Mapping]]] = ..., search_attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    concurrency: Concurrency
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., external_event_types: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[str]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ..., served_by_workers: _Optional[bool] = ..., workers_connected: _Optional[int] = ..., version: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[WorkflowVersion, _Mapping]]] = ..., search_attributes: _Optional[_Mapping[str, str]] = ..., concurrency: _Optional[_Union[Concurrency, _Mapping]] = ...) -> None: ...
+
+class Concurrency(_message.Message):
+    __slots__ = ("key", "max", "rate", "per", "refuse")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    PER_FIELD_NUMBER: _ClassVar[int]
+    REFUSE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    max: int
+    rate: int
+    per: _duration_pb2.Duration
+    refuse: bool
+    def __init__(self, key: _Optional[str] = ..., max: _Optional[int] = ..., rate: _Optional[int] = ..., per: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., refuse: _Optional[bool] = ...) -> None: ...
 
 class WorkflowVersion(_message.Message):
     __slots__ = ("version", "current", "built_in", "source", "created_at", "workers", "workers_connected", "running", "released", "finished", "definition")

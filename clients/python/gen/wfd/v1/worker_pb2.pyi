@@ -26,7 +26,7 @@ OUTCOME_WAITING: Outcome
 OUTCOME_ERROR: Outcome
 
 class WorkflowDefinition(_message.Message):
-    __slots__ = ("name", "description", "steps", "external_event_types", "event_types", "input_schema", "timeout", "version", "make_current", "search_attributes")
+    __slots__ = ("name", "description", "steps", "external_event_types", "event_types", "input_schema", "timeout", "version", "make_current", "search_attributes", "concurrency")
     class SearchAttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +44,7 @@ class WorkflowDefinition(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MAKE_CURRENT_FIELD_NUMBER: _ClassVar[int]
     SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     steps: _containers.RepeatedCompositeFieldContainer[StepDefinition]
@@ -54,7 +55,8 @@ class WorkflowDefinition(_message.Message):
     version: str
     make_current: bool
     search_attributes: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[StepDefinition, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ..., event_types: _Optional[_Iterable[_Union[_service_pb2.EventType, _Mapping]]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., make_current: _Optional[bool] = ..., search_attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    concurrency: _service_pb2.Concurrency
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[StepDefinition, _Mapping]]] = ..., external_event_types: _Optional[_Iterable[str]] = ..., event_types: _Optional[_Iterable[_Union[_service_pb2.EventType, _Mapping]]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., version: _Optional[str] = ..., make_current: _Optional[bool] = ..., search_attributes: _Optional[_Mapping[str, str]] = ..., concurrency: _Optional[_Union[_service_pb2.Concurrency, _Mapping]] = ...) -> None: ...
 
 class StepDefinition(_message.Message):
     __slots__ = ("name", "accepts", "emits", "workers", "retry", "timeout")

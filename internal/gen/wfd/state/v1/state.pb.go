@@ -191,7 +191,9 @@ type HandlerState struct {
 	WorkflowVersion string `protobuf:"bytes,20,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
 	// The handler's search attributes, in attrs.Encode's form; empty for
 	// none.
-	Attributes    []byte `protobuf:"bytes,21,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Attributes []byte `protobuf:"bytes,21,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	// The handler's concurrency key, when its workflow limits one.
+	Slot          *Slot `protobuf:"bytes,22,opt,name=slot,proto3" json:"slot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -373,6 +375,77 @@ func (x *HandlerState) GetAttributes() []byte {
 	return nil
 }
 
+func (x *HandlerState) GetSlot() *Slot {
+	if x != nil {
+		return x.Slot
+	}
+	return nil
+}
+
+// Slot is a handler's place in a concurrency key.
+type Slot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The key (the value of the input field the workflow names).
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// queued: the handler waits for a slot; its events (the start event
+	// first) are held, in order, until it is admitted.
+	Queued        bool     `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
+	Held          []*Event `protobuf:"bytes,3,rep,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Slot) Reset() {
+	*x = Slot{}
+	mi := &file_wfd_state_v1_state_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Slot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Slot) ProtoMessage() {}
+
+func (x *Slot) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_state_v1_state_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Slot.ProtoReflect.Descriptor instead.
+func (*Slot) Descriptor() ([]byte, []int) {
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Slot) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Slot) GetQueued() bool {
+	if x != nil {
+		return x.Queued
+	}
+	return false
+}
+
+func (x *Slot) GetHeld() []*Event {
+	if x != nil {
+		return x.Held
+	}
+	return nil
+}
+
 // ChildResult is how a child handler ended.
 type ChildResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -385,7 +458,7 @@ type ChildResult struct {
 
 func (x *ChildResult) Reset() {
 	*x = ChildResult{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[2]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +470,7 @@ func (x *ChildResult) String() string {
 func (*ChildResult) ProtoMessage() {}
 
 func (x *ChildResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[2]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +483,7 @@ func (x *ChildResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildResult.ProtoReflect.Descriptor instead.
 func (*ChildResult) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{2}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ChildResult) GetStatus() HandlerStatus {
@@ -454,7 +527,7 @@ type HumanTask struct {
 
 func (x *HumanTask) Reset() {
 	*x = HumanTask{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[3]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -466,7 +539,7 @@ func (x *HumanTask) String() string {
 func (*HumanTask) ProtoMessage() {}
 
 func (x *HumanTask) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[3]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -479,7 +552,7 @@ func (x *HumanTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HumanTask.ProtoReflect.Descriptor instead.
 func (*HumanTask) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{3}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HumanTask) GetTaskId() string {
@@ -549,7 +622,7 @@ type StepState struct {
 
 func (x *StepState) Reset() {
 	*x = StepState{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[4]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +634,7 @@ func (x *StepState) String() string {
 func (*StepState) ProtoMessage() {}
 
 func (x *StepState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[4]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +647,7 @@ func (x *StepState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepState.ProtoReflect.Descriptor instead.
 func (*StepState) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{4}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StepState) GetName() string {
@@ -629,7 +702,7 @@ type WorkItem struct {
 
 func (x *WorkItem) Reset() {
 	*x = WorkItem{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +714,7 @@ func (x *WorkItem) String() string {
 func (*WorkItem) ProtoMessage() {}
 
 func (x *WorkItem) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +727,7 @@ func (x *WorkItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkItem.ProtoReflect.Descriptor instead.
 func (*WorkItem) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{5}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WorkItem) GetEvent() *Event {
@@ -698,7 +771,7 @@ type Execution struct {
 
 func (x *Execution) Reset() {
 	*x = Execution{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -710,7 +783,7 @@ func (x *Execution) String() string {
 func (*Execution) ProtoMessage() {}
 
 func (x *Execution) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -723,7 +796,7 @@ func (x *Execution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Execution.ProtoReflect.Descriptor instead.
 func (*Execution) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{6}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Execution) GetId() uint64 {
@@ -782,7 +855,7 @@ type Waiter struct {
 
 func (x *Waiter) Reset() {
 	*x = Waiter{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -794,7 +867,7 @@ func (x *Waiter) String() string {
 func (*Waiter) ProtoMessage() {}
 
 func (x *Waiter) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -807,7 +880,7 @@ func (x *Waiter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waiter.ProtoReflect.Descriptor instead.
 func (*Waiter) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{7}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Waiter) GetId() string {
@@ -894,7 +967,7 @@ type WaitResult struct {
 
 func (x *WaitResult) Reset() {
 	*x = WaitResult{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +979,7 @@ func (x *WaitResult) String() string {
 func (*WaitResult) ProtoMessage() {}
 
 func (x *WaitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +992,7 @@ func (x *WaitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResult.ProtoReflect.Descriptor instead.
 func (*WaitResult) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{8}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WaitResult) GetResult() isWaitResult_Result {
@@ -973,7 +1046,7 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xad\b\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\"\xd5\b\n" +
 	"\fHandlerState\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x1d\n" +
 	"\n" +
@@ -1002,14 +1075,19 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\x12\x1e\n" +
 	"\n" +
 	"attributes\x18\x15 \x01(\fR\n" +
-	"attributes\x1aP\n" +
+	"attributes\x12&\n" +
+	"\x04slot\x18\x16 \x01(\v2\x12.wfd.state.v1.SlotR\x04slot\x1aP\n" +
 	"\n" +
 	"StoreEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value:\x028\x01\x1aZ\n" +
 	"\x11ChildResultsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
-	"\x05value\x18\x02 \x01(\v2\x19.wfd.state.v1.ChildResultR\x05value:\x028\x01\"\x89\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x19.wfd.state.v1.ChildResultR\x05value:\x028\x01\"Y\n" +
+	"\x04Slot\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06queued\x18\x02 \x01(\bR\x06queued\x12'\n" +
+	"\x04held\x18\x03 \x03(\v2\x13.wfd.state.v1.EventR\x04held\"\x89\x01\n" +
 	"\vChildResult\x123\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1b.wfd.state.v1.HandlerStatusR\x06status\x12/\n" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
@@ -1083,66 +1161,69 @@ func file_wfd_state_v1_state_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_state_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_wfd_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_wfd_state_v1_state_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.state.v1.HandlerStatus
 	(*Event)(nil),                 // 1: wfd.state.v1.Event
 	(*HandlerState)(nil),          // 2: wfd.state.v1.HandlerState
-	(*ChildResult)(nil),           // 3: wfd.state.v1.ChildResult
-	(*HumanTask)(nil),             // 4: wfd.state.v1.HumanTask
-	(*StepState)(nil),             // 5: wfd.state.v1.StepState
-	(*WorkItem)(nil),              // 6: wfd.state.v1.WorkItem
-	(*Execution)(nil),             // 7: wfd.state.v1.Execution
-	(*Waiter)(nil),                // 8: wfd.state.v1.Waiter
-	(*WaitResult)(nil),            // 9: wfd.state.v1.WaitResult
-	nil,                           // 10: wfd.state.v1.HandlerState.StoreEntry
-	nil,                           // 11: wfd.state.v1.HandlerState.ChildResultsEntry
-	nil,                           // 12: wfd.state.v1.WorkItem.ResolvedEntry
-	(*structpb.Struct)(nil),       // 13: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 15: google.protobuf.Value
+	(*Slot)(nil),                  // 3: wfd.state.v1.Slot
+	(*ChildResult)(nil),           // 4: wfd.state.v1.ChildResult
+	(*HumanTask)(nil),             // 5: wfd.state.v1.HumanTask
+	(*StepState)(nil),             // 6: wfd.state.v1.StepState
+	(*WorkItem)(nil),              // 7: wfd.state.v1.WorkItem
+	(*Execution)(nil),             // 8: wfd.state.v1.Execution
+	(*Waiter)(nil),                // 9: wfd.state.v1.Waiter
+	(*WaitResult)(nil),            // 10: wfd.state.v1.WaitResult
+	nil,                           // 11: wfd.state.v1.HandlerState.StoreEntry
+	nil,                           // 12: wfd.state.v1.HandlerState.ChildResultsEntry
+	nil,                           // 13: wfd.state.v1.WorkItem.ResolvedEntry
+	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 16: google.protobuf.Value
 }
 var file_wfd_state_v1_state_proto_depIdxs = []int32{
-	13, // 0: wfd.state.v1.Event.data:type_name -> google.protobuf.Struct
+	14, // 0: wfd.state.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.state.v1.HandlerState.status:type_name -> wfd.state.v1.HandlerStatus
 	1,  // 2: wfd.state.v1.HandlerState.start:type_name -> wfd.state.v1.Event
-	5,  // 3: wfd.state.v1.HandlerState.steps:type_name -> wfd.state.v1.StepState
-	10, // 4: wfd.state.v1.HandlerState.store:type_name -> wfd.state.v1.HandlerState.StoreEntry
-	14, // 5: wfd.state.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
-	14, // 6: wfd.state.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
-	14, // 7: wfd.state.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
-	13, // 8: wfd.state.v1.HandlerState.result:type_name -> google.protobuf.Struct
-	14, // 9: wfd.state.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
-	11, // 10: wfd.state.v1.HandlerState.child_results:type_name -> wfd.state.v1.HandlerState.ChildResultsEntry
-	0,  // 11: wfd.state.v1.ChildResult.status:type_name -> wfd.state.v1.HandlerStatus
-	13, // 12: wfd.state.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	13, // 13: wfd.state.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	13, // 14: wfd.state.v1.HumanTask.input:type_name -> google.protobuf.Struct
-	13, // 15: wfd.state.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
-	6,  // 16: wfd.state.v1.StepState.queue:type_name -> wfd.state.v1.WorkItem
-	7,  // 17: wfd.state.v1.StepState.in_progress:type_name -> wfd.state.v1.Execution
-	1,  // 18: wfd.state.v1.StepState.collected:type_name -> wfd.state.v1.Event
-	8,  // 19: wfd.state.v1.StepState.waiters:type_name -> wfd.state.v1.Waiter
-	1,  // 20: wfd.state.v1.WorkItem.event:type_name -> wfd.state.v1.Event
-	14, // 21: wfd.state.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
-	12, // 22: wfd.state.v1.WorkItem.resolved:type_name -> wfd.state.v1.WorkItem.ResolvedEntry
-	6,  // 23: wfd.state.v1.Execution.item:type_name -> wfd.state.v1.WorkItem
-	14, // 24: wfd.state.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
-	13, // 25: wfd.state.v1.Waiter.match:type_name -> google.protobuf.Struct
-	14, // 26: wfd.state.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	6,  // 27: wfd.state.v1.Waiter.resume:type_name -> wfd.state.v1.WorkItem
-	4,  // 28: wfd.state.v1.Waiter.task:type_name -> wfd.state.v1.HumanTask
-	14, // 29: wfd.state.v1.Waiter.since:type_name -> google.protobuf.Timestamp
-	14, // 30: wfd.state.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 31: wfd.state.v1.WaitResult.event:type_name -> wfd.state.v1.Event
-	15, // 32: wfd.state.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
-	3,  // 33: wfd.state.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.state.v1.ChildResult
-	9,  // 34: wfd.state.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.state.v1.WaitResult
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	6,  // 3: wfd.state.v1.HandlerState.steps:type_name -> wfd.state.v1.StepState
+	11, // 4: wfd.state.v1.HandlerState.store:type_name -> wfd.state.v1.HandlerState.StoreEntry
+	15, // 5: wfd.state.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
+	15, // 6: wfd.state.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
+	15, // 7: wfd.state.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
+	14, // 8: wfd.state.v1.HandlerState.result:type_name -> google.protobuf.Struct
+	15, // 9: wfd.state.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
+	12, // 10: wfd.state.v1.HandlerState.child_results:type_name -> wfd.state.v1.HandlerState.ChildResultsEntry
+	3,  // 11: wfd.state.v1.HandlerState.slot:type_name -> wfd.state.v1.Slot
+	1,  // 12: wfd.state.v1.Slot.held:type_name -> wfd.state.v1.Event
+	0,  // 13: wfd.state.v1.ChildResult.status:type_name -> wfd.state.v1.HandlerStatus
+	14, // 14: wfd.state.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	14, // 15: wfd.state.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	14, // 16: wfd.state.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	14, // 17: wfd.state.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	7,  // 18: wfd.state.v1.StepState.queue:type_name -> wfd.state.v1.WorkItem
+	8,  // 19: wfd.state.v1.StepState.in_progress:type_name -> wfd.state.v1.Execution
+	1,  // 20: wfd.state.v1.StepState.collected:type_name -> wfd.state.v1.Event
+	9,  // 21: wfd.state.v1.StepState.waiters:type_name -> wfd.state.v1.Waiter
+	1,  // 22: wfd.state.v1.WorkItem.event:type_name -> wfd.state.v1.Event
+	15, // 23: wfd.state.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
+	13, // 24: wfd.state.v1.WorkItem.resolved:type_name -> wfd.state.v1.WorkItem.ResolvedEntry
+	7,  // 25: wfd.state.v1.Execution.item:type_name -> wfd.state.v1.WorkItem
+	15, // 26: wfd.state.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
+	14, // 27: wfd.state.v1.Waiter.match:type_name -> google.protobuf.Struct
+	15, // 28: wfd.state.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	7,  // 29: wfd.state.v1.Waiter.resume:type_name -> wfd.state.v1.WorkItem
+	5,  // 30: wfd.state.v1.Waiter.task:type_name -> wfd.state.v1.HumanTask
+	15, // 31: wfd.state.v1.Waiter.since:type_name -> google.protobuf.Timestamp
+	15, // 32: wfd.state.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 33: wfd.state.v1.WaitResult.event:type_name -> wfd.state.v1.Event
+	16, // 34: wfd.state.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
+	4,  // 35: wfd.state.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.state.v1.ChildResult
+	10, // 36: wfd.state.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.state.v1.WaitResult
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_wfd_state_v1_state_proto_init() }
@@ -1150,7 +1231,7 @@ func file_wfd_state_v1_state_proto_init() {
 	if File_wfd_state_v1_state_proto != nil {
 		return
 	}
-	file_wfd_state_v1_state_proto_msgTypes[8].OneofWrappers = []any{
+	file_wfd_state_v1_state_proto_msgTypes[9].OneofWrappers = []any{
 		(*WaitResult_Event)(nil),
 		(*WaitResult_TimedOut)(nil),
 	}
@@ -1160,7 +1241,7 @@ func file_wfd_state_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_state_v1_state_proto_rawDesc), len(file_wfd_state_v1_state_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -239,7 +239,9 @@ type HandlerMeta struct {
 	WorkflowVersion string `protobuf:"bytes,20,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
 	// The handler's search attributes, in attrs.Encode's form (which
 	// carries its own version); empty for none.
-	Attributes    []byte `protobuf:"bytes,21,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Attributes []byte `protobuf:"bytes,21,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	// The handler's concurrency key, if its workflow limits one.
+	Slot          *HandlerSlot `protobuf:"bytes,22,opt,name=slot,proto3" json:"slot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -421,6 +423,66 @@ func (x *HandlerMeta) GetAttributes() []byte {
 	return nil
 }
 
+func (x *HandlerMeta) GetSlot() *HandlerSlot {
+	if x != nil {
+		return x.Slot
+	}
+	return nil
+}
+
+// HandlerSlot is a handler's concurrency key (persistence.HandlerSlot).
+type HandlerSlot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Queued        bool                   `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandlerSlot) Reset() {
+	*x = HandlerSlot{}
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandlerSlot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandlerSlot) ProtoMessage() {}
+
+func (x *HandlerSlot) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandlerSlot.ProtoReflect.Descriptor instead.
+func (*HandlerSlot) Descriptor() ([]byte, []int) {
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *HandlerSlot) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *HandlerSlot) GetQueued() bool {
+	if x != nil {
+		return x.Queued
+	}
+	return false
+}
+
 // Waiter is one event the handler waits for (persistence.Waiter).
 type Waiter struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -439,7 +501,7 @@ type Waiter struct {
 
 func (x *Waiter) Reset() {
 	*x = Waiter{}
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[1]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -451,7 +513,7 @@ func (x *Waiter) String() string {
 func (*Waiter) ProtoMessage() {}
 
 func (x *Waiter) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[1]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -464,7 +526,7 @@ func (x *Waiter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waiter.ProtoReflect.Descriptor instead.
 func (*Waiter) Descriptor() ([]byte, []int) {
-	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{1}
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Waiter) GetId() string {
@@ -544,7 +606,7 @@ type TaskMeta struct {
 
 func (x *TaskMeta) Reset() {
 	*x = TaskMeta{}
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[2]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +618,7 @@ func (x *TaskMeta) String() string {
 func (*TaskMeta) ProtoMessage() {}
 
 func (x *TaskMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[2]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +631,7 @@ func (x *TaskMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskMeta.ProtoReflect.Descriptor instead.
 func (*TaskMeta) Descriptor() ([]byte, []int) {
-	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{2}
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TaskMeta) GetVersion() uint32 {
@@ -716,7 +778,7 @@ type PublishedEvent struct {
 
 func (x *PublishedEvent) Reset() {
 	*x = PublishedEvent{}
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[3]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +790,7 @@ func (x *PublishedEvent) String() string {
 func (*PublishedEvent) ProtoMessage() {}
 
 func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[3]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +803,7 @@ func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
 func (*PublishedEvent) Descriptor() ([]byte, []int) {
-	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{3}
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PublishedEvent) GetVersion() uint32 {
@@ -834,7 +896,7 @@ type WorkflowDef struct {
 
 func (x *WorkflowDef) Reset() {
 	*x = WorkflowDef{}
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +908,7 @@ func (x *WorkflowDef) String() string {
 func (*WorkflowDef) ProtoMessage() {}
 
 func (x *WorkflowDef) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +921,7 @@ func (x *WorkflowDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkflowDef.ProtoReflect.Descriptor instead.
 func (*WorkflowDef) Descriptor() ([]byte, []int) {
-	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{4}
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WorkflowDef) GetVersion() uint32 {
@@ -936,7 +998,7 @@ var File_wfd_storage_v1_storage_proto protoreflect.FileDescriptor
 
 const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x06\n" +
+	"\x1cwfd/storage/v1/storage.proto\x12\x0ewfd.storage.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdd\x06\n" +
 	"\vHandlerMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
@@ -964,7 +1026,11 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\x10workflow_version\x18\x14 \x01(\tR\x0fworkflowVersion\x12\x1e\n" +
 	"\n" +
 	"attributes\x18\x15 \x01(\fR\n" +
-	"attributes\"\xab\x01\n" +
+	"attributes\x12/\n" +
+	"\x04slot\x18\x16 \x01(\v2\x1b.wfd.storage.v1.HandlerSlotR\x04slot\"7\n" +
+	"\vHandlerSlot\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06queued\x18\x02 \x01(\bR\x06queued\"\xab\x01\n" +
 	"\x06Waiter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\tR\x04step\x12\x1d\n" +
@@ -1049,40 +1115,42 @@ func file_wfd_storage_v1_storage_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_storage_v1_storage_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_wfd_storage_v1_storage_proto_goTypes = []any{
 	(Status)(0),                   // 0: wfd.storage.v1.Status
 	(Residency)(0),                // 1: wfd.storage.v1.Residency
 	(TaskStatus)(0),               // 2: wfd.storage.v1.TaskStatus
 	(*HandlerMeta)(nil),           // 3: wfd.storage.v1.HandlerMeta
-	(*Waiter)(nil),                // 4: wfd.storage.v1.Waiter
-	(*TaskMeta)(nil),              // 5: wfd.storage.v1.TaskMeta
-	(*PublishedEvent)(nil),        // 6: wfd.storage.v1.PublishedEvent
-	(*WorkflowDef)(nil),           // 7: wfd.storage.v1.WorkflowDef
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*HandlerSlot)(nil),           // 4: wfd.storage.v1.HandlerSlot
+	(*Waiter)(nil),                // 5: wfd.storage.v1.Waiter
+	(*TaskMeta)(nil),              // 6: wfd.storage.v1.TaskMeta
+	(*PublishedEvent)(nil),        // 7: wfd.storage.v1.PublishedEvent
+	(*WorkflowDef)(nil),           // 8: wfd.storage.v1.WorkflowDef
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_wfd_storage_v1_storage_proto_depIdxs = []int32{
 	0,  // 0: wfd.storage.v1.HandlerMeta.status:type_name -> wfd.storage.v1.Status
 	1,  // 1: wfd.storage.v1.HandlerMeta.residency:type_name -> wfd.storage.v1.Residency
-	8,  // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
-	8,  // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
-	8,  // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
-	4,  // 6: wfd.storage.v1.HandlerMeta.waiters:type_name -> wfd.storage.v1.Waiter
-	8,  // 7: wfd.storage.v1.HandlerMeta.deadline:type_name -> google.protobuf.Timestamp
-	8,  // 8: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	2,  // 9: wfd.storage.v1.TaskMeta.status:type_name -> wfd.storage.v1.TaskStatus
-	8,  // 10: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 11: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
-	8,  // 12: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
-	8,  // 13: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
-	8,  // 14: wfd.storage.v1.WorkflowDef.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 15: wfd.storage.v1.WorkflowDef.updated_at:type_name -> google.protobuf.Timestamp
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	9,  // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
+	9,  // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
+	9,  // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
+	5,  // 6: wfd.storage.v1.HandlerMeta.waiters:type_name -> wfd.storage.v1.Waiter
+	9,  // 7: wfd.storage.v1.HandlerMeta.deadline:type_name -> google.protobuf.Timestamp
+	4,  // 8: wfd.storage.v1.HandlerMeta.slot:type_name -> wfd.storage.v1.HandlerSlot
+	9,  // 9: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	2,  // 10: wfd.storage.v1.TaskMeta.status:type_name -> wfd.storage.v1.TaskStatus
+	9,  // 11: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 12: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
+	9,  // 13: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
+	9,  // 14: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
+	9,  // 15: wfd.storage.v1.WorkflowDef.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 16: wfd.storage.v1.WorkflowDef.updated_at:type_name -> google.protobuf.Timestamp
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_wfd_storage_v1_storage_proto_init() }
@@ -1096,7 +1164,7 @@ func file_wfd_storage_v1_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_storage_v1_storage_proto_rawDesc), len(file_wfd_storage_v1_storage_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/handler.proto.
  */
 export const file_wfd_v1_handler: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi9AQKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IngKCElkbGVJbmZvEikKBXNpbmNlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgd3YWl0ZXJzGAIgAygLMhIud2ZkLnYxLldhaXRlckluZm8SHAoUZXh0ZXJuYWxfZXZlbnRfdHlwZXMYAyADKAki1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi5wMKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIAEIGCgRraW5kIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAki+wMKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiwwIKCUhhbmRsZXJBdBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoGc3RhdHVzGAMgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgFIAEoCRIeCgRpZGxlGAYgASgLMhAud2ZkLnYxLklkbGVJbmZvEh0KBXN0ZXBzGAcgAygLMg4ud2ZkLnYxLlN0ZXBBdBIeCgd3cml0dGVuGAggAygLMg0ud2ZkLnYxLkV2ZW50EhUKDXdyaXR0ZW5fdG90YWwYCSABKA0SGAoQd29ya2Zsb3dfdmVyc2lvbhgKIAEoCRIQCghyZWxlYXNlZBgLIAEoCCKeAQoGU3RlcEF0EgwKBHN0ZXAYASABKAkSDwoHcnVubmluZxgCIAEoDRIPCgdhdHRlbXB0GAMgASgNEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSDQoFZW5kZWQYBSABKA0SGwoTZW1pdHRlZF9ldmVudF90eXBlcxgGIAMoCRINCgVlcnJvchgHIAEoCRIPCgd3YWl0aW5nGAggASgIKqIBCg1IYW5kbGVyU3RhdHVzEh4KGkhBTkRMRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSEFORExFUl9TVEFUVVNfUlVOTklORxABEhwKGEhBTkRMRVJfU1RBVFVTX0NPTVBMRVRFRBACEhkKFUhBTkRMRVJfU1RBVFVTX0ZBSUxFRBADEhwKGEhBTkRMRVJfU1RBVFVTX0NBTkNFTExFRBAEKlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QilwUKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiEKBHNsb3QYFCABKAsyEy53ZmQudjEuSGFuZGxlclNsb3QiPAoLSGFuZGxlclNsb3QSCwoDa2V5GAEgASgJEg4KBnF1ZXVlZBgCIAEoCBIQCghwb3NpdGlvbhgDIAEoDSKIAQoISWRsZUluZm8SKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKB3dhaXRlcnMYAiADKAsyEi53ZmQudjEuV2FpdGVySW5mbxIcChRleHRlcm5hbF9ldmVudF90eXBlcxgDIAMoCRIOCgZxdWV1ZWQYBCABKAgi1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QinAQKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIABIzChBoYW5kbGVyX2FkbWl0dGVkGAsgASgLMhcud2ZkLnYxLkhhbmRsZXJBZG1pdHRlZEgAQgYKBGtpbmQiEQoPSGFuZGxlckFkbWl0dGVkIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAki+wMKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiwwIKCUhhbmRsZXJBdBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoGc3RhdHVzGAMgASgOMhUud2ZkLnYxLkhhbmRsZXJTdGF0dXMSJwoGcmVzdWx0GAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgFIAEoCRIeCgRpZGxlGAYgASgLMhAud2ZkLnYxLklkbGVJbmZvEh0KBXN0ZXBzGAcgAygLMg4ud2ZkLnYxLlN0ZXBBdBIeCgd3cml0dGVuGAggAygLMg0ud2ZkLnYxLkV2ZW50EhUKDXdyaXR0ZW5fdG90YWwYCSABKA0SGAoQd29ya2Zsb3dfdmVyc2lvbhgKIAEoCRIQCghyZWxlYXNlZBgLIAEoCCKeAQoGU3RlcEF0EgwKBHN0ZXAYASABKAkSDwoHcnVubmluZxgCIAEoDRIPCgdhdHRlbXB0GAMgASgNEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSDQoFZW5kZWQYBSABKA0SGwoTZW1pdHRlZF9ldmVudF90eXBlcxgGIAMoCRINCgVlcnJvchgHIAEoCRIPCgd3YWl0aW5nGAggASgIKr0BCg1IYW5kbGVyU3RhdHVzEh4KGkhBTkRMRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSEFORExFUl9TVEFUVVNfUlVOTklORxABEhwKGEhBTkRMRVJfU1RBVFVTX0NPTVBMRVRFRBACEhkKFUhBTkRMRVJfU1RBVFVTX0ZBSUxFRBADEhwKGEhBTkRMRVJfU1RBVFVTX0NBTkNFTExFRBAEEhkKFUhBTkRMRVJfU1RBVFVTX1FVRVVFRBAFKlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one event of a handler: a type name and a JSON object payload.
@@ -177,6 +177,14 @@ export type Handler = Message<"wfd.v1.Handler"> & {
    * @generated from field: google.protobuf.Struct attributes = 19;
    */
   attributes?: JsonObject | undefined;
+
+  /**
+   * Its place in its workflow's concurrency key (Workflow.concurrency);
+   * unset when the workflow limits none.
+   *
+   * @generated from field: wfd.v1.HandlerSlot slot = 20;
+   */
+  slot?: HandlerSlot | undefined;
 };
 
 /**
@@ -185,6 +193,42 @@ export type Handler = Message<"wfd.v1.Handler"> & {
  */
 export const HandlerSchema: GenMessage<Handler> = /*@__PURE__*/
   messageDesc(file_wfd_v1_handler, 1);
+
+/**
+ * HandlerSlot is a handler's place in its workflow's concurrency key.
+ *
+ * @generated from message wfd.v1.HandlerSlot
+ */
+export type HandlerSlot = Message<"wfd.v1.HandlerSlot"> & {
+  /**
+   * The key: the value of the input field the workflow names.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Waiting for a slot (status QUEUED); false once admitted.
+   *
+   * @generated from field: bool queued = 2;
+   */
+  queued: boolean;
+
+  /**
+   * A queued handler's place in the key's queue, from 1 (GetHandler
+   * only; 0 elsewhere).
+   *
+   * @generated from field: uint32 position = 3;
+   */
+  position: number;
+};
+
+/**
+ * Describes the message wfd.v1.HandlerSlot.
+ * Use `create(HandlerSlotSchema)` to create a new message.
+ */
+export const HandlerSlotSchema: GenMessage<HandlerSlot> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 2);
 
 /**
  * IdleInfo is what an idle handler waits for.
@@ -208,6 +252,13 @@ export type IdleInfo = Message<"wfd.v1.IdleInfo"> & {
    * @generated from field: repeated string external_event_types = 3;
    */
   externalEventTypes: string[];
+
+  /**
+   * The handler waits for a slot of its concurrency key.
+   *
+   * @generated from field: bool queued = 4;
+   */
+  queued: boolean;
 };
 
 /**
@@ -215,7 +266,7 @@ export type IdleInfo = Message<"wfd.v1.IdleInfo"> & {
  * Use `create(IdleInfoSchema)` to create a new message.
  */
 export const IdleInfoSchema: GenMessage<IdleInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 2);
+  messageDesc(file_wfd_v1_handler, 3);
 
 /**
  * WaiterInfo is one step run parked on an event or a timer.
@@ -279,7 +330,7 @@ export type WaiterInfo = Message<"wfd.v1.WaiterInfo"> & {
  * Use `create(WaiterInfoSchema)` to create a new message.
  */
 export const WaiterInfoSchema: GenMessage<WaiterInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 3);
+  messageDesc(file_wfd_v1_handler, 4);
 
 /**
  * HumanTask is what a person is asked: the step waits for the answer.
@@ -341,7 +392,7 @@ export type HumanTask = Message<"wfd.v1.HumanTask"> & {
  * Use `create(HumanTaskSchema)` to create a new message.
  */
 export const HumanTaskSchema: GenMessage<HumanTask> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 4);
+  messageDesc(file_wfd_v1_handler, 5);
 
 /**
  * Record is one entry of a handler's stream. Sequence numbers start at 1 and
@@ -414,6 +465,12 @@ export type Record = Message<"wfd.v1.Record"> & {
      */
     value: HandlerUpgraded;
     case: "handlerUpgraded";
+  } | {
+    /**
+     * @generated from field: wfd.v1.HandlerAdmitted handler_admitted = 11;
+     */
+    value: HandlerAdmitted;
+    case: "handlerAdmitted";
   } | { case: undefined; value?: undefined };
 };
 
@@ -422,7 +479,23 @@ export type Record = Message<"wfd.v1.Record"> & {
  * Use `create(RecordSchema)` to create a new message.
  */
 export const RecordSchema: GenMessage<Record> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 5);
+  messageDesc(file_wfd_v1_handler, 6);
+
+/**
+ * HandlerAdmitted: the handler, queued for a slot of its concurrency key,
+ * got one; the events it held are delivered and it runs.
+ *
+ * @generated from message wfd.v1.HandlerAdmitted
+ */
+export type HandlerAdmitted = Message<"wfd.v1.HandlerAdmitted"> & {
+};
+
+/**
+ * Describes the message wfd.v1.HandlerAdmitted.
+ * Use `create(HandlerAdmittedSchema)` to create a new message.
+ */
+export const HandlerAdmittedSchema: GenMessage<HandlerAdmitted> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 7);
 
 /**
  * HandlerUpgraded: the handler moved to another version of its workflow
@@ -447,7 +520,7 @@ export type HandlerUpgraded = Message<"wfd.v1.HandlerUpgraded"> & {
  * Use `create(HandlerUpgradedSchema)` to create a new message.
  */
 export const HandlerUpgradedSchema: GenMessage<HandlerUpgraded> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 6);
+  messageDesc(file_wfd_v1_handler, 8);
 
 /**
  * StepStateChanged: a step run started (running) or ended.
@@ -509,7 +582,7 @@ export type StepStateChanged = Message<"wfd.v1.StepStateChanged"> & {
  * Use `create(StepStateChangedSchema)` to create a new message.
  */
 export const StepStateChangedSchema: GenMessage<StepStateChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 7);
+  messageDesc(file_wfd_v1_handler, 9);
 
 /**
  * IdleChanged: the handler became idle, or busy again.
@@ -535,7 +608,7 @@ export type IdleChanged = Message<"wfd.v1.IdleChanged"> & {
  * Use `create(IdleChangedSchema)` to create a new message.
  */
 export const IdleChangedSchema: GenMessage<IdleChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 8);
+  messageDesc(file_wfd_v1_handler, 10);
 
 /**
  * HandlerFinished is the terminal record; the stream ends after it.
@@ -564,7 +637,7 @@ export type HandlerFinished = Message<"wfd.v1.HandlerFinished"> & {
  * Use `create(HandlerFinishedSchema)` to create a new message.
  */
 export const HandlerFinishedSchema: GenMessage<HandlerFinished> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 9);
+  messageDesc(file_wfd_v1_handler, 11);
 
 /**
  * HandlerReleased: the idle handler was written to the store and left
@@ -580,7 +653,7 @@ export type HandlerReleased = Message<"wfd.v1.HandlerReleased"> & {
  * Use `create(HandlerReleasedSchema)` to create a new message.
  */
 export const HandlerReleasedSchema: GenMessage<HandlerReleased> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 10);
+  messageDesc(file_wfd_v1_handler, 12);
 
 /**
  * HandlerRestored: the handler was loaded into memory from its last
@@ -596,7 +669,7 @@ export type HandlerRestored = Message<"wfd.v1.HandlerRestored"> & {
  * Use `create(HandlerRestoredSchema)` to create a new message.
  */
 export const HandlerRestoredSchema: GenMessage<HandlerRestored> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 11);
+  messageDesc(file_wfd_v1_handler, 13);
 
 /**
  * RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -663,7 +736,7 @@ export type RunWaitingForWorker = Message<"wfd.v1.RunWaitingForWorker"> & {
  * Use `create(RunWaitingForWorkerSchema)` to create a new message.
  */
 export const RunWaitingForWorkerSchema: GenMessage<RunWaitingForWorker> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 12);
+  messageDesc(file_wfd_v1_handler, 14);
 
 /**
  * Task is a human task in the inbox.
@@ -762,7 +835,7 @@ export type Task = Message<"wfd.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 13);
+  messageDesc(file_wfd_v1_handler, 15);
 
 /**
  * HandlerAt is a handler as its stream shows it at one of its records
@@ -849,7 +922,7 @@ export type HandlerAt = Message<"wfd.v1.HandlerAt"> & {
  * Use `create(HandlerAtSchema)` to create a new message.
  */
 export const HandlerAtSchema: GenMessage<HandlerAt> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 14);
+  messageDesc(file_wfd_v1_handler, 16);
 
 /**
  * StepAt is one step as the stream shows it at a record.
@@ -911,7 +984,7 @@ export type StepAt = Message<"wfd.v1.StepAt"> & {
  * Use `create(StepAtSchema)` to create a new message.
  */
 export const StepAtSchema: GenMessage<StepAt> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 15);
+  messageDesc(file_wfd_v1_handler, 17);
 
 /**
  * HandlerStatus is where a handler is in its life.
@@ -943,6 +1016,15 @@ export enum HandlerStatus {
    * @generated from enum value: HANDLER_STATUS_CANCELLED = 4;
    */
   CANCELLED = 4,
+
+  /**
+   * Started, and waiting for a slot of its workflow's concurrency key
+   * (Handler.slot): the events it takes are held, in order, until it is
+   * admitted and runs. Not terminal.
+   *
+   * @generated from enum value: HANDLER_STATUS_QUEUED = 5;
+   */
+  QUEUED = 5,
 }
 
 /**

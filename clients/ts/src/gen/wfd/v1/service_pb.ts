@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/service.proto.
  */
 export const file_wfd_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIp8DCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkSKQoIdmVyc2lvbnMYCiADKAsyFy53ZmQudjEuV29ya2Zsb3dWZXJzaW9uEkEKEXNlYXJjaF9hdHRyaWJ1dGVzGAsgAygLMiYud2ZkLnYxLldvcmtmbG93LlNlYXJjaEF0dHJpYnV0ZXNFbnRyeRo3ChVTZWFyY2hBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKMAgoPV29ya2Zsb3dWZXJzaW9uEg8KB3ZlcnNpb24YASABKAkSDwoHY3VycmVudBgCIAEoCBIQCghidWlsdF9pbhgDIAEoCBIOCgZzb3VyY2UYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHd29ya2VycxgGIAMoCRIZChF3b3JrZXJzX2Nvbm5lY3RlZBgHIAEoBRIPCgdydW5uaW5nGAggASgDEhAKCHJlbGVhc2VkGAkgASgDEhAKCGZpbmlzaGVkGAogASgDEiQKCmRlZmluaXRpb24YCyABKAsyEC53ZmQudjEuV29ya2Zsb3ciaQoJRXZlbnRUeXBlEgwKBHR5cGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghleHRlcm5hbBgEIAEoCCI2ChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHZlcnNpb25zGAIgASgIIjwKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIjCgl3b3JrZmxvd3MYASADKAsyEC53ZmQudjEuV29ya2Zsb3ci6AEKElJ1bldvcmtmbG93UmVxdWVzdBIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3ZlcnNpb24YBSABKAkSHQoGZXZlbnRzGAYgAygLMg0ud2ZkLnYxLkV2ZW50EisKCmF0dHJpYnV0ZXMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjcKE1J1bldvcmtmbG93UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIjcKEUdldEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSDgoGYXRfc2VxGAIgASgEIlUKEkdldEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISHQoCYXQYAiABKAsyES53ZmQudjEuSGFuZGxlckF0IoYCChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhgKEHdvcmtmbG93X3ZlcnNpb24YCCABKAkSJwoIc3RhdHVzZXMYAiADKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIRCglpZGxlX29ubHkYAyABKAgSKwoIaWRsZV9mb3IYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SJAoJcmVzaWRlbmN5GAUgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCRINCgV3aGVyZRgJIAEoCSJSChRMaXN0SGFuZGxlcnNSZXNwb25zZRIhCghoYW5kbGVycxgBIAMoCzIPLndmZC52MS5IYW5kbGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKtAQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiUKBXN0YXJ0GAUgASgLMhYud2ZkLnYxLlN0YXJ0SWZNaXNzaW5nIogBCg5TdGFydElmTWlzc2luZxIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgDIAEoCRIrCgphdHRyaWJ1dGVzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJGChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISDwoHc3RhcnRlZBgCIAEoCCJpChNTdHJlYW1FdmVudHNSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEEhEKCWZyb21faGVhZBgDIAEoCBIYChBpbmNsdWRlX2ludGVybmFsGAQgASgIImgKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEiAKBnJlY29yZBgBIAEoCzIOLndmZC52MS5SZWNvcmRIABImCgloZWFydGJlYXQYAiABKAsyES53ZmQudjEuSGVhcnRiZWF0SABCBgoEa2luZCIdCglIZWFydGJlYXQSEAoIbGFzdF9zZXEYASABKAQiKgoUQ2FuY2VsSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI5ChVDYW5jZWxIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIisKFVJlbGVhc2VIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjoKFlJlbGVhc2VIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIhEKD0dldFN0YXRzUmVxdWVzdCKtBQoQR2V0U3RhdHNSZXNwb25zZRIXCg9oYW5kbGVyc19hY3RpdmUYASABKAMSHwoXaGFuZGxlcnNfaWRsZV9pbl9tZW1vcnkYAiABKAMSGQoRaGFuZGxlcnNfcmVsZWFzZWQYAyABKAMSSgoSaGFuZGxlcnNfYnlfc3RhdHVzGAQgAygLMi4ud2ZkLnYxLkdldFN0YXRzUmVzcG9uc2UuSGFuZGxlcnNCeVN0YXR1c0VudHJ5EhYKDnJlbGVhc2VzX3RvdGFsGAUgASgDEhoKEnJlaHlkcmF0aW9uc190b3RhbBgGIAEoAxI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wNTAYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDk5GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3N0cmVhbXMYCSABKAMSFQoNY29tbWl0c190b3RhbBgKIAEoAxIVCg1jaGFuZ2VzX3RvdGFsGAsgASgDEhkKEXdvcmtlcnNfY29ubmVjdGVkGAwgASgDEhgKEGRpc3BhdGNoZXNfdG90YWwYDSABKAMSGgoScmVkaXNwYXRjaGVzX3RvdGFsGA4gASgDEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDUwGA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDk5GBAgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXRhc2tzX3BlbmRpbmcYESABKAMaNwoVSGFuZGxlcnNCeVN0YXR1c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEipQEKEExpc3RUYXNrc1JlcXVlc3QSJAoIc3RhdHVzZXMYASADKA4yEi53ZmQudjEuVGFza1N0YXR1cxIQCghhc3NpZ25lZRgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRISCgpoYW5kbGVyX2lkGAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEgwKBG1pbmUYByABKAgiSQoRTGlzdFRhc2tzUmVzcG9uc2USGwoFdGFza3MYASADKAsyDC53ZmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIQoOR2V0VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSItCg9HZXRUYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrImUKE0NvbXBsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRInCgZhbnN3ZXIYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGNvbXBsZXRlZF9ieRgDIAEoCSIyChRDb21wbGV0ZVRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2sibwoTUHVibGlzaEV2ZW50UmVxdWVzdBILCgNrZXkYASABKAkSJQoEZGF0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCghldmVudF9pZBgEIAEoCSJEChRQdWJsaXNoRXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSDQoFd29rZW4YAyABKAUiewoSV2FpdEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgp1bnRpbF9pZGxlGAMgASgIEhEKCWFmdGVyX3NlcRgEIAEoBCI3ChNXYWl0SGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIqChREZWxldGVIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIhcKFURlbGV0ZUhhbmRsZXJSZXNwb25zZSKPAQoaTGlzdFB1Ymxpc2hlZEV2ZW50c1JlcXVlc3QSCwoDa2V5GAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpoYW5kbGVyX2lkGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIl4KG0xpc3RQdWJsaXNoZWRFdmVudHNSZXNwb25zZRImCgZldmVudHMYASADKAsyFi53ZmQudjEuUHVibGlzaGVkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIr8BCg5QdWJsaXNoZWRFdmVudBIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSCwoDa2V5GAMgASgJEiUKBGRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYBSABKAkSMAoMcHVibGlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxwdWJsaXNoZWRfYnkYByABKAkiFAoSR2V0SWRlbnRpdHlSZXF1ZXN0Ik0KE0dldElkZW50aXR5UmVzcG9uc2USFgoOYXV0aGVudGljYXRpb24YASABKAgSDwoHc3ViamVjdBgCIAEoCRINCgVyb2xlcxgDIAMoCSIVChNMaXN0UmVwbGljYXNSZXF1ZXN0IjkKFExpc3RSZXBsaWNhc1Jlc3BvbnNlEiEKCHJlcGxpY2FzGAEgAygLMg8ud2ZkLnYxLlJlcGxpY2EihgEKB1JlcGxpY2ESCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKhAQoWVXBncmFkZUhhbmRsZXJzUmVxdWVzdBIQCgh3b3JrZmxvdxgBIAEoCRIUCgxmcm9tX3ZlcnNpb24YAiABKAkSEgoKdG9fdmVyc2lvbhgDIAEoCRITCgtoYW5kbGVyX2lkcxgEIAMoCRIPCgdkcnlfcnVuGAUgASgIEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJInAKF1VwZ3JhZGVIYW5kbGVyc1Jlc3BvbnNlEigKCGhhbmRsZXJzGAEgAygLMhYud2ZkLnYxLkhhbmRsZXJVcGdyYWRlEhIKCnRvX3ZlcnNpb24YAiABKAkSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIl0KDkhhbmRsZXJVcGdyYWRlEhIKCmhhbmRsZXJfaWQYASABKAkSJwoHb3V0Y29tZRgCIAEoDjIWLndmZC52MS5VcGdyYWRlT3V0Y29tZRIOCgZyZWFzb24YAyABKAkiPQoYU2V0Q3VycmVudFZlcnNpb25SZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEg8KB3ZlcnNpb24YAiABKAkiPwoZU2V0Q3VycmVudFZlcnNpb25SZXNwb25zZRIiCgh3b3JrZmxvdxgBIAEoCzIQLndmZC52MS5Xb3JrZmxvdyJBChxEZWxldGVXb3JrZmxvd1ZlcnNpb25SZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEg8KB3ZlcnNpb24YAiABKAkiHwodRGVsZXRlV29ya2Zsb3dWZXJzaW9uUmVzcG9uc2UqoQEKDlVwZ3JhZGVPdXRjb21lEh8KG1VQR1JBREVfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGFVQR1JBREVfT1VUQ09NRV9DQU5fTU9WRRABEhkKFVVQR1JBREVfT1VUQ09NRV9NT1ZFRBACEhsKF1VQR1JBREVfT1VUQ09NRV9SRUZVU0VEEAMSGAoUVVBHUkFERV9PVVRDT01FX0JVU1kQBDLzEAoPV29ya2Zsb3dTZXJ2aWNlElEKDUxpc3RXb3JrZmxvd3MSHC53ZmQudjEuTGlzdFdvcmtmbG93c1JlcXVlc3QaHS53ZmQudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIgOQAgESRgoLUnVuV29ya2Zsb3cSGi53ZmQudjEuUnVuV29ya2Zsb3dSZXF1ZXN0Ghsud2ZkLnYxLlJ1bldvcmtmbG93UmVzcG9uc2USSAoKR2V0SGFuZGxlchIZLndmZC52MS5HZXRIYW5kbGVyUmVxdWVzdBoaLndmZC52MS5HZXRIYW5kbGVyUmVzcG9uc2UiA5ACARJOCgxMaXN0SGFuZGxlcnMSGy53ZmQudjEuTGlzdEhhbmRsZXJzUmVxdWVzdBocLndmZC52MS5MaXN0SGFuZGxlcnNSZXNwb25zZSIDkAIBEkAKCVNlbmRFdmVudBIYLndmZC52MS5TZW5kRXZlbnRSZXF1ZXN0Ghkud2ZkLnYxLlNlbmRFdmVudFJlc3BvbnNlElAKDFN0cmVhbUV2ZW50cxIbLndmZC52MS5TdHJlYW1FdmVudHNSZXF1ZXN0Ghwud2ZkLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlIgOQAgEwARJMCg1DYW5jZWxIYW5kbGVyEhwud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXF1ZXN0Gh0ud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXNwb25zZRJPCg5SZWxlYXNlSGFuZGxlchIdLndmZC52MS5SZWxlYXNlSGFuZGxlclJlcXVlc3QaHi53ZmQudjEuUmVsZWFzZUhhbmRsZXJSZXNwb25zZRJFCglMaXN0VGFza3MSGC53ZmQudjEuTGlzdFRhc2tzUmVxdWVzdBoZLndmZC52MS5MaXN0VGFza3NSZXNwb25zZSIDkAIBEj8KB0dldFRhc2sSFi53ZmQudjEuR2V0VGFza1JlcXVlc3QaFy53ZmQudjEuR2V0VGFza1Jlc3BvbnNlIgOQAgESSQoMQ29tcGxldGVUYXNrEhsud2ZkLnYxLkNvbXBsZXRlVGFza1JlcXVlc3QaHC53ZmQudjEuQ29tcGxldGVUYXNrUmVzcG9uc2USSQoMUHVibGlzaEV2ZW50Ehsud2ZkLnYxLlB1Ymxpc2hFdmVudFJlcXVlc3QaHC53ZmQudjEuUHVibGlzaEV2ZW50UmVzcG9uc2USQgoIR2V0U3RhdHMSFy53ZmQudjEuR2V0U3RhdHNSZXF1ZXN0Ghgud2ZkLnYxLkdldFN0YXRzUmVzcG9uc2UiA5ACARJLCgtXYWl0SGFuZGxlchIaLndmZC52MS5XYWl0SGFuZGxlclJlcXVlc3QaGy53ZmQudjEuV2FpdEhhbmRsZXJSZXNwb25zZSIDkAIBEkwKDURlbGV0ZUhhbmRsZXISHC53ZmQudjEuRGVsZXRlSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuRGVsZXRlSGFuZGxlclJlc3BvbnNlEmMKE0xpc3RQdWJsaXNoZWRFdmVudHMSIi53ZmQudjEuTGlzdFB1Ymxpc2hlZEV2ZW50c1JlcXVlc3QaIy53ZmQudjEuTGlzdFB1Ymxpc2hlZEV2ZW50c1Jlc3BvbnNlIgOQAgESSwoLR2V0SWRlbnRpdHkSGi53ZmQudjEuR2V0SWRlbnRpdHlSZXF1ZXN0Ghsud2ZkLnYxLkdldElkZW50aXR5UmVzcG9uc2UiA5ACARJOCgxMaXN0UmVwbGljYXMSGy53ZmQudjEuTGlzdFJlcGxpY2FzUmVxdWVzdBocLndmZC52MS5MaXN0UmVwbGljYXNSZXNwb25zZSIDkAIBElIKD1VwZ3JhZGVIYW5kbGVycxIeLndmZC52MS5VcGdyYWRlSGFuZGxlcnNSZXF1ZXN0Gh8ud2ZkLnYxLlVwZ3JhZGVIYW5kbGVyc1Jlc3BvbnNlElgKEVNldEN1cnJlbnRWZXJzaW9uEiAud2ZkLnYxLlNldEN1cnJlbnRWZXJzaW9uUmVxdWVzdBohLndmZC52MS5TZXRDdXJyZW50VmVyc2lvblJlc3BvbnNlEmQKFURlbGV0ZVdvcmtmbG93VmVyc2lvbhIkLndmZC52MS5EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXF1ZXN0GiUud2ZkLnYxLkRlbGV0ZVdvcmtmbG93VmVyc2lvblJlc3BvbnNlEk8KDkNyZWF0ZVNjaGVkdWxlEh0ud2ZkLnYxLkNyZWF0ZVNjaGVkdWxlUmVxdWVzdBoeLndmZC52MS5DcmVhdGVTY2hlZHVsZVJlc3BvbnNlEksKC0dldFNjaGVkdWxlEhoud2ZkLnYxLkdldFNjaGVkdWxlUmVxdWVzdBobLndmZC52MS5HZXRTY2hlZHVsZVJlc3BvbnNlIgOQAgESUQoNTGlzdFNjaGVkdWxlcxIcLndmZC52MS5MaXN0U2NoZWR1bGVzUmVxdWVzdBodLndmZC52MS5MaXN0U2NoZWR1bGVzUmVzcG9uc2UiA5ACARJPCg5VcGRhdGVTY2hlZHVsZRIdLndmZC52MS5VcGRhdGVTY2hlZHVsZVJlcXVlc3QaHi53ZmQudjEuVXBkYXRlU2NoZWR1bGVSZXNwb25zZRJPCg5EZWxldGVTY2hlZHVsZRIdLndmZC52MS5EZWxldGVTY2hlZHVsZVJlcXVlc3QaHi53ZmQudjEuRGVsZXRlU2NoZWR1bGVSZXNwb25zZRJSCg9UcmlnZ2VyU2NoZWR1bGUSHi53ZmQudjEuVHJpZ2dlclNjaGVkdWxlUmVxdWVzdBofLndmZC52MS5UcmlnZ2VyU2NoZWR1bGVSZXNwb25zZUIpWidnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvdjE7d2ZkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_schedule]);
+  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIskDCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkSKQoIdmVyc2lvbnMYCiADKAsyFy53ZmQudjEuV29ya2Zsb3dWZXJzaW9uEkEKEXNlYXJjaF9hdHRyaWJ1dGVzGAsgAygLMiYud2ZkLnYxLldvcmtmbG93LlNlYXJjaEF0dHJpYnV0ZXNFbnRyeRIoCgtjb25jdXJyZW5jeRgMIAEoCzITLndmZC52MS5Db25jdXJyZW5jeRo3ChVTZWFyY2hBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJtCgtDb25jdXJyZW5jeRILCgNrZXkYASABKAkSCwoDbWF4GAIgASgNEgwKBHJhdGUYAyABKA0SJgoDcGVyGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBnJlZnVzZRgFIAEoCCKMAgoPV29ya2Zsb3dWZXJzaW9uEg8KB3ZlcnNpb24YASABKAkSDwoHY3VycmVudBgCIAEoCBIQCghidWlsdF9pbhgDIAEoCBIOCgZzb3VyY2UYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHd29ya2VycxgGIAMoCRIZChF3b3JrZXJzX2Nvbm5lY3RlZBgHIAEoBRIPCgdydW5uaW5nGAggASgDEhAKCHJlbGVhc2VkGAkgASgDEhAKCGZpbmlzaGVkGAogASgDEiQKCmRlZmluaXRpb24YCyABKAsyEC53ZmQudjEuV29ya2Zsb3ciaQoJRXZlbnRUeXBlEgwKBHR5cGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghleHRlcm5hbBgEIAEoCCI2ChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHZlcnNpb25zGAIgASgIIjwKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIjCgl3b3JrZmxvd3MYASADKAsyEC53ZmQudjEuV29ya2Zsb3ci6AEKElJ1bldvcmtmbG93UmVxdWVzdBIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3ZlcnNpb24YBSABKAkSHQoGZXZlbnRzGAYgAygLMg0ud2ZkLnYxLkV2ZW50EisKCmF0dHJpYnV0ZXMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjcKE1J1bldvcmtmbG93UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIjcKEUdldEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSDgoGYXRfc2VxGAIgASgEIlUKEkdldEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISHQoCYXQYAiABKAsyES53ZmQudjEuSGFuZGxlckF0IoYCChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhgKEHdvcmtmbG93X3ZlcnNpb24YCCABKAkSJwoIc3RhdHVzZXMYAiADKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIRCglpZGxlX29ubHkYAyABKAgSKwoIaWRsZV9mb3IYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SJAoJcmVzaWRlbmN5GAUgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCRINCgV3aGVyZRgJIAEoCSJSChRMaXN0SGFuZGxlcnNSZXNwb25zZRIhCghoYW5kbGVycxgBIAMoCzIPLndmZC52MS5IYW5kbGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKtAQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiUKBXN0YXJ0GAUgASgLMhYud2ZkLnYxLlN0YXJ0SWZNaXNzaW5nIogBCg5TdGFydElmTWlzc2luZxIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgDIAEoCRIrCgphdHRyaWJ1dGVzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJGChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISDwoHc3RhcnRlZBgCIAEoCCJpChNTdHJlYW1FdmVudHNSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEEhEKCWZyb21faGVhZBgDIAEoCBIYChBpbmNsdWRlX2ludGVybmFsGAQgASgIImgKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEiAKBnJlY29yZBgBIAEoCzIOLndmZC52MS5SZWNvcmRIABImCgloZWFydGJlYXQYAiABKAsyES53ZmQudjEuSGVhcnRiZWF0SABCBgoEa2luZCIdCglIZWFydGJlYXQSEAoIbGFzdF9zZXEYASABKAQiKgoUQ2FuY2VsSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI5ChVDYW5jZWxIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIisKFVJlbGVhc2VIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjoKFlJlbGVhc2VIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIhEKD0dldFN0YXRzUmVxdWVzdCKtBQoQR2V0U3RhdHNSZXNwb25zZRIXCg9oYW5kbGVyc19hY3RpdmUYASABKAMSHwoXaGFuZGxlcnNfaWRsZV9pbl9tZW1vcnkYAiABKAMSGQoRaGFuZGxlcnNfcmVsZWFzZWQYAyABKAMSSgoSaGFuZGxlcnNfYnlfc3RhdHVzGAQgAygLMi4ud2ZkLnYxLkdldFN0YXRzUmVzcG9uc2UuSGFuZGxlcnNCeVN0YXR1c0VudHJ5EhYKDnJlbGVhc2VzX3RvdGFsGAUgASgDEhoKEnJlaHlkcmF0aW9uc190b3RhbBgGIAEoAxI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wNTAYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDk5GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3N0cmVhbXMYCSABKAMSFQoNY29tbWl0c190b3RhbBgKIAEoAxIVCg1jaGFuZ2VzX3RvdGFsGAsgASgDEhkKEXdvcmtlcnNfY29ubmVjdGVkGAwgASgDEhgKEGRpc3BhdGNoZXNfdG90YWwYDSABKAMSGgoScmVkaXNwYXRjaGVzX3RvdGFsGA4gASgDEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDUwGA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDk5GBAgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXRhc2tzX3BlbmRpbmcYESABKAMaNwoVSGFuZGxlcnNCeVN0YXR1c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEipQEKEExpc3RUYXNrc1JlcXVlc3QSJAoIc3RhdHVzZXMYASADKA4yEi53ZmQudjEuVGFza1N0YXR1cxIQCghhc3NpZ25lZRgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRISCgpoYW5kbGVyX2lkGAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEgwKBG1pbmUYByABKAgiSQoRTGlzdFRhc2tzUmVzcG9uc2USGwoFdGFza3MYASADKAsyDC53ZmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIQoOR2V0VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSItCg9HZXRUYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrImUKE0NvbXBsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRInCgZhbnN3ZXIYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGNvbXBsZXRlZF9ieRgDIAEoCSIyChRDb21wbGV0ZVRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2sibwoTUHVibGlzaEV2ZW50UmVxdWVzdBILCgNrZXkYASABKAkSJQoEZGF0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCghldmVudF9pZBgEIAEoCSJEChRQdWJsaXNoRXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSDQoFd29rZW4YAyABKAUiewoSV2FpdEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgp1bnRpbF9pZGxlGAMgASgIEhEKCWFmdGVyX3NlcRgEIAEoBCI3ChNXYWl0SGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIqChREZWxldGVIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIhcKFURlbGV0ZUhhbmRsZXJSZXNwb25zZSKPAQoaTGlzdFB1Ymxpc2hlZEV2ZW50c1JlcXVlc3QSCwoDa2V5GAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpoYW5kbGVyX2lkGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIl4KG0xpc3RQdWJsaXNoZWRFdmVudHNSZXNwb25zZRImCgZldmVudHMYASADKAsyFi53ZmQudjEuUHVibGlzaGVkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIr8BCg5QdWJsaXNoZWRFdmVudBIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSCwoDa2V5GAMgASgJEiUKBGRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYBSABKAkSMAoMcHVibGlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxwdWJsaXNoZWRfYnkYByABKAkiFAoSR2V0SWRlbnRpdHlSZXF1ZXN0Ik0KE0dldElkZW50aXR5UmVzcG9uc2USFgoOYXV0aGVudGljYXRpb24YASABKAgSDwoHc3ViamVjdBgCIAEoCRINCgVyb2xlcxgDIAMoCSIVChNMaXN0UmVwbGljYXNSZXF1ZXN0IjkKFExpc3RSZXBsaWNhc1Jlc3BvbnNlEiEKCHJlcGxpY2FzGAEgAygLMg8ud2ZkLnYxLlJlcGxpY2EihgEKB1JlcGxpY2ESCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKhAQoWVXBncmFkZUhhbmRsZXJzUmVxdWVzdBIQCgh3b3JrZmxvdxgBIAEoCRIUCgxmcm9tX3ZlcnNpb24YAiABKAkSEgoKdG9fdmVyc2lvbhgDIAEoCRITCgtoYW5kbGVyX2lkcxgEIAMoCRIPCgdkcnlfcnVuGAUgASgIEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJInAKF1VwZ3JhZGVIYW5kbGVyc1Jlc3BvbnNlEigKCGhhbmRsZXJzGAEgAygLMhYud2ZkLnYxLkhhbmRsZXJVcGdyYWRlEhIKCnRvX3ZlcnNpb24YAiABKAkSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIl0KDkhhbmRsZXJVcGdyYWRlEhIKCmhhbmRsZXJfaWQYASABKAkSJwoHb3V0Y29tZRgCIAEoDjIWLndmZC52MS5VcGdyYWRlT3V0Y29tZRIOCgZyZWFzb24YAyABKAkiPQoYU2V0Q3VycmVudFZlcnNpb25SZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEg8KB3ZlcnNpb24YAiABKAkiPwoZU2V0Q3VycmVudFZlcnNpb25SZXNwb25zZRIiCgh3b3JrZmxvdxgBIAEoCzIQLndmZC52MS5Xb3JrZmxvdyJBChxEZWxldGVXb3JrZmxvd1ZlcnNpb25SZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEg8KB3ZlcnNpb24YAiABKAkiHwodRGVsZXRlV29ya2Zsb3dWZXJzaW9uUmVzcG9uc2UqoQEKDlVwZ3JhZGVPdXRjb21lEh8KG1VQR1JBREVfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGFVQR1JBREVfT1VUQ09NRV9DQU5fTU9WRRABEhkKFVVQR1JBREVfT1VUQ09NRV9NT1ZFRBACEhsKF1VQR1JBREVfT1VUQ09NRV9SRUZVU0VEEAMSGAoUVVBHUkFERV9PVVRDT01FX0JVU1kQBDLzEAoPV29ya2Zsb3dTZXJ2aWNlElEKDUxpc3RXb3JrZmxvd3MSHC53ZmQudjEuTGlzdFdvcmtmbG93c1JlcXVlc3QaHS53ZmQudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIgOQAgESRgoLUnVuV29ya2Zsb3cSGi53ZmQudjEuUnVuV29ya2Zsb3dSZXF1ZXN0Ghsud2ZkLnYxLlJ1bldvcmtmbG93UmVzcG9uc2USSAoKR2V0SGFuZGxlchIZLndmZC52MS5HZXRIYW5kbGVyUmVxdWVzdBoaLndmZC52MS5HZXRIYW5kbGVyUmVzcG9uc2UiA5ACARJOCgxMaXN0SGFuZGxlcnMSGy53ZmQudjEuTGlzdEhhbmRsZXJzUmVxdWVzdBocLndmZC52MS5MaXN0SGFuZGxlcnNSZXNwb25zZSIDkAIBEkAKCVNlbmRFdmVudBIYLndmZC52MS5TZW5kRXZlbnRSZXF1ZXN0Ghkud2ZkLnYxLlNlbmRFdmVudFJlc3BvbnNlElAKDFN0cmVhbUV2ZW50cxIbLndmZC52MS5TdHJlYW1FdmVudHNSZXF1ZXN0Ghwud2ZkLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlIgOQAgEwARJMCg1DYW5jZWxIYW5kbGVyEhwud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXF1ZXN0Gh0ud2ZkLnYxLkNhbmNlbEhhbmRsZXJSZXNwb25zZRJPCg5SZWxlYXNlSGFuZGxlchIdLndmZC52MS5SZWxlYXNlSGFuZGxlclJlcXVlc3QaHi53ZmQudjEuUmVsZWFzZUhhbmRsZXJSZXNwb25zZRJFCglMaXN0VGFza3MSGC53ZmQudjEuTGlzdFRhc2tzUmVxdWVzdBoZLndmZC52MS5MaXN0VGFza3NSZXNwb25zZSIDkAIBEj8KB0dldFRhc2sSFi53ZmQudjEuR2V0VGFza1JlcXVlc3QaFy53ZmQudjEuR2V0VGFza1Jlc3BvbnNlIgOQAgESSQoMQ29tcGxldGVUYXNrEhsud2ZkLnYxLkNvbXBsZXRlVGFza1JlcXVlc3QaHC53ZmQudjEuQ29tcGxldGVUYXNrUmVzcG9uc2USSQoMUHVibGlzaEV2ZW50Ehsud2ZkLnYxLlB1Ymxpc2hFdmVudFJlcXVlc3QaHC53ZmQudjEuUHVibGlzaEV2ZW50UmVzcG9uc2USQgoIR2V0U3RhdHMSFy53ZmQudjEuR2V0U3RhdHNSZXF1ZXN0Ghgud2ZkLnYxLkdldFN0YXRzUmVzcG9uc2UiA5ACARJLCgtXYWl0SGFuZGxlchIaLndmZC52MS5XYWl0SGFuZGxlclJlcXVlc3QaGy53ZmQudjEuV2FpdEhhbmRsZXJSZXNwb25zZSIDkAIBEkwKDURlbGV0ZUhhbmRsZXISHC53ZmQudjEuRGVsZXRlSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuRGVsZXRlSGFuZGxlclJlc3BvbnNlEmMKE0xpc3RQdWJsaXNoZWRFdmVudHMSIi53ZmQudjEuTGlzdFB1Ymxpc2hlZEV2ZW50c1JlcXVlc3QaIy53ZmQudjEuTGlzdFB1Ymxpc2hlZEV2ZW50c1Jlc3BvbnNlIgOQAgESSwoLR2V0SWRlbnRpdHkSGi53ZmQudjEuR2V0SWRlbnRpdHlSZXF1ZXN0Ghsud2ZkLnYxLkdldElkZW50aXR5UmVzcG9uc2UiA5ACARJOCgxMaXN0UmVwbGljYXMSGy53ZmQudjEuTGlzdFJlcGxpY2FzUmVxdWVzdBocLndmZC52MS5MaXN0UmVwbGljYXNSZXNwb25zZSIDkAIBElIKD1VwZ3JhZGVIYW5kbGVycxIeLndmZC52MS5VcGdyYWRlSGFuZGxlcnNSZXF1ZXN0Gh8ud2ZkLnYxLlVwZ3JhZGVIYW5kbGVyc1Jlc3BvbnNlElgKEVNldEN1cnJlbnRWZXJzaW9uEiAud2ZkLnYxLlNldEN1cnJlbnRWZXJzaW9uUmVxdWVzdBohLndmZC52MS5TZXRDdXJyZW50VmVyc2lvblJlc3BvbnNlEmQKFURlbGV0ZVdvcmtmbG93VmVyc2lvbhIkLndmZC52MS5EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXF1ZXN0GiUud2ZkLnYxLkRlbGV0ZVdvcmtmbG93VmVyc2lvblJlc3BvbnNlEk8KDkNyZWF0ZVNjaGVkdWxlEh0ud2ZkLnYxLkNyZWF0ZVNjaGVkdWxlUmVxdWVzdBoeLndmZC52MS5DcmVhdGVTY2hlZHVsZVJlc3BvbnNlEksKC0dldFNjaGVkdWxlEhoud2ZkLnYxLkdldFNjaGVkdWxlUmVxdWVzdBobLndmZC52MS5HZXRTY2hlZHVsZVJlc3BvbnNlIgOQAgESUQoNTGlzdFNjaGVkdWxlcxIcLndmZC52MS5MaXN0U2NoZWR1bGVzUmVxdWVzdBodLndmZC52MS5MaXN0U2NoZWR1bGVzUmVzcG9uc2UiA5ACARJPCg5VcGRhdGVTY2hlZHVsZRIdLndmZC52MS5VcGRhdGVTY2hlZHVsZVJlcXVlc3QaHi53ZmQudjEuVXBkYXRlU2NoZWR1bGVSZXNwb25zZRJPCg5EZWxldGVTY2hlZHVsZRIdLndmZC52MS5EZWxldGVTY2hlZHVsZVJlcXVlc3QaHi53ZmQudjEuRGVsZXRlU2NoZWR1bGVSZXNwb25zZRJSCg9UcmlnZ2VyU2NoZWR1bGUSHi53ZmQudjEuVHJpZ2dlclNjaGVkdWxlUmVxdWVzdBofLndmZC52MS5UcmlnZ2VyU2NoZWR1bGVSZXNwb25zZUIpWidnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvdjE7d2ZkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_schedule]);
 
 /**
  * Workflow describes a registered workflow.
@@ -106,6 +106,13 @@ export type Workflow = Message<"wfd.v1.Workflow"> & {
    * @generated from field: map<string, string> search_attributes = 11;
    */
   searchAttributes: { [key: string]: string };
+
+  /**
+   * The current version's concurrency limit (unset: none).
+   *
+   * @generated from field: wfd.v1.Concurrency concurrency = 12;
+   */
+  concurrency?: Concurrency | undefined;
 };
 
 /**
@@ -114,6 +121,55 @@ export type Workflow = Message<"wfd.v1.Workflow"> & {
  */
 export const WorkflowSchema: GenMessage<Workflow> = /*@__PURE__*/
   messageDesc(file_wfd_v1_service, 0);
+
+/**
+ * Concurrency limits how many handlers of a workflow run at once, and
+ * start per interval, per key of their input. A start over the limit is
+ * queued (status QUEUED) and starts, in order, when a handler of its key
+ * ends or the rate lets it in; or, with refuse, is RESOURCE_EXHAUSTED.
+ *
+ * @generated from message wfd.v1.Concurrency
+ */
+export type Concurrency = Message<"wfd.v1.Concurrency"> & {
+  /**
+   * The input field (a dotted path into objects) whose value (a string, a
+   * number or a boolean) names the key; "": one key for every handler.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Running handlers per key at most; 0: no maximum.
+   *
+   * @generated from field: uint32 max = 2;
+   */
+  max: number;
+
+  /**
+   * Starts per key within any per; 0: no rate limit.
+   *
+   * @generated from field: uint32 rate = 3;
+   */
+  rate: number;
+
+  /**
+   * @generated from field: google.protobuf.Duration per = 4;
+   */
+  per?: Duration | undefined;
+
+  /**
+   * @generated from field: bool refuse = 5;
+   */
+  refuse: boolean;
+};
+
+/**
+ * Describes the message wfd.v1.Concurrency.
+ * Use `create(ConcurrencySchema)` to create a new message.
+ */
+export const ConcurrencySchema: GenMessage<Concurrency> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 1);
 
 /**
  * WorkflowVersion is one version of a workflow: an immutable definition.
@@ -194,7 +250,7 @@ export type WorkflowVersion = Message<"wfd.v1.WorkflowVersion"> & {
  * Use `create(WorkflowVersionSchema)` to create a new message.
  */
 export const WorkflowVersionSchema: GenMessage<WorkflowVersion> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 1);
+  messageDesc(file_wfd_v1_service, 2);
 
 /**
  * EventType is an event type a workflow takes from outside.
@@ -238,7 +294,7 @@ export type EventType = Message<"wfd.v1.EventType"> & {
  * Use `create(EventTypeSchema)` to create a new message.
  */
 export const EventTypeSchema: GenMessage<EventType> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 2);
+  messageDesc(file_wfd_v1_service, 3);
 
 /**
  * @generated from message wfd.v1.ListWorkflowsRequest
@@ -265,7 +321,7 @@ export type ListWorkflowsRequest = Message<"wfd.v1.ListWorkflowsRequest"> & {
  * Use `create(ListWorkflowsRequestSchema)` to create a new message.
  */
 export const ListWorkflowsRequestSchema: GenMessage<ListWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 3);
+  messageDesc(file_wfd_v1_service, 4);
 
 /**
  * @generated from message wfd.v1.ListWorkflowsResponse
@@ -282,7 +338,7 @@ export type ListWorkflowsResponse = Message<"wfd.v1.ListWorkflowsResponse"> & {
  * Use `create(ListWorkflowsResponseSchema)` to create a new message.
  */
 export const ListWorkflowsResponseSchema: GenMessage<ListWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 4);
+  messageDesc(file_wfd_v1_service, 5);
 
 /**
  * @generated from message wfd.v1.RunWorkflowRequest
@@ -361,7 +417,7 @@ export type RunWorkflowRequest = Message<"wfd.v1.RunWorkflowRequest"> & {
  * Use `create(RunWorkflowRequestSchema)` to create a new message.
  */
 export const RunWorkflowRequestSchema: GenMessage<RunWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 5);
+  messageDesc(file_wfd_v1_service, 6);
 
 /**
  * @generated from message wfd.v1.RunWorkflowResponse
@@ -378,7 +434,7 @@ export type RunWorkflowResponse = Message<"wfd.v1.RunWorkflowResponse"> & {
  * Use `create(RunWorkflowResponseSchema)` to create a new message.
  */
 export const RunWorkflowResponseSchema: GenMessage<RunWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 6);
+  messageDesc(file_wfd_v1_service, 7);
 
 /**
  * @generated from message wfd.v1.GetHandlerRequest
@@ -405,7 +461,7 @@ export type GetHandlerRequest = Message<"wfd.v1.GetHandlerRequest"> & {
  * Use `create(GetHandlerRequestSchema)` to create a new message.
  */
 export const GetHandlerRequestSchema: GenMessage<GetHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 7);
+  messageDesc(file_wfd_v1_service, 8);
 
 /**
  * @generated from message wfd.v1.GetHandlerResponse
@@ -429,7 +485,7 @@ export type GetHandlerResponse = Message<"wfd.v1.GetHandlerResponse"> & {
  * Use `create(GetHandlerResponseSchema)` to create a new message.
  */
 export const GetHandlerResponseSchema: GenMessage<GetHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 8);
+  messageDesc(file_wfd_v1_service, 9);
 
 /**
  * @generated from message wfd.v1.ListHandlersRequest
@@ -512,7 +568,7 @@ export type ListHandlersRequest = Message<"wfd.v1.ListHandlersRequest"> & {
  * Use `create(ListHandlersRequestSchema)` to create a new message.
  */
 export const ListHandlersRequestSchema: GenMessage<ListHandlersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 9);
+  messageDesc(file_wfd_v1_service, 10);
 
 /**
  * @generated from message wfd.v1.ListHandlersResponse
@@ -536,7 +592,7 @@ export type ListHandlersResponse = Message<"wfd.v1.ListHandlersResponse"> & {
  * Use `create(ListHandlersResponseSchema)` to create a new message.
  */
 export const ListHandlersResponseSchema: GenMessage<ListHandlersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 10);
+  messageDesc(file_wfd_v1_service, 11);
 
 /**
  * @generated from message wfd.v1.SendEventRequest
@@ -592,7 +648,7 @@ export type SendEventRequest = Message<"wfd.v1.SendEventRequest"> & {
  * Use `create(SendEventRequestSchema)` to create a new message.
  */
 export const SendEventRequestSchema: GenMessage<SendEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 11);
+  messageDesc(file_wfd_v1_service, 12);
 
 /**
  * StartIfMissing is the handler a SendEvent starts when none has its id.
@@ -635,7 +691,7 @@ export type StartIfMissing = Message<"wfd.v1.StartIfMissing"> & {
  * Use `create(StartIfMissingSchema)` to create a new message.
  */
 export const StartIfMissingSchema: GenMessage<StartIfMissing> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 12);
+  messageDesc(file_wfd_v1_service, 13);
 
 /**
  * @generated from message wfd.v1.SendEventResponse
@@ -659,7 +715,7 @@ export type SendEventResponse = Message<"wfd.v1.SendEventResponse"> & {
  * Use `create(SendEventResponseSchema)` to create a new message.
  */
 export const SendEventResponseSchema: GenMessage<SendEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 13);
+  messageDesc(file_wfd_v1_service, 14);
 
 /**
  * @generated from message wfd.v1.StreamEventsRequest
@@ -702,7 +758,7 @@ export type StreamEventsRequest = Message<"wfd.v1.StreamEventsRequest"> & {
  * Use `create(StreamEventsRequestSchema)` to create a new message.
  */
 export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 14);
+  messageDesc(file_wfd_v1_service, 15);
 
 /**
  * @generated from message wfd.v1.StreamEventsResponse
@@ -733,7 +789,7 @@ export type StreamEventsResponse = Message<"wfd.v1.StreamEventsResponse"> & {
  * Use `create(StreamEventsResponseSchema)` to create a new message.
  */
 export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 15);
+  messageDesc(file_wfd_v1_service, 16);
 
 /**
  * Heartbeat says the stream is alive; last_seq is the handler's latest record.
@@ -752,7 +808,7 @@ export type Heartbeat = Message<"wfd.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 16);
+  messageDesc(file_wfd_v1_service, 17);
 
 /**
  * @generated from message wfd.v1.CancelHandlerRequest
@@ -769,7 +825,7 @@ export type CancelHandlerRequest = Message<"wfd.v1.CancelHandlerRequest"> & {
  * Use `create(CancelHandlerRequestSchema)` to create a new message.
  */
 export const CancelHandlerRequestSchema: GenMessage<CancelHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 17);
+  messageDesc(file_wfd_v1_service, 18);
 
 /**
  * @generated from message wfd.v1.CancelHandlerResponse
@@ -786,7 +842,7 @@ export type CancelHandlerResponse = Message<"wfd.v1.CancelHandlerResponse"> & {
  * Use `create(CancelHandlerResponseSchema)` to create a new message.
  */
 export const CancelHandlerResponseSchema: GenMessage<CancelHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 18);
+  messageDesc(file_wfd_v1_service, 19);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerRequest
@@ -803,7 +859,7 @@ export type ReleaseHandlerRequest = Message<"wfd.v1.ReleaseHandlerRequest"> & {
  * Use `create(ReleaseHandlerRequestSchema)` to create a new message.
  */
 export const ReleaseHandlerRequestSchema: GenMessage<ReleaseHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 19);
+  messageDesc(file_wfd_v1_service, 20);
 
 /**
  * @generated from message wfd.v1.ReleaseHandlerResponse
@@ -820,7 +876,7 @@ export type ReleaseHandlerResponse = Message<"wfd.v1.ReleaseHandlerResponse"> & 
  * Use `create(ReleaseHandlerResponseSchema)` to create a new message.
  */
 export const ReleaseHandlerResponseSchema: GenMessage<ReleaseHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 20);
+  messageDesc(file_wfd_v1_service, 21);
 
 /**
  * @generated from message wfd.v1.GetStatsRequest
@@ -833,7 +889,7 @@ export type GetStatsRequest = Message<"wfd.v1.GetStatsRequest"> & {
  * Use `create(GetStatsRequestSchema)` to create a new message.
  */
 export const GetStatsRequestSchema: GenMessage<GetStatsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 21);
+  messageDesc(file_wfd_v1_service, 22);
 
 /**
  * @generated from message wfd.v1.GetStatsResponse
@@ -960,7 +1016,7 @@ export type GetStatsResponse = Message<"wfd.v1.GetStatsResponse"> & {
  * Use `create(GetStatsResponseSchema)` to create a new message.
  */
 export const GetStatsResponseSchema: GenMessage<GetStatsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 22);
+  messageDesc(file_wfd_v1_service, 23);
 
 /**
  * @generated from message wfd.v1.ListTasksRequest
@@ -1017,7 +1073,7 @@ export type ListTasksRequest = Message<"wfd.v1.ListTasksRequest"> & {
  * Use `create(ListTasksRequestSchema)` to create a new message.
  */
 export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 23);
+  messageDesc(file_wfd_v1_service, 24);
 
 /**
  * @generated from message wfd.v1.ListTasksResponse
@@ -1039,7 +1095,7 @@ export type ListTasksResponse = Message<"wfd.v1.ListTasksResponse"> & {
  * Use `create(ListTasksResponseSchema)` to create a new message.
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 24);
+  messageDesc(file_wfd_v1_service, 25);
 
 /**
  * @generated from message wfd.v1.GetTaskRequest
@@ -1056,7 +1112,7 @@ export type GetTaskRequest = Message<"wfd.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 25);
+  messageDesc(file_wfd_v1_service, 26);
 
 /**
  * @generated from message wfd.v1.GetTaskResponse
@@ -1073,7 +1129,7 @@ export type GetTaskResponse = Message<"wfd.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 26);
+  messageDesc(file_wfd_v1_service, 27);
 
 /**
  * @generated from message wfd.v1.CompleteTaskRequest
@@ -1105,7 +1161,7 @@ export type CompleteTaskRequest = Message<"wfd.v1.CompleteTaskRequest"> & {
  * Use `create(CompleteTaskRequestSchema)` to create a new message.
  */
 export const CompleteTaskRequestSchema: GenMessage<CompleteTaskRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 27);
+  messageDesc(file_wfd_v1_service, 28);
 
 /**
  * @generated from message wfd.v1.CompleteTaskResponse
@@ -1122,7 +1178,7 @@ export type CompleteTaskResponse = Message<"wfd.v1.CompleteTaskResponse"> & {
  * Use `create(CompleteTaskResponseSchema)` to create a new message.
  */
 export const CompleteTaskResponseSchema: GenMessage<CompleteTaskResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 28);
+  messageDesc(file_wfd_v1_service, 29);
 
 /**
  * @generated from message wfd.v1.PublishEventRequest
@@ -1158,7 +1214,7 @@ export type PublishEventRequest = Message<"wfd.v1.PublishEventRequest"> & {
  * Use `create(PublishEventRequestSchema)` to create a new message.
  */
 export const PublishEventRequestSchema: GenMessage<PublishEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 29);
+  messageDesc(file_wfd_v1_service, 30);
 
 /**
  * @generated from message wfd.v1.PublishEventResponse
@@ -1189,7 +1245,7 @@ export type PublishEventResponse = Message<"wfd.v1.PublishEventResponse"> & {
  * Use `create(PublishEventResponseSchema)` to create a new message.
  */
 export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 30);
+  messageDesc(file_wfd_v1_service, 31);
 
 /**
  * @generated from message wfd.v1.WaitHandlerRequest
@@ -1231,7 +1287,7 @@ export type WaitHandlerRequest = Message<"wfd.v1.WaitHandlerRequest"> & {
  * Use `create(WaitHandlerRequestSchema)` to create a new message.
  */
 export const WaitHandlerRequestSchema: GenMessage<WaitHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 31);
+  messageDesc(file_wfd_v1_service, 32);
 
 /**
  * @generated from message wfd.v1.WaitHandlerResponse
@@ -1251,7 +1307,7 @@ export type WaitHandlerResponse = Message<"wfd.v1.WaitHandlerResponse"> & {
  * Use `create(WaitHandlerResponseSchema)` to create a new message.
  */
 export const WaitHandlerResponseSchema: GenMessage<WaitHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 32);
+  messageDesc(file_wfd_v1_service, 33);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerRequest
@@ -1268,7 +1324,7 @@ export type DeleteHandlerRequest = Message<"wfd.v1.DeleteHandlerRequest"> & {
  * Use `create(DeleteHandlerRequestSchema)` to create a new message.
  */
 export const DeleteHandlerRequestSchema: GenMessage<DeleteHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 33);
+  messageDesc(file_wfd_v1_service, 34);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerResponse
@@ -1281,7 +1337,7 @@ export type DeleteHandlerResponse = Message<"wfd.v1.DeleteHandlerResponse"> & {
  * Use `create(DeleteHandlerResponseSchema)` to create a new message.
  */
 export const DeleteHandlerResponseSchema: GenMessage<DeleteHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 34);
+  messageDesc(file_wfd_v1_service, 35);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsRequest
@@ -1329,7 +1385,7 @@ export type ListPublishedEventsRequest = Message<"wfd.v1.ListPublishedEventsRequ
  * Use `create(ListPublishedEventsRequestSchema)` to create a new message.
  */
 export const ListPublishedEventsRequestSchema: GenMessage<ListPublishedEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 35);
+  messageDesc(file_wfd_v1_service, 36);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsResponse
@@ -1355,7 +1411,7 @@ export type ListPublishedEventsResponse = Message<"wfd.v1.ListPublishedEventsRes
  * Use `create(ListPublishedEventsResponseSchema)` to create a new message.
  */
 export const ListPublishedEventsResponseSchema: GenMessage<ListPublishedEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 36);
+  messageDesc(file_wfd_v1_service, 37);
 
 /**
  * PublishedEvent is one entry of the published-event log.
@@ -1410,7 +1466,7 @@ export type PublishedEvent = Message<"wfd.v1.PublishedEvent"> & {
  * Use `create(PublishedEventSchema)` to create a new message.
  */
 export const PublishedEventSchema: GenMessage<PublishedEvent> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 37);
+  messageDesc(file_wfd_v1_service, 38);
 
 /**
  * @generated from message wfd.v1.GetIdentityRequest
@@ -1423,7 +1479,7 @@ export type GetIdentityRequest = Message<"wfd.v1.GetIdentityRequest"> & {
  * Use `create(GetIdentityRequestSchema)` to create a new message.
  */
 export const GetIdentityRequestSchema: GenMessage<GetIdentityRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 38);
+  messageDesc(file_wfd_v1_service, 39);
 
 /**
  * @generated from message wfd.v1.GetIdentityResponse
@@ -1453,7 +1509,7 @@ export type GetIdentityResponse = Message<"wfd.v1.GetIdentityResponse"> & {
  * Use `create(GetIdentityResponseSchema)` to create a new message.
  */
 export const GetIdentityResponseSchema: GenMessage<GetIdentityResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 39);
+  messageDesc(file_wfd_v1_service, 40);
 
 /**
  * @generated from message wfd.v1.ListReplicasRequest
@@ -1466,7 +1522,7 @@ export type ListReplicasRequest = Message<"wfd.v1.ListReplicasRequest"> & {
  * Use `create(ListReplicasRequestSchema)` to create a new message.
  */
 export const ListReplicasRequestSchema: GenMessage<ListReplicasRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 40);
+  messageDesc(file_wfd_v1_service, 41);
 
 /**
  * @generated from message wfd.v1.ListReplicasResponse
@@ -1483,7 +1539,7 @@ export type ListReplicasResponse = Message<"wfd.v1.ListReplicasResponse"> & {
  * Use `create(ListReplicasResponseSchema)` to create a new message.
  */
 export const ListReplicasResponseSchema: GenMessage<ListReplicasResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 41);
+  messageDesc(file_wfd_v1_service, 42);
 
 /**
  * Replica is a wfd server registered in the shared database.
@@ -1522,7 +1578,7 @@ export type Replica = Message<"wfd.v1.Replica"> & {
  * Use `create(ReplicaSchema)` to create a new message.
  */
 export const ReplicaSchema: GenMessage<Replica> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 42);
+  messageDesc(file_wfd_v1_service, 43);
 
 /**
  * @generated from message wfd.v1.UpgradeHandlersRequest
@@ -1584,7 +1640,7 @@ export type UpgradeHandlersRequest = Message<"wfd.v1.UpgradeHandlersRequest"> & 
  * Use `create(UpgradeHandlersRequestSchema)` to create a new message.
  */
 export const UpgradeHandlersRequestSchema: GenMessage<UpgradeHandlersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 43);
+  messageDesc(file_wfd_v1_service, 44);
 
 /**
  * @generated from message wfd.v1.UpgradeHandlersResponse
@@ -1615,7 +1671,7 @@ export type UpgradeHandlersResponse = Message<"wfd.v1.UpgradeHandlersResponse"> 
  * Use `create(UpgradeHandlersResponseSchema)` to create a new message.
  */
 export const UpgradeHandlersResponseSchema: GenMessage<UpgradeHandlersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 44);
+  messageDesc(file_wfd_v1_service, 45);
 
 /**
  * HandlerUpgrade is what an upgrade did (or would do) to one handler.
@@ -1646,7 +1702,7 @@ export type HandlerUpgrade = Message<"wfd.v1.HandlerUpgrade"> & {
  * Use `create(HandlerUpgradeSchema)` to create a new message.
  */
 export const HandlerUpgradeSchema: GenMessage<HandlerUpgrade> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 45);
+  messageDesc(file_wfd_v1_service, 46);
 
 /**
  * @generated from message wfd.v1.SetCurrentVersionRequest
@@ -1668,7 +1724,7 @@ export type SetCurrentVersionRequest = Message<"wfd.v1.SetCurrentVersionRequest"
  * Use `create(SetCurrentVersionRequestSchema)` to create a new message.
  */
 export const SetCurrentVersionRequestSchema: GenMessage<SetCurrentVersionRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 46);
+  messageDesc(file_wfd_v1_service, 47);
 
 /**
  * @generated from message wfd.v1.SetCurrentVersionResponse
@@ -1685,7 +1741,7 @@ export type SetCurrentVersionResponse = Message<"wfd.v1.SetCurrentVersionRespons
  * Use `create(SetCurrentVersionResponseSchema)` to create a new message.
  */
 export const SetCurrentVersionResponseSchema: GenMessage<SetCurrentVersionResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 47);
+  messageDesc(file_wfd_v1_service, 48);
 
 /**
  * @generated from message wfd.v1.DeleteWorkflowVersionRequest
@@ -1707,7 +1763,7 @@ export type DeleteWorkflowVersionRequest = Message<"wfd.v1.DeleteWorkflowVersion
  * Use `create(DeleteWorkflowVersionRequestSchema)` to create a new message.
  */
 export const DeleteWorkflowVersionRequestSchema: GenMessage<DeleteWorkflowVersionRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 48);
+  messageDesc(file_wfd_v1_service, 49);
 
 /**
  * @generated from message wfd.v1.DeleteWorkflowVersionResponse
@@ -1720,7 +1776,7 @@ export type DeleteWorkflowVersionResponse = Message<"wfd.v1.DeleteWorkflowVersio
  * Use `create(DeleteWorkflowVersionResponseSchema)` to create a new message.
  */
 export const DeleteWorkflowVersionResponseSchema: GenMessage<DeleteWorkflowVersionResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 49);
+  messageDesc(file_wfd_v1_service, 50);
 
 /**
  * @generated from enum wfd.v1.UpgradeOutcome
