@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/clients/go/worker"
 	"github.com/wfd-dev/wfd/engine"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
@@ -221,4 +222,34 @@ func TestConcurrencyRefusedAndRate(t *testing.T) {
 		t.Fatalf("q3: %v", h.GetStatus())
 	}
 	waitSlot(t, c, "q3", wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING, 0)
+}
+
+// TestWorkerConcurrency: a Go worker's workflow declares its limit (the
+// definition carries it over the wire): the second handler of a key is
+// queued and runs its held event once the first ends.
+func TestWorkerConcurrency(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client()
+	finish := func(_ context.Context, sc worker.Context, ev engine.Event) error {
+		return sc.Send(engine.StopEvent, ev.Data)
+	}
+	def := perCustomer("limited-remote", engine.Concurrency{Key: "customer", Max: 1})
+	for i := range def.Steps {
+		def.Steps[i].Run = nil
+	}
+	startWorker(t, ts, "limits", worker.Workflow{Definition: def, Run: map[string]worker.StepFunc{
+		"begin":  func(context.Context, worker.Context, engine.Event) error { return nil },
+		"finish": finish,
+	}})
+	workersServing(t, ts, "limited-remote", 1)
+	startFor(t, c, "limited-remote", "g1", "acme")
+	if h := startFor(t, c, "limited-remote", "g2", "acme"); h.GetStatus() != wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED {
+		t.Fatalf("g2: %v, want queued", h.GetStatus())
+	}
+	sendGo(t, c, "g2", 2)
+	sendGo(t, c, "g1", 1)
+	h := waitSlot(t, c, "g2", wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED, 0)
+	if h.GetResult().GetFields()["n"].GetNumberValue() != 2 {
+		t.Fatalf("g2 ended with %v", h.GetResult())
+	}
 }

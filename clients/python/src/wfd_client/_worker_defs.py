@@ -89,6 +89,24 @@ class Retry:
 
 
 @dataclasses.dataclass(frozen=True)
+class Concurrency:
+    """A workflow's concurrency limit, per key of its input: at most
+    ``max`` handlers run at once and ``rate`` start within any ``per``
+    (seconds) per key (0: no limit of that kind). ``key`` is the input
+    field (a dotted path into objects) whose value names the key; ``""``
+    puts every handler in one key. A start over the limit is queued
+    (status QUEUED) and runs, in order, when a slot frees, or with
+    ``refuse`` is refused with RESOURCE_EXHAUSTED. Not part of the
+    version: a changed limit applies to every key."""
+
+    key: str = ""
+    max: int = 0
+    rate: int = 0
+    per: Seconds = 0
+    refuse: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class Step:
     """One step of a Workflow and its code."""
 
@@ -127,6 +145,9 @@ class Workflow:
     update them (``ctx.set_attributes``), and ``Client.list(where=)``
     filters and sorts by them. A changed declaration makes a new version.
 
+    ``concurrency`` (a :class:`Concurrency`) limits how many of its handlers
+    run at once, and start per interval, per key of their input.
+
     Versions: a definition is one immutable version of the workflow.
     ``version`` names it (1 to 64 letters, digits, '.', '_' and '-');
     without one the server names it by the definition's hash. A worker may
@@ -154,6 +175,7 @@ class Workflow:
         external: Sequence[str] = (),
         timeout: Seconds | None = None,
         search_attributes: Mapping[str, str] | None = None,
+        concurrency: Concurrency | None = None,
     ) -> None:
         if version:
             check_version(version)
@@ -171,6 +193,7 @@ class Workflow:
         self.external = tuple(external)
         self.timeout = timeout
         self.search_attributes: dict[str, str] = dict(search_attributes or {})
+        self.concurrency = concurrency
         self.steps: dict[str, Step] = {}
 
     def __repr__(self) -> str:
@@ -216,6 +239,10 @@ class Workflow:
             d.input_schema.CopyFrom(to_struct(self.input_schema, f"workflow {self.name!r}: input schema"))
         if (t := duration(self.timeout)) is not None:
             d.timeout.CopyFrom(t)
+        if (c := self.concurrency) is not None:
+            d.concurrency.CopyFrom(service_pb2.Concurrency(key=c.key, max=c.max, rate=c.rate, refuse=c.refuse))
+            if (p := duration(c.per)) is not None:
+                d.concurrency.per.CopyFrom(p)
         for et in self.events:
             e = service_pb2.EventType(type=et.type, description=et.description)
             if et.schema is not None:

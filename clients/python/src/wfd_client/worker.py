@@ -69,10 +69,11 @@ from ._worker_context import (
     WaitTimeout,
 )
 from ._worker_core import Core
-from ._worker_defs import EventType, Retry, Workflow
+from ._worker_defs import Concurrency, EventType, Retry, Workflow
 
 __all__ = [
     "Workflow",
+    "Concurrency",
     "EventType",
     "Retry",
     "Worker",

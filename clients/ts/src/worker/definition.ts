@@ -1,7 +1,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 
-import { EventTypeSchema } from "../gen/wfd/v1/service_pb.js";
+import { ConcurrencySchema, EventTypeSchema } from "../gen/wfd/v1/service_pb.js";
 import {
   RetryPolicySchema,
   StepDefinitionSchema,
@@ -103,8 +103,29 @@ export interface WorkflowOptions {
    * sorts by them. A changed declaration makes a new version.
    */
   searchAttributes?: Readonly<Record<string, SearchAttributeType>>;
+  /**
+   * Limits how many handlers run at once, and start per interval, per key
+   * of their input (a field's value: `key: "customer_id"`, a dotted path
+   * into objects, or "" for one key). A start over the limit is queued
+   * (status QUEUED) and runs, in order, when a slot frees, or is refused
+   * (RESOURCE_EXHAUSTED) with `refuse`. Not part of the version.
+   */
+  concurrency?: ConcurrencyOptions;
   /** The steps, by name. */
   steps: Record<string, StepSpec>;
+}
+
+/** A workflow's concurrency limit, per key of its input. */
+export interface ConcurrencyOptions {
+  /** The input field whose value names the key; "" (default): one key. */
+  key?: string;
+  /** Running handlers per key at most; 0 (default): no maximum. */
+  max?: number;
+  /** Starts per key within any `perMs`; 0 (default): no rate limit. */
+  rate?: number;
+  perMs?: number;
+  /** Refuse a start over the limit instead of queueing it. */
+  refuse?: boolean;
 }
 
 /** A workflow definition with its steps' code, ready for a {@link Worker}. */
@@ -166,6 +187,15 @@ function toDefinition(w: WorkflowOptions): WorkflowDefinition {
     inputSchema: w.inputSchema,
     timeout: ms(w.timeoutMs),
     searchAttributes: { ...(w.searchAttributes ?? {}) },
+    concurrency: w.concurrency
+      ? create(ConcurrencySchema, {
+          key: w.concurrency.key ?? "",
+          max: w.concurrency.max ?? 0,
+          rate: w.concurrency.rate ?? 0,
+          per: ms(w.concurrency.perMs),
+          refuse: w.concurrency.refuse ?? false,
+        })
+      : undefined,
     steps: Object.entries(w.steps).map(([name, s]) =>
       create(StepDefinitionSchema, {
         name,

@@ -14,6 +14,7 @@ export {
   type StepRetry,
   type EventDeclaration,
   type SearchAttributeType,
+  type ConcurrencyOptions,
   type WorkflowOptions,
   type WorkflowSpec,
 } from "./definition.js";
