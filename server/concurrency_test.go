@@ -147,6 +147,11 @@ func TestConcurrencyKeys(t *testing.T) {
 	if got := list(running); !slices.Equal(got, []string{"a1", "a2", "b1"}) {
 		t.Fatalf("running: %v", got)
 	}
+	// The metrics count them.
+	fams := scrape(t, ts.addr)
+	if q, n := value(fams, "wfd_concurrency_queued", "workflow=limited"), value(fams, "wfd_concurrency_starts_total", "outcome=queued"); q != 3 || n != 3 {
+		t.Fatalf("metrics: %v queued now, %v queued starts; want 3 and 3", q, n)
+	}
 	// a5 is cancelled while it waits: it leaves the queue.
 	if _, err := c.CancelHandler(ctxT(t), &wfdv1.CancelHandlerRequest{HandlerId: "a5"}); err != nil {
 		t.Fatal(err)
@@ -169,6 +174,16 @@ func TestConcurrencyKeys(t *testing.T) {
 	}
 	recs := collect(t, c, "a4", 0)
 	admitted := slices.IndexFunc(recs, func(r *wfdv1.Record) bool { return r.GetHandlerAdmitted() != nil })
+	// The look back: queued before the admission, running at it.
+	for _, tc := range []struct {
+		seq  uint64
+		want wfdv1.HandlerStatus
+	}{{recs[0].GetSeq(), queued}, {recs[admitted].GetSeq(), running}} {
+		res, err := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: "a4", AtSeq: tc.seq})
+		if err != nil || res.GetAt().GetStatus() != tc.want {
+			t.Fatalf("a4 at %d: %v, %v; want %v", tc.seq, res.GetAt().GetStatus(), err, tc.want)
+		}
+	}
 	ran := slices.IndexFunc(recs, func(r *wfdv1.Record) bool { return r.GetStepStateChanged() != nil })
 	if admitted < 0 || ran < admitted {
 		t.Fatalf("a4's stream: admitted at %d, first step run at %d: %v", admitted, ran, recs)

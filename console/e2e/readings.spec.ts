@@ -1,6 +1,6 @@
 // What the console says of a task's answer form and the workflow cards
 // (issue 28's defects).
-import { expect, test, uid } from "./fixtures";
+import { expect, shot, test, uid } from "./fixtures";
 
 test("a required boolean starts unanswered, and the answer is by the assignee", async ({ page, wfd, consoleErrors }) => {
   const approver = uid("dana");
@@ -61,5 +61,19 @@ test("look back: a handler as it stood at a record of its timeline", async ({ pa
   await timeline.locator('[data-kind="finished"] button').click();
   await expect(at).toContainText("completed");
   await expect(at).toContainText('"approved": true');
+
+  // What changed between two points: from the idle record to the end.
+  await timeline.locator('[data-kind="idle"] button').first().click();
+  await page.getByRole("button", { name: "Compare from here" }).click();
+  await expect(page.getByText("Now choose another record")).toBeVisible();
+  await timeline.locator('[data-kind="finished"] button').click();
+  const diff = page.getByTestId("handler-diff");
+  await expect(diff).toContainText("status: running → completed");
+  await expect(diff).toContainText("waiting for: event approval");
+  await expect(diff).toContainText("step decide:");
+  await expect(diff).toContainText('"approved": true');
+  await shot(page, "handler-diff");
+  await page.getByRole("button", { name: /Stop comparing/ }).click();
+  await expect(diff).toHaveCount(0);
   expect(consoleErrors).toEqual([]);
 });

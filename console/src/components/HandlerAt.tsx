@@ -60,3 +60,61 @@ export function HandlerAt({ id, seq }: { id: string; seq: bigint }) {
     </section>
   );
 }
+
+type At = NonNullable<Awaited<ReturnType<ReturnType<typeof useSession>["client"]["getAt"]>>>;
+
+/**
+ * What changed between two look backs, in words: status, residency,
+ * what it waited for, each step's runs, the events written, the outcome.
+ * Both are folds of one stream, so the later one only adds to the earlier.
+ */
+export function diffAt(a: At, b: At): string[] {
+  const out: string[] = [];
+  if (a.status !== b.status) out.push(`status: ${statusName(a.status)} → ${statusName(b.status)}`);
+  if (a.released !== b.released) out.push(b.released ? "released from memory" : "restored into memory");
+  if (a.workflowVersion !== b.workflowVersion) out.push(`version: ${a.workflowVersion || "the first"} → ${b.workflowVersion}`);
+  const waits = (x: At) => (x.idle ? x.idle.waiters.map(waiterText).join("; ") || "events from outside" : "nothing");
+  if (waits(a) !== waits(b)) out.push(`waiting for: ${waits(a)} → ${waits(b)}`);
+  const before = new Map(a.steps.map((s) => [s.step, s]));
+  for (const s of b.steps) {
+    const p = before.get(s.step);
+    const ended = s.ended - (p?.ended ?? 0);
+    const parts: string[] = [];
+    if (ended > 0) parts.push(`${ended} run${ended === 1 ? "" : "s"} ended`);
+    if (s.running !== (p?.running ?? 0)) parts.push(`running ${p?.running ?? 0} → ${s.running}`);
+    if (s.error && s.error !== p?.error) parts.push(`failed: ${s.error}`);
+    if (parts.length > 0) out.push(`step ${s.step}: ${parts.join(", ")}`);
+  }
+  const written = b.writtenTotal - a.writtenTotal;
+  if (written > 0) {
+    const types = b.written.slice(-Math.min(written, b.written.length)).map((e) => e.type);
+    out.push(`${written} event${written === 1 ? "" : "s"} written: ${types.join(", ")}`);
+  }
+  if (b.result && !a.result) out.push(`result: ${jsonText(structJson(b.result)).replace(/\s*\n\s*/g, " ")}`);
+  if (b.error && b.error !== a.error) out.push(`error: ${b.error}`);
+  return out;
+}
+
+/** The changes between the handler at record from and at record to. */
+export function HandlerDiff({ id, from, to }: { id: string; from: bigint; to: bigint }) {
+  const { client } = useSession();
+  const [lo, hi] = from < to ? [from, to] : [to, from];
+  const a = useLoad((signal) => client.getAt(id, lo, { signal }), [client, id, lo]);
+  const b = useLoad((signal) => client.getAt(id, hi, { signal }), [client, id, hi]);
+  const changes = a.data && b.data ? diffAt(a.data, b.data) : undefined;
+  return (
+    <section aria-label={`Changes from record ${lo.toString()} to ${hi.toString()}`} data-testid="handler-diff" className="handler-at">
+      <h3>
+        From #{lo.toString()} to #{hi.toString()}
+      </h3>
+      <ErrorNote error={a.error ?? b.error} />
+      {changes && (changes.length === 0 ? <p>Nothing changed.</p> : (
+        <ul>
+          {changes.map((c) => (
+            <li key={c}>{c}</li>
+          ))}
+        </ul>
+      ))}
+    </section>
+  );
+}

@@ -223,6 +223,7 @@ export function Timeline({
   workflow = "",
   version = "",
   lookBack,
+  diff,
 }: {
   rows: Row[];
   label: string;
@@ -230,10 +231,14 @@ export function Timeline({
   version?: string;
   /** Renders the handler as it stood at a chosen record (the look back). */
   lookBack?: (seq: bigint) => ReactNode;
+  /** Renders what changed between two records (the look back's diff). */
+  diff?: (from: bigint, to: bigint) => ReactNode;
 }) {
   const parent = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
   const [chosen, setChosen] = useState<Row | undefined>(undefined);
+  // The record a comparison starts from (the diff), while one is made.
+  const [base, setBase] = useState<Row | undefined>(undefined);
   const versions = useMemo(() => (version ? versionsAt(rows, version) : []), [rows, version]);
   const v = useVirtualizer({ count: rows.length, getScrollElement: () => parent.current, estimateSize: () => rowHeight, overscan: 12 });
   useEffect(() => {
@@ -278,10 +283,22 @@ export function Timeline({
         <div className="record-detail">
           <div className="timeline-bar">
             <span>Record #{chosen.seq.toString()}</span>
+            {diff &&
+              (base ? (
+                <button type="button" onClick={() => setBase(undefined)}>
+                  Stop comparing with #{base.seq.toString()}
+                </button>
+              ) : (
+                <button type="button" onClick={() => setBase(chosen)}>
+                  Compare from here
+                </button>
+              ))}
             <button type="button" onClick={() => setChosen(undefined)}>
               Close
             </button>
           </div>
+          {base && base.seq !== chosen.seq && diff?.(base.seq, chosen.seq)}
+          {base && base.seq === chosen.seq && <p className="hint">Now choose another record to see what changed since this one.</p>}
           <pre data-testid="record-detail">{jsonText(recordToJson(chosen.record))}</pre>
           {lookBack?.(chosen.seq)}
         </div>

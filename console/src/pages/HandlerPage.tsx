@@ -4,7 +4,7 @@ import { HandlerStatus, Residency, type EventType } from "@wfd/client/web";
 
 import { errorText, isUnimplemented } from "../api";
 import { Badge, ErrorNote, Notice, useLoad } from "../components/common";
-import { HandlerAt } from "../components/HandlerAt";
+import { HandlerAt, HandlerDiff } from "../components/HandlerAt";
 import { SchemaForm } from "../components/LazySchemaForm";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
 import { attributesText, jsonText, ordinal, residencyName, statusName, structJson, when } from "../format";
@@ -125,6 +125,7 @@ export function HandlerPage({ id }: { id: string }) {
                   <dt>Waiting for</dt>
                   <dd>
                     <ul className="plain">
+                      {h.idle.queued && <li>a slot of its concurrency key (queued)</li>}
                       {h.idle.waiters.map((w) => (
                         <li key={w.waiterId}>
                           {w.task ? <Link to={`/tasks/${encodeURIComponent(w.task.taskId)}`}>{waiterText(w)}</Link> : waiterText(w)}
@@ -289,6 +290,7 @@ export function HandlerPage({ id }: { id: string }) {
               workflow={h.workflow}
               version={h.workflowVersion}
               lookBack={(seq) => <HandlerAt key={seq.toString()} id={id} seq={seq} />}
+              diff={(from, to) => <HandlerDiff key={`${from.toString()}-${to.toString()}`} id={id} from={from} to={to} />}
             />
           </div>
         </div>

@@ -153,7 +153,7 @@ export function Handlers() {
                   {withAttrs && <td className="attrs">{attributesText(h.attributes)}</td>}
                   <td>
                     {h.idle
-                      ? `${h.idle.waiters.map(waiterText).join("; ") || "events"} (idle ${ago(h.idle.since)})`
+                      ? `${h.idle.queued ? "a slot (queued)" : h.idle.waiters.map(waiterText).join("; ") || "events"} (idle ${ago(h.idle.since)})`
                       : h.waitingForWorker.map((w) => workerText(w, h.workflow)).join("; ")}
                   </td>
                   <td title={when(h.createdAt)}>{ago(h.createdAt)} ago</td>

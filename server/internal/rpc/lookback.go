@@ -88,6 +88,12 @@ func (f *fold) add(r *wfdv1.Record) {
 				at.Idle.Since = r.GetTime()
 			}
 		}
+		if at.Idle.GetQueued() {
+			// Idle in its concurrency key's queue: not admitted yet.
+			at.Status = wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED
+		}
+	case *wfdv1.Record_HandlerAdmitted:
+		at.Status = wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING
 	case *wfdv1.Record_HandlerFinished:
 		at.Status, at.Result, at.Error, at.Idle = k.HandlerFinished.GetStatus(), k.HandlerFinished.GetResult(), k.HandlerFinished.GetError(), nil
 	case *wfdv1.Record_HandlerReleased:
