@@ -143,8 +143,9 @@ type SlotResult struct {
 	Existed bool
 	// Refused: Refuse was set and Enqueue could not be admitted at once.
 	Refused bool
-	// NextDue is when the rate limit next lets the queue's head in (zero:
-	// the queue does not wait on the rate).
+	// NextDue is when the rate limit next lets the queue's head in, or
+	// for a refused Enqueue the earliest a retry may be let in (zero: the
+	// queue does not wait on the rate).
 	NextDue time.Time
 	// Holding and Queued count the key's handlers after the change.
 	Holding, Queued int

@@ -16,6 +16,10 @@ test("every page passes axe's WCAG A and AA rules", async ({ page, wfd }) => {
     expect(taskId).not.toBe("");
   }).toPass({ timeout: 30_000 });
   await wfd.call("PublishEvent", { key: `axe:${approver}`, data: { n: 1 } });
+  // A deploy queued behind another of its environment.
+  const env = uid("axe");
+  await wfd.call("RunWorkflow", { workflow: "deploy", input: { environment: env } });
+  const queued = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "deploy", input: { environment: env } });
   const schedule = uid("axe");
   await wfd.call("CreateSchedule", { schedule: { scheduleId: schedule, spec: { cron: "0 9 * * MON-FRI", timeZone: "Europe/Paris" }, action: { workflow: "echo" } } });
 
@@ -27,6 +31,8 @@ test("every page passes axe's WCAG A and AA rules", async ({ page, wfd }) => {
     [`/ui/handlers/${id}`, `Handler ${id}`],
     ["/ui/workflows", "Workflows"],
     ["/ui/workflows/expense", "Workflow expense"],
+    [`/ui/handlers/${queued.handler.handlerId}`, `Handler ${queued.handler.handlerId}`],
+    ["/ui/workflows/deploy", "Workflow deploy"],
     ["/ui/schedules", "Schedules"],
     [`/ui/schedules/${schedule}`, `Schedule ${schedule}`],
     ["/ui/events", "Published events"],

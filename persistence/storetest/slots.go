@@ -182,8 +182,16 @@ func testSlotsRate(t *testing.T, open OpenFunc) {
 			t.Fatalf("enqueue %s: next due %v, want %v", id, res.NextDue, t0.Add(time.Minute))
 		}
 	}
-	if res := slotsStep(t, s, k, persistence.SlotChange{Enqueue: "r", Refuse: true, Limit: lim, Now: t0.Add(5 * time.Second)}); !res.Refused {
-		t.Fatalf("a refusing enqueue behind a queue: %+v", res)
+	if res := slotsStep(t, s, k, persistence.SlotChange{Enqueue: "r", Refuse: true, Limit: lim, Now: t0.Add(5 * time.Second)}); !res.Refused || !res.NextDue.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("a refusing enqueue behind a queue: %+v, want refused, next due at %v", res, t0.Add(time.Minute))
+	}
+	// With an empty queue, a refusal by the rate alone says when to retry.
+	k3 := persistence.SlotKey{Workflow: "wf", Key: "refusing"}
+	for i, id := range []string{"x", "y"} {
+		slotsStep(t, s, k3, persistence.SlotChange{Enqueue: id, Refuse: true, Limit: lim, Now: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if res := slotsStep(t, s, k3, persistence.SlotChange{Enqueue: "z", Refuse: true, Limit: lim, Now: t0.Add(2 * time.Second)}); !res.Refused || !res.NextDue.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("a refusal by the rate: %+v, want next due at %v", res, t0.Add(time.Minute))
 	}
 	due, err := s.DueSlots(t.Context(), t0.Add(59*time.Second), 0)
 	if err != nil || len(due) != 0 {

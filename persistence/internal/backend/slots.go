@@ -79,7 +79,10 @@ func ApplySlots(h *SlotHeader, rows SlotRows, c persistence.SlotChange) (persist
 		}
 	}
 	res.Admitted = admitted
-	res.NextDue, res.Holding, res.Queued = h.NextDue, h.Holding, h.Queued
+	if res.NextDue.IsZero() {
+		res.NextDue = h.NextDue
+	}
+	res.Holding, res.Queued = h.Holding, h.Queued
 	return res, nil
 }
 
@@ -121,6 +124,9 @@ func enqueue(h *SlotHeader, rows SlotRows, c persistence.SlotChange, res *persis
 		return false, err
 	case c.Refuse && (h.Queued > 0 || !admits(h, c.Limit, c.Now)):
 		res.Refused = true
+		if c.Limit.Rate > 0 && len(h.Window) >= c.Limit.Rate {
+			res.NextDue = h.Window[0].Add(c.Limit.Per) // when to try again
+		}
 		return false, nil
 	}
 	h.NextSeq++

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -74,8 +75,7 @@ func (s *Runtime) enqueue(ctx context.Context, workflow, version, id string, inp
 	s.admitAll(k, res.Admitted)
 	if res.Refused {
 		s.stats.SlotsRefused.Add(1)
-		return nil, none, fmt.Errorf("%w: workflow %q: key %q has %d running (max %d, %d per %v): try again later",
-			ErrSlotRefused, workflow, key, res.Holding, limit.Max, limit.Rate, limit.Per)
+		return nil, none, refusal(workflow, key, limit, res)
 	}
 	if res.Position > 0 && !res.Existed {
 		s.stats.SlotsQueued.Add(1)
@@ -250,4 +250,22 @@ func (s *Runtime) slotChanged(c *engine.Change) {
 			}
 		})
 	}
+}
+
+// refusal says why a start was refused, and when to try again if the rate
+// says.
+func refusal(workflow, key string, limit *engine.Concurrency, res persistence.SlotResult) error {
+	var why []string
+	if limit.Max > 0 {
+		why = append(why, fmt.Sprintf("%d running of at most %d", res.Holding, limit.Max))
+	}
+	if limit.Rate > 0 {
+		why = append(why, fmt.Sprintf("at most %d starts per %v", limit.Rate, limit.Per))
+	}
+	retry := "try again once one of them ends"
+	if !res.NextDue.IsZero() {
+		retry = "try again after " + res.NextDue.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Errorf("%w: workflow %q refuses starts over its limit: key %q has %s; %s",
+		ErrSlotRefused, workflow, key, strings.Join(why, ", "), retry)
 }
