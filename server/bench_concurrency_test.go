@@ -18,7 +18,9 @@ import (
 func instant(name string, c *engine.Concurrency) engine.Workflow {
 	return engine.Workflow{Name: name, Concurrency: c, Steps: []engine.Step{{
 		Name: "end", Accepts: []string{engine.StartEvent}, Emits: []string{engine.StopEvent},
-		Run: func(_ context.Context, sc *engine.StepContext, ev engine.Event) error { return sc.Send(engine.StopEvent, ev.Data) },
+		Run: func(_ context.Context, sc *engine.StepContext, ev engine.Event) error {
+			return sc.Send(engine.StopEvent, ev.Data)
+		},
 	}}}
 }
 

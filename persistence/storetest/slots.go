@@ -185,14 +185,6 @@ func testSlotsRate(t *testing.T, open OpenFunc) {
 	if res := slotsStep(t, s, k, persistence.SlotChange{Enqueue: "r", Refuse: true, Limit: lim, Now: t0.Add(5 * time.Second)}); !res.Refused || !res.NextDue.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("a refusing enqueue behind a queue: %+v, want refused, next due at %v", res, t0.Add(time.Minute))
 	}
-	// With an empty queue, a refusal by the rate alone says when to retry.
-	k3 := persistence.SlotKey{Workflow: "wf", Key: "refusing"}
-	for i, id := range []string{"x", "y"} {
-		slotsStep(t, s, k3, persistence.SlotChange{Enqueue: id, Refuse: true, Limit: lim, Now: t0.Add(time.Duration(i) * time.Second)})
-	}
-	if res := slotsStep(t, s, k3, persistence.SlotChange{Enqueue: "z", Refuse: true, Limit: lim, Now: t0.Add(2 * time.Second)}); !res.Refused || !res.NextDue.Equal(t0.Add(time.Minute)) {
-		t.Fatalf("a refusal by the rate: %+v, want next due at %v", res, t0.Add(time.Minute))
-	}
 	due, err := s.DueSlots(t.Context(), t0.Add(59*time.Second), 0)
 	if err != nil || len(due) != 0 {
 		t.Fatalf("DueSlots before the window ends = %v, %v, want none", due, err)
@@ -213,6 +205,22 @@ func testSlotsRate(t *testing.T, open OpenFunc) {
 	}
 	if due, err := s.DueSlots(t.Context(), t0.Add(time.Hour), 0); err != nil || len(due) != 0 {
 		t.Fatalf("DueSlots with an empty queue = %v, %v", due, err)
+	}
+}
+
+// testSlotsRateRefused: a refusal by the rate alone says when to retry; a
+// maximum and a rate hold together, and a full key is not due.
+func testSlotsRateRefused(t *testing.T, open OpenFunc) {
+	s := openStore(t, open)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	lim := persistence.SlotLimit{Rate: 2, Per: time.Minute}
+	// With an empty queue, a refusal by the rate alone says when to retry.
+	k3 := persistence.SlotKey{Workflow: "wf", Key: "refusing"}
+	for i, id := range []string{"x", "y"} {
+		slotsStep(t, s, k3, persistence.SlotChange{Enqueue: id, Refuse: true, Limit: lim, Now: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if res := slotsStep(t, s, k3, persistence.SlotChange{Enqueue: "z", Refuse: true, Limit: lim, Now: t0.Add(2 * time.Second)}); !res.Refused || !res.NextDue.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("a refusal by the rate: %+v, want next due at %v", res, t0.Add(time.Minute))
 	}
 	// Max and rate: a full key is not due (a release admits, not a time).
 	k2 := persistence.SlotKey{Workflow: "wf", Key: "both"}

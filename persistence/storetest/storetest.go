@@ -114,6 +114,7 @@ func Run(t *testing.T, open OpenFunc) {
 		{"Slots", testSlots},
 		{"SlotKeys", testSlotKeys},
 		{"SlotsRate", testSlotsRate},
+		{"SlotsRateRefused", testSlotsRateRefused},
 		{"InvalidSlots", testInvalidSlots},
 		{"ConcurrentSlots", testConcurrentSlots},
 		{"Closed", testClosed},
