@@ -44,6 +44,7 @@ func commands() []*command {
 		tasksCommand(),
 		taskCommand(),
 		completeCommand(),
+		cancelTaskCommand(),
 		publishCommand(),
 		eventsCommand(),
 		schedulesCommand(),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -326,6 +327,12 @@ func taskAge(t *wfdv1.Task, now time.Time) string {
 // it with what answer.
 func taskLine(t *wfdv1.Task) string {
 	s := t.GetTaskId() + "  " + taskStatusName(t.GetStatus())
+	if r := t.GetCancelReason(); r != "" {
+		if t.GetCompletedBy() != "" {
+			s += " by " + t.GetCompletedBy()
+		}
+		return s + "  " + strconv.Quote(r)
+	}
 	if t.GetStatus() != wfdv1.TaskStatus_TASK_STATUS_COMPLETED {
 		return s + "  " + assigneeText(t.GetAssignee()) + "  " + t.GetTitle()
 	}
@@ -363,6 +370,9 @@ func taskFields(t *wfdv1.Task) [][2]string {
 	}
 	if t.GetCompletedBy() != "" {
 		out = append(out, [2]string{"completed by", t.GetCompletedBy()})
+	}
+	if r := t.GetCancelReason(); r != "" {
+		out = append(out, [2]string{"cancel reason", r})
 	}
 	if t.GetAnswer() != nil {
 		out = append(out, [2]string{"answer", jsonText(t.GetAnswer())})

@@ -115,6 +115,38 @@ succeeds. Prints the task once its handler has taken the answer.`,
 	}
 }
 
+func cancelTaskCommand() *command {
+	return &command{
+		name:    "cancel-task",
+		args:    "TASK --reason TEXT [--by NAME]",
+		summary: "cancel a pending human task, with a reason",
+		detail: `The step that waits for the task gets the cancellation as its answer
+(cancelled, with the reason and who) and goes on; the task ends cancelled
+with its reason. A task that is no longer pending is failed_precondition,
+except that repeating the cancellation that ended it (same --reason, same
+--by) succeeds. Prints the task once its handler has taken it.`,
+		minArgs: 1, maxArgs: 1,
+		define: func(fs *flagSet) action {
+			cf := addClientFlags(fs)
+			reason := fs.String("reason", "", "why the task is cancelled (`text`, required)")
+			by := fs.String("by", "", "who cancels it, recorded on the task (`name`)")
+			fs.fromEnv("by")
+			return func(ctx context.Context, e *env, args []string) error {
+				if *reason == "" {
+					return usageErrorf("cancel-task needs --reason")
+				}
+				return cf.call(ctx, func(cctx context.Context, c *client.Client) error {
+					t, err := c.CancelTask(cctx, args[0], *reason, *by)
+					if err != nil {
+						return err
+					}
+					return cf.printer(e).task(t)
+				})
+			}
+		},
+	}
+}
+
 // parseTaskStatuses parses "pending,completed".
 func parseTaskStatuses(s string) ([]wfdv1.TaskStatus, error) {
 	var out []wfdv1.TaskStatus

@@ -190,3 +190,26 @@ func TestStats(t *testing.T) {
 	}
 	matchLines(t, ok(t, "stats", "--addr", addr), []string{`^rehydrations: +1$`, `^rehydrate latency: +p50 \S+, p99 \S+$`})
 }
+
+// TestCancelTaskCLI: cancel-task ends a pending task with its reason; the
+// expense handler completes with the cancellation; a repeat of it
+// succeeds, another one is failed_precondition; no --reason is a usage
+// error.
+func TestCancelTaskCLI(t *testing.T) {
+	addr := serve(t)
+	h := field(ok(t, "run", "expense", "--input", `{"amount": 5, "approver": "ada"}`, "--addr", addr))
+	task := taskOf(t, addr, h)
+	if r := wfd(t, "cancel-task", task, "--addr", addr); r.code != 2 || !strings.Contains(r.stderr, "--reason") {
+		t.Fatalf("without --reason: exit %d, stderr %q", r.code, r.stderr)
+	}
+	out := ok(t, "cancel-task", task, "--reason", "trip called off", "--by", "bob", "--addr", addr)
+	if want := task + `  cancelled by bob  "trip called off"` + "\n"; out != want {
+		t.Errorf("cancel-task printed %q, want %q", out, want)
+	}
+	ok(t, "cancel-task", task, "--reason", "trip called off", "--by", "bob", "--addr", addr) // a retry
+	matchLines(t, ok(t, "task", task, "--addr", addr), []string{`^status: +cancelled$`, `^completed by: +bob$`, `^cancel reason: +trip called off$`})
+	matchLines(t, ok(t, "wait", h, "--wait", "1m", "--addr", addr), []string{`"cancelled":true`})
+	if r := wfd(t, "cancel-task", task, "--reason", "other", "--addr", addr); r.code != 1 || !strings.Contains(r.stderr, "failed_precondition") {
+		t.Fatalf("a second cancel: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

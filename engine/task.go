@@ -3,10 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/flow"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
 	"github.com/wfd-dev/wfd/internal/names"
 	"github.com/wfd-dev/wfd/internal/schema"
@@ -65,9 +65,7 @@ func (sc *stepContext) AskHuman(t Task) (TaskAnswer, error) {
 	if err != nil {
 		return TaskAnswer{}, err
 	}
-	f := ev.Data.GetFields()
-	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())
-	return TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
+	return flow.TaskAnswerOf(ev.Data), nil
 }
 
 func taskToProto(t *Task) *statev1.HumanTask {

@@ -34,4 +34,24 @@ type TaskAnswer struct {
 	Data        *structpb.Struct
 	CompletedBy string
 	CompletedAt time.Time
+	// Cancelled: nobody answered; the task was cancelled (CancelTask) by
+	// CompletedBy at CompletedAt, for Reason. Data is nil then.
+	Cancelled bool
+	Reason    string
+}
+
+// TaskAnswerOf reads the data of the event that resolves a task (the
+// engine's TaskEvent: "answer", or "cancelled" with "reason"; and
+// "completed_by", "completed_at"): what AskHuman returns, in the engine
+// and in a worker.
+func TaskAnswerOf(data *structpb.Struct) TaskAnswer {
+	f := data.GetFields()
+	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())
+	a := TaskAnswer{CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}
+	if f["cancelled"].GetBoolValue() {
+		a.Cancelled, a.Reason = true, f["reason"].GetStringValue()
+		return a
+	}
+	a.Data = f["answer"].GetStructValue()
+	return a
 }

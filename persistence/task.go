@@ -79,6 +79,9 @@ type Task struct {
 	CompletedAt time.Time // zero until the task is completed
 	CompletedBy string
 	Answer      []byte // opaque (JSON)
+	// CancelReason is why CancelTask cancelled the task (CompletedBy
+	// says who); "" otherwise.
+	CancelReason string
 
 	// Input is what the person is to look at, and InputSchema its
 	// optional schema, as JSON; the store does not look at them.

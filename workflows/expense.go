@@ -100,6 +100,16 @@ func review(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 	if err != nil {
 		return err
 	}
+	if ans.Cancelled {
+		// Nobody will answer (CancelTask): the report is withdrawn.
+		if err := sc.SetAttributes(attributes("decision", "cancelled")); err != nil {
+			return err
+		}
+		return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
+			"cancelled": structpb.NewBoolValue(true), "reason": structpb.NewStringValue(ans.Reason),
+			"by": structpb.NewStringValue(ans.CompletedBy),
+		}})
+	}
 	decision := "rejected"
 	if ans.Data.GetFields()["approved"].GetBoolValue() {
 		decision = "approved"

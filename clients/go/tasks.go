@@ -127,6 +127,29 @@ func (c *Client) CompleteTask(ctx context.Context, id string, answer map[string]
 	return nil, err
 }
 
+// CancelTask cancels a pending task for reason, on behalf of cancelledBy
+// (the caller's subject with authentication), and returns the task,
+// cancelled, once its handler has taken the cancellation: the step that
+// waited for it gets a flow.TaskAnswer with Cancelled and Reason set. A
+// task that is no longer pending is codes.FailedPrecondition; a retry of
+// a cancellation that got through, with the same reason by the same
+// person, returns the task and no error.
+func (c *Client) CancelTask(ctx context.Context, id, reason, cancelledBy string) (*wfdv1.Task, error) {
+	req := &wfdv1.CancelTaskRequest{TaskId: id, Reason: reason, CancelledBy: cancelledBy}
+	res, err := c.svc.CancelTask(ctx, req)
+	if err == nil {
+		return res.GetTask(), nil
+	}
+	if status.Code(err) != codes.FailedPrecondition {
+		return nil, err
+	}
+	t, gerr := c.Task(ctx, id)
+	if gerr == nil && t.GetStatus() == wfdv1.TaskStatus_TASK_STATUS_CANCELLED && t.GetCancelReason() == reason && t.GetCompletedBy() == cancelledBy {
+		return t, nil
+	}
+	return nil, err
+}
+
 // sameAnswer says whether t was completed as req asks.
 func sameAnswer(t *wfdv1.Task, req *wfdv1.CompleteTaskRequest) bool {
 	if t.GetStatus() != wfdv1.TaskStatus_TASK_STATUS_COMPLETED || t.GetCompletedBy() != req.GetCompletedBy() {

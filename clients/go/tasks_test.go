@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -452,5 +453,32 @@ func TestStats(t *testing.T) {
 	drain(t, c, idle[0], 0)
 	if s, err = c.Stats(ctxT(t)); err != nil || s.GetRehydrationsTotal() != 1 || s.GetHandlersByStatus()["completed"] != 2 || s.GetRehydrateLatencyP50() == nil {
 		t.Fatalf("stats after a rehydration: %v %v", s, err)
+	}
+}
+
+// TestCancelTask: CancelTask ends a pending task with its reason and the
+// expense completes with the cancellation; a repeat of it returns the
+// task, another one is FailedPrecondition.
+func TestCancelTask(t *testing.T) {
+	ts := startServer(t)
+	c := dial(t, ts.addr)
+	h, err := c.Run(ctxT(t), "expense", map[string]any{"amount": 1.0, "approver": "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := waitTask(t, c, h.GetHandlerId()).GetTaskId()
+	got, err := c.CancelTask(ctxT(t), task, "withdrawn", "bob")
+	if err != nil || got.GetStatus() != wfdv1.TaskStatus_TASK_STATUS_CANCELLED || got.GetCancelReason() != "withdrawn" || got.GetCompletedBy() != "bob" {
+		t.Fatalf("CancelTask = %v, %v", got, err)
+	}
+	if again, err := c.CancelTask(ctxT(t), task, "withdrawn", "bob"); err != nil || again.GetCancelReason() != "withdrawn" {
+		t.Fatalf("a repeat of the cancellation = %v, %v, want the task", again, err)
+	}
+	if _, err := c.CancelTask(ctxT(t), task, "other reason", "bob"); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("another cancellation: %v, want FailedPrecondition", err)
+	}
+	end, err := c.Wait(ctxT(t), h.GetHandlerId(), time.Minute)
+	if err != nil || end.GetResult().GetFields()["reason"].GetStringValue() != "withdrawn" {
+		t.Fatalf("the expense ended %v, %v", end.GetResult(), err)
 	}
 }

@@ -3,18 +3,13 @@
 // test in console.spec.ts.
 import AxeBuilder from "@axe-core/playwright";
 
-import { expect, test, uid } from "./fixtures";
+import { expect, taskOf, test, uid } from "./fixtures";
 
 test("every page passes axe's WCAG A and AA rules", async ({ page, wfd }) => {
   const approver = uid("axe");
   const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver } });
   const id = run.handler.handlerId;
-  let taskId = "";
-  await expect(async () => {
-    const list = await wfd.call<{ tasks?: { taskId: string }[] }>("ListTasks", { handlerId: id });
-    taskId = list.tasks?.[0]?.taskId ?? "";
-    expect(taskId).not.toBe("");
-  }).toPass({ timeout: 30_000 });
+  const taskId = await taskOf(wfd, id);
   await wfd.call("PublishEvent", { key: `axe:${approver}`, data: { n: 1 } });
   // A deploy queued behind another of its environment.
   const env = uid("axe");

@@ -1,6 +1,6 @@
 // The console end to end: a real wfd, a real Chromium, the scenarios of
 // issue 15. Every wait is for a condition (Playwright's auto-waiting).
-import { expect, shot, test, uid } from "./fixtures";
+import { expect, shot, taskOf, test, uid } from "./fixtures";
 
 test("start an expense from its form, answer its task badly then well, and watch the handler finish", async ({ page, wfd, consoleErrors }) => {
   const approver = uid("alice");
@@ -77,12 +77,7 @@ test("a refusal by the server is shown on the form: the task was answered elsewh
   const approver = uid("bob");
   const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver } });
   const handlerId = run.handler.handlerId;
-  let taskId = "";
-  await expect(async () => {
-    const list = await wfd.call<{ tasks?: { taskId: string }[] }>("ListTasks", { handlerId });
-    taskId = list.tasks?.[0]?.taskId ?? "";
-    expect(taskId).not.toBe("");
-  }).toPass({ timeout: 30_000 });
+  const taskId = await taskOf(wfd, handlerId);
   await page.goto(`${wfd.origin}/ui/tasks/${encodeURIComponent(taskId)}`);
   await expect(page.getByRole("heading", { name: "Approve expense" })).toBeVisible();
   // Someone else answers first.

@@ -1,18 +1,13 @@
 // The server's schema errors, as a live wfd words them, land on the
 // fields they name (the path the task form uses for the server's field
 // errors: extraErrors of the generated form).
-import { expect, test } from "./fixtures";
+import { expect, taskOf, test } from "./fixtures";
 
 import { errorSchema, fieldErrors } from "../src/fielderrors";
 
 test("CompleteTask's schema errors map to the failing fields", async ({ wfd }) => {
   const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver: "carol" } });
-  let taskId = "";
-  await expect(async () => {
-    const list = await wfd.call<{ tasks?: { taskId: string }[] }>("ListTasks", { handlerId: run.handler.handlerId });
-    taskId = list.tasks?.[0]?.taskId ?? "";
-    expect(taskId).not.toBe("");
-  }).toPass({ timeout: 30_000 });
+  const taskId = await taskOf(wfd, run.handler.handlerId);
 
   const cases: [object, object][] = [
     [{ approved: false }, { reason: { __errors: ["is required"] } }],

@@ -43,3 +43,14 @@ export async function shot(page: Page, name: string): Promise<void> {
 export function uid(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
 }
+
+/** Waits until handler handlerId has a task and returns its id. */
+export async function taskOf(wfd: Wfd, handlerId: string): Promise<string> {
+  let taskId = "";
+  await expect(async () => {
+    const list = await wfd.call<{ tasks?: { taskId: string }[] }>("ListTasks", { handlerId });
+    taskId = list.tasks?.[0]?.taskId ?? "";
+    expect(taskId).not.toBe("");
+  }).toPass({ timeout: 30_000 });
+  return taskId;
+}

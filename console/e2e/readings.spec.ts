@@ -1,16 +1,11 @@
 // What the console says of a task's answer form and the workflow cards
 // (issue 28's defects).
-import { expect, shot, test, uid } from "./fixtures";
+import { expect, shot, taskOf, test, uid } from "./fixtures";
 
 test("a required boolean starts unanswered, and the answer is by the assignee", async ({ page, wfd, consoleErrors }) => {
   const approver = uid("dana");
   const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { approver, amount: 42 } });
-  let taskId = "";
-  await expect(async () => {
-    const list = await wfd.call<{ tasks?: { taskId: string }[] }>("ListTasks", { handlerId: run.handler.handlerId });
-    taskId = list.tasks?.[0]?.taskId ?? "";
-    expect(taskId).not.toBe("");
-  }).toPass({ timeout: 30_000 });
+  const taskId = await taskOf(wfd, run.handler.handlerId);
   await page.goto(`${wfd.origin}/ui/tasks/${encodeURIComponent(taskId)}`);
   const yes = page.getByRole("radio", { name: "Yes" });
   const no = page.getByRole("radio", { name: "No" });

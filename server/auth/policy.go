@@ -48,6 +48,7 @@ var policy = map[string][]string{
 	wfdv1connect.WorkflowServiceTriggerScheduleProcedure:       {RoleOperator},
 	wfdv1connect.WorkflowServicePublishEventProcedure:          {RolePublisher},
 	wfdv1connect.WorkflowServiceCompleteTaskProcedure:          {RoleTasks},
+	wfdv1connect.WorkflowServiceCancelTaskProcedure:            {RoleTasks},
 	wfdv1connect.WorkerServiceConnectProcedure:                 {RoleWorker},
 	wfdv1connect.WorkerServiceStepCallProcedure:                {RoleWorker},
 	wfdv1connect.WorkerServiceFinishRunProcedure:               {RoleWorker},

@@ -239,9 +239,7 @@ func (c *remoteContext) AskHuman(t flow.Task) (flow.TaskAnswer, error) {
 	if err != nil {
 		return flow.TaskAnswer{}, err
 	}
-	f := resp.GetEvent().GetData().GetFields()
-	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())
-	return flow.TaskAnswer{Data: f["answer"].GetStructValue(), CompletedBy: f["completed_by"].GetStringValue(), CompletedAt: at}, nil
+	return flow.TaskAnswerOf(resp.GetEvent().GetData()), nil
 }
 
 func (c *remoteContext) WaitForKey(key string, opts flow.KeyOptions) (flow.Published, error) {

@@ -214,6 +214,27 @@ def test_worker_task(server: str) -> None:
         assert struct_to_dict(got.result) == {"decision": {"approved": True}, "by": approver, "at": True}
 
 
+def test_worker_task_cancelled(server: str) -> None:
+    """A task cancelled with a reason: ask_human returns the cancellation."""
+    name = unique("cancel-task-py")
+    wf = Workflow(name)
+
+    @wf.step(accepts=["start"], emits=["stop"])
+    def review(ctx: StepContext, ev: Event) -> None:
+        ans = ctx.ask_human("Approve expense", assignee="ada")
+        ctx.send("stop", {"cancelled": ans.cancelled, "reason": ans.reason, "by": ans.completed_by})
+
+    with WorkerThread(server, [wf]), connect(server) as c:
+        h = c.run(name)
+        task = wait_for("the task", lambda: c.tasks(handler_id=h.handler_id)[0])[0]
+        t = c.cancel_task(task.task_id, "withdrawn", cancelled_by="bob")
+        assert (t.cancel_reason, t.completed_by) == ("withdrawn", "bob")
+        # A retry of a cancellation that got through returns the task.
+        assert c.cancel_task(task.task_id, "withdrawn", cancelled_by="bob").cancel_reason == "withdrawn"
+        got = wait_done(c, h.handler_id)
+        assert struct_to_dict(got.result) == {"cancelled": True, "reason": "withdrawn", "by": "bob"}
+
+
 def test_worker_context_operations(server: str) -> None:
     """get/set, once (computed once across re-runs), sleep, wait_for_key,
     collect, and send's local emits check."""

@@ -46,6 +46,7 @@ import type {
   HandlerPage,
   TaskListOptions,
   TaskPage,
+  CancelTaskOptions,
   CompleteTaskOptions,
   PublishOptions,
   PublishedListOptions,
@@ -468,6 +469,44 @@ export class WfdClient {
   }
 
   /**
+   * Cancels a pending task for `reason`: the step that waited for it gets
+   * its answer with `cancelled` and `reason` set, and the task ends
+   * CANCELLED with its `cancelReason`. A task no longer pending is
+   * `Code.FailedPrecondition`; a retry of a cancellation that got through
+   * (same reason, same person) returns the task.
+   */
+  async cancelTask(id: string, reason: string, opts: CancelTaskOptions = {}): Promise<Task> {
+    const req = { taskId: id, reason, cancelledBy: opts.cancelledBy ?? "" };
+    try {
+      const res = await this.unary((o) => this.service.cancelTask(req, o), opts);
+      return mustTask(res.task);
+    } catch (e) {
+      return this.doneAsAsked(e, id, opts, (t) => t.status === TaskStatus.CANCELLED && t.cancelReason === reason && t.completedBy === req.cancelledBy);
+    }
+  }
+
+  /**
+   * The task a call that failed with `e` was to end, if `e` is
+   * `Code.FailedPrecondition` and the task ended as `asked` says (an
+   * earlier attempt, whose answer was lost, got through); else throws `e`.
+   */
+  private async doneAsAsked(e: unknown, id: string, opts: CallOptions, asked: (t: Task) => boolean): Promise<Task> {
+    if (!(e instanceof ConnectError) || e.code !== Code.FailedPrecondition) {
+      throw e;
+    }
+    let t: Task;
+    try {
+      t = await this.task(id, opts);
+    } catch {
+      throw e;
+    }
+    if (asked(t)) {
+      return t;
+    }
+    throw e;
+  }
+
+  /**
    * Answers a pending task with `answer` (a plain JSON object that must
    * satisfy the task's `answerSchema`) and returns the completed task; the
    * answer wakes the task's handler, released or not. An answer that fails
@@ -494,20 +533,16 @@ export class WfdClient {
       }, opts);
       return mustTask(res.task);
     } catch (e) {
-      if (!(e instanceof ConnectError) || e.code !== Code.FailedPrecondition || attempts < 2) {
+      if (attempts < 2) {
         throw e;
       }
       // Did an earlier attempt, whose answer was lost, complete the task?
-      let t: Task;
-      try {
-        t = await this.task(id, opts);
-      } catch {
-        throw e;
-      }
-      if (t.status === TaskStatus.COMPLETED && t.completedBy === req.completedBy && sameJson(t.answer ?? {}, req.answer)) {
-        return t;
-      }
-      throw e;
+      return this.doneAsAsked(
+        e,
+        id,
+        opts,
+        (t) => t.status === TaskStatus.COMPLETED && t.completedBy === req.completedBy && sameJson(t.answer ?? {}, req.answer),
+      );
     }
   }
 

@@ -28,6 +28,7 @@ export {
   type TaskListOptions,
   type TaskPage,
   type CompleteTaskOptions,
+  type CancelTaskOptions,
   type PublishOptions,
   type PublishResult,
   type PublishedListOptions,

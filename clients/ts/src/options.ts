@@ -266,6 +266,12 @@ export interface CompleteTaskOptions extends CallOptions {
   completedBy?: string;
 }
 
+/** Options of {@link WfdClient.cancelTask}. */
+export interface CancelTaskOptions extends CallOptions {
+  /** Who cancels it (recorded on the task and passed to the step). */
+  cancelledBy?: string;
+}
+
 /** Options of {@link WfdClient.publish}. */
 export interface PublishOptions extends CallOptions {
   /** Only this handler sees the event. */

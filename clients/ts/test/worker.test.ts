@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { Code, ConnectError, HandlerStatus, type Record as WfdRecord, type WfdClient } from "@wfd/client";
+import { Code, ConnectError, HandlerStatus, TaskStatus, type Record as WfdRecord, type WfdClient } from "@wfd/client";
 import { isWaiting, step, Waiting, WaitTimeout, workflow, type WorkflowSpec } from "@wfd/client/worker";
 
 import { drain, nodeClient, startServer, waitFor, type TestServer } from "./helpers.js";
@@ -178,6 +178,29 @@ describe("a worker-defined workflow", () => {
       assert.deepEqual(got.result?.["answer"], { ok: true });
       assert.equal(got.result?.["by"], "alice");
       assert.ok(!Number.isNaN(Date.parse(String(got.result?.["at"]))));
+    });
+  });
+
+  test("a task cancelled with a reason: askHuman returns the cancellation", async () => {
+    const wf = workflow({
+      name: "task-cancel-t",
+      steps: {
+        ask: step({ accepts: ["start"], emits: ["stop"] }, async (ctx) => {
+          const ans = await ctx.askHuman({ title: "Approve?", assignee: "alice" });
+          ctx.send("stop", { cancelled: ans.cancelled, reason: ans.reason, by: ans.completedBy });
+        }),
+      },
+    });
+    await withWorker([wf], async () => {
+      const h = await c.run("task-cancel-t", {});
+      const task = await waitFor("the task is listed", async () => (await c.tasks({ handlerId: h.handlerId })).tasks[0]);
+      const t = await c.cancelTask(task.taskId, "not needed", { cancelledBy: "bob" });
+      assert.equal(t.status, TaskStatus.CANCELLED);
+      assert.equal(t.cancelReason, "not needed");
+      // A retry of a cancellation that got through returns the task.
+      assert.equal((await c.cancelTask(task.taskId, "not needed", { cancelledBy: "bob" })).status, TaskStatus.CANCELLED);
+      const got = await waitEnded(c, h.handlerId);
+      assert.deepEqual(got.result, { cancelled: true, reason: "not needed", by: "bob" });
     });
   });
 

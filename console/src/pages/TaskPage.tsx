@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 
 import { TaskStatus } from "@wfd/client/web";
 
+import { errorText } from "../api";
 import { ErrorNote, Badge, useLoad } from "../components/common";
 import { DataView } from "../components/DataView";
 import { SchemaForm } from "../components/LazySchemaForm";
@@ -86,7 +87,18 @@ export function TaskPage({ id }: { id: string }) {
                   <dd>{when(t.deadline)}</dd>
                 </>
               )}
-              {t.completedAt && (
+              {t.completedAt && t.cancelReason && (
+                <>
+                  <dt>Cancelled</dt>
+                  <dd>
+                    {when(t.completedAt)}
+                    {t.completedBy && ` by ${t.completedBy}`}
+                  </dd>
+                  <dt>Reason</dt>
+                  <dd data-testid="cancel-reason">{t.cancelReason}</dd>
+                </>
+              )}
+              {t.completedAt && !t.cancelReason && (
                 <>
                   <dt>Completed</dt>
                   <dd>
@@ -114,6 +126,13 @@ export function TaskPage({ id }: { id: string }) {
                   submitLabel="Submit answer"
                   onSubmit={async (answer) => {
                     await client.completeTask(t.taskId, answer, { completedBy: anonymous && answeredBy ? answeredBy : undefined });
+                    setCompleted(true);
+                    task.reload();
+                  }}
+                />
+                <CancelTask
+                  onCancel={async (reason) => {
+                    await client.cancelTask(t.taskId, reason, { cancelledBy: anonymous && answeredBy ? answeredBy : undefined });
                     setCompleted(true);
                     task.reload();
                   }}
@@ -157,5 +176,40 @@ export function TaskPage({ id }: { id: string }) {
         </div>
       )}
     </section>
+  );
+}
+
+/**
+ * Cancelling the task instead of answering it: a reason, required, and
+ * the step that waits gets the cancellation as its answer.
+ */
+function CancelTask({ onCancel }: { onCancel: (reason: string) => Promise<void> }) {
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  return (
+    <details className="cancel-task">
+      <summary>Cancel the task instead</summary>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError("");
+          onCancel(reason.trim())
+            .catch((err: unknown) => setError(errorText(err)))
+            .finally(() => setBusy(false));
+        }}
+      >
+        <label className="field">
+          Reason for cancelling
+          <textarea value={reason} required maxLength={4096} onChange={(e) => setReason(e.target.value)} />
+        </label>
+        <p className="hint">Nobody answers it then: the step that asked gets the cancellation, with this reason, as its answer.</p>
+        <ErrorNote error={error} />
+        <button type="submit" disabled={busy || reason.trim() === ""}>
+          Cancel task
+        </button>
+      </form>
+    </details>
   );
 }

@@ -1550,8 +1550,11 @@ type Task struct {
 	Answer       *structpb.Struct       `protobuf:"bytes,14,opt,name=answer,proto3" json:"answer,omitempty"`
 	// What the person is to look at (HumanTask.input), and its optional
 	// schema.
-	Input         *structpb.Struct `protobuf:"bytes,15,opt,name=input,proto3" json:"input,omitempty"`
-	InputSchema   *structpb.Struct `protobuf:"bytes,16,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	Input       *structpb.Struct `protobuf:"bytes,15,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema *structpb.Struct `protobuf:"bytes,16,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// Why a task cancelled by CancelTask was (completed_by says who,
+	// completed_at when); empty otherwise.
+	CancelReason  string `protobuf:"bytes,17,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1696,6 +1699,13 @@ func (x *Task) GetInputSchema() *structpb.Struct {
 		return x.InputSchema
 	}
 	return nil
+}
+
+func (x *Task) GetCancelReason() string {
+	if x != nil {
+		return x.CancelReason
+	}
+	return ""
 }
 
 // HandlerAt is a handler as its stream shows it at one of its records
@@ -2050,7 +2060,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10workflow_version\x18\x05 \x01(\tR\x0fworkflowVersion\x12%\n" +
 	"\x0enone_connected\x18\x06 \x01(\bR\rnoneConnected\x12\x1f\n" +
 	"\vlost_worker\x18\a \x01(\tR\n" +
-	"lostWorker\"\x9d\x05\n" +
+	"lostWorker\"\xc2\x05\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2070,7 +2080,8 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\fcompleted_by\x18\r \x01(\tR\vcompletedBy\x12/\n" +
 	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer\x12-\n" +
 	"\x05input\x18\x0f \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
-	"\finput_schema\x18\x10 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xa4\x03\n" +
+	"\finput_schema\x18\x10 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12#\n" +
+	"\rcancel_reason\x18\x11 \x01(\tR\fcancelReason\"\xa4\x03\n" +
 	"\tHandlerAt\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12-\n" +

@@ -2245,6 +2245,113 @@ func (x *CompleteTaskResponse) GetTask() *Task {
 	return nil
 }
 
+type CancelTaskRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Why; 1 to 4096 bytes.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who cancels it. With authentication on it is ignored: the server
+	// records the caller's subject.
+	CancelledBy   string `protobuf:"bytes,3,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelTaskRequest) Reset() {
+	*x = CancelTaskRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelTaskRequest) ProtoMessage() {}
+
+func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
+func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *CancelTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CancelTaskRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CancelTaskRequest) GetCancelledBy() string {
+	if x != nil {
+		return x.CancelledBy
+	}
+	return ""
+}
+
+type CancelTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelTaskResponse) Reset() {
+	*x = CancelTaskResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelTaskResponse) ProtoMessage() {}
+
+func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
+func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *CancelTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
 type PublishEventRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -2259,7 +2366,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2378,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[30]
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2284,7 +2391,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PublishEventRequest) GetKey() string {
@@ -2328,7 +2435,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +2447,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[31]
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +2460,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PublishEventResponse) GetEventId() string {
@@ -2397,7 +2504,7 @@ type WaitHandlerRequest struct {
 
 func (x *WaitHandlerRequest) Reset() {
 	*x = WaitHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2409,7 +2516,7 @@ func (x *WaitHandlerRequest) String() string {
 func (*WaitHandlerRequest) ProtoMessage() {}
 
 func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2422,7 +2529,7 @@ func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerRequest.ProtoReflect.Descriptor instead.
 func (*WaitHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WaitHandlerRequest) GetHandlerId() string {
@@ -2464,7 +2571,7 @@ type WaitHandlerResponse struct {
 
 func (x *WaitHandlerResponse) Reset() {
 	*x = WaitHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2583,7 @@ func (x *WaitHandlerResponse) String() string {
 func (*WaitHandlerResponse) ProtoMessage() {}
 
 func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2596,7 @@ func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerResponse.ProtoReflect.Descriptor instead.
 func (*WaitHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WaitHandlerResponse) GetHandler() *Handler {
@@ -2508,7 +2615,7 @@ type DeleteHandlerRequest struct {
 
 func (x *DeleteHandlerRequest) Reset() {
 	*x = DeleteHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2627,7 @@ func (x *DeleteHandlerRequest) String() string {
 func (*DeleteHandlerRequest) ProtoMessage() {}
 
 func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2640,7 @@ func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DeleteHandlerRequest) GetHandlerId() string {
@@ -2551,7 +2658,7 @@ type DeleteHandlerResponse struct {
 
 func (x *DeleteHandlerResponse) Reset() {
 	*x = DeleteHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2563,7 +2670,7 @@ func (x *DeleteHandlerResponse) String() string {
 func (*DeleteHandlerResponse) ProtoMessage() {}
 
 func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2576,7 +2683,7 @@ func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 type ListPublishedEventsRequest struct {
@@ -2598,7 +2705,7 @@ type ListPublishedEventsRequest struct {
 
 func (x *ListPublishedEventsRequest) Reset() {
 	*x = ListPublishedEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2717,7 @@ func (x *ListPublishedEventsRequest) String() string {
 func (*ListPublishedEventsRequest) ProtoMessage() {}
 
 func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2730,7 @@ func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListPublishedEventsRequest) GetKey() string {
@@ -2673,7 +2780,7 @@ type ListPublishedEventsResponse struct {
 
 func (x *ListPublishedEventsResponse) Reset() {
 	*x = ListPublishedEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2792,7 @@ func (x *ListPublishedEventsResponse) String() string {
 func (*ListPublishedEventsResponse) ProtoMessage() {}
 
 func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2805,7 @@ func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListPublishedEventsResponse) GetEvents() []*PublishedEvent {
@@ -2734,7 +2841,7 @@ type PublishedEvent struct {
 
 func (x *PublishedEvent) Reset() {
 	*x = PublishedEvent{}
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2746,7 +2853,7 @@ func (x *PublishedEvent) String() string {
 func (*PublishedEvent) ProtoMessage() {}
 
 func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +2866,7 @@ func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
 func (*PublishedEvent) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PublishedEvent) GetEventId() string {
@@ -2819,7 +2926,7 @@ type GetIdentityRequest struct {
 
 func (x *GetIdentityRequest) Reset() {
 	*x = GetIdentityRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2938,7 @@ func (x *GetIdentityRequest) String() string {
 func (*GetIdentityRequest) ProtoMessage() {}
 
 func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2951,7 @@ func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityRequest.ProtoReflect.Descriptor instead.
 func (*GetIdentityRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 type GetIdentityResponse struct {
@@ -2860,7 +2967,7 @@ type GetIdentityResponse struct {
 
 func (x *GetIdentityResponse) Reset() {
 	*x = GetIdentityResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2872,7 +2979,7 @@ func (x *GetIdentityResponse) String() string {
 func (*GetIdentityResponse) ProtoMessage() {}
 
 func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2885,7 +2992,7 @@ func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityResponse.ProtoReflect.Descriptor instead.
 func (*GetIdentityResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetIdentityResponse) GetAuthentication() bool {
@@ -2917,7 +3024,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2929,7 +3036,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2942,7 +3049,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 type ListReplicasResponse struct {
@@ -2954,7 +3061,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3073,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3086,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -3005,7 +3112,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3124,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3137,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Replica) GetId() string {
@@ -3085,7 +3192,7 @@ type UpgradeHandlersRequest struct {
 
 func (x *UpgradeHandlersRequest) Reset() {
 	*x = UpgradeHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3204,7 @@ func (x *UpgradeHandlersRequest) String() string {
 func (*UpgradeHandlersRequest) ProtoMessage() {}
 
 func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3217,7 @@ func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersRequest.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *UpgradeHandlersRequest) GetWorkflow() string {
@@ -3175,7 +3282,7 @@ type UpgradeHandlersResponse struct {
 
 func (x *UpgradeHandlersResponse) Reset() {
 	*x = UpgradeHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3187,7 +3294,7 @@ func (x *UpgradeHandlersResponse) String() string {
 func (*UpgradeHandlersResponse) ProtoMessage() {}
 
 func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3200,7 +3307,7 @@ func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersResponse.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *UpgradeHandlersResponse) GetHandlers() []*HandlerUpgrade {
@@ -3237,7 +3344,7 @@ type HandlerUpgrade struct {
 
 func (x *HandlerUpgrade) Reset() {
 	*x = HandlerUpgrade{}
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3249,7 +3356,7 @@ func (x *HandlerUpgrade) String() string {
 func (*HandlerUpgrade) ProtoMessage() {}
 
 func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3262,7 +3369,7 @@ func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgrade.ProtoReflect.Descriptor instead.
 func (*HandlerUpgrade) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HandlerUpgrade) GetHandlerId() string {
@@ -3296,7 +3403,7 @@ type SetCurrentVersionRequest struct {
 
 func (x *SetCurrentVersionRequest) Reset() {
 	*x = SetCurrentVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +3415,7 @@ func (x *SetCurrentVersionRequest) String() string {
 func (*SetCurrentVersionRequest) ProtoMessage() {}
 
 func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +3428,7 @@ func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionRequest.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetCurrentVersionRequest) GetWorkflow() string {
@@ -3347,7 +3454,7 @@ type SetCurrentVersionResponse struct {
 
 func (x *SetCurrentVersionResponse) Reset() {
 	*x = SetCurrentVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3359,7 +3466,7 @@ func (x *SetCurrentVersionResponse) String() string {
 func (*SetCurrentVersionResponse) ProtoMessage() {}
 
 func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3372,7 +3479,7 @@ func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionResponse.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetCurrentVersionResponse) GetWorkflow() *Workflow {
@@ -3392,7 +3499,7 @@ type DeleteWorkflowVersionRequest struct {
 
 func (x *DeleteWorkflowVersionRequest) Reset() {
 	*x = DeleteWorkflowVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3404,7 +3511,7 @@ func (x *DeleteWorkflowVersionRequest) String() string {
 func (*DeleteWorkflowVersionRequest) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3417,7 +3524,7 @@ func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteWorkflowVersionRequest) GetWorkflow() string {
@@ -3442,7 +3549,7 @@ type DeleteWorkflowVersionResponse struct {
 
 func (x *DeleteWorkflowVersionResponse) Reset() {
 	*x = DeleteWorkflowVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[50]
+	mi := &file_wfd_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3454,7 +3561,7 @@ func (x *DeleteWorkflowVersionResponse) String() string {
 func (*DeleteWorkflowVersionResponse) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[50]
+	mi := &file_wfd_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3467,7 +3574,7 @@ func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
@@ -3643,6 +3750,12 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x06answer\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06answer\x12!\n" +
 	"\fcompleted_by\x18\x03 \x01(\tR\vcompletedBy\"8\n" +
 	"\x14CompleteTaskResponse\x12 \n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"g\n" +
+	"\x11CancelTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12!\n" +
+	"\fcancelled_by\x18\x03 \x01(\tR\vcancelledBy\"6\n" +
+	"\x12CancelTaskResponse\x12 \n" +
 	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"\x8e\x01\n" +
 	"\x13PublishEventRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
@@ -3737,7 +3850,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x18UPGRADE_OUTCOME_CAN_MOVE\x10\x01\x12\x19\n" +
 	"\x15UPGRADE_OUTCOME_MOVED\x10\x02\x12\x1b\n" +
 	"\x17UPGRADE_OUTCOME_REFUSED\x10\x03\x12\x18\n" +
-	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\xf3\x10\n" +
+	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\xb8\x11\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -3750,7 +3863,9 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x0eReleaseHandler\x12\x1d.wfd.v1.ReleaseHandlerRequest\x1a\x1e.wfd.v1.ReleaseHandlerResponse\x12E\n" +
 	"\tListTasks\x12\x18.wfd.v1.ListTasksRequest\x1a\x19.wfd.v1.ListTasksResponse\"\x03\x90\x02\x01\x12?\n" +
 	"\aGetTask\x12\x16.wfd.v1.GetTaskRequest\x1a\x17.wfd.v1.GetTaskResponse\"\x03\x90\x02\x01\x12I\n" +
-	"\fCompleteTask\x12\x1b.wfd.v1.CompleteTaskRequest\x1a\x1c.wfd.v1.CompleteTaskResponse\x12I\n" +
+	"\fCompleteTask\x12\x1b.wfd.v1.CompleteTaskRequest\x1a\x1c.wfd.v1.CompleteTaskResponse\x12C\n" +
+	"\n" +
+	"CancelTask\x12\x19.wfd.v1.CancelTaskRequest\x1a\x1a.wfd.v1.CancelTaskResponse\x12I\n" +
 	"\fPublishEvent\x12\x1b.wfd.v1.PublishEventRequest\x1a\x1c.wfd.v1.PublishEventResponse\x12B\n" +
 	"\bGetStats\x12\x17.wfd.v1.GetStatsRequest\x1a\x18.wfd.v1.GetStatsResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\vWaitHandler\x12\x1a.wfd.v1.WaitHandlerRequest\x1a\x1b.wfd.v1.WaitHandlerResponse\"\x03\x90\x02\x01\x12L\n" +
@@ -3781,7 +3896,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
 	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
@@ -3814,167 +3929,172 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*GetTaskResponse)(nil),               // 28: wfd.v1.GetTaskResponse
 	(*CompleteTaskRequest)(nil),           // 29: wfd.v1.CompleteTaskRequest
 	(*CompleteTaskResponse)(nil),          // 30: wfd.v1.CompleteTaskResponse
-	(*PublishEventRequest)(nil),           // 31: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),          // 32: wfd.v1.PublishEventResponse
-	(*WaitHandlerRequest)(nil),            // 33: wfd.v1.WaitHandlerRequest
-	(*WaitHandlerResponse)(nil),           // 34: wfd.v1.WaitHandlerResponse
-	(*DeleteHandlerRequest)(nil),          // 35: wfd.v1.DeleteHandlerRequest
-	(*DeleteHandlerResponse)(nil),         // 36: wfd.v1.DeleteHandlerResponse
-	(*ListPublishedEventsRequest)(nil),    // 37: wfd.v1.ListPublishedEventsRequest
-	(*ListPublishedEventsResponse)(nil),   // 38: wfd.v1.ListPublishedEventsResponse
-	(*PublishedEvent)(nil),                // 39: wfd.v1.PublishedEvent
-	(*GetIdentityRequest)(nil),            // 40: wfd.v1.GetIdentityRequest
-	(*GetIdentityResponse)(nil),           // 41: wfd.v1.GetIdentityResponse
-	(*ListReplicasRequest)(nil),           // 42: wfd.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),          // 43: wfd.v1.ListReplicasResponse
-	(*Replica)(nil),                       // 44: wfd.v1.Replica
-	(*UpgradeHandlersRequest)(nil),        // 45: wfd.v1.UpgradeHandlersRequest
-	(*UpgradeHandlersResponse)(nil),       // 46: wfd.v1.UpgradeHandlersResponse
-	(*HandlerUpgrade)(nil),                // 47: wfd.v1.HandlerUpgrade
-	(*SetCurrentVersionRequest)(nil),      // 48: wfd.v1.SetCurrentVersionRequest
-	(*SetCurrentVersionResponse)(nil),     // 49: wfd.v1.SetCurrentVersionResponse
-	(*DeleteWorkflowVersionRequest)(nil),  // 50: wfd.v1.DeleteWorkflowVersionRequest
-	(*DeleteWorkflowVersionResponse)(nil), // 51: wfd.v1.DeleteWorkflowVersionResponse
-	nil,                                   // 52: wfd.v1.Workflow.SearchAttributesEntry
-	nil,                                   // 53: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),               // 54: google.protobuf.Struct
-	(*durationpb.Duration)(nil),           // 55: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),         // 56: google.protobuf.Timestamp
-	(*Event)(nil),                         // 57: wfd.v1.Event
-	(*Handler)(nil),                       // 58: wfd.v1.Handler
-	(*HandlerAt)(nil),                     // 59: wfd.v1.HandlerAt
-	(HandlerStatus)(0),                    // 60: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 61: wfd.v1.Residency
-	(*Record)(nil),                        // 62: wfd.v1.Record
-	(TaskStatus)(0),                       // 63: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 64: wfd.v1.Task
-	(*CreateScheduleRequest)(nil),         // 65: wfd.v1.CreateScheduleRequest
-	(*GetScheduleRequest)(nil),            // 66: wfd.v1.GetScheduleRequest
-	(*ListSchedulesRequest)(nil),          // 67: wfd.v1.ListSchedulesRequest
-	(*UpdateScheduleRequest)(nil),         // 68: wfd.v1.UpdateScheduleRequest
-	(*DeleteScheduleRequest)(nil),         // 69: wfd.v1.DeleteScheduleRequest
-	(*TriggerScheduleRequest)(nil),        // 70: wfd.v1.TriggerScheduleRequest
-	(*CreateScheduleResponse)(nil),        // 71: wfd.v1.CreateScheduleResponse
-	(*GetScheduleResponse)(nil),           // 72: wfd.v1.GetScheduleResponse
-	(*ListSchedulesResponse)(nil),         // 73: wfd.v1.ListSchedulesResponse
-	(*UpdateScheduleResponse)(nil),        // 74: wfd.v1.UpdateScheduleResponse
-	(*DeleteScheduleResponse)(nil),        // 75: wfd.v1.DeleteScheduleResponse
-	(*TriggerScheduleResponse)(nil),       // 76: wfd.v1.TriggerScheduleResponse
+	(*CancelTaskRequest)(nil),             // 31: wfd.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),            // 32: wfd.v1.CancelTaskResponse
+	(*PublishEventRequest)(nil),           // 33: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),          // 34: wfd.v1.PublishEventResponse
+	(*WaitHandlerRequest)(nil),            // 35: wfd.v1.WaitHandlerRequest
+	(*WaitHandlerResponse)(nil),           // 36: wfd.v1.WaitHandlerResponse
+	(*DeleteHandlerRequest)(nil),          // 37: wfd.v1.DeleteHandlerRequest
+	(*DeleteHandlerResponse)(nil),         // 38: wfd.v1.DeleteHandlerResponse
+	(*ListPublishedEventsRequest)(nil),    // 39: wfd.v1.ListPublishedEventsRequest
+	(*ListPublishedEventsResponse)(nil),   // 40: wfd.v1.ListPublishedEventsResponse
+	(*PublishedEvent)(nil),                // 41: wfd.v1.PublishedEvent
+	(*GetIdentityRequest)(nil),            // 42: wfd.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),           // 43: wfd.v1.GetIdentityResponse
+	(*ListReplicasRequest)(nil),           // 44: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),          // 45: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                       // 46: wfd.v1.Replica
+	(*UpgradeHandlersRequest)(nil),        // 47: wfd.v1.UpgradeHandlersRequest
+	(*UpgradeHandlersResponse)(nil),       // 48: wfd.v1.UpgradeHandlersResponse
+	(*HandlerUpgrade)(nil),                // 49: wfd.v1.HandlerUpgrade
+	(*SetCurrentVersionRequest)(nil),      // 50: wfd.v1.SetCurrentVersionRequest
+	(*SetCurrentVersionResponse)(nil),     // 51: wfd.v1.SetCurrentVersionResponse
+	(*DeleteWorkflowVersionRequest)(nil),  // 52: wfd.v1.DeleteWorkflowVersionRequest
+	(*DeleteWorkflowVersionResponse)(nil), // 53: wfd.v1.DeleteWorkflowVersionResponse
+	nil,                                   // 54: wfd.v1.Workflow.SearchAttributesEntry
+	nil,                                   // 55: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 56: google.protobuf.Struct
+	(*durationpb.Duration)(nil),           // 57: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),         // 58: google.protobuf.Timestamp
+	(*Event)(nil),                         // 59: wfd.v1.Event
+	(*Handler)(nil),                       // 60: wfd.v1.Handler
+	(*HandlerAt)(nil),                     // 61: wfd.v1.HandlerAt
+	(HandlerStatus)(0),                    // 62: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 63: wfd.v1.Residency
+	(*Record)(nil),                        // 64: wfd.v1.Record
+	(TaskStatus)(0),                       // 65: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 66: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 67: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 68: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 69: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 70: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 71: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 72: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 73: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 74: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 75: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 76: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 77: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 78: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	54, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	56, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
 	4,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
 	3,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
-	52, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
+	54, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
 	2,  // 4: wfd.v1.Workflow.concurrency:type_name -> wfd.v1.Concurrency
-	55, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
-	56, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	57, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
+	58, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 7: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
-	54, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	56, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
 	1,  // 9: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	54, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	55, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	57, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
-	54, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
-	58, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	58, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	59, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
-	60, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	55, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	61, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	58, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	57, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	55, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	56, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	57, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	59, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
+	56, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
+	60, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	60, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	61, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
+	62, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	57, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	63, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	60, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	59, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	57, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
 	14, // 23: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
-	54, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
-	54, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
-	58, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	62, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	56, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	56, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
+	60, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	64, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
 	18, // 28: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	58, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	58, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	53, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	55, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	55, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	55, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	55, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	63, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	64, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	64, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	54, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	64, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	54, // 41: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	55, // 42: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	58, // 43: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	56, // 44: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	39, // 45: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	54, // 46: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	56, // 47: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	44, // 48: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	56, // 49: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	56, // 50: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	47, // 51: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 52: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 53: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	5,  // 54: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	7,  // 55: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	9,  // 56: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	11, // 57: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	13, // 58: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	16, // 59: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	19, // 60: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	21, // 61: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	25, // 62: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	27, // 63: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	29, // 64: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	31, // 65: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	23, // 66: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	33, // 67: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	35, // 68: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	37, // 69: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	40, // 70: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	42, // 71: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	45, // 72: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	48, // 73: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	50, // 74: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	65, // 75: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
-	66, // 76: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
-	67, // 77: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
-	68, // 78: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
-	69, // 79: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
-	70, // 80: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
-	6,  // 81: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	8,  // 82: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	10, // 83: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	12, // 84: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	15, // 85: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	17, // 86: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	20, // 87: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	22, // 88: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	26, // 89: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	28, // 90: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	30, // 91: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	32, // 92: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	24, // 93: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	34, // 94: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	36, // 95: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	38, // 96: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	41, // 97: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	43, // 98: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	46, // 99: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	49, // 100: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	51, // 101: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	71, // 102: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
-	72, // 103: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
-	73, // 104: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
-	74, // 105: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
-	75, // 106: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
-	76, // 107: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
-	81, // [81:108] is the sub-list for method output_type
-	54, // [54:81] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	60, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	60, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	55, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	57, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	57, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	57, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	57, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	65, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	66, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	66, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	56, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	66, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	66, // 41: wfd.v1.CancelTaskResponse.task:type_name -> wfd.v1.Task
+	56, // 42: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	57, // 43: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	60, // 44: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	58, // 45: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	41, // 46: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	56, // 47: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	58, // 48: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	46, // 49: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	58, // 50: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	58, // 51: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	49, // 52: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 53: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 54: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	5,  // 55: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	7,  // 56: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	9,  // 57: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	11, // 58: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	13, // 59: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	16, // 60: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	19, // 61: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	21, // 62: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	25, // 63: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	27, // 64: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	29, // 65: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	31, // 66: wfd.v1.WorkflowService.CancelTask:input_type -> wfd.v1.CancelTaskRequest
+	33, // 67: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	23, // 68: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	35, // 69: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	37, // 70: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	39, // 71: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	42, // 72: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	44, // 73: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	47, // 74: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	50, // 75: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	52, // 76: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	67, // 77: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	68, // 78: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	69, // 79: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	70, // 80: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	71, // 81: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	72, // 82: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	6,  // 83: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	8,  // 84: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	10, // 85: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	12, // 86: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	15, // 87: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	17, // 88: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	20, // 89: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	22, // 90: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	26, // 91: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	28, // 92: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	30, // 93: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	32, // 94: wfd.v1.WorkflowService.CancelTask:output_type -> wfd.v1.CancelTaskResponse
+	34, // 95: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	24, // 96: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	36, // 97: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	38, // 98: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	40, // 99: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	43, // 100: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	45, // 101: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	48, // 102: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	51, // 103: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	53, // 104: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	73, // 105: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	74, // 106: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	75, // 107: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	76, // 108: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	77, // 109: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	78, // 110: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	83, // [83:111] is the sub-list for method output_type
+	55, // [55:83] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -3994,7 +4114,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

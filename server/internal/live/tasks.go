@@ -79,10 +79,15 @@ func taskJSON(s *structpb.Struct) ([]byte, error) {
 }
 
 // resolvedTask is the record of a task whose wait resolved: completed by
-// its answer event (who, when and what it carries), or expired.
+// its answer event (who, when and what it carries), cancelled by one
+// (CancelTask: who, when and why), or expired.
 func resolvedTask(c *engine.Change, r *engine.Resolution) (persistence.Task, error) {
 	st := persistence.TaskExpired
-	if !r.TimedOut {
+	cancelled := !r.TimedOut && r.Event.Data.GetFields()["cancelled"].GetBoolValue()
+	switch {
+	case cancelled:
+		st = persistence.TaskCancelled
+	case !r.TimedOut:
 		st = persistence.TaskCompleted
 	}
 	t, err := taskOf(c, &r.Waiter, st)
@@ -97,6 +102,10 @@ func resolvedTask(c *engine.Change, r *engine.Resolution) (persistence.Task, err
 	t.CompletedBy = f["completed_by"].GetStringValue()
 	if at, err := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue()); err == nil {
 		t.CompletedAt = at
+	}
+	if cancelled {
+		t.CancelReason = f["reason"].GetStringValue()
+		return t, nil
 	}
 	if a := f["answer"].GetStructValue(); a != nil {
 		if t.Answer, err = protojson.Marshal(payload.Sanitize(a)); err != nil {

@@ -167,6 +167,8 @@ func (f *forwarder) forward(ctx context.Context, owned *apierr.Owned, req connec
 		call = forwardCall(m, c.SendEvent)
 	case *wfdv1.CompleteTaskRequest:
 		call = forwardCall(m, c.CompleteTask)
+	case *wfdv1.CancelTaskRequest:
+		call = forwardCall(m, c.CancelTask)
 	case *wfdv1.CancelHandlerRequest:
 		call = forwardCall(m, c.CancelHandler)
 	case *wfdv1.ReleaseHandlerRequest:

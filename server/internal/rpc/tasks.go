@@ -32,6 +32,7 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 	}
 	p.AnswerSchema, p.Answer = jsonStruct(t.Schema), jsonStruct(t.Answer)
 	p.Input, p.InputSchema = jsonStruct(t.Input), jsonStruct(t.InputSchema)
+	p.CancelReason = t.CancelReason
 	return p
 }
 
@@ -96,8 +97,42 @@ func (s *Service) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReque
 	if err := validateCompleteTask(req, s.payloadLimits()); err != nil {
 		return persistence.Task{}, err
 	}
-	id := req.GetTaskId()
-	// Answers to one task take turns, so the second sees the first's result.
+	answer := req.GetAnswer()
+	if answer == nil {
+		answer = &structpb.Struct{}
+	}
+	return s.resolveTask(ctx, req.GetTaskId(), req.GetCompletedBy(), persistence.TaskCompleted, func(t *persistence.Task) (map[string]*structpb.Value, error) {
+		if err := checkAnswer(t.Schema, answer); err != nil {
+			return nil, err
+		}
+		return map[string]*structpb.Value{"answer": structpb.NewStructValue(answer)}, nil
+	})
+}
+
+// CancelTask delivers a cancellation with its reason to the handler as a
+// TaskEvent: the waiting step gets it as its typed answer; the journal
+// marks the task cancelled in the same commit.
+func (v *Service) CancelTask(ctx context.Context, req *wfdv1.CancelTaskRequest) (*wfdv1.CancelTaskResponse, error) {
+	if err := validateCancelTask(req); err != nil {
+		return nil, err
+	}
+	t, err := v.resolveTask(ctx, req.GetTaskId(), req.GetCancelledBy(), persistence.TaskCancelled, func(*persistence.Task) (map[string]*structpb.Value, error) {
+		return map[string]*structpb.Value{"cancelled": structpb.NewBoolValue(true), "reason": structpb.NewStringValue(req.GetReason())}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wfdv1.CancelTaskResponse{Task: taskToProto(&t)}, nil
+}
+
+// resolveTask ends pending task id as want (completed or cancelled): it
+// delivers a TaskEvent with fields (made once the task is read) to its
+// handler, in the name of by (the caller's subject with authentication),
+// and returns the task as the journal recorded it.
+func (s *Service) resolveTask(ctx context.Context, id, by string, want persistence.TaskStatus,
+	fields func(*persistence.Task) (map[string]*structpb.Value, error),
+) (persistence.Task, error) {
+	// Calls on one task take turns, so the second sees the first's result.
 	unlock := s.rt.Turns().Lock("task:" + id)
 	defer unlock()
 	t, err := s.task(ctx, id)
@@ -107,23 +142,18 @@ func (s *Service) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReque
 	if t.Status != persistence.TaskPending {
 		return t, fmt.Errorf("%w: task %q is %v", apierr.ErrFailedPrecondition, id, t.Status)
 	}
-	answer := req.GetAnswer()
-	if answer == nil {
-		answer = &structpb.Struct{}
-	}
-	completedBy, err := answerer(ctx, req.GetCompletedBy(), &t)
+	who, err := answerer(ctx, by, &t)
 	if err != nil {
 		return t, err
 	}
-	if err := checkAnswer(t.Schema, answer); err != nil {
+	f, err := fields(&t)
+	if err != nil {
 		return t, err
 	}
-	ev := engine.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
-		"task_id":      structpb.NewStringValue(id),
-		"answer":       structpb.NewStructValue(answer),
-		"completed_by": structpb.NewStringValue(completedBy),
-		"completed_at": structpb.NewStringValue(s.now().UTC().Format(time.RFC3339Nano)),
-	}}}
+	f["task_id"] = structpb.NewStringValue(id)
+	f["completed_by"] = structpb.NewStringValue(who)
+	f["completed_at"] = structpb.NewStringValue(s.now().UTC().Format(time.RFC3339Nano))
+	ev := engine.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: f}}
 	err = s.rt.WithLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, engine.ErrInvalidEvent) {
 		return t, err
@@ -131,8 +161,9 @@ func (s *Service) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReque
 	if t, err = s.task(ctx, id); err != nil {
 		return t, err
 	}
-	if t.Status != persistence.TaskCompleted {
-		// The deadline passed, or the handler ended, before the answer.
+	if t.Status != want {
+		// The deadline passed, or the handler ended, or another call
+		// resolved it first.
 		return t, fmt.Errorf("%w: task %q is %v", apierr.ErrFailedPrecondition, id, t.Status)
 	}
 	return t, nil

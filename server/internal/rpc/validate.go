@@ -230,6 +230,24 @@ func validateCompleteTask(r *wfdv1.CompleteTaskRequest, lim payload.Limits) erro
 	return checkPayload(lim, "answer", r.GetAnswer())
 }
 
+func validateCancelTask(r *wfdv1.CancelTaskRequest) error {
+	if err := checkTaskID(r.GetTaskId()); err != nil {
+		return err
+	}
+	if b := r.GetCancelledBy(); b != "" {
+		if err := checkName("cancelled_by", b); err != nil {
+			return err
+		}
+	}
+	if n := len(r.GetReason()); n == 0 || n > maxCancelReason || !utf8.ValidString(r.GetReason()) {
+		return fmt.Errorf("%w: reason: want 1 to %d bytes of UTF-8, got %d", apierr.ErrInvalid, maxCancelReason, n)
+	}
+	return nil
+}
+
+// maxCancelReason bounds CancelTaskRequest.reason.
+const maxCancelReason = 4096
+
 func validatePublish(r *wfdv1.PublishEventRequest, lim payload.Limits) error {
 	if err := checkName("key", r.GetKey()); err != nil {
 		return err

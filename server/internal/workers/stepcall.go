@@ -101,19 +101,24 @@ func childrenToProto(c engine.Children) *wfdv1.ChildrenState {
 	return p
 }
 
-// askHuman is a remote step's AskHuman: the answer comes back as the task
-// event it arrived as.
+// askHuman is a remote step's AskHuman: the answer (or the cancellation,
+// with its reason) comes back as the task event it arrived as.
 func askHuman(sc *engine.StepContext, a *wfdv1.AskHuman) (*wfdv1.Event, error) {
 	ans, err := sc.AskHuman(engine.Task{Title: a.GetTitle(), Description: a.GetDescription(), Schema: a.GetAnswerSchema(),
 		Assignee: a.GetAssignee(), Deadline: a.GetDeadline().AsDuration(), Input: a.GetInput(), InputSchema: a.GetInputSchema()})
 	if err != nil {
 		return nil, err
 	}
-	return &wfdv1.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: map[string]*structpb.Value{
-		"answer":       structpb.NewStructValue(ans.Data),
+	f := map[string]*structpb.Value{
 		"completed_by": structpb.NewStringValue(ans.CompletedBy),
 		"completed_at": structpb.NewStringValue(ans.CompletedAt.UTC().Format(time.RFC3339Nano)),
-	}}}, nil
+	}
+	if ans.Cancelled {
+		f["cancelled"], f["reason"] = structpb.NewBoolValue(true), structpb.NewStringValue(ans.Reason)
+	} else {
+		f["answer"] = structpb.NewStructValue(ans.Data)
+	}
+	return &wfdv1.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: f}}, nil
 }
 
 // waitForKey is a remote step's WaitForKey: the publication comes back as

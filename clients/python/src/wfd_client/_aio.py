@@ -352,6 +352,28 @@ class AsyncClient:
         res: service_pb2.GetTaskResponse = await self._unary(self._stub.GetTask, req, timeout)
         return res.task
 
+    async def cancel_task(
+        self,
+        id: str,
+        reason: str,
+        *,
+        cancelled_by: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Task:
+        """Client.cancel_task's asyncio twin."""
+        req = service_pb2.CancelTaskRequest(task_id=id, reason=reason, cancelled_by=cancelled_by or "")
+        try:
+            res: service_pb2.CancelTaskResponse = await self._unary(self._stub.CancelTask, req, timeout)
+        except FailedPrecondition:
+            try:
+                t = await self.task(id, timeout=timeout)
+            except WfdError:
+                t = None
+            if t is not None and c.cancelled_as_asked(t, req):
+                return t
+            raise
+        return res.task
+
     async def complete_task(
         self,
         id: str,

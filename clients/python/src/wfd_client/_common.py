@@ -428,6 +428,13 @@ def publish_request(
     )
 
 
+def cancelled_as_asked(t: Task, req: service_pb2.CancelTaskRequest) -> bool:
+    """Whether t was cancelled as req asks (a retry of a call that got
+    through)."""
+    return (t.status == handler_pb2.TaskStatus.Value("TASK_STATUS_CANCELLED") and t.cancel_reason == req.reason
+            and t.completed_by == req.cancelled_by)
+
+
 def completed_as_asked(t: Task, req: service_pb2.CompleteTaskRequest) -> bool:
     """Whether t is completed with req's answer and completed_by: what a
     retried CompleteTask finds when an earlier attempt, whose reply was

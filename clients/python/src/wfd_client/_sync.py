@@ -462,6 +462,32 @@ class Client:
         res: service_pb2.GetTaskResponse = self._unary(self._stub.GetTask, req, timeout)
         return res.task
 
+    def cancel_task(
+        self,
+        id: str,
+        reason: str,
+        *,
+        cancelled_by: str | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> c.Task:
+        """Cancels a pending task for ``reason`` and returns the cancelled
+        task: the step that waited for it gets its answer with
+        ``cancelled`` and ``reason`` set. A task that is no longer pending is
+        FailedPrecondition; a retry of a cancellation that got through (same
+        reason, same ``cancelled_by``) returns the task instead."""
+        req = service_pb2.CancelTaskRequest(task_id=id, reason=reason, cancelled_by=cancelled_by or "")
+        try:
+            res: service_pb2.CancelTaskResponse = self._unary(self._stub.CancelTask, req, timeout)
+        except FailedPrecondition:
+            try:
+                t = self.task(id, timeout=timeout)
+            except WfdError:
+                t = None
+            if t is not None and c.cancelled_as_asked(t, req):
+                return t
+            raise
+        return res.task
+
     def complete_task(
         self,
         id: str,

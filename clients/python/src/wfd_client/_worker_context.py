@@ -57,11 +57,16 @@ class Event:
 
 @dataclasses.dataclass(frozen=True)
 class TaskAnswer:
-    """A person's answer to a task (ask_human)."""
+    """A person's answer to a task (ask_human), or its cancellation
+    (``cancelled``, with ``reason``; ``data`` is empty then).
+    ``completed_by`` and ``completed_at`` say who answered or cancelled,
+    and when."""
 
     data: dict[str, Any]
     completed_by: str
     completed_at: datetime.datetime | None
+    cancelled: bool = False
+    reason: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -360,6 +365,9 @@ def _ask(
 
 def _answer(resp: worker_pb2.StepCallResponse) -> TaskAnswer:
     f = struct_to_dict(resp.event.data)
+    if f.get("cancelled") is True:
+        return TaskAnswer(data={}, completed_by=f.get("completed_by", ""), completed_at=_time(f.get("completed_at", "")),
+                          cancelled=True, reason=f.get("reason", ""))
     return TaskAnswer(data=f.get("answer") or {}, completed_by=f.get("completed_by", ""), completed_at=_time(f.get("completed_at", "")))
 
 

@@ -26,9 +26,14 @@ export interface WorkflowEvent {
 
 /** A person's answer to {@link StepContext.askHuman}. */
 export interface TaskAnswer {
+  /** The answer; empty when the task was cancelled. */
   data: JsonObject;
+  /** Who answered (or cancelled), and when. */
   completedBy: string;
   completedAt: Date;
+  /** Nobody answered: the task was cancelled (CancelTask), for `reason`. */
+  cancelled: boolean;
+  reason: string;
 }
 
 /** What {@link StepContext.askHuman} asks. */
@@ -283,10 +288,13 @@ export class RemoteContext implements StepContext {
       },
     });
     const f = r.event?.data ?? {};
+    const cancelled = f["cancelled"] === true;
     return {
-      data: (f["answer"] ?? {}) as JsonObject,
+      data: cancelled ? {} : ((f["answer"] ?? {}) as JsonObject),
       completedBy: String(f["completed_by"] ?? ""),
       completedAt: new Date(String(f["completed_at"] ?? "")),
+      cancelled,
+      reason: cancelled ? String(f["reason"] ?? "") : "",
     };
   }
 

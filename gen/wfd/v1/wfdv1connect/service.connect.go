@@ -65,6 +65,9 @@ const (
 	// WorkflowServiceCompleteTaskProcedure is the fully-qualified name of the WorkflowService's
 	// CompleteTask RPC.
 	WorkflowServiceCompleteTaskProcedure = "/wfd.v1.WorkflowService/CompleteTask"
+	// WorkflowServiceCancelTaskProcedure is the fully-qualified name of the WorkflowService's
+	// CancelTask RPC.
+	WorkflowServiceCancelTaskProcedure = "/wfd.v1.WorkflowService/CancelTask"
 	// WorkflowServicePublishEventProcedure is the fully-qualified name of the WorkflowService's
 	// PublishEvent RPC.
 	WorkflowServicePublishEventProcedure = "/wfd.v1.WorkflowService/PublishEvent"
@@ -152,6 +155,11 @@ type WorkflowServiceClient interface {
 	// fields, and changes nothing; a task that is no longer pending is
 	// FAILED_PRECONDITION.
 	CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error)
+	// CancelTask cancels one pending task with a reason: the step waiting
+	// for it gets a typed result (the answer says cancelled, with the
+	// reason and who) instead of an answer, and goes on. The task ends
+	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
+	CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -293,6 +301,12 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(workflowServiceMethods.ByName("CompleteTask")),
 			connect.WithClientOptions(opts...),
 		),
+		cancelTask: connect.NewClient[v1.CancelTaskRequest, v1.CancelTaskResponse](
+			httpClient,
+			baseURL+WorkflowServiceCancelTaskProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("CancelTask")),
+			connect.WithClientOptions(opts...),
+		),
 		publishEvent: connect.NewClient[v1.PublishEventRequest, v1.PublishEventResponse](
 			httpClient,
 			baseURL+WorkflowServicePublishEventProcedure,
@@ -412,6 +426,7 @@ type workflowServiceClient struct {
 	listTasks             *connect.Client[v1.ListTasksRequest, v1.ListTasksResponse]
 	getTask               *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
 	completeTask          *connect.Client[v1.CompleteTaskRequest, v1.CompleteTaskResponse]
+	cancelTask            *connect.Client[v1.CancelTaskRequest, v1.CancelTaskResponse]
 	publishEvent          *connect.Client[v1.PublishEventRequest, v1.PublishEventResponse]
 	getStats              *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
 	waitHandler           *connect.Client[v1.WaitHandlerRequest, v1.WaitHandlerResponse]
@@ -519,6 +534,15 @@ func (c *workflowServiceClient) GetTask(ctx context.Context, req *v1.GetTaskRequ
 // CompleteTask calls wfd.v1.WorkflowService.CompleteTask.
 func (c *workflowServiceClient) CompleteTask(ctx context.Context, req *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error) {
 	response, err := c.completeTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// CancelTask calls wfd.v1.WorkflowService.CancelTask.
+func (c *workflowServiceClient) CancelTask(ctx context.Context, req *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error) {
+	response, err := c.cancelTask.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -706,6 +730,11 @@ type WorkflowServiceHandler interface {
 	// fields, and changes nothing; a task that is no longer pending is
 	// FAILED_PRECONDITION.
 	CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error)
+	// CancelTask cancels one pending task with a reason: the step waiting
+	// for it gets a typed result (the answer says cancelled, with the
+	// reason and who) instead of an answer, and goes on. The task ends
+	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
+	CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -843,6 +872,12 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithSchema(workflowServiceMethods.ByName("CompleteTask")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceCancelTaskHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceCancelTaskProcedure,
+		svc.CancelTask,
+		connect.WithSchema(workflowServiceMethods.ByName("CancelTask")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workflowServicePublishEventHandler := connect.NewUnaryHandlerSimple(
 		WorkflowServicePublishEventProcedure,
 		svc.PublishEvent,
@@ -970,6 +1005,8 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceGetTaskHandler.ServeHTTP(w, r)
 		case WorkflowServiceCompleteTaskProcedure:
 			workflowServiceCompleteTaskHandler.ServeHTTP(w, r)
+		case WorkflowServiceCancelTaskProcedure:
+			workflowServiceCancelTaskHandler.ServeHTTP(w, r)
 		case WorkflowServicePublishEventProcedure:
 			workflowServicePublishEventHandler.ServeHTTP(w, r)
 		case WorkflowServiceGetStatsProcedure:
@@ -1053,6 +1090,10 @@ func (UnimplementedWorkflowServiceHandler) GetTask(context.Context, *v1.GetTaskR
 
 func (UnimplementedWorkflowServiceHandler) CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.CompleteTask is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.CancelTask is not implemented"))
 }
 
 func (UnimplementedWorkflowServiceHandler) PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error) {

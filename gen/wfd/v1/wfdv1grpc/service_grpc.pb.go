@@ -31,6 +31,7 @@ const (
 	WorkflowService_ListTasks_FullMethodName             = "/wfd.v1.WorkflowService/ListTasks"
 	WorkflowService_GetTask_FullMethodName               = "/wfd.v1.WorkflowService/GetTask"
 	WorkflowService_CompleteTask_FullMethodName          = "/wfd.v1.WorkflowService/CompleteTask"
+	WorkflowService_CancelTask_FullMethodName            = "/wfd.v1.WorkflowService/CancelTask"
 	WorkflowService_PublishEvent_FullMethodName          = "/wfd.v1.WorkflowService/PublishEvent"
 	WorkflowService_GetStats_FullMethodName              = "/wfd.v1.WorkflowService/GetStats"
 	WorkflowService_WaitHandler_FullMethodName           = "/wfd.v1.WorkflowService/WaitHandler"
@@ -91,6 +92,11 @@ type WorkflowServiceClient interface {
 	// fields, and changes nothing; a task that is no longer pending is
 	// FAILED_PRECONDITION.
 	CompleteTask(ctx context.Context, in *v1.CompleteTaskRequest, opts ...grpc.CallOption) (*v1.CompleteTaskResponse, error)
+	// CancelTask cancels one pending task with a reason: the step waiting
+	// for it gets a typed result (the answer says cancelled, with the
+	// reason and who) instead of an answer, and goes on. The task ends
+	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
+	CancelTask(ctx context.Context, in *v1.CancelTaskRequest, opts ...grpc.CallOption) (*v1.CancelTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -270,6 +276,16 @@ func (c *workflowServiceClient) CompleteTask(ctx context.Context, in *v1.Complet
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(v1.CompleteTaskResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_CompleteTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) CancelTask(ctx context.Context, in *v1.CancelTaskRequest, opts ...grpc.CallOption) (*v1.CancelTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.CancelTaskResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_CancelTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -478,6 +494,11 @@ type WorkflowServiceServer interface {
 	// fields, and changes nothing; a task that is no longer pending is
 	// FAILED_PRECONDITION.
 	CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error)
+	// CancelTask cancels one pending task with a reason: the step waiting
+	// for it gets a typed result (the answer says cancelled, with the
+	// reason and who) instead of an answer, and goes on. The task ends
+	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
+	CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -576,6 +597,9 @@ func (UnimplementedWorkflowServiceServer) GetTask(context.Context, *v1.GetTaskRe
 }
 func (UnimplementedWorkflowServiceServer) CompleteTask(context.Context, *v1.CompleteTaskRequest) (*v1.CompleteTaskResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CompleteTask not implemented")
+}
+func (UnimplementedWorkflowServiceServer) CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CancelTask not implemented")
 }
 func (UnimplementedWorkflowServiceServer) PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PublishEvent not implemented")
@@ -833,6 +857,24 @@ func _WorkflowService_CompleteTask_Handler(srv interface{}, ctx context.Context,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WorkflowServiceServer).CompleteTask(ctx, req.(*v1.CompleteTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_CancelTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.CancelTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).CancelTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_CancelTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).CancelTask(ctx, req.(*v1.CancelTaskRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1171,6 +1213,10 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CompleteTask",
 			Handler:    _WorkflowService_CompleteTask_Handler,
+		},
+		{
+			MethodName: "CancelTask",
+			Handler:    _WorkflowService_CancelTask_Handler,
 		},
 		{
 			MethodName: "PublishEvent",

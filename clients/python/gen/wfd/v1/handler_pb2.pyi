@@ -265,7 +265,7 @@ class RunWaitingForWorker(_message.Message):
     def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workflow_version: _Optional[str] = ..., none_connected: _Optional[bool] = ..., lost_worker: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer", "input", "input_schema")
+    __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer", "input", "input_schema", "cancel_reason")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
@@ -282,6 +282,7 @@ class Task(_message.Message):
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REASON_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     handler_id: str
     workflow: str
@@ -298,7 +299,8 @@ class Task(_message.Message):
     answer: _struct_pb2.Struct
     input: _struct_pb2.Struct
     input_schema: _struct_pb2.Struct
-    def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    cancel_reason: str
+    def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ...) -> None: ...
 
 class HandlerAt(_message.Message):
     __slots__ = ("seq", "time", "status", "result", "error", "idle", "steps", "written", "written_total", "workflow_version", "released")

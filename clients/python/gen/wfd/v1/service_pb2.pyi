@@ -385,6 +385,22 @@ class CompleteTaskResponse(_message.Message):
     task: _handler_pb2.Task
     def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
 
+class CancelTaskRequest(_message.Message):
+    __slots__ = ("task_id", "reason", "cancelled_by")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_BY_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    reason: str
+    cancelled_by: str
+    def __init__(self, task_id: _Optional[str] = ..., reason: _Optional[str] = ..., cancelled_by: _Optional[str] = ...) -> None: ...
+
+class CancelTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _handler_pb2.Task
+    def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
+
 class PublishEventRequest(_message.Message):
     __slots__ = ("key", "data", "handler_id", "event_id")
     KEY_FIELD_NUMBER: _ClassVar[int]

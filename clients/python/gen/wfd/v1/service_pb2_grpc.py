@@ -92,6 +92,11 @@ class WorkflowServiceStub:
                 request_serializer=wfd_dot_v1_dot_service__pb2.CompleteTaskRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.CompleteTaskResponse.FromString,
                 _registered_method=True)
+        self.CancelTask = channel.unary_unary(
+                '/wfd.v1.WorkflowService/CancelTask',
+                request_serializer=wfd_dot_v1_dot_service__pb2.CancelTaskRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.CancelTaskResponse.FromString,
+                _registered_method=True)
         self.PublishEvent = channel.unary_unary(
                 '/wfd.v1.WorkflowService/PublishEvent',
                 request_serializer=wfd_dot_v1_dot_service__pb2.PublishEventRequest.SerializeToString,
@@ -264,6 +269,16 @@ class WorkflowServiceServicer:
         that fails the task's schema is INVALID_ARGUMENT naming the failing
         fields, and changes nothing; a task that is no longer pending is
         FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelTask(self, request, context):
+        """CancelTask cancels one pending task with a reason: the step waiting
+        for it gets a typed result (the answer says cancelled, with the
+        reason and who) instead of an answer, and goes on. The task ends
+        CANCELLED with its cancel_reason. Who may answer a task may cancel it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -462,6 +477,11 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.CompleteTask,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.CompleteTaskRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.CompleteTaskResponse.SerializeToString,
+            ),
+            'CancelTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTask,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.CancelTaskRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.CancelTaskResponse.SerializeToString,
             ),
             'PublishEvent': grpc.unary_unary_rpc_method_handler(
                     servicer.PublishEvent,
@@ -843,6 +863,33 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/CompleteTask',
             wfd_dot_v1_dot_service__pb2.CompleteTaskRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.CompleteTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/CancelTask',
+            wfd_dot_v1_dot_service__pb2.CancelTaskRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.CancelTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,

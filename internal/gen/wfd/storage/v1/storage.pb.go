@@ -598,8 +598,10 @@ type TaskMeta struct {
 	// Opaque answer (JSON).
 	Answer []byte `protobuf:"bytes,15,opt,name=answer,proto3" json:"answer,omitempty"`
 	// The task's input and its schema, as JSON; empty for none.
-	Input         []byte `protobuf:"bytes,16,opt,name=input,proto3" json:"input,omitempty"`
-	InputSchema   []byte `protobuf:"bytes,17,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	Input       []byte `protobuf:"bytes,16,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema []byte `protobuf:"bytes,17,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// Why CancelTask cancelled the task; empty otherwise.
+	CancelReason  string `protobuf:"bytes,18,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -751,6 +753,13 @@ func (x *TaskMeta) GetInputSchema() []byte {
 		return x.InputSchema
 	}
 	return nil
+}
+
+func (x *TaskMeta) GetCancelReason() string {
+	if x != nil {
+		return x.CancelReason
+	}
+	return ""
 }
 
 // PublishedEvent is one entry of the append-only published-event log
@@ -1038,7 +1047,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"event_type\x18\x03 \x01(\tR\teventType\x12\x14\n" +
 	"\x05match\x18\x04 \x01(\fR\x05match\x126\n" +
 	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\tR\x03key\"\xc9\x04\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\"\xee\x04\n" +
 	"\bTaskMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
@@ -1059,7 +1068,8 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\fcompleted_by\x18\x0e \x01(\tR\vcompletedBy\x12\x16\n" +
 	"\x06answer\x18\x0f \x01(\fR\x06answer\x12\x14\n" +
 	"\x05input\x18\x10 \x01(\fR\x05input\x12!\n" +
-	"\finput_schema\x18\x11 \x01(\fR\vinputSchema\"\xe0\x01\n" +
+	"\finput_schema\x18\x11 \x01(\fR\vinputSchema\x12#\n" +
+	"\rcancel_reason\x18\x12 \x01(\tR\fcancelReason\"\xe0\x01\n" +
 	"\x0ePublishedEvent\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
