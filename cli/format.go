@@ -184,6 +184,10 @@ func recordLine(r *wfdv1.Record) string {
 		return prefix + "released"
 	case *wfdv1.Record_HandlerRestored:
 		return prefix + "restored"
+	case *wfdv1.Record_HandlerAdmitted:
+		return prefix + "admitted: got a slot of its concurrency key"
+	case *wfdv1.Record_TaskChanged:
+		return prefix + taskChangeText(k.TaskChanged)
 	case *wfdv1.Record_HandlerUpgraded:
 		u := k.HandlerUpgraded
 		return prefix + "upgraded from " + orDash(u.GetFromVersion()) + " to " + u.GetToVersion()
@@ -505,4 +509,21 @@ func handlerAtFields(a *wfdv1.HandlerAt) [][2]string {
 		out = append(out, [2]string{"error", a.GetError()})
 	}
 	return out
+}
+
+// taskChangeText says what happened to a task: "task "Approve expense"
+// (ada) asked", "... cancelled by bob: trip called off".
+func taskChangeText(t *wfdv1.TaskChanged) string {
+	s := fmt.Sprintf("task %q", t.GetTitle())
+	if t.GetAssignee() != "" {
+		s += " (" + t.GetAssignee() + ")"
+	}
+	s += " " + strings.ToLower(strings.TrimPrefix(t.GetChange().String(), "TASK_CHANGE_"))
+	if t.GetBy() != "" {
+		s += " by " + t.GetBy()
+	}
+	if t.GetReason() != "" {
+		s += ": " + t.GetReason()
+	}
+	return s
 }

@@ -209,6 +209,9 @@ func TestCancelTaskCLI(t *testing.T) {
 	ok(t, "cancel-task", task, "--reason", "trip called off", "--by", "bob", "--addr", addr) // a retry
 	matchLines(t, ok(t, "task", task, "--addr", addr), []string{`^status: +cancelled$`, `^completed by: +bob$`, `^cancel reason: +trip called off$`})
 	matchLines(t, ok(t, "wait", h, "--wait", "1m", "--addr", addr), []string{`"cancelled":true`})
+	matchLines(t, ok(t, "stream", h, "--internal", "--addr", addr), []string{
+		`^#\d+ task "Approve expense" \(ada\) asked$`, `^#\d+ task "Approve expense" \(ada\) cancelled by bob: trip called off$`,
+	})
 	if r := wfd(t, "cancel-task", task, "--reason", "other", "--addr", addr); r.code != 1 || !strings.Contains(r.stderr, "failed_precondition") {
 		t.Fatalf("a second cancel: exit %d, stderr %q", r.code, r.stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wfd-dev/wfd/flow"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -88,6 +89,9 @@ func (r *runner) satisfies(w *waiter, ev Event) bool {
 // resume queues the parked run again with the wait's result.
 func (r *runner) resume(w *waiter, res waitResult) {
 	r.resolved = append(r.resolved, Resolution{Waiter: w.info(r.wf.def.Steps), TimedOut: res.timedOut, Event: res.ev})
+	if t := w.target().task; t != nil {
+		r.recordTaskEnd(t, res)
+	}
 	it := w.resume
 	if it.resolved == nil {
 		it.resolved = map[string]waitResult{}
@@ -181,4 +185,18 @@ func (s *state) hasWaiters() bool {
 		}
 	}
 	return false
+}
+
+// recordTaskEnd records how a task's wait resolved: answered, cancelled
+// (the TaskEvent says so, with its reason) or expired.
+func (r *runner) recordTaskEnd(t *Task, res waitResult) {
+	c := &TaskChange{TaskID: t.ID, Title: t.Title, Assignee: t.Assignee, Change: TaskExpired}
+	if !res.timedOut {
+		a := flow.TaskAnswerOf(res.ev.Data)
+		c.Change, c.By = TaskAnswered, a.CompletedBy
+		if a.Cancelled {
+			c.Change, c.Reason = TaskCancelled, a.Reason
+		}
+	}
+	r.record(Record{Kind: RecordTask, Task: c})
 }

@@ -50,6 +50,9 @@ const (
 	// RecordAdmitted: the handler, queued for a slot of its concurrency
 	// key, was admitted: its held events are delivered and it runs.
 	RecordAdmitted
+	// RecordTask: a human task of the handler changed: asked, answered,
+	// cancelled (CancelTask) or expired (Record.Task).
+	RecordTask
 )
 
 // Record is one entry of a handler's stream. Records are values with few
@@ -68,9 +71,30 @@ type Record struct {
 	Result *structpb.Struct // RecordTerminal, completed
 	Error  string           // RecordTerminal, failed or cancelled
 
-	Blocked  *Blocked  // RecordBlocked
-	Upgraded *Upgraded // RecordUpgraded
+	Blocked  *Blocked    // RecordBlocked
+	Upgraded *Upgraded   // RecordUpgraded
+	Task     *TaskChange // RecordTask
 }
+
+// TaskChange is what a RecordTask says: which task, what happened to it,
+// by whom and why.
+type TaskChange struct {
+	TaskID, Title, Assignee string
+	Change                  TaskChangeKind
+	// By answered or cancelled it; Reason is a cancellation's.
+	By, Reason string
+}
+
+// TaskChangeKind is what happened to a task.
+type TaskChangeKind uint8
+
+// Kinds of task changes (the values of wfdv1.TaskChange).
+const (
+	TaskAsked TaskChangeKind = iota + 1
+	TaskAnswered
+	TaskCancelled
+	TaskExpired
+)
 
 // Blocked is a run in progress that waits for something outside the
 // handler to execute it: a server's proxy step waiting for a worker.

@@ -243,6 +243,9 @@ func (r *runner) addWaiter(x *execution) {
 	}
 	ss.waiters = append(ss.waiters, w)
 	r.newWaiters = append(r.newWaiters, w.info(r.wf.def.Steps))
+	if t := w.target().task; t != nil {
+		r.record(Record{Kind: RecordTask, Task: &TaskChange{TaskID: t.ID, Title: t.Title, Assignee: t.Assignee, Change: TaskAsked}})
+	}
 	if w.target().children != nil && r.satisfies(w, Event{}) {
 		// The last child ended while the run was deciding to wait.
 		ss.waiters = ss.waiters[:len(ss.waiters)-1]

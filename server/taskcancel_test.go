@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -38,6 +40,17 @@ func TestCancelTask(t *testing.T) {
 		f := end.GetResult().GetFields()
 		if !f["cancelled"].GetBoolValue() || f["reason"].GetStringValue() != "the trip was called off" || f["by"].GetStringValue() != "bob" {
 			t.Fatalf("expense ended with %v, want the cancellation as its answer", end.GetResult())
+		}
+		// The stream records the task's changes: asked, then cancelled.
+		var changes []string
+		for _, r := range collect(t, c, h.HandlerId, 0) {
+			if tc := r.GetTaskChanged(); tc != nil {
+				changes = append(changes, fmt.Sprintf("%s %v %s %s", tc.GetTaskId(), tc.GetChange(), tc.GetBy(), tc.GetReason()))
+			}
+		}
+		want := []string{task.TaskId + " TASK_CHANGE_ASKED  ", task.TaskId + " TASK_CHANGE_CANCELLED bob the trip was called off"}
+		if !slices.Equal(changes, want) {
+			t.Fatalf("task records: %q, want %q", changes, want)
 		}
 		_, err = c.CancelTask(ctxT(t), &wfdv1.CancelTaskRequest{TaskId: task.TaskId, Reason: "again"})
 		wantCode(t, err, connect.CodeFailedPrecondition, "cancelled")

@@ -17,6 +17,13 @@ test("cancel a task with a reason", async ({ page, wfd, consoleErrors }) => {
   await button.click();
   await expect(page.getByTestId("cancel-reason")).toHaveText("the trip was called off");
   await expect(page.getByText("cancelled").first()).toBeVisible();
+  // The handler's timeline records the task's changes.
+  const tasks = page.getByTestId("timeline").locator('[data-kind="task"]');
+  await expect(tasks).toHaveCount(2);
+  await expect(tasks.nth(0)).toContainText('task "Approve expense"');
+  await expect(tasks.nth(0)).toContainText("asked");
+  await expect(tasks.nth(1)).toContainText("cancelled by");
+  await expect(tasks.nth(1)).toContainText(": the trip was called off");
   await shot(page, "task-cancelled");
 
   await page.goto(`${wfd.origin}/ui/handlers/${id}`);

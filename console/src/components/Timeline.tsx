@@ -4,7 +4,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 
-import { recordToJson, type Record, type RunWaitingForWorker, type WaiterInfo, type WfdClient } from "@wfd/client/web";
+import { recordToJson, TaskChange, type Record, type RunWaitingForWorker, type WaiterInfo, type WfdClient } from "@wfd/client/web";
 
 import { errorText } from "../api";
 import { jsonText, statusName, structJson, when } from "../format";
@@ -143,6 +143,14 @@ export function recordRow(r: Record): Row {
       const v = k.value;
       const detail = v.error ? v.error : compact(structJson(v.result) ?? {});
       return { ...base, kind: "finished", text: `${statusName(v.status)}: ${detail}` };
+    }
+    case "taskChanged": {
+      const v = k.value;
+      const change = (TaskChange[v.change] ?? "changed").toLowerCase();
+      let text = `task "${v.title}"${v.assignee ? ` (${v.assignee})` : ""} ${change}`;
+      if (v.by) text += ` by ${v.by}`;
+      if (v.reason) text += `: ${v.reason}`;
+      return { ...base, kind: "task", text };
     }
     case "handlerAdmitted":
       return { ...base, kind: "admitted", text: "admitted: got a slot of its concurrency key, and runs the events it held" };

@@ -139,6 +139,62 @@ func (Residency) EnumDescriptor() ([]byte, []int) {
 	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{1}
 }
 
+// TaskChange is what happened to a task.
+type TaskChange int32
+
+const (
+	TaskChange_TASK_CHANGE_UNSPECIFIED TaskChange = 0
+	TaskChange_TASK_CHANGE_ASKED       TaskChange = 1
+	TaskChange_TASK_CHANGE_ANSWERED    TaskChange = 2
+	TaskChange_TASK_CHANGE_CANCELLED   TaskChange = 3
+	TaskChange_TASK_CHANGE_EXPIRED     TaskChange = 4
+)
+
+// Enum value maps for TaskChange.
+var (
+	TaskChange_name = map[int32]string{
+		0: "TASK_CHANGE_UNSPECIFIED",
+		1: "TASK_CHANGE_ASKED",
+		2: "TASK_CHANGE_ANSWERED",
+		3: "TASK_CHANGE_CANCELLED",
+		4: "TASK_CHANGE_EXPIRED",
+	}
+	TaskChange_value = map[string]int32{
+		"TASK_CHANGE_UNSPECIFIED": 0,
+		"TASK_CHANGE_ASKED":       1,
+		"TASK_CHANGE_ANSWERED":    2,
+		"TASK_CHANGE_CANCELLED":   3,
+		"TASK_CHANGE_EXPIRED":     4,
+	}
+)
+
+func (x TaskChange) Enum() *TaskChange {
+	p := new(TaskChange)
+	*p = x
+	return p
+}
+
+func (x TaskChange) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskChange) Descriptor() protoreflect.EnumDescriptor {
+	return file_wfd_v1_handler_proto_enumTypes[2].Descriptor()
+}
+
+func (TaskChange) Type() protoreflect.EnumType {
+	return &file_wfd_v1_handler_proto_enumTypes[2]
+}
+
+func (x TaskChange) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskChange.Descriptor instead.
+func (TaskChange) EnumDescriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{2}
+}
+
 // TaskStatus is where a human task is.
 type TaskStatus int32
 
@@ -181,11 +237,11 @@ func (x TaskStatus) String() string {
 }
 
 func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_wfd_v1_handler_proto_enumTypes[2].Descriptor()
+	return file_wfd_v1_handler_proto_enumTypes[3].Descriptor()
 }
 
 func (TaskStatus) Type() protoreflect.EnumType {
-	return &file_wfd_v1_handler_proto_enumTypes[2]
+	return &file_wfd_v1_handler_proto_enumTypes[3]
 }
 
 func (x TaskStatus) Number() protoreflect.EnumNumber {
@@ -194,7 +250,7 @@ func (x TaskStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskStatus.Descriptor instead.
 func (TaskStatus) EnumDescriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{2}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{3}
 }
 
 // Event is one event of a handler: a type name and a JSON object payload.
@@ -839,6 +895,7 @@ type Record struct {
 	//	*Record_RunWaitingForWorker
 	//	*Record_HandlerUpgraded
 	//	*Record_HandlerAdmitted
+	//	*Record_TaskChanged
 	Kind          isRecord_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -976,6 +1033,15 @@ func (x *Record) GetHandlerAdmitted() *HandlerAdmitted {
 	return nil
 }
 
+func (x *Record) GetTaskChanged() *TaskChanged {
+	if x != nil {
+		if x, ok := x.Kind.(*Record_TaskChanged); ok {
+			return x.TaskChanged
+		}
+	}
+	return nil
+}
+
 type isRecord_Kind interface {
 	isRecord_Kind()
 }
@@ -1017,6 +1083,10 @@ type Record_HandlerAdmitted struct {
 	HandlerAdmitted *HandlerAdmitted `protobuf:"bytes,11,opt,name=handler_admitted,json=handlerAdmitted,proto3,oneof"`
 }
 
+type Record_TaskChanged struct {
+	TaskChanged *TaskChanged `protobuf:"bytes,12,opt,name=task_changed,json=taskChanged,proto3,oneof"`
+}
+
 func (*Record_StepStateChanged) isRecord_Kind() {}
 
 func (*Record_EventWritten) isRecord_Kind() {}
@@ -1035,6 +1105,96 @@ func (*Record_HandlerUpgraded) isRecord_Kind() {}
 
 func (*Record_HandlerAdmitted) isRecord_Kind() {}
 
+func (*Record_TaskChanged) isRecord_Kind() {}
+
+// TaskChanged: a human task of the handler was asked, answered, cancelled
+// (CancelTask, with its reason) or expired (its deadline passed).
+type TaskChanged struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TaskId   string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Title    string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Assignee string                 `protobuf:"bytes,3,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	Change   TaskChange             `protobuf:"varint,4,opt,name=change,proto3,enum=wfd.v1.TaskChange" json:"change,omitempty"`
+	// Who answered or cancelled it.
+	By string `protobuf:"bytes,5,opt,name=by,proto3" json:"by,omitempty"`
+	// Why it was cancelled.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskChanged) Reset() {
+	*x = TaskChanged{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskChanged) ProtoMessage() {}
+
+func (x *TaskChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskChanged.ProtoReflect.Descriptor instead.
+func (*TaskChanged) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TaskChanged) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TaskChanged) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *TaskChanged) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
+func (x *TaskChanged) GetChange() TaskChange {
+	if x != nil {
+		return x.Change
+	}
+	return TaskChange_TASK_CHANGE_UNSPECIFIED
+}
+
+func (x *TaskChanged) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *TaskChanged) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // HandlerAdmitted: the handler, queued for a slot of its concurrency key,
 // got one; the events it held are delivered and it runs.
 type HandlerAdmitted struct {
@@ -1045,7 +1205,7 @@ type HandlerAdmitted struct {
 
 func (x *HandlerAdmitted) Reset() {
 	*x = HandlerAdmitted{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1057,7 +1217,7 @@ func (x *HandlerAdmitted) String() string {
 func (*HandlerAdmitted) ProtoMessage() {}
 
 func (x *HandlerAdmitted) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1070,7 +1230,7 @@ func (x *HandlerAdmitted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerAdmitted.ProtoReflect.Descriptor instead.
 func (*HandlerAdmitted) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
 }
 
 // HandlerUpgraded: the handler moved to another version of its workflow
@@ -1085,7 +1245,7 @@ type HandlerUpgraded struct {
 
 func (x *HandlerUpgraded) Reset() {
 	*x = HandlerUpgraded{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1257,7 @@ func (x *HandlerUpgraded) String() string {
 func (*HandlerUpgraded) ProtoMessage() {}
 
 func (x *HandlerUpgraded) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1270,7 @@ func (x *HandlerUpgraded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgraded.ProtoReflect.Descriptor instead.
 func (*HandlerUpgraded) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HandlerUpgraded) GetFromVersion() string {
@@ -1148,7 +1308,7 @@ type StepStateChanged struct {
 
 func (x *StepStateChanged) Reset() {
 	*x = StepStateChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1320,7 @@ func (x *StepStateChanged) String() string {
 func (*StepStateChanged) ProtoMessage() {}
 
 func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1333,7 @@ func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStateChanged.ProtoReflect.Descriptor instead.
 func (*StepStateChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StepStateChanged) GetStep() string {
@@ -1244,7 +1404,7 @@ type IdleChanged struct {
 
 func (x *IdleChanged) Reset() {
 	*x = IdleChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1416,7 @@ func (x *IdleChanged) String() string {
 func (*IdleChanged) ProtoMessage() {}
 
 func (x *IdleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1429,7 @@ func (x *IdleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdleChanged.ProtoReflect.Descriptor instead.
 func (*IdleChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IdleChanged) GetIdle() bool {
@@ -1298,7 +1458,7 @@ type HandlerFinished struct {
 
 func (x *HandlerFinished) Reset() {
 	*x = HandlerFinished{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1470,7 @@ func (x *HandlerFinished) String() string {
 func (*HandlerFinished) ProtoMessage() {}
 
 func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1483,7 @@ func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerFinished.ProtoReflect.Descriptor instead.
 func (*HandlerFinished) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HandlerFinished) GetStatus() HandlerStatus {
@@ -1357,7 +1517,7 @@ type HandlerReleased struct {
 
 func (x *HandlerReleased) Reset() {
 	*x = HandlerReleased{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1529,7 @@ func (x *HandlerReleased) String() string {
 func (*HandlerReleased) ProtoMessage() {}
 
 func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1542,7 @@ func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerReleased.ProtoReflect.Descriptor instead.
 func (*HandlerReleased) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{13}
 }
 
 // HandlerRestored: the handler was loaded into memory from its last
@@ -1395,7 +1555,7 @@ type HandlerRestored struct {
 
 func (x *HandlerRestored) Reset() {
 	*x = HandlerRestored{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[13]
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1407,7 +1567,7 @@ func (x *HandlerRestored) String() string {
 func (*HandlerRestored) ProtoMessage() {}
 
 func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[13]
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1420,7 +1580,7 @@ func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerRestored.ProtoReflect.Descriptor instead.
 func (*HandlerRestored) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{14}
 }
 
 // RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -1453,7 +1613,7 @@ type RunWaitingForWorker struct {
 
 func (x *RunWaitingForWorker) Reset() {
 	*x = RunWaitingForWorker{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1625,7 @@ func (x *RunWaitingForWorker) String() string {
 func (*RunWaitingForWorker) ProtoMessage() {}
 
 func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1638,7 @@ func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWaitingForWorker.ProtoReflect.Descriptor instead.
 func (*RunWaitingForWorker) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunWaitingForWorker) GetStep() string {
@@ -1561,7 +1721,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	mi := &file_wfd_v1_handler_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1733,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	mi := &file_wfd_v1_handler_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1746,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Task) GetTaskId() string {
@@ -1739,7 +1899,7 @@ type HandlerAt struct {
 
 func (x *HandlerAt) Reset() {
 	*x = HandlerAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[16]
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1751,7 +1911,7 @@ func (x *HandlerAt) String() string {
 func (*HandlerAt) ProtoMessage() {}
 
 func (x *HandlerAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[16]
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1764,7 +1924,7 @@ func (x *HandlerAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerAt.ProtoReflect.Descriptor instead.
 func (*HandlerAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HandlerAt) GetSeq() uint64 {
@@ -1866,7 +2026,7 @@ type StepAt struct {
 
 func (x *StepAt) Reset() {
 	*x = StepAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	mi := &file_wfd_v1_handler_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +2038,7 @@ func (x *StepAt) String() string {
 func (*StepAt) ProtoMessage() {}
 
 func (x *StepAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	mi := &file_wfd_v1_handler_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2051,7 @@ func (x *StepAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepAt.ProtoReflect.Descriptor instead.
 func (*StepAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StepAt) GetStep() string {
@@ -2014,7 +2174,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
 	"\bassignee\x18\x05 \x01(\tR\bassignee\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
-	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xbe\x05\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xf8\x05\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -2027,8 +2187,16 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x16run_waiting_for_worker\x18\t \x01(\v2\x1b.wfd.v1.RunWaitingForWorkerH\x00R\x13runWaitingForWorker\x12D\n" +
 	"\x10handler_upgraded\x18\n" +
 	" \x01(\v2\x17.wfd.v1.HandlerUpgradedH\x00R\x0fhandlerUpgraded\x12D\n" +
-	"\x10handler_admitted\x18\v \x01(\v2\x17.wfd.v1.HandlerAdmittedH\x00R\x0fhandlerAdmittedB\x06\n" +
-	"\x04kind\"\x11\n" +
+	"\x10handler_admitted\x18\v \x01(\v2\x17.wfd.v1.HandlerAdmittedH\x00R\x0fhandlerAdmitted\x128\n" +
+	"\ftask_changed\x18\f \x01(\v2\x13.wfd.v1.TaskChangedH\x00R\vtaskChangedB\x06\n" +
+	"\x04kind\"\xac\x01\n" +
+	"\vTaskChanged\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1a\n" +
+	"\bassignee\x18\x03 \x01(\tR\bassignee\x12*\n" +
+	"\x06change\x18\x04 \x01(\x0e2\x12.wfd.v1.TaskChangeR\x06change\x12\x0e\n" +
+	"\x02by\x18\x05 \x01(\tR\x02by\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x11\n" +
 	"\x0fHandlerAdmitted\"S\n" +
 	"\x0fHandlerUpgraded\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
@@ -2114,7 +2282,14 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\tResidency\x12\x19\n" +
 	"\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n" +
-	"\x12RESIDENCY_RELEASED\x10\x02*\x91\x01\n" +
+	"\x12RESIDENCY_RELEASED\x10\x02*\x8e\x01\n" +
+	"\n" +
+	"TaskChange\x12\x1b\n" +
+	"\x17TASK_CHANGE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11TASK_CHANGE_ASKED\x10\x01\x12\x18\n" +
+	"\x14TASK_CHANGE_ANSWERED\x10\x02\x12\x19\n" +
+	"\x15TASK_CHANGE_CANCELLED\x10\x03\x12\x17\n" +
+	"\x13TASK_CHANGE_EXPIRED\x10\x04*\x91\x01\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2135,87 +2310,91 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_handler_proto_rawDescData
 }
 
-var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(Residency)(0),                // 1: wfd.v1.Residency
-	(TaskStatus)(0),               // 2: wfd.v1.TaskStatus
-	(*Event)(nil),                 // 3: wfd.v1.Event
-	(*Handler)(nil),               // 4: wfd.v1.Handler
-	(*HandlerSlot)(nil),           // 5: wfd.v1.HandlerSlot
-	(*IdleInfo)(nil),              // 6: wfd.v1.IdleInfo
-	(*WaiterInfo)(nil),            // 7: wfd.v1.WaiterInfo
-	(*HumanTask)(nil),             // 8: wfd.v1.HumanTask
-	(*Record)(nil),                // 9: wfd.v1.Record
-	(*HandlerAdmitted)(nil),       // 10: wfd.v1.HandlerAdmitted
-	(*HandlerUpgraded)(nil),       // 11: wfd.v1.HandlerUpgraded
-	(*StepStateChanged)(nil),      // 12: wfd.v1.StepStateChanged
-	(*IdleChanged)(nil),           // 13: wfd.v1.IdleChanged
-	(*HandlerFinished)(nil),       // 14: wfd.v1.HandlerFinished
-	(*HandlerReleased)(nil),       // 15: wfd.v1.HandlerReleased
-	(*HandlerRestored)(nil),       // 16: wfd.v1.HandlerRestored
-	(*RunWaitingForWorker)(nil),   // 17: wfd.v1.RunWaitingForWorker
-	(*Task)(nil),                  // 18: wfd.v1.Task
-	(*HandlerAt)(nil),             // 19: wfd.v1.HandlerAt
-	(*StepAt)(nil),                // 20: wfd.v1.StepAt
-	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(TaskChange)(0),               // 2: wfd.v1.TaskChange
+	(TaskStatus)(0),               // 3: wfd.v1.TaskStatus
+	(*Event)(nil),                 // 4: wfd.v1.Event
+	(*Handler)(nil),               // 5: wfd.v1.Handler
+	(*HandlerSlot)(nil),           // 6: wfd.v1.HandlerSlot
+	(*IdleInfo)(nil),              // 7: wfd.v1.IdleInfo
+	(*WaiterInfo)(nil),            // 8: wfd.v1.WaiterInfo
+	(*HumanTask)(nil),             // 9: wfd.v1.HumanTask
+	(*Record)(nil),                // 10: wfd.v1.Record
+	(*TaskChanged)(nil),           // 11: wfd.v1.TaskChanged
+	(*HandlerAdmitted)(nil),       // 12: wfd.v1.HandlerAdmitted
+	(*HandlerUpgraded)(nil),       // 13: wfd.v1.HandlerUpgraded
+	(*StepStateChanged)(nil),      // 14: wfd.v1.StepStateChanged
+	(*IdleChanged)(nil),           // 15: wfd.v1.IdleChanged
+	(*HandlerFinished)(nil),       // 16: wfd.v1.HandlerFinished
+	(*HandlerReleased)(nil),       // 17: wfd.v1.HandlerReleased
+	(*HandlerRestored)(nil),       // 18: wfd.v1.HandlerRestored
+	(*RunWaitingForWorker)(nil),   // 19: wfd.v1.RunWaitingForWorker
+	(*Task)(nil),                  // 20: wfd.v1.Task
+	(*HandlerAt)(nil),             // 21: wfd.v1.HandlerAt
+	(*StepAt)(nil),                // 22: wfd.v1.StepAt
+	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	21, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	23, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	22, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	22, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	22, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
-	6,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	21, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
-	17, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	22, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
-	21, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
-	5,  // 11: wfd.v1.Handler.slot:type_name -> wfd.v1.HandlerSlot
-	22, // 12: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
-	7,  // 13: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	21, // 14: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	22, // 15: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
-	8,  // 16: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	21, // 17: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	21, // 18: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
-	21, // 19: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
-	22, // 20: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	12, // 21: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
-	3,  // 22: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	13, // 23: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	14, // 24: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	15, // 25: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	16, // 26: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	17, // 27: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	11, // 28: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
-	10, // 29: wfd.v1.Record.handler_admitted:type_name -> wfd.v1.HandlerAdmitted
-	6,  // 30: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	0,  // 31: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	21, // 32: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	22, // 33: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	21, // 34: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	2,  // 35: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	22, // 36: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	22, // 37: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	22, // 38: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	21, // 39: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	21, // 40: wfd.v1.Task.input:type_name -> google.protobuf.Struct
-	21, // 41: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
-	22, // 42: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
-	0,  // 43: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
-	21, // 44: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
-	6,  // 45: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
-	20, // 46: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
-	3,  // 47: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
-	48, // [48:48] is the sub-list for method output_type
-	48, // [48:48] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	24, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	24, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	24, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	7,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
+	23, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	19, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	24, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
+	23, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
+	6,  // 11: wfd.v1.Handler.slot:type_name -> wfd.v1.HandlerSlot
+	24, // 12: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	8,  // 13: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
+	23, // 14: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	24, // 15: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	9,  // 16: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
+	23, // 17: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	23, // 18: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	23, // 19: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	24, // 20: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	14, // 21: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	4,  // 22: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
+	15, // 23: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	16, // 24: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	17, // 25: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	18, // 26: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	19, // 27: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	13, // 28: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
+	12, // 29: wfd.v1.Record.handler_admitted:type_name -> wfd.v1.HandlerAdmitted
+	11, // 30: wfd.v1.Record.task_changed:type_name -> wfd.v1.TaskChanged
+	2,  // 31: wfd.v1.TaskChanged.change:type_name -> wfd.v1.TaskChange
+	7,  // 32: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 33: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	23, // 34: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	24, // 35: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	23, // 36: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	3,  // 37: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	24, // 38: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	24, // 39: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	24, // 40: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	23, // 41: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	23, // 42: wfd.v1.Task.input:type_name -> google.protobuf.Struct
+	23, // 43: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
+	24, // 44: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
+	0,  // 45: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
+	23, // 46: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
+	7,  // 47: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
+	22, // 48: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
+	4,  // 49: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -2233,14 +2412,15 @@ func file_wfd_v1_handler_proto_init() {
 		(*Record_RunWaitingForWorker)(nil),
 		(*Record_HandlerUpgraded)(nil),
 		(*Record_HandlerAdmitted)(nil),
+		(*Record_TaskChanged)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   18,
+			NumEnums:      4,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

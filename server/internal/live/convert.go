@@ -94,6 +94,11 @@ func RecordToProto(r *engine.Record) *wfdv1.Record {
 		}
 	case engine.RecordAdmitted:
 		p.Kind = &wfdv1.Record_HandlerAdmitted{HandlerAdmitted: &wfdv1.HandlerAdmitted{}}
+	case engine.RecordTask:
+		if t := r.Task; t != nil {
+			p.Kind = &wfdv1.Record_TaskChanged{TaskChanged: &wfdv1.TaskChanged{TaskId: t.TaskID, Title: t.Title, Assignee: t.Assignee,
+				Change: wfdv1.TaskChange(t.Change), By: t.By, Reason: t.Reason}}
+		}
 	case engine.RecordBlocked:
 		b := r.Blocked
 		if b == nil {

@@ -26,6 +26,14 @@ class Residency(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RESIDENCY_ACTIVE: _ClassVar[Residency]
     RESIDENCY_RELEASED: _ClassVar[Residency]
 
+class TaskChange(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TASK_CHANGE_UNSPECIFIED: _ClassVar[TaskChange]
+    TASK_CHANGE_ASKED: _ClassVar[TaskChange]
+    TASK_CHANGE_ANSWERED: _ClassVar[TaskChange]
+    TASK_CHANGE_CANCELLED: _ClassVar[TaskChange]
+    TASK_CHANGE_EXPIRED: _ClassVar[TaskChange]
+
 class TaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     TASK_STATUS_UNSPECIFIED: _ClassVar[TaskStatus]
@@ -42,6 +50,11 @@ HANDLER_STATUS_QUEUED: HandlerStatus
 RESIDENCY_UNSPECIFIED: Residency
 RESIDENCY_ACTIVE: Residency
 RESIDENCY_RELEASED: Residency
+TASK_CHANGE_UNSPECIFIED: TaskChange
+TASK_CHANGE_ASKED: TaskChange
+TASK_CHANGE_ANSWERED: TaskChange
+TASK_CHANGE_CANCELLED: TaskChange
+TASK_CHANGE_EXPIRED: TaskChange
 TASK_STATUS_UNSPECIFIED: TaskStatus
 TASK_STATUS_PENDING: TaskStatus
 TASK_STATUS_COMPLETED: TaskStatus
@@ -163,7 +176,7 @@ class HumanTask(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Record(_message.Message):
-    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker", "handler_upgraded", "handler_admitted")
+    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker", "handler_upgraded", "handler_admitted", "task_changed")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     STEP_STATE_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -175,6 +188,7 @@ class Record(_message.Message):
     RUN_WAITING_FOR_WORKER_FIELD_NUMBER: _ClassVar[int]
     HANDLER_UPGRADED_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ADMITTED_FIELD_NUMBER: _ClassVar[int]
+    TASK_CHANGED_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     step_state_changed: StepStateChanged
@@ -186,7 +200,24 @@ class Record(_message.Message):
     run_waiting_for_worker: RunWaitingForWorker
     handler_upgraded: HandlerUpgraded
     handler_admitted: HandlerAdmitted
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ..., handler_admitted: _Optional[_Union[HandlerAdmitted, _Mapping]] = ...) -> None: ...
+    task_changed: TaskChanged
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ..., handler_admitted: _Optional[_Union[HandlerAdmitted, _Mapping]] = ..., task_changed: _Optional[_Union[TaskChanged, _Mapping]] = ...) -> None: ...
+
+class TaskChanged(_message.Message):
+    __slots__ = ("task_id", "title", "assignee", "change", "by", "reason")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    title: str
+    assignee: str
+    change: TaskChange
+    by: str
+    reason: str
+    def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., assignee: _Optional[str] = ..., change: _Optional[_Union[TaskChange, str]] = ..., by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class HandlerAdmitted(_message.Message):
     __slots__ = ()

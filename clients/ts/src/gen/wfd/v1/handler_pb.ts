@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/handler.proto.
  */
 export const file_wfd_v1_handler: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QilwUKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiEKBHNsb3QYFCABKAsyEy53ZmQudjEuSGFuZGxlclNsb3QiPAoLSGFuZGxlclNsb3QSCwoDa2V5GAEgASgJEg4KBnF1ZXVlZBgCIAEoCBIQCghwb3NpdGlvbhgDIAEoDSKIAQoISWRsZUluZm8SKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKB3dhaXRlcnMYAiADKAsyEi53ZmQudjEuV2FpdGVySW5mbxIcChRleHRlcm5hbF9ldmVudF90eXBlcxgDIAMoCRIOCgZxdWV1ZWQYBCABKAgi1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QinAQKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIABIzChBoYW5kbGVyX2FkbWl0dGVkGAsgASgLMhcud2ZkLnYxLkhhbmRsZXJBZG1pdHRlZEgAQgYKBGtpbmQiEQoPSGFuZGxlckFkbWl0dGVkIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAkikgQKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFQoNY2FuY2VsX3JlYXNvbhgRIAEoCSLDAgoJSGFuZGxlckF0EgsKA3NlcRgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAUgASgJEh4KBGlkbGUYBiABKAsyEC53ZmQudjEuSWRsZUluZm8SHQoFc3RlcHMYByADKAsyDi53ZmQudjEuU3RlcEF0Eh4KB3dyaXR0ZW4YCCADKAsyDS53ZmQudjEuRXZlbnQSFQoNd3JpdHRlbl90b3RhbBgJIAEoDRIYChB3b3JrZmxvd192ZXJzaW9uGAogASgJEhAKCHJlbGVhc2VkGAsgASgIIp4BCgZTdGVwQXQSDAoEc3RlcBgBIAEoCRIPCgdydW5uaW5nGAIgASgNEg8KB2F0dGVtcHQYAyABKA0SGAoQaW5wdXRfZXZlbnRfdHlwZRgEIAEoCRINCgVlbmRlZBgFIAEoDRIbChNlbWl0dGVkX2V2ZW50X3R5cGVzGAYgAygJEg0KBWVycm9yGAcgASgJEg8KB3dhaXRpbmcYCCABKAgqvQEKDUhhbmRsZXJTdGF0dXMSHgoaSEFORExFUl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZIQU5ETEVSX1NUQVRVU19SVU5OSU5HEAESHAoYSEFORExFUl9TVEFUVVNfQ09NUExFVEVEEAISGQoVSEFORExFUl9TVEFUVVNfRkFJTEVEEAMSHAoYSEFORExFUl9TVEFUVVNfQ0FOQ0VMTEVEEAQSGQoVSEFORExFUl9TVEFUVVNfUVVFVUVEEAUqVAoJUmVzaWRlbmN5EhkKFVJFU0lERU5DWV9VTlNQRUNJRklFRBAAEhQKEFJFU0lERU5DWV9BQ1RJVkUQARIWChJSRVNJREVOQ1lfUkVMRUFTRUQQAiqRAQoKVGFza1N0YXR1cxIbChdUQVNLX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RBU0tfU1RBVFVTX1BFTkRJTkcQARIZChVUQVNLX1NUQVRVU19DT01QTEVURUQQAhIXChNUQVNLX1NUQVRVU19FWFBJUkVEEAMSGQoVVEFTS19TVEFUVVNfQ0FOQ0VMTEVEEARCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QilwUKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiEKBHNsb3QYFCABKAsyEy53ZmQudjEuSGFuZGxlclNsb3QiPAoLSGFuZGxlclNsb3QSCwoDa2V5GAEgASgJEg4KBnF1ZXVlZBgCIAEoCBIQCghwb3NpdGlvbhgDIAEoDSKIAQoISWRsZUluZm8SKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKB3dhaXRlcnMYAiADKAsyEi53ZmQudjEuV2FpdGVySW5mbxIcChRleHRlcm5hbF9ldmVudF90eXBlcxgDIAMoCRIOCgZxdWV1ZWQYBCABKAgi1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiyQQKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIABIzChBoYW5kbGVyX2FkbWl0dGVkGAsgASgLMhcud2ZkLnYxLkhhbmRsZXJBZG1pdHRlZEgAEisKDHRhc2tfY2hhbmdlZBgMIAEoCzITLndmZC52MS5UYXNrQ2hhbmdlZEgAQgYKBGtpbmQifwoLVGFza0NoYW5nZWQSDwoHdGFza19pZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIQCghhc3NpZ25lZRgDIAEoCRIiCgZjaGFuZ2UYBCABKA4yEi53ZmQudjEuVGFza0NoYW5nZRIKCgJieRgFIAEoCRIOCgZyZWFzb24YBiABKAkiEQoPSGFuZGxlckFkbWl0dGVkIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAkikgQKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFQoNY2FuY2VsX3JlYXNvbhgRIAEoCSLDAgoJSGFuZGxlckF0EgsKA3NlcRgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAUgASgJEh4KBGlkbGUYBiABKAsyEC53ZmQudjEuSWRsZUluZm8SHQoFc3RlcHMYByADKAsyDi53ZmQudjEuU3RlcEF0Eh4KB3dyaXR0ZW4YCCADKAsyDS53ZmQudjEuRXZlbnQSFQoNd3JpdHRlbl90b3RhbBgJIAEoDRIYChB3b3JrZmxvd192ZXJzaW9uGAogASgJEhAKCHJlbGVhc2VkGAsgASgIIp4BCgZTdGVwQXQSDAoEc3RlcBgBIAEoCRIPCgdydW5uaW5nGAIgASgNEg8KB2F0dGVtcHQYAyABKA0SGAoQaW5wdXRfZXZlbnRfdHlwZRgEIAEoCRINCgVlbmRlZBgFIAEoDRIbChNlbWl0dGVkX2V2ZW50X3R5cGVzGAYgAygJEg0KBWVycm9yGAcgASgJEg8KB3dhaXRpbmcYCCABKAgqvQEKDUhhbmRsZXJTdGF0dXMSHgoaSEFORExFUl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZIQU5ETEVSX1NUQVRVU19SVU5OSU5HEAESHAoYSEFORExFUl9TVEFUVVNfQ09NUExFVEVEEAISGQoVSEFORExFUl9TVEFUVVNfRkFJTEVEEAMSHAoYSEFORExFUl9TVEFUVVNfQ0FOQ0VMTEVEEAQSGQoVSEFORExFUl9TVEFUVVNfUVVFVUVEEAUqVAoJUmVzaWRlbmN5EhkKFVJFU0lERU5DWV9VTlNQRUNJRklFRBAAEhQKEFJFU0lERU5DWV9BQ1RJVkUQARIWChJSRVNJREVOQ1lfUkVMRUFTRUQQAiqOAQoKVGFza0NoYW5nZRIbChdUQVNLX0NIQU5HRV9VTlNQRUNJRklFRBAAEhUKEVRBU0tfQ0hBTkdFX0FTS0VEEAESGAoUVEFTS19DSEFOR0VfQU5TV0VSRUQQAhIZChVUQVNLX0NIQU5HRV9DQU5DRUxMRUQQAxIXChNUQVNLX0NIQU5HRV9FWFBJUkVEEAQqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one event of a handler: a type name and a JSON object payload.
@@ -471,6 +471,12 @@ export type Record = Message<"wfd.v1.Record"> & {
      */
     value: HandlerAdmitted;
     case: "handlerAdmitted";
+  } | {
+    /**
+     * @generated from field: wfd.v1.TaskChanged task_changed = 12;
+     */
+    value: TaskChanged;
+    case: "taskChanged";
   } | { case: undefined; value?: undefined };
 };
 
@@ -480,6 +486,55 @@ export type Record = Message<"wfd.v1.Record"> & {
  */
 export const RecordSchema: GenMessage<Record> = /*@__PURE__*/
   messageDesc(file_wfd_v1_handler, 6);
+
+/**
+ * TaskChanged: a human task of the handler was asked, answered, cancelled
+ * (CancelTask, with its reason) or expired (its deadline passed).
+ *
+ * @generated from message wfd.v1.TaskChanged
+ */
+export type TaskChanged = Message<"wfd.v1.TaskChanged"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string assignee = 3;
+   */
+  assignee: string;
+
+  /**
+   * @generated from field: wfd.v1.TaskChange change = 4;
+   */
+  change: TaskChange;
+
+  /**
+   * Who answered or cancelled it.
+   *
+   * @generated from field: string by = 5;
+   */
+  by: string;
+
+  /**
+   * Why it was cancelled.
+   *
+   * @generated from field: string reason = 6;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message wfd.v1.TaskChanged.
+ * Use `create(TaskChangedSchema)` to create a new message.
+ */
+export const TaskChangedSchema: GenMessage<TaskChanged> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 7);
 
 /**
  * HandlerAdmitted: the handler, queued for a slot of its concurrency key,
@@ -495,7 +550,7 @@ export type HandlerAdmitted = Message<"wfd.v1.HandlerAdmitted"> & {
  * Use `create(HandlerAdmittedSchema)` to create a new message.
  */
 export const HandlerAdmittedSchema: GenMessage<HandlerAdmitted> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 7);
+  messageDesc(file_wfd_v1_handler, 8);
 
 /**
  * HandlerUpgraded: the handler moved to another version of its workflow
@@ -520,7 +575,7 @@ export type HandlerUpgraded = Message<"wfd.v1.HandlerUpgraded"> & {
  * Use `create(HandlerUpgradedSchema)` to create a new message.
  */
 export const HandlerUpgradedSchema: GenMessage<HandlerUpgraded> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 8);
+  messageDesc(file_wfd_v1_handler, 9);
 
 /**
  * StepStateChanged: a step run started (running) or ended.
@@ -582,7 +637,7 @@ export type StepStateChanged = Message<"wfd.v1.StepStateChanged"> & {
  * Use `create(StepStateChangedSchema)` to create a new message.
  */
 export const StepStateChangedSchema: GenMessage<StepStateChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 9);
+  messageDesc(file_wfd_v1_handler, 10);
 
 /**
  * IdleChanged: the handler became idle, or busy again.
@@ -608,7 +663,7 @@ export type IdleChanged = Message<"wfd.v1.IdleChanged"> & {
  * Use `create(IdleChangedSchema)` to create a new message.
  */
 export const IdleChangedSchema: GenMessage<IdleChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 10);
+  messageDesc(file_wfd_v1_handler, 11);
 
 /**
  * HandlerFinished is the terminal record; the stream ends after it.
@@ -637,7 +692,7 @@ export type HandlerFinished = Message<"wfd.v1.HandlerFinished"> & {
  * Use `create(HandlerFinishedSchema)` to create a new message.
  */
 export const HandlerFinishedSchema: GenMessage<HandlerFinished> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 11);
+  messageDesc(file_wfd_v1_handler, 12);
 
 /**
  * HandlerReleased: the idle handler was written to the store and left
@@ -653,7 +708,7 @@ export type HandlerReleased = Message<"wfd.v1.HandlerReleased"> & {
  * Use `create(HandlerReleasedSchema)` to create a new message.
  */
 export const HandlerReleasedSchema: GenMessage<HandlerReleased> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 12);
+  messageDesc(file_wfd_v1_handler, 13);
 
 /**
  * HandlerRestored: the handler was loaded into memory from its last
@@ -669,7 +724,7 @@ export type HandlerRestored = Message<"wfd.v1.HandlerRestored"> & {
  * Use `create(HandlerRestoredSchema)` to create a new message.
  */
 export const HandlerRestoredSchema: GenMessage<HandlerRestored> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 13);
+  messageDesc(file_wfd_v1_handler, 14);
 
 /**
  * RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -736,7 +791,7 @@ export type RunWaitingForWorker = Message<"wfd.v1.RunWaitingForWorker"> & {
  * Use `create(RunWaitingForWorkerSchema)` to create a new message.
  */
 export const RunWaitingForWorkerSchema: GenMessage<RunWaitingForWorker> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 14);
+  messageDesc(file_wfd_v1_handler, 15);
 
 /**
  * Task is a human task in the inbox.
@@ -843,7 +898,7 @@ export type Task = Message<"wfd.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 15);
+  messageDesc(file_wfd_v1_handler, 16);
 
 /**
  * HandlerAt is a handler as its stream shows it at one of its records
@@ -930,7 +985,7 @@ export type HandlerAt = Message<"wfd.v1.HandlerAt"> & {
  * Use `create(HandlerAtSchema)` to create a new message.
  */
 export const HandlerAtSchema: GenMessage<HandlerAt> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 16);
+  messageDesc(file_wfd_v1_handler, 17);
 
 /**
  * StepAt is one step as the stream shows it at a record.
@@ -992,7 +1047,7 @@ export type StepAt = Message<"wfd.v1.StepAt"> & {
  * Use `create(StepAtSchema)` to create a new message.
  */
 export const StepAtSchema: GenMessage<StepAt> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 17);
+  messageDesc(file_wfd_v1_handler, 18);
 
 /**
  * HandlerStatus is where a handler is in its life.
@@ -1076,6 +1131,44 @@ export const ResidencySchema: GenEnum<Residency> = /*@__PURE__*/
   enumDesc(file_wfd_v1_handler, 1);
 
 /**
+ * TaskChange is what happened to a task.
+ *
+ * @generated from enum wfd.v1.TaskChange
+ */
+export enum TaskChange {
+  /**
+   * @generated from enum value: TASK_CHANGE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: TASK_CHANGE_ASKED = 1;
+   */
+  ASKED = 1,
+
+  /**
+   * @generated from enum value: TASK_CHANGE_ANSWERED = 2;
+   */
+  ANSWERED = 2,
+
+  /**
+   * @generated from enum value: TASK_CHANGE_CANCELLED = 3;
+   */
+  CANCELLED = 3,
+
+  /**
+   * @generated from enum value: TASK_CHANGE_EXPIRED = 4;
+   */
+  EXPIRED = 4,
+}
+
+/**
+ * Describes the enum wfd.v1.TaskChange.
+ */
+export const TaskChangeSchema: GenEnum<TaskChange> = /*@__PURE__*/
+  enumDesc(file_wfd_v1_handler, 2);
+
+/**
  * TaskStatus is where a human task is.
  *
  * @generated from enum wfd.v1.TaskStatus
@@ -1115,5 +1208,5 @@ export enum TaskStatus {
  * Describes the enum wfd.v1.TaskStatus.
  */
 export const TaskStatusSchema: GenEnum<TaskStatus> = /*@__PURE__*/
-  enumDesc(file_wfd_v1_handler, 2);
+  enumDesc(file_wfd_v1_handler, 3);
 
