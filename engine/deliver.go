@@ -26,7 +26,8 @@ func (r *runner) deliver(ev Event) {
 	if ev.ID == "" {
 		ev.ID = r.newID()
 	}
-	if (s.more != nil && s.more.slot != nil || ev.Type == AdmitEvent) && r.gate(ev) {
+	if s.queued() || ev.Type == AdmitEvent {
+		r.gate(ev)
 		return
 	}
 	if ev.Type == StopEvent {

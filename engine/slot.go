@@ -50,16 +50,17 @@ func (s *state) queued() bool {
 	return m != nil && m.slot != nil && m.slot.queued
 }
 
-// gate holds ev while the handler is queued, and admits it on AdmitEvent.
-// It reports whether it took ev (deliver then does nothing more).
-func (r *runner) gate(ev Event) bool {
+// gate takes an event of a queued handler, or AdmitEvent: it holds the
+// event, or admits the handler (AdmitEvent to one admitted already, or
+// never queued, changes nothing).
+func (r *runner) gate(ev Event) {
 	if !r.s.queued() {
-		return ev.Type == AdmitEvent // admitted already, or never queued
+		return
 	}
 	sl := r.s.more.slot
 	if ev.Type != AdmitEvent {
 		sl.held = append(sl.held, ev)
-		return true
+		return
 	}
 	sl.queued = false
 	held := sl.held
@@ -68,7 +69,6 @@ func (r *runner) gate(ev Event) bool {
 	for _, h := range held {
 		r.deliver(h)
 	}
-	return true
 }
 
 // ConcurrencyOf returns the concurrency limits that apply to a handler
@@ -78,22 +78,20 @@ func (r *runner) gate(ev Event) bool {
 // limits nothing.
 func (e *Engine) ConcurrencyOf(workflow, version string) (keyed, limit *Concurrency, err error) {
 	c, err := e.lookup(workflow, version)
-	if err != nil {
-		return nil, nil, err
+	if err != nil || !c.def.Concurrency.Limited() {
+		return nil, nil, err // every start of most workflows: one look-up
 	}
-	cur, err := e.lookup(workflow, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	if c.def.Concurrency.Limited() {
-		keyed = c.def.Concurrency
-	}
-	if cur.def.Concurrency.Limited() {
+	keyed, limit = c.def.Concurrency, c.def.Concurrency
+	if version != "" {
+		cur, err := e.lookup(workflow, "")
+		if err != nil {
+			return nil, nil, err
+		}
 		limit = cur.def.Concurrency
-	}
-	if keyed != nil && limit == nil {
-		// The current version limits nothing: the key stays, unlimited.
-		limit = &Concurrency{}
+		if !limit.Limited() {
+			// The current version limits nothing: the key stays, unlimited.
+			limit = &Concurrency{}
+		}
 	}
 	return keyed, limit, nil
 }

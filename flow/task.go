@@ -40,10 +40,28 @@ type TaskAnswer struct {
 	Reason    string
 }
 
+// TaskEventData is the data of the event that resolves task taskID ("":
+// left out) with a: the engine's TaskEvent, which TaskAnswerOf reads.
+func TaskEventData(taskID string, a TaskAnswer) *structpb.Struct {
+	f := map[string]*structpb.Value{
+		"completed_by": structpb.NewStringValue(a.CompletedBy),
+		"completed_at": structpb.NewStringValue(a.CompletedAt.UTC().Format(time.RFC3339Nano)),
+	}
+	if taskID != "" {
+		f["task_id"] = structpb.NewStringValue(taskID)
+	}
+	if a.Cancelled {
+		f["cancelled"], f["reason"] = structpb.NewBoolValue(true), structpb.NewStringValue(a.Reason)
+	} else {
+		f["answer"] = structpb.NewStructValue(a.Data)
+	}
+	return &structpb.Struct{Fields: f}
+}
+
 // TaskAnswerOf reads the data of the event that resolves a task (the
-// engine's TaskEvent: "answer", or "cancelled" with "reason"; and
-// "completed_by", "completed_at"): what AskHuman returns, in the engine
-// and in a worker.
+// engine's TaskEvent, TaskEventData's form: "answer", or "cancelled" with
+// "reason"; and "completed_by", "completed_at"): what AskHuman returns, in
+// the engine and in a worker.
 func TaskAnswerOf(data *structpb.Struct) TaskAnswer {
 	f := data.GetFields()
 	at, _ := time.Parse(time.RFC3339Nano, f["completed_at"].GetStringValue())

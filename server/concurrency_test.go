@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/internal/testwait"
+	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/faultstore"
+	"github.com/wfd-dev/wfd/server"
 )
 
 // perCustomer runs at most max handlers per input customer at once (or,
@@ -121,6 +125,12 @@ func TestConcurrencyKeys(t *testing.T) {
 		if !h.GetIdle().GetQueued() {
 			t.Fatalf("%s: idle %v, want idle waiting for a slot", id, h.GetIdle())
 		}
+	}
+	// Queued handlers leave memory: nothing of them runs until admitted.
+	for _, id := range []string{"a3", "a4", "a5"} {
+		testwait.For(t, id+" released", func() bool {
+			return getHandler(t, c, id).GetResidency() == wfdv1.Residency_RESIDENCY_RELEASED
+		})
 	}
 	// Nothing of a queued handler runs, and an event it takes is held.
 	sendGo(t, c, "a4", 4)
@@ -267,4 +277,38 @@ func TestWorkerConcurrency(t *testing.T) {
 	if h.GetResult().GetFields()["n"].GetNumberValue() != 2 {
 		t.Fatalf("g2 ended with %v", h.GetResult())
 	}
+}
+
+// TestConcurrencySlotOfEndedHandlerFreed: a handler ends but its slot's
+// release fails (the store refuses it: as if the server died in between),
+// so the next one stays queued; after a restart, the start-up reconcile
+// frees the ended handler's slot and admits it.
+func TestConcurrencySlotOfEndedHandlerFreed(t *testing.T) {
+	dir := t.TempDir()
+	wfs := append(testWorkflows(), perCustomer("limited", engine.Concurrency{Key: "customer", Max: 1}))
+	var releases atomic.Int64
+	ts := startServer(t, serverConfig{dir: dir, workflows: wfs, options: func(o *server.Options) {
+		fs := faultstore.New(o.Store)
+		fs.Update(func(f *faultstore.Funcs) {
+			f.UpdateSlotsFunc = func(ctx context.Context, k persistence.SlotKey, c persistence.SlotChange) (persistence.SlotResult, error) {
+				if c.Release != "" {
+					releases.Add(1)
+					return persistence.SlotResult{}, fmt.Errorf("%w: the test refuses releases", persistence.ErrUnavailable)
+				}
+				return fs.Inner().UpdateSlots(ctx, k, c)
+			}
+		})
+		o.Store = fs
+	}})
+	c := ts.client()
+	startFor(t, c, "limited", "e1", "acme")
+	startFor(t, c, "limited", "e2", "acme")
+	sendGo(t, c, "e1", 1)
+	waitSlot(t, c, "e1", wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED, 0)
+	testwait.For(t, "the release tried", func() bool { return releases.Load() > 0 })
+	waitSlot(t, c, "e2", wfdv1.HandlerStatus_HANDLER_STATUS_QUEUED, 1)
+	ts.stop()
+
+	ts = startServer(t, serverConfig{dir: dir, workflows: wfs})
+	waitSlot(t, ts.client(), "e2", wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING, 0)
 }

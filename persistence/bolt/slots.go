@@ -75,13 +75,18 @@ func (r slotRows) put(kind byte, id string, seq uint64, at time.Time) error {
 	return bucket(r.tx, bucketSlotIDs).Put(r.idKey(id), binary.BigEndian.AppendUint64([]byte{kind}, seq))
 }
 
-func (r slotRows) Insert(id string, seq uint64, at time.Time) error { return r.put('q', id, seq, at) }
+func (r slotRows) Insert(id string, seq uint64, at time.Time, holding bool) error {
+	if holding {
+		return r.put('h', id, seq, at)
+	}
+	return r.put('q', id, seq, at)
+}
 
 func (r slotRows) Delete(id string, holding bool, seq uint64) error {
 	kind := byte('q')
 	if holding {
 		kind = 'h'
-		if err := r.Deliver(id); err != nil {
+		if err := r.undeliver(id, seq); err != nil {
 			return err
 		}
 	}
@@ -127,6 +132,11 @@ func (r slotRows) Deliver(id string) error {
 	if err != nil || !found || !holding {
 		return err
 	}
+	return r.undeliver(id, seq)
+}
+
+// undeliver takes holder id (under seq) out of the pending index.
+func (r slotRows) undeliver(id string, seq uint64) error {
 	if at, ok := r.holderAt(seq); ok {
 		return bucket(r.tx, bucketSlotPending).Delete(r.pendingKey(at, id))
 	}

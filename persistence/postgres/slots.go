@@ -52,9 +52,9 @@ func (r slotRows) Find(id string) (holding bool, seq uint64, found bool, err err
 	return holding, uint64(s), err == nil, err
 }
 
-func (r slotRows) Insert(id string, seq uint64, at time.Time) error {
-	_, err := r.tx.Exec(r.ctx, `INSERT INTO wfd_slots (workflow, key, handler_id, holding, seq, at, pending) VALUES ($1, $2, $3, false, $4, $5, false)`,
-		r.k.Workflow, r.k.Key, id, int64(seq), nanos(at))
+func (r slotRows) Insert(id string, seq uint64, at time.Time, holding bool) error {
+	_, err := r.tx.Exec(r.ctx, `INSERT INTO wfd_slots (workflow, key, handler_id, holding, seq, at, pending) VALUES ($1, $2, $3, $4, $5, $6, false)`,
+		r.k.Workflow, r.k.Key, id, holding, int64(seq), nanos(at))
 	return err
 }
 

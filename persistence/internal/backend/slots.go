@@ -3,7 +3,6 @@ package backend
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/wfd-dev/wfd/persistence"
@@ -23,8 +22,9 @@ type SlotHeader struct {
 type SlotRows interface {
 	// Find returns where id is: holding, or queued with its seq.
 	Find(id string) (holding bool, seq uint64, found bool, err error)
-	// Insert adds id to the queue under seq.
-	Insert(id string, seq uint64, at time.Time) error
+	// Insert adds id under seq: to the holders (admitted at once, not
+	// pending), or to the queue.
+	Insert(id string, seq uint64, at time.Time, holding bool) error
 	// Delete removes id (holding, or queued under seq).
 	Delete(id string, holding bool, seq uint64) error
 	// Head returns the queue's first entry.
@@ -51,7 +51,7 @@ func ApplySlots(h *SlotHeader, rows SlotRows, c persistence.SlotChange) (persist
 	if err := release(h, rows, c.Release); err != nil {
 		return res, err
 	}
-	added, err := enqueue(h, rows, c, &res)
+	queued, err := enqueue(h, rows, c, &res)
 	if err != nil {
 		return res, err
 	}
@@ -61,15 +61,10 @@ func ApplySlots(h *SlotHeader, rows SlotRows, c persistence.SlotChange) (persist
 			return res, err
 		}
 	}
-	if added {
-		// Admitted at once: not pending, its caller starts it admitted.
-		if i := slices.Index(admitted, c.Enqueue); i >= 0 {
-			admitted = slices.Delete(admitted, i, i+1)
-			err = rows.Deliver(c.Enqueue)
-		} else {
-			res.Position, err = rows.Position(h.NextSeq)
-		}
-		if err != nil {
+	if queued {
+		// Behind others, or the limit is reached: its place after the
+		// admissions above, which took from the head before it.
+		if res.Position, err = rows.Position(h.NextSeq); err != nil {
 			return res, err
 		}
 	}
@@ -106,9 +101,11 @@ func release(h *SlotHeader, rows SlotRows, id string) error {
 	return nil
 }
 
-// enqueue adds c.Enqueue at the queue's tail (added), or finds where it
-// is already (res.Existed, res.Position), or refuses it (res.Refused).
-func enqueue(h *SlotHeader, rows SlotRows, c persistence.SlotChange, res *persistence.SlotResult) (added bool, err error) {
+// enqueue admits c.Enqueue at once when nobody waits and the limit lets it
+// in (a holder its caller starts admitted: not pending), or adds it at the
+// queue's tail (queued), or finds where it is already (res.Existed,
+// res.Position), or refuses it (res.Refused).
+func enqueue(h *SlotHeader, rows SlotRows, c persistence.SlotChange, res *persistence.SlotResult) (queued bool, err error) {
 	if c.Enqueue == "" {
 		return false, nil
 	}
@@ -130,11 +127,24 @@ func enqueue(h *SlotHeader, rows SlotRows, c persistence.SlotChange, res *persis
 		return false, nil
 	}
 	h.NextSeq++
-	if err := rows.Insert(c.Enqueue, h.NextSeq, c.Now); err != nil {
+	now := h.Queued == 0 && !c.Hold && admits(h, c.Limit, c.Now)
+	if err := rows.Insert(c.Enqueue, h.NextSeq, c.Now, now); err != nil {
 		return false, err
+	}
+	if now {
+		take(h, c.Limit, c.Now)
+		return false, nil
 	}
 	h.Queued++
 	return true, nil
+}
+
+// take counts one more holder, and its admission against the rate.
+func take(h *SlotHeader, l persistence.SlotLimit, now time.Time) {
+	h.Holding++
+	if l.Rate > 0 {
+		h.Window = append(h.Window, now)
+	}
 }
 
 // admitHead moves handlers from the queue's head to the holders while the
@@ -160,10 +170,7 @@ func admitHead(h *SlotHeader, rows SlotRows, c persistence.SlotChange) ([]string
 			return admitted, err
 		}
 		h.Queued--
-		h.Holding++
-		if c.Limit.Rate > 0 {
-			h.Window = append(h.Window, c.Now)
-		}
+		take(h, c.Limit, c.Now)
 		admitted = append(admitted, id)
 	}
 	if c.Limit.Rate == 0 {

@@ -88,7 +88,7 @@ func (s *Runtime) enqueue(ctx context.Context, workflow, version, id string, inp
 	return &engine.Slot{Key: key, Queued: res.Position > 0}, undo, nil
 }
 
-// change applies c to key k with the key's limit (and admits no one when
+// changeSlots applies c to key k with the key's limit (and admits no one when
 // this replica does not know the workflow), and tells the handlers it
 // admits.
 func (s *Runtime) changeSlots(ctx context.Context, k persistence.SlotKey, c persistence.SlotChange) error {
@@ -111,11 +111,8 @@ func (s *Runtime) changeSlots(ctx context.Context, k persistence.SlotKey, c pers
 // started) and tells the handlers that admits.
 func (s *Runtime) releaseSlot(k persistence.SlotKey, id string) {
 	ctx := s.background
-	err := s.changeSlots(ctx, k, persistence.SlotChange{Release: id})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("releasing a concurrency slot (the sweep retries)", "workflow", k.Workflow, "key", k.Key, "handler", id, "err", err)
-		}
+	if err := s.changeSlots(ctx, k, persistence.SlotChange{Release: id}); err != nil && ctx.Err() == nil {
+		s.log.Warn("releasing a concurrency slot (the sweep retries)", "workflow", k.Workflow, "key", k.Key, "handler", id, "err", err)
 	}
 }
 
@@ -218,6 +215,9 @@ func (w *slotSweeper) reconcile(ctx context.Context) {
 			return
 		}
 		for _, k := range keys {
+			if k.Holding == 0 {
+				continue
+			}
 			holders, _, err := s.store.ListSlots(ctx, k.SlotKey, 1)
 			if err != nil {
 				continue

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wfd-dev/wfd/flow"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 
 	"github.com/wfd-dev/wfd/engine"
@@ -101,11 +101,8 @@ func (s *Service) completeTask(ctx context.Context, req *wfdv1.CompleteTaskReque
 	if answer == nil {
 		answer = &structpb.Struct{}
 	}
-	return s.resolveTask(ctx, req.GetTaskId(), req.GetCompletedBy(), persistence.TaskCompleted, func(t *persistence.Task) (map[string]*structpb.Value, error) {
-		if err := checkAnswer(t.Schema, answer); err != nil {
-			return nil, err
-		}
-		return map[string]*structpb.Value{"answer": structpb.NewStructValue(answer)}, nil
+	return s.resolveTask(ctx, req.GetTaskId(), req.GetCompletedBy(), persistence.TaskCompleted, func(t *persistence.Task) (flow.TaskAnswer, error) {
+		return flow.TaskAnswer{Data: answer}, checkAnswer(t.Schema, answer)
 	})
 }
 
@@ -116,8 +113,8 @@ func (v *Service) CancelTask(ctx context.Context, req *wfdv1.CancelTaskRequest) 
 	if err := validateCancelTask(req); err != nil {
 		return nil, err
 	}
-	t, err := v.resolveTask(ctx, req.GetTaskId(), req.GetCancelledBy(), persistence.TaskCancelled, func(*persistence.Task) (map[string]*structpb.Value, error) {
-		return map[string]*structpb.Value{"cancelled": structpb.NewBoolValue(true), "reason": structpb.NewStringValue(req.GetReason())}, nil
+	t, err := v.resolveTask(ctx, req.GetTaskId(), req.GetCancelledBy(), persistence.TaskCancelled, func(*persistence.Task) (flow.TaskAnswer, error) {
+		return flow.TaskAnswer{Cancelled: true, Reason: req.GetReason()}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -126,11 +123,11 @@ func (v *Service) CancelTask(ctx context.Context, req *wfdv1.CancelTaskRequest) 
 }
 
 // resolveTask ends pending task id as want (completed or cancelled): it
-// delivers a TaskEvent with fields (made once the task is read) to its
-// handler, in the name of by (the caller's subject with authentication),
+// delivers a TaskEvent of the answer or cancellation resolution makes (once
+// the task is read) to its handler, in the name of by (the caller's subject with authentication),
 // and returns the task as the journal recorded it.
 func (s *Service) resolveTask(ctx context.Context, id, by string, want persistence.TaskStatus,
-	fields func(*persistence.Task) (map[string]*structpb.Value, error),
+	resolution func(*persistence.Task) (flow.TaskAnswer, error),
 ) (persistence.Task, error) {
 	// Calls on one task take turns, so the second sees the first's result.
 	unlock := s.rt.Turns().Lock("task:" + id)
@@ -146,14 +143,12 @@ func (s *Service) resolveTask(ctx context.Context, id, by string, want persisten
 	if err != nil {
 		return t, err
 	}
-	f, err := fields(&t)
+	a, err := resolution(&t)
 	if err != nil {
 		return t, err
 	}
-	f["task_id"] = structpb.NewStringValue(id)
-	f["completed_by"] = structpb.NewStringValue(who)
-	f["completed_at"] = structpb.NewStringValue(s.now().UTC().Format(time.RFC3339Nano))
-	ev := engine.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: f}}
+	a.CompletedBy, a.CompletedAt = who, s.now()
+	ev := engine.Event{Type: engine.TaskEvent, Data: flow.TaskEventData(id, a)}
 	err = s.rt.WithLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, engine.ErrInvalidEvent) {
 		return t, err

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/flow"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 
@@ -109,16 +109,7 @@ func askHuman(sc *engine.StepContext, a *wfdv1.AskHuman) (*wfdv1.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := map[string]*structpb.Value{
-		"completed_by": structpb.NewStringValue(ans.CompletedBy),
-		"completed_at": structpb.NewStringValue(ans.CompletedAt.UTC().Format(time.RFC3339Nano)),
-	}
-	if ans.Cancelled {
-		f["cancelled"], f["reason"] = structpb.NewBoolValue(true), structpb.NewStringValue(ans.Reason)
-	} else {
-		f["answer"] = structpb.NewStructValue(ans.Data)
-	}
-	return &wfdv1.Event{Type: engine.TaskEvent, Data: &structpb.Struct{Fields: f}}, nil
+	return &wfdv1.Event{Type: engine.TaskEvent, Data: flow.TaskEventData("", ans)}, nil
 }
 
 // waitForKey is a remote step's WaitForKey: the publication comes back as
