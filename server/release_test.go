@@ -196,10 +196,14 @@ func TestReleaseByCap(t *testing.T) {
 	for _, id := range ids[:3] {
 		waitResidency(t, c, id, wfdv1.Residency_RESIDENCY_RELEASED)
 	}
-	s := stats(t, c)
-	if s.HandlersIdleInMemory > 2 || s.HandlersReleased != 3 {
-		t.Fatalf("stats %v", s)
-	}
+	// The idle list in memory follows the release's commit (Committed),
+	// which the store shows first: wait for it.
+	testwait.Until(t, func() error {
+		if s := stats(t, c); s.HandlersIdleInMemory > 2 || s.HandlersReleased != 3 {
+			return fmt.Errorf("stats %v", s)
+		}
+		return nil
+	})
 	for _, id := range ids[3:] {
 		res, _ := c.GetHandler(ctxT(t), &wfdv1.GetHandlerRequest{HandlerId: id})
 		if res.Handler.Residency != wfdv1.Residency_RESIDENCY_ACTIVE {
