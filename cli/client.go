@@ -7,6 +7,7 @@ import (
 	"time"
 
 	client "github.com/wfd-dev/wfd/clients/go"
+	"github.com/wfd-dev/wfd/namespace"
 	"github.com/wfd-dev/wfd/server/tlsfiles"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -25,6 +26,7 @@ type clientFlags struct {
 
 	tlsCA, tlsCert, tlsKey string
 	token                  string
+	namespace              string
 }
 
 func addClientFlags(fs *flagSet) *clientFlags {
@@ -36,8 +38,9 @@ func addClientFlags(fs *flagSet) *clientFlags {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM `file` of a client certificate, for mutual TLS (implies --tls)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM `file` of the client certificate's key")
 	fs.StringVar(&f.token, "token", "", "bearer `token` sent with every call (needs TLS unless the server is on a loopback address)")
+	fs.StringVar(&f.namespace, "namespace", namespace.Default, "the `namespace` the command's calls are in (its handlers, workflows, tasks, schedules)")
 	fs.BoolVar(&f.json, "json", false, "print protojson, one object per line")
-	fs.fromEnv("addr", "timeout", "tls", "tls-ca", "tls-cert", "tls-key", "token")
+	fs.fromEnv("addr", "timeout", "tls", "tls-ca", "tls-cert", "tls-key", "token", "namespace")
 	fs.acceptGlobal(globalFlagNames()...)
 	return f
 }
@@ -65,6 +68,10 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if f.token != "" {
 		opts = append(opts, client.WithBearerToken(f.token))
 	}
+	if err := namespace.Check(f.namespace); err != nil {
+		return nil, usageErrorf("--namespace: %v", err)
+	}
+	opts = append(opts, client.WithNamespace(f.namespace))
 	c, err := client.Dial(f.addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", f.addr, err)

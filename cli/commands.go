@@ -50,6 +50,7 @@ func commands() []*command {
 		schedulesCommand(),
 		statsCommand(),
 		whoamiCommand(),
+		namespacesCommand(),
 		workersCommand(),
 		replicasCommand(),
 		storeCommand(),

@@ -10,7 +10,7 @@ import (
 // the client flags (serve's flags of the same names mean something else,
 // and serve does not take them there).
 func globalFlagNames() []string {
-	return []string{"addr", "timeout", "json", "tls", "tls-ca", "tls-cert", "tls-key", "token"}
+	return []string{"addr", "timeout", "json", "tls", "tls-ca", "tls-cert", "tls-key", "token", "namespace"}
 }
 
 // setFlag is a flag given on the command line, by name and value.

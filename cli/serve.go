@@ -168,6 +168,7 @@ func (o *serveOptions) define(fs *flagSet) {
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "release a handler idle in memory this long (0 disables)")
 	fs.IntVar(&o.maxIdle, "max-idle-in-memory", 0, "release the least recently active idle handlers past this many (0: no cap)")
 	fs.DurationVar(&o.retention, "retention", 0, "delete finished handlers, with their streams and tasks, this long after they finished (0: keep them forever)")
+	fs.Var(&o.namespaces, "namespace", "serve namespace `NAME[=RETENTION]` besides \"default\", on a store of its own (DATA/namespaces/NAME/wfd.db, or schema wfd_ns_NAME of --store); RETENTION (a duration or \"forever\") overrides --retention there; repeat for more")
 	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", 32, "MiB the heap may grow past its live size between collections (0: Go's GOGC)")
 	fs.IntVar(&o.gcMinPercent, "gc-min-percent", gcpolicy.DefaultMinPercent, "the least GOGC the garbage collector's tuner sets (how far past its live size a large heap may grow, in %)")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "`host:port` for Go's pprof profiles (off when empty)")
@@ -235,6 +236,8 @@ type serveOptions struct {
 	maxIdle     int
 	retention   time.Duration
 	debugAddr   string
+	// namespaces are served besides the default one (servenamespaces.go).
+	namespaces namespaceFlags
 
 	gcHeadroomMiB int
 	gcMinPercent  int
@@ -292,15 +295,16 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 		return err
 	}
 	defer flushTraces(log, stopTracing)
-	store, path, err := openServeStore(ctx, o.data, o.store, o.leaseTTL())
+	stores, err := o.openStores(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if cerr := store.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close store: %w", cerr)
+		if cerr := stores.close(); cerr != nil && err == nil {
+			err = cerr
 		}
 	}()
+	store, path, nss := stores.store, stores.path, stores.namespaces
 	l, cl, err := o.listen(ctx, log)
 	if err != nil {
 		return err
@@ -308,7 +312,7 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	wfs := workflows.All()
 	// The connection limits first, so that none of them can be left out.
 	sopts := conn
-	sopts.Store, sopts.Workflows, sopts.Logger = store, wfs, log
+	sopts.Store, sopts.Namespaces, sopts.Workflows, sopts.Logger = store, nss, wfs, log
 	sopts.IdleTimeout, sopts.MaxIdleInMemory, sopts.Retention, sopts.Limits = o.idleTimeout, o.maxIdle, o.retention, o.limits
 	sopts.TLSConfig, sopts.PeerTLS, sopts.TracerProvider, sopts.ShutdownDelay = tlsConfig, peerTLS, tp, o.shutdownDelay
 	sopts.Console, sopts.Replica = console.Handler(nil), o.replicaAt(l.Addr())
@@ -330,6 +334,9 @@ func serve(ctx context.Context, logs io.Writer, o *serveOptions) (err error) {
 	}
 	announce(log, l, cl, tlsConfig != nil)
 	attrs := []any{"addr", l.Addr().String(), "store", path, "workflows", workflowNames(wfs), "tls", tlsConfig != nil}
+	if len(nss) > 0 {
+		attrs = append(attrs, "namespaces", "default,"+o.namespaces.String())
+	}
 	if o.replica.ID != "" {
 		attrs = append(attrs, "replica", o.replica.ID, "advertise", sopts.Replica.Address)
 	}

@@ -11,7 +11,7 @@ func whoamiCommand() *command {
 	return &command{
 		name:    "whoami",
 		summary: "print who the server takes the caller for",
-		detail: `Prints the caller's subject and roles as the server authenticated them
+		detail: `Prints the caller's subject and roles (in --namespace) as the server authenticated them
 (--token, or the client certificate), or "authentication off" when the
 server does not authenticate callers (every caller may do everything).
 Credentials the server refuses fail with Unauthenticated.`,
@@ -30,7 +30,7 @@ Credentials the server refuses fail with Unauthenticated.`,
 					case !id.GetAuthentication():
 						return p.line("authentication off")
 					}
-					return p.fields([][2]string{{"subject", id.GetSubject()}, {"roles", strings.Join(id.GetRoles(), ", ")}})
+					return p.fields([][2]string{{"subject", id.GetSubject()}, {"namespace", id.GetNamespace()}, {"roles", strings.Join(id.GetRoles(), ", ")}})
 				})
 			}
 		},

@@ -11,6 +11,8 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
+	"github.com/wfd-dev/wfd/namespace"
 	"github.com/wfd-dev/wfd/server/auth"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 )
@@ -47,7 +49,7 @@ type authorizer struct {
 
 var _ connect.Interceptor = authorizer{}
 
-func (a authorizer) check(ctx context.Context, procedure, peer string) (context.Context, error) {
+func (a authorizer) check(ctx context.Context, procedure, peer, ns string) (context.Context, error) {
 	if a.auth == nil {
 		return ctx, nil
 	}
@@ -69,12 +71,25 @@ func (a authorizer) check(ctx context.Context, procedure, peer string) (context.
 		a.refused("call refused: unauthenticated", procedure, peer, "err", err)
 		return ctx, fmt.Errorf("%w: %w", apierr.ErrUnauthenticated, err)
 	}
-	if !auth.Allowed(id, procedure) {
-		a.refused("call refused: permission denied", procedure, peer, "subject", id.Subject, "roles", id.Roles)
-		return ctx, fmt.Errorf("%w: %s (roles %v) may not call %s: it needs one of the roles %v or %s",
-			apierr.ErrPermissionDenied, id.Subject, id.Roles, procedure, auth.RolesFor(procedure), auth.RoleAdmin)
+	if procedure == wfdv1connect.WorkflowServiceListNamespacesProcedure {
+		// It answers with the caller's roles in each namespace.
+		return auth.NewContext(ctx, id), nil
 	}
-	return auth.NewContext(ctx, id), nil
+	// The caller's roles in the call's namespace: the same refusal
+	// whether or not the namespace exists (namespaceGate says which,
+	// after this, to those who may use it).
+	ns = namespace.Of(ns)
+	in := id.In(ns)
+	if !auth.Allowed(in, procedure) {
+		a.refused("call refused: permission denied", procedure, peer, "subject", id.Subject, "roles", id.Roles, "namespace", ns)
+		if ns != namespace.Default {
+			return ctx, fmt.Errorf("%w: %s may not call %s in namespace %q: it needs one of the roles %v or %s there",
+				apierr.ErrPermissionDenied, id.Subject, procedure, ns, auth.RolesFor(procedure), auth.RoleAdmin)
+		}
+		return ctx, fmt.Errorf("%w: %s (roles %v) may not call %s: it needs one of the roles %v or %s",
+			apierr.ErrPermissionDenied, id.Subject, in.Roles, procedure, auth.RolesFor(procedure), auth.RoleAdmin)
+	}
+	return auth.NewContext(ctx, in), nil
 }
 
 // refused logs a refused call at INFO with the client's address, at most
@@ -89,7 +104,7 @@ func (a authorizer) refused(msg, procedure, peer string, attrs ...any) {
 
 func (a authorizer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		ctx, err := a.check(ctx, req.Spec().Procedure, req.Peer().Addr)
+		ctx, err := a.check(ctx, req.Spec().Procedure, req.Peer().Addr, req.Header().Get(namespace.Header))
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +118,7 @@ func (a authorizer) WrapStreamingClient(next connect.StreamingClientFunc) connec
 
 func (a authorizer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, err := a.check(ctx, conn.Spec().Procedure, conn.Peer().Addr)
+		ctx, err := a.check(ctx, conn.Spec().Procedure, conn.Peer().Addr, conn.RequestHeader().Get(namespace.Header))
 		if err != nil {
 			return err
 		}

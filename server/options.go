@@ -39,8 +39,12 @@ const Off = -1
 
 // Options configure a Server. A zero field takes its default.
 type Options struct {
-	// Store keeps handlers durable. Required; the server does not close it.
+	// Store keeps handlers durable: the default namespace's. Required;
+	// the server does not close it.
 	Store persistence.Store
+	// Namespaces are the namespaces served besides the default one, each
+	// on a store of its own. Options.Workflows are served in every one.
+	Namespaces []Namespace
 	// Workflows to serve.
 	Workflows []engine.Workflow
 	// Logger defaults to slog.Default().
@@ -196,6 +200,9 @@ type Options struct {
 func (o Options) withDefaults() (Options, error) {
 	if o.Store == nil {
 		return o, errors.New("server: Options.Store is required")
+	}
+	if err := checkNamespaces(o.Namespaces); err != nil {
+		return o, err
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

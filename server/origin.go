@@ -10,6 +10,8 @@ import (
 
 	connectcors "connectrpc.com/cors"
 	"connectrpc.com/grpchealth"
+
+	"github.com/wfd-dev/wfd/namespace"
 )
 
 // The Host and Origin checks keep browsers from reaching the API through
@@ -38,7 +40,7 @@ func hostOriginGuard(next http.Handler, hosts, origins []string, sameOrigin bool
 	if hosts == nil && origins == nil {
 		return next
 	}
-	allowHeaders := strings.Join(append(connectcors.AllowedHeaders(), "Authorization"), ", ")
+	allowHeaders := strings.Join(append(connectcors.AllowedHeaders(), "Authorization", namespace.Header), ", ")
 	allowMethods := strings.Join(connectcors.AllowedMethods(), ", ")
 	expose := strings.Join(connectcors.ExposedHeaders(), ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

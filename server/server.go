@@ -19,6 +19,7 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 
 	"github.com/wfd-dev/wfd/engine"
+	"github.com/wfd-dev/wfd/namespace"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
@@ -65,6 +66,13 @@ type Server struct {
 	// shutdown is the drain as calls see it.
 	shutdown     *shutdown
 	shutdownOnce sync.Once
+
+	// spaces are the namespaces served, by name (namespaces.go), and
+	// order their names sorted; the fields above that belong to one
+	// namespace (replica, rt, workers, schedules, service and what rt
+	// holds) are the default namespace's.
+	spaces map[string]*space
+	order  []string
 }
 
 // New builds a server and resumes the handlers that were running in the
@@ -89,74 +97,47 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 func wire(opts Options) (*Server, error) {
 	streams := rpc.NewStreamBudget(opts.Streams)
 	s := &Server{opts: opts, log: opts.Logger, store: opts.Store, streams: streams, authFails: newAuthFailures(opts.Now),
-		health: observe.NewHealth(opts.Store, opts.Logger), stats: &observe.Stats{Hist: observe.NewHistograms()}}
+		health: observe.NewHealth(opts.Store, opts.Logger), stats: &observe.Stats{Hist: observe.NewHistograms()},
+		spaces: map[string]*space{}}
 	s.shutdown = newShutdown(opts.ShutdownDelay, s.health, opts.Logger)
-	s.metrics = observe.NewMetrics(s.stats.Hist, s.snapshot)
-	observe.ObserveStoreSync(opts.Store, s.stats.Hist)
+	s.metrics = observe.NewMetrics(s.stats.Hist, s.snapshotAll)
 	s.tracing = observe.NewTracing(opts.TracerProvider)
 	var err error
 	if s.traceInterceptors, err = s.tracing.Interceptors(); err != nil {
 		return nil, err
 	}
-	s.replica, err = replica.New(replica.Options{Config: opts.Replica, Store: opts.Store, Logger: opts.Logger, Now: opts.Now,
-		TLS: opts.TLSConfig != nil, PeerTLS: opts.PeerTLS, Auth: opts.Auth, Tracing: s.tracing})
-	if err != nil {
-		return nil, err
+	all := append([]Namespace{{Name: namespace.Default, Store: opts.Store, Retention: opts.Retention}}, opts.Namespaces...)
+	for _, n := range all {
+		observe.ObserveStoreSync(n.Store, s.stats.Hist)
+		retention := n.Retention
+		if retention == 0 {
+			retention = opts.Retention
+		}
+		sp, err := s.wireSpace(n.Name, n.Store, retention)
+		if err != nil {
+			return nil, err
+		}
+		s.spaces[n.Name] = sp
+		s.order = append(s.order, n.Name)
 	}
-	wopts := workers.Options{Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
-		MaxMessageBytes: opts.MaxMessageBytes, WorkerGrants: opts.WorkerGrants, Draining: s.shutdown.draining,
-		DispatchSeconds: s.stats.Hist.Dispatch, RunLinger: opts.WorkerLinger}
-	if s.replica != nil {
-		wopts.Replica = s.replica
-	}
-	s.workers = workers.New(wopts)
-	ropts := live.Options{Store: opts.Store, Workflows: opts.Workflows, Logger: opts.Logger, Now: opts.Now,
-		Engine:      engine.Options{Logger: opts.Logger, Now: opts.Now, Linger: opts.Linger, CompactIdleAbove: opts.CompactIdleAbove, Limits: opts.Limits},
-		IdleTimeout: opts.IdleTimeout, MaxIdleInMemory: opts.MaxIdleInMemory, ReclaimAfter: max(opts.ReclaimAfter, 0),
-		Retention: opts.Retention, RetentionInterval: opts.RetentionInterval, RetentionBatch: opts.RetentionBatch,
-		StreamBuffer: streams.Limits().BufferBytes, Stats: s.stats, Tracing: s.tracing,
-		Workers: s.workers, Health: s.health}
-	if s.replica != nil {
-		ropts.Ownership = s.replica
-	}
-	if s.rt, err = live.New(ropts); err != nil {
-		return nil, err
-	}
-	s.workers.Attach(s.rt)
+	slices.Sort(s.order)
+	def := s.spaces[namespace.Default]
+	s.replica, s.workers, s.rt, s.schedules, s.service = def.replica, def.workers, def.rt, def.schedules, def.service
 	s.engine, s.journal, s.hub = s.rt.Engine(), s.rt.Journal(), s.rt.Hub()
-	s.schedules = schedules.New(schedules.Options{Store: opts.Store, Runs: scheduleRuns{rt: s.rt, workers: s.workers},
-		Logger: opts.Logger, Now: opts.Now, Poll: opts.SchedulePoll, Stats: s.stats})
-	s.service = rpc.New(rpc.Options{Runtime: s.rt, Schedules: s.schedules, Store: opts.Store, Logger: opts.Logger, Now: opts.Now, Heartbeat: opts.Heartbeat,
-		Streams: streams, Draining: s.shutdown.draining, Workers: s.workers, Replica: s.replica,
-		AuthOn: opts.Auth != nil, Snapshot: s.snapshot})
 	return s, nil
 }
 
-// start joins the replicas (in replica mode), recovers what was running,
-// and starts the loops.
+// start starts every namespace: joins the replicas (in replica mode),
+// recovers what was running, and starts the loops.
 func (s *Server) start(ctx context.Context) error {
-	// Joining follows the other replicas' commits, before recovery (see
-	// internal/replica's feedResync).
-	if err := s.replica.Join(ctx, s.rt); err != nil {
-		return err
+	for _, name := range s.order {
+		if err := s.spaces[name].start(ctx, s.opts.DroppedVersions); err != nil {
+			if name != namespace.Default {
+				return fmt.Errorf("namespace %s: %w", name, err)
+			}
+			return err
+		}
 	}
-	// Stored worker definitions first: their handlers are recovered too.
-	if err := s.workers.LoadStored(ctx); err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	if err := s.rt.CheckDropped(ctx, s.opts.DroppedVersions); err != nil {
-		return err
-	}
-	if err := s.rt.Recover(ctx); err != nil {
-		return err
-	}
-	if err := s.rt.RecheckWaitingParents(ctx); err != nil {
-		return fmt.Errorf("server: checking on waiting parents: %w", err)
-	}
-	s.rt.Run()
-	s.rt.Go(func() { s.workers.RouteLoop(s.rt.Background()) })
-	s.rt.Go(func() { s.schedules.Loop(s.rt.Background()) })
-	s.replica.Sweep()
 	return nil
 }
 
@@ -196,9 +177,17 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		connect.WithInterceptors(s.traceInterceptors...),
 		connect.WithInterceptors(apierr.Edge{Log: s.log}),
 	}
-	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{auth: s.opts.Auth, fails: s.authFails, log: s.log}, drainGate{s.shutdown}))
-	mux.Handle(wfdv1connect.NewWorkflowServiceHandler(s.service, append(slices.Clip(svcOpts), connect.WithInterceptors(s.replica))...))
-	s.workers.Mount(mux, svcOpts)
+	svcOpts := append(slices.Clip(opts), connect.WithInterceptors(authorizer{auth: s.opts.Auth, fails: s.authFails, log: s.log},
+		namespaceGate{s}, drainGate{s.shutdown}))
+	// Each namespace serves the API on a mux of its own; byNamespace
+	// picks it by the call's Wfd-Namespace header.
+	muxes := map[string]*http.ServeMux{}
+	for name, sp := range s.spaces {
+		muxes[name] = sp.mount(svcOpts)
+	}
+	api := s.byNamespace(muxes)
+	mux.Handle("/"+wfdv1connect.WorkflowServiceName+"/", api)
+	mux.Handle("/"+wfdv1connect.WorkerServiceName+"/", api)
 	mux.Handle(s.health.Handler(opts...))
 	if s.opts.reflection() {
 		reflector := grpcreflect.NewStaticReflector(wfdv1connect.WorkflowServiceName, wfdv1connect.WorkerServiceName, grpchealth.HealthV1ServiceName)
@@ -355,11 +344,13 @@ func (s *Server) Close(ctx context.Context) error {
 	s.shutdownOnce.Do(func() {
 		s.shutdown.drain()
 		s.shutdown.cancelRequests()
-		rerr := s.rt.Close(ctx)
-		// Every change is committed: the handlers are handed over (or,
-		// if the database does not answer, their leases expire).
-		lerr := s.replica.Leave(context.Background())
-		err = errors.Join(rerr, lerr)
+		errs := make([]error, len(s.order))
+		var wg sync.WaitGroup
+		for i, name := range s.order {
+			wg.Go(func() { errs[i] = s.spaces[name].close(ctx) })
+		}
+		wg.Wait()
+		err = errors.Join(errs...)
 	})
 	return err
 }

@@ -2,49 +2,73 @@ package server
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 )
 
-// snapshot reads the counters, then the store's counts; an error means
-// the counts could not be read (the rest is filled in).
-func (s *Server) snapshot(ctx context.Context) (observe.Snapshot, error) {
+// snapshot is observe.Snapshot.
+type snapshot = observe.Snapshot
+
+// snapshotAll adds up the namespaces' snapshots, for /metrics: the
+// counters are the process's, the gauges and counts the sum of every
+// namespace's.
+func (s *Server) snapshotAll(ctx context.Context) (observe.Snapshot, error) {
+	var all observe.Snapshot
+	var errs []error
+	for i, name := range s.order {
+		snap, err := s.snapshot(ctx, s.spaces[name])
+		errs = append(errs, err)
+		if i == 0 {
+			all = snap
+			continue
+		}
+		all.Add(snap)
+	}
+	return all, errors.Join(errs...)
+}
+
+// snapshot reads the counters, then sp's store's counts; an error means
+// the counts could not be read (the rest is filled in). The counters
+// (releases, commits, ...) are the process's, the rest sp's.
+func (s *Server) snapshot(ctx context.Context, sp *space) (observe.Snapshot, error) {
+	hub := sp.rt.Hub()
 	snap := observe.Snapshot{
-		InMemory:     int64(s.engine.Live()),
-		IdleInMemory: int64(s.rt.IdleInMemory()),
+		InMemory:     int64(sp.rt.Engine().Live()),
+		IdleInMemory: int64(sp.rt.IdleInMemory()),
 		Releases:     s.stats.Releases.Load(),
 		Rehydrations: s.stats.Rehydrations.Load(),
 		Reclaims:     s.stats.Reclaims.Load(),
 		Commits:      s.stats.Commits.Load(),
 		CommitErrors: s.stats.CommitErrors.Load(),
 		Changes:      s.stats.Changes.Load(),
-		Streams:      int64(s.hub.Count()),
-		Workers:      int64(s.workers.Connected()),
-		Dispatches:   s.workers.Dispatches(),
-		Redispatches: s.workers.Redispatches(),
+		Streams:      int64(hub.Count()),
+		Workers:      int64(sp.workers.Connected()),
+		Dispatches:   sp.workers.Dispatches(),
+		Redispatches: sp.workers.Redispatches(),
 		// Read before the store's counts: a scrape that cannot read the
 		// store still reports them.
 		DeletedRequest:   s.stats.DeletedRequest.Load(),
 		DeletedRetention: s.stats.DeletedRetention.Load(),
 		StreamBytes:      s.streams.Sending(),
 		StreamsEnded:     s.streams.Behind(),
-		StoreSize:        storeSize(s.store),
+		StoreSize:        storeSize(sp.store),
 		ScheduleOutcomes: s.stats.ScheduleOutcomes(),
 		SlotsQueued:      s.stats.SlotsQueued.Load(),
 		SlotsAdmitted:    s.stats.SlotsAdmitted.Load(),
 		SlotsRefused:     s.stats.SlotsRefused.Load(),
 	}
 	snap.RehydrateP50, snap.RehydrateP99 = s.stats.Rehydrate.Quantiles()
-	snap.DispatchP50, snap.DispatchP99 = s.workers.DispatchLatency()
-	counts, err := s.store.Count(ctx)
+	snap.DispatchP50, snap.DispatchP99 = sp.workers.DispatchLatency()
+	counts, err := sp.store.Count(ctx)
 	if err != nil {
 		return snap, err
 	}
 	snap.Counts = counts
 	snap.TasksPending = counts.TasksByStatus[persistence.TaskPending]
-	snap.Queued, err = queuedByWorkflow(ctx, s.store)
+	snap.Queued, err = queuedByWorkflow(ctx, sp.store)
 	return snap, err
 }
 

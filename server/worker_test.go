@@ -52,7 +52,14 @@ func startWorker(t *testing.T, ts *testServer, name string, wf worker.Workflow) 
 // startWorkerN is startWorker with a worker that takes maxRuns runs at once.
 func startWorkerN(t *testing.T, ts *testServer, name string, maxRuns int, wf worker.Workflow) (stop func()) {
 	t.Helper()
-	c, err := client.Dial(ts.addr)
+	return startWorkerDial(t, ts, name, maxRuns, wf)
+}
+
+// startWorkerDial is startWorkerN with a worker whose client is dialed
+// with opts (a namespace, say).
+func startWorkerDial(t *testing.T, ts *testServer, name string, maxRuns int, wf worker.Workflow, opts ...client.Option) (stop func()) {
+	t.Helper()
+	c, err := client.Dial(ts.addr, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wfd-dev/wfd/namespace"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/keepalive"
@@ -40,6 +42,11 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		opt(&o)
 	}
 	o.retry = o.retry.withDefaults()
+	if o.namespace != "" {
+		if err := namespace.Check(o.namespace); err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+	}
 	dialOpts := []grpc.DialOption{
 		grpc.WithTransportCredentials(o.creds),
 		// Reconnect at the pace of the retries; grpc-go's own default
@@ -62,6 +69,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		}
 		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(creds))
 	}
+	dialOpts = append(dialOpts, namespaceInterceptors(o.namespace)...)
 	conn, err := grpc.NewClient(target, append(dialOpts, o.dialOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", target, err)

@@ -54,6 +54,8 @@ type options struct {
 	creds    credentials.TransportCredentials
 	token    string
 	dialOpts []grpc.DialOption
+	// namespace is WithNamespace's ("": the default one).
+	namespace string
 }
 
 func defaultOptions() options {

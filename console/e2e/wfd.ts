@@ -13,7 +13,7 @@ export interface Wfd {
   api: string;
   stop(): Promise<void>;
   /** Calls a method of WorkflowService over Connect JSON on the console's port. */
-  call<T = any>(method: string, body: object, token?: string): Promise<T>;
+  call<T = any>(method: string, body: object, token?: string, namespace?: string): Promise<T>;
 }
 
 export async function startWfd(extraArgs: string[] = [], files: { [name: string]: string } = {}): Promise<Wfd> {
@@ -67,10 +67,13 @@ export async function startWfd(extraArgs: string[] = [], files: { [name: string]
       }
       rmSync(dir, { recursive: true, force: true });
     },
-    async call(method, body, token) {
+    async call(method, body, token, namespace) {
       const headers: { [k: string]: string } = { "content-type": "application/json" };
       if (token) {
         headers.authorization = `Bearer ${token}`;
+      }
+      if (namespace) {
+        headers["wfd-namespace"] = namespace;
       }
       const res = await fetch(`${addrs.origin}/wfd.v1.WorkflowService/${method}`, { method: "POST", headers, body: JSON.stringify(body) });
       const text = await res.text();

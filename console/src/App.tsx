@@ -9,7 +9,7 @@ import { SchedulePage, Schedules } from "./pages/Schedules";
 import { SignIn } from "./pages/SignIn";
 import { TaskPage } from "./pages/TaskPage";
 import { WorkflowPage, Workflows } from "./pages/Workflows";
-import { Link, useLocation } from "./router";
+import { Link, navigate, useLocation } from "./router";
 import { useSession } from "./session";
 
 const nav: [string, string][] = [
@@ -67,6 +67,39 @@ function Who() {
   );
 }
 
+/**
+ * Switches the namespace every page shows, when the caller may use more
+ * than one. A page of the old namespace (a handler, a task) means nothing
+ * in the new one: switching goes to the same list, or the overview.
+ */
+function NamespaceSwitch({ path }: { path: string }) {
+  const { namespace, namespaces, setNamespace } = useSession();
+  if (namespaces.length < 2 && namespace === "default") {
+    return null;
+  }
+  const choices = namespaces.includes(namespace) ? namespaces : [namespace, ...namespaces];
+  return (
+    <label className="namespace">
+      Namespace{" "}
+      <select
+        data-testid="namespace"
+        value={namespace}
+        onChange={(e) => {
+          setNamespace(e.target.value);
+          const section = path.split("/")[1] ?? "";
+          navigate(["handlers", "workflows", "schedules", "events", "inbox"].includes(section) ? "/" + section : "/");
+        }}
+      >
+        {choices.map((ns) => (
+          <option key={ns} value={ns}>
+            {ns}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** Asks to sign in when the server wants a token this tab lacks. */
 function SignInHint({ path }: { path: string }) {
   const { identity } = useSession();
@@ -113,6 +146,7 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <NamespaceSwitch path={path} />
         <Who />
       </header>
       <main id="main" tabIndex={-1}>

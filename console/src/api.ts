@@ -22,8 +22,36 @@ export function storeToken(token: string): void {
   }
 }
 
+const namespaceKey = "wfd.console.namespace";
+
 /**
- * A client of the wfd that served this page, with the token if any. It
+ * The namespace the console shows: the page's ?ns= when it has one (a
+ * link someone shared), else this tab's choice, else "default".
+ */
+export function storedNamespace(): string {
+  const fromUrl = new URLSearchParams(window.location.search).get("ns");
+  if (fromUrl) {
+    storeNamespace(fromUrl);
+    return fromUrl;
+  }
+  try {
+    return sessionStorage.getItem(namespaceKey) ?? "default";
+  } catch {
+    return "default";
+  }
+}
+
+export function storeNamespace(ns: string): void {
+  try {
+    sessionStorage.setItem(namespaceKey, ns);
+  } catch {
+    // Storage off: the choice lasts as long as the page.
+  }
+}
+
+/**
+ * A client of the wfd that served this page, in namespace ns, with the
+ * token if any. It
  * speaks gRPC-Web (binary protobuf over fetch, served by the same Connect
  * handlers as the Connect protocol): the API's refusals (Unauthenticated
  * before signing in, a field error, Unimplemented) come as a status in an
@@ -31,9 +59,9 @@ export function storeToken(token: string): void {
  * log a failed resource in the browser's console; and 10,000 tasks decode
  * faster from binary than from JSON.
  */
-export function newClient(token: string): WfdClient {
+export function newClient(token: string, ns: string): WfdClient {
   const base = window.location.origin;
-  const opts = { protocol: "grpcweb" as const, timeoutMs: 30_000 };
+  const opts = { protocol: "grpcweb" as const, timeoutMs: 30_000, namespace: ns };
   return wfdClientForWeb(base, token ? { ...opts, token } : opts);
 }
 

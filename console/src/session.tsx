@@ -4,7 +4,7 @@ import { createContext, useContext, useEffect, useMemo, useState, type ReactNode
 
 import { Code, type WfdClient } from "@wfd/client/web";
 
-import { codeOf, errorText, isUnimplemented, newClient, storedToken, storeToken } from "./api";
+import { codeOf, errorText, isUnimplemented, newClient, storedNamespace, storedToken, storeNamespace, storeToken } from "./api";
 
 export interface Identity {
   /** Known once GetIdentity answered; false while loading or when the server lacks it. */
@@ -19,6 +19,10 @@ export interface Identity {
 interface Session {
   client: WfdClient;
   token: string;
+  /** The namespace every page shows, and those the caller may switch to. */
+  namespace: string;
+  namespaces: string[];
+  setNamespace(ns: string): void;
   /** Why the token is not used (plaintext to a remote server). */
   tokenError: string;
   identity: Identity;
@@ -31,15 +35,44 @@ const unknown: Identity = { known: false, authentication: false, subject: "", ro
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [token, setTokenState] = useState(storedToken);
+  const [namespace, setNamespaceState] = useState(() => {
+    const ns = storedNamespace();
+    try {
+      newClient("", ns);
+      return ns;
+    } catch {
+      return "default"; // a ?ns= that cannot be a namespace
+    }
+  });
   // The client refuses to send a token in plaintext beyond this machine
   // (assertTokenTransport): then the tab stays signed out, saying why.
   const [client, tokenError] = useMemo((): [WfdClient, string] => {
     try {
-      return [newClient(token), ""];
+      return [newClient(token, namespace), ""];
     } catch (err) {
-      return [newClient(""), errorText(err)];
+      return [newClient("", namespace), errorText(err)];
     }
-  }, [token]);
+  }, [token, namespace]);
+  const [namespaces, setNamespaces] = useState<string[]>([]);
+  useEffect(() => {
+    let live = true;
+    client
+      .namespaces({ timeoutMs: 10_000 })
+      .then((ns) => {
+        if (live) {
+          setNamespaces(ns.map((n) => n.name));
+        }
+      })
+      .catch(() => {
+        // An older server, or signed out: no switcher.
+        if (live) {
+          setNamespaces([]);
+        }
+      });
+    return () => {
+      live = false;
+    };
+  }, [client]);
   const [identity, setIdentity] = useState<Identity>(unknown);
   useEffect(() => {
     let live = true;
@@ -70,12 +103,18 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       token,
       tokenError,
       identity,
+      namespace,
+      namespaces,
+      setNamespace(ns: string) {
+        storeNamespace(ns);
+        setNamespaceState(ns);
+      },
       setToken(t: string) {
         storeToken(t);
         setTokenState(t);
       },
     }),
-    [client, token, tokenError, identity],
+    [client, token, tokenError, identity, namespace, namespaces],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }

@@ -78,7 +78,7 @@ func (s *Store) listen(ctx context.Context, commit func(replica, handler, parent
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+commitsChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+s.channel); err != nil {
 		return err
 	}
 	listening()

@@ -22,7 +22,17 @@ const commitsChannel = "wfd_commits"
 // bytes or more (with the default block size).
 const maxNotice = 7900
 
-const sqlNotify = `SELECT pg_notify('` + commitsChannel + `', p) FROM unnest($1::text[]) AS p`
+const sqlNotify = `SELECT pg_notify($2, p) FROM unnest($1::text[]) AS p`
+
+// channelOf is the commit feed's channel of a store in schema ("": the
+// default one): the stores of one database in different schemas hear
+// only their own commits.
+func channelOf(schema string) string {
+	if schema == "" {
+		return commitsChannel
+	}
+	return commitsChannel + "_" + schema
+}
 
 // commitNotice is one notification's payload (JSON): the handlers whose
 // records a Write committed, fenced by replica R ("" unfenced). A child
@@ -41,12 +51,12 @@ func (s *Store) shared() bool { return s.lock == nil }
 // queueNotices adds to b, before its final COMMIT, the notifications of
 // the handlers whose records w commits: one statement, as few payloads as
 // maxNotice allows.
-func queueNotices(b *pgx.Batch, changes []persistence.Change, w *writeSet) {
+func queueNotices(b *pgx.Batch, channel string, changes []persistence.Change, w *writeSet) {
 	payloads := notices(changes, w)
 	if len(payloads) == 0 {
 		return
 	}
-	q := &pgx.QueuedQuery{SQL: sqlNotify, Arguments: []any{payloads}}
+	q := &pgx.QueuedQuery{SQL: sqlNotify, Arguments: []any{payloads, channel}}
 	b.QueuedQueries = slices.Insert(b.QueuedQueries, len(b.QueuedQueries)-1, q)
 }
 

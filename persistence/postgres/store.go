@@ -59,12 +59,54 @@ type Options struct {
 	// instead of outlasting its caller. 0 keeps the database's settings.
 	// Migrations at Open run on a connection of their own without them.
 	SessionTimeout time.Duration
+	// Schema, if set, keeps the store's tables in that PostgreSQL schema
+	// (created if missing) instead of the database's default search path:
+	// several stores share one database, each in its schema, without
+	// seeing each other (a wfd namespace each). Its name is 1 to 63
+	// lower-case letters, digits and underscores, starting with a letter.
+	// Each schema has its own migrations, exclusive lock and commit feed.
+	Schema string
+}
+
+// checkSchema accepts what Options.Schema may be: a name that needs no
+// quoting in SQL.
+func checkSchema(name string) error {
+	if len(name) == 0 || len(name) > 63 || name[0] < 'a' || name[0] > 'z' {
+		return fmt.Errorf("%w: postgres: schema %q: 1 to 63 characters, starting with a-z", persistence.ErrInvalid, name)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return fmt.Errorf("%w: postgres: schema %q: character %q not allowed (a-z 0-9 _)", persistence.ErrInvalid, name, c)
+		}
+	}
+	return nil
+}
+
+// createSchema creates the store's schema if it is missing. Replicas
+// starting at once may race to create it; the loser's error is the
+// schema existing, which is what it wanted.
+func createSchema(ctx context.Context, cfg *pgx.ConnConfig, schema string) error {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	if _, err = conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+schema); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P06") {
+			return nil
+		}
+		return classify(ctx, err)
+	}
+	return nil
 }
 
 // Store is a persistence.Store on a PostgreSQL database.
 type Store struct {
 	pool         *pgxpool.Pool
 	lock         *pgx.Conn // holds the advisory lock; nil with Options.Shared
+	lockID       int64     // the advisory lock's key (lockIDOf)
+	channel      string    // the commit feed's channel (channelOf)
 	writeTimeout time.Duration
 	closed       atomic.Bool
 	pub          publisher
@@ -103,6 +145,17 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "wfd"
 	}
 	cfg.AfterConnect = durableCommits
+	if opts.Schema != "" {
+		if err := checkSchema(opts.Schema); err != nil {
+			return nil, err
+		}
+		if err := createSchema(ctx, cfg.ConnConfig.Copy(), opts.Schema); err != nil {
+			return nil, fmt.Errorf("postgres: open %s: schema %s: %w", redact(url), opts.Schema, err)
+		}
+		// Only the schema: no table of another store (or of the public
+		// schema) can be read by mistake.
+		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
+	}
 	migrateCfg := cfg.Copy()
 	if opts.SessionTimeout > 0 {
 		limitSessions(cfg.ConnConfig, opts.SessionTimeout)
@@ -113,7 +166,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		if wait == 0 {
 			wait = DefaultLockWait
 		}
-		if lock, err = lockDatabase(ctx, cfg.ConnConfig.Copy(), wait); err != nil {
+		if lock, err = lockDatabase(ctx, cfg.ConnConfig.Copy(), wait, lockIDOf(opts.Schema)); err != nil {
 			return nil, fmt.Errorf("postgres: open %s: %w", redact(url), err)
 		}
 	}
@@ -124,7 +177,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(url), classify(ctx, err))
 	}
-	s := &Store{pool: pool, lock: lock, writeTimeout: opts.WriteTimeout}
+	s := &Store{pool: pool, lock: lock, lockID: lockIDOf(opts.Schema), channel: channelOf(opts.Schema), writeTimeout: opts.WriteTimeout}
 	s.pub.s = s
 	if s.writeTimeout <= 0 {
 		s.writeTimeout = DefaultWriteTimeout
@@ -206,7 +259,7 @@ func (s *Store) Close() error {
 	}
 	s.pool.Close()
 	if s.lock != nil {
-		unlockDatabase(s.lock)
+		unlockDatabase(s.lock, s.lockID)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func (s *Store) writeOn(ctx context.Context, conn *pgxpool.Conn, changes []persi
 		return err
 	}
 	if s.shared() {
-		queueNotices(b, changes, w) // the commit feed (feednotify.go)
+		queueNotices(b, s.channel, changes, w) // the commit feed (feednotify.go)
 	}
 	if err := commitBatch(ctx, conn, b); err != nil {
 		if isStatementError(err) {

@@ -6,6 +6,7 @@ package auth
 import (
 	"context"
 	"slices"
+	"strings"
 )
 
 // Identity is an authenticated caller: who it is and the roles it holds.
@@ -36,3 +37,23 @@ func FromContext(ctx context.Context) (Identity, bool) {
 // every caller holding the role "finance" (a JWT's groups claim counts).
 // Tasks are assigned to groups so, and workflows granted to workers.
 const GroupPrefix = "group:"
+
+// Roles are granted in every namespace ("reader") or in one
+// ("acme/reader": reader in namespace acme), in the tokens file, a JWT's
+// roles claims and a certificate's entry alike.
+
+// In returns the identity as it stands in namespace ns: its roles there,
+// those granted everywhere and those granted in ns (without the prefix).
+func (id Identity) In(ns string) Identity {
+	out := Identity{Subject: id.Subject}
+	for _, r := range id.Roles {
+		name, role, scoped := strings.Cut(r, "/")
+		switch {
+		case !scoped:
+			out.Roles = append(out.Roles, r)
+		case name == ns && role != "" && !slices.Contains(out.Roles, role):
+			out.Roles = append(out.Roles, role)
+		}
+	}
+	return out
+}

@@ -56,9 +56,10 @@ var policy = map[string][]string{
 }
 
 // anyCaller holds the methods every authenticated caller may call,
-// whatever its roles: asking who one is.
+// whatever its roles: asking who one is, and where one may call.
 var anyCaller = map[string]bool{
-	wfdv1connect.WorkflowServiceGetIdentityProcedure: true,
+	wfdv1connect.WorkflowServiceGetIdentityProcedure:    true,
+	wfdv1connect.WorkflowServiceListNamespacesProcedure: true,
 }
 
 // Allowed reports whether id may call procedure ("/wfd.v1.WorkflowService/RunWorkflow").

@@ -41,3 +41,31 @@ export function assertTokenTransport(baseUrl: string): void {
   }
   throw new Error(`wfd client: a bearer token is sent only over TLS (https://) or in plaintext to a loopback address, not to ${baseUrl}`);
 }
+
+/** The header a call names its namespace in; without it, "default". */
+export const namespaceHeader = "wfd-namespace";
+
+/**
+ * An interceptor that puts every call, streams included, in namespace
+ * `ns`: the handlers, workflows, tasks, published events and schedules it
+ * sees are that namespace's, and a worker serves its workflows there.
+ * {@link wfdClientForNode}, `wfdClientForWeb` and `Worker` add it for
+ * their `namespace` option.
+ */
+export function namespaceInterceptor(ns: string): Interceptor {
+  assertNamespace(ns);
+  return (next) => async (req) => {
+    req.header.set(namespaceHeader, ns);
+    return next(req);
+  };
+}
+
+/**
+ * Throws unless `ns` can name a namespace: 1 to 48 lower-case letters,
+ * digits and hyphens, starting with a letter, not ending with a hyphen.
+ */
+export function assertNamespace(ns: string): void {
+  if (!/^[a-z]([a-z0-9-]{0,46}[a-z0-9])?$/.test(ns)) {
+    throw new Error(`wfd client: ${JSON.stringify(ns)} is not a namespace (1 to 48 of a-z 0-9 -, starting with a letter, not ending with -)`);
+  }
+}

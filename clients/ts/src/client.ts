@@ -6,6 +6,7 @@ import { HandlerStatus, TaskStatus, type Handler, type HandlerAt, type Record, t
 import {
   WorkflowService,
   type GetIdentityResponse,
+  type Namespace,
   type HandlerUpgrade,
   type GetStatsResponse,
   type PublishedEvent,
@@ -389,6 +390,16 @@ export class WfdClient {
    */
   async identity(call?: CallOptions): Promise<GetIdentityResponse> {
     return this.unary((o) => this.service.getIdentity({}, o), call);
+  }
+
+  /**
+   * The namespaces the server serves where the caller holds a role (all of
+   * them when it does not authenticate), with their retention and the
+   * caller's roles there. The client's calls are in the namespace of its
+   * transport's `namespace` option ("default" without one).
+   */
+  async namespaces(call?: CallOptions): Promise<Namespace[]> {
+    return (await this.unary((o) => this.service.listNamespaces({}, o), call)).namespaces;
   }
 
   /**

@@ -45,7 +45,14 @@ export {
   type TriggerScheduleOptions,
   type UpdateScheduleOptions,
 } from "./client.js";
-export { bearerTokenInterceptor, isLoopbackUrl, assertTokenTransport } from "./auth.js";
+export {
+  bearerTokenInterceptor,
+  isLoopbackUrl,
+  assertTokenTransport,
+  namespaceInterceptor,
+  assertNamespace,
+  namespaceHeader,
+} from "./auth.js";
 export {
   type RetryPolicy,
   type FullRetryPolicy,

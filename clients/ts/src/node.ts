@@ -15,7 +15,7 @@ import {
   Http2SessionManager,
 } from "@connectrpc/connect-node";
 
-import { assertTokenTransport, bearerTokenInterceptor } from "./auth.js";
+import { assertTokenTransport, bearerTokenInterceptor, namespaceInterceptor } from "./auth.js";
 import { WfdClient, type WfdClientOptions } from "./client.js";
 
 export * from "./index.js";
@@ -75,6 +75,8 @@ export interface NodeClientOptions extends Omit<WfdClientOptions, "onClose"> {
    * only over TLS, or in plaintext to a loopback address.
    */
   token?: string;
+  /** The namespace every call is in (default "default"). */
+  namespace?: string;
 }
 
 /**
@@ -103,6 +105,9 @@ export function nodeTransport(
   if (opts.token !== undefined) {
     assertTokenTransport(baseUrl);
     interceptors.unshift(bearerTokenInterceptor(opts.token));
+  }
+  if (opts.namespace !== undefined) {
+    interceptors.unshift(namespaceInterceptor(opts.namespace));
   }
   const tls = typeof opts.tls === "object" ? stripUndefined(opts.tls) : {};
   if (httpVersion === "1.1") {

@@ -8,7 +8,7 @@
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 
-import { assertTokenTransport, bearerTokenInterceptor } from "./auth.js";
+import { assertTokenTransport, bearerTokenInterceptor, namespaceInterceptor } from "./auth.js";
 import { WfdClient, type WfdClientOptions } from "./client.js";
 
 export * from "./index.js";
@@ -32,6 +32,8 @@ export interface WebClientOptions extends Omit<WfdClientOptions, "onClose"> {
    * itself is the browser's: use an `https://` base URL.)
    */
   token?: string;
+  /** The namespace every call is in (default "default"). */
+  namespace?: string;
 }
 
 /** A fetch-based transport for wfd at `baseUrl` (for instance `"http://127.0.0.1:7233"`). */
@@ -40,6 +42,9 @@ export function webTransport(baseUrl: string, opts: Omit<WebClientOptions, "time
   if (opts.token !== undefined) {
     assertTokenTransport(baseUrl);
     interceptors.unshift(bearerTokenInterceptor(opts.token));
+  }
+  if (opts.namespace !== undefined) {
+    interceptors.unshift(namespaceInterceptor(opts.namespace));
   }
   switch (opts.protocol ?? "connect") {
     case "connect":

@@ -2958,11 +2958,15 @@ type GetIdentityResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The server authenticates callers (--auth-tokens or --auth-jwks). When
 	// false every caller may do everything and subject is empty.
-	Authentication bool     `protobuf:"varint,1,opt,name=authentication,proto3" json:"authentication,omitempty"`
-	Subject        string   `protobuf:"bytes,2,opt,name=subject,proto3" json:"subject,omitempty"`
-	Roles          []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	Authentication bool   `protobuf:"varint,1,opt,name=authentication,proto3" json:"authentication,omitempty"`
+	Subject        string `protobuf:"bytes,2,opt,name=subject,proto3" json:"subject,omitempty"`
+	// The caller's roles in the call's namespace: those granted everywhere
+	// ("reader") and those granted there ("acme/reader" in acme).
+	Roles []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	// The namespace the call named (Wfd-Namespace; "default" without it).
+	Namespace     string `protobuf:"bytes,4,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetIdentityResponse) Reset() {
@@ -3016,6 +3020,156 @@ func (x *GetIdentityResponse) GetRoles() []string {
 	return nil
 }
 
+func (x *GetIdentityResponse) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+type ListNamespacesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNamespacesRequest) Reset() {
+	*x = ListNamespacesRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNamespacesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNamespacesRequest) ProtoMessage() {}
+
+func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
+func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
+}
+
+type ListNamespacesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespaces    []*Namespace           `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNamespacesResponse) Reset() {
+	*x = ListNamespacesResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNamespacesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNamespacesResponse) ProtoMessage() {}
+
+func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
+func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ListNamespacesResponse) GetNamespaces() []*Namespace {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+// Namespace is one of the worlds a server serves.
+type Namespace struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// How long its finished handlers are kept (unset: forever).
+	Retention *durationpb.Duration `protobuf:"bytes,2,opt,name=retention,proto3" json:"retention,omitempty"`
+	// The caller's roles in it (empty when authentication is off).
+	Roles         []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Namespace) Reset() {
+	*x = Namespace{}
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Namespace) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Namespace) ProtoMessage() {}
+
+func (x *Namespace) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Namespace.ProtoReflect.Descriptor instead.
+func (*Namespace) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *Namespace) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Namespace) GetRetention() *durationpb.Duration {
+	if x != nil {
+		return x.Retention
+	}
+	return nil
+}
+
+func (x *Namespace) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
 type ListReplicasRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3024,7 +3178,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3036,7 +3190,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3049,7 +3203,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 type ListReplicasResponse struct {
@@ -3061,7 +3215,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3073,7 +3227,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3086,7 +3240,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -3112,7 +3266,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3278,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3291,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Replica) GetId() string {
@@ -3192,7 +3346,7 @@ type UpgradeHandlersRequest struct {
 
 func (x *UpgradeHandlersRequest) Reset() {
 	*x = UpgradeHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3204,7 +3358,7 @@ func (x *UpgradeHandlersRequest) String() string {
 func (*UpgradeHandlersRequest) ProtoMessage() {}
 
 func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3217,7 +3371,7 @@ func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersRequest.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *UpgradeHandlersRequest) GetWorkflow() string {
@@ -3282,7 +3436,7 @@ type UpgradeHandlersResponse struct {
 
 func (x *UpgradeHandlersResponse) Reset() {
 	*x = UpgradeHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3294,7 +3448,7 @@ func (x *UpgradeHandlersResponse) String() string {
 func (*UpgradeHandlersResponse) ProtoMessage() {}
 
 func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3307,7 +3461,7 @@ func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersResponse.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *UpgradeHandlersResponse) GetHandlers() []*HandlerUpgrade {
@@ -3344,7 +3498,7 @@ type HandlerUpgrade struct {
 
 func (x *HandlerUpgrade) Reset() {
 	*x = HandlerUpgrade{}
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3356,7 +3510,7 @@ func (x *HandlerUpgrade) String() string {
 func (*HandlerUpgrade) ProtoMessage() {}
 
 func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3369,7 +3523,7 @@ func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgrade.ProtoReflect.Descriptor instead.
 func (*HandlerUpgrade) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *HandlerUpgrade) GetHandlerId() string {
@@ -3403,7 +3557,7 @@ type SetCurrentVersionRequest struct {
 
 func (x *SetCurrentVersionRequest) Reset() {
 	*x = SetCurrentVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3415,7 +3569,7 @@ func (x *SetCurrentVersionRequest) String() string {
 func (*SetCurrentVersionRequest) ProtoMessage() {}
 
 func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3428,7 +3582,7 @@ func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionRequest.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SetCurrentVersionRequest) GetWorkflow() string {
@@ -3454,7 +3608,7 @@ type SetCurrentVersionResponse struct {
 
 func (x *SetCurrentVersionResponse) Reset() {
 	*x = SetCurrentVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[50]
+	mi := &file_wfd_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3466,7 +3620,7 @@ func (x *SetCurrentVersionResponse) String() string {
 func (*SetCurrentVersionResponse) ProtoMessage() {}
 
 func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[50]
+	mi := &file_wfd_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3479,7 +3633,7 @@ func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionResponse.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SetCurrentVersionResponse) GetWorkflow() *Workflow {
@@ -3499,7 +3653,7 @@ type DeleteWorkflowVersionRequest struct {
 
 func (x *DeleteWorkflowVersionRequest) Reset() {
 	*x = DeleteWorkflowVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[51]
+	mi := &file_wfd_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3511,7 +3665,7 @@ func (x *DeleteWorkflowVersionRequest) String() string {
 func (*DeleteWorkflowVersionRequest) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[51]
+	mi := &file_wfd_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3524,7 +3678,7 @@ func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DeleteWorkflowVersionRequest) GetWorkflow() string {
@@ -3549,7 +3703,7 @@ type DeleteWorkflowVersionResponse struct {
 
 func (x *DeleteWorkflowVersionResponse) Reset() {
 	*x = DeleteWorkflowVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[52]
+	mi := &file_wfd_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3561,7 +3715,7 @@ func (x *DeleteWorkflowVersionResponse) String() string {
 func (*DeleteWorkflowVersionResponse) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[52]
+	mi := &file_wfd_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3574,7 +3728,7 @@ func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
@@ -3800,10 +3954,20 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"handler_id\x18\x05 \x01(\tR\thandlerId\x12=\n" +
 	"\fpublished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\x12!\n" +
 	"\fpublished_by\x18\a \x01(\tR\vpublishedBy\"\x14\n" +
-	"\x12GetIdentityRequest\"m\n" +
+	"\x12GetIdentityRequest\"\x8b\x01\n" +
 	"\x13GetIdentityResponse\x12&\n" +
 	"\x0eauthentication\x18\x01 \x01(\bR\x0eauthentication\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x12\x14\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles\x12\x1c\n" +
+	"\tnamespace\x18\x04 \x01(\tR\tnamespace\"\x17\n" +
+	"\x15ListNamespacesRequest\"K\n" +
+	"\x16ListNamespacesResponse\x121\n" +
+	"\n" +
+	"namespaces\x18\x01 \x03(\v2\x11.wfd.v1.NamespaceR\n" +
+	"namespaces\"n\n" +
+	"\tNamespace\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x127\n" +
+	"\tretention\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\tretention\x12\x14\n" +
 	"\x05roles\x18\x03 \x03(\tR\x05roles\"\x15\n" +
 	"\x13ListReplicasRequest\"C\n" +
 	"\x14ListReplicasResponse\x12+\n" +
@@ -3850,7 +4014,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x18UPGRADE_OUTCOME_CAN_MOVE\x10\x01\x12\x19\n" +
 	"\x15UPGRADE_OUTCOME_MOVED\x10\x02\x12\x1b\n" +
 	"\x17UPGRADE_OUTCOME_REFUSED\x10\x03\x12\x18\n" +
-	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\xb8\x11\n" +
+	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\x8e\x12\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -3871,7 +4035,8 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\vWaitHandler\x12\x1a.wfd.v1.WaitHandlerRequest\x1a\x1b.wfd.v1.WaitHandlerResponse\"\x03\x90\x02\x01\x12L\n" +
 	"\rDeleteHandler\x12\x1c.wfd.v1.DeleteHandlerRequest\x1a\x1d.wfd.v1.DeleteHandlerResponse\x12c\n" +
 	"\x13ListPublishedEvents\x12\".wfd.v1.ListPublishedEventsRequest\x1a#.wfd.v1.ListPublishedEventsResponse\"\x03\x90\x02\x01\x12K\n" +
-	"\vGetIdentity\x12\x1a.wfd.v1.GetIdentityRequest\x1a\x1b.wfd.v1.GetIdentityResponse\"\x03\x90\x02\x01\x12N\n" +
+	"\vGetIdentity\x12\x1a.wfd.v1.GetIdentityRequest\x1a\x1b.wfd.v1.GetIdentityResponse\"\x03\x90\x02\x01\x12T\n" +
+	"\x0eListNamespaces\x12\x1d.wfd.v1.ListNamespacesRequest\x1a\x1e.wfd.v1.ListNamespacesResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\fListReplicas\x12\x1b.wfd.v1.ListReplicasRequest\x1a\x1c.wfd.v1.ListReplicasResponse\"\x03\x90\x02\x01\x12R\n" +
 	"\x0fUpgradeHandlers\x12\x1e.wfd.v1.UpgradeHandlersRequest\x1a\x1f.wfd.v1.UpgradeHandlersResponse\x12X\n" +
 	"\x11SetCurrentVersion\x12 .wfd.v1.SetCurrentVersionRequest\x1a!.wfd.v1.SetCurrentVersionResponse\x12d\n" +
@@ -3896,7 +4061,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
 	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
@@ -3942,159 +4107,166 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*PublishedEvent)(nil),                // 41: wfd.v1.PublishedEvent
 	(*GetIdentityRequest)(nil),            // 42: wfd.v1.GetIdentityRequest
 	(*GetIdentityResponse)(nil),           // 43: wfd.v1.GetIdentityResponse
-	(*ListReplicasRequest)(nil),           // 44: wfd.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),          // 45: wfd.v1.ListReplicasResponse
-	(*Replica)(nil),                       // 46: wfd.v1.Replica
-	(*UpgradeHandlersRequest)(nil),        // 47: wfd.v1.UpgradeHandlersRequest
-	(*UpgradeHandlersResponse)(nil),       // 48: wfd.v1.UpgradeHandlersResponse
-	(*HandlerUpgrade)(nil),                // 49: wfd.v1.HandlerUpgrade
-	(*SetCurrentVersionRequest)(nil),      // 50: wfd.v1.SetCurrentVersionRequest
-	(*SetCurrentVersionResponse)(nil),     // 51: wfd.v1.SetCurrentVersionResponse
-	(*DeleteWorkflowVersionRequest)(nil),  // 52: wfd.v1.DeleteWorkflowVersionRequest
-	(*DeleteWorkflowVersionResponse)(nil), // 53: wfd.v1.DeleteWorkflowVersionResponse
-	nil,                                   // 54: wfd.v1.Workflow.SearchAttributesEntry
-	nil,                                   // 55: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),               // 56: google.protobuf.Struct
-	(*durationpb.Duration)(nil),           // 57: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),         // 58: google.protobuf.Timestamp
-	(*Event)(nil),                         // 59: wfd.v1.Event
-	(*Handler)(nil),                       // 60: wfd.v1.Handler
-	(*HandlerAt)(nil),                     // 61: wfd.v1.HandlerAt
-	(HandlerStatus)(0),                    // 62: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 63: wfd.v1.Residency
-	(*Record)(nil),                        // 64: wfd.v1.Record
-	(TaskStatus)(0),                       // 65: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 66: wfd.v1.Task
-	(*CreateScheduleRequest)(nil),         // 67: wfd.v1.CreateScheduleRequest
-	(*GetScheduleRequest)(nil),            // 68: wfd.v1.GetScheduleRequest
-	(*ListSchedulesRequest)(nil),          // 69: wfd.v1.ListSchedulesRequest
-	(*UpdateScheduleRequest)(nil),         // 70: wfd.v1.UpdateScheduleRequest
-	(*DeleteScheduleRequest)(nil),         // 71: wfd.v1.DeleteScheduleRequest
-	(*TriggerScheduleRequest)(nil),        // 72: wfd.v1.TriggerScheduleRequest
-	(*CreateScheduleResponse)(nil),        // 73: wfd.v1.CreateScheduleResponse
-	(*GetScheduleResponse)(nil),           // 74: wfd.v1.GetScheduleResponse
-	(*ListSchedulesResponse)(nil),         // 75: wfd.v1.ListSchedulesResponse
-	(*UpdateScheduleResponse)(nil),        // 76: wfd.v1.UpdateScheduleResponse
-	(*DeleteScheduleResponse)(nil),        // 77: wfd.v1.DeleteScheduleResponse
-	(*TriggerScheduleResponse)(nil),       // 78: wfd.v1.TriggerScheduleResponse
+	(*ListNamespacesRequest)(nil),         // 44: wfd.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),        // 45: wfd.v1.ListNamespacesResponse
+	(*Namespace)(nil),                     // 46: wfd.v1.Namespace
+	(*ListReplicasRequest)(nil),           // 47: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),          // 48: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                       // 49: wfd.v1.Replica
+	(*UpgradeHandlersRequest)(nil),        // 50: wfd.v1.UpgradeHandlersRequest
+	(*UpgradeHandlersResponse)(nil),       // 51: wfd.v1.UpgradeHandlersResponse
+	(*HandlerUpgrade)(nil),                // 52: wfd.v1.HandlerUpgrade
+	(*SetCurrentVersionRequest)(nil),      // 53: wfd.v1.SetCurrentVersionRequest
+	(*SetCurrentVersionResponse)(nil),     // 54: wfd.v1.SetCurrentVersionResponse
+	(*DeleteWorkflowVersionRequest)(nil),  // 55: wfd.v1.DeleteWorkflowVersionRequest
+	(*DeleteWorkflowVersionResponse)(nil), // 56: wfd.v1.DeleteWorkflowVersionResponse
+	nil,                                   // 57: wfd.v1.Workflow.SearchAttributesEntry
+	nil,                                   // 58: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 59: google.protobuf.Struct
+	(*durationpb.Duration)(nil),           // 60: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),         // 61: google.protobuf.Timestamp
+	(*Event)(nil),                         // 62: wfd.v1.Event
+	(*Handler)(nil),                       // 63: wfd.v1.Handler
+	(*HandlerAt)(nil),                     // 64: wfd.v1.HandlerAt
+	(HandlerStatus)(0),                    // 65: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 66: wfd.v1.Residency
+	(*Record)(nil),                        // 67: wfd.v1.Record
+	(TaskStatus)(0),                       // 68: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 69: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 70: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 71: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 72: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 73: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 74: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 75: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 76: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 77: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 78: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 79: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 80: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 81: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	56, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	59, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
 	4,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
 	3,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
-	54, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
+	57, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
 	2,  // 4: wfd.v1.Workflow.concurrency:type_name -> wfd.v1.Concurrency
-	57, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
-	58, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	60, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
+	61, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 7: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
-	56, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	59, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
 	1,  // 9: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	56, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	57, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	59, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
-	56, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
-	60, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	60, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	61, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
-	62, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	57, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	63, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	60, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	59, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	57, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	59, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	60, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	62, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
+	59, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
+	63, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	63, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	64, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
+	65, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	60, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	66, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	63, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	62, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	60, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
 	14, // 23: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
-	56, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
-	56, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
-	60, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	64, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	59, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	59, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
+	63, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	67, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
 	18, // 28: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	60, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	60, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	55, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	57, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	57, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	57, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	57, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	65, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	66, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	66, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	56, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	66, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	66, // 41: wfd.v1.CancelTaskResponse.task:type_name -> wfd.v1.Task
-	56, // 42: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	57, // 43: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	60, // 44: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	58, // 45: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	63, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	63, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	58, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	60, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	60, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	60, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	60, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	68, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	69, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	69, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	59, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	69, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	69, // 41: wfd.v1.CancelTaskResponse.task:type_name -> wfd.v1.Task
+	59, // 42: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	60, // 43: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	63, // 44: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	61, // 45: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
 	41, // 46: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	56, // 47: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	58, // 48: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	46, // 49: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	58, // 50: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	58, // 51: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	49, // 52: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 53: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 54: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	5,  // 55: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	7,  // 56: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	9,  // 57: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	11, // 58: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	13, // 59: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	16, // 60: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	19, // 61: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	21, // 62: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	25, // 63: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	27, // 64: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	29, // 65: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	31, // 66: wfd.v1.WorkflowService.CancelTask:input_type -> wfd.v1.CancelTaskRequest
-	33, // 67: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	23, // 68: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	35, // 69: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	37, // 70: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	39, // 71: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	42, // 72: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	44, // 73: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	47, // 74: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	50, // 75: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	52, // 76: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	67, // 77: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
-	68, // 78: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
-	69, // 79: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
-	70, // 80: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
-	71, // 81: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
-	72, // 82: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
-	6,  // 83: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	8,  // 84: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	10, // 85: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	12, // 86: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	15, // 87: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	17, // 88: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	20, // 89: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	22, // 90: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	26, // 91: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	28, // 92: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	30, // 93: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	32, // 94: wfd.v1.WorkflowService.CancelTask:output_type -> wfd.v1.CancelTaskResponse
-	34, // 95: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	24, // 96: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	36, // 97: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	38, // 98: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	40, // 99: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	43, // 100: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	45, // 101: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	48, // 102: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	51, // 103: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	53, // 104: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	73, // 105: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
-	74, // 106: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
-	75, // 107: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
-	76, // 108: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
-	77, // 109: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
-	78, // 110: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
-	83, // [83:111] is the sub-list for method output_type
-	55, // [55:83] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	59, // 47: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	61, // 48: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	46, // 49: wfd.v1.ListNamespacesResponse.namespaces:type_name -> wfd.v1.Namespace
+	60, // 50: wfd.v1.Namespace.retention:type_name -> google.protobuf.Duration
+	49, // 51: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	61, // 52: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	61, // 53: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	52, // 54: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 55: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 56: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	5,  // 57: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	7,  // 58: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	9,  // 59: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	11, // 60: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	13, // 61: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	16, // 62: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	19, // 63: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	21, // 64: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	25, // 65: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	27, // 66: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	29, // 67: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	31, // 68: wfd.v1.WorkflowService.CancelTask:input_type -> wfd.v1.CancelTaskRequest
+	33, // 69: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	23, // 70: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	35, // 71: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	37, // 72: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	39, // 73: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	42, // 74: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	44, // 75: wfd.v1.WorkflowService.ListNamespaces:input_type -> wfd.v1.ListNamespacesRequest
+	47, // 76: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	50, // 77: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	53, // 78: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	55, // 79: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	70, // 80: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	71, // 81: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	72, // 82: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	73, // 83: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	74, // 84: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	75, // 85: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	6,  // 86: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	8,  // 87: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	10, // 88: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	12, // 89: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	15, // 90: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	17, // 91: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	20, // 92: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	22, // 93: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	26, // 94: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	28, // 95: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	30, // 96: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	32, // 97: wfd.v1.WorkflowService.CancelTask:output_type -> wfd.v1.CancelTaskResponse
+	34, // 98: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	24, // 99: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	36, // 100: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	38, // 101: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	40, // 102: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	43, // 103: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	45, // 104: wfd.v1.WorkflowService.ListNamespaces:output_type -> wfd.v1.ListNamespacesResponse
+	48, // 105: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	51, // 106: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	54, // 107: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	56, // 108: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	76, // 109: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	77, // 110: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	78, // 111: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	79, // 112: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	80, // 113: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	81, // 114: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	86, // [86:115] is the sub-list for method output_type
+	57, // [57:86] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -4114,7 +4286,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   55,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,3 +35,40 @@ type Snapshot struct {
 	Counts       persistence.Counts
 	TasksPending int64
 }
+
+// Add adds to s what o holds of one namespace (its handlers in memory,
+// streams, workers, store size and counts), for a process serving
+// several. The counters of the process (releases, commits, ...) and the
+// latencies are s's: every namespace reads the same ones.
+func (s *Snapshot) Add(o Snapshot) {
+	s.InMemory += o.InMemory
+	s.IdleInMemory += o.IdleInMemory
+	s.Streams += o.Streams
+	s.Workers += o.Workers
+	s.Dispatches += o.Dispatches
+	s.Redispatches += o.Redispatches
+	if o.StoreSize > 0 {
+		s.StoreSize = max(s.StoreSize, 0) + o.StoreSize
+	}
+	s.TasksPending += o.TasksPending
+	s.Counts.Handlers += o.Counts.Handlers
+	s.Counts.Idle += o.Counts.Idle
+	s.Counts.Tasks += o.Counts.Tasks
+	s.Counts.ByStatus = addCounts(s.Counts.ByStatus, o.Counts.ByStatus)
+	s.Counts.ByResidency = addCounts(s.Counts.ByResidency, o.Counts.ByResidency)
+	s.Counts.TasksByStatus = addCounts(s.Counts.TasksByStatus, o.Counts.TasksByStatus)
+	s.Queued = addCounts(s.Queued, o.Queued)
+}
+
+func addCounts[K comparable](to, from map[K]int64) map[K]int64 {
+	if len(from) == 0 {
+		return to
+	}
+	if to == nil {
+		to = make(map[K]int64, len(from))
+	}
+	for k, n := range from {
+		to[k] += n
+	}
+	return to
+}

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/wfd-dev/wfd/namespace"
 	"github.com/wfd-dev/wfd/server/auth"
 )
 
@@ -40,6 +41,10 @@ import (
 // name.
 func (f *forwarder) credentials(ctx context.Context, in, out http.Header, procedure string) error {
 	out.Set(forwardedHeader, f.id)
+	// The owner serves the call in the same namespace.
+	if ns := in.Get(namespace.Header); ns != "" {
+		out.Set(namespace.Header, ns)
+	}
 	if a := in.Get("Authorization"); a != "" {
 		out.Set("Authorization", a)
 		return nil

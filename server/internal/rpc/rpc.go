@@ -8,6 +8,7 @@ import (
 	"github.com/wfd-dev/wfd/engine"
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/server/auth"
 	"github.com/wfd-dev/wfd/server/internal/apierr"
 	"github.com/wfd-dev/wfd/server/internal/live"
 	"github.com/wfd-dev/wfd/server/internal/observe"
@@ -75,6 +76,9 @@ type Options struct {
 	Snapshot func(context.Context) (observe.Snapshot, error)
 	// Schedules answers the schedule methods.
 	Schedules Schedules
+	// Namespaces lists the namespaces the server serves where who (nil:
+	// anyone, authentication is off) holds a role.
+	Namespaces func(ctx context.Context, who *auth.Identity) []NamespaceInfo
 }
 
 // Schedules is what the service needs of the scheduler (the schedules
@@ -103,16 +107,18 @@ type Service struct {
 	workers   Workers
 	replica   Replica
 	snapshot  func(context.Context) (observe.Snapshot, error)
-	authOn    bool
-	engine    *engine.Engine
-	journal   *live.Journal
-	hub       *live.Hub
-	schedules Schedules
+	// namespaces is Options.Namespaces.
+	namespaces func(ctx context.Context, who *auth.Identity) []NamespaceInfo
+	authOn     bool
+	engine     *engine.Engine
+	journal    *live.Journal
+	hub        *live.Hub
+	schedules  Schedules
 }
 
 // New returns the service.
 func New(o Options) *Service {
 	return &Service{rt: o.Runtime, store: o.Store, log: o.Logger, now: o.Now, heartbeat: o.Heartbeat, streams: o.Streams,
-		draining: o.Draining, workers: o.Workers, replica: o.Replica, snapshot: o.Snapshot, authOn: o.AuthOn,
+		draining: o.Draining, workers: o.Workers, replica: o.Replica, snapshot: o.Snapshot, authOn: o.AuthOn, namespaces: o.Namespaces,
 		engine: o.Runtime.Engine(), journal: o.Runtime.Journal(), hub: o.Runtime.Hub(), schedules: o.Schedules}
 }

@@ -16,7 +16,7 @@ from wfd.v1 import handler_pb2, schedule_pb2, service_pb2, service_pb2_grpc
 
 from . import _common as c
 from . import _schedules as sch
-from ._tls import with_token
+from ._tls import with_namespace, with_token
 from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
 __all__ = ["AsyncClient", "AsyncRecordStream"]
@@ -47,11 +47,13 @@ class AsyncClient:
         metadata: Sequence[tuple[str, str]] | None = None,
         options: Sequence[tuple[str, Any]] = (),
         token: str | None = None,
+        namespace: str | None = None,
     ) -> None:
         self.target = target
+        self.namespace = namespace or "default"
         self.timeout = timeout
         self.retry = retry or c.RetryPolicy()
-        self._metadata = with_token(target, token, credentials is not None, metadata)
+        self._metadata = with_namespace(with_token(target, token, credentials is not None, metadata), namespace)
         opts = c.channel_options(self.retry, options)
         if credentials is None:
             self._channel = grpc.aio.insecure_channel(target, options=opts)
@@ -632,6 +634,13 @@ class AsyncClient:
             self._stub.WaitHandler, req, self._waiting(timeout, c.DEFAULT_WAIT if wait is None else wait)
         )
         return res.handler
+
+    async def namespaces(self, *, timeout: float | None = _DEFAULT) -> list[c.Namespace]:
+        """The namespaces the caller may use; see :meth:`wfd_client.Client.namespaces`."""
+        res: service_pb2.ListNamespacesResponse = await self._unary(
+            self._stub.ListNamespaces, service_pb2.ListNamespacesRequest(), timeout
+        )
+        return list(res.namespaces)
 
     async def identity(self, *, timeout: float | None = _DEFAULT) -> c.Identity:
         """Who the caller is to the server; see :meth:`wfd_client.Client.identity`."""

@@ -30,6 +30,7 @@ TaskStatus = handler_pb2.TaskStatus
 PublishResult: TypeAlias = service_pb2.PublishEventResponse
 Identity: TypeAlias = service_pb2.GetIdentityResponse
 Replica: TypeAlias = service_pb2.Replica
+Namespace: TypeAlias = service_pb2.Namespace
 PublishedEvent: TypeAlias = service_pb2.PublishedEvent
 WorkflowVersion: TypeAlias = service_pb2.WorkflowVersion
 HandlerUpgrade: TypeAlias = service_pb2.HandlerUpgrade

@@ -15,7 +15,7 @@ from wfd.v1 import handler_pb2, schedule_pb2, service_pb2, service_pb2_grpc
 
 from . import _common as c
 from . import _schedules as sch
-from ._tls import with_token
+from ._tls import with_namespace, with_token
 from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
 __all__ = ["Client", "RecordStream"]
@@ -39,8 +39,11 @@ class Client:
     secure; the default is plaintext, which wfd serves by default.
     ``token`` is sent as ``authorization: Bearer <token>`` with every call;
     without ``credentials`` only to a loopback target (ValueError
-    otherwise). ``metadata`` is sent with every call; ``options`` are extra
-    grpc channel arguments, applied after the client's own.
+    otherwise). ``namespace`` puts every call in that namespace (None: the
+    server's "default"): the handlers, workflows, tasks, published events
+    and schedules the client sees are its own. ``metadata`` is sent with
+    every call; ``options`` are extra grpc channel arguments, applied after
+    the client's own.
     """
 
     def __init__(
@@ -53,11 +56,13 @@ class Client:
         metadata: Sequence[tuple[str, str]] | None = None,
         options: Sequence[tuple[str, Any]] = (),
         token: str | None = None,
+        namespace: str | None = None,
     ) -> None:
         self.target = target
+        self.namespace = namespace or "default"
         self.timeout = timeout
         self.retry = retry or c.RetryPolicy()
-        self._metadata = with_token(target, token, credentials is not None, metadata)
+        self._metadata = with_namespace(with_token(target, token, credentials is not None, metadata), namespace)
         opts = c.channel_options(self.retry, options)
         if credentials is None:
             self._channel = grpc.insecure_channel(target, options=opts)
@@ -826,6 +831,15 @@ class Client:
             self._stub.GetIdentity, service_pb2.GetIdentityRequest(), timeout
         )
         return res
+
+    def namespaces(self, *, timeout: float | None = _DEFAULT) -> list[c.Namespace]:
+        """The namespaces the server serves where the caller holds a role (all
+        of them without authentication), with their ``retention`` and the
+        caller's ``roles`` there."""
+        res: service_pb2.ListNamespacesResponse = self._unary(
+            self._stub.ListNamespaces, service_pb2.ListNamespacesRequest(), timeout
+        )
+        return list(res.namespaces)
 
     def replicas(self, *, timeout: float | None = _DEFAULT) -> list[c.Replica]:
         """The live replicas sharing the server's database (``wfd serve

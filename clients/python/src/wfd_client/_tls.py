@@ -65,3 +65,21 @@ def with_token(
             f"a bearer token is sent only over TLS (credentials=) or in plaintext to a loopback address, not to {target}"
         )
     return (*md, ("authorization", f"Bearer {token}"))
+
+
+NAMESPACE_HEADER = "wfd-namespace"
+_NAMESPACE = re.compile(r"[a-z](?:[a-z0-9-]{0,46}[a-z0-9])?")
+
+
+def with_namespace(metadata: tuple[tuple[str, str], ...], namespace: str | None) -> tuple[tuple[str, str], ...]:
+    """``metadata`` plus the header that puts every call in ``namespace``
+    (None: the server's "default"); ValueError for a name that cannot be a
+    namespace's (1 to 48 of a-z 0-9 -, starting with a letter, not ending
+    with -)."""
+    if namespace is None:
+        return metadata
+    if not _NAMESPACE.fullmatch(namespace):
+        raise ValueError(
+            f"{namespace!r} is not a namespace (1 to 48 of a-z 0-9 -, starting with a letter, not ending with -)"
+        )
+    return (*metadata, (NAMESPACE_HEADER, namespace))

@@ -53,7 +53,7 @@ from typing import Any
 import grpc
 
 from . import _common as c
-from ._tls import with_token
+from ._tls import with_namespace, with_token
 from ._worker_context import (
     AsyncStepContext,
     Children,
@@ -112,7 +112,8 @@ class AsyncWorker:
     and time out after ``call_timeout`` seconds; a lost connection is made
     again after ``backoff`` seconds, doubling to 5 s. ``credentials``,
     ``metadata``, ``options`` and ``token`` are those of
-    :class:`wfd_client.Client`.
+    :class:`wfd_client.Client`; ``namespace`` is the namespace it serves its
+    workflows in (None: "default").
 
     A registration the server refuses (a definition that fails validation:
     InvalidArgument; the name of a built-in workflow: FailedPrecondition; a
@@ -138,10 +139,12 @@ class AsyncWorker:
         metadata: Sequence[tuple[str, str]] | None = None,
         options: Sequence[tuple[str, Any]] = (),
         token: str | None = None,
+        namespace: str | None = None,
     ) -> None:
         self._core = Core(
             target, workflows, name=name, max_runs=max_runs, retry=retry, call_timeout=call_timeout,
-            credentials=credentials, metadata=with_token(target, token, credentials is not None, metadata),
+            credentials=credentials,
+            metadata=with_namespace(with_token(target, token, credentials is not None, metadata), namespace),
             options=options, backoff=backoff,
         )
 

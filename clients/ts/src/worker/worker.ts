@@ -33,6 +33,8 @@ export interface WorkerOptions {
   tls?: TlsOptions | boolean;
   /** With `addr`: a bearer token sent with every call. */
   token?: string;
+  /** With `addr`: the namespace the worker serves its workflows in (default "default"). */
+  namespace?: string;
   /** Names the worker to operators (`wfd workers`); need not be unique. */
   name?: string;
   /** How many step runs it executes at once (default 1). */
@@ -113,7 +115,7 @@ export class Worker {
     } else {
       // Pings find a dead connection within seconds, so the worker
       // reconnects instead of waiting on a stream nobody answers.
-      const { transport, close } = nodeTransport(opts.addr!, { pingIntervalMs: 5_000, pingTimeoutMs: 5_000, tls: opts.tls, token: opts.token });
+      const { transport, close } = nodeTransport(opts.addr!, { pingIntervalMs: 5_000, pingTimeoutMs: 5_000, tls: opts.tls, token: opts.token, namespace: opts.namespace });
       this.client = createClient(WorkerService, transport);
       this.close = close;
     }

@@ -86,6 +86,9 @@ const (
 	// WorkflowServiceGetIdentityProcedure is the fully-qualified name of the WorkflowService's
 	// GetIdentity RPC.
 	WorkflowServiceGetIdentityProcedure = "/wfd.v1.WorkflowService/GetIdentity"
+	// WorkflowServiceListNamespacesProcedure is the fully-qualified name of the WorkflowService's
+	// ListNamespaces RPC.
+	WorkflowServiceListNamespacesProcedure = "/wfd.v1.WorkflowService/ListNamespaces"
 	// WorkflowServiceListReplicasProcedure is the fully-qualified name of the WorkflowService's
 	// ListReplicas RPC.
 	WorkflowServiceListReplicasProcedure = "/wfd.v1.WorkflowService/ListReplicas"
@@ -181,6 +184,12 @@ type WorkflowServiceClient interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
+	// ListNamespaces lists the namespaces this server serves that the
+	// caller holds a role in (every one when authentication is off). A call
+	// names its namespace in the Wfd-Namespace header ("default" without
+	// it); each namespace has its own handlers, workflows, tasks, published
+	// events, schedules and workers.
+	ListNamespaces(context.Context, *v1.ListNamespacesRequest) (*v1.ListNamespacesResponse, error)
 	// ListReplicas lists the live replicas sharing this server's database
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
@@ -347,6 +356,13 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listNamespaces: connect.NewClient[v1.ListNamespacesRequest, v1.ListNamespacesResponse](
+			httpClient,
+			baseURL+WorkflowServiceListNamespacesProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("ListNamespaces")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		listReplicas: connect.NewClient[v1.ListReplicasRequest, v1.ListReplicasResponse](
 			httpClient,
 			baseURL+WorkflowServiceListReplicasProcedure,
@@ -433,6 +449,7 @@ type workflowServiceClient struct {
 	deleteHandler         *connect.Client[v1.DeleteHandlerRequest, v1.DeleteHandlerResponse]
 	listPublishedEvents   *connect.Client[v1.ListPublishedEventsRequest, v1.ListPublishedEventsResponse]
 	getIdentity           *connect.Client[v1.GetIdentityRequest, v1.GetIdentityResponse]
+	listNamespaces        *connect.Client[v1.ListNamespacesRequest, v1.ListNamespacesResponse]
 	listReplicas          *connect.Client[v1.ListReplicasRequest, v1.ListReplicasResponse]
 	upgradeHandlers       *connect.Client[v1.UpgradeHandlersRequest, v1.UpgradeHandlersResponse]
 	setCurrentVersion     *connect.Client[v1.SetCurrentVersionRequest, v1.SetCurrentVersionResponse]
@@ -603,6 +620,15 @@ func (c *workflowServiceClient) GetIdentity(ctx context.Context, req *v1.GetIden
 	return nil, err
 }
 
+// ListNamespaces calls wfd.v1.WorkflowService.ListNamespaces.
+func (c *workflowServiceClient) ListNamespaces(ctx context.Context, req *v1.ListNamespacesRequest) (*v1.ListNamespacesResponse, error) {
+	response, err := c.listNamespaces.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ListReplicas calls wfd.v1.WorkflowService.ListReplicas.
 func (c *workflowServiceClient) ListReplicas(ctx context.Context, req *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {
 	response, err := c.listReplicas.CallUnary(ctx, connect.NewRequest(req))
@@ -756,6 +782,12 @@ type WorkflowServiceHandler interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
+	// ListNamespaces lists the namespaces this server serves that the
+	// caller holds a role in (every one when authentication is off). A call
+	// names its namespace in the Wfd-Namespace header ("default" without
+	// it); each namespace has its own handlers, workflows, tasks, published
+	// events, schedules and workers.
+	ListNamespaces(context.Context, *v1.ListNamespacesRequest) (*v1.ListNamespacesResponse, error)
 	// ListReplicas lists the live replicas sharing this server's database
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
@@ -918,6 +950,13 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceListNamespacesHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceListNamespacesProcedure,
+		svc.ListNamespaces,
+		connect.WithSchema(workflowServiceMethods.ByName("ListNamespaces")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	workflowServiceListReplicasHandler := connect.NewUnaryHandlerSimple(
 		WorkflowServiceListReplicasProcedure,
 		svc.ListReplicas,
@@ -1019,6 +1058,8 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceListPublishedEventsHandler.ServeHTTP(w, r)
 		case WorkflowServiceGetIdentityProcedure:
 			workflowServiceGetIdentityHandler.ServeHTTP(w, r)
+		case WorkflowServiceListNamespacesProcedure:
+			workflowServiceListNamespacesHandler.ServeHTTP(w, r)
 		case WorkflowServiceListReplicasProcedure:
 			workflowServiceListReplicasHandler.ServeHTTP(w, r)
 		case WorkflowServiceUpgradeHandlersProcedure:
@@ -1118,6 +1159,10 @@ func (UnimplementedWorkflowServiceHandler) ListPublishedEvents(context.Context, 
 
 func (UnimplementedWorkflowServiceHandler) GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.GetIdentity is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) ListNamespaces(context.Context, *v1.ListNamespacesRequest) (*v1.ListNamespacesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ListNamespaces is not implemented"))
 }
 
 func (UnimplementedWorkflowServiceHandler) ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {

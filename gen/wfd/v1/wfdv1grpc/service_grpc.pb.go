@@ -38,6 +38,7 @@ const (
 	WorkflowService_DeleteHandler_FullMethodName         = "/wfd.v1.WorkflowService/DeleteHandler"
 	WorkflowService_ListPublishedEvents_FullMethodName   = "/wfd.v1.WorkflowService/ListPublishedEvents"
 	WorkflowService_GetIdentity_FullMethodName           = "/wfd.v1.WorkflowService/GetIdentity"
+	WorkflowService_ListNamespaces_FullMethodName        = "/wfd.v1.WorkflowService/ListNamespaces"
 	WorkflowService_ListReplicas_FullMethodName          = "/wfd.v1.WorkflowService/ListReplicas"
 	WorkflowService_UpgradeHandlers_FullMethodName       = "/wfd.v1.WorkflowService/UpgradeHandlers"
 	WorkflowService_SetCurrentVersion_FullMethodName     = "/wfd.v1.WorkflowService/SetCurrentVersion"
@@ -118,6 +119,12 @@ type WorkflowServiceClient interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(ctx context.Context, in *v1.GetIdentityRequest, opts ...grpc.CallOption) (*v1.GetIdentityResponse, error)
+	// ListNamespaces lists the namespaces this server serves that the
+	// caller holds a role in (every one when authentication is off). A call
+	// names its namespace in the Wfd-Namespace header ("default" without
+	// it); each namespace has its own handlers, workflows, tasks, published
+	// events, schedules and workers.
+	ListNamespaces(ctx context.Context, in *v1.ListNamespacesRequest, opts ...grpc.CallOption) (*v1.ListNamespacesResponse, error)
 	// ListReplicas lists the live replicas sharing this server's database
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
@@ -352,6 +359,16 @@ func (c *workflowServiceClient) GetIdentity(ctx context.Context, in *v1.GetIdent
 	return out, nil
 }
 
+func (c *workflowServiceClient) ListNamespaces(ctx context.Context, in *v1.ListNamespacesRequest, opts ...grpc.CallOption) (*v1.ListNamespacesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.ListNamespacesResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_ListNamespaces_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workflowServiceClient) ListReplicas(ctx context.Context, in *v1.ListReplicasRequest, opts ...grpc.CallOption) (*v1.ListReplicasResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(v1.ListReplicasResponse)
@@ -520,6 +537,12 @@ type WorkflowServiceServer interface {
 	// GetIdentity says who the caller is to the server: its subject and
 	// roles when authentication is on.
 	GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error)
+	// ListNamespaces lists the namespaces this server serves that the
+	// caller holds a role in (every one when authentication is off). A call
+	// names its namespace in the Wfd-Namespace header ("default" without
+	// it); each namespace has its own handlers, workflows, tasks, published
+	// events, schedules and workers.
+	ListNamespaces(context.Context, *v1.ListNamespacesRequest) (*v1.ListNamespacesResponse, error)
 	// ListReplicas lists the live replicas sharing this server's database
 	// (replica mode: wfd serve --replica-id), by id; empty for a
 	// single-process server.
@@ -618,6 +641,9 @@ func (UnimplementedWorkflowServiceServer) ListPublishedEvents(context.Context, *
 }
 func (UnimplementedWorkflowServiceServer) GetIdentity(context.Context, *v1.GetIdentityRequest) (*v1.GetIdentityResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetIdentity not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ListNamespaces(context.Context, *v1.ListNamespacesRequest) (*v1.ListNamespacesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListNamespaces not implemented")
 }
 func (UnimplementedWorkflowServiceServer) ListReplicas(context.Context, *v1.ListReplicasRequest) (*v1.ListReplicasResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListReplicas not implemented")
@@ -987,6 +1013,24 @@ func _WorkflowService_GetIdentity_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_ListNamespaces_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.ListNamespacesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ListNamespaces(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ListNamespaces_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ListNamespaces(ctx, req.(*v1.ListNamespacesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkflowService_ListReplicas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(v1.ListReplicasRequest)
 	if err := dec(in); err != nil {
@@ -1241,6 +1285,10 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetIdentity",
 			Handler:    _WorkflowService_GetIdentity_Handler,
+		},
+		{
+			MethodName: "ListNamespaces",
+			Handler:    _WorkflowService_ListNamespaces_Handler,
 		},
 		{
 			MethodName: "ListReplicas",

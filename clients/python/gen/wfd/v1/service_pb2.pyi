@@ -496,14 +496,36 @@ class GetIdentityRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetIdentityResponse(_message.Message):
-    __slots__ = ("authentication", "subject", "roles")
+    __slots__ = ("authentication", "subject", "roles", "namespace")
     AUTHENTICATION_FIELD_NUMBER: _ClassVar[int]
     SUBJECT_FIELD_NUMBER: _ClassVar[int]
     ROLES_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     authentication: bool
     subject: str
     roles: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, authentication: _Optional[bool] = ..., subject: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ...) -> None: ...
+    namespace: str
+    def __init__(self, authentication: _Optional[bool] = ..., subject: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class ListNamespacesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListNamespacesResponse(_message.Message):
+    __slots__ = ("namespaces",)
+    NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    namespaces: _containers.RepeatedCompositeFieldContainer[Namespace]
+    def __init__(self, namespaces: _Optional[_Iterable[_Union[Namespace, _Mapping]]] = ...) -> None: ...
+
+class Namespace(_message.Message):
+    __slots__ = ("name", "retention", "roles")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    retention: _duration_pb2.Duration
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., retention: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., roles: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListReplicasRequest(_message.Message):
     __slots__ = ()

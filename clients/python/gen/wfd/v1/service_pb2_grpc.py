@@ -127,6 +127,11 @@ class WorkflowServiceStub:
                 request_serializer=wfd_dot_v1_dot_service__pb2.GetIdentityRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.GetIdentityResponse.FromString,
                 _registered_method=True)
+        self.ListNamespaces = channel.unary_unary(
+                '/wfd.v1.WorkflowService/ListNamespaces',
+                request_serializer=wfd_dot_v1_dot_service__pb2.ListNamespacesRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.ListNamespacesResponse.FromString,
+                _registered_method=True)
         self.ListReplicas = channel.unary_unary(
                 '/wfd.v1.WorkflowService/ListReplicas',
                 request_serializer=wfd_dot_v1_dot_service__pb2.ListReplicasRequest.SerializeToString,
@@ -335,6 +340,17 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListNamespaces(self, request, context):
+        """ListNamespaces lists the namespaces this server serves that the
+        caller holds a role in (every one when authentication is off). A call
+        names its namespace in the Wfd-Namespace header ("default" without
+        it); each namespace has its own handlers, workflows, tasks, published
+        events, schedules and workers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListReplicas(self, request, context):
         """ListReplicas lists the live replicas sharing this server's database
         (replica mode: wfd serve --replica-id), by id; empty for a
@@ -512,6 +528,11 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.GetIdentity,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.GetIdentityRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.GetIdentityResponse.SerializeToString,
+            ),
+            'ListNamespaces': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListNamespaces,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.ListNamespacesRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.ListNamespacesResponse.SerializeToString,
             ),
             'ListReplicas': grpc.unary_unary_rpc_method_handler(
                     servicer.ListReplicas,
@@ -1052,6 +1073,33 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/GetIdentity',
             wfd_dot_v1_dot_service__pb2.GetIdentityRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.GetIdentityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListNamespaces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/ListNamespaces',
+            wfd_dot_v1_dot_service__pb2.ListNamespacesRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.ListNamespacesResponse.FromString,
             options,
             channel_credentials,
             insecure,
