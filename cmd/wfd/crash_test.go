@@ -26,6 +26,7 @@ import (
 	"github.com/wfd-dev/wfd/internal/pgtest"
 	"github.com/wfd-dev/wfd/internal/testlog"
 	"github.com/wfd-dev/wfd/internal/testwait"
+	"github.com/wfd-dev/wfd/namespace"
 )
 
 // TestCrashSIGKILL checks that a SIGKILL loses nothing that was
@@ -48,19 +49,27 @@ import (
 //     replays in full, sequence numbers 1..last_seq without gaps, ending
 //     with HandlerFinished. SIGTERM then stops the server cleanly.
 func TestCrashSIGKILL(t *testing.T) {
-	crashSIGKILL(t)
+	crashSIGKILL(t, "")
+}
+
+// TestCrashSIGKILLNamespace is TestCrashSIGKILL in namespace acme (wfd
+// serve --namespace acme, on a bbolt file of its own): what a namespace's
+// store acknowledged survives the kills, and the default namespace holds
+// none of it.
+func TestCrashSIGKILLNamespace(t *testing.T) {
+	crashSIGKILL(t, "acme", "--namespace", "acme")
 }
 
 // TestCrashSIGKILLPostgres is TestCrashSIGKILL with the handlers in a
 // PostgreSQL database (wfd serve --store): what COMMIT acknowledged
 // survives the kills.
 func TestCrashSIGKILLPostgres(t *testing.T) {
-	crashSIGKILL(t, "--store", pgtest.NewDatabase(t))
+	crashSIGKILL(t, "", "--store", pgtest.NewDatabase(t))
 }
 
 // crashSIGKILL runs the kills and checks of TestCrashSIGKILL on servers
-// started with extra flags.
-func crashSIGKILL(t *testing.T, extra ...string) {
+// started with extra flags, with calls in namespace ns ("": none named).
+func crashSIGKILL(t *testing.T, ns string, extra ...string) {
 	if testing.Short() {
 		t.Skip("builds wfd and kills it: not in -short mode")
 	}
@@ -71,7 +80,7 @@ func crashSIGKILL(t *testing.T, extra ...string) {
 
 	// 1. 200 parked handlers, the even half answered, a burst, SIGKILL.
 	srv := startWfd(t, bin, data, extra...)
-	c := srv.client()
+	c := srv.clientIn(ns)
 	const parked = 200
 	ids := make([]string, parked)
 	for i := range ids {
@@ -113,7 +122,7 @@ func crashSIGKILL(t *testing.T, extra ...string) {
 
 	// 2. Restart: check, answer the odd half, SIGKILL midway.
 	srv = startWfd(t, bin, data, extra...)
-	c = srv.client()
+	c = srv.clientIn(ns)
 	srv.logRecovery(t)
 	var completed []string
 	for i := 0; i < parked; i += 2 {
@@ -167,7 +176,7 @@ func crashSIGKILL(t *testing.T, extra ...string) {
 
 	// 3. Restart: acknowledged answers took effect; answer the rest now.
 	srv = startWfd(t, bin, data, extra...)
-	c = srv.client()
+	c = srv.clientIn(ns)
 	srv.logRecovery(t)
 	for _, id := range odd {
 		if _, ok := answered.Load(id); !ok {
@@ -194,6 +203,13 @@ func crashSIGKILL(t *testing.T, extra ...string) {
 		return err
 	})
 	t.Logf("%d completed streams replayed in full; %d of them hold a HandlerRestored record", len(completed), restored.Load())
+	if ns != "" {
+		// The default namespace's store got none of it.
+		list, err := srv.client().ListHandlers(ctx, &wfdv1.ListHandlersRequest{})
+		if err != nil || len(list.GetHandlers()) != 0 {
+			t.Fatalf("default namespace after the kills in %s: %d handlers, %v; want none", ns, len(list.GetHandlers()), err)
+		}
+	}
 	srv.stop(t)
 }
 
@@ -579,8 +595,37 @@ func startWfdAt(t *testing.T, bin, data, addr string, extra ...string) *wfdProc 
 	}
 }
 
-func (p *wfdProc) client() wfdv1connect.WorkflowServiceClient {
-	return wfdv1connect.NewWorkflowServiceClient(p.http, "http://"+p.addr, connect.WithGRPC())
+func (p *wfdProc) client() wfdv1connect.WorkflowServiceClient { return p.clientIn("") }
+
+// clientIn is client with every call in namespace ns ("": none named).
+func (p *wfdProc) clientIn(ns string) wfdv1connect.WorkflowServiceClient {
+	opts := []connect.ClientOption{connect.WithGRPC()}
+	if ns != "" {
+		opts = append(opts, connect.WithInterceptors(namespaceHeader(ns)))
+	}
+	return wfdv1connect.NewWorkflowServiceClient(p.http, "http://"+p.addr, opts...)
+}
+
+// namespaceHeader names a namespace in every call (unary and streams).
+type namespaceHeader string
+
+func (n namespaceHeader) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		req.Header().Set(namespace.Header, string(n))
+		return next(ctx, req)
+	}
+}
+
+func (n namespaceHeader) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		conn.RequestHeader().Set(namespace.Header, string(n))
+		return conn
+	}
+}
+
+func (n namespaceHeader) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
 }
 
 // killDuring runs work on 16 goroutines and SIGKILLs the server when one
