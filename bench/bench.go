@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wfd-dev/wfd/namespace"
 )
 
 // Exit statuses, as the rest of the command line uses them.
@@ -41,6 +43,7 @@ type config struct {
 	CPUProf   string        // write this process's CPU profile here
 	TLS       bool          // run the in-process phases again over TLS with a token
 	Attrs     bool          // give every parked handler search attributes
+	Namespace string        // the namespace of every call ("": none named)
 
 	// --replicas (replicas.go): the started server is this many replicas
 	// on the --store database (0: one server, not in replica mode).
@@ -198,6 +201,7 @@ func (cfg *config) define(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.C, "c", 32, "concurrent `clients` in the park and resume phases (--mode release: park, release and the second rehydrate run)")
 	fs.IntVar(&cfg.Echo, "echo", 1000, "sequential echo `runs` (0 skips the phase)")
 	fs.BoolVar(&cfg.Attrs, "attrs", false, "give every parked approval handler search attributes (requester, one of 1,000; priority, 0 to 4), indexed by the store")
+	fs.StringVar(&cfg.Namespace, "namespace", "", "run the phases in namespace `NAME`: the started server serves it (serve --namespace) and every call names it")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the results as one JSON object")
 	fs.StringVar(&cfg.Wfd, "wfd", "", "wfd `binary` to start as the server (default: this executable)")
 	fs.StringVar(&cfg.Addr, "addr", "", "`host:port` of a running server to use instead of starting one")
@@ -262,6 +266,9 @@ func (cfg *config) check(set map[string]bool, rest []string) error {
 	if err := cfg.checkAttrs(); err != nil {
 		return err
 	}
+	if err := cfg.checkNamespace(); err != nil {
+		return err
+	}
 	if len(rest) > 0 {
 		return fmt.Errorf("unexpected argument %q", rest[0])
 	}
@@ -283,6 +290,20 @@ func (cfg *config) checkMode(set map[string]bool) error {
 		return errors.New("--mode unread starts its own server on bbolt (no --addr, --store) and needs --streams >= 1 and a positive --hold")
 	case cfg.Mode != modeUnread && (set["streams"] || set["hold"]):
 		return errors.New("--streams and --hold need --mode unread")
+	}
+	return nil
+}
+
+// checkNamespace checks --namespace and what it excludes.
+func (cfg *config) checkNamespace() error {
+	if cfg.Namespace == "" {
+		return nil
+	}
+	if err := namespace.Check(cfg.Namespace); err != nil {
+		return fmt.Errorf("--namespace: %w", err)
+	}
+	if cfg.Namespace == namespace.Default || cfg.Mode != modePhases || len(cfg.Workers) > 0 || cfg.TLS {
+		return errors.New("--namespace applies to the phases of the in-process workflows in a namespace other than default: not with --mode release or unread, --worker or --tls")
 	}
 	return nil
 }

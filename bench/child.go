@@ -48,6 +48,9 @@ func startChild(cfg config, debug bool, extra ...string) (*child, error) {
 	if cfg.Store != "" {
 		extra = append(extra, "--store", cfg.Store)
 	}
+	if cfg.Namespace != "" {
+		extra = append(extra, "--namespace", cfg.Namespace)
+	}
 	data, tmp := cfg.Data, false
 	if data == "" {
 		var err error

@@ -4,15 +4,18 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1grpc"
+	"github.com/wfd-dev/wfd/namespace"
 )
 
 // The client libraries --client chooses between.
@@ -42,8 +45,14 @@ func newClients(addr string, cfg config, sec *security) *clients {
 	grpcOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if sec != nil {
 		cl.base = "https://" + addr
-		opts = append(opts, connect.WithInterceptors(tokenInterceptor{"Bearer " + sec.token}))
+		opts = append(opts, connect.WithInterceptors(headerInterceptor{"Authorization", "Bearer " + sec.token}))
 		grpcOpts = sec.grpcOptions()
+	}
+	if cfg.Namespace != "" {
+		opts = append(opts, connect.WithInterceptors(headerInterceptor{namespace.Header, cfg.Namespace}))
+		grpcOpts = append(grpcOpts, grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(metadata.AppendToOutgoingContext(ctx, strings.ToLower(namespace.Header), cfg.Namespace), method, req, reply, cc, opts...)
+		}))
 	}
 	if cfg.Protocol == "grpc" {
 		opts = append(opts, connect.WithGRPC())

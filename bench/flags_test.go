@@ -136,3 +136,20 @@ func TestParseFlagsUnread(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFlagsNamespace(t *testing.T) {
+	cfg, err := parseFlags([]string{"--namespace", "bench"}, io.Discard)
+	if err != nil || cfg.Namespace != "bench" {
+		t.Fatalf("--namespace bench: %+v, %v", cfg.Namespace, err)
+	}
+	for _, args := range [][]string{
+		{"--namespace", "Bench"},
+		{"--namespace", "default"},
+		{"--namespace", "bench", "--mode", "release"},
+		{"--namespace", "bench", "--tls"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

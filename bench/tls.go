@@ -80,24 +80,25 @@ func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]strin
 
 func (bearer) RequireTransportSecurity() bool { return true }
 
-// tokenInterceptor sets the token on connect-go's calls, streams included.
-type tokenInterceptor struct{ value string }
+// headerInterceptor sets a header (the token, the namespace) on
+// connect-go's calls, streams included.
+type headerInterceptor struct{ key, value string }
 
-func (t tokenInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+func (t headerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		req.Header().Set("Authorization", t.value)
+		req.Header().Set(t.key, t.value)
 		return next(ctx, req)
 	}
 }
 
-func (t tokenInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+func (t headerInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		conn := next(ctx, spec)
-		conn.RequestHeader().Set("Authorization", t.value)
+		conn.RequestHeader().Set(t.key, t.value)
 		return conn
 	}
 }
 
-func (t tokenInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+func (t headerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return next
 }

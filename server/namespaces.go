@@ -77,15 +77,16 @@ func checkNamespaces(ns []Namespace) error {
 func (s *Server) wireSpace(name string, store persistence.Store, retention time.Duration) (*space, error) {
 	opts := s.opts
 	sp := &space{name: name, store: store, retention: retention}
-	var err error
-	sp.replica, err = replica.New(replica.Options{Config: opts.Replica, Store: store, Logger: opts.Logger.With("namespace", name), Now: opts.Now,
-		TLS: opts.TLSConfig != nil, PeerTLS: opts.PeerTLS, Auth: opts.Auth, Tracing: s.tracing})
-	if err != nil {
-		return nil, err
-	}
+	// The default namespace logs as a server without namespaces does.
 	log := opts.Logger
 	if name != namespace.Default {
 		log = log.With("namespace", name)
+	}
+	var err error
+	sp.replica, err = replica.New(replica.Options{Config: opts.Replica, Store: store, Logger: log, Now: opts.Now,
+		TLS: opts.TLSConfig != nil, PeerTLS: opts.PeerTLS, Auth: opts.Auth, Tracing: s.tracing})
+	if err != nil {
+		return nil, err
 	}
 	wopts := workers.Options{Store: store, Logger: log, Now: opts.Now, Heartbeat: opts.Heartbeat,
 		MaxMessageBytes: opts.MaxMessageBytes, WorkerGrants: opts.WorkerGrants, Draining: s.shutdown.draining,
