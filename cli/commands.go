@@ -29,7 +29,7 @@ type action func(ctx context.Context, e *env, args []string) error
 
 // commands lists the subcommands in the order help shows them.
 func commands() []*command {
-	return []*command{
+	out := []*command{
 		serveCommand(),
 		workflowsCommand(),
 		runCommand(),
@@ -45,6 +45,9 @@ func commands() []*command {
 		taskCommand(),
 		completeCommand(),
 		cancelTaskCommand(),
+	}
+	out = append(out, taskLifeCommands()...)
+	return append(out,
 		publishCommand(),
 		eventsCommand(),
 		schedulesCommand(),
@@ -56,7 +59,7 @@ func commands() []*command {
 		storeCommand(),
 		versionCommand(),
 		completionCommand(),
-	}
+	)
 }
 
 func lookup(name string) (*command, bool) {

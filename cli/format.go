@@ -338,6 +338,9 @@ func taskLine(t *wfdv1.Task) string {
 		return s + "  " + strconv.Quote(r)
 	}
 	if t.GetStatus() != wfdv1.TaskStatus_TASK_STATUS_COMPLETED {
+		if c := t.GetClaimedBy(); c != "" {
+			s += "  claimed by " + c
+		}
 		return s + "  " + assigneeText(t.GetAssignee()) + "  " + t.GetTitle()
 	}
 	if t.GetCompletedBy() != "" {
@@ -377,6 +380,12 @@ func taskFields(t *wfdv1.Task) [][2]string {
 	}
 	if r := t.GetCancelReason(); r != "" {
 		out = append(out, [2]string{"cancel reason", r})
+	}
+	if c := t.GetClaimedBy(); c != "" {
+		out = append(out, [2]string{"claimed by", c + " since " + timeText(t.GetClaimedAt())})
+	}
+	for _, c := range t.GetComments() {
+		out = append(out, [2]string{"comment", c.GetBy() + " at " + timeText(c.GetAt()) + ": " + c.GetText()})
 	}
 	if t.GetAnswer() != nil {
 		out = append(out, [2]string{"answer", jsonText(t.GetAnswer())})
@@ -522,8 +531,14 @@ func taskChangeText(t *wfdv1.TaskChanged) string {
 	if t.GetBy() != "" {
 		s += " by " + t.GetBy()
 	}
+	if t.GetTo() != "" {
+		s += " to " + t.GetTo()
+	}
 	if t.GetReason() != "" {
 		s += ": " + t.GetReason()
+	}
+	if t.GetText() != "" {
+		s += ": " + strconv.Quote(t.GetText())
 	}
 	return s
 }

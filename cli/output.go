@@ -166,7 +166,11 @@ func (p *printer) tasks(ts []*wfdv1.Task) error {
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tASSIGNEE\tTITLE\tHANDLER\tAGE\tDEADLINE")
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.GetTaskId(), taskStatusName(t.GetStatus()), assigneeText(t.GetAssignee()),
+		who := assigneeText(t.GetAssignee())
+		if c := t.GetClaimedBy(); c != "" {
+			who += ", claimed by " + c
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.GetTaskId(), taskStatusName(t.GetStatus()), who,
 			t.GetTitle(), t.GetHandlerId(), taskAge(t, now), relativeText(t.GetDeadline(), now))
 	}
 	if err := tw.Flush(); err != nil {

@@ -108,6 +108,17 @@ func (s *state) accepts(ev Event, fromWfd bool) error {
 	if s.status.Terminal() {
 		return errHandlerDone(s.id, s.status)
 	}
+	if ev.Type == TaskUpdateEvent {
+		if !fromWfd {
+			return fmt.Errorf("%w: %s is wfd's own", ErrInvalidEvent, ev.Type)
+		}
+		return s.checkTaskUpdate(taskUpdateOf(ev))
+	}
+	if ev.Type == TaskEvent && fromWfd {
+		if err := s.checkTaskAnswer(ev); err != nil {
+			return err
+		}
+	}
 	if !s.takes(ev.Type) {
 		return &EventRefusedError{HandlerID: s.id, Workflow: s.wf.def.Name, Type: ev.Type, Accepted: slices.Sorted(maps.Keys(s.wf.external))}
 	}

@@ -148,7 +148,7 @@ func (r *runner) flush() {
 	}
 	c := r.change()
 	r.records, r.acks, r.created = nil, nil, false
-	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
+	r.newWaiters, r.resolved, r.dropped, r.changedTasks, r.childrenChanged = nil, nil, nil, nil, false
 	r.h.toJournal()
 	r.journal.Append(c)
 	c.st = nil
@@ -179,7 +179,7 @@ func (r *runner) acknowledge() {
 	clear(r.records)
 	r.records = r.records[:0]
 	r.created = false
-	r.newWaiters, r.resolved, r.dropped, r.childrenChanged = nil, nil, nil, false
+	r.newWaiters, r.resolved, r.dropped, r.changedTasks, r.childrenChanged = nil, nil, nil, nil, false
 }
 
 // change makes the journal's Change of the batch. It takes the batch's
@@ -191,7 +191,7 @@ func (r *runner) change() *Change {
 		HandlerID: s.id, Workflow: r.wf.def.Name, WorkflowVersion: r.wf.def.Version, Created: r.created, Released: r.released,
 		Status: s.status, Idle: s.idleInfo(), CreatedAt: s.createdAt, UpdatedAt: r.now, CompletedAt: m.completedAt, Deadline: m.deadline,
 		Result: m.result, Error: m.err, Records: r.records, st: s, h: r.h, acks: r.acks,
-		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, Parent: m.parent,
+		NewWaiters: r.newWaiters, Resolved: r.resolved, Dropped: r.dropped, ChangedTasks: r.changedTasks, Parent: m.parent,
 		Waiters: r.waiters(), Attributes: m.attrs, Slot: m.slot.slot(),
 	}
 	if r.childrenChanged || (m.lastChildren == nil && len(m.children) > 0) {

@@ -34,6 +34,10 @@ func (r *runner) deliver(ev Event) {
 		r.terminate(StatusCompleted, ev.Data, "")
 		return
 	}
+	if ev.Type == TaskUpdateEvent {
+		r.applyTaskUpdate(ev)
+		return
+	}
 	if ev.Type == ChildEvent {
 		// Kept whether or not a step waits yet: WaitForChildren reads it.
 		id, res := childDone(ev)

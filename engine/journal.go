@@ -63,6 +63,10 @@ type Change struct {
 	NewWaiters []WaiterInfo
 	Resolved   []Resolution
 	Dropped    []WaiterInfo
+	// ChangedTasks are the pending tasks a TaskUpdateEvent changed since
+	// the previous change (claimed, reassigned, commented on), as they
+	// stand now.
+	ChangedTasks []WaiterInfo
 	// Parent started this handler ("" for none). Children lists the
 	// handlers it started, in order (shared between changes: read only).
 	Parent   string

@@ -65,6 +65,7 @@ type runner struct {
 	newWaiters      []WaiterInfo
 	resolved        []Resolution
 	dropped         []WaiterInfo
+	changedTasks    []WaiterInfo // pending tasks a TaskUpdate changed (tasklife.go)
 	childrenChanged bool
 
 	// lingerSince is when the loop began holding back a batch (Linger),

@@ -81,8 +81,11 @@ type Record struct {
 type TaskChange struct {
 	TaskID, Title, Assignee string
 	Change                  TaskChangeKind
-	// By answered or cancelled it; Reason is a cancellation's.
+	// By answered, cancelled, claimed, unclaimed, reassigned or
+	// commented on it; Reason is a cancellation's, To a reassignment's
+	// new assignee (Assignee the one before), Text a comment's.
 	By, Reason string
+	To, Text   string
 }
 
 // TaskChangeKind is what happened to a task.
@@ -94,6 +97,10 @@ const (
 	TaskAnswered
 	TaskCancelled
 	TaskExpired
+	TaskClaimed
+	TaskUnclaimed
+	TaskReassigned
+	TaskCommented
 )
 
 // Blocked is a run in progress that waits for something outside the
@@ -140,8 +147,10 @@ type WaiterInfo struct {
 	EventType string
 	Match     *structpb.Struct
 	Deadline  time.Time // zero: none
-	// Task is set for a human task (AskHuman).
+	// Task is set for a human task (AskHuman), with its assignee now;
+	// Life says who holds it and its comments (nil: nobody, none).
 	Task *Task
+	Life *TaskLife
 	// Key is set for a wait on a published key (WaitForKey); Since is the
 	// earliest publication it takes.
 	Key   string

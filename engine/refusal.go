@@ -23,7 +23,8 @@ type refusal struct {
 // handler's state, rather than on the event alone.
 func judgedOnState(err error) bool {
 	var refused *EventRefusedError
-	return errors.As(err, &refused) || errors.Is(err, ErrHandlerDone)
+	var held *TaskHeldError
+	return errors.As(err, &refused) || errors.As(err, &held) || errors.Is(err, ErrHandlerDone) || errors.Is(err, ErrTaskNotPending)
 }
 
 // refuseWhenDurable makes the refusal err of the event whose caller waits

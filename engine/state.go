@@ -156,6 +156,7 @@ type waiter struct {
 // waitOn is what a wait on something other than an event waits for.
 type waitOn struct {
 	task     *Task
+	life     *TaskLife // the task's claim and comments (tasklife.go)
 	key      string
 	since    time.Time
 	children []string
@@ -172,7 +173,7 @@ func (w *waiter) target() waitOn {
 func (w *waiter) info(steps []Step) WaiterInfo {
 	on := w.target()
 	return WaiterInfo{ID: w.id, Step: steps[w.step].Name, EventType: w.eventType, Match: w.match, Deadline: w.deadline,
-		Task: on.task, Key: on.key, Since: on.since, Children: on.children, Created: w.created}
+		Task: on.task, Life: on.life.clone(), Key: on.key, Since: on.since, Children: on.children, Created: w.created}
 }
 
 func newState(wf *compiled, id string, now time.Time) *state {
@@ -313,7 +314,7 @@ func (s *state) toProto() *statev1.HandlerState {
 		for _, w := range ss.waiters {
 			on := w.target()
 			ps.Waiters = append(ps.Waiters, &statev1.Waiter{Id: w.id, EventType: w.eventType, Match: w.match, Deadline: ts(w.deadline),
-				Resume: w.resume.toProto(), Task: taskToProto(on.task), Key: on.key, Since: ts(on.since), Children: on.children,
+				Resume: w.resume.toProto(), Task: taskToProto(on.task, on.life), Key: on.key, Since: ts(on.since), Children: on.children,
 				CreatedAt: ts(w.created)})
 		}
 		p.Steps[i] = ps
@@ -438,7 +439,7 @@ func waiterFromProto(step int, w *statev1.Waiter) *waiter {
 		created: fromTS(w.GetCreatedAt()),
 	}
 	if w.GetTask() != nil || w.GetKey() != "" || w.GetSince() != nil || w.GetChildren() != nil {
-		nw.on = &waitOn{task: taskFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren()}
+		nw.on = &waitOn{task: taskFromProto(w.GetTask()), life: lifeFromProto(w.GetTask()), key: w.GetKey(), since: fromTS(w.GetSince()), children: w.GetChildren()}
 	}
 	return nw
 }

@@ -68,12 +68,14 @@ func (sc *stepContext) AskHuman(t Task) (TaskAnswer, error) {
 	return flow.TaskAnswerOf(ev.Data), nil
 }
 
-func taskToProto(t *Task) *statev1.HumanTask {
+func taskToProto(t *Task, life *TaskLife) *statev1.HumanTask {
 	if t == nil {
 		return nil
 	}
-	return &statev1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee,
+	p := &statev1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee,
 		Input: t.Input, InputSchema: t.InputSchema}
+	lifeToProto(life, p)
+	return p
 }
 
 func taskFromProto(p *statev1.HumanTask) *Task {

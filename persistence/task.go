@@ -87,6 +87,20 @@ type Task struct {
 	// optional schema, as JSON; the store does not look at them.
 	Input       []byte
 	InputSchema []byte
+
+	// ClaimedBy holds the task to work on it (since ClaimedAt); "" when
+	// nobody does.
+	ClaimedBy string
+	ClaimedAt time.Time
+	// Comments are what people noted on the task, oldest first.
+	Comments []TaskComment
+}
+
+// TaskComment is a comment on a task.
+type TaskComment struct {
+	By   string
+	At   time.Time
+	Text string
 }
 
 // Validate reports whether t may be stored. The error wraps ErrInvalid.
@@ -109,7 +123,7 @@ func (t *Task) Validate() error {
 	for _, f := range []struct {
 		name string
 		t    time.Time
-	}{{"CreatedAt", t.CreatedAt}, {"Deadline", t.Deadline}, {"CompletedAt", t.CompletedAt}} {
+	}{{"CreatedAt", t.CreatedAt}, {"Deadline", t.Deadline}, {"CompletedAt", t.CompletedAt}, {"ClaimedAt", t.ClaimedAt}} {
 		if err := checkTime(f.name, f.t); err != nil {
 			return fmt.Errorf("task %q: %w", t.ID, err)
 		}

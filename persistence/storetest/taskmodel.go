@@ -246,6 +246,12 @@ func diffTask(got, want persistence.Task) string {
 		{"Answer", got.Answer, want.Answer, bytes.Equal(got.Answer, want.Answer)},
 		{"Input", got.Input, want.Input, bytes.Equal(got.Input, want.Input)},
 		{"InputSchema", got.InputSchema, want.InputSchema, bytes.Equal(got.InputSchema, want.InputSchema)},
+		{"CancelReason", got.CancelReason, want.CancelReason, got.CancelReason == want.CancelReason},
+		{"ClaimedBy", got.ClaimedBy, want.ClaimedBy, got.ClaimedBy == want.ClaimedBy},
+		{"ClaimedAt", got.ClaimedAt, want.ClaimedAt, got.ClaimedAt.Equal(want.ClaimedAt)},
+		{"Comments", got.Comments, want.Comments, slices.EqualFunc(got.Comments, want.Comments, func(a, b persistence.TaskComment) bool {
+			return a.By == b.By && a.Text == b.Text && a.At.Equal(b.At)
+		})},
 	} {
 		if !f.equal {
 			return fmt.Sprintf("%s = %v, want %v", f.name, f.got, f.want)

@@ -48,6 +48,7 @@ import type {
   TaskListOptions,
   TaskPage,
   CancelTaskOptions,
+  TaskActionOptions,
   CompleteTaskOptions,
   PublishOptions,
   PublishedListOptions,
@@ -494,6 +495,35 @@ export class WfdClient {
     } catch (e) {
       return this.doneAsAsked(e, id, opts, (t) => t.status === TaskStatus.CANCELLED && t.cancelReason === reason && t.completedBy === req.cancelledBy);
     }
+  }
+
+  /**
+   * Takes a pending task to work on it: only its holder may answer it (or
+   * someone who may answer others' tasks). Claiming a task one holds
+   * changes nothing; one someone else holds is `Code.FailedPrecondition`,
+   * naming them.
+   */
+  async claimTask(id: string, opts: TaskActionOptions = {}): Promise<Task> {
+    const res = await this.unary((o) => this.service.claimTask({ taskId: id, by: opts.by ?? "" }, o), opts);
+    return mustTask(res.task);
+  }
+
+  /** Lets go of a claimed task; an unclaimed one changes nothing. */
+  async unclaimTask(id: string, opts: TaskActionOptions = {}): Promise<Task> {
+    const res = await this.unary((o) => this.service.unclaimTask({ taskId: id, by: opts.by ?? "" }, o), opts);
+    return mustTask(res.task);
+  }
+
+  /** Gives a pending task to `assignee` (a person, or `group:<role>`) and ends its claim. */
+  async reassignTask(id: string, assignee: string, opts: TaskActionOptions = {}): Promise<Task> {
+    const res = await this.unary((o) => this.service.reassignTask({ taskId: id, assignee, by: opts.by ?? "" }, o), opts);
+    return mustTask(res.task);
+  }
+
+  /** Adds a comment (1 to 4096 bytes; at most 100 per task) to a pending task. */
+  async commentTask(id: string, text: string, opts: TaskActionOptions = {}): Promise<Task> {
+    const res = await this.unary((o) => this.service.commentTask({ taskId: id, text, by: opts.by ?? "" }, o), opts);
+    return mustTask(res.task);
   }
 
   /**

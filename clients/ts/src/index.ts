@@ -29,6 +29,7 @@ export {
   type TaskPage,
   type CompleteTaskOptions,
   type CancelTaskOptions,
+  type TaskActionOptions,
   type PublishOptions,
   type PublishResult,
   type PublishedListOptions,

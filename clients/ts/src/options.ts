@@ -272,6 +272,18 @@ export interface CancelTaskOptions extends CallOptions {
   cancelledBy?: string;
 }
 
+/**
+ * Options of {@link WfdClient.claimTask}, `unclaimTask`, `reassignTask`
+ * and `commentTask`.
+ */
+export interface TaskActionOptions extends CallOptions {
+  /**
+   * Who acts, recorded on the task: required when the server does not
+   * authenticate; with authentication the server records the caller.
+   */
+  by?: string;
+}
+
 /** Options of {@link WfdClient.publish}. */
 export interface PublishOptions extends CallOptions {
   /** Only this handler sees the event. */

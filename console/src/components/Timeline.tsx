@@ -149,7 +149,9 @@ export function recordRow(r: Record): Row {
       const change = (TaskChange[v.change] ?? "changed").toLowerCase();
       let text = `task "${v.title}"${v.assignee ? ` (${v.assignee})` : ""} ${change}`;
       if (v.by) text += ` by ${v.by}`;
+      if (v.to) text += ` to ${v.to}`;
       if (v.reason) text += `: ${v.reason}`;
+      if (v.text) text += `: "${v.text}"`;
       return { ...base, kind: "task", text };
     }
     case "handlerAdmitted":

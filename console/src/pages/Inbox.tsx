@@ -136,7 +136,10 @@ export function Inbox() {
                   <Link to={`/tasks/${encodeURIComponent(t.taskId)}`}>{t.title || t.taskId}</Link>
                   <div className="sub">{t.handlerId}</div>
                 </td>
-                <td>{t.assignee || "anyone"}</td>
+                <td>
+                  {t.assignee || "anyone"}
+                  {t.claimedBy && <span className="hint"> (claimed by {t.claimedBy})</span>}
+                </td>
                 <td>{t.workflow}</td>
                 <td>
                   <Badge value={taskStatusName(t.status)} />

@@ -6,6 +6,7 @@ import { errorText } from "../api";
 import { ErrorNote, Badge, useLoad } from "../components/common";
 import { DataView } from "../components/DataView";
 import { SchemaForm } from "../components/LazySchemaForm";
+import { TaskWork } from "./TaskWork";
 import { Timeline, useRecords, waiterText } from "../components/Timeline";
 import { jsonText, residencyName, statusName, structJson, taskStatusName, when } from "../format";
 import { Link } from "../router";
@@ -37,7 +38,8 @@ export function TaskPage({ id }: { id: string }) {
   const handler = useLoad(async (signal) => (t ? client.get(t.handlerId, { signal }) : undefined), [client, t?.handlerId]);
   // Who answers, without authentication: the assignee unless changed.
   const [answeredByInput, setAnsweredBy] = useState<string | undefined>(undefined);
-  const answeredBy = answeredByInput ?? t?.assignee ?? "";
+  // A group is nobody's name: then the field starts empty.
+  const answeredBy = answeredByInput ?? (t?.assignee.startsWith("group:") ? "" : (t?.assignee ?? ""));
   const [completed, setCompleted] = useState(false);
   const h = handler.data;
   const { reload: reloadHandler } = handler;
@@ -111,6 +113,7 @@ export function TaskPage({ id }: { id: string }) {
                 </>
               )}
             </dl>
+            <TaskWork t={t} who={anonymous ? answeredBy : ""} anonymous={anonymous} onChanged={task.reload} />
             {t.status === TaskStatus.PENDING && !completed && (
               <>
                 <h2>Answer</h2>

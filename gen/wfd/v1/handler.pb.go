@@ -148,6 +148,13 @@ const (
 	TaskChange_TASK_CHANGE_ANSWERED    TaskChange = 2
 	TaskChange_TASK_CHANGE_CANCELLED   TaskChange = 3
 	TaskChange_TASK_CHANGE_EXPIRED     TaskChange = 4
+	// Someone took it to work on (by), or let it go.
+	TaskChange_TASK_CHANGE_CLAIMED   TaskChange = 5
+	TaskChange_TASK_CHANGE_UNCLAIMED TaskChange = 6
+	// Someone (by) gave it to another person or group (to).
+	TaskChange_TASK_CHANGE_REASSIGNED TaskChange = 7
+	// Someone (by) left a comment (text).
+	TaskChange_TASK_CHANGE_COMMENTED TaskChange = 8
 )
 
 // Enum value maps for TaskChange.
@@ -158,6 +165,10 @@ var (
 		2: "TASK_CHANGE_ANSWERED",
 		3: "TASK_CHANGE_CANCELLED",
 		4: "TASK_CHANGE_EXPIRED",
+		5: "TASK_CHANGE_CLAIMED",
+		6: "TASK_CHANGE_UNCLAIMED",
+		7: "TASK_CHANGE_REASSIGNED",
+		8: "TASK_CHANGE_COMMENTED",
 	}
 	TaskChange_value = map[string]int32{
 		"TASK_CHANGE_UNSPECIFIED": 0,
@@ -165,6 +176,10 @@ var (
 		"TASK_CHANGE_ANSWERED":    2,
 		"TASK_CHANGE_CANCELLED":   3,
 		"TASK_CHANGE_EXPIRED":     4,
+		"TASK_CHANGE_CLAIMED":     5,
+		"TASK_CHANGE_UNCLAIMED":   6,
+		"TASK_CHANGE_REASSIGNED":  7,
+		"TASK_CHANGE_COMMENTED":   8,
 	}
 )
 
@@ -1118,7 +1133,12 @@ type TaskChanged struct {
 	// Who answered or cancelled it.
 	By string `protobuf:"bytes,5,opt,name=by,proto3" json:"by,omitempty"`
 	// Why it was cancelled.
-	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Whom it was reassigned to (REASSIGNED; assignee is whom it was
+	// assigned to before).
+	To string `protobuf:"bytes,7,opt,name=to,proto3" json:"to,omitempty"`
+	// The comment (COMMENTED).
+	Text          string `protobuf:"bytes,8,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1191,6 +1211,20 @@ func (x *TaskChanged) GetBy() string {
 func (x *TaskChanged) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *TaskChanged) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *TaskChanged) GetText() string {
+	if x != nil {
+		return x.Text
 	}
 	return ""
 }
@@ -1714,7 +1748,13 @@ type Task struct {
 	InputSchema *structpb.Struct `protobuf:"bytes,16,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	// Why a task cancelled by CancelTask was (completed_by says who,
 	// completed_at when); empty otherwise.
-	CancelReason  string `protobuf:"bytes,17,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
+	CancelReason string `protobuf:"bytes,17,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
+	// Who works on it (ClaimTask) and since when; empty when nobody does.
+	// Only they may answer it (or someone who may answer others' tasks).
+	ClaimedBy string                 `protobuf:"bytes,18,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	ClaimedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=claimed_at,json=claimedAt,proto3" json:"claimed_at,omitempty"`
+	// The comments on it, oldest first (CommentTask).
+	Comments      []*TaskComment `protobuf:"bytes,20,rep,name=comments,proto3" json:"comments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1868,6 +1908,88 @@ func (x *Task) GetCancelReason() string {
 	return ""
 }
 
+func (x *Task) GetClaimedBy() string {
+	if x != nil {
+		return x.ClaimedBy
+	}
+	return ""
+}
+
+func (x *Task) GetClaimedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ClaimedAt
+	}
+	return nil
+}
+
+func (x *Task) GetComments() []*TaskComment {
+	if x != nil {
+		return x.Comments
+	}
+	return nil
+}
+
+// TaskComment is a note a person left on a task.
+type TaskComment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	By            string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskComment) Reset() {
+	*x = TaskComment{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskComment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskComment) ProtoMessage() {}
+
+func (x *TaskComment) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskComment.ProtoReflect.Descriptor instead.
+func (*TaskComment) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *TaskComment) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *TaskComment) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *TaskComment) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // HandlerAt is a handler as its stream shows it at one of its records
 // (GetHandlerRequest.at_seq): folded from the records up to that one, not
 // re-executed. Two of them, at two records, say what changed in between.
@@ -1899,7 +2021,7 @@ type HandlerAt struct {
 
 func (x *HandlerAt) Reset() {
 	*x = HandlerAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	mi := &file_wfd_v1_handler_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +2033,7 @@ func (x *HandlerAt) String() string {
 func (*HandlerAt) ProtoMessage() {}
 
 func (x *HandlerAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	mi := &file_wfd_v1_handler_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +2046,7 @@ func (x *HandlerAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerAt.ProtoReflect.Descriptor instead.
 func (*HandlerAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HandlerAt) GetSeq() uint64 {
@@ -2026,7 +2148,7 @@ type StepAt struct {
 
 func (x *StepAt) Reset() {
 	*x = StepAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[18]
+	mi := &file_wfd_v1_handler_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2038,7 +2160,7 @@ func (x *StepAt) String() string {
 func (*StepAt) ProtoMessage() {}
 
 func (x *StepAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[18]
+	mi := &file_wfd_v1_handler_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2051,7 +2173,7 @@ func (x *StepAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepAt.ProtoReflect.Descriptor instead.
 func (*StepAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StepAt) GetStep() string {
@@ -2189,14 +2311,16 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	" \x01(\v2\x17.wfd.v1.HandlerUpgradedH\x00R\x0fhandlerUpgraded\x12D\n" +
 	"\x10handler_admitted\x18\v \x01(\v2\x17.wfd.v1.HandlerAdmittedH\x00R\x0fhandlerAdmitted\x128\n" +
 	"\ftask_changed\x18\f \x01(\v2\x13.wfd.v1.TaskChangedH\x00R\vtaskChangedB\x06\n" +
-	"\x04kind\"\xac\x01\n" +
+	"\x04kind\"\xd0\x01\n" +
 	"\vTaskChanged\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1a\n" +
 	"\bassignee\x18\x03 \x01(\tR\bassignee\x12*\n" +
 	"\x06change\x18\x04 \x01(\x0e2\x12.wfd.v1.TaskChangeR\x06change\x12\x0e\n" +
 	"\x02by\x18\x05 \x01(\tR\x02by\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x11\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02to\x18\a \x01(\tR\x02to\x12\x12\n" +
+	"\x04text\x18\b \x01(\tR\x04text\"\x11\n" +
 	"\x0fHandlerAdmitted\"S\n" +
 	"\x0fHandlerUpgraded\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
@@ -2228,7 +2352,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10workflow_version\x18\x05 \x01(\tR\x0fworkflowVersion\x12%\n" +
 	"\x0enone_connected\x18\x06 \x01(\bR\rnoneConnected\x12\x1f\n" +
 	"\vlost_worker\x18\a \x01(\tR\n" +
-	"lostWorker\"\xc2\x05\n" +
+	"lostWorker\"\xcd\x06\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2249,7 +2373,16 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x06answer\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x06answer\x12-\n" +
 	"\x05input\x18\x0f \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
 	"\finput_schema\x18\x10 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12#\n" +
-	"\rcancel_reason\x18\x11 \x01(\tR\fcancelReason\"\xa4\x03\n" +
+	"\rcancel_reason\x18\x11 \x01(\tR\fcancelReason\x12\x1d\n" +
+	"\n" +
+	"claimed_by\x18\x12 \x01(\tR\tclaimedBy\x129\n" +
+	"\n" +
+	"claimed_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\x12/\n" +
+	"\bcomments\x18\x14 \x03(\v2\x13.wfd.v1.TaskCommentR\bcomments\"]\n" +
+	"\vTaskComment\x12\x0e\n" +
+	"\x02by\x18\x01 \x01(\tR\x02by\x12*\n" +
+	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xa4\x03\n" +
 	"\tHandlerAt\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12-\n" +
@@ -2282,14 +2415,18 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\tResidency\x12\x19\n" +
 	"\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n" +
-	"\x12RESIDENCY_RELEASED\x10\x02*\x8e\x01\n" +
+	"\x12RESIDENCY_RELEASED\x10\x02*\xf9\x01\n" +
 	"\n" +
 	"TaskChange\x12\x1b\n" +
 	"\x17TASK_CHANGE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11TASK_CHANGE_ASKED\x10\x01\x12\x18\n" +
 	"\x14TASK_CHANGE_ANSWERED\x10\x02\x12\x19\n" +
 	"\x15TASK_CHANGE_CANCELLED\x10\x03\x12\x17\n" +
-	"\x13TASK_CHANGE_EXPIRED\x10\x04*\x91\x01\n" +
+	"\x13TASK_CHANGE_EXPIRED\x10\x04\x12\x17\n" +
+	"\x13TASK_CHANGE_CLAIMED\x10\x05\x12\x19\n" +
+	"\x15TASK_CHANGE_UNCLAIMED\x10\x06\x12\x1a\n" +
+	"\x16TASK_CHANGE_REASSIGNED\x10\a\x12\x19\n" +
+	"\x15TASK_CHANGE_COMMENTED\x10\b*\x91\x01\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2311,7 +2448,7 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(Residency)(0),                // 1: wfd.v1.Residency
@@ -2334,33 +2471,34 @@ var file_wfd_v1_handler_proto_goTypes = []any{
 	(*HandlerRestored)(nil),       // 18: wfd.v1.HandlerRestored
 	(*RunWaitingForWorker)(nil),   // 19: wfd.v1.RunWaitingForWorker
 	(*Task)(nil),                  // 20: wfd.v1.Task
-	(*HandlerAt)(nil),             // 21: wfd.v1.HandlerAt
-	(*StepAt)(nil),                // 22: wfd.v1.StepAt
-	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*TaskComment)(nil),           // 21: wfd.v1.TaskComment
+	(*HandlerAt)(nil),             // 22: wfd.v1.HandlerAt
+	(*StepAt)(nil),                // 23: wfd.v1.StepAt
+	(*structpb.Struct)(nil),       // 24: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	23, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	24, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	24, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	24, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	24, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	25, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	25, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	25, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
 	7,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	23, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	24, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
 	19, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	24, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
-	23, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
+	25, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
+	24, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
 	6,  // 11: wfd.v1.Handler.slot:type_name -> wfd.v1.HandlerSlot
-	24, // 12: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	25, // 12: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
 	8,  // 13: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	23, // 14: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	24, // 15: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	24, // 14: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	25, // 15: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
 	9,  // 16: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	23, // 17: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	23, // 18: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
-	23, // 19: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
-	24, // 20: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	24, // 17: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	24, // 18: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	24, // 19: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	25, // 20: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
 	14, // 21: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
 	4,  // 22: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
 	15, // 23: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
@@ -2374,27 +2512,30 @@ var file_wfd_v1_handler_proto_depIdxs = []int32{
 	2,  // 31: wfd.v1.TaskChanged.change:type_name -> wfd.v1.TaskChange
 	7,  // 32: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
 	0,  // 33: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	23, // 34: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	24, // 35: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	23, // 36: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	24, // 34: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	25, // 35: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	24, // 36: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
 	3,  // 37: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	24, // 38: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	24, // 39: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	24, // 40: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	23, // 41: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	23, // 42: wfd.v1.Task.input:type_name -> google.protobuf.Struct
-	23, // 43: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
-	24, // 44: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
-	0,  // 45: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
-	23, // 46: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
-	7,  // 47: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
-	22, // 48: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
-	4,  // 49: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
-	50, // [50:50] is the sub-list for method output_type
-	50, // [50:50] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	25, // 38: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	25, // 39: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	25, // 40: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	24, // 41: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	24, // 42: wfd.v1.Task.input:type_name -> google.protobuf.Struct
+	24, // 43: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
+	25, // 44: wfd.v1.Task.claimed_at:type_name -> google.protobuf.Timestamp
+	21, // 45: wfd.v1.Task.comments:type_name -> wfd.v1.TaskComment
+	25, // 46: wfd.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
+	25, // 47: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
+	0,  // 48: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
+	24, // 49: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
+	7,  // 50: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
+	23, // 51: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
+	4,  // 52: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -2420,7 +2561,7 @@ func file_wfd_v1_handler_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2352,6 +2352,408 @@ func (x *CancelTaskResponse) GetTask() *Task {
 	return nil
 }
 
+type ClaimTaskRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	By            string                 `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimTaskRequest) Reset() {
+	*x = ClaimTaskRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimTaskRequest) ProtoMessage() {}
+
+func (x *ClaimTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimTaskRequest.ProtoReflect.Descriptor instead.
+func (*ClaimTaskRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ClaimTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ClaimTaskRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type ClaimTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimTaskResponse) Reset() {
+	*x = ClaimTaskResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimTaskResponse) ProtoMessage() {}
+
+func (x *ClaimTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimTaskResponse.ProtoReflect.Descriptor instead.
+func (*ClaimTaskResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ClaimTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+type UnclaimTaskRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	By            string                 `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnclaimTaskRequest) Reset() {
+	*x = UnclaimTaskRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnclaimTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnclaimTaskRequest) ProtoMessage() {}
+
+func (x *UnclaimTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnclaimTaskRequest.ProtoReflect.Descriptor instead.
+func (*UnclaimTaskRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *UnclaimTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *UnclaimTaskRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type UnclaimTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnclaimTaskResponse) Reset() {
+	*x = UnclaimTaskResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnclaimTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnclaimTaskResponse) ProtoMessage() {}
+
+func (x *UnclaimTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnclaimTaskResponse.ProtoReflect.Descriptor instead.
+func (*UnclaimTaskResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *UnclaimTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+type ReassignTaskRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// A person, or a group as "group:<role>"; 1 to 256 bytes.
+	Assignee      string `protobuf:"bytes,2,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	By            string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReassignTaskRequest) Reset() {
+	*x = ReassignTaskRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReassignTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReassignTaskRequest) ProtoMessage() {}
+
+func (x *ReassignTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReassignTaskRequest.ProtoReflect.Descriptor instead.
+func (*ReassignTaskRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ReassignTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ReassignTaskRequest) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
+func (x *ReassignTaskRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type ReassignTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReassignTaskResponse) Reset() {
+	*x = ReassignTaskResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReassignTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReassignTaskResponse) ProtoMessage() {}
+
+func (x *ReassignTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReassignTaskResponse.ProtoReflect.Descriptor instead.
+func (*ReassignTaskResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ReassignTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+type CommentTaskRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// 1 to 4096 bytes.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	By            string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommentTaskRequest) Reset() {
+	*x = CommentTaskRequest{}
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommentTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommentTaskRequest) ProtoMessage() {}
+
+func (x *CommentTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommentTaskRequest.ProtoReflect.Descriptor instead.
+func (*CommentTaskRequest) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *CommentTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CommentTaskRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *CommentTaskRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type CommentTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommentTaskResponse) Reset() {
+	*x = CommentTaskResponse{}
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommentTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommentTaskResponse) ProtoMessage() {}
+
+func (x *CommentTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommentTaskResponse.ProtoReflect.Descriptor instead.
+func (*CommentTaskResponse) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *CommentTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
 type PublishEventRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -2366,7 +2768,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2780,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[32]
+	mi := &file_wfd_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2793,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PublishEventRequest) GetKey() string {
@@ -2435,7 +2837,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2849,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[33]
+	mi := &file_wfd_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2862,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PublishEventResponse) GetEventId() string {
@@ -2504,7 +2906,7 @@ type WaitHandlerRequest struct {
 
 func (x *WaitHandlerRequest) Reset() {
 	*x = WaitHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2918,7 @@ func (x *WaitHandlerRequest) String() string {
 func (*WaitHandlerRequest) ProtoMessage() {}
 
 func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[34]
+	mi := &file_wfd_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2931,7 @@ func (x *WaitHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerRequest.ProtoReflect.Descriptor instead.
 func (*WaitHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WaitHandlerRequest) GetHandlerId() string {
@@ -2571,7 +2973,7 @@ type WaitHandlerResponse struct {
 
 func (x *WaitHandlerResponse) Reset() {
 	*x = WaitHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2583,7 +2985,7 @@ func (x *WaitHandlerResponse) String() string {
 func (*WaitHandlerResponse) ProtoMessage() {}
 
 func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[35]
+	mi := &file_wfd_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2596,7 +2998,7 @@ func (x *WaitHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitHandlerResponse.ProtoReflect.Descriptor instead.
 func (*WaitHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WaitHandlerResponse) GetHandler() *Handler {
@@ -2615,7 +3017,7 @@ type DeleteHandlerRequest struct {
 
 func (x *DeleteHandlerRequest) Reset() {
 	*x = DeleteHandlerRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2627,7 +3029,7 @@ func (x *DeleteHandlerRequest) String() string {
 func (*DeleteHandlerRequest) ProtoMessage() {}
 
 func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[36]
+	mi := &file_wfd_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2640,7 +3042,7 @@ func (x *DeleteHandlerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DeleteHandlerRequest) GetHandlerId() string {
@@ -2658,7 +3060,7 @@ type DeleteHandlerResponse struct {
 
 func (x *DeleteHandlerResponse) Reset() {
 	*x = DeleteHandlerResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +3072,7 @@ func (x *DeleteHandlerResponse) String() string {
 func (*DeleteHandlerResponse) ProtoMessage() {}
 
 func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[37]
+	mi := &file_wfd_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +3085,7 @@ func (x *DeleteHandlerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteHandlerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteHandlerResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 type ListPublishedEventsRequest struct {
@@ -2705,7 +3107,7 @@ type ListPublishedEventsRequest struct {
 
 func (x *ListPublishedEventsRequest) Reset() {
 	*x = ListPublishedEventsRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2717,7 +3119,7 @@ func (x *ListPublishedEventsRequest) String() string {
 func (*ListPublishedEventsRequest) ProtoMessage() {}
 
 func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[38]
+	mi := &file_wfd_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2730,7 +3132,7 @@ func (x *ListPublishedEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListPublishedEventsRequest) GetKey() string {
@@ -2780,7 +3182,7 @@ type ListPublishedEventsResponse struct {
 
 func (x *ListPublishedEventsResponse) Reset() {
 	*x = ListPublishedEventsResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +3194,7 @@ func (x *ListPublishedEventsResponse) String() string {
 func (*ListPublishedEventsResponse) ProtoMessage() {}
 
 func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[39]
+	mi := &file_wfd_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +3207,7 @@ func (x *ListPublishedEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPublishedEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListPublishedEventsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListPublishedEventsResponse) GetEvents() []*PublishedEvent {
@@ -2841,7 +3243,7 @@ type PublishedEvent struct {
 
 func (x *PublishedEvent) Reset() {
 	*x = PublishedEvent{}
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2853,7 +3255,7 @@ func (x *PublishedEvent) String() string {
 func (*PublishedEvent) ProtoMessage() {}
 
 func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[40]
+	mi := &file_wfd_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2866,7 +3268,7 @@ func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
 func (*PublishedEvent) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PublishedEvent) GetEventId() string {
@@ -2926,7 +3328,7 @@ type GetIdentityRequest struct {
 
 func (x *GetIdentityRequest) Reset() {
 	*x = GetIdentityRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2938,7 +3340,7 @@ func (x *GetIdentityRequest) String() string {
 func (*GetIdentityRequest) ProtoMessage() {}
 
 func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[41]
+	mi := &file_wfd_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2951,7 +3353,7 @@ func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityRequest.ProtoReflect.Descriptor instead.
 func (*GetIdentityRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 type GetIdentityResponse struct {
@@ -2971,7 +3373,7 @@ type GetIdentityResponse struct {
 
 func (x *GetIdentityResponse) Reset() {
 	*x = GetIdentityResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2983,7 +3385,7 @@ func (x *GetIdentityResponse) String() string {
 func (*GetIdentityResponse) ProtoMessage() {}
 
 func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[42]
+	mi := &file_wfd_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2996,7 +3398,7 @@ func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentityResponse.ProtoReflect.Descriptor instead.
 func (*GetIdentityResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetIdentityResponse) GetAuthentication() bool {
@@ -3035,7 +3437,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3047,7 +3449,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[43]
+	mi := &file_wfd_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3060,7 +3462,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 type ListNamespacesResponse struct {
@@ -3072,7 +3474,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3084,7 +3486,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[44]
+	mi := &file_wfd_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3097,7 +3499,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*Namespace {
@@ -3121,7 +3523,7 @@ type Namespace struct {
 
 func (x *Namespace) Reset() {
 	*x = Namespace{}
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3535,7 @@ func (x *Namespace) String() string {
 func (*Namespace) ProtoMessage() {}
 
 func (x *Namespace) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[45]
+	mi := &file_wfd_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3548,7 @@ func (x *Namespace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Namespace.ProtoReflect.Descriptor instead.
 func (*Namespace) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Namespace) GetName() string {
@@ -3178,7 +3580,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3190,7 +3592,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[46]
+	mi := &file_wfd_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3203,7 +3605,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 type ListReplicasResponse struct {
@@ -3215,7 +3617,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +3629,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[47]
+	mi := &file_wfd_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +3642,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -3266,7 +3668,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3278,7 +3680,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[48]
+	mi := &file_wfd_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3291,7 +3693,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Replica) GetId() string {
@@ -3346,7 +3748,7 @@ type UpgradeHandlersRequest struct {
 
 func (x *UpgradeHandlersRequest) Reset() {
 	*x = UpgradeHandlersRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3358,7 +3760,7 @@ func (x *UpgradeHandlersRequest) String() string {
 func (*UpgradeHandlersRequest) ProtoMessage() {}
 
 func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[49]
+	mi := &file_wfd_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3371,7 +3773,7 @@ func (x *UpgradeHandlersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersRequest.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *UpgradeHandlersRequest) GetWorkflow() string {
@@ -3436,7 +3838,7 @@ type UpgradeHandlersResponse struct {
 
 func (x *UpgradeHandlersResponse) Reset() {
 	*x = UpgradeHandlersResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[50]
+	mi := &file_wfd_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3448,7 +3850,7 @@ func (x *UpgradeHandlersResponse) String() string {
 func (*UpgradeHandlersResponse) ProtoMessage() {}
 
 func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[50]
+	mi := &file_wfd_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3461,7 +3863,7 @@ func (x *UpgradeHandlersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradeHandlersResponse.ProtoReflect.Descriptor instead.
 func (*UpgradeHandlersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *UpgradeHandlersResponse) GetHandlers() []*HandlerUpgrade {
@@ -3498,7 +3900,7 @@ type HandlerUpgrade struct {
 
 func (x *HandlerUpgrade) Reset() {
 	*x = HandlerUpgrade{}
-	mi := &file_wfd_v1_service_proto_msgTypes[51]
+	mi := &file_wfd_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3510,7 +3912,7 @@ func (x *HandlerUpgrade) String() string {
 func (*HandlerUpgrade) ProtoMessage() {}
 
 func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[51]
+	mi := &file_wfd_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3523,7 +3925,7 @@ func (x *HandlerUpgrade) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgrade.ProtoReflect.Descriptor instead.
 func (*HandlerUpgrade) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *HandlerUpgrade) GetHandlerId() string {
@@ -3557,7 +3959,7 @@ type SetCurrentVersionRequest struct {
 
 func (x *SetCurrentVersionRequest) Reset() {
 	*x = SetCurrentVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[52]
+	mi := &file_wfd_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3569,7 +3971,7 @@ func (x *SetCurrentVersionRequest) String() string {
 func (*SetCurrentVersionRequest) ProtoMessage() {}
 
 func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[52]
+	mi := &file_wfd_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3582,7 +3984,7 @@ func (x *SetCurrentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionRequest.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *SetCurrentVersionRequest) GetWorkflow() string {
@@ -3608,7 +4010,7 @@ type SetCurrentVersionResponse struct {
 
 func (x *SetCurrentVersionResponse) Reset() {
 	*x = SetCurrentVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[53]
+	mi := &file_wfd_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3620,7 +4022,7 @@ func (x *SetCurrentVersionResponse) String() string {
 func (*SetCurrentVersionResponse) ProtoMessage() {}
 
 func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[53]
+	mi := &file_wfd_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3633,7 +4035,7 @@ func (x *SetCurrentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCurrentVersionResponse.ProtoReflect.Descriptor instead.
 func (*SetCurrentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *SetCurrentVersionResponse) GetWorkflow() *Workflow {
@@ -3653,7 +4055,7 @@ type DeleteWorkflowVersionRequest struct {
 
 func (x *DeleteWorkflowVersionRequest) Reset() {
 	*x = DeleteWorkflowVersionRequest{}
-	mi := &file_wfd_v1_service_proto_msgTypes[54]
+	mi := &file_wfd_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3665,7 +4067,7 @@ func (x *DeleteWorkflowVersionRequest) String() string {
 func (*DeleteWorkflowVersionRequest) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[54]
+	mi := &file_wfd_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3678,7 +4080,7 @@ func (x *DeleteWorkflowVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DeleteWorkflowVersionRequest) GetWorkflow() string {
@@ -3703,7 +4105,7 @@ type DeleteWorkflowVersionResponse struct {
 
 func (x *DeleteWorkflowVersionResponse) Reset() {
 	*x = DeleteWorkflowVersionResponse{}
-	mi := &file_wfd_v1_service_proto_msgTypes[55]
+	mi := &file_wfd_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3715,7 +4117,7 @@ func (x *DeleteWorkflowVersionResponse) String() string {
 func (*DeleteWorkflowVersionResponse) ProtoMessage() {}
 
 func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_service_proto_msgTypes[55]
+	mi := &file_wfd_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3728,7 +4130,7 @@ func (x *DeleteWorkflowVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkflowVersionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWorkflowVersionResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 var File_wfd_v1_service_proto protoreflect.FileDescriptor
@@ -3910,6 +4312,28 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12!\n" +
 	"\fcancelled_by\x18\x03 \x01(\tR\vcancelledBy\"6\n" +
 	"\x12CancelTaskResponse\x12 \n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\";\n" +
+	"\x10ClaimTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x0e\n" +
+	"\x02by\x18\x02 \x01(\tR\x02by\"5\n" +
+	"\x11ClaimTaskResponse\x12 \n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"=\n" +
+	"\x12UnclaimTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x0e\n" +
+	"\x02by\x18\x02 \x01(\tR\x02by\"7\n" +
+	"\x13UnclaimTaskResponse\x12 \n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"Z\n" +
+	"\x13ReassignTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1a\n" +
+	"\bassignee\x18\x02 \x01(\tR\bassignee\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\"8\n" +
+	"\x14ReassignTaskResponse\x12 \n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"Q\n" +
+	"\x12CommentTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\"7\n" +
+	"\x13CommentTaskResponse\x12 \n" +
 	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"\x8e\x01\n" +
 	"\x13PublishEventRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
@@ -4014,7 +4438,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x18UPGRADE_OUTCOME_CAN_MOVE\x10\x01\x12\x19\n" +
 	"\x15UPGRADE_OUTCOME_MOVED\x10\x02\x12\x1b\n" +
 	"\x17UPGRADE_OUTCOME_REFUSED\x10\x03\x12\x18\n" +
-	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\x8e\x12\n" +
+	"\x14UPGRADE_OUTCOME_BUSY\x10\x042\xab\x14\n" +
 	"\x0fWorkflowService\x12Q\n" +
 	"\rListWorkflows\x12\x1c.wfd.v1.ListWorkflowsRequest\x1a\x1d.wfd.v1.ListWorkflowsResponse\"\x03\x90\x02\x01\x12F\n" +
 	"\vRunWorkflow\x12\x1a.wfd.v1.RunWorkflowRequest\x1a\x1b.wfd.v1.RunWorkflowResponse\x12H\n" +
@@ -4029,7 +4453,11 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\aGetTask\x12\x16.wfd.v1.GetTaskRequest\x1a\x17.wfd.v1.GetTaskResponse\"\x03\x90\x02\x01\x12I\n" +
 	"\fCompleteTask\x12\x1b.wfd.v1.CompleteTaskRequest\x1a\x1c.wfd.v1.CompleteTaskResponse\x12C\n" +
 	"\n" +
-	"CancelTask\x12\x19.wfd.v1.CancelTaskRequest\x1a\x1a.wfd.v1.CancelTaskResponse\x12I\n" +
+	"CancelTask\x12\x19.wfd.v1.CancelTaskRequest\x1a\x1a.wfd.v1.CancelTaskResponse\x12@\n" +
+	"\tClaimTask\x12\x18.wfd.v1.ClaimTaskRequest\x1a\x19.wfd.v1.ClaimTaskResponse\x12F\n" +
+	"\vUnclaimTask\x12\x1a.wfd.v1.UnclaimTaskRequest\x1a\x1b.wfd.v1.UnclaimTaskResponse\x12I\n" +
+	"\fReassignTask\x12\x1b.wfd.v1.ReassignTaskRequest\x1a\x1c.wfd.v1.ReassignTaskResponse\x12F\n" +
+	"\vCommentTask\x12\x1a.wfd.v1.CommentTaskRequest\x1a\x1b.wfd.v1.CommentTaskResponse\x12I\n" +
 	"\fPublishEvent\x12\x1b.wfd.v1.PublishEventRequest\x1a\x1c.wfd.v1.PublishEventResponse\x12B\n" +
 	"\bGetStats\x12\x17.wfd.v1.GetStatsRequest\x1a\x18.wfd.v1.GetStatsResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\vWaitHandler\x12\x1a.wfd.v1.WaitHandlerRequest\x1a\x1b.wfd.v1.WaitHandlerResponse\"\x03\x90\x02\x01\x12L\n" +
@@ -4061,7 +4489,7 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_wfd_v1_service_proto_goTypes = []any{
 	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
 	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
@@ -4096,177 +4524,197 @@ var file_wfd_v1_service_proto_goTypes = []any{
 	(*CompleteTaskResponse)(nil),          // 30: wfd.v1.CompleteTaskResponse
 	(*CancelTaskRequest)(nil),             // 31: wfd.v1.CancelTaskRequest
 	(*CancelTaskResponse)(nil),            // 32: wfd.v1.CancelTaskResponse
-	(*PublishEventRequest)(nil),           // 33: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),          // 34: wfd.v1.PublishEventResponse
-	(*WaitHandlerRequest)(nil),            // 35: wfd.v1.WaitHandlerRequest
-	(*WaitHandlerResponse)(nil),           // 36: wfd.v1.WaitHandlerResponse
-	(*DeleteHandlerRequest)(nil),          // 37: wfd.v1.DeleteHandlerRequest
-	(*DeleteHandlerResponse)(nil),         // 38: wfd.v1.DeleteHandlerResponse
-	(*ListPublishedEventsRequest)(nil),    // 39: wfd.v1.ListPublishedEventsRequest
-	(*ListPublishedEventsResponse)(nil),   // 40: wfd.v1.ListPublishedEventsResponse
-	(*PublishedEvent)(nil),                // 41: wfd.v1.PublishedEvent
-	(*GetIdentityRequest)(nil),            // 42: wfd.v1.GetIdentityRequest
-	(*GetIdentityResponse)(nil),           // 43: wfd.v1.GetIdentityResponse
-	(*ListNamespacesRequest)(nil),         // 44: wfd.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),        // 45: wfd.v1.ListNamespacesResponse
-	(*Namespace)(nil),                     // 46: wfd.v1.Namespace
-	(*ListReplicasRequest)(nil),           // 47: wfd.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),          // 48: wfd.v1.ListReplicasResponse
-	(*Replica)(nil),                       // 49: wfd.v1.Replica
-	(*UpgradeHandlersRequest)(nil),        // 50: wfd.v1.UpgradeHandlersRequest
-	(*UpgradeHandlersResponse)(nil),       // 51: wfd.v1.UpgradeHandlersResponse
-	(*HandlerUpgrade)(nil),                // 52: wfd.v1.HandlerUpgrade
-	(*SetCurrentVersionRequest)(nil),      // 53: wfd.v1.SetCurrentVersionRequest
-	(*SetCurrentVersionResponse)(nil),     // 54: wfd.v1.SetCurrentVersionResponse
-	(*DeleteWorkflowVersionRequest)(nil),  // 55: wfd.v1.DeleteWorkflowVersionRequest
-	(*DeleteWorkflowVersionResponse)(nil), // 56: wfd.v1.DeleteWorkflowVersionResponse
-	nil,                                   // 57: wfd.v1.Workflow.SearchAttributesEntry
-	nil,                                   // 58: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),               // 59: google.protobuf.Struct
-	(*durationpb.Duration)(nil),           // 60: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),         // 61: google.protobuf.Timestamp
-	(*Event)(nil),                         // 62: wfd.v1.Event
-	(*Handler)(nil),                       // 63: wfd.v1.Handler
-	(*HandlerAt)(nil),                     // 64: wfd.v1.HandlerAt
-	(HandlerStatus)(0),                    // 65: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 66: wfd.v1.Residency
-	(*Record)(nil),                        // 67: wfd.v1.Record
-	(TaskStatus)(0),                       // 68: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 69: wfd.v1.Task
-	(*CreateScheduleRequest)(nil),         // 70: wfd.v1.CreateScheduleRequest
-	(*GetScheduleRequest)(nil),            // 71: wfd.v1.GetScheduleRequest
-	(*ListSchedulesRequest)(nil),          // 72: wfd.v1.ListSchedulesRequest
-	(*UpdateScheduleRequest)(nil),         // 73: wfd.v1.UpdateScheduleRequest
-	(*DeleteScheduleRequest)(nil),         // 74: wfd.v1.DeleteScheduleRequest
-	(*TriggerScheduleRequest)(nil),        // 75: wfd.v1.TriggerScheduleRequest
-	(*CreateScheduleResponse)(nil),        // 76: wfd.v1.CreateScheduleResponse
-	(*GetScheduleResponse)(nil),           // 77: wfd.v1.GetScheduleResponse
-	(*ListSchedulesResponse)(nil),         // 78: wfd.v1.ListSchedulesResponse
-	(*UpdateScheduleResponse)(nil),        // 79: wfd.v1.UpdateScheduleResponse
-	(*DeleteScheduleResponse)(nil),        // 80: wfd.v1.DeleteScheduleResponse
-	(*TriggerScheduleResponse)(nil),       // 81: wfd.v1.TriggerScheduleResponse
+	(*ClaimTaskRequest)(nil),              // 33: wfd.v1.ClaimTaskRequest
+	(*ClaimTaskResponse)(nil),             // 34: wfd.v1.ClaimTaskResponse
+	(*UnclaimTaskRequest)(nil),            // 35: wfd.v1.UnclaimTaskRequest
+	(*UnclaimTaskResponse)(nil),           // 36: wfd.v1.UnclaimTaskResponse
+	(*ReassignTaskRequest)(nil),           // 37: wfd.v1.ReassignTaskRequest
+	(*ReassignTaskResponse)(nil),          // 38: wfd.v1.ReassignTaskResponse
+	(*CommentTaskRequest)(nil),            // 39: wfd.v1.CommentTaskRequest
+	(*CommentTaskResponse)(nil),           // 40: wfd.v1.CommentTaskResponse
+	(*PublishEventRequest)(nil),           // 41: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),          // 42: wfd.v1.PublishEventResponse
+	(*WaitHandlerRequest)(nil),            // 43: wfd.v1.WaitHandlerRequest
+	(*WaitHandlerResponse)(nil),           // 44: wfd.v1.WaitHandlerResponse
+	(*DeleteHandlerRequest)(nil),          // 45: wfd.v1.DeleteHandlerRequest
+	(*DeleteHandlerResponse)(nil),         // 46: wfd.v1.DeleteHandlerResponse
+	(*ListPublishedEventsRequest)(nil),    // 47: wfd.v1.ListPublishedEventsRequest
+	(*ListPublishedEventsResponse)(nil),   // 48: wfd.v1.ListPublishedEventsResponse
+	(*PublishedEvent)(nil),                // 49: wfd.v1.PublishedEvent
+	(*GetIdentityRequest)(nil),            // 50: wfd.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),           // 51: wfd.v1.GetIdentityResponse
+	(*ListNamespacesRequest)(nil),         // 52: wfd.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),        // 53: wfd.v1.ListNamespacesResponse
+	(*Namespace)(nil),                     // 54: wfd.v1.Namespace
+	(*ListReplicasRequest)(nil),           // 55: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),          // 56: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                       // 57: wfd.v1.Replica
+	(*UpgradeHandlersRequest)(nil),        // 58: wfd.v1.UpgradeHandlersRequest
+	(*UpgradeHandlersResponse)(nil),       // 59: wfd.v1.UpgradeHandlersResponse
+	(*HandlerUpgrade)(nil),                // 60: wfd.v1.HandlerUpgrade
+	(*SetCurrentVersionRequest)(nil),      // 61: wfd.v1.SetCurrentVersionRequest
+	(*SetCurrentVersionResponse)(nil),     // 62: wfd.v1.SetCurrentVersionResponse
+	(*DeleteWorkflowVersionRequest)(nil),  // 63: wfd.v1.DeleteWorkflowVersionRequest
+	(*DeleteWorkflowVersionResponse)(nil), // 64: wfd.v1.DeleteWorkflowVersionResponse
+	nil,                                   // 65: wfd.v1.Workflow.SearchAttributesEntry
+	nil,                                   // 66: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 67: google.protobuf.Struct
+	(*durationpb.Duration)(nil),           // 68: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),         // 69: google.protobuf.Timestamp
+	(*Event)(nil),                         // 70: wfd.v1.Event
+	(*Handler)(nil),                       // 71: wfd.v1.Handler
+	(*HandlerAt)(nil),                     // 72: wfd.v1.HandlerAt
+	(HandlerStatus)(0),                    // 73: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 74: wfd.v1.Residency
+	(*Record)(nil),                        // 75: wfd.v1.Record
+	(TaskStatus)(0),                       // 76: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 77: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 78: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 79: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 80: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 81: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 82: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 83: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 84: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 85: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 86: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 87: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 88: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 89: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	59, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	67, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
 	4,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
 	3,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
-	57, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
+	65, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
 	2,  // 4: wfd.v1.Workflow.concurrency:type_name -> wfd.v1.Concurrency
-	60, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
-	61, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	68, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
+	69, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 7: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
-	59, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	67, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
 	1,  // 9: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	59, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	60, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	62, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
-	59, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
-	63, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	63, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	64, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
-	65, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	60, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	66, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	63, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	62, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	60, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	67, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	68, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	70, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
+	67, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
+	71, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	71, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	72, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
+	73, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	68, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	74, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	71, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	70, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	68, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
 	14, // 23: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
-	59, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
-	59, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
-	63, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	67, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	67, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	67, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
+	71, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	75, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
 	18, // 28: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	63, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	63, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	58, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	60, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	60, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	60, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	60, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	68, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	69, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	69, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	59, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	69, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	69, // 41: wfd.v1.CancelTaskResponse.task:type_name -> wfd.v1.Task
-	59, // 42: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	60, // 43: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	63, // 44: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	61, // 45: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	41, // 46: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	59, // 47: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	61, // 48: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	46, // 49: wfd.v1.ListNamespacesResponse.namespaces:type_name -> wfd.v1.Namespace
-	60, // 50: wfd.v1.Namespace.retention:type_name -> google.protobuf.Duration
-	49, // 51: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	61, // 52: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	61, // 53: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	52, // 54: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 55: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 56: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	5,  // 57: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	7,  // 58: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	9,  // 59: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	11, // 60: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	13, // 61: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	16, // 62: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	19, // 63: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	21, // 64: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	25, // 65: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	27, // 66: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	29, // 67: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	31, // 68: wfd.v1.WorkflowService.CancelTask:input_type -> wfd.v1.CancelTaskRequest
-	33, // 69: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	23, // 70: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	35, // 71: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	37, // 72: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	39, // 73: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	42, // 74: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	44, // 75: wfd.v1.WorkflowService.ListNamespaces:input_type -> wfd.v1.ListNamespacesRequest
-	47, // 76: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	50, // 77: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	53, // 78: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	55, // 79: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	70, // 80: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
-	71, // 81: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
-	72, // 82: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
-	73, // 83: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
-	74, // 84: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
-	75, // 85: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
-	6,  // 86: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	8,  // 87: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	10, // 88: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	12, // 89: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	15, // 90: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	17, // 91: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	20, // 92: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	22, // 93: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	26, // 94: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	28, // 95: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	30, // 96: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	32, // 97: wfd.v1.WorkflowService.CancelTask:output_type -> wfd.v1.CancelTaskResponse
-	34, // 98: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	24, // 99: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	36, // 100: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	38, // 101: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	40, // 102: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	43, // 103: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	45, // 104: wfd.v1.WorkflowService.ListNamespaces:output_type -> wfd.v1.ListNamespacesResponse
-	48, // 105: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	51, // 106: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	54, // 107: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	56, // 108: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	76, // 109: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
-	77, // 110: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
-	78, // 111: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
-	79, // 112: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
-	80, // 113: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
-	81, // 114: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
-	86, // [86:115] is the sub-list for method output_type
-	57, // [57:86] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	71, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	71, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	66, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	68, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	68, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	68, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	68, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	76, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	77, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	77, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	67, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	77, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	77, // 41: wfd.v1.CancelTaskResponse.task:type_name -> wfd.v1.Task
+	77, // 42: wfd.v1.ClaimTaskResponse.task:type_name -> wfd.v1.Task
+	77, // 43: wfd.v1.UnclaimTaskResponse.task:type_name -> wfd.v1.Task
+	77, // 44: wfd.v1.ReassignTaskResponse.task:type_name -> wfd.v1.Task
+	77, // 45: wfd.v1.CommentTaskResponse.task:type_name -> wfd.v1.Task
+	67, // 46: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	68, // 47: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	71, // 48: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	69, // 49: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	49, // 50: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	67, // 51: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	69, // 52: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	54, // 53: wfd.v1.ListNamespacesResponse.namespaces:type_name -> wfd.v1.Namespace
+	68, // 54: wfd.v1.Namespace.retention:type_name -> google.protobuf.Duration
+	57, // 55: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	69, // 56: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	69, // 57: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	60, // 58: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	0,  // 59: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	1,  // 60: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	5,  // 61: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	7,  // 62: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	9,  // 63: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	11, // 64: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	13, // 65: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	16, // 66: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	19, // 67: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	21, // 68: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	25, // 69: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	27, // 70: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	29, // 71: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	31, // 72: wfd.v1.WorkflowService.CancelTask:input_type -> wfd.v1.CancelTaskRequest
+	33, // 73: wfd.v1.WorkflowService.ClaimTask:input_type -> wfd.v1.ClaimTaskRequest
+	35, // 74: wfd.v1.WorkflowService.UnclaimTask:input_type -> wfd.v1.UnclaimTaskRequest
+	37, // 75: wfd.v1.WorkflowService.ReassignTask:input_type -> wfd.v1.ReassignTaskRequest
+	39, // 76: wfd.v1.WorkflowService.CommentTask:input_type -> wfd.v1.CommentTaskRequest
+	41, // 77: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	23, // 78: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	43, // 79: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	45, // 80: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	47, // 81: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	50, // 82: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	52, // 83: wfd.v1.WorkflowService.ListNamespaces:input_type -> wfd.v1.ListNamespacesRequest
+	55, // 84: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	58, // 85: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	61, // 86: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	63, // 87: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	78, // 88: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	79, // 89: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	80, // 90: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	81, // 91: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	82, // 92: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	83, // 93: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	6,  // 94: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	8,  // 95: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	10, // 96: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	12, // 97: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	15, // 98: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	17, // 99: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	20, // 100: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	22, // 101: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	26, // 102: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	28, // 103: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	30, // 104: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	32, // 105: wfd.v1.WorkflowService.CancelTask:output_type -> wfd.v1.CancelTaskResponse
+	34, // 106: wfd.v1.WorkflowService.ClaimTask:output_type -> wfd.v1.ClaimTaskResponse
+	36, // 107: wfd.v1.WorkflowService.UnclaimTask:output_type -> wfd.v1.UnclaimTaskResponse
+	38, // 108: wfd.v1.WorkflowService.ReassignTask:output_type -> wfd.v1.ReassignTaskResponse
+	40, // 109: wfd.v1.WorkflowService.CommentTask:output_type -> wfd.v1.CommentTaskResponse
+	42, // 110: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	24, // 111: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	44, // 112: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	46, // 113: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	48, // 114: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	51, // 115: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	53, // 116: wfd.v1.WorkflowService.ListNamespaces:output_type -> wfd.v1.ListNamespacesResponse
+	56, // 117: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	59, // 118: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	62, // 119: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	64, // 120: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	84, // 121: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	85, // 122: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	86, // 123: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	87, // 124: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	88, // 125: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	89, // 126: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	94, // [94:127] is the sub-list for method output_type
+	61, // [61:94] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -4286,7 +4734,7 @@ func file_wfd_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   58,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

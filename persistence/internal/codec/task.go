@@ -33,6 +33,11 @@ func EncodeTask(t *persistence.Task) ([]byte, error) {
 		Input:        t.Input,
 		InputSchema:  t.InputSchema,
 		CancelReason: t.CancelReason,
+		ClaimedBy:    t.ClaimedBy,
+		ClaimedAt:    timestamp(t.ClaimedAt),
+	}
+	for _, c := range t.Comments {
+		m.Comments = append(m.Comments, &storagev1.TaskComment{By: c.By, At: timestamp(c.At), Text: c.Text})
 	}
 	// Deterministic, so that an unchanged task encodes to the same bytes
 	// and its rewrite can be skipped.
@@ -70,8 +75,19 @@ func DecodeTask(b []byte) (persistence.Task, error) {
 		Input:        m.Input,
 		InputSchema:  m.InputSchema,
 		CancelReason: m.CancelReason,
+		ClaimedBy:    m.ClaimedBy,
 	}
 	var err error
+	if t.ClaimedAt, err = fromTimestamp(m.ClaimedAt); err != nil {
+		return persistence.Task{}, corruptTask(m.Id, "claimed_at", err)
+	}
+	for i, c := range m.Comments {
+		at, err := fromTimestamp(c.GetAt())
+		if err != nil {
+			return persistence.Task{}, corruptTask(m.Id, fmt.Sprintf("comments[%d].at", i), err)
+		}
+		t.Comments = append(t.Comments, persistence.TaskComment{By: c.GetBy(), At: at, Text: c.GetText()})
+	}
 	if t.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {
 		return persistence.Task{}, corruptTask(m.Id, "created_at", err)
 	}

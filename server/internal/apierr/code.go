@@ -66,7 +66,8 @@ func codeOf(err error) connect.Code {
 		return connect.CodeDeadlineExceeded
 	// A finished handler's error may also name its cause (an unknown
 	// workflow, say): the handler's state decides the code.
-	case is(engine.ErrHandlerDone, engine.ErrNotIdle, ErrFailedPrecondition, persistence.ErrFinished):
+	case is(engine.ErrHandlerDone, engine.ErrNotIdle, ErrFailedPrecondition, persistence.ErrFinished, engine.ErrTaskNotPending),
+		errors.As(err, new(*engine.TaskHeldError)):
 		return connect.CodeFailedPrecondition
 	case is(engine.ErrUnknownWorkflow, engine.ErrUnknownVersion, ErrNotFound, persistence.ErrNotFound):
 		return connect.CodeNotFound

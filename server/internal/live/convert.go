@@ -97,7 +97,7 @@ func RecordToProto(r *engine.Record) *wfdv1.Record {
 	case engine.RecordTask:
 		if t := r.Task; t != nil {
 			p.Kind = &wfdv1.Record_TaskChanged{TaskChanged: &wfdv1.TaskChanged{TaskId: t.TaskID, Title: t.Title, Assignee: t.Assignee,
-				Change: wfdv1.TaskChange(t.Change), By: t.By, Reason: t.Reason}}
+				Change: wfdv1.TaskChange(t.Change), By: t.By, Reason: t.Reason, To: t.To, Text: t.Text}}
 		}
 	case engine.RecordBlocked:
 		b := r.Blocked

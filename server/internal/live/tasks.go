@@ -13,7 +13,8 @@ import (
 
 // TasksFromChange derives the task records a change creates or ends: a new
 // task waiter is a pending task, a resolved one completed (by its answer
-// event) or expired (by its deadline), a dropped one cancelled. They commit
+// event) or expired (by its deadline), a dropped one cancelled; a pending one a
+// TaskUpdate changed is rewritten as it stands. They commit
 // with the handler's change, so the inbox never disagrees with the handler.
 func TasksFromChange(c *engine.Change) ([]persistence.Task, error) {
 	var out []persistence.Task
@@ -29,6 +30,15 @@ func TasksFromChange(c *engine.Change) ([]persistence.Task, error) {
 	for i := range c.Resolved {
 		if r := &c.Resolved[i]; r.Waiter.Task != nil {
 			t, err := resolvedTask(c, r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+	}
+	for i := range c.ChangedTasks {
+		if w := &c.ChangedTasks[i]; w.Task != nil {
+			t, err := taskOf(c, w, persistence.TaskPending)
 			if err != nil {
 				return nil, err
 			}
@@ -54,6 +64,12 @@ func taskOf(c *engine.Change, w *engine.WaiterInfo, st persistence.TaskStatus) (
 	t := persistence.Task{
 		ID: w.Task.ID, HandlerID: c.HandlerID, Workflow: c.Workflow, Step: w.Step, Title: w.Task.Title,
 		Description: w.Task.Description, Assignee: w.Task.Assignee, Status: st, Deadline: w.Deadline, CreatedAt: w.Created,
+	}
+	if l := w.Life; l != nil {
+		t.ClaimedBy, t.ClaimedAt = l.ClaimedBy, l.ClaimedAt
+		for _, n := range l.Comments {
+			t.Comments = append(t.Comments, persistence.TaskComment{By: n.By, At: n.At, Text: n.Text})
+		}
 	}
 	var err error
 	if t.Schema, err = taskJSON(w.Task.Schema); err != nil {

@@ -169,6 +169,14 @@ func (f *forwarder) forward(ctx context.Context, owned *apierr.Owned, req connec
 		call = forwardCall(m, c.CompleteTask)
 	case *wfdv1.CancelTaskRequest:
 		call = forwardCall(m, c.CancelTask)
+	case *wfdv1.ClaimTaskRequest:
+		call = forwardCall(m, c.ClaimTask)
+	case *wfdv1.UnclaimTaskRequest:
+		call = forwardCall(m, c.UnclaimTask)
+	case *wfdv1.ReassignTaskRequest:
+		call = forwardCall(m, c.ReassignTask)
+	case *wfdv1.CommentTaskRequest:
+		call = forwardCall(m, c.CommentTask)
 	case *wfdv1.CancelHandlerRequest:
 		call = forwardCall(m, c.CancelHandler)
 	case *wfdv1.ReleaseHandlerRequest:

@@ -33,6 +33,13 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 	p.AnswerSchema, p.Answer = jsonStruct(t.Schema), jsonStruct(t.Answer)
 	p.Input, p.InputSchema = jsonStruct(t.Input), jsonStruct(t.InputSchema)
 	p.CancelReason = t.CancelReason
+	p.ClaimedBy = t.ClaimedBy
+	if !t.ClaimedAt.IsZero() {
+		p.ClaimedAt = timestamppb.New(t.ClaimedAt)
+	}
+	for _, c := range t.Comments {
+		p.Comments = append(p.Comments, &wfdv1.TaskComment{By: c.By, At: timestamppb.New(c.At), Text: c.Text})
+	}
 	return p
 }
 
@@ -149,6 +156,9 @@ func (s *Service) resolveTask(ctx context.Context, id, by string, want persisten
 	}
 	a.CompletedBy, a.CompletedAt = who, s.now()
 	ev := engine.Event{Type: engine.TaskEvent, Data: flow.TaskEventData(id, a)}
+	// The handler refuses it if someone else holds the task, unless the
+	// caller may answer others' tasks.
+	ev.Data.Fields["override"] = structpb.NewBoolValue(answerOverride(ctx))
 	err = s.rt.WithLive(ctx, t.HandlerID, func(h *engine.Handler) error { return h.SendEvent(ctx, ev, engine.SendOptions{FromWfd: true}) })
 	if err != nil && !errors.Is(err, engine.ErrHandlerDone) && !errors.Is(err, engine.ErrInvalidEvent) {
 		return t, err

@@ -354,6 +354,32 @@ class AsyncClient:
         res: service_pb2.GetTaskResponse = await self._unary(self._stub.GetTask, req, timeout)
         return res.task
 
+    async def claim_task(self, id: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
+        """Client.claim_task's asyncio twin."""
+        req = service_pb2.ClaimTaskRequest(task_id=id, by=by or "")
+        res: service_pb2.ClaimTaskResponse = await self._unary(self._stub.ClaimTask, req, timeout)
+        return res.task
+
+    async def unclaim_task(self, id: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
+        """Client.unclaim_task's asyncio twin."""
+        req = service_pb2.UnclaimTaskRequest(task_id=id, by=by or "")
+        res: service_pb2.UnclaimTaskResponse = await self._unary(self._stub.UnclaimTask, req, timeout)
+        return res.task
+
+    async def reassign_task(
+        self, id: str, assignee: str, *, by: str | None = None, timeout: float | None = _DEFAULT
+    ) -> c.Task:
+        """Client.reassign_task's asyncio twin."""
+        req = service_pb2.ReassignTaskRequest(task_id=id, assignee=assignee, by=by or "")
+        res: service_pb2.ReassignTaskResponse = await self._unary(self._stub.ReassignTask, req, timeout)
+        return res.task
+
+    async def comment_task(self, id: str, text: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
+        """Client.comment_task's asyncio twin."""
+        req = service_pb2.CommentTaskRequest(task_id=id, text=text, by=by or "")
+        res: service_pb2.CommentTaskResponse = await self._unary(self._stub.CommentTask, req, timeout)
+        return res.task
+
     async def cancel_task(
         self,
         id: str,

@@ -467,6 +467,36 @@ class Client:
         res: service_pb2.GetTaskResponse = self._unary(self._stub.GetTask, req, timeout)
         return res.task
 
+    def claim_task(self, id: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
+        """Takes a pending task to work on it: only its holder may answer it
+        (or someone who may answer others' tasks). Claiming a task one holds
+        changes nothing; one someone else holds is FailedPrecondition, naming
+        them. ``by`` (who acts) is required when the server does not
+        authenticate; with authentication the server records the caller.
+        The same goes for unclaim_task, reassign_task and comment_task."""
+        req = service_pb2.ClaimTaskRequest(task_id=id, by=by or "")
+        res: service_pb2.ClaimTaskResponse = self._unary(self._stub.ClaimTask, req, timeout)
+        return res.task
+
+    def unclaim_task(self, id: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
+        """Lets go of a claimed task; an unclaimed one changes nothing."""
+        req = service_pb2.UnclaimTaskRequest(task_id=id, by=by or "")
+        res: service_pb2.UnclaimTaskResponse = self._unary(self._stub.UnclaimTask, req, timeout)
+        return res.task
+
+    def reassign_task(self, id: str, assignee: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
+        """Gives a pending task to ``assignee`` (a person, or ``group:<role>``)
+        and ends its claim."""
+        req = service_pb2.ReassignTaskRequest(task_id=id, assignee=assignee, by=by or "")
+        res: service_pb2.ReassignTaskResponse = self._unary(self._stub.ReassignTask, req, timeout)
+        return res.task
+
+    def comment_task(self, id: str, text: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
+        """Adds a comment (1 to 4096 bytes; at most 100 per task) to a pending task."""
+        req = service_pb2.CommentTaskRequest(task_id=id, text=text, by=by or "")
+        res: service_pb2.CommentTaskResponse = self._unary(self._stub.CommentTask, req, timeout)
+        return res.task
+
     def cancel_task(
         self,
         id: str,

@@ -68,6 +68,18 @@ const (
 	// WorkflowServiceCancelTaskProcedure is the fully-qualified name of the WorkflowService's
 	// CancelTask RPC.
 	WorkflowServiceCancelTaskProcedure = "/wfd.v1.WorkflowService/CancelTask"
+	// WorkflowServiceClaimTaskProcedure is the fully-qualified name of the WorkflowService's ClaimTask
+	// RPC.
+	WorkflowServiceClaimTaskProcedure = "/wfd.v1.WorkflowService/ClaimTask"
+	// WorkflowServiceUnclaimTaskProcedure is the fully-qualified name of the WorkflowService's
+	// UnclaimTask RPC.
+	WorkflowServiceUnclaimTaskProcedure = "/wfd.v1.WorkflowService/UnclaimTask"
+	// WorkflowServiceReassignTaskProcedure is the fully-qualified name of the WorkflowService's
+	// ReassignTask RPC.
+	WorkflowServiceReassignTaskProcedure = "/wfd.v1.WorkflowService/ReassignTask"
+	// WorkflowServiceCommentTaskProcedure is the fully-qualified name of the WorkflowService's
+	// CommentTask RPC.
+	WorkflowServiceCommentTaskProcedure = "/wfd.v1.WorkflowService/CommentTask"
 	// WorkflowServicePublishEventProcedure is the fully-qualified name of the WorkflowService's
 	// PublishEvent RPC.
 	WorkflowServicePublishEventProcedure = "/wfd.v1.WorkflowService/PublishEvent"
@@ -163,6 +175,23 @@ type WorkflowServiceClient interface {
 	// reason and who) instead of an answer, and goes on. The task ends
 	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
 	CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error)
+	// ClaimTask marks a pending task as the caller's to work on: others see
+	// who holds it, and only they may answer it (or someone who may answer
+	// others' tasks). Claiming one the caller holds changes nothing; one
+	// someone else holds is FAILED_PRECONDITION naming them. Who may answer
+	// a task may claim it.
+	ClaimTask(context.Context, *v1.ClaimTaskRequest) (*v1.ClaimTaskResponse, error)
+	// UnclaimTask lets a claimed task go (to nobody). The one who holds it
+	// may, and those who may answer others' tasks; an unclaimed task
+	// changes nothing.
+	UnclaimTask(context.Context, *v1.UnclaimTaskRequest) (*v1.UnclaimTaskResponse, error)
+	// ReassignTask gives a pending task to another person or group
+	// ("group:<role>"), and lets go of its claim. Who may answer it may
+	// hand it on; to take another's task, one needs operator or admin.
+	ReassignTask(context.Context, *v1.ReassignTaskRequest) (*v1.ReassignTaskResponse, error)
+	// CommentTask adds a comment to a pending task (at most 100, each 1 to
+	// 4096 bytes). Who may answer a task may comment on it.
+	CommentTask(context.Context, *v1.CommentTaskRequest) (*v1.CommentTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -316,6 +345,30 @@ func NewWorkflowServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(workflowServiceMethods.ByName("CancelTask")),
 			connect.WithClientOptions(opts...),
 		),
+		claimTask: connect.NewClient[v1.ClaimTaskRequest, v1.ClaimTaskResponse](
+			httpClient,
+			baseURL+WorkflowServiceClaimTaskProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("ClaimTask")),
+			connect.WithClientOptions(opts...),
+		),
+		unclaimTask: connect.NewClient[v1.UnclaimTaskRequest, v1.UnclaimTaskResponse](
+			httpClient,
+			baseURL+WorkflowServiceUnclaimTaskProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("UnclaimTask")),
+			connect.WithClientOptions(opts...),
+		),
+		reassignTask: connect.NewClient[v1.ReassignTaskRequest, v1.ReassignTaskResponse](
+			httpClient,
+			baseURL+WorkflowServiceReassignTaskProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("ReassignTask")),
+			connect.WithClientOptions(opts...),
+		),
+		commentTask: connect.NewClient[v1.CommentTaskRequest, v1.CommentTaskResponse](
+			httpClient,
+			baseURL+WorkflowServiceCommentTaskProcedure,
+			connect.WithSchema(workflowServiceMethods.ByName("CommentTask")),
+			connect.WithClientOptions(opts...),
+		),
 		publishEvent: connect.NewClient[v1.PublishEventRequest, v1.PublishEventResponse](
 			httpClient,
 			baseURL+WorkflowServicePublishEventProcedure,
@@ -443,6 +496,10 @@ type workflowServiceClient struct {
 	getTask               *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
 	completeTask          *connect.Client[v1.CompleteTaskRequest, v1.CompleteTaskResponse]
 	cancelTask            *connect.Client[v1.CancelTaskRequest, v1.CancelTaskResponse]
+	claimTask             *connect.Client[v1.ClaimTaskRequest, v1.ClaimTaskResponse]
+	unclaimTask           *connect.Client[v1.UnclaimTaskRequest, v1.UnclaimTaskResponse]
+	reassignTask          *connect.Client[v1.ReassignTaskRequest, v1.ReassignTaskResponse]
+	commentTask           *connect.Client[v1.CommentTaskRequest, v1.CommentTaskResponse]
 	publishEvent          *connect.Client[v1.PublishEventRequest, v1.PublishEventResponse]
 	getStats              *connect.Client[v1.GetStatsRequest, v1.GetStatsResponse]
 	waitHandler           *connect.Client[v1.WaitHandlerRequest, v1.WaitHandlerResponse]
@@ -560,6 +617,42 @@ func (c *workflowServiceClient) CompleteTask(ctx context.Context, req *v1.Comple
 // CancelTask calls wfd.v1.WorkflowService.CancelTask.
 func (c *workflowServiceClient) CancelTask(ctx context.Context, req *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error) {
 	response, err := c.cancelTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ClaimTask calls wfd.v1.WorkflowService.ClaimTask.
+func (c *workflowServiceClient) ClaimTask(ctx context.Context, req *v1.ClaimTaskRequest) (*v1.ClaimTaskResponse, error) {
+	response, err := c.claimTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// UnclaimTask calls wfd.v1.WorkflowService.UnclaimTask.
+func (c *workflowServiceClient) UnclaimTask(ctx context.Context, req *v1.UnclaimTaskRequest) (*v1.UnclaimTaskResponse, error) {
+	response, err := c.unclaimTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ReassignTask calls wfd.v1.WorkflowService.ReassignTask.
+func (c *workflowServiceClient) ReassignTask(ctx context.Context, req *v1.ReassignTaskRequest) (*v1.ReassignTaskResponse, error) {
+	response, err := c.reassignTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// CommentTask calls wfd.v1.WorkflowService.CommentTask.
+func (c *workflowServiceClient) CommentTask(ctx context.Context, req *v1.CommentTaskRequest) (*v1.CommentTaskResponse, error) {
+	response, err := c.commentTask.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -761,6 +854,23 @@ type WorkflowServiceHandler interface {
 	// reason and who) instead of an answer, and goes on. The task ends
 	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
 	CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error)
+	// ClaimTask marks a pending task as the caller's to work on: others see
+	// who holds it, and only they may answer it (or someone who may answer
+	// others' tasks). Claiming one the caller holds changes nothing; one
+	// someone else holds is FAILED_PRECONDITION naming them. Who may answer
+	// a task may claim it.
+	ClaimTask(context.Context, *v1.ClaimTaskRequest) (*v1.ClaimTaskResponse, error)
+	// UnclaimTask lets a claimed task go (to nobody). The one who holds it
+	// may, and those who may answer others' tasks; an unclaimed task
+	// changes nothing.
+	UnclaimTask(context.Context, *v1.UnclaimTaskRequest) (*v1.UnclaimTaskResponse, error)
+	// ReassignTask gives a pending task to another person or group
+	// ("group:<role>"), and lets go of its claim. Who may answer it may
+	// hand it on; to take another's task, one needs operator or admin.
+	ReassignTask(context.Context, *v1.ReassignTaskRequest) (*v1.ReassignTaskResponse, error)
+	// CommentTask adds a comment to a pending task (at most 100, each 1 to
+	// 4096 bytes). Who may answer a task may comment on it.
+	CommentTask(context.Context, *v1.CommentTaskRequest) (*v1.CommentTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -910,6 +1020,30 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 		connect.WithSchema(workflowServiceMethods.ByName("CancelTask")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowServiceClaimTaskHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceClaimTaskProcedure,
+		svc.ClaimTask,
+		connect.WithSchema(workflowServiceMethods.ByName("ClaimTask")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceUnclaimTaskHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceUnclaimTaskProcedure,
+		svc.UnclaimTask,
+		connect.WithSchema(workflowServiceMethods.ByName("UnclaimTask")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceReassignTaskHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceReassignTaskProcedure,
+		svc.ReassignTask,
+		connect.WithSchema(workflowServiceMethods.ByName("ReassignTask")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workflowServiceCommentTaskHandler := connect.NewUnaryHandlerSimple(
+		WorkflowServiceCommentTaskProcedure,
+		svc.CommentTask,
+		connect.WithSchema(workflowServiceMethods.ByName("CommentTask")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workflowServicePublishEventHandler := connect.NewUnaryHandlerSimple(
 		WorkflowServicePublishEventProcedure,
 		svc.PublishEvent,
@@ -1046,6 +1180,14 @@ func NewWorkflowServiceHandler(svc WorkflowServiceHandler, opts ...connect.Handl
 			workflowServiceCompleteTaskHandler.ServeHTTP(w, r)
 		case WorkflowServiceCancelTaskProcedure:
 			workflowServiceCancelTaskHandler.ServeHTTP(w, r)
+		case WorkflowServiceClaimTaskProcedure:
+			workflowServiceClaimTaskHandler.ServeHTTP(w, r)
+		case WorkflowServiceUnclaimTaskProcedure:
+			workflowServiceUnclaimTaskHandler.ServeHTTP(w, r)
+		case WorkflowServiceReassignTaskProcedure:
+			workflowServiceReassignTaskHandler.ServeHTTP(w, r)
+		case WorkflowServiceCommentTaskProcedure:
+			workflowServiceCommentTaskHandler.ServeHTTP(w, r)
 		case WorkflowServicePublishEventProcedure:
 			workflowServicePublishEventHandler.ServeHTTP(w, r)
 		case WorkflowServiceGetStatsProcedure:
@@ -1135,6 +1277,22 @@ func (UnimplementedWorkflowServiceHandler) CompleteTask(context.Context, *v1.Com
 
 func (UnimplementedWorkflowServiceHandler) CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.CancelTask is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) ClaimTask(context.Context, *v1.ClaimTaskRequest) (*v1.ClaimTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ClaimTask is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) UnclaimTask(context.Context, *v1.UnclaimTaskRequest) (*v1.UnclaimTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.UnclaimTask is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) ReassignTask(context.Context, *v1.ReassignTaskRequest) (*v1.ReassignTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.ReassignTask is not implemented"))
+}
+
+func (UnimplementedWorkflowServiceHandler) CommentTask(context.Context, *v1.CommentTaskRequest) (*v1.CommentTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wfd.v1.WorkflowService.CommentTask is not implemented"))
 }
 
 func (UnimplementedWorkflowServiceHandler) PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error) {

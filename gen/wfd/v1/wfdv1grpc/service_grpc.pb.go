@@ -32,6 +32,10 @@ const (
 	WorkflowService_GetTask_FullMethodName               = "/wfd.v1.WorkflowService/GetTask"
 	WorkflowService_CompleteTask_FullMethodName          = "/wfd.v1.WorkflowService/CompleteTask"
 	WorkflowService_CancelTask_FullMethodName            = "/wfd.v1.WorkflowService/CancelTask"
+	WorkflowService_ClaimTask_FullMethodName             = "/wfd.v1.WorkflowService/ClaimTask"
+	WorkflowService_UnclaimTask_FullMethodName           = "/wfd.v1.WorkflowService/UnclaimTask"
+	WorkflowService_ReassignTask_FullMethodName          = "/wfd.v1.WorkflowService/ReassignTask"
+	WorkflowService_CommentTask_FullMethodName           = "/wfd.v1.WorkflowService/CommentTask"
 	WorkflowService_PublishEvent_FullMethodName          = "/wfd.v1.WorkflowService/PublishEvent"
 	WorkflowService_GetStats_FullMethodName              = "/wfd.v1.WorkflowService/GetStats"
 	WorkflowService_WaitHandler_FullMethodName           = "/wfd.v1.WorkflowService/WaitHandler"
@@ -98,6 +102,23 @@ type WorkflowServiceClient interface {
 	// reason and who) instead of an answer, and goes on. The task ends
 	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
 	CancelTask(ctx context.Context, in *v1.CancelTaskRequest, opts ...grpc.CallOption) (*v1.CancelTaskResponse, error)
+	// ClaimTask marks a pending task as the caller's to work on: others see
+	// who holds it, and only they may answer it (or someone who may answer
+	// others' tasks). Claiming one the caller holds changes nothing; one
+	// someone else holds is FAILED_PRECONDITION naming them. Who may answer
+	// a task may claim it.
+	ClaimTask(ctx context.Context, in *v1.ClaimTaskRequest, opts ...grpc.CallOption) (*v1.ClaimTaskResponse, error)
+	// UnclaimTask lets a claimed task go (to nobody). The one who holds it
+	// may, and those who may answer others' tasks; an unclaimed task
+	// changes nothing.
+	UnclaimTask(ctx context.Context, in *v1.UnclaimTaskRequest, opts ...grpc.CallOption) (*v1.UnclaimTaskResponse, error)
+	// ReassignTask gives a pending task to another person or group
+	// ("group:<role>"), and lets go of its claim. Who may answer it may
+	// hand it on; to take another's task, one needs operator or admin.
+	ReassignTask(ctx context.Context, in *v1.ReassignTaskRequest, opts ...grpc.CallOption) (*v1.ReassignTaskResponse, error)
+	// CommentTask adds a comment to a pending task (at most 100, each 1 to
+	// 4096 bytes). Who may answer a task may comment on it.
+	CommentTask(ctx context.Context, in *v1.CommentTaskRequest, opts ...grpc.CallOption) (*v1.CommentTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -293,6 +314,46 @@ func (c *workflowServiceClient) CancelTask(ctx context.Context, in *v1.CancelTas
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(v1.CancelTaskResponse)
 	err := c.cc.Invoke(ctx, WorkflowService_CancelTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) ClaimTask(ctx context.Context, in *v1.ClaimTaskRequest, opts ...grpc.CallOption) (*v1.ClaimTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.ClaimTaskResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_ClaimTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) UnclaimTask(ctx context.Context, in *v1.UnclaimTaskRequest, opts ...grpc.CallOption) (*v1.UnclaimTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.UnclaimTaskResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_UnclaimTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) ReassignTask(ctx context.Context, in *v1.ReassignTaskRequest, opts ...grpc.CallOption) (*v1.ReassignTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.ReassignTaskResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_ReassignTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) CommentTask(ctx context.Context, in *v1.CommentTaskRequest, opts ...grpc.CallOption) (*v1.CommentTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.CommentTaskResponse)
+	err := c.cc.Invoke(ctx, WorkflowService_CommentTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -516,6 +577,23 @@ type WorkflowServiceServer interface {
 	// reason and who) instead of an answer, and goes on. The task ends
 	// CANCELLED with its cancel_reason. Who may answer a task may cancel it.
 	CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error)
+	// ClaimTask marks a pending task as the caller's to work on: others see
+	// who holds it, and only they may answer it (or someone who may answer
+	// others' tasks). Claiming one the caller holds changes nothing; one
+	// someone else holds is FAILED_PRECONDITION naming them. Who may answer
+	// a task may claim it.
+	ClaimTask(context.Context, *v1.ClaimTaskRequest) (*v1.ClaimTaskResponse, error)
+	// UnclaimTask lets a claimed task go (to nobody). The one who holds it
+	// may, and those who may answer others' tasks; an unclaimed task
+	// changes nothing.
+	UnclaimTask(context.Context, *v1.UnclaimTaskRequest) (*v1.UnclaimTaskResponse, error)
+	// ReassignTask gives a pending task to another person or group
+	// ("group:<role>"), and lets go of its claim. Who may answer it may
+	// hand it on; to take another's task, one needs operator or admin.
+	ReassignTask(context.Context, *v1.ReassignTaskRequest) (*v1.ReassignTaskResponse, error)
+	// CommentTask adds a comment to a pending task (at most 100, each 1 to
+	// 4096 bytes). Who may answer a task may comment on it.
+	CommentTask(context.Context, *v1.CommentTaskRequest) (*v1.CommentTaskResponse, error)
 	// PublishEvent appends an event to the immutable event log under a key,
 	// for every handler (or only handler_id), and wakes the handlers that
 	// wait for that key, in memory or released.
@@ -623,6 +701,18 @@ func (UnimplementedWorkflowServiceServer) CompleteTask(context.Context, *v1.Comp
 }
 func (UnimplementedWorkflowServiceServer) CancelTask(context.Context, *v1.CancelTaskRequest) (*v1.CancelTaskResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CancelTask not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ClaimTask(context.Context, *v1.ClaimTaskRequest) (*v1.ClaimTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ClaimTask not implemented")
+}
+func (UnimplementedWorkflowServiceServer) UnclaimTask(context.Context, *v1.UnclaimTaskRequest) (*v1.UnclaimTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UnclaimTask not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ReassignTask(context.Context, *v1.ReassignTaskRequest) (*v1.ReassignTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReassignTask not implemented")
+}
+func (UnimplementedWorkflowServiceServer) CommentTask(context.Context, *v1.CommentTaskRequest) (*v1.CommentTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CommentTask not implemented")
 }
 func (UnimplementedWorkflowServiceServer) PublishEvent(context.Context, *v1.PublishEventRequest) (*v1.PublishEventResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PublishEvent not implemented")
@@ -901,6 +991,78 @@ func _WorkflowService_CancelTask_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WorkflowServiceServer).CancelTask(ctx, req.(*v1.CancelTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_ClaimTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.ClaimTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ClaimTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ClaimTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ClaimTask(ctx, req.(*v1.ClaimTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_UnclaimTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.UnclaimTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).UnclaimTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_UnclaimTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).UnclaimTask(ctx, req.(*v1.UnclaimTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_ReassignTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.ReassignTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ReassignTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ReassignTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ReassignTask(ctx, req.(*v1.ReassignTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_CommentTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.CommentTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).CommentTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_CommentTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).CommentTask(ctx, req.(*v1.CommentTaskRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1261,6 +1423,22 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelTask",
 			Handler:    _WorkflowService_CancelTask_Handler,
+		},
+		{
+			MethodName: "ClaimTask",
+			Handler:    _WorkflowService_ClaimTask_Handler,
+		},
+		{
+			MethodName: "UnclaimTask",
+			Handler:    _WorkflowService_UnclaimTask_Handler,
+		},
+		{
+			MethodName: "ReassignTask",
+			Handler:    _WorkflowService_ReassignTask_Handler,
+		},
+		{
+			MethodName: "CommentTask",
+			Handler:    _WorkflowService_CommentTask_Handler,
 		},
 		{
 			MethodName: "PublishEvent",

@@ -33,6 +33,10 @@ class TaskChange(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TASK_CHANGE_ANSWERED: _ClassVar[TaskChange]
     TASK_CHANGE_CANCELLED: _ClassVar[TaskChange]
     TASK_CHANGE_EXPIRED: _ClassVar[TaskChange]
+    TASK_CHANGE_CLAIMED: _ClassVar[TaskChange]
+    TASK_CHANGE_UNCLAIMED: _ClassVar[TaskChange]
+    TASK_CHANGE_REASSIGNED: _ClassVar[TaskChange]
+    TASK_CHANGE_COMMENTED: _ClassVar[TaskChange]
 
 class TaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -55,6 +59,10 @@ TASK_CHANGE_ASKED: TaskChange
 TASK_CHANGE_ANSWERED: TaskChange
 TASK_CHANGE_CANCELLED: TaskChange
 TASK_CHANGE_EXPIRED: TaskChange
+TASK_CHANGE_CLAIMED: TaskChange
+TASK_CHANGE_UNCLAIMED: TaskChange
+TASK_CHANGE_REASSIGNED: TaskChange
+TASK_CHANGE_COMMENTED: TaskChange
 TASK_STATUS_UNSPECIFIED: TaskStatus
 TASK_STATUS_PENDING: TaskStatus
 TASK_STATUS_COMPLETED: TaskStatus
@@ -204,20 +212,24 @@ class Record(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ..., handler_admitted: _Optional[_Union[HandlerAdmitted, _Mapping]] = ..., task_changed: _Optional[_Union[TaskChanged, _Mapping]] = ...) -> None: ...
 
 class TaskChanged(_message.Message):
-    __slots__ = ("task_id", "title", "assignee", "change", "by", "reason")
+    __slots__ = ("task_id", "title", "assignee", "change", "by", "reason", "to", "text")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
     CHANGE_FIELD_NUMBER: _ClassVar[int]
     BY_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     title: str
     assignee: str
     change: TaskChange
     by: str
     reason: str
-    def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., assignee: _Optional[str] = ..., change: _Optional[_Union[TaskChange, str]] = ..., by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    to: str
+    text: str
+    def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., assignee: _Optional[str] = ..., change: _Optional[_Union[TaskChange, str]] = ..., by: _Optional[str] = ..., reason: _Optional[str] = ..., to: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class HandlerAdmitted(_message.Message):
     __slots__ = ()
@@ -296,7 +308,7 @@ class RunWaitingForWorker(_message.Message):
     def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workflow_version: _Optional[str] = ..., none_connected: _Optional[bool] = ..., lost_worker: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer", "input", "input_schema", "cancel_reason")
+    __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer", "input", "input_schema", "cancel_reason", "claimed_by", "claimed_at", "comments")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
@@ -314,6 +326,9 @@ class Task(_message.Message):
     INPUT_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     CANCEL_REASON_FIELD_NUMBER: _ClassVar[int]
+    CLAIMED_BY_FIELD_NUMBER: _ClassVar[int]
+    CLAIMED_AT_FIELD_NUMBER: _ClassVar[int]
+    COMMENTS_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     handler_id: str
     workflow: str
@@ -331,7 +346,20 @@ class Task(_message.Message):
     input: _struct_pb2.Struct
     input_schema: _struct_pb2.Struct
     cancel_reason: str
-    def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ...) -> None: ...
+    claimed_by: str
+    claimed_at: _timestamp_pb2.Timestamp
+    comments: _containers.RepeatedCompositeFieldContainer[TaskComment]
+    def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., claimed_by: _Optional[str] = ..., claimed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., comments: _Optional[_Iterable[_Union[TaskComment, _Mapping]]] = ...) -> None: ...
+
+class TaskComment(_message.Message):
+    __slots__ = ("by", "at", "text")
+    BY_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    by: str
+    at: _timestamp_pb2.Timestamp
+    text: str
+    def __init__(self, by: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
 
 class HandlerAt(_message.Message):
     __slots__ = ("seq", "time", "status", "result", "error", "idle", "steps", "written", "written_total", "workflow_version", "released")

@@ -401,6 +401,66 @@ class CancelTaskResponse(_message.Message):
     task: _handler_pb2.Task
     def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
 
+class ClaimTaskRequest(_message.Message):
+    __slots__ = ("task_id", "by")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    by: str
+    def __init__(self, task_id: _Optional[str] = ..., by: _Optional[str] = ...) -> None: ...
+
+class ClaimTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _handler_pb2.Task
+    def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
+
+class UnclaimTaskRequest(_message.Message):
+    __slots__ = ("task_id", "by")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    by: str
+    def __init__(self, task_id: _Optional[str] = ..., by: _Optional[str] = ...) -> None: ...
+
+class UnclaimTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _handler_pb2.Task
+    def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
+
+class ReassignTaskRequest(_message.Message):
+    __slots__ = ("task_id", "assignee", "by")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    assignee: str
+    by: str
+    def __init__(self, task_id: _Optional[str] = ..., assignee: _Optional[str] = ..., by: _Optional[str] = ...) -> None: ...
+
+class ReassignTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _handler_pb2.Task
+    def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
+
+class CommentTaskRequest(_message.Message):
+    __slots__ = ("task_id", "text", "by")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    text: str
+    by: str
+    def __init__(self, task_id: _Optional[str] = ..., text: _Optional[str] = ..., by: _Optional[str] = ...) -> None: ...
+
+class CommentTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _handler_pb2.Task
+    def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
+
 class PublishEventRequest(_message.Message):
     __slots__ = ("key", "data", "handler_id", "event_id")
     KEY_FIELD_NUMBER: _ClassVar[int]

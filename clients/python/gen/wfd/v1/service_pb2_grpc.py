@@ -97,6 +97,26 @@ class WorkflowServiceStub:
                 request_serializer=wfd_dot_v1_dot_service__pb2.CancelTaskRequest.SerializeToString,
                 response_deserializer=wfd_dot_v1_dot_service__pb2.CancelTaskResponse.FromString,
                 _registered_method=True)
+        self.ClaimTask = channel.unary_unary(
+                '/wfd.v1.WorkflowService/ClaimTask',
+                request_serializer=wfd_dot_v1_dot_service__pb2.ClaimTaskRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.ClaimTaskResponse.FromString,
+                _registered_method=True)
+        self.UnclaimTask = channel.unary_unary(
+                '/wfd.v1.WorkflowService/UnclaimTask',
+                request_serializer=wfd_dot_v1_dot_service__pb2.UnclaimTaskRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.UnclaimTaskResponse.FromString,
+                _registered_method=True)
+        self.ReassignTask = channel.unary_unary(
+                '/wfd.v1.WorkflowService/ReassignTask',
+                request_serializer=wfd_dot_v1_dot_service__pb2.ReassignTaskRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.ReassignTaskResponse.FromString,
+                _registered_method=True)
+        self.CommentTask = channel.unary_unary(
+                '/wfd.v1.WorkflowService/CommentTask',
+                request_serializer=wfd_dot_v1_dot_service__pb2.CommentTaskRequest.SerializeToString,
+                response_deserializer=wfd_dot_v1_dot_service__pb2.CommentTaskResponse.FromString,
+                _registered_method=True)
         self.PublishEvent = channel.unary_unary(
                 '/wfd.v1.WorkflowService/PublishEvent',
                 request_serializer=wfd_dot_v1_dot_service__pb2.PublishEventRequest.SerializeToString,
@@ -284,6 +304,43 @@ class WorkflowServiceServicer:
         for it gets a typed result (the answer says cancelled, with the
         reason and who) instead of an answer, and goes on. The task ends
         CANCELLED with its cancel_reason. Who may answer a task may cancel it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClaimTask(self, request, context):
+        """ClaimTask marks a pending task as the caller's to work on: others see
+        who holds it, and only they may answer it (or someone who may answer
+        others' tasks). Claiming one the caller holds changes nothing; one
+        someone else holds is FAILED_PRECONDITION naming them. Who may answer
+        a task may claim it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UnclaimTask(self, request, context):
+        """UnclaimTask lets a claimed task go (to nobody). The one who holds it
+        may, and those who may answer others' tasks; an unclaimed task
+        changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReassignTask(self, request, context):
+        """ReassignTask gives a pending task to another person or group
+        ("group:<role>"), and lets go of its claim. Who may answer it may
+        hand it on; to take another's task, one needs operator or admin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CommentTask(self, request, context):
+        """CommentTask adds a comment to a pending task (at most 100, each 1 to
+        4096 bytes). Who may answer a task may comment on it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -498,6 +555,26 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.CancelTask,
                     request_deserializer=wfd_dot_v1_dot_service__pb2.CancelTaskRequest.FromString,
                     response_serializer=wfd_dot_v1_dot_service__pb2.CancelTaskResponse.SerializeToString,
+            ),
+            'ClaimTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClaimTask,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.ClaimTaskRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.ClaimTaskResponse.SerializeToString,
+            ),
+            'UnclaimTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.UnclaimTask,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.UnclaimTaskRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.UnclaimTaskResponse.SerializeToString,
+            ),
+            'ReassignTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReassignTask,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.ReassignTaskRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.ReassignTaskResponse.SerializeToString,
+            ),
+            'CommentTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.CommentTask,
+                    request_deserializer=wfd_dot_v1_dot_service__pb2.CommentTaskRequest.FromString,
+                    response_serializer=wfd_dot_v1_dot_service__pb2.CommentTaskResponse.SerializeToString,
             ),
             'PublishEvent': grpc.unary_unary_rpc_method_handler(
                     servicer.PublishEvent,
@@ -911,6 +988,114 @@ class WorkflowService:
             '/wfd.v1.WorkflowService/CancelTask',
             wfd_dot_v1_dot_service__pb2.CancelTaskRequest.SerializeToString,
             wfd_dot_v1_dot_service__pb2.CancelTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClaimTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/ClaimTask',
+            wfd_dot_v1_dot_service__pb2.ClaimTaskRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.ClaimTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UnclaimTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/UnclaimTask',
+            wfd_dot_v1_dot_service__pb2.UnclaimTaskRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.UnclaimTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReassignTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/ReassignTask',
+            wfd_dot_v1_dot_service__pb2.ReassignTaskRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.ReassignTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CommentTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/wfd.v1.WorkflowService/CommentTask',
+            wfd_dot_v1_dot_service__pb2.CommentTaskRequest.SerializeToString,
+            wfd_dot_v1_dot_service__pb2.CommentTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,

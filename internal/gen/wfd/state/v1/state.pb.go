@@ -519,8 +519,14 @@ type HumanTask struct {
 	// Who should answer ("" for anyone).
 	Assignee string `protobuf:"bytes,5,opt,name=assignee,proto3" json:"assignee,omitempty"`
 	// What the person is to look at, and its optional schema.
-	Input         *structpb.Struct `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
-	InputSchema   *structpb.Struct `protobuf:"bytes,7,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	Input       *structpb.Struct `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema *structpb.Struct `protobuf:"bytes,7,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// Who holds it (ClaimTask), since when (unix nanoseconds); empty when
+	// nobody does. assignee is the current one (ReassignTask changes it).
+	ClaimedBy string `protobuf:"bytes,8,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	ClaimedAt int64  `protobuf:"varint,9,opt,name=claimed_at,json=claimedAt,proto3" json:"claimed_at,omitempty"`
+	// Its comments, oldest first.
+	Comments      []*TaskNote `protobuf:"bytes,10,rep,name=comments,proto3" json:"comments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -604,6 +610,88 @@ func (x *HumanTask) GetInputSchema() *structpb.Struct {
 	return nil
 }
 
+func (x *HumanTask) GetClaimedBy() string {
+	if x != nil {
+		return x.ClaimedBy
+	}
+	return ""
+}
+
+func (x *HumanTask) GetClaimedAt() int64 {
+	if x != nil {
+		return x.ClaimedAt
+	}
+	return 0
+}
+
+func (x *HumanTask) GetComments() []*TaskNote {
+	if x != nil {
+		return x.Comments
+	}
+	return nil
+}
+
+// TaskNote is a comment on a human task.
+type TaskNote struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	By            string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
+	At            int64                  `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"` // unix nanoseconds
+	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskNote) Reset() {
+	*x = TaskNote{}
+	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskNote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskNote) ProtoMessage() {}
+
+func (x *TaskNote) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskNote.ProtoReflect.Descriptor instead.
+func (*TaskNote) Descriptor() ([]byte, []int) {
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *TaskNote) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *TaskNote) GetAt() int64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
+func (x *TaskNote) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // StepState is one step's part of a handler's state.
 type StepState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -622,7 +710,7 @@ type StepState struct {
 
 func (x *StepState) Reset() {
 	*x = StepState{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +722,7 @@ func (x *StepState) String() string {
 func (*StepState) ProtoMessage() {}
 
 func (x *StepState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[5]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +735,7 @@ func (x *StepState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepState.ProtoReflect.Descriptor instead.
 func (*StepState) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{5}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StepState) GetName() string {
@@ -702,7 +790,7 @@ type WorkItem struct {
 
 func (x *WorkItem) Reset() {
 	*x = WorkItem{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +802,7 @@ func (x *WorkItem) String() string {
 func (*WorkItem) ProtoMessage() {}
 
 func (x *WorkItem) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[6]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +815,7 @@ func (x *WorkItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkItem.ProtoReflect.Descriptor instead.
 func (*WorkItem) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{6}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WorkItem) GetEvent() *Event {
@@ -771,7 +859,7 @@ type Execution struct {
 
 func (x *Execution) Reset() {
 	*x = Execution{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +871,7 @@ func (x *Execution) String() string {
 func (*Execution) ProtoMessage() {}
 
 func (x *Execution) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[7]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +884,7 @@ func (x *Execution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Execution.ProtoReflect.Descriptor instead.
 func (*Execution) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{7}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Execution) GetId() uint64 {
@@ -855,7 +943,7 @@ type Waiter struct {
 
 func (x *Waiter) Reset() {
 	*x = Waiter{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +955,7 @@ func (x *Waiter) String() string {
 func (*Waiter) ProtoMessage() {}
 
 func (x *Waiter) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[8]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +968,7 @@ func (x *Waiter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waiter.ProtoReflect.Descriptor instead.
 func (*Waiter) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{8}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Waiter) GetId() string {
@@ -967,7 +1055,7 @@ type WaitResult struct {
 
 func (x *WaitResult) Reset() {
 	*x = WaitResult{}
-	mi := &file_wfd_state_v1_state_proto_msgTypes[9]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -979,7 +1067,7 @@ func (x *WaitResult) String() string {
 func (*WaitResult) ProtoMessage() {}
 
 func (x *WaitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_state_v1_state_proto_msgTypes[9]
+	mi := &file_wfd_state_v1_state_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -992,7 +1080,7 @@ func (x *WaitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResult.ProtoReflect.Descriptor instead.
 func (*WaitResult) Descriptor() ([]byte, []int) {
-	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{9}
+	return file_wfd_state_v1_state_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WaitResult) GetResult() isWaitResult_Result {
@@ -1091,7 +1179,7 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\vChildResult\x123\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1b.wfd.state.v1.HandlerStatusR\x06status\x12/\n" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\xa1\x02\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\x93\x03\n" +
 	"\tHumanTask\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -1099,7 +1187,17 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
 	"\bassignee\x18\x05 \x01(\tR\bassignee\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
-	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xea\x01\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12\x1d\n" +
+	"\n" +
+	"claimed_by\x18\b \x01(\tR\tclaimedBy\x12\x1d\n" +
+	"\n" +
+	"claimed_at\x18\t \x01(\x03R\tclaimedAt\x122\n" +
+	"\bcomments\x18\n" +
+	" \x03(\v2\x16.wfd.state.v1.TaskNoteR\bcomments\">\n" +
+	"\bTaskNote\x12\x0e\n" +
+	"\x02by\x18\x01 \x01(\tR\x02by\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\x03R\x02at\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xea\x01\n" +
 	"\tStepState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05queue\x18\x02 \x03(\v2\x16.wfd.state.v1.WorkItemR\x05queue\x128\n" +
@@ -1161,7 +1259,7 @@ func file_wfd_state_v1_state_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_state_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_wfd_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_wfd_state_v1_state_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.state.v1.HandlerStatus
 	(*Event)(nil),                 // 1: wfd.state.v1.Event
@@ -1169,61 +1267,63 @@ var file_wfd_state_v1_state_proto_goTypes = []any{
 	(*Slot)(nil),                  // 3: wfd.state.v1.Slot
 	(*ChildResult)(nil),           // 4: wfd.state.v1.ChildResult
 	(*HumanTask)(nil),             // 5: wfd.state.v1.HumanTask
-	(*StepState)(nil),             // 6: wfd.state.v1.StepState
-	(*WorkItem)(nil),              // 7: wfd.state.v1.WorkItem
-	(*Execution)(nil),             // 8: wfd.state.v1.Execution
-	(*Waiter)(nil),                // 9: wfd.state.v1.Waiter
-	(*WaitResult)(nil),            // 10: wfd.state.v1.WaitResult
-	nil,                           // 11: wfd.state.v1.HandlerState.StoreEntry
-	nil,                           // 12: wfd.state.v1.HandlerState.ChildResultsEntry
-	nil,                           // 13: wfd.state.v1.WorkItem.ResolvedEntry
-	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 16: google.protobuf.Value
+	(*TaskNote)(nil),              // 6: wfd.state.v1.TaskNote
+	(*StepState)(nil),             // 7: wfd.state.v1.StepState
+	(*WorkItem)(nil),              // 8: wfd.state.v1.WorkItem
+	(*Execution)(nil),             // 9: wfd.state.v1.Execution
+	(*Waiter)(nil),                // 10: wfd.state.v1.Waiter
+	(*WaitResult)(nil),            // 11: wfd.state.v1.WaitResult
+	nil,                           // 12: wfd.state.v1.HandlerState.StoreEntry
+	nil,                           // 13: wfd.state.v1.HandlerState.ChildResultsEntry
+	nil,                           // 14: wfd.state.v1.WorkItem.ResolvedEntry
+	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 17: google.protobuf.Value
 }
 var file_wfd_state_v1_state_proto_depIdxs = []int32{
-	14, // 0: wfd.state.v1.Event.data:type_name -> google.protobuf.Struct
+	15, // 0: wfd.state.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.state.v1.HandlerState.status:type_name -> wfd.state.v1.HandlerStatus
 	1,  // 2: wfd.state.v1.HandlerState.start:type_name -> wfd.state.v1.Event
-	6,  // 3: wfd.state.v1.HandlerState.steps:type_name -> wfd.state.v1.StepState
-	11, // 4: wfd.state.v1.HandlerState.store:type_name -> wfd.state.v1.HandlerState.StoreEntry
-	15, // 5: wfd.state.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
-	15, // 6: wfd.state.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
-	15, // 7: wfd.state.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
-	14, // 8: wfd.state.v1.HandlerState.result:type_name -> google.protobuf.Struct
-	15, // 9: wfd.state.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
-	12, // 10: wfd.state.v1.HandlerState.child_results:type_name -> wfd.state.v1.HandlerState.ChildResultsEntry
+	7,  // 3: wfd.state.v1.HandlerState.steps:type_name -> wfd.state.v1.StepState
+	12, // 4: wfd.state.v1.HandlerState.store:type_name -> wfd.state.v1.HandlerState.StoreEntry
+	16, // 5: wfd.state.v1.HandlerState.created_at:type_name -> google.protobuf.Timestamp
+	16, // 6: wfd.state.v1.HandlerState.deadline:type_name -> google.protobuf.Timestamp
+	16, // 7: wfd.state.v1.HandlerState.idle_since:type_name -> google.protobuf.Timestamp
+	15, // 8: wfd.state.v1.HandlerState.result:type_name -> google.protobuf.Struct
+	16, // 9: wfd.state.v1.HandlerState.completed_at:type_name -> google.protobuf.Timestamp
+	13, // 10: wfd.state.v1.HandlerState.child_results:type_name -> wfd.state.v1.HandlerState.ChildResultsEntry
 	3,  // 11: wfd.state.v1.HandlerState.slot:type_name -> wfd.state.v1.Slot
 	1,  // 12: wfd.state.v1.Slot.held:type_name -> wfd.state.v1.Event
 	0,  // 13: wfd.state.v1.ChildResult.status:type_name -> wfd.state.v1.HandlerStatus
-	14, // 14: wfd.state.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	14, // 15: wfd.state.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	14, // 16: wfd.state.v1.HumanTask.input:type_name -> google.protobuf.Struct
-	14, // 17: wfd.state.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
-	7,  // 18: wfd.state.v1.StepState.queue:type_name -> wfd.state.v1.WorkItem
-	8,  // 19: wfd.state.v1.StepState.in_progress:type_name -> wfd.state.v1.Execution
-	1,  // 20: wfd.state.v1.StepState.collected:type_name -> wfd.state.v1.Event
-	9,  // 21: wfd.state.v1.StepState.waiters:type_name -> wfd.state.v1.Waiter
-	1,  // 22: wfd.state.v1.WorkItem.event:type_name -> wfd.state.v1.Event
-	15, // 23: wfd.state.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
-	13, // 24: wfd.state.v1.WorkItem.resolved:type_name -> wfd.state.v1.WorkItem.ResolvedEntry
-	7,  // 25: wfd.state.v1.Execution.item:type_name -> wfd.state.v1.WorkItem
-	15, // 26: wfd.state.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
-	14, // 27: wfd.state.v1.Waiter.match:type_name -> google.protobuf.Struct
-	15, // 28: wfd.state.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
-	7,  // 29: wfd.state.v1.Waiter.resume:type_name -> wfd.state.v1.WorkItem
-	5,  // 30: wfd.state.v1.Waiter.task:type_name -> wfd.state.v1.HumanTask
-	15, // 31: wfd.state.v1.Waiter.since:type_name -> google.protobuf.Timestamp
-	15, // 32: wfd.state.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 33: wfd.state.v1.WaitResult.event:type_name -> wfd.state.v1.Event
-	16, // 34: wfd.state.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
-	4,  // 35: wfd.state.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.state.v1.ChildResult
-	10, // 36: wfd.state.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.state.v1.WaitResult
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	15, // 14: wfd.state.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	15, // 15: wfd.state.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	15, // 16: wfd.state.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	15, // 17: wfd.state.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	6,  // 18: wfd.state.v1.HumanTask.comments:type_name -> wfd.state.v1.TaskNote
+	8,  // 19: wfd.state.v1.StepState.queue:type_name -> wfd.state.v1.WorkItem
+	9,  // 20: wfd.state.v1.StepState.in_progress:type_name -> wfd.state.v1.Execution
+	1,  // 21: wfd.state.v1.StepState.collected:type_name -> wfd.state.v1.Event
+	10, // 22: wfd.state.v1.StepState.waiters:type_name -> wfd.state.v1.Waiter
+	1,  // 23: wfd.state.v1.WorkItem.event:type_name -> wfd.state.v1.Event
+	16, // 24: wfd.state.v1.WorkItem.not_before:type_name -> google.protobuf.Timestamp
+	14, // 25: wfd.state.v1.WorkItem.resolved:type_name -> wfd.state.v1.WorkItem.ResolvedEntry
+	8,  // 26: wfd.state.v1.Execution.item:type_name -> wfd.state.v1.WorkItem
+	16, // 27: wfd.state.v1.Execution.started_at:type_name -> google.protobuf.Timestamp
+	15, // 28: wfd.state.v1.Waiter.match:type_name -> google.protobuf.Struct
+	16, // 29: wfd.state.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 30: wfd.state.v1.Waiter.resume:type_name -> wfd.state.v1.WorkItem
+	5,  // 31: wfd.state.v1.Waiter.task:type_name -> wfd.state.v1.HumanTask
+	16, // 32: wfd.state.v1.Waiter.since:type_name -> google.protobuf.Timestamp
+	16, // 33: wfd.state.v1.Waiter.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 34: wfd.state.v1.WaitResult.event:type_name -> wfd.state.v1.Event
+	17, // 35: wfd.state.v1.HandlerState.StoreEntry.value:type_name -> google.protobuf.Value
+	4,  // 36: wfd.state.v1.HandlerState.ChildResultsEntry.value:type_name -> wfd.state.v1.ChildResult
+	11, // 37: wfd.state.v1.WorkItem.ResolvedEntry.value:type_name -> wfd.state.v1.WaitResult
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_wfd_state_v1_state_proto_init() }
@@ -1231,7 +1331,7 @@ func file_wfd_state_v1_state_proto_init() {
 	if File_wfd_state_v1_state_proto != nil {
 		return
 	}
-	file_wfd_state_v1_state_proto_msgTypes[9].OneofWrappers = []any{
+	file_wfd_state_v1_state_proto_msgTypes[10].OneofWrappers = []any{
 		(*WaitResult_Event)(nil),
 		(*WaitResult_TimedOut)(nil),
 	}
@@ -1241,7 +1341,7 @@ func file_wfd_state_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_state_v1_state_proto_rawDesc), len(file_wfd_state_v1_state_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

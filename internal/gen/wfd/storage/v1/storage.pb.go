@@ -601,7 +601,12 @@ type TaskMeta struct {
 	Input       []byte `protobuf:"bytes,16,opt,name=input,proto3" json:"input,omitempty"`
 	InputSchema []byte `protobuf:"bytes,17,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	// Why CancelTask cancelled the task; empty otherwise.
-	CancelReason  string `protobuf:"bytes,18,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
+	CancelReason string `protobuf:"bytes,18,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
+	// Who holds it (ClaimTask) and since when; empty when nobody does.
+	ClaimedBy string                 `protobuf:"bytes,19,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	ClaimedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=claimed_at,json=claimedAt,proto3" json:"claimed_at,omitempty"`
+	// Its comments, oldest first.
+	Comments      []*TaskComment `protobuf:"bytes,21,rep,name=comments,proto3" json:"comments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -762,6 +767,88 @@ func (x *TaskMeta) GetCancelReason() string {
 	return ""
 }
 
+func (x *TaskMeta) GetClaimedBy() string {
+	if x != nil {
+		return x.ClaimedBy
+	}
+	return ""
+}
+
+func (x *TaskMeta) GetClaimedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ClaimedAt
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetComments() []*TaskComment {
+	if x != nil {
+		return x.Comments
+	}
+	return nil
+}
+
+// TaskComment is a comment on a task (persistence.TaskComment).
+type TaskComment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	By            string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskComment) Reset() {
+	*x = TaskComment{}
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskComment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskComment) ProtoMessage() {}
+
+func (x *TaskComment) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskComment.ProtoReflect.Descriptor instead.
+func (*TaskComment) Descriptor() ([]byte, []int) {
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TaskComment) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *TaskComment) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *TaskComment) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // PublishedEvent is one entry of the append-only published-event log
 // (persistence.Published). Entries are never rewritten.
 type PublishedEvent struct {
@@ -787,7 +874,7 @@ type PublishedEvent struct {
 
 func (x *PublishedEvent) Reset() {
 	*x = PublishedEvent{}
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -799,7 +886,7 @@ func (x *PublishedEvent) String() string {
 func (*PublishedEvent) ProtoMessage() {}
 
 func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[4]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -812,7 +899,7 @@ func (x *PublishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishedEvent.ProtoReflect.Descriptor instead.
 func (*PublishedEvent) Descriptor() ([]byte, []int) {
-	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{4}
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PublishedEvent) GetVersion() uint32 {
@@ -905,7 +992,7 @@ type WorkflowDef struct {
 
 func (x *WorkflowDef) Reset() {
 	*x = WorkflowDef{}
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[5]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1004,7 @@ func (x *WorkflowDef) String() string {
 func (*WorkflowDef) ProtoMessage() {}
 
 func (x *WorkflowDef) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_storage_v1_storage_proto_msgTypes[5]
+	mi := &file_wfd_storage_v1_storage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1017,7 @@ func (x *WorkflowDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkflowDef.ProtoReflect.Descriptor instead.
 func (*WorkflowDef) Descriptor() ([]byte, []int) {
-	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{5}
+	return file_wfd_storage_v1_storage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WorkflowDef) GetVersion() uint32 {
@@ -1047,7 +1134,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"event_type\x18\x03 \x01(\tR\teventType\x12\x14\n" +
 	"\x05match\x18\x04 \x01(\fR\x05match\x126\n" +
 	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\tR\x03key\"\xee\x04\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\"\x81\x06\n" +
 	"\bTaskMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
@@ -1069,7 +1156,16 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"\x06answer\x18\x0f \x01(\fR\x06answer\x12\x14\n" +
 	"\x05input\x18\x10 \x01(\fR\x05input\x12!\n" +
 	"\finput_schema\x18\x11 \x01(\fR\vinputSchema\x12#\n" +
-	"\rcancel_reason\x18\x12 \x01(\tR\fcancelReason\"\xe0\x01\n" +
+	"\rcancel_reason\x18\x12 \x01(\tR\fcancelReason\x12\x1d\n" +
+	"\n" +
+	"claimed_by\x18\x13 \x01(\tR\tclaimedBy\x129\n" +
+	"\n" +
+	"claimed_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\x127\n" +
+	"\bcomments\x18\x15 \x03(\v2\x1b.wfd.storage.v1.TaskCommentR\bcomments\"]\n" +
+	"\vTaskComment\x12\x0e\n" +
+	"\x02by\x18\x01 \x01(\tR\x02by\x12*\n" +
+	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xe0\x01\n" +
 	"\x0ePublishedEvent\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
@@ -1125,7 +1221,7 @@ func file_wfd_storage_v1_storage_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_storage_v1_storage_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_wfd_storage_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_wfd_storage_v1_storage_proto_goTypes = []any{
 	(Status)(0),                   // 0: wfd.storage.v1.Status
 	(Residency)(0),                // 1: wfd.storage.v1.Residency
@@ -1134,33 +1230,37 @@ var file_wfd_storage_v1_storage_proto_goTypes = []any{
 	(*HandlerSlot)(nil),           // 4: wfd.storage.v1.HandlerSlot
 	(*Waiter)(nil),                // 5: wfd.storage.v1.Waiter
 	(*TaskMeta)(nil),              // 6: wfd.storage.v1.TaskMeta
-	(*PublishedEvent)(nil),        // 7: wfd.storage.v1.PublishedEvent
-	(*WorkflowDef)(nil),           // 8: wfd.storage.v1.WorkflowDef
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*TaskComment)(nil),           // 7: wfd.storage.v1.TaskComment
+	(*PublishedEvent)(nil),        // 8: wfd.storage.v1.PublishedEvent
+	(*WorkflowDef)(nil),           // 9: wfd.storage.v1.WorkflowDef
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
 }
 var file_wfd_storage_v1_storage_proto_depIdxs = []int32{
 	0,  // 0: wfd.storage.v1.HandlerMeta.status:type_name -> wfd.storage.v1.Status
 	1,  // 1: wfd.storage.v1.HandlerMeta.residency:type_name -> wfd.storage.v1.Residency
-	9,  // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
-	9,  // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
+	10, // 2: wfd.storage.v1.HandlerMeta.created_at:type_name -> google.protobuf.Timestamp
+	10, // 3: wfd.storage.v1.HandlerMeta.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 4: wfd.storage.v1.HandlerMeta.completed_at:type_name -> google.protobuf.Timestamp
+	10, // 5: wfd.storage.v1.HandlerMeta.idle_since:type_name -> google.protobuf.Timestamp
 	5,  // 6: wfd.storage.v1.HandlerMeta.waiters:type_name -> wfd.storage.v1.Waiter
-	9,  // 7: wfd.storage.v1.HandlerMeta.deadline:type_name -> google.protobuf.Timestamp
+	10, // 7: wfd.storage.v1.HandlerMeta.deadline:type_name -> google.protobuf.Timestamp
 	4,  // 8: wfd.storage.v1.HandlerMeta.slot:type_name -> wfd.storage.v1.HandlerSlot
-	9,  // 9: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
+	10, // 9: wfd.storage.v1.Waiter.deadline:type_name -> google.protobuf.Timestamp
 	2,  // 10: wfd.storage.v1.TaskMeta.status:type_name -> wfd.storage.v1.TaskStatus
-	9,  // 11: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 12: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
-	9,  // 13: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
-	9,  // 14: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
-	9,  // 15: wfd.storage.v1.WorkflowDef.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 16: wfd.storage.v1.WorkflowDef.updated_at:type_name -> google.protobuf.Timestamp
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	10, // 11: wfd.storage.v1.TaskMeta.created_at:type_name -> google.protobuf.Timestamp
+	10, // 12: wfd.storage.v1.TaskMeta.deadline:type_name -> google.protobuf.Timestamp
+	10, // 13: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
+	10, // 14: wfd.storage.v1.TaskMeta.claimed_at:type_name -> google.protobuf.Timestamp
+	7,  // 15: wfd.storage.v1.TaskMeta.comments:type_name -> wfd.storage.v1.TaskComment
+	10, // 16: wfd.storage.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
+	10, // 17: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
+	10, // 18: wfd.storage.v1.WorkflowDef.created_at:type_name -> google.protobuf.Timestamp
+	10, // 19: wfd.storage.v1.WorkflowDef.updated_at:type_name -> google.protobuf.Timestamp
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_wfd_storage_v1_storage_proto_init() }
@@ -1174,7 +1274,7 @@ func file_wfd_storage_v1_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_storage_v1_storage_proto_rawDesc), len(file_wfd_storage_v1_storage_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

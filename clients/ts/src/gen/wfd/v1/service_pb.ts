@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/service.proto.
  */
 export const file_wfd_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIskDCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkSKQoIdmVyc2lvbnMYCiADKAsyFy53ZmQudjEuV29ya2Zsb3dWZXJzaW9uEkEKEXNlYXJjaF9hdHRyaWJ1dGVzGAsgAygLMiYud2ZkLnYxLldvcmtmbG93LlNlYXJjaEF0dHJpYnV0ZXNFbnRyeRIoCgtjb25jdXJyZW5jeRgMIAEoCzITLndmZC52MS5Db25jdXJyZW5jeRo3ChVTZWFyY2hBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJtCgtDb25jdXJyZW5jeRILCgNrZXkYASABKAkSCwoDbWF4GAIgASgNEgwKBHJhdGUYAyABKA0SJgoDcGVyGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBnJlZnVzZRgFIAEoCCKMAgoPV29ya2Zsb3dWZXJzaW9uEg8KB3ZlcnNpb24YASABKAkSDwoHY3VycmVudBgCIAEoCBIQCghidWlsdF9pbhgDIAEoCBIOCgZzb3VyY2UYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHd29ya2VycxgGIAMoCRIZChF3b3JrZXJzX2Nvbm5lY3RlZBgHIAEoBRIPCgdydW5uaW5nGAggASgDEhAKCHJlbGVhc2VkGAkgASgDEhAKCGZpbmlzaGVkGAogASgDEiQKCmRlZmluaXRpb24YCyABKAsyEC53ZmQudjEuV29ya2Zsb3ciaQoJRXZlbnRUeXBlEgwKBHR5cGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghleHRlcm5hbBgEIAEoCCI2ChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHZlcnNpb25zGAIgASgIIjwKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIjCgl3b3JrZmxvd3MYASADKAsyEC53ZmQudjEuV29ya2Zsb3ci6AEKElJ1bldvcmtmbG93UmVxdWVzdBIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3ZlcnNpb24YBSABKAkSHQoGZXZlbnRzGAYgAygLMg0ud2ZkLnYxLkV2ZW50EisKCmF0dHJpYnV0ZXMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjcKE1J1bldvcmtmbG93UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIjcKEUdldEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSDgoGYXRfc2VxGAIgASgEIlUKEkdldEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISHQoCYXQYAiABKAsyES53ZmQudjEuSGFuZGxlckF0IoYCChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhgKEHdvcmtmbG93X3ZlcnNpb24YCCABKAkSJwoIc3RhdHVzZXMYAiADKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIRCglpZGxlX29ubHkYAyABKAgSKwoIaWRsZV9mb3IYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SJAoJcmVzaWRlbmN5GAUgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCRINCgV3aGVyZRgJIAEoCSJSChRMaXN0SGFuZGxlcnNSZXNwb25zZRIhCghoYW5kbGVycxgBIAMoCzIPLndmZC52MS5IYW5kbGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKtAQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiUKBXN0YXJ0GAUgASgLMhYud2ZkLnYxLlN0YXJ0SWZNaXNzaW5nIogBCg5TdGFydElmTWlzc2luZxIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgDIAEoCRIrCgphdHRyaWJ1dGVzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJGChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISDwoHc3RhcnRlZBgCIAEoCCJpChNTdHJlYW1FdmVudHNSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEEhEKCWZyb21faGVhZBgDIAEoCBIYChBpbmNsdWRlX2ludGVybmFsGAQgASgIImgKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEiAKBnJlY29yZBgBIAEoCzIOLndmZC52MS5SZWNvcmRIABImCgloZWFydGJlYXQYAiABKAsyES53ZmQudjEuSGVhcnRiZWF0SABCBgoEa2luZCIdCglIZWFydGJlYXQSEAoIbGFzdF9zZXEYASABKAQiKgoUQ2FuY2VsSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI5ChVDYW5jZWxIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIisKFVJlbGVhc2VIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjoKFlJlbGVhc2VIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIhEKD0dldFN0YXRzUmVxdWVzdCKtBQoQR2V0U3RhdHNSZXNwb25zZRIXCg9oYW5kbGVyc19hY3RpdmUYASABKAMSHwoXaGFuZGxlcnNfaWRsZV9pbl9tZW1vcnkYAiABKAMSGQoRaGFuZGxlcnNfcmVsZWFzZWQYAyABKAMSSgoSaGFuZGxlcnNfYnlfc3RhdHVzGAQgAygLMi4ud2ZkLnYxLkdldFN0YXRzUmVzcG9uc2UuSGFuZGxlcnNCeVN0YXR1c0VudHJ5EhYKDnJlbGVhc2VzX3RvdGFsGAUgASgDEhoKEnJlaHlkcmF0aW9uc190b3RhbBgGIAEoAxI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wNTAYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDk5GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3N0cmVhbXMYCSABKAMSFQoNY29tbWl0c190b3RhbBgKIAEoAxIVCg1jaGFuZ2VzX3RvdGFsGAsgASgDEhkKEXdvcmtlcnNfY29ubmVjdGVkGAwgASgDEhgKEGRpc3BhdGNoZXNfdG90YWwYDSABKAMSGgoScmVkaXNwYXRjaGVzX3RvdGFsGA4gASgDEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDUwGA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDk5GBAgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXRhc2tzX3BlbmRpbmcYESABKAMaNwoVSGFuZGxlcnNCeVN0YXR1c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEipQEKEExpc3RUYXNrc1JlcXVlc3QSJAoIc3RhdHVzZXMYASADKA4yEi53ZmQudjEuVGFza1N0YXR1cxIQCghhc3NpZ25lZRgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRISCgpoYW5kbGVyX2lkGAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEgwKBG1pbmUYByABKAgiSQoRTGlzdFRhc2tzUmVzcG9uc2USGwoFdGFza3MYASADKAsyDC53ZmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIQoOR2V0VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSItCg9HZXRUYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrImUKE0NvbXBsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRInCgZhbnN3ZXIYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGNvbXBsZXRlZF9ieRgDIAEoCSIyChRDb21wbGV0ZVRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siSgoRQ2FuY2VsVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoMY2FuY2VsbGVkX2J5GAMgASgJIjAKEkNhbmNlbFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2sibwoTUHVibGlzaEV2ZW50UmVxdWVzdBILCgNrZXkYASABKAkSJQoEZGF0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCghldmVudF9pZBgEIAEoCSJEChRQdWJsaXNoRXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSDQoFd29rZW4YAyABKAUiewoSV2FpdEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgp1bnRpbF9pZGxlGAMgASgIEhEKCWFmdGVyX3NlcRgEIAEoBCI3ChNXYWl0SGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIqChREZWxldGVIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIhcKFURlbGV0ZUhhbmRsZXJSZXNwb25zZSKPAQoaTGlzdFB1Ymxpc2hlZEV2ZW50c1JlcXVlc3QSCwoDa2V5GAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpoYW5kbGVyX2lkGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIl4KG0xpc3RQdWJsaXNoZWRFdmVudHNSZXNwb25zZRImCgZldmVudHMYASADKAsyFi53ZmQudjEuUHVibGlzaGVkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIr8BCg5QdWJsaXNoZWRFdmVudBIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSCwoDa2V5GAMgASgJEiUKBGRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYBSABKAkSMAoMcHVibGlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxwdWJsaXNoZWRfYnkYByABKAkiFAoSR2V0SWRlbnRpdHlSZXF1ZXN0ImAKE0dldElkZW50aXR5UmVzcG9uc2USFgoOYXV0aGVudGljYXRpb24YASABKAgSDwoHc3ViamVjdBgCIAEoCRINCgVyb2xlcxgDIAMoCRIRCgluYW1lc3BhY2UYBCABKAkiFwoVTGlzdE5hbWVzcGFjZXNSZXF1ZXN0Ij8KFkxpc3ROYW1lc3BhY2VzUmVzcG9uc2USJQoKbmFtZXNwYWNlcxgBIAMoCzIRLndmZC52MS5OYW1lc3BhY2UiVgoJTmFtZXNwYWNlEgwKBG5hbWUYASABKAkSLAoJcmV0ZW50aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXJvbGVzGAMgAygJIhUKE0xpc3RSZXBsaWNhc1JlcXVlc3QiOQoUTGlzdFJlcGxpY2FzUmVzcG9uc2USIQoIcmVwbGljYXMYASADKAsyDy53ZmQudjEuUmVwbGljYSKGAQoHUmVwbGljYRIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqEBChZVcGdyYWRlSGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhQKDGZyb21fdmVyc2lvbhgCIAEoCRISCgp0b192ZXJzaW9uGAMgASgJEhMKC2hhbmRsZXJfaWRzGAQgAygJEg8KB2RyeV9ydW4YBSABKAgSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkicAoXVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USKAoIaGFuZGxlcnMYASADKAsyFi53ZmQudjEuSGFuZGxlclVwZ3JhZGUSEgoKdG9fdmVyc2lvbhgCIAEoCRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiXQoOSGFuZGxlclVwZ3JhZGUSEgoKaGFuZGxlcl9pZBgBIAEoCRInCgdvdXRjb21lGAIgASgOMhYud2ZkLnYxLlVwZ3JhZGVPdXRjb21lEg4KBnJlYXNvbhgDIAEoCSI9ChhTZXRDdXJyZW50VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSI/ChlTZXRDdXJyZW50VmVyc2lvblJlc3BvbnNlEiIKCHdvcmtmbG93GAEgASgLMhAud2ZkLnYxLldvcmtmbG93IkEKHERlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSIfCh1EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXNwb25zZSqhAQoOVXBncmFkZU91dGNvbWUSHwobVVBHUkFERV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYVVBHUkFERV9PVVRDT01FX0NBTl9NT1ZFEAESGQoVVVBHUkFERV9PVVRDT01FX01PVkVEEAISGwoXVVBHUkFERV9PVVRDT01FX1JFRlVTRUQQAxIYChRVUEdSQURFX09VVENPTUVfQlVTWRAEMo4SCg9Xb3JrZmxvd1NlcnZpY2USUQoNTGlzdFdvcmtmbG93cxIcLndmZC52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBodLndmZC52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiA5ACARJGCgtSdW5Xb3JrZmxvdxIaLndmZC52MS5SdW5Xb3JrZmxvd1JlcXVlc3QaGy53ZmQudjEuUnVuV29ya2Zsb3dSZXNwb25zZRJICgpHZXRIYW5kbGVyEhkud2ZkLnYxLkdldEhhbmRsZXJSZXF1ZXN0Ghoud2ZkLnYxLkdldEhhbmRsZXJSZXNwb25zZSIDkAIBEk4KDExpc3RIYW5kbGVycxIbLndmZC52MS5MaXN0SGFuZGxlcnNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RIYW5kbGVyc1Jlc3BvbnNlIgOQAgESQAoJU2VuZEV2ZW50Ehgud2ZkLnYxLlNlbmRFdmVudFJlcXVlc3QaGS53ZmQudjEuU2VuZEV2ZW50UmVzcG9uc2USUAoMU3RyZWFtRXZlbnRzEhsud2ZkLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC53ZmQudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UiA5ACATABEkwKDUNhbmNlbEhhbmRsZXISHC53ZmQudjEuQ2FuY2VsSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuQ2FuY2VsSGFuZGxlclJlc3BvbnNlEk8KDlJlbGVhc2VIYW5kbGVyEh0ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVxdWVzdBoeLndmZC52MS5SZWxlYXNlSGFuZGxlclJlc3BvbnNlEkUKCUxpc3RUYXNrcxIYLndmZC52MS5MaXN0VGFza3NSZXF1ZXN0Ghkud2ZkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlIgOQAgESPwoHR2V0VGFzaxIWLndmZC52MS5HZXRUYXNrUmVxdWVzdBoXLndmZC52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJJCgxDb21wbGV0ZVRhc2sSGy53ZmQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBocLndmZC52MS5Db21wbGV0ZVRhc2tSZXNwb25zZRJDCgpDYW5jZWxUYXNrEhkud2ZkLnYxLkNhbmNlbFRhc2tSZXF1ZXN0Ghoud2ZkLnYxLkNhbmNlbFRhc2tSZXNwb25zZRJJCgxQdWJsaXNoRXZlbnQSGy53ZmQudjEuUHVibGlzaEV2ZW50UmVxdWVzdBocLndmZC52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBEksKC1dhaXRIYW5kbGVyEhoud2ZkLnYxLldhaXRIYW5kbGVyUmVxdWVzdBobLndmZC52MS5XYWl0SGFuZGxlclJlc3BvbnNlIgOQAgESTAoNRGVsZXRlSGFuZGxlchIcLndmZC52MS5EZWxldGVIYW5kbGVyUmVxdWVzdBodLndmZC52MS5EZWxldGVIYW5kbGVyUmVzcG9uc2USYwoTTGlzdFB1Ymxpc2hlZEV2ZW50cxIiLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBojLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVzcG9uc2UiA5ACARJLCgtHZXRJZGVudGl0eRIaLndmZC52MS5HZXRJZGVudGl0eVJlcXVlc3QaGy53ZmQudjEuR2V0SWRlbnRpdHlSZXNwb25zZSIDkAIBElQKDkxpc3ROYW1lc3BhY2VzEh0ud2ZkLnYxLkxpc3ROYW1lc3BhY2VzUmVxdWVzdBoeLndmZC52MS5MaXN0TmFtZXNwYWNlc1Jlc3BvbnNlIgOQAgESTgoMTGlzdFJlcGxpY2FzEhsud2ZkLnYxLkxpc3RSZXBsaWNhc1JlcXVlc3QaHC53ZmQudjEuTGlzdFJlcGxpY2FzUmVzcG9uc2UiA5ACARJSCg9VcGdyYWRlSGFuZGxlcnMSHi53ZmQudjEuVXBncmFkZUhhbmRsZXJzUmVxdWVzdBofLndmZC52MS5VcGdyYWRlSGFuZGxlcnNSZXNwb25zZRJYChFTZXRDdXJyZW50VmVyc2lvbhIgLndmZC52MS5TZXRDdXJyZW50VmVyc2lvblJlcXVlc3QaIS53ZmQudjEuU2V0Q3VycmVudFZlcnNpb25SZXNwb25zZRJkChVEZWxldGVXb3JrZmxvd1ZlcnNpb24SJC53ZmQudjEuRGVsZXRlV29ya2Zsb3dWZXJzaW9uUmVxdWVzdBolLndmZC52MS5EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXNwb25zZRJPCg5DcmVhdGVTY2hlZHVsZRIdLndmZC52MS5DcmVhdGVTY2hlZHVsZVJlcXVlc3QaHi53ZmQudjEuQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRJLCgtHZXRTY2hlZHVsZRIaLndmZC52MS5HZXRTY2hlZHVsZVJlcXVlc3QaGy53ZmQudjEuR2V0U2NoZWR1bGVSZXNwb25zZSIDkAIBElEKDUxpc3RTY2hlZHVsZXMSHC53ZmQudjEuTGlzdFNjaGVkdWxlc1JlcXVlc3QaHS53ZmQudjEuTGlzdFNjaGVkdWxlc1Jlc3BvbnNlIgOQAgESTwoOVXBkYXRlU2NoZWR1bGUSHS53ZmQudjEuVXBkYXRlU2NoZWR1bGVSZXF1ZXN0Gh4ud2ZkLnYxLlVwZGF0ZVNjaGVkdWxlUmVzcG9uc2USTwoORGVsZXRlU2NoZWR1bGUSHS53ZmQudjEuRGVsZXRlU2NoZWR1bGVSZXF1ZXN0Gh4ud2ZkLnYxLkRlbGV0ZVNjaGVkdWxlUmVzcG9uc2USUgoPVHJpZ2dlclNjaGVkdWxlEh4ud2ZkLnYxLlRyaWdnZXJTY2hlZHVsZVJlcXVlc3QaHy53ZmQudjEuVHJpZ2dlclNjaGVkdWxlUmVzcG9uc2VCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_schedule]);
+  fileDesc("ChR3ZmQvdjEvc2VydmljZS5wcm90bxIGd2ZkLnYxIskDCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAMgAygJEg0KBXN0ZXBzGAQgAygJEi0KDGlucHV0X3NjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoLZXZlbnRfdHlwZXMYBiADKAsyES53ZmQudjEuRXZlbnRUeXBlEhkKEXNlcnZlZF9ieV93b3JrZXJzGAcgASgIEhkKEXdvcmtlcnNfY29ubmVjdGVkGAggASgFEg8KB3ZlcnNpb24YCSABKAkSKQoIdmVyc2lvbnMYCiADKAsyFy53ZmQudjEuV29ya2Zsb3dWZXJzaW9uEkEKEXNlYXJjaF9hdHRyaWJ1dGVzGAsgAygLMiYud2ZkLnYxLldvcmtmbG93LlNlYXJjaEF0dHJpYnV0ZXNFbnRyeRIoCgtjb25jdXJyZW5jeRgMIAEoCzITLndmZC52MS5Db25jdXJyZW5jeRo3ChVTZWFyY2hBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJtCgtDb25jdXJyZW5jeRILCgNrZXkYASABKAkSCwoDbWF4GAIgASgNEgwKBHJhdGUYAyABKA0SJgoDcGVyGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBnJlZnVzZRgFIAEoCCKMAgoPV29ya2Zsb3dWZXJzaW9uEg8KB3ZlcnNpb24YASABKAkSDwoHY3VycmVudBgCIAEoCBIQCghidWlsdF9pbhgDIAEoCBIOCgZzb3VyY2UYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHd29ya2VycxgGIAMoCRIZChF3b3JrZXJzX2Nvbm5lY3RlZBgHIAEoBRIPCgdydW5uaW5nGAggASgDEhAKCHJlbGVhc2VkGAkgASgDEhAKCGZpbmlzaGVkGAogASgDEiQKCmRlZmluaXRpb24YCyABKAsyEC53ZmQudjEuV29ya2Zsb3ciaQoJRXZlbnRUeXBlEgwKBHR5cGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghleHRlcm5hbBgEIAEoCCI2ChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHZlcnNpb25zGAIgASgIIjwKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIjCgl3b3JrZmxvd3MYASADKAsyEC53ZmQudjEuV29ya2Zsb3ci6AEKElJ1bldvcmtmbG93UmVxdWVzdBIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3ZlcnNpb24YBSABKAkSHQoGZXZlbnRzGAYgAygLMg0ud2ZkLnYxLkV2ZW50EisKCmF0dHJpYnV0ZXMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjcKE1J1bldvcmtmbG93UmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIjcKEUdldEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSDgoGYXRfc2VxGAIgASgEIlUKEkdldEhhbmRsZXJSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISHQoCYXQYAiABKAsyES53ZmQudjEuSGFuZGxlckF0IoYCChNMaXN0SGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhgKEHdvcmtmbG93X3ZlcnNpb24YCCABKAkSJwoIc3RhdHVzZXMYAiADKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIRCglpZGxlX29ubHkYAyABKAgSKwoIaWRsZV9mb3IYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SJAoJcmVzaWRlbmN5GAUgASgOMhEud2ZkLnYxLlJlc2lkZW5jeRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCRINCgV3aGVyZRgJIAEoCSJSChRMaXN0SGFuZGxlcnNSZXNwb25zZRIhCghoYW5kbGVycxgBIAMoCzIPLndmZC52MS5IYW5kbGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKtAQoQU2VuZEV2ZW50UmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJEhwKBWV2ZW50GAIgASgLMg0ud2ZkLnYxLkV2ZW50EhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRInCgR3YWl0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiUKBXN0YXJ0GAUgASgLMhYud2ZkLnYxLlN0YXJ0SWZNaXNzaW5nIogBCg5TdGFydElmTWlzc2luZxIQCgh3b3JrZmxvdxgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgDIAEoCRIrCgphdHRyaWJ1dGVzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJGChFTZW5kRXZlbnRSZXNwb25zZRIgCgdoYW5kbGVyGAEgASgLMg8ud2ZkLnYxLkhhbmRsZXISDwoHc3RhcnRlZBgCIAEoCCJpChNTdHJlYW1FdmVudHNSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEEhEKCWZyb21faGVhZBgDIAEoCBIYChBpbmNsdWRlX2ludGVybmFsGAQgASgIImgKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEiAKBnJlY29yZBgBIAEoCzIOLndmZC52MS5SZWNvcmRIABImCgloZWFydGJlYXQYAiABKAsyES53ZmQudjEuSGVhcnRiZWF0SABCBgoEa2luZCIdCglIZWFydGJlYXQSEAoIbGFzdF9zZXEYASABKAQiKgoUQ2FuY2VsSGFuZGxlclJlcXVlc3QSEgoKaGFuZGxlcl9pZBgBIAEoCSI5ChVDYW5jZWxIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIisKFVJlbGVhc2VIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIjoKFlJlbGVhc2VIYW5kbGVyUmVzcG9uc2USIAoHaGFuZGxlchgBIAEoCzIPLndmZC52MS5IYW5kbGVyIhEKD0dldFN0YXRzUmVxdWVzdCKtBQoQR2V0U3RhdHNSZXNwb25zZRIXCg9oYW5kbGVyc19hY3RpdmUYASABKAMSHwoXaGFuZGxlcnNfaWRsZV9pbl9tZW1vcnkYAiABKAMSGQoRaGFuZGxlcnNfcmVsZWFzZWQYAyABKAMSSgoSaGFuZGxlcnNfYnlfc3RhdHVzGAQgAygLMi4ud2ZkLnYxLkdldFN0YXRzUmVzcG9uc2UuSGFuZGxlcnNCeVN0YXR1c0VudHJ5EhYKDnJlbGVhc2VzX3RvdGFsGAUgASgDEhoKEnJlaHlkcmF0aW9uc190b3RhbBgGIAEoAxI4ChVyZWh5ZHJhdGVfbGF0ZW5jeV9wNTAYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOAoVcmVoeWRyYXRlX2xhdGVuY3lfcDk5GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3N0cmVhbXMYCSABKAMSFQoNY29tbWl0c190b3RhbBgKIAEoAxIVCg1jaGFuZ2VzX3RvdGFsGAsgASgDEhkKEXdvcmtlcnNfY29ubmVjdGVkGAwgASgDEhgKEGRpc3BhdGNoZXNfdG90YWwYDSABKAMSGgoScmVkaXNwYXRjaGVzX3RvdGFsGA4gASgDEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDUwGA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjcKFGRpc3BhdGNoX2xhdGVuY3lfcDk5GBAgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXRhc2tzX3BlbmRpbmcYESABKAMaNwoVSGFuZGxlcnNCeVN0YXR1c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEipQEKEExpc3RUYXNrc1JlcXVlc3QSJAoIc3RhdHVzZXMYASADKA4yEi53ZmQudjEuVGFza1N0YXR1cxIQCghhc3NpZ25lZRgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRISCgpoYW5kbGVyX2lkGAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEgwKBG1pbmUYByABKAgiSQoRTGlzdFRhc2tzUmVzcG9uc2USGwoFdGFza3MYASADKAsyDC53ZmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIQoOR2V0VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSItCg9HZXRUYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrImUKE0NvbXBsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRInCgZhbnN3ZXIYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGNvbXBsZXRlZF9ieRgDIAEoCSIyChRDb21wbGV0ZVRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siSgoRQ2FuY2VsVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoMY2FuY2VsbGVkX2J5GAMgASgJIjAKEkNhbmNlbFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2siLwoQQ2xhaW1UYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgoKAmJ5GAIgASgJIi8KEUNsYWltVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayIxChJVbmNsYWltVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIKCgJieRgCIAEoCSIxChNVbmNsYWltVGFza1Jlc3BvbnNlEhoKBHRhc2sYASABKAsyDC53ZmQudjEuVGFzayJEChNSZWFzc2lnblRhc2tSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEAoIYXNzaWduZWUYAiABKAkSCgoCYnkYAyABKAkiMgoUUmVhc3NpZ25UYXNrUmVzcG9uc2USGgoEdGFzaxgBIAEoCzIMLndmZC52MS5UYXNrIj8KEkNvbW1lbnRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgwKBHRleHQYAiABKAkSCgoCYnkYAyABKAkiMQoTQ29tbWVudFRhc2tSZXNwb25zZRIaCgR0YXNrGAEgASgLMgwud2ZkLnYxLlRhc2sibwoTUHVibGlzaEV2ZW50UmVxdWVzdBILCgNrZXkYASABKAkSJQoEZGF0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKaGFuZGxlcl9pZBgDIAEoCRIQCghldmVudF9pZBgEIAEoCSJEChRQdWJsaXNoRXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSDQoFd29rZW4YAyABKAUiewoSV2FpdEhhbmRsZXJSZXF1ZXN0EhIKCmhhbmRsZXJfaWQYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgp1bnRpbF9pZGxlGAMgASgIEhEKCWFmdGVyX3NlcRgEIAEoBCI3ChNXYWl0SGFuZGxlclJlc3BvbnNlEiAKB2hhbmRsZXIYASABKAsyDy53ZmQudjEuSGFuZGxlciIqChREZWxldGVIYW5kbGVyUmVxdWVzdBISCgpoYW5kbGVyX2lkGAEgASgJIhcKFURlbGV0ZUhhbmRsZXJSZXNwb25zZSKPAQoaTGlzdFB1Ymxpc2hlZEV2ZW50c1JlcXVlc3QSCwoDa2V5GAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpoYW5kbGVyX2lkGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIl4KG0xpc3RQdWJsaXNoZWRFdmVudHNSZXNwb25zZRImCgZldmVudHMYASADKAsyFi53ZmQudjEuUHVibGlzaGVkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIr8BCg5QdWJsaXNoZWRFdmVudBIQCghldmVudF9pZBgBIAEoCRILCgNzZXEYAiABKAQSCwoDa2V5GAMgASgJEiUKBGRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmhhbmRsZXJfaWQYBSABKAkSMAoMcHVibGlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxwdWJsaXNoZWRfYnkYByABKAkiFAoSR2V0SWRlbnRpdHlSZXF1ZXN0ImAKE0dldElkZW50aXR5UmVzcG9uc2USFgoOYXV0aGVudGljYXRpb24YASABKAgSDwoHc3ViamVjdBgCIAEoCRINCgVyb2xlcxgDIAMoCRIRCgluYW1lc3BhY2UYBCABKAkiFwoVTGlzdE5hbWVzcGFjZXNSZXF1ZXN0Ij8KFkxpc3ROYW1lc3BhY2VzUmVzcG9uc2USJQoKbmFtZXNwYWNlcxgBIAMoCzIRLndmZC52MS5OYW1lc3BhY2UiVgoJTmFtZXNwYWNlEgwKBG5hbWUYASABKAkSLAoJcmV0ZW50aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXJvbGVzGAMgAygJIhUKE0xpc3RSZXBsaWNhc1JlcXVlc3QiOQoUTGlzdFJlcGxpY2FzUmVzcG9uc2USIQoIcmVwbGljYXMYASADKAsyDy53ZmQudjEuUmVwbGljYSKGAQoHUmVwbGljYRIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqEBChZVcGdyYWRlSGFuZGxlcnNSZXF1ZXN0EhAKCHdvcmtmbG93GAEgASgJEhQKDGZyb21fdmVyc2lvbhgCIAEoCRISCgp0b192ZXJzaW9uGAMgASgJEhMKC2hhbmRsZXJfaWRzGAQgAygJEg8KB2RyeV9ydW4YBSABKAgSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkicAoXVXBncmFkZUhhbmRsZXJzUmVzcG9uc2USKAoIaGFuZGxlcnMYASADKAsyFi53ZmQudjEuSGFuZGxlclVwZ3JhZGUSEgoKdG9fdmVyc2lvbhgCIAEoCRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiXQoOSGFuZGxlclVwZ3JhZGUSEgoKaGFuZGxlcl9pZBgBIAEoCRInCgdvdXRjb21lGAIgASgOMhYud2ZkLnYxLlVwZ3JhZGVPdXRjb21lEg4KBnJlYXNvbhgDIAEoCSI9ChhTZXRDdXJyZW50VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSI/ChlTZXRDdXJyZW50VmVyc2lvblJlc3BvbnNlEiIKCHdvcmtmbG93GAEgASgLMhAud2ZkLnYxLldvcmtmbG93IkEKHERlbGV0ZVdvcmtmbG93VmVyc2lvblJlcXVlc3QSEAoId29ya2Zsb3cYASABKAkSDwoHdmVyc2lvbhgCIAEoCSIfCh1EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXNwb25zZSqhAQoOVXBncmFkZU91dGNvbWUSHwobVVBHUkFERV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYVVBHUkFERV9PVVRDT01FX0NBTl9NT1ZFEAESGQoVVVBHUkFERV9PVVRDT01FX01PVkVEEAISGwoXVVBHUkFERV9PVVRDT01FX1JFRlVTRUQQAxIYChRVUEdSQURFX09VVENPTUVfQlVTWRAEMqsUCg9Xb3JrZmxvd1NlcnZpY2USUQoNTGlzdFdvcmtmbG93cxIcLndmZC52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBodLndmZC52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiA5ACARJGCgtSdW5Xb3JrZmxvdxIaLndmZC52MS5SdW5Xb3JrZmxvd1JlcXVlc3QaGy53ZmQudjEuUnVuV29ya2Zsb3dSZXNwb25zZRJICgpHZXRIYW5kbGVyEhkud2ZkLnYxLkdldEhhbmRsZXJSZXF1ZXN0Ghoud2ZkLnYxLkdldEhhbmRsZXJSZXNwb25zZSIDkAIBEk4KDExpc3RIYW5kbGVycxIbLndmZC52MS5MaXN0SGFuZGxlcnNSZXF1ZXN0Ghwud2ZkLnYxLkxpc3RIYW5kbGVyc1Jlc3BvbnNlIgOQAgESQAoJU2VuZEV2ZW50Ehgud2ZkLnYxLlNlbmRFdmVudFJlcXVlc3QaGS53ZmQudjEuU2VuZEV2ZW50UmVzcG9uc2USUAoMU3RyZWFtRXZlbnRzEhsud2ZkLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC53ZmQudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UiA5ACATABEkwKDUNhbmNlbEhhbmRsZXISHC53ZmQudjEuQ2FuY2VsSGFuZGxlclJlcXVlc3QaHS53ZmQudjEuQ2FuY2VsSGFuZGxlclJlc3BvbnNlEk8KDlJlbGVhc2VIYW5kbGVyEh0ud2ZkLnYxLlJlbGVhc2VIYW5kbGVyUmVxdWVzdBoeLndmZC52MS5SZWxlYXNlSGFuZGxlclJlc3BvbnNlEkUKCUxpc3RUYXNrcxIYLndmZC52MS5MaXN0VGFza3NSZXF1ZXN0Ghkud2ZkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlIgOQAgESPwoHR2V0VGFzaxIWLndmZC52MS5HZXRUYXNrUmVxdWVzdBoXLndmZC52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJJCgxDb21wbGV0ZVRhc2sSGy53ZmQudjEuQ29tcGxldGVUYXNrUmVxdWVzdBocLndmZC52MS5Db21wbGV0ZVRhc2tSZXNwb25zZRJDCgpDYW5jZWxUYXNrEhkud2ZkLnYxLkNhbmNlbFRhc2tSZXF1ZXN0Ghoud2ZkLnYxLkNhbmNlbFRhc2tSZXNwb25zZRJACglDbGFpbVRhc2sSGC53ZmQudjEuQ2xhaW1UYXNrUmVxdWVzdBoZLndmZC52MS5DbGFpbVRhc2tSZXNwb25zZRJGCgtVbmNsYWltVGFzaxIaLndmZC52MS5VbmNsYWltVGFza1JlcXVlc3QaGy53ZmQudjEuVW5jbGFpbVRhc2tSZXNwb25zZRJJCgxSZWFzc2lnblRhc2sSGy53ZmQudjEuUmVhc3NpZ25UYXNrUmVxdWVzdBocLndmZC52MS5SZWFzc2lnblRhc2tSZXNwb25zZRJGCgtDb21tZW50VGFzaxIaLndmZC52MS5Db21tZW50VGFza1JlcXVlc3QaGy53ZmQudjEuQ29tbWVudFRhc2tSZXNwb25zZRJJCgxQdWJsaXNoRXZlbnQSGy53ZmQudjEuUHVibGlzaEV2ZW50UmVxdWVzdBocLndmZC52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJCCghHZXRTdGF0cxIXLndmZC52MS5HZXRTdGF0c1JlcXVlc3QaGC53ZmQudjEuR2V0U3RhdHNSZXNwb25zZSIDkAIBEksKC1dhaXRIYW5kbGVyEhoud2ZkLnYxLldhaXRIYW5kbGVyUmVxdWVzdBobLndmZC52MS5XYWl0SGFuZGxlclJlc3BvbnNlIgOQAgESTAoNRGVsZXRlSGFuZGxlchIcLndmZC52MS5EZWxldGVIYW5kbGVyUmVxdWVzdBodLndmZC52MS5EZWxldGVIYW5kbGVyUmVzcG9uc2USYwoTTGlzdFB1Ymxpc2hlZEV2ZW50cxIiLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVxdWVzdBojLndmZC52MS5MaXN0UHVibGlzaGVkRXZlbnRzUmVzcG9uc2UiA5ACARJLCgtHZXRJZGVudGl0eRIaLndmZC52MS5HZXRJZGVudGl0eVJlcXVlc3QaGy53ZmQudjEuR2V0SWRlbnRpdHlSZXNwb25zZSIDkAIBElQKDkxpc3ROYW1lc3BhY2VzEh0ud2ZkLnYxLkxpc3ROYW1lc3BhY2VzUmVxdWVzdBoeLndmZC52MS5MaXN0TmFtZXNwYWNlc1Jlc3BvbnNlIgOQAgESTgoMTGlzdFJlcGxpY2FzEhsud2ZkLnYxLkxpc3RSZXBsaWNhc1JlcXVlc3QaHC53ZmQudjEuTGlzdFJlcGxpY2FzUmVzcG9uc2UiA5ACARJSCg9VcGdyYWRlSGFuZGxlcnMSHi53ZmQudjEuVXBncmFkZUhhbmRsZXJzUmVxdWVzdBofLndmZC52MS5VcGdyYWRlSGFuZGxlcnNSZXNwb25zZRJYChFTZXRDdXJyZW50VmVyc2lvbhIgLndmZC52MS5TZXRDdXJyZW50VmVyc2lvblJlcXVlc3QaIS53ZmQudjEuU2V0Q3VycmVudFZlcnNpb25SZXNwb25zZRJkChVEZWxldGVXb3JrZmxvd1ZlcnNpb24SJC53ZmQudjEuRGVsZXRlV29ya2Zsb3dWZXJzaW9uUmVxdWVzdBolLndmZC52MS5EZWxldGVXb3JrZmxvd1ZlcnNpb25SZXNwb25zZRJPCg5DcmVhdGVTY2hlZHVsZRIdLndmZC52MS5DcmVhdGVTY2hlZHVsZVJlcXVlc3QaHi53ZmQudjEuQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRJLCgtHZXRTY2hlZHVsZRIaLndmZC52MS5HZXRTY2hlZHVsZVJlcXVlc3QaGy53ZmQudjEuR2V0U2NoZWR1bGVSZXNwb25zZSIDkAIBElEKDUxpc3RTY2hlZHVsZXMSHC53ZmQudjEuTGlzdFNjaGVkdWxlc1JlcXVlc3QaHS53ZmQudjEuTGlzdFNjaGVkdWxlc1Jlc3BvbnNlIgOQAgESTwoOVXBkYXRlU2NoZWR1bGUSHS53ZmQudjEuVXBkYXRlU2NoZWR1bGVSZXF1ZXN0Gh4ud2ZkLnYxLlVwZGF0ZVNjaGVkdWxlUmVzcG9uc2USTwoORGVsZXRlU2NoZWR1bGUSHS53ZmQudjEuRGVsZXRlU2NoZWR1bGVSZXF1ZXN0Gh4ud2ZkLnYxLkRlbGV0ZVNjaGVkdWxlUmVzcG9uc2USUgoPVHJpZ2dlclNjaGVkdWxlEh4ud2ZkLnYxLlRyaWdnZXJTY2hlZHVsZVJlcXVlc3QaHy53ZmQudjEuVHJpZ2dlclNjaGVkdWxlUmVzcG9uc2VCKVonZ2l0aHViLmNvbS93ZmQtZGV2L3dmZC9nZW4vd2ZkL3YxO3dmZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_schedule]);
 
 /**
  * Workflow describes a registered workflow.
@@ -1230,6 +1230,176 @@ export const CancelTaskResponseSchema: GenMessage<CancelTaskResponse> = /*@__PUR
   messageDesc(file_wfd_v1_service, 31);
 
 /**
+ * @generated from message wfd.v1.ClaimTaskRequest
+ */
+export type ClaimTaskRequest = Message<"wfd.v1.ClaimTaskRequest"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string by = 2;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message wfd.v1.ClaimTaskRequest.
+ * Use `create(ClaimTaskRequestSchema)` to create a new message.
+ */
+export const ClaimTaskRequestSchema: GenMessage<ClaimTaskRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 32);
+
+/**
+ * @generated from message wfd.v1.ClaimTaskResponse
+ */
+export type ClaimTaskResponse = Message<"wfd.v1.ClaimTaskResponse"> & {
+  /**
+   * @generated from field: wfd.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.ClaimTaskResponse.
+ * Use `create(ClaimTaskResponseSchema)` to create a new message.
+ */
+export const ClaimTaskResponseSchema: GenMessage<ClaimTaskResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 33);
+
+/**
+ * @generated from message wfd.v1.UnclaimTaskRequest
+ */
+export type UnclaimTaskRequest = Message<"wfd.v1.UnclaimTaskRequest"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string by = 2;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message wfd.v1.UnclaimTaskRequest.
+ * Use `create(UnclaimTaskRequestSchema)` to create a new message.
+ */
+export const UnclaimTaskRequestSchema: GenMessage<UnclaimTaskRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 34);
+
+/**
+ * @generated from message wfd.v1.UnclaimTaskResponse
+ */
+export type UnclaimTaskResponse = Message<"wfd.v1.UnclaimTaskResponse"> & {
+  /**
+   * @generated from field: wfd.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.UnclaimTaskResponse.
+ * Use `create(UnclaimTaskResponseSchema)` to create a new message.
+ */
+export const UnclaimTaskResponseSchema: GenMessage<UnclaimTaskResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 35);
+
+/**
+ * @generated from message wfd.v1.ReassignTaskRequest
+ */
+export type ReassignTaskRequest = Message<"wfd.v1.ReassignTaskRequest"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * A person, or a group as "group:<role>"; 1 to 256 bytes.
+   *
+   * @generated from field: string assignee = 2;
+   */
+  assignee: string;
+
+  /**
+   * @generated from field: string by = 3;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message wfd.v1.ReassignTaskRequest.
+ * Use `create(ReassignTaskRequestSchema)` to create a new message.
+ */
+export const ReassignTaskRequestSchema: GenMessage<ReassignTaskRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 36);
+
+/**
+ * @generated from message wfd.v1.ReassignTaskResponse
+ */
+export type ReassignTaskResponse = Message<"wfd.v1.ReassignTaskResponse"> & {
+  /**
+   * @generated from field: wfd.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.ReassignTaskResponse.
+ * Use `create(ReassignTaskResponseSchema)` to create a new message.
+ */
+export const ReassignTaskResponseSchema: GenMessage<ReassignTaskResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 37);
+
+/**
+ * @generated from message wfd.v1.CommentTaskRequest
+ */
+export type CommentTaskRequest = Message<"wfd.v1.CommentTaskRequest"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * 1 to 4096 bytes.
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * @generated from field: string by = 3;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message wfd.v1.CommentTaskRequest.
+ * Use `create(CommentTaskRequestSchema)` to create a new message.
+ */
+export const CommentTaskRequestSchema: GenMessage<CommentTaskRequest> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 38);
+
+/**
+ * @generated from message wfd.v1.CommentTaskResponse
+ */
+export type CommentTaskResponse = Message<"wfd.v1.CommentTaskResponse"> & {
+  /**
+   * @generated from field: wfd.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.CommentTaskResponse.
+ * Use `create(CommentTaskResponseSchema)` to create a new message.
+ */
+export const CommentTaskResponseSchema: GenMessage<CommentTaskResponse> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_service, 39);
+
+/**
  * @generated from message wfd.v1.PublishEventRequest
  */
 export type PublishEventRequest = Message<"wfd.v1.PublishEventRequest"> & {
@@ -1263,7 +1433,7 @@ export type PublishEventRequest = Message<"wfd.v1.PublishEventRequest"> & {
  * Use `create(PublishEventRequestSchema)` to create a new message.
  */
 export const PublishEventRequestSchema: GenMessage<PublishEventRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 32);
+  messageDesc(file_wfd_v1_service, 40);
 
 /**
  * @generated from message wfd.v1.PublishEventResponse
@@ -1294,7 +1464,7 @@ export type PublishEventResponse = Message<"wfd.v1.PublishEventResponse"> & {
  * Use `create(PublishEventResponseSchema)` to create a new message.
  */
 export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 33);
+  messageDesc(file_wfd_v1_service, 41);
 
 /**
  * @generated from message wfd.v1.WaitHandlerRequest
@@ -1336,7 +1506,7 @@ export type WaitHandlerRequest = Message<"wfd.v1.WaitHandlerRequest"> & {
  * Use `create(WaitHandlerRequestSchema)` to create a new message.
  */
 export const WaitHandlerRequestSchema: GenMessage<WaitHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 34);
+  messageDesc(file_wfd_v1_service, 42);
 
 /**
  * @generated from message wfd.v1.WaitHandlerResponse
@@ -1356,7 +1526,7 @@ export type WaitHandlerResponse = Message<"wfd.v1.WaitHandlerResponse"> & {
  * Use `create(WaitHandlerResponseSchema)` to create a new message.
  */
 export const WaitHandlerResponseSchema: GenMessage<WaitHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 35);
+  messageDesc(file_wfd_v1_service, 43);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerRequest
@@ -1373,7 +1543,7 @@ export type DeleteHandlerRequest = Message<"wfd.v1.DeleteHandlerRequest"> & {
  * Use `create(DeleteHandlerRequestSchema)` to create a new message.
  */
 export const DeleteHandlerRequestSchema: GenMessage<DeleteHandlerRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 36);
+  messageDesc(file_wfd_v1_service, 44);
 
 /**
  * @generated from message wfd.v1.DeleteHandlerResponse
@@ -1386,7 +1556,7 @@ export type DeleteHandlerResponse = Message<"wfd.v1.DeleteHandlerResponse"> & {
  * Use `create(DeleteHandlerResponseSchema)` to create a new message.
  */
 export const DeleteHandlerResponseSchema: GenMessage<DeleteHandlerResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 37);
+  messageDesc(file_wfd_v1_service, 45);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsRequest
@@ -1434,7 +1604,7 @@ export type ListPublishedEventsRequest = Message<"wfd.v1.ListPublishedEventsRequ
  * Use `create(ListPublishedEventsRequestSchema)` to create a new message.
  */
 export const ListPublishedEventsRequestSchema: GenMessage<ListPublishedEventsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 38);
+  messageDesc(file_wfd_v1_service, 46);
 
 /**
  * @generated from message wfd.v1.ListPublishedEventsResponse
@@ -1460,7 +1630,7 @@ export type ListPublishedEventsResponse = Message<"wfd.v1.ListPublishedEventsRes
  * Use `create(ListPublishedEventsResponseSchema)` to create a new message.
  */
 export const ListPublishedEventsResponseSchema: GenMessage<ListPublishedEventsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 39);
+  messageDesc(file_wfd_v1_service, 47);
 
 /**
  * PublishedEvent is one entry of the published-event log.
@@ -1515,7 +1685,7 @@ export type PublishedEvent = Message<"wfd.v1.PublishedEvent"> & {
  * Use `create(PublishedEventSchema)` to create a new message.
  */
 export const PublishedEventSchema: GenMessage<PublishedEvent> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 40);
+  messageDesc(file_wfd_v1_service, 48);
 
 /**
  * @generated from message wfd.v1.GetIdentityRequest
@@ -1528,7 +1698,7 @@ export type GetIdentityRequest = Message<"wfd.v1.GetIdentityRequest"> & {
  * Use `create(GetIdentityRequestSchema)` to create a new message.
  */
 export const GetIdentityRequestSchema: GenMessage<GetIdentityRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 41);
+  messageDesc(file_wfd_v1_service, 49);
 
 /**
  * @generated from message wfd.v1.GetIdentityResponse
@@ -1568,7 +1738,7 @@ export type GetIdentityResponse = Message<"wfd.v1.GetIdentityResponse"> & {
  * Use `create(GetIdentityResponseSchema)` to create a new message.
  */
 export const GetIdentityResponseSchema: GenMessage<GetIdentityResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 42);
+  messageDesc(file_wfd_v1_service, 50);
 
 /**
  * @generated from message wfd.v1.ListNamespacesRequest
@@ -1581,7 +1751,7 @@ export type ListNamespacesRequest = Message<"wfd.v1.ListNamespacesRequest"> & {
  * Use `create(ListNamespacesRequestSchema)` to create a new message.
  */
 export const ListNamespacesRequestSchema: GenMessage<ListNamespacesRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 43);
+  messageDesc(file_wfd_v1_service, 51);
 
 /**
  * @generated from message wfd.v1.ListNamespacesResponse
@@ -1598,7 +1768,7 @@ export type ListNamespacesResponse = Message<"wfd.v1.ListNamespacesResponse"> & 
  * Use `create(ListNamespacesResponseSchema)` to create a new message.
  */
 export const ListNamespacesResponseSchema: GenMessage<ListNamespacesResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 44);
+  messageDesc(file_wfd_v1_service, 52);
 
 /**
  * Namespace is one of the worlds a server serves.
@@ -1631,7 +1801,7 @@ export type Namespace = Message<"wfd.v1.Namespace"> & {
  * Use `create(NamespaceSchema)` to create a new message.
  */
 export const NamespaceSchema: GenMessage<Namespace> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 45);
+  messageDesc(file_wfd_v1_service, 53);
 
 /**
  * @generated from message wfd.v1.ListReplicasRequest
@@ -1644,7 +1814,7 @@ export type ListReplicasRequest = Message<"wfd.v1.ListReplicasRequest"> & {
  * Use `create(ListReplicasRequestSchema)` to create a new message.
  */
 export const ListReplicasRequestSchema: GenMessage<ListReplicasRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 46);
+  messageDesc(file_wfd_v1_service, 54);
 
 /**
  * @generated from message wfd.v1.ListReplicasResponse
@@ -1661,7 +1831,7 @@ export type ListReplicasResponse = Message<"wfd.v1.ListReplicasResponse"> & {
  * Use `create(ListReplicasResponseSchema)` to create a new message.
  */
 export const ListReplicasResponseSchema: GenMessage<ListReplicasResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 47);
+  messageDesc(file_wfd_v1_service, 55);
 
 /**
  * Replica is a wfd server registered in the shared database.
@@ -1700,7 +1870,7 @@ export type Replica = Message<"wfd.v1.Replica"> & {
  * Use `create(ReplicaSchema)` to create a new message.
  */
 export const ReplicaSchema: GenMessage<Replica> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 48);
+  messageDesc(file_wfd_v1_service, 56);
 
 /**
  * @generated from message wfd.v1.UpgradeHandlersRequest
@@ -1762,7 +1932,7 @@ export type UpgradeHandlersRequest = Message<"wfd.v1.UpgradeHandlersRequest"> & 
  * Use `create(UpgradeHandlersRequestSchema)` to create a new message.
  */
 export const UpgradeHandlersRequestSchema: GenMessage<UpgradeHandlersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 49);
+  messageDesc(file_wfd_v1_service, 57);
 
 /**
  * @generated from message wfd.v1.UpgradeHandlersResponse
@@ -1793,7 +1963,7 @@ export type UpgradeHandlersResponse = Message<"wfd.v1.UpgradeHandlersResponse"> 
  * Use `create(UpgradeHandlersResponseSchema)` to create a new message.
  */
 export const UpgradeHandlersResponseSchema: GenMessage<UpgradeHandlersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 50);
+  messageDesc(file_wfd_v1_service, 58);
 
 /**
  * HandlerUpgrade is what an upgrade did (or would do) to one handler.
@@ -1824,7 +1994,7 @@ export type HandlerUpgrade = Message<"wfd.v1.HandlerUpgrade"> & {
  * Use `create(HandlerUpgradeSchema)` to create a new message.
  */
 export const HandlerUpgradeSchema: GenMessage<HandlerUpgrade> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 51);
+  messageDesc(file_wfd_v1_service, 59);
 
 /**
  * @generated from message wfd.v1.SetCurrentVersionRequest
@@ -1846,7 +2016,7 @@ export type SetCurrentVersionRequest = Message<"wfd.v1.SetCurrentVersionRequest"
  * Use `create(SetCurrentVersionRequestSchema)` to create a new message.
  */
 export const SetCurrentVersionRequestSchema: GenMessage<SetCurrentVersionRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 52);
+  messageDesc(file_wfd_v1_service, 60);
 
 /**
  * @generated from message wfd.v1.SetCurrentVersionResponse
@@ -1863,7 +2033,7 @@ export type SetCurrentVersionResponse = Message<"wfd.v1.SetCurrentVersionRespons
  * Use `create(SetCurrentVersionResponseSchema)` to create a new message.
  */
 export const SetCurrentVersionResponseSchema: GenMessage<SetCurrentVersionResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 53);
+  messageDesc(file_wfd_v1_service, 61);
 
 /**
  * @generated from message wfd.v1.DeleteWorkflowVersionRequest
@@ -1885,7 +2055,7 @@ export type DeleteWorkflowVersionRequest = Message<"wfd.v1.DeleteWorkflowVersion
  * Use `create(DeleteWorkflowVersionRequestSchema)` to create a new message.
  */
 export const DeleteWorkflowVersionRequestSchema: GenMessage<DeleteWorkflowVersionRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 54);
+  messageDesc(file_wfd_v1_service, 62);
 
 /**
  * @generated from message wfd.v1.DeleteWorkflowVersionResponse
@@ -1898,7 +2068,7 @@ export type DeleteWorkflowVersionResponse = Message<"wfd.v1.DeleteWorkflowVersio
  * Use `create(DeleteWorkflowVersionResponseSchema)` to create a new message.
  */
 export const DeleteWorkflowVersionResponseSchema: GenMessage<DeleteWorkflowVersionResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_service, 55);
+  messageDesc(file_wfd_v1_service, 63);
 
 /**
  * @generated from enum wfd.v1.UpgradeOutcome
@@ -2086,6 +2256,55 @@ export const WorkflowService: GenService<{
     methodKind: "unary";
     input: typeof CancelTaskRequestSchema;
     output: typeof CancelTaskResponseSchema;
+  },
+  /**
+   * ClaimTask marks a pending task as the caller's to work on: others see
+   * who holds it, and only they may answer it (or someone who may answer
+   * others' tasks). Claiming one the caller holds changes nothing; one
+   * someone else holds is FAILED_PRECONDITION naming them. Who may answer
+   * a task may claim it.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.ClaimTask
+   */
+  claimTask: {
+    methodKind: "unary";
+    input: typeof ClaimTaskRequestSchema;
+    output: typeof ClaimTaskResponseSchema;
+  },
+  /**
+   * UnclaimTask lets a claimed task go (to nobody). The one who holds it
+   * may, and those who may answer others' tasks; an unclaimed task
+   * changes nothing.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.UnclaimTask
+   */
+  unclaimTask: {
+    methodKind: "unary";
+    input: typeof UnclaimTaskRequestSchema;
+    output: typeof UnclaimTaskResponseSchema;
+  },
+  /**
+   * ReassignTask gives a pending task to another person or group
+   * ("group:<role>"), and lets go of its claim. Who may answer it may
+   * hand it on; to take another's task, one needs operator or admin.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.ReassignTask
+   */
+  reassignTask: {
+    methodKind: "unary";
+    input: typeof ReassignTaskRequestSchema;
+    output: typeof ReassignTaskResponseSchema;
+  },
+  /**
+   * CommentTask adds a comment to a pending task (at most 100, each 1 to
+   * 4096 bytes). Who may answer a task may comment on it.
+   *
+   * @generated from rpc wfd.v1.WorkflowService.CommentTask
+   */
+  commentTask: {
+    methodKind: "unary";
+    input: typeof CommentTaskRequestSchema;
+    output: typeof CommentTaskResponseSchema;
   },
   /**
    * PublishEvent appends an event to the immutable event log under a key,

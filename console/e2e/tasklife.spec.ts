@@ -1,0 +1,43 @@
+// A task's life in the console (issue 28): claim it, comment on it, let it
+// go, hand it to a group; the inbox says who holds it, the timeline
+// records each change, and the page passes axe.
+import AxeBuilder from "@axe-core/playwright";
+
+import { expect, shot, taskOf, test, uid } from "./fixtures";
+
+test("claim, comment, let go and reassign a task", async ({ page, wfd, consoleErrors }) => {
+  const approver = uid("ada");
+  const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "expense", input: { amount: 9, approver } });
+  const taskId = await taskOf(wfd, run.handler.handlerId);
+
+  await page.goto(`${wfd.origin}/ui/tasks/${encodeURIComponent(taskId)}`);
+  const work = page.getByTestId("task-work");
+  await expect(work.getByTestId("task-claim")).toContainText("Nobody has claimed it.");
+  await work.getByRole("button", { name: "Claim" }).click();
+  await expect(work.getByTestId("task-claim")).toContainText(`Claimed by ${approver}`);
+
+  // With the keyboard: type a comment and submit it.
+  await work.getByLabel("Comment").fill("the receipt is attached");
+  await work.getByRole("button", { name: "Add comment" }).press("Enter");
+  await expect(work.getByTestId("task-comments")).toContainText("the receipt is attached");
+  await expect(work.getByTestId("task-comments")).toContainText(approver);
+
+  await page.goto(`${wfd.origin}/ui/inbox?mine=0&assignee=${approver}`);
+  await expect(page.getByText(`(claimed by ${approver})`)).toBeVisible();
+
+  await page.goto(`${wfd.origin}/ui/tasks/${encodeURIComponent(taskId)}`);
+  await work.getByRole("button", { name: "Let go" }).click();
+  await expect(work.getByTestId("task-claim")).toContainText("Nobody has claimed it.");
+  await work.getByLabel("Reassign to").fill("group:finance");
+  await work.getByRole("button", { name: "Reassign" }).click();
+  await expect(page.getByText("group:finance").first()).toBeVisible();
+  await shot(page, "task-work");
+  const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  expect(results.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+
+  await page.goto(`${wfd.origin}/ui/handlers/${run.handler.handlerId}`);
+  for (const text of [`claimed by ${approver}`, `commented by ${approver}: "the receipt is attached"`, `unclaimed by ${approver}`, "reassigned by"]) {
+    await expect(page.getByText(text).first()).toBeVisible();
+  }
+  expect(consoleErrors).toEqual([]);
+});
