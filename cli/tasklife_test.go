@@ -26,9 +26,21 @@ func TestTaskLifeCLI(t *testing.T) {
 	if out := ok(t, "tasks", "--handler", h, "--addr", addr); !strings.Contains(out, "claimed by ada") {
 		t.Fatalf("tasks does not say who holds it:\n%s", out)
 	}
+	if out := ok(t, "tasks", "--claimed", "--addr", addr); !strings.Contains(out, task) {
+		t.Fatalf("tasks --claimed:\n%s", out)
+	}
+	if out := ok(t, "tasks", "--unclaimed", "--addr", addr); strings.Contains(out, task) {
+		t.Fatalf("tasks --unclaimed lists a claimed task:\n%s", out)
+	}
+	if out := ok(t, "tasks", "--overdue", "--addr", addr); strings.Contains(out, task) {
+		t.Fatalf("tasks --overdue lists a task without a deadline:\n%s", out)
+	}
 	ok(t, "unclaim", task, "--by", "ada", "--addr", addr)
 	if out := ok(t, "reassign", task, "group:finance", "--by", "ada", "--addr", addr); strings.Contains(out, "claimed") || !strings.Contains(out, "finance") {
 		t.Fatalf("reassign:\n%s", out)
+	}
+	if out := ok(t, "tasks", "--group", "finance", "--addr", addr); !strings.Contains(out, task) {
+		t.Fatalf("tasks --group finance:\n%s", out)
 	}
 	if r := wfd(t, "claim", task, "--addr", addr); r.code == 0 || !strings.Contains(r.stderr, "by is required") {
 		t.Fatalf("claim without --by: exit %d, stderr %q", r.code, r.stderr)

@@ -29,7 +29,8 @@ roles; it needs a server with authentication.`,
 				o.Statuses = st
 				return err
 			})
-			fs.StringVar(&o.Assignee, "assignee", "", "only tasks assigned to this `person`")
+			fs.StringVar(&o.Assignee, "assignee", "", "only tasks assigned to this `person` (or group:ROLE)")
+			tf := addTaskFilterFlags(fs, &o)
 			fs.BoolVar(&o.Mine, "mine", false, "only tasks assigned to you or your groups (needs authentication)")
 			fs.StringVar(&o.Workflow, "workflow", "", "only tasks of this `workflow`'s handlers")
 			fs.StringVar(&o.HandlerID, "handler", "", "only tasks of this `handler`")
@@ -38,8 +39,8 @@ roles; it needs a server with authentication.`,
 				if *limit < 0 {
 					return usageErrorf("--limit must not be negative")
 				}
-				if o.Mine && o.Assignee != "" {
-					return usageErrorf("--mine and --assignee exclude each other")
+				if err := tf.apply(&o); err != nil {
+					return err
 				}
 				if *limit > 0 {
 					o.PageSize = min(*limit, maxPageSize)
@@ -158,4 +159,42 @@ func parseTaskStatuses(s string) ([]wfdv1.TaskStatus, error) {
 		out = append(out, wfdv1.TaskStatus(v))
 	}
 	return out, nil
+}
+
+// taskFilterFlags are tasks' --group, --claimed, --unclaimed (--overdue
+// sets its option directly).
+type taskFilterFlags struct {
+	group              *string
+	claimed, unclaimed *bool
+}
+
+func addTaskFilterFlags(fs *flagSet, o *client.TaskOptions) taskFilterFlags {
+	fs.BoolVar(&o.Overdue, "overdue", false, "only pending tasks past their due time (their escalation's)")
+	return taskFilterFlags{
+		group:     fs.String("group", "", "only tasks assigned to this `group` (the same as --assignee group:GROUP)"),
+		claimed:   fs.Bool("claimed", false, "only tasks someone has claimed"),
+		unclaimed: fs.Bool("unclaimed", false, "only tasks nobody has claimed"),
+	}
+}
+
+// apply sets o from the flags, refusing those that exclude each other.
+func (f taskFilterFlags) apply(o *client.TaskOptions) error {
+	if *f.group != "" {
+		if o.Assignee != "" {
+			return usageErrorf("--group and --assignee exclude each other")
+		}
+		o.Assignee = "group:" + *f.group
+	}
+	if o.Mine && o.Assignee != "" {
+		return usageErrorf("--mine and --assignee (or --group) exclude each other")
+	}
+	switch {
+	case *f.claimed && *f.unclaimed:
+		return usageErrorf("--claimed and --unclaimed exclude each other")
+	case *f.claimed:
+		o.Claim = wfdv1.TaskClaim_TASK_CLAIM_CLAIMED
+	case *f.unclaimed:
+		o.Claim = wfdv1.TaskClaim_TASK_CLAIM_UNCLAIMED
+	}
+	return nil
 }

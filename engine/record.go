@@ -101,6 +101,7 @@ const (
 	TaskUnclaimed
 	TaskReassigned
 	TaskCommented
+	TaskEscalated
 )
 
 // Blocked is a run in progress that waits for something outside the
@@ -151,6 +152,9 @@ type WaiterInfo struct {
 	// Life says who holds it and its comments (nil: nobody, none).
 	Task *Task
 	Life *TaskLife
+	// EscalateAt is when the task escalates (zero: never, or it did): a
+	// timer, as Deadline is.
+	EscalateAt time.Time
 	// Key is set for a wait on a published key (WaitForKey); Since is the
 	// earliest publication it takes.
 	Key   string

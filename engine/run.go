@@ -238,7 +238,7 @@ func (r *runner) addWaiter(x *execution) {
 	w := x.wait
 	w.resume = x.item
 	w.created = r.now
-	if !w.deadline.IsZero() {
+	if !w.deadline.IsZero() || !w.escalateAt().IsZero() {
 		r.h.lc.timed = true
 	}
 	ss.waiters = append(ss.waiters, w)

@@ -173,7 +173,7 @@ func (w *waiter) target() waitOn {
 func (w *waiter) info(steps []Step) WaiterInfo {
 	on := w.target()
 	return WaiterInfo{ID: w.id, Step: steps[w.step].Name, EventType: w.eventType, Match: w.match, Deadline: w.deadline,
-		Task: on.task, Life: on.life.clone(), Key: on.key, Since: on.since, Children: on.children, Created: w.created}
+		Task: on.task, Life: on.life.clone(), EscalateAt: w.escalateAt(), Key: on.key, Since: on.since, Children: on.children, Created: w.created}
 }
 
 func newState(wf *compiled, id string, now time.Time) *state {

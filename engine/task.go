@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -44,6 +45,9 @@ func (sc *stepContext) AskHuman(t Task) (TaskAnswer, error) {
 	if err == nil && t.InputSchema != nil {
 		err = checkTaskInput(t.Input, t.InputSchema)
 	}
+	if err == nil && t.Escalation != nil {
+		err = checkEscalation(t.Escalation, t.Deadline)
+	}
 	if err == nil && t.Schema != nil {
 		// A schema that does not compile would refuse every answer: say
 		// so now, to the step, rather than to the person answering.
@@ -74,6 +78,9 @@ func taskToProto(t *Task, life *TaskLife) *statev1.HumanTask {
 	}
 	p := &statev1.HumanTask{TaskId: t.ID, Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee,
 		Input: t.Input, InputSchema: t.InputSchema}
+	if e := t.Escalation; e != nil {
+		p.EscalateAfter, p.EscalateTo, p.NotifyKey = int64(e.After), e.Reassign, e.Notify
+	}
 	lifeToProto(life, p)
 	return p
 }
@@ -82,8 +89,12 @@ func taskFromProto(p *statev1.HumanTask) *Task {
 	if p == nil {
 		return nil
 	}
-	return &Task{ID: p.GetTaskId(), Title: p.GetTitle(), Description: p.GetDescription(), Schema: p.GetAnswerSchema(), Assignee: p.GetAssignee(),
+	t := &Task{ID: p.GetTaskId(), Title: p.GetTitle(), Description: p.GetDescription(), Schema: p.GetAnswerSchema(), Assignee: p.GetAssignee(),
 		Input: p.GetInput(), InputSchema: p.GetInputSchema()}
+	if p.GetEscalateAfter() > 0 {
+		t.Escalation = &Escalation{After: time.Duration(p.GetEscalateAfter()), Reassign: p.GetEscalateTo(), Notify: p.GetNotifyKey()}
+	}
+	return t
 }
 
 // checkTaskInput reports whether input matches its schema (which must

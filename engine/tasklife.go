@@ -16,7 +16,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/wfd-dev/wfd/flow"
 	statev1 "github.com/wfd-dev/wfd/internal/gen/wfd/state/v1"
+	"github.com/wfd-dev/wfd/internal/names"
 )
 
 // TaskUpdateEvent is the type of the event that changes a pending task
@@ -82,6 +84,8 @@ type TaskLife struct {
 	ClaimedBy string
 	ClaimedAt time.Time
 	Comments  []TaskNote
+	// Escalated: the task's escalation acted (tasklife.go, escalate).
+	Escalated bool
 }
 
 // TaskNote is a comment on a task.
@@ -192,13 +196,14 @@ func lifeToProto(l *TaskLife, p *statev1.HumanTask) {
 	for _, n := range l.Comments {
 		p.Comments = append(p.Comments, &statev1.TaskNote{By: n.By, At: n.At.UnixNano(), Text: n.Text})
 	}
+	p.Escalated = l.Escalated
 }
 
 func lifeFromProto(p *statev1.HumanTask) *TaskLife {
-	if p.GetClaimedBy() == "" && len(p.GetComments()) == 0 {
+	if p.GetClaimedBy() == "" && len(p.GetComments()) == 0 && !p.GetEscalated() {
 		return nil
 	}
-	l := &TaskLife{ClaimedBy: p.GetClaimedBy()}
+	l := &TaskLife{ClaimedBy: p.GetClaimedBy(), Escalated: p.GetEscalated()}
 	if p.GetClaimedAt() != 0 {
 		l.ClaimedAt = time.Unix(0, p.GetClaimedAt()).UTC()
 	}
@@ -235,4 +240,62 @@ func (s *state) checkTaskAnswer(ev Event) error {
 		return &TaskHeldError{TaskID: w.on.task.ID, ClaimedBy: w.on.life.ClaimedBy, Action: action}
 	}
 	return nil
+}
+
+// Escalation is a task's escalation (flow.Escalation).
+type Escalation = flow.Escalation
+
+// checkEscalation refuses an escalation that could never act (no After,
+// or not before the task's deadline) or names what names may not be.
+func checkEscalation(e *Escalation, deadline time.Duration) error {
+	switch {
+	case e.After <= 0:
+		return errors.New("its escalation needs a positive After")
+	case deadline > 0 && e.After >= deadline:
+		return fmt.Errorf("its escalation after %v would come once its deadline (%v) has ended it", e.After, deadline)
+	case e.Reassign == "" && e.Notify == "":
+		return errors.New("its escalation neither reassigns it nor notifies anyone")
+	}
+	if err := names.Check("the escalation's assignee", e.Reassign, names.MaxNameBytes, false); err != nil {
+		return err
+	}
+	return names.Check("the escalation's key", e.Notify, names.MaxNameBytes, false)
+}
+
+// escalateAt is when w's task escalates (zero: never, or it did).
+func (w *waiter) escalateAt() time.Time {
+	if w.on == nil || w.on.task == nil || w.on.task.Escalation == nil || (w.on.life != nil && w.on.life.Escalated) {
+		return time.Time{}
+	}
+	return w.created.Add(w.on.task.Escalation.After)
+}
+
+// escalateDue escalates every task whose time has come: it is reassigned
+// if its escalation says so (its claim ends), the change is recorded
+// (TaskEscalated, naming the new assignee and the key to notify, which
+// the server publishes in the same commit) and the task rewritten.
+func (r *runner) escalateDue() {
+	for i := range r.s.steps {
+		for _, w := range r.s.steps[i].waiters {
+			at := w.escalateAt()
+			if at.IsZero() || at.After(r.now) {
+				continue
+			}
+			t, e := w.on.task, w.on.task.Escalation
+			if w.on.life == nil {
+				w.on.life = &TaskLife{}
+			}
+			w.on.life.Escalated = true
+			c := &TaskChange{TaskID: t.ID, Title: t.Title, Assignee: t.Assignee, Change: TaskEscalated, Text: e.Notify}
+			if e.Reassign != "" && e.Reassign != t.Assignee {
+				nt := *t
+				nt.Assignee = e.Reassign
+				w.on.task = &nt
+				w.on.life.ClaimedBy, w.on.life.ClaimedAt = "", time.Time{}
+				c.To = e.Reassign
+			}
+			r.record(Record{Kind: RecordTask, Task: c})
+			r.changedTasks = append(r.changedTasks, w.info(r.wf.def.Steps))
+		}
+	}
 }

@@ -18,6 +18,7 @@ func (r *runner) fireTimers() {
 		r.terminate(StatusFailed, nil, fmt.Sprintf("%v after %v", ErrWorkflowTimeout, r.wf.def.Timeout))
 		return
 	}
+	r.escalateDue()
 	r.resumeWaiters(waitResult{timedOut: true}, func(w *waiter) bool {
 		return !w.deadline.IsZero() && !w.deadline.After(r.now)
 	})
@@ -50,6 +51,10 @@ func (r *runner) nextDeadline() time.Time {
 			if !w.deadline.IsZero() {
 				lc.timed = true
 				next = earliest(next, w.deadline)
+			}
+			if at := w.escalateAt(); !at.IsZero() {
+				lc.timed = true
+				next = earliest(next, at)
 			}
 		}
 		for _, it := range ss.queue {

@@ -27,6 +27,20 @@ type Task struct {
 	// (its titles and descriptions label the display).
 	Input       *structpb.Struct
 	InputSchema *structpb.Struct
+	// Escalation, if set, acts on the task when it is still pending
+	// Escalation.After its asking: the task is overdue from then on.
+	Escalation *Escalation
+}
+
+// Escalation is what happens to a task nobody answered in time: it is
+// reassigned (Reassign, a person or "group:<role>"; its claim ends),
+// and/or an event is published under the key Notify (its data names the
+// task, its handler and its assignees), for whoever waits for it. The
+// task stays pending; its Deadline, if any, still ends it.
+type Escalation struct {
+	After    time.Duration
+	Reassign string
+	Notify   string
 }
 
 // TaskAnswer is a person's answer to a task.

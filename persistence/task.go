@@ -94,6 +94,10 @@ type Task struct {
 	ClaimedAt time.Time
 	// Comments are what people noted on the task, oldest first.
 	Comments []TaskComment
+	// Due is when the task escalates (zero: never); pending past it, it is
+	// overdue. Escalated says its escalation acted.
+	Due       time.Time
+	Escalated bool
 }
 
 // TaskComment is a comment on a task.
@@ -123,7 +127,7 @@ func (t *Task) Validate() error {
 	for _, f := range []struct {
 		name string
 		t    time.Time
-	}{{"CreatedAt", t.CreatedAt}, {"Deadline", t.Deadline}, {"CompletedAt", t.CompletedAt}, {"ClaimedAt", t.ClaimedAt}} {
+	}{{"CreatedAt", t.CreatedAt}, {"Deadline", t.Deadline}, {"CompletedAt", t.CompletedAt}, {"ClaimedAt", t.ClaimedAt}, {"Due", t.Due}} {
 		if err := checkTime(f.name, f.t); err != nil {
 			return fmt.Errorf("task %q: %w", t.ID, err)
 		}
@@ -147,12 +151,62 @@ type TaskQuery struct {
 	Workflow string
 	// HandlerID, if not "", keeps the tasks of that handler.
 	HandlerID string
+	// Claim, if not ClaimAny, keeps tasks someone holds (ClaimHeld) or
+	// nobody does (ClaimFree).
+	Claim ClaimFilter
+	// Overdue keeps pending tasks whose Due is before Now (zero: the
+	// current time).
+	Overdue bool
+	Now     time.Time
 	// PageSize is the maximum number of tasks returned: 0 means
 	// DefaultPageSize, and values above MaxPageSize are lowered to it.
+	// With Claim or Overdue, which no index answers, a page may hold
+	// fewer (see MaxTaskFilterScan).
 	PageSize int
 	// PageToken continues a previous listing with the same filters; ""
 	// starts from the newest task.
 	PageToken string
+}
+
+// ClaimFilter is TaskQuery.Claim.
+type ClaimFilter uint8
+
+// Claim filters.
+const (
+	ClaimAny ClaimFilter = iota
+	ClaimHeld
+	ClaimFree
+)
+
+// MaxTaskFilterScan bounds the tasks a listing with Claim or Overdue reads
+// for one page: the filters are applied to what the other filters' index
+// lists (pending tasks, by assignee), so a page ends early, with a token
+// to go on, rather than read without bound.
+const MaxTaskFilterScan = 10 * MaxPageSize
+
+// PostFiltered reports whether q filters on what no index answers.
+func (q *TaskQuery) PostFiltered() bool { return q.Claim != ClaimAny || q.Overdue }
+
+// Keeps reports whether t passes q's Claim and Overdue filters.
+func (q *TaskQuery) Keeps(t *Task) bool {
+	switch q.Claim {
+	case ClaimHeld:
+		if t.ClaimedBy == "" {
+			return false
+		}
+	case ClaimFree:
+		if t.ClaimedBy != "" {
+			return false
+		}
+	}
+	if q.Overdue {
+		now := q.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		return t.Status == TaskPending && !t.Due.IsZero() && t.Due.Before(now)
+	}
+	return true
 }
 
 // Validate reports whether q is well formed. The error wraps ErrInvalid.
@@ -184,6 +238,9 @@ func (q *TaskQuery) Validate() error {
 	}
 	if q.PageSize < 0 {
 		return fmt.Errorf("%w: task query: negative PageSize %d", ErrInvalid, q.PageSize)
+	}
+	if q.Claim > ClaimFree {
+		return fmt.Errorf("%w: task query: invalid Claim %d", ErrInvalid, q.Claim)
 	}
 	return nil
 }

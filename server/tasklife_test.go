@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	wfdv1 "github.com/wfd-dev/wfd/gen/wfd/v1"
+	"github.com/wfd-dev/wfd/internal/testwait"
 )
 
 // TestTaskLifecycle: a pending task is claimed (only its holder may
@@ -139,4 +140,69 @@ func TestTaskClaimsWithRoles(t *testing.T) {
 	if err != nil || done.GetTask().GetCompletedBy() != "lead" {
 		t.Fatalf("CompleteTask by the operator = %v, %v", done.GetTask(), err)
 	}
+}
+
+// TestTaskEscalation: an expense review nobody answers in time escalates:
+// the task goes to group:managers (ada's claim ends), is overdue
+// (ListTasks overdue), an event is published under expenses:escalated
+// naming it, and the stream records it; a released handler is loaded for
+// it. The task stays pending and is answered afterwards.
+func TestTaskEscalation(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.client()
+	for _, released := range []bool{false, true} {
+		h := run(t, c, "expense", map[string]any{"amount": 3.0, "approver": "ada", "escalate_s": 0.3})
+		task := waitTask(t, c, h.HandlerId)
+		if task.GetDue() == nil || task.GetEscalated() {
+			t.Fatalf("task before its escalation: due %v, escalated %v", task.GetDue(), task.GetEscalated())
+		}
+		if _, err := c.ClaimTask(ctxT(t), &wfdv1.ClaimTaskRequest{TaskId: task.TaskId, By: "ada"}); err != nil {
+			t.Fatal(err)
+		}
+		if released {
+			waitIdle(t, c, h.HandlerId)
+			if _, err := c.ReleaseHandler(ctxT(t), &wfdv1.ReleaseHandlerRequest{HandlerId: h.HandlerId}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got *wfdv1.Task
+		testwait.For(t, "the task escalated", func() bool {
+			res, err := c.GetTask(ctxT(t), &wfdv1.GetTaskRequest{TaskId: task.TaskId})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = res.GetTask()
+			return got.GetEscalated()
+		})
+		if got.GetAssignee() != "group:managers" || got.GetClaimedBy() != "" || got.GetStatus() != wfdv1.TaskStatus_TASK_STATUS_PENDING {
+			t.Fatalf("escalated task (released %v) = %v", released, got)
+		}
+		over, err := c.ListTasks(ctxT(t), &wfdv1.ListTasksRequest{Overdue: true, HandlerId: h.HandlerId})
+		if err != nil || len(over.GetTasks()) != 1 {
+			t.Fatalf("ListTasks overdue = %v, %v", over.GetTasks(), err)
+		}
+		pub, err := c.ListPublishedEvents(ctxT(t), &wfdv1.ListPublishedEventsRequest{Key: "expenses:escalated"})
+		if err != nil || !slices.ContainsFunc(pub.GetEvents(), func(e *wfdv1.PublishedEvent) bool {
+			return e.GetData().GetFields()["task_id"].GetStringValue() == task.TaskId &&
+				e.GetData().GetFields()["reassigned"].GetStringValue() == "group:managers"
+		}) {
+			t.Fatalf("published under expenses:escalated: %v, %v", pub.GetEvents(), err)
+		}
+		if _, err := c.CompleteTask(ctxT(t), &wfdv1.CompleteTaskRequest{TaskId: task.TaskId, CompletedBy: "max",
+			Answer: st(t, map[string]any{"approved": true})}); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, c, h.HandlerId, wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED)
+		var escalated []string
+		for _, r := range collect(t, c, h.HandlerId, 0) {
+			if tc := r.GetTaskChanged(); tc.GetChange() == wfdv1.TaskChange_TASK_CHANGE_ESCALATED {
+				escalated = append(escalated, tc.GetAssignee()+" "+tc.GetTo()+" "+tc.GetText())
+			}
+		}
+		if want := []string{"ada group:managers expenses:escalated"}; !slices.Equal(escalated, want) {
+			t.Fatalf("escalation records %q, want %q", escalated, want)
+		}
+	}
+	_, err := c.RunWorkflow(ctxT(t), &wfdv1.RunWorkflowRequest{Workflow: "expense", Input: st(t, map[string]any{"escalate_s": 5.0, "deadline_s": 2.0})})
+	wantCode(t, err, connect.CodeInvalidArgument, "escalate_s")
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -27,11 +28,20 @@ func Expense() flow.Workflow {
 		Name:        "expense",
 		Description: `Asks the input's "approver" to approve an expense (a human task with an answer schema).`,
 		InputSchema: jsonSchema(obj(map[string]any{
-			"approver":   nameSchema(`who is asked (default "finance")`),
-			"deadline_s": secondsSchema("how long the task stays open, in seconds (default: no deadline)"),
+			"approver":    nameSchema(`who is asked (default "finance")`),
+			"deadline_s":  secondsSchema("how long the task stays open, in seconds (default: no deadline)"),
+			"escalate_s":  secondsSchema(`after how long unanswered the task escalates, in seconds: it goes to "escalate_to" and an event is published under "` + EscalationKey + `" (default: never)`),
+			"escalate_to": nameSchema(`who gets the task when it escalates (default "group:managers")`),
 		})),
 		CheckInput: func(in *structpb.Struct) error {
-			_, _, err := parseExpense(in)
+			_, deadline, err := parseExpense(in)
+			if err != nil {
+				return err
+			}
+			esc, err := parseEscalation(in)
+			if err == nil && esc != nil && deadline > 0 && esc.After >= deadline {
+				err = fmt.Errorf("escalate_s must be less than deadline_s: the deadline ends the task first")
+			}
 			return err
 		},
 		Attributes: attrs.Schema{"approver": attrs.String, "decision": attrs.String},
@@ -60,6 +70,26 @@ func ExpenseSchema() *structpb.Struct {
 	return s
 }
 
+// EscalationKey is the key an expense review's escalation publishes under.
+const EscalationKey = "expenses:escalated"
+
+// parseEscalation reads the escalation (nil: none).
+func parseEscalation(in *structpb.Struct) (*flow.Escalation, error) {
+	f := in.GetFields()
+	after, err := seconds(f, "escalate_s")
+	if err != nil || after == 0 {
+		return nil, err
+	}
+	to, ok, err := name(f, "escalate_to")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		to = "group:managers"
+	}
+	return &flow.Escalation{After: after, Reassign: to, Notify: EscalationKey}, nil
+}
+
 // parseExpense reads the approver (default "finance") and the deadline.
 func parseExpense(in *structpb.Struct) (string, time.Duration, error) {
 	f := in.GetFields()
@@ -82,7 +112,12 @@ func review(_ context.Context, sc *flow.StepContext, in flow.Event) error {
 	if err := sc.SetAttributes(attributes("approver", approver)); err != nil {
 		return err
 	}
+	esc, err := parseEscalation(in.Data)
+	if err != nil {
+		return err
+	}
 	ans, err := sc.AskHuman(flow.Task{
+		Escalation:  esc,
 		Title:       "Approve expense",
 		Description: "Approve or reject this expense report: " + jsonText(in.Data),
 		// The report itself, for the person's screen (a table in the console).

@@ -17,7 +17,8 @@ import (
 type TaskOptions struct {
 	// Statuses keeps the tasks with one of these statuses.
 	Statuses []wfdv1.TaskStatus
-	// Assignee keeps the tasks assigned to this person.
+	// Assignee keeps the tasks assigned to this person, or group
+	// ("group:<role>").
 	Assignee string
 	// Mine keeps the caller's tasks: those assigned to its authenticated
 	// subject or to "group:<role>" for one of its roles. The server must
@@ -27,6 +28,11 @@ type TaskOptions struct {
 	Workflow string
 	// HandlerID keeps the tasks of this handler.
 	HandlerID string
+	// Claim keeps the tasks someone holds (TASK_CLAIM_CLAIMED) or nobody
+	// does (TASK_CLAIM_UNCLAIMED).
+	Claim wfdv1.TaskClaim
+	// Overdue keeps the pending tasks whose deadline has passed.
+	Overdue bool
 	// PageSize is the most tasks per page (at most 1000).
 	PageSize int
 	// PageToken continues from an earlier page.
@@ -40,7 +46,7 @@ func (o *TaskOptions) request() (*wfdv1.ListTasksRequest, error) {
 	}
 	return &wfdv1.ListTasksRequest{
 		Statuses: o.Statuses, Assignee: o.Assignee, Mine: o.Mine, Workflow: o.Workflow, HandlerId: o.HandlerID,
-		PageSize: size, PageToken: o.PageToken,
+		Claim: o.Claim, Overdue: o.Overdue, PageSize: size, PageToken: o.PageToken,
 	}, nil
 }
 

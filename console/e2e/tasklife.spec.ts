@@ -41,3 +41,35 @@ test("claim, comment, let go and reassign a task", async ({ page, wfd, consoleEr
   }
   expect(consoleErrors).toEqual([]);
 });
+
+test("an escalated task: overdue in the inbox, its new assignee, its due time", async ({ page, wfd, consoleErrors }) => {
+  const approver = uid("eve");
+  const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", {
+    workflow: "expense",
+    input: { amount: 4, approver, escalate_s: 0.3, escalate_to: "group:managers" },
+  });
+  const taskId = await taskOf(wfd, run.handler.handlerId);
+  await expect(async () => {
+    const t = await wfd.call<{ task: { escalated?: boolean } }>("GetTask", { taskId });
+    expect(t.task.escalated).toBe(true);
+  }).toPass({ timeout: 30_000 });
+
+  await page.goto(`${wfd.origin}/ui/inbox?mine=0`);
+  await page.getByLabel("Only overdue").check();
+  const table = page.getByTestId("tasks");
+  const row = table.getByRole("row").filter({ has: page.getByRole("link", { name: "Approve expense" }) }).filter({ hasText: "managers" });
+  await expect(row.first()).toContainText("overdue");
+  await page.getByLabel("Group").fill("managers");
+  await page.getByLabel("Group").press("Enter");
+  await expect(page).toHaveURL(/assignee=group%3Amanagers/);
+  await page.getByLabel("Claimed").selectOption("claimed");
+  await expect(page.getByText("No tasks.")).toBeVisible();
+  await page.getByLabel("Claimed").selectOption("unclaimed");
+  await expect(table).toBeVisible();
+
+  await page.goto(`${wfd.origin}/ui/tasks/${encodeURIComponent(taskId)}`);
+  await expect(page.getByTestId("task-due")).toContainText("escalated");
+  await page.goto(`${wfd.origin}/ui/handlers/${run.handler.handlerId}`);
+  await expect(page.getByText("escalated to group:managers").first()).toBeVisible();
+  expect(consoleErrors).toEqual([]);
+});

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 )
 
@@ -125,6 +126,14 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("bolt: list tasks: %w", err)
 	}
+	if q.PostFiltered() {
+		return backend.FilterTasks(ctx, q, s.listTasks)
+	}
+	return s.listTasks(ctx, q)
+}
+
+// listTasks lists by q's indexed filters (ListTasks).
+func (s *Store) listTasks(ctx context.Context, q persistence.TaskQuery) ([]persistence.Task, string, error) {
 	return list(ctx, s, listing[persistence.Task]{
 		op: "list tasks", kind: "task", items: "tasks",
 		version: taskTokenVersion, check: taskTokenCheck(&q),

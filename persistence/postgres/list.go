@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wfd-dev/wfd/persistence"
+	"github.com/wfd-dev/wfd/persistence/internal/backend"
 	"github.com/wfd-dev/wfd/persistence/internal/codec"
 	"github.com/wfd-dev/wfd/persistence/internal/pagetoken"
 )
@@ -110,6 +111,14 @@ func (s *Store) ListTasks(ctx context.Context, q persistence.TaskQuery) ([]persi
 	if err := q.Validate(); err != nil {
 		return nil, "", fmt.Errorf("postgres: list tasks: %w", err)
 	}
+	if q.PostFiltered() {
+		return backend.FilterTasks(ctx, q, s.listTasks)
+	}
+	return s.listTasks(ctx, q)
+}
+
+// listTasks lists by q's indexed filters (ListTasks).
+func (s *Store) listTasks(ctx context.Context, q persistence.TaskQuery) ([]persistence.Task, string, error) {
 	p := page{what: "list tasks", items: "tasks", kind: tokenTasks, filters: pagetoken.TaskFilters(&q), limit: q.Limit()}
 	return listNewest(ctx, s, "wfd_tasks", p, q.PageToken, func(w *where) {
 		if len(q.Statuses) > 0 {

@@ -81,6 +81,7 @@ func Run(t *testing.T, open OpenFunc) {
 		{"ListTasksFilters", testListTasksFilters},
 		{"ListTasksOrder", testListTasksOrder},
 		{"ListTasksPaging", testListTasksPaging},
+		{"ListTasksClaimOverdue", testListTasksClaimOverdue},
 		{"ListTasksErrors", testListTasksErrors},
 		{"TaskHandlerDelete", testTaskHandlerDelete},
 		{"TaskCounts", testTaskCounts},

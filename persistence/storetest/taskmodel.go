@@ -48,7 +48,8 @@ func (m taskModel) list(q persistence.TaskQuery) []string {
 			q.Assignee != "" && t.Assignee != q.Assignee,
 			len(q.Assignees) > 0 && !slices.Contains(q.Assignees, t.Assignee),
 			q.Workflow != "" && t.Workflow != q.Workflow,
-			q.HandlerID != "" && t.HandlerID != q.HandlerID:
+			q.HandlerID != "" && t.HandlerID != q.HandlerID,
+			!q.Keeps(&t):
 			continue
 		}
 		ts = append(ts, t)

@@ -461,3 +461,51 @@ func testTaskCounts(t *testing.T, open OpenFunc) {
 		t.Fatalf("Count = %+v, %v; want 1 running handler", got, err)
 	}
 }
+
+// testListTasksClaimOverdue: the Claim and Overdue filters, which no index
+// answers, list what the model does, alone and with the indexed filters,
+// in pages of every size, none skipped or listed twice.
+func testListTasksClaimOverdue(t *testing.T, open OpenFunc) {
+	s := openStore(t, open)
+	ids := newIDs(t, 3)
+	now := baseTime()
+	m := taskModel{}
+	for i := range 30 {
+		h := newHandler(ids[i%3], "wf")
+		task := newTask(h, fmt.Sprintf("w%02d", i), now.Add(time.Duration(i)*time.Second))
+		task.Assignee = []string{"ada", "bob", "group:finance"}[i%3]
+		if i%4 == 0 {
+			task.ClaimedBy, task.ClaimedAt = "ada", now
+		}
+		task.Deadline = now.Add(time.Duration(i-15) * time.Minute) // the first 15 are overdue at now
+		if i%7 == 0 {
+			task = complete(task, "bob", now)
+		}
+		write(t, s, persistence.Change{Handler: h, Create: i < 3, Tasks: []persistence.Task{task}})
+		m[task.ID] = task
+	}
+	for _, q := range []persistence.TaskQuery{
+		{Claim: persistence.ClaimHeld},
+		{Claim: persistence.ClaimFree},
+		{Overdue: true, Now: now},
+		{Overdue: true, Now: now, Claim: persistence.ClaimFree},
+		{Overdue: true, Now: now, Assignee: "ada"},
+		{Claim: persistence.ClaimHeld, Statuses: []persistence.TaskStatus{persistence.TaskPending}},
+		{Claim: persistence.ClaimFree, Assignee: "group:finance"},
+		{Overdue: true, Now: now.Add(-time.Hour)}, // none
+	} {
+		want := m.list(q)
+		for _, size := range []int{1, 2, 7, 100} {
+			q.PageSize = size
+			got, _ := pageAll(t, fmt.Sprintf("ListTasks(%+v)", q), size, "", func(token string) ([]persistence.Task, string, error) {
+				q.PageToken = token
+				return s.ListTasks(t.Context(), q)
+			})
+			if ids := taskIDs(got); !slices.Equal(ids, want) {
+				t.Fatalf("ListTasks(%+v):\n got %q\nwant %q", q, ids, want)
+			}
+		}
+	}
+	_, _, err := s.ListTasks(t.Context(), persistence.TaskQuery{Claim: 9})
+	wantErr(t, "ListTasks with an invalid Claim", err, persistence.ErrInvalid)
+}

@@ -232,9 +232,12 @@ func (c *remoteContext) Once(key string, fn func() (*structpb.Value, error)) (*s
 }
 
 func (c *remoteContext) AskHuman(t flow.Task) (flow.TaskAnswer, error) {
-	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_AskHuman{AskHuman: &wfdv1.AskHuman{
-		Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee, Deadline: dur(t.Deadline),
-		Input: t.Input, InputSchema: t.InputSchema}}},
+	a := &wfdv1.AskHuman{Title: t.Title, Description: t.Description, AnswerSchema: t.Schema, Assignee: t.Assignee, Deadline: dur(t.Deadline),
+		Input: t.Input, InputSchema: t.InputSchema}
+	if e := t.Escalation; e != nil {
+		a.Escalation = &wfdv1.TaskEscalation{After: dur(e.After), Reassign: e.Reassign, Notify: e.Notify}
+	}
+	resp, err := c.call(&wfdv1.StepCallRequest{Operation: &wfdv1.StepCallRequest_AskHuman{AskHuman: a}},
 		fmt.Sprintf("task %q", t.Title))
 	if err != nil {
 		return flow.TaskAnswer{}, err

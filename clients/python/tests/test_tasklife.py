@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import unique, wait_for, wait_for_async
 
+import wfd_client as w
 from wfd_client import AsyncClient, Client, FailedPrecondition, TaskStatus
 
 COMPLETED = TaskStatus.Value("TASK_STATUS_COMPLETED")
@@ -40,3 +41,29 @@ async def test_async_task_life(aclient: AsyncClient) -> None:
     t = await aclient.reassign_task(t.task_id, "bob", by="ada")
     assert t.assignee == "bob" and t.claimed_by == "" and len(t.comments) == 1
     assert (await aclient.unclaim_task(t.task_id, by="bob")).claimed_by == ""
+
+
+def test_worker_task_escalates(server: str, client: Client) -> None:
+    from conftest import WorkerThread
+
+    from wfd_client.worker import Escalation, Event, StepContext, Workflow
+
+    wf = Workflow(unique("escalate-py"))
+
+    @wf.step(accepts=["start"], emits=["stop"])
+    def ask(ctx: StepContext, ev: Event) -> None:
+        a = ctx.ask_human("Look", assignee="ada", escalation=Escalation(after=0.2, reassign="group:leads", notify="py-escalations"))
+        ctx.send("stop", {"by": a.completed_by})
+
+    with WorkerThread(server, [wf]):
+        h = client.run(wf.name, {})
+        task = wait_for("a task", lambda: next(iter(client.tasks(handler_id=h.handler_id)[0]), None))
+        assert task.HasField("due")
+        assert client.tasks(handler_id=h.handler_id, claim="claimed")[0] == []
+        done = wait_for("the escalation", lambda: (t := client.task(task.task_id)).escalated and t)
+        assert done.assignee == "group:leads"
+        assert len(client.tasks(handler_id=h.handler_id, overdue=True)[0]) == 1
+        pub, _ = client.published_events(key="py-escalations")
+        assert pub and w.struct_to_dict(pub[0].data)["task_id"] == task.task_id
+    with pytest.raises(ValueError, match="claim must be"):
+        client.tasks(claim="maybe")

@@ -234,7 +234,7 @@ export type TaskStatusName = "pending" | "completed" | "expired" | "cancelled";
 export interface TaskListOptions {
   /** Only tasks with one of these statuses. */
   statuses?: ReadonlyArray<TaskStatus | TaskStatusName>;
-  /** Only tasks assigned to this person (an inbox). */
+  /** Only tasks assigned to this person, or group (`group:<role>`): an inbox. */
   assignee?: string;
   /**
    * Only the caller's tasks: those assigned to its authenticated subject
@@ -247,7 +247,11 @@ export interface TaskListOptions {
   workflow?: string;
   /** Only tasks of this handler. */
   handlerId?: string;
-  /** At most this many per page (the server allows up to 1000). */
+  /** Only tasks someone holds ("claimed") or nobody does ("unclaimed"). */
+  claim?: "claimed" | "unclaimed";
+  /** Only pending tasks past their due time (their escalation's). */
+  overdue?: boolean;
+  /** At most this many per page (the server allows up to 1000; with `claim` or `overdue` a page may hold fewer). */
   pageSize?: number;
   /** Continue from an earlier page's `nextPageToken`. */
   pageToken?: string;

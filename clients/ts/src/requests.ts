@@ -5,6 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 
 import { HandlerStatus, Residency, TaskStatus } from "./gen/wfd/v1/handler_pb.js";
 import {
+  TaskClaim,
   ListHandlersRequestSchema,
   ListPublishedEventsRequestSchema,
   ListTasksRequestSchema,
@@ -56,6 +57,8 @@ export function listTasksRequest(o: TaskListOptions): ListTasksRequest {
     mine: o.mine ?? false,
     workflow: o.workflow ?? "",
     handlerId: o.handlerId ?? "",
+    claim: o.claim === "claimed" ? TaskClaim.CLAIMED : o.claim === "unclaimed" ? TaskClaim.UNCLAIMED : TaskClaim.UNSPECIFIED,
+    overdue: o.overdue ?? false,
     pageSize: checkPageSize(o.pageSize ?? 0),
     pageToken: o.pageToken ?? "",
   });

@@ -51,3 +51,44 @@ for (const [name, make] of clients) {
     });
   });
 }
+
+test("a worker's task escalates; the inbox filters by claim and overdue", async () => {
+  const { step, workflow } = await import("@wfd/client/worker");
+  const { startWorker } = await import("./worker-helpers.js");
+  const c = nodeClient(server.addr);
+  const wf = workflow({
+    name: "escalate-ts",
+    steps: {
+      ask: step({ accepts: ["start"], emits: ["stop"] }, async (ctx) => {
+        const a = await ctx.askHuman({ title: "Look", assignee: "ada", escalation: { afterMs: 200, reassign: "group:leads", notify: "ts-escalations" } });
+        ctx.send("stop", { by: a.completedBy });
+      }),
+    },
+  });
+  const w = startWorker(server.addr, [wf]);
+  try {
+    const h = await waitFor("the worker's workflow", async () => {
+      try {
+        return await c.run("escalate-ts", {});
+      } catch (e) {
+        if (code(e) === Code.NotFound) return undefined; // the worker has not connected yet
+        throw e;
+      }
+    });
+    const task: Task = await waitFor("its task", async () => (await c.tasks({ handlerId: h.handlerId })).tasks[0]);
+    assert.ok(task.due);
+    assert.equal((await c.tasks({ handlerId: h.handlerId, claim: "claimed" })).tasks.length, 0);
+    assert.equal((await c.tasks({ handlerId: h.handlerId, claim: "unclaimed" })).tasks.length, 1);
+    const escalated = await waitFor("the escalation", async () => {
+      const t = await c.task(task.taskId);
+      return t.escalated && t;
+    });
+    assert.equal(escalated.assignee, "group:leads");
+    assert.equal((await c.tasks({ handlerId: h.handlerId, overdue: true })).tasks.length, 1);
+    const pub = await c.publishedEvents({ key: "ts-escalations" });
+    assert.equal(pub.events[0]?.data?.["task_id"], task.taskId);
+  } finally {
+    await w.stop();
+    c.close();
+  }
+});

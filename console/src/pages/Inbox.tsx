@@ -1,6 +1,7 @@
 import { useLayoutEffect, useRef, useState } from "react";
 
-import type { TaskListOptions, TaskStatusName } from "@wfd/client/web";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { TaskStatus, type TaskListOptions, type TaskStatusName } from "@wfd/client/web";
 
 import { ErrorNote, Notice, Pager, Badge, useLoad } from "../components/common";
 import { ago, taskStatusName, when } from "../format";
@@ -32,6 +33,8 @@ export function Inbox() {
   const assignee = query.get("assignee") ?? "";
   const status = query.get("status") ?? "pending";
   const workflow = query.get("workflow") ?? "";
+  const claim = query.get("claim") ?? "";
+  const overdue = query.get("overdue") === "1";
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1] ?? "";
   const workflows = useLoad((signal) => client.workflows({ signal }), [client]);
@@ -49,13 +52,19 @@ export function Inbox() {
       if (workflow) {
         o.workflow = workflow;
       }
+      if (claim === "claimed" || claim === "unclaimed") {
+        o.claim = claim;
+      }
+      if (overdue) {
+        o.overdue = true;
+      }
       performance.clearMarks();
       performance.clearMeasures();
       const res = await client.tasks(o, { signal });
       performance.mark("wfd:inbox-response");
       return res;
     },
-    [client, mine, assignee, status, workflow, token],
+    [client, mine, assignee, status, workflow, claim, overdue, token],
   );
   const rendered = useRef<unknown>(null);
   useLayoutEffect(() => {
@@ -66,7 +75,7 @@ export function Inbox() {
   }, [page.data]);
 
   const setFilter = (k: string, v: string) => {
-    const q: { [k: string]: string } = { mine: query.get("mine") ?? "", assignee, status, workflow };
+    const q: { [k: string]: string } = { mine: query.get("mine") ?? "", assignee, status, workflow, claim, overdue: overdue ? "1" : "" };
     q[k] = v;
     if (q.status === "pending") {
       q.status = "";
@@ -88,6 +97,8 @@ export function Inbox() {
         <label>
           Assignee
           <input
+            key={assignee}
+            title="a person, or a group as group:ROLE"
             type="search"
             defaultValue={assignee}
             placeholder="anyone"
@@ -102,6 +113,27 @@ export function Inbox() {
               <option key={s}>{s}</option>
             ))}
           </select>
+        </label>
+        <label>
+          Group
+          <input
+            key={"g" + assignee}
+            type="search"
+            defaultValue={assignee.startsWith("group:") ? assignee.slice("group:".length) : ""}
+            placeholder="any"
+            onKeyDown={(e) => e.key === "Enter" && setFilter("assignee", e.currentTarget.value.trim() && "group:" + e.currentTarget.value.trim())}
+          />
+        </label>
+        <label>
+          Claimed
+          <select value={claim} onChange={(e) => setFilter("claim", e.target.value)}>
+            <option value="">either</option>
+            <option value="claimed">claimed</option>
+            <option value="unclaimed">unclaimed</option>
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" checked={overdue} onChange={(e) => setFilter("overdue", e.target.checked ? "1" : "")} /> Only overdue
         </label>
         <label>
           Workflow
@@ -145,7 +177,15 @@ export function Inbox() {
                   <Badge value={taskStatusName(t.status)} />
                 </td>
                 <td title={when(t.createdAt)}>{ago(t.createdAt)} ago</td>
-                <td>{when(t.deadline)}</td>
+                <td>
+                  {when(t.deadline)}
+                  {t.due && t.status === TaskStatus.PENDING && timestampDate(t.due) < new Date() && (
+                    <>
+                      {" "}
+                      <Badge value="overdue" />
+                    </>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

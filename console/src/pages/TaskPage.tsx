@@ -89,6 +89,15 @@ export function TaskPage({ id }: { id: string }) {
                   <dd>{when(t.deadline)}</dd>
                 </>
               )}
+              {t.due && (
+                <>
+                  <dt>Due</dt>
+                  <dd data-testid="task-due">
+                    {when(t.due)}
+                    {t.escalated && " (overdue: escalated)"}
+                  </dd>
+                </>
+              )}
               {t.completedAt && t.cancelReason && (
                 <>
                   <dt>Cancelled</dt>

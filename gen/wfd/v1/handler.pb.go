@@ -155,6 +155,9 @@ const (
 	TaskChange_TASK_CHANGE_REASSIGNED TaskChange = 7
 	// Someone (by) left a comment (text).
 	TaskChange_TASK_CHANGE_COMMENTED TaskChange = 8
+	// Nobody answered it in time: it was reassigned (to, when its
+	// escalation says so) and/or a notification published (text: the key).
+	TaskChange_TASK_CHANGE_ESCALATED TaskChange = 9
 )
 
 // Enum value maps for TaskChange.
@@ -169,6 +172,7 @@ var (
 		6: "TASK_CHANGE_UNCLAIMED",
 		7: "TASK_CHANGE_REASSIGNED",
 		8: "TASK_CHANGE_COMMENTED",
+		9: "TASK_CHANGE_ESCALATED",
 	}
 	TaskChange_value = map[string]int32{
 		"TASK_CHANGE_UNSPECIFIED": 0,
@@ -180,6 +184,7 @@ var (
 		"TASK_CHANGE_UNCLAIMED":   6,
 		"TASK_CHANGE_REASSIGNED":  7,
 		"TASK_CHANGE_COMMENTED":   8,
+		"TASK_CHANGE_ESCALATED":   9,
 	}
 )
 
@@ -1754,7 +1759,12 @@ type Task struct {
 	ClaimedBy string                 `protobuf:"bytes,18,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
 	ClaimedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=claimed_at,json=claimedAt,proto3" json:"claimed_at,omitempty"`
 	// The comments on it, oldest first (CommentTask).
-	Comments      []*TaskComment `protobuf:"bytes,20,rep,name=comments,proto3" json:"comments,omitempty"`
+	Comments []*TaskComment `protobuf:"bytes,20,rep,name=comments,proto3" json:"comments,omitempty"`
+	// When it is due: pending past it, it is overdue, and its escalation
+	// (declared with it) reassigned it or published a notification. Unset:
+	// no escalation.
+	Due           *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=due,proto3" json:"due,omitempty"`
+	Escalated     bool                   `protobuf:"varint,22,opt,name=escalated,proto3" json:"escalated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1927,6 +1937,20 @@ func (x *Task) GetComments() []*TaskComment {
 		return x.Comments
 	}
 	return nil
+}
+
+func (x *Task) GetDue() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Due
+	}
+	return nil
+}
+
+func (x *Task) GetEscalated() bool {
+	if x != nil {
+		return x.Escalated
+	}
+	return false
 }
 
 // TaskComment is a note a person left on a task.
@@ -2352,7 +2376,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10workflow_version\x18\x05 \x01(\tR\x0fworkflowVersion\x12%\n" +
 	"\x0enone_connected\x18\x06 \x01(\bR\rnoneConnected\x12\x1f\n" +
 	"\vlost_worker\x18\a \x01(\tR\n" +
-	"lostWorker\"\xcd\x06\n" +
+	"lostWorker\"\x99\a\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2378,7 +2402,9 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"claimed_by\x18\x12 \x01(\tR\tclaimedBy\x129\n" +
 	"\n" +
 	"claimed_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\x12/\n" +
-	"\bcomments\x18\x14 \x03(\v2\x13.wfd.v1.TaskCommentR\bcomments\"]\n" +
+	"\bcomments\x18\x14 \x03(\v2\x13.wfd.v1.TaskCommentR\bcomments\x12,\n" +
+	"\x03due\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\x03due\x12\x1c\n" +
+	"\tescalated\x18\x16 \x01(\bR\tescalated\"]\n" +
 	"\vTaskComment\x12\x0e\n" +
 	"\x02by\x18\x01 \x01(\tR\x02by\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
@@ -2415,7 +2441,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\tResidency\x12\x19\n" +
 	"\x15RESIDENCY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RESIDENCY_ACTIVE\x10\x01\x12\x16\n" +
-	"\x12RESIDENCY_RELEASED\x10\x02*\xf9\x01\n" +
+	"\x12RESIDENCY_RELEASED\x10\x02*\x94\x02\n" +
 	"\n" +
 	"TaskChange\x12\x1b\n" +
 	"\x17TASK_CHANGE_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -2426,7 +2452,8 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x13TASK_CHANGE_CLAIMED\x10\x05\x12\x19\n" +
 	"\x15TASK_CHANGE_UNCLAIMED\x10\x06\x12\x1a\n" +
 	"\x16TASK_CHANGE_REASSIGNED\x10\a\x12\x19\n" +
-	"\x15TASK_CHANGE_COMMENTED\x10\b*\x91\x01\n" +
+	"\x15TASK_CHANGE_COMMENTED\x10\b\x12\x19\n" +
+	"\x15TASK_CHANGE_ESCALATED\x10\t*\x91\x01\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2524,18 +2551,19 @@ var file_wfd_v1_handler_proto_depIdxs = []int32{
 	24, // 43: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
 	25, // 44: wfd.v1.Task.claimed_at:type_name -> google.protobuf.Timestamp
 	21, // 45: wfd.v1.Task.comments:type_name -> wfd.v1.TaskComment
-	25, // 46: wfd.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
-	25, // 47: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
-	0,  // 48: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
-	24, // 49: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
-	7,  // 50: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
-	23, // 51: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
-	4,  // 52: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	25, // 46: wfd.v1.Task.due:type_name -> google.protobuf.Timestamp
+	25, // 47: wfd.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
+	25, // 48: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
+	0,  // 49: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
+	24, // 50: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
+	7,  // 51: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
+	23, // 52: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
+	4,  // 53: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
+	54, // [54:54] is the sub-list for method output_type
+	54, // [54:54] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }

@@ -24,6 +24,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TaskClaim filters ListTasks by claim.
+type TaskClaim int32
+
+const (
+	TaskClaim_TASK_CLAIM_UNSPECIFIED TaskClaim = 0
+	TaskClaim_TASK_CLAIM_CLAIMED     TaskClaim = 1
+	TaskClaim_TASK_CLAIM_UNCLAIMED   TaskClaim = 2
+)
+
+// Enum value maps for TaskClaim.
+var (
+	TaskClaim_name = map[int32]string{
+		0: "TASK_CLAIM_UNSPECIFIED",
+		1: "TASK_CLAIM_CLAIMED",
+		2: "TASK_CLAIM_UNCLAIMED",
+	}
+	TaskClaim_value = map[string]int32{
+		"TASK_CLAIM_UNSPECIFIED": 0,
+		"TASK_CLAIM_CLAIMED":     1,
+		"TASK_CLAIM_UNCLAIMED":   2,
+	}
+)
+
+func (x TaskClaim) Enum() *TaskClaim {
+	p := new(TaskClaim)
+	*p = x
+	return p
+}
+
+func (x TaskClaim) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskClaim) Descriptor() protoreflect.EnumDescriptor {
+	return file_wfd_v1_service_proto_enumTypes[0].Descriptor()
+}
+
+func (TaskClaim) Type() protoreflect.EnumType {
+	return &file_wfd_v1_service_proto_enumTypes[0]
+}
+
+func (x TaskClaim) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskClaim.Descriptor instead.
+func (TaskClaim) EnumDescriptor() ([]byte, []int) {
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
 type UpgradeOutcome int32
 
 const (
@@ -67,11 +117,11 @@ func (x UpgradeOutcome) String() string {
 }
 
 func (UpgradeOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_wfd_v1_service_proto_enumTypes[0].Descriptor()
+	return file_wfd_v1_service_proto_enumTypes[1].Descriptor()
 }
 
 func (UpgradeOutcome) Type() protoreflect.EnumType {
-	return &file_wfd_v1_service_proto_enumTypes[0]
+	return &file_wfd_v1_service_proto_enumTypes[1]
 }
 
 func (x UpgradeOutcome) Number() protoreflect.EnumNumber {
@@ -80,7 +130,7 @@ func (x UpgradeOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use UpgradeOutcome.Descriptor instead.
 func (UpgradeOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_wfd_v1_service_proto_rawDescGZIP(), []int{0}
+	return file_wfd_v1_service_proto_rawDescGZIP(), []int{1}
 }
 
 // Workflow describes a registered workflow.
@@ -1904,7 +1954,7 @@ type ListTasksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only tasks with one of these statuses.
 	Statuses []TaskStatus `protobuf:"varint,1,rep,packed,name=statuses,proto3,enum=wfd.v1.TaskStatus" json:"statuses,omitempty"`
-	// Only tasks assigned to this person.
+	// Only tasks assigned to this person, or group ("group:<role>").
 	Assignee  string `protobuf:"bytes,2,opt,name=assignee,proto3" json:"assignee,omitempty"`
 	Workflow  string `protobuf:"bytes,3,opt,name=workflow,proto3" json:"workflow,omitempty"`
 	HandlerId string `protobuf:"bytes,4,opt,name=handler_id,json=handlerId,proto3" json:"handler_id,omitempty"`
@@ -1914,7 +1964,11 @@ type ListTasksRequest struct {
 	// Only the caller's tasks: those assigned to its subject or to
 	// "group:<role>" for one of its roles. Needs authentication; not
 	// together with assignee.
-	Mine          bool `protobuf:"varint,7,opt,name=mine,proto3" json:"mine,omitempty"`
+	Mine bool `protobuf:"varint,7,opt,name=mine,proto3" json:"mine,omitempty"`
+	// Only tasks someone holds (CLAIMED) or nobody does (UNCLAIMED).
+	Claim TaskClaim `protobuf:"varint,8,opt,name=claim,proto3,enum=wfd.v1.TaskClaim" json:"claim,omitempty"`
+	// Only pending tasks whose deadline has passed.
+	Overdue       bool `protobuf:"varint,9,opt,name=overdue,proto3" json:"overdue,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1994,6 +2048,20 @@ func (x *ListTasksRequest) GetPageToken() string {
 func (x *ListTasksRequest) GetMine() bool {
 	if x != nil {
 		return x.Mine
+	}
+	return false
+}
+
+func (x *ListTasksRequest) GetClaim() TaskClaim {
+	if x != nil {
+		return x.Claim
+	}
+	return TaskClaim_TASK_CLAIM_UNSPECIFIED
+}
+
+func (x *ListTasksRequest) GetOverdue() bool {
+	if x != nil {
+		return x.Overdue
 	}
 	return false
 }
@@ -4283,7 +4351,7 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\rtasks_pending\x18\x11 \x01(\x03R\ftasksPending\x1aC\n" +
 	"\x15HandlersByStatusEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xe9\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xac\x02\n" +
 	"\x10ListTasksRequest\x12.\n" +
 	"\bstatuses\x18\x01 \x03(\x0e2\x12.wfd.v1.TaskStatusR\bstatuses\x12\x1a\n" +
 	"\bassignee\x18\x02 \x01(\tR\bassignee\x12\x1a\n" +
@@ -4293,7 +4361,9 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x06 \x01(\tR\tpageToken\x12\x12\n" +
-	"\x04mine\x18\a \x01(\bR\x04mine\"_\n" +
+	"\x04mine\x18\a \x01(\bR\x04mine\x12'\n" +
+	"\x05claim\x18\b \x01(\x0e2\x11.wfd.v1.TaskClaimR\x05claim\x12\x18\n" +
+	"\aoverdue\x18\t \x01(\bR\aoverdue\"_\n" +
 	"\x11ListTasksResponse\x12\"\n" +
 	"\x05tasks\x18\x01 \x03(\v2\f.wfd.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\")\n" +
@@ -4432,7 +4502,11 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\x1cDeleteWorkflowVersionRequest\x12\x1a\n" +
 	"\bworkflow\x18\x01 \x01(\tR\bworkflow\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\"\x1f\n" +
-	"\x1dDeleteWorkflowVersionResponse*\xa1\x01\n" +
+	"\x1dDeleteWorkflowVersionResponse*Y\n" +
+	"\tTaskClaim\x12\x1a\n" +
+	"\x16TASK_CLAIM_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12TASK_CLAIM_CLAIMED\x10\x01\x12\x18\n" +
+	"\x14TASK_CLAIM_UNCLAIMED\x10\x02*\xa1\x01\n" +
 	"\x0eUpgradeOutcome\x12\x1f\n" +
 	"\x1bUPGRADE_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18UPGRADE_OUTCOME_CAN_MOVE\x10\x01\x12\x19\n" +
@@ -4488,233 +4562,235 @@ func file_wfd_v1_service_proto_rawDescGZIP() []byte {
 	return file_wfd_v1_service_proto_rawDescData
 }
 
-var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_wfd_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_wfd_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_wfd_v1_service_proto_goTypes = []any{
-	(UpgradeOutcome)(0),                   // 0: wfd.v1.UpgradeOutcome
-	(*Workflow)(nil),                      // 1: wfd.v1.Workflow
-	(*Concurrency)(nil),                   // 2: wfd.v1.Concurrency
-	(*WorkflowVersion)(nil),               // 3: wfd.v1.WorkflowVersion
-	(*EventType)(nil),                     // 4: wfd.v1.EventType
-	(*ListWorkflowsRequest)(nil),          // 5: wfd.v1.ListWorkflowsRequest
-	(*ListWorkflowsResponse)(nil),         // 6: wfd.v1.ListWorkflowsResponse
-	(*RunWorkflowRequest)(nil),            // 7: wfd.v1.RunWorkflowRequest
-	(*RunWorkflowResponse)(nil),           // 8: wfd.v1.RunWorkflowResponse
-	(*GetHandlerRequest)(nil),             // 9: wfd.v1.GetHandlerRequest
-	(*GetHandlerResponse)(nil),            // 10: wfd.v1.GetHandlerResponse
-	(*ListHandlersRequest)(nil),           // 11: wfd.v1.ListHandlersRequest
-	(*ListHandlersResponse)(nil),          // 12: wfd.v1.ListHandlersResponse
-	(*SendEventRequest)(nil),              // 13: wfd.v1.SendEventRequest
-	(*StartIfMissing)(nil),                // 14: wfd.v1.StartIfMissing
-	(*SendEventResponse)(nil),             // 15: wfd.v1.SendEventResponse
-	(*StreamEventsRequest)(nil),           // 16: wfd.v1.StreamEventsRequest
-	(*StreamEventsResponse)(nil),          // 17: wfd.v1.StreamEventsResponse
-	(*Heartbeat)(nil),                     // 18: wfd.v1.Heartbeat
-	(*CancelHandlerRequest)(nil),          // 19: wfd.v1.CancelHandlerRequest
-	(*CancelHandlerResponse)(nil),         // 20: wfd.v1.CancelHandlerResponse
-	(*ReleaseHandlerRequest)(nil),         // 21: wfd.v1.ReleaseHandlerRequest
-	(*ReleaseHandlerResponse)(nil),        // 22: wfd.v1.ReleaseHandlerResponse
-	(*GetStatsRequest)(nil),               // 23: wfd.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),              // 24: wfd.v1.GetStatsResponse
-	(*ListTasksRequest)(nil),              // 25: wfd.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 26: wfd.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),                // 27: wfd.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),               // 28: wfd.v1.GetTaskResponse
-	(*CompleteTaskRequest)(nil),           // 29: wfd.v1.CompleteTaskRequest
-	(*CompleteTaskResponse)(nil),          // 30: wfd.v1.CompleteTaskResponse
-	(*CancelTaskRequest)(nil),             // 31: wfd.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),            // 32: wfd.v1.CancelTaskResponse
-	(*ClaimTaskRequest)(nil),              // 33: wfd.v1.ClaimTaskRequest
-	(*ClaimTaskResponse)(nil),             // 34: wfd.v1.ClaimTaskResponse
-	(*UnclaimTaskRequest)(nil),            // 35: wfd.v1.UnclaimTaskRequest
-	(*UnclaimTaskResponse)(nil),           // 36: wfd.v1.UnclaimTaskResponse
-	(*ReassignTaskRequest)(nil),           // 37: wfd.v1.ReassignTaskRequest
-	(*ReassignTaskResponse)(nil),          // 38: wfd.v1.ReassignTaskResponse
-	(*CommentTaskRequest)(nil),            // 39: wfd.v1.CommentTaskRequest
-	(*CommentTaskResponse)(nil),           // 40: wfd.v1.CommentTaskResponse
-	(*PublishEventRequest)(nil),           // 41: wfd.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),          // 42: wfd.v1.PublishEventResponse
-	(*WaitHandlerRequest)(nil),            // 43: wfd.v1.WaitHandlerRequest
-	(*WaitHandlerResponse)(nil),           // 44: wfd.v1.WaitHandlerResponse
-	(*DeleteHandlerRequest)(nil),          // 45: wfd.v1.DeleteHandlerRequest
-	(*DeleteHandlerResponse)(nil),         // 46: wfd.v1.DeleteHandlerResponse
-	(*ListPublishedEventsRequest)(nil),    // 47: wfd.v1.ListPublishedEventsRequest
-	(*ListPublishedEventsResponse)(nil),   // 48: wfd.v1.ListPublishedEventsResponse
-	(*PublishedEvent)(nil),                // 49: wfd.v1.PublishedEvent
-	(*GetIdentityRequest)(nil),            // 50: wfd.v1.GetIdentityRequest
-	(*GetIdentityResponse)(nil),           // 51: wfd.v1.GetIdentityResponse
-	(*ListNamespacesRequest)(nil),         // 52: wfd.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),        // 53: wfd.v1.ListNamespacesResponse
-	(*Namespace)(nil),                     // 54: wfd.v1.Namespace
-	(*ListReplicasRequest)(nil),           // 55: wfd.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),          // 56: wfd.v1.ListReplicasResponse
-	(*Replica)(nil),                       // 57: wfd.v1.Replica
-	(*UpgradeHandlersRequest)(nil),        // 58: wfd.v1.UpgradeHandlersRequest
-	(*UpgradeHandlersResponse)(nil),       // 59: wfd.v1.UpgradeHandlersResponse
-	(*HandlerUpgrade)(nil),                // 60: wfd.v1.HandlerUpgrade
-	(*SetCurrentVersionRequest)(nil),      // 61: wfd.v1.SetCurrentVersionRequest
-	(*SetCurrentVersionResponse)(nil),     // 62: wfd.v1.SetCurrentVersionResponse
-	(*DeleteWorkflowVersionRequest)(nil),  // 63: wfd.v1.DeleteWorkflowVersionRequest
-	(*DeleteWorkflowVersionResponse)(nil), // 64: wfd.v1.DeleteWorkflowVersionResponse
-	nil,                                   // 65: wfd.v1.Workflow.SearchAttributesEntry
-	nil,                                   // 66: wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	(*structpb.Struct)(nil),               // 67: google.protobuf.Struct
-	(*durationpb.Duration)(nil),           // 68: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),         // 69: google.protobuf.Timestamp
-	(*Event)(nil),                         // 70: wfd.v1.Event
-	(*Handler)(nil),                       // 71: wfd.v1.Handler
-	(*HandlerAt)(nil),                     // 72: wfd.v1.HandlerAt
-	(HandlerStatus)(0),                    // 73: wfd.v1.HandlerStatus
-	(Residency)(0),                        // 74: wfd.v1.Residency
-	(*Record)(nil),                        // 75: wfd.v1.Record
-	(TaskStatus)(0),                       // 76: wfd.v1.TaskStatus
-	(*Task)(nil),                          // 77: wfd.v1.Task
-	(*CreateScheduleRequest)(nil),         // 78: wfd.v1.CreateScheduleRequest
-	(*GetScheduleRequest)(nil),            // 79: wfd.v1.GetScheduleRequest
-	(*ListSchedulesRequest)(nil),          // 80: wfd.v1.ListSchedulesRequest
-	(*UpdateScheduleRequest)(nil),         // 81: wfd.v1.UpdateScheduleRequest
-	(*DeleteScheduleRequest)(nil),         // 82: wfd.v1.DeleteScheduleRequest
-	(*TriggerScheduleRequest)(nil),        // 83: wfd.v1.TriggerScheduleRequest
-	(*CreateScheduleResponse)(nil),        // 84: wfd.v1.CreateScheduleResponse
-	(*GetScheduleResponse)(nil),           // 85: wfd.v1.GetScheduleResponse
-	(*ListSchedulesResponse)(nil),         // 86: wfd.v1.ListSchedulesResponse
-	(*UpdateScheduleResponse)(nil),        // 87: wfd.v1.UpdateScheduleResponse
-	(*DeleteScheduleResponse)(nil),        // 88: wfd.v1.DeleteScheduleResponse
-	(*TriggerScheduleResponse)(nil),       // 89: wfd.v1.TriggerScheduleResponse
+	(TaskClaim)(0),                        // 0: wfd.v1.TaskClaim
+	(UpgradeOutcome)(0),                   // 1: wfd.v1.UpgradeOutcome
+	(*Workflow)(nil),                      // 2: wfd.v1.Workflow
+	(*Concurrency)(nil),                   // 3: wfd.v1.Concurrency
+	(*WorkflowVersion)(nil),               // 4: wfd.v1.WorkflowVersion
+	(*EventType)(nil),                     // 5: wfd.v1.EventType
+	(*ListWorkflowsRequest)(nil),          // 6: wfd.v1.ListWorkflowsRequest
+	(*ListWorkflowsResponse)(nil),         // 7: wfd.v1.ListWorkflowsResponse
+	(*RunWorkflowRequest)(nil),            // 8: wfd.v1.RunWorkflowRequest
+	(*RunWorkflowResponse)(nil),           // 9: wfd.v1.RunWorkflowResponse
+	(*GetHandlerRequest)(nil),             // 10: wfd.v1.GetHandlerRequest
+	(*GetHandlerResponse)(nil),            // 11: wfd.v1.GetHandlerResponse
+	(*ListHandlersRequest)(nil),           // 12: wfd.v1.ListHandlersRequest
+	(*ListHandlersResponse)(nil),          // 13: wfd.v1.ListHandlersResponse
+	(*SendEventRequest)(nil),              // 14: wfd.v1.SendEventRequest
+	(*StartIfMissing)(nil),                // 15: wfd.v1.StartIfMissing
+	(*SendEventResponse)(nil),             // 16: wfd.v1.SendEventResponse
+	(*StreamEventsRequest)(nil),           // 17: wfd.v1.StreamEventsRequest
+	(*StreamEventsResponse)(nil),          // 18: wfd.v1.StreamEventsResponse
+	(*Heartbeat)(nil),                     // 19: wfd.v1.Heartbeat
+	(*CancelHandlerRequest)(nil),          // 20: wfd.v1.CancelHandlerRequest
+	(*CancelHandlerResponse)(nil),         // 21: wfd.v1.CancelHandlerResponse
+	(*ReleaseHandlerRequest)(nil),         // 22: wfd.v1.ReleaseHandlerRequest
+	(*ReleaseHandlerResponse)(nil),        // 23: wfd.v1.ReleaseHandlerResponse
+	(*GetStatsRequest)(nil),               // 24: wfd.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),              // 25: wfd.v1.GetStatsResponse
+	(*ListTasksRequest)(nil),              // 26: wfd.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 27: wfd.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),                // 28: wfd.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 29: wfd.v1.GetTaskResponse
+	(*CompleteTaskRequest)(nil),           // 30: wfd.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),          // 31: wfd.v1.CompleteTaskResponse
+	(*CancelTaskRequest)(nil),             // 32: wfd.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),            // 33: wfd.v1.CancelTaskResponse
+	(*ClaimTaskRequest)(nil),              // 34: wfd.v1.ClaimTaskRequest
+	(*ClaimTaskResponse)(nil),             // 35: wfd.v1.ClaimTaskResponse
+	(*UnclaimTaskRequest)(nil),            // 36: wfd.v1.UnclaimTaskRequest
+	(*UnclaimTaskResponse)(nil),           // 37: wfd.v1.UnclaimTaskResponse
+	(*ReassignTaskRequest)(nil),           // 38: wfd.v1.ReassignTaskRequest
+	(*ReassignTaskResponse)(nil),          // 39: wfd.v1.ReassignTaskResponse
+	(*CommentTaskRequest)(nil),            // 40: wfd.v1.CommentTaskRequest
+	(*CommentTaskResponse)(nil),           // 41: wfd.v1.CommentTaskResponse
+	(*PublishEventRequest)(nil),           // 42: wfd.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),          // 43: wfd.v1.PublishEventResponse
+	(*WaitHandlerRequest)(nil),            // 44: wfd.v1.WaitHandlerRequest
+	(*WaitHandlerResponse)(nil),           // 45: wfd.v1.WaitHandlerResponse
+	(*DeleteHandlerRequest)(nil),          // 46: wfd.v1.DeleteHandlerRequest
+	(*DeleteHandlerResponse)(nil),         // 47: wfd.v1.DeleteHandlerResponse
+	(*ListPublishedEventsRequest)(nil),    // 48: wfd.v1.ListPublishedEventsRequest
+	(*ListPublishedEventsResponse)(nil),   // 49: wfd.v1.ListPublishedEventsResponse
+	(*PublishedEvent)(nil),                // 50: wfd.v1.PublishedEvent
+	(*GetIdentityRequest)(nil),            // 51: wfd.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),           // 52: wfd.v1.GetIdentityResponse
+	(*ListNamespacesRequest)(nil),         // 53: wfd.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),        // 54: wfd.v1.ListNamespacesResponse
+	(*Namespace)(nil),                     // 55: wfd.v1.Namespace
+	(*ListReplicasRequest)(nil),           // 56: wfd.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),          // 57: wfd.v1.ListReplicasResponse
+	(*Replica)(nil),                       // 58: wfd.v1.Replica
+	(*UpgradeHandlersRequest)(nil),        // 59: wfd.v1.UpgradeHandlersRequest
+	(*UpgradeHandlersResponse)(nil),       // 60: wfd.v1.UpgradeHandlersResponse
+	(*HandlerUpgrade)(nil),                // 61: wfd.v1.HandlerUpgrade
+	(*SetCurrentVersionRequest)(nil),      // 62: wfd.v1.SetCurrentVersionRequest
+	(*SetCurrentVersionResponse)(nil),     // 63: wfd.v1.SetCurrentVersionResponse
+	(*DeleteWorkflowVersionRequest)(nil),  // 64: wfd.v1.DeleteWorkflowVersionRequest
+	(*DeleteWorkflowVersionResponse)(nil), // 65: wfd.v1.DeleteWorkflowVersionResponse
+	nil,                                   // 66: wfd.v1.Workflow.SearchAttributesEntry
+	nil,                                   // 67: wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	(*structpb.Struct)(nil),               // 68: google.protobuf.Struct
+	(*durationpb.Duration)(nil),           // 69: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),         // 70: google.protobuf.Timestamp
+	(*Event)(nil),                         // 71: wfd.v1.Event
+	(*Handler)(nil),                       // 72: wfd.v1.Handler
+	(*HandlerAt)(nil),                     // 73: wfd.v1.HandlerAt
+	(HandlerStatus)(0),                    // 74: wfd.v1.HandlerStatus
+	(Residency)(0),                        // 75: wfd.v1.Residency
+	(*Record)(nil),                        // 76: wfd.v1.Record
+	(TaskStatus)(0),                       // 77: wfd.v1.TaskStatus
+	(*Task)(nil),                          // 78: wfd.v1.Task
+	(*CreateScheduleRequest)(nil),         // 79: wfd.v1.CreateScheduleRequest
+	(*GetScheduleRequest)(nil),            // 80: wfd.v1.GetScheduleRequest
+	(*ListSchedulesRequest)(nil),          // 81: wfd.v1.ListSchedulesRequest
+	(*UpdateScheduleRequest)(nil),         // 82: wfd.v1.UpdateScheduleRequest
+	(*DeleteScheduleRequest)(nil),         // 83: wfd.v1.DeleteScheduleRequest
+	(*TriggerScheduleRequest)(nil),        // 84: wfd.v1.TriggerScheduleRequest
+	(*CreateScheduleResponse)(nil),        // 85: wfd.v1.CreateScheduleResponse
+	(*GetScheduleResponse)(nil),           // 86: wfd.v1.GetScheduleResponse
+	(*ListSchedulesResponse)(nil),         // 87: wfd.v1.ListSchedulesResponse
+	(*UpdateScheduleResponse)(nil),        // 88: wfd.v1.UpdateScheduleResponse
+	(*DeleteScheduleResponse)(nil),        // 89: wfd.v1.DeleteScheduleResponse
+	(*TriggerScheduleResponse)(nil),       // 90: wfd.v1.TriggerScheduleResponse
 }
 var file_wfd_v1_service_proto_depIdxs = []int32{
-	67, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
-	4,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
-	3,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
-	65, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
-	2,  // 4: wfd.v1.Workflow.concurrency:type_name -> wfd.v1.Concurrency
-	68, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
-	69, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 7: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
-	67, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
-	1,  // 9: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
-	67, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
-	68, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
-	70, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
-	67, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
-	71, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
-	71, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
-	72, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
-	73, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
-	68, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
-	74, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
-	71, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
-	70, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
-	68, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
-	14, // 23: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
-	67, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
-	67, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
-	71, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
-	75, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
-	18, // 28: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
-	71, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
-	71, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
-	66, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
-	68, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
-	68, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
-	68, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
-	68, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
-	76, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
-	77, // 37: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
-	77, // 38: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
-	67, // 39: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
-	77, // 40: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
-	77, // 41: wfd.v1.CancelTaskResponse.task:type_name -> wfd.v1.Task
-	77, // 42: wfd.v1.ClaimTaskResponse.task:type_name -> wfd.v1.Task
-	77, // 43: wfd.v1.UnclaimTaskResponse.task:type_name -> wfd.v1.Task
-	77, // 44: wfd.v1.ReassignTaskResponse.task:type_name -> wfd.v1.Task
-	77, // 45: wfd.v1.CommentTaskResponse.task:type_name -> wfd.v1.Task
-	67, // 46: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
-	68, // 47: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
-	71, // 48: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
-	69, // 49: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
-	49, // 50: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
-	67, // 51: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
-	69, // 52: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
-	54, // 53: wfd.v1.ListNamespacesResponse.namespaces:type_name -> wfd.v1.Namespace
-	68, // 54: wfd.v1.Namespace.retention:type_name -> google.protobuf.Duration
-	57, // 55: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
-	69, // 56: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
-	69, // 57: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
-	60, // 58: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
-	0,  // 59: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
-	1,  // 60: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
-	5,  // 61: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
-	7,  // 62: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
-	9,  // 63: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
-	11, // 64: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
-	13, // 65: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
-	16, // 66: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
-	19, // 67: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
-	21, // 68: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
-	25, // 69: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
-	27, // 70: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
-	29, // 71: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
-	31, // 72: wfd.v1.WorkflowService.CancelTask:input_type -> wfd.v1.CancelTaskRequest
-	33, // 73: wfd.v1.WorkflowService.ClaimTask:input_type -> wfd.v1.ClaimTaskRequest
-	35, // 74: wfd.v1.WorkflowService.UnclaimTask:input_type -> wfd.v1.UnclaimTaskRequest
-	37, // 75: wfd.v1.WorkflowService.ReassignTask:input_type -> wfd.v1.ReassignTaskRequest
-	39, // 76: wfd.v1.WorkflowService.CommentTask:input_type -> wfd.v1.CommentTaskRequest
-	41, // 77: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
-	23, // 78: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
-	43, // 79: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
-	45, // 80: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
-	47, // 81: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
-	50, // 82: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
-	52, // 83: wfd.v1.WorkflowService.ListNamespaces:input_type -> wfd.v1.ListNamespacesRequest
-	55, // 84: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
-	58, // 85: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
-	61, // 86: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
-	63, // 87: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
-	78, // 88: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
-	79, // 89: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
-	80, // 90: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
-	81, // 91: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
-	82, // 92: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
-	83, // 93: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
-	6,  // 94: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
-	8,  // 95: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
-	10, // 96: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
-	12, // 97: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
-	15, // 98: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
-	17, // 99: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
-	20, // 100: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
-	22, // 101: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
-	26, // 102: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
-	28, // 103: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
-	30, // 104: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
-	32, // 105: wfd.v1.WorkflowService.CancelTask:output_type -> wfd.v1.CancelTaskResponse
-	34, // 106: wfd.v1.WorkflowService.ClaimTask:output_type -> wfd.v1.ClaimTaskResponse
-	36, // 107: wfd.v1.WorkflowService.UnclaimTask:output_type -> wfd.v1.UnclaimTaskResponse
-	38, // 108: wfd.v1.WorkflowService.ReassignTask:output_type -> wfd.v1.ReassignTaskResponse
-	40, // 109: wfd.v1.WorkflowService.CommentTask:output_type -> wfd.v1.CommentTaskResponse
-	42, // 110: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
-	24, // 111: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
-	44, // 112: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
-	46, // 113: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
-	48, // 114: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
-	51, // 115: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
-	53, // 116: wfd.v1.WorkflowService.ListNamespaces:output_type -> wfd.v1.ListNamespacesResponse
-	56, // 117: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
-	59, // 118: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
-	62, // 119: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
-	64, // 120: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
-	84, // 121: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
-	85, // 122: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
-	86, // 123: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
-	87, // 124: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
-	88, // 125: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
-	89, // 126: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
-	94, // [94:127] is the sub-list for method output_type
-	61, // [61:94] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	68, // 0: wfd.v1.Workflow.input_schema:type_name -> google.protobuf.Struct
+	5,  // 1: wfd.v1.Workflow.event_types:type_name -> wfd.v1.EventType
+	4,  // 2: wfd.v1.Workflow.versions:type_name -> wfd.v1.WorkflowVersion
+	66, // 3: wfd.v1.Workflow.search_attributes:type_name -> wfd.v1.Workflow.SearchAttributesEntry
+	3,  // 4: wfd.v1.Workflow.concurrency:type_name -> wfd.v1.Concurrency
+	69, // 5: wfd.v1.Concurrency.per:type_name -> google.protobuf.Duration
+	70, // 6: wfd.v1.WorkflowVersion.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 7: wfd.v1.WorkflowVersion.definition:type_name -> wfd.v1.Workflow
+	68, // 8: wfd.v1.EventType.schema:type_name -> google.protobuf.Struct
+	2,  // 9: wfd.v1.ListWorkflowsResponse.workflows:type_name -> wfd.v1.Workflow
+	68, // 10: wfd.v1.RunWorkflowRequest.input:type_name -> google.protobuf.Struct
+	69, // 11: wfd.v1.RunWorkflowRequest.wait:type_name -> google.protobuf.Duration
+	71, // 12: wfd.v1.RunWorkflowRequest.events:type_name -> wfd.v1.Event
+	68, // 13: wfd.v1.RunWorkflowRequest.attributes:type_name -> google.protobuf.Struct
+	72, // 14: wfd.v1.RunWorkflowResponse.handler:type_name -> wfd.v1.Handler
+	72, // 15: wfd.v1.GetHandlerResponse.handler:type_name -> wfd.v1.Handler
+	73, // 16: wfd.v1.GetHandlerResponse.at:type_name -> wfd.v1.HandlerAt
+	74, // 17: wfd.v1.ListHandlersRequest.statuses:type_name -> wfd.v1.HandlerStatus
+	69, // 18: wfd.v1.ListHandlersRequest.idle_for:type_name -> google.protobuf.Duration
+	75, // 19: wfd.v1.ListHandlersRequest.residency:type_name -> wfd.v1.Residency
+	72, // 20: wfd.v1.ListHandlersResponse.handlers:type_name -> wfd.v1.Handler
+	71, // 21: wfd.v1.SendEventRequest.event:type_name -> wfd.v1.Event
+	69, // 22: wfd.v1.SendEventRequest.wait:type_name -> google.protobuf.Duration
+	15, // 23: wfd.v1.SendEventRequest.start:type_name -> wfd.v1.StartIfMissing
+	68, // 24: wfd.v1.StartIfMissing.input:type_name -> google.protobuf.Struct
+	68, // 25: wfd.v1.StartIfMissing.attributes:type_name -> google.protobuf.Struct
+	72, // 26: wfd.v1.SendEventResponse.handler:type_name -> wfd.v1.Handler
+	76, // 27: wfd.v1.StreamEventsResponse.record:type_name -> wfd.v1.Record
+	19, // 28: wfd.v1.StreamEventsResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	72, // 29: wfd.v1.CancelHandlerResponse.handler:type_name -> wfd.v1.Handler
+	72, // 30: wfd.v1.ReleaseHandlerResponse.handler:type_name -> wfd.v1.Handler
+	67, // 31: wfd.v1.GetStatsResponse.handlers_by_status:type_name -> wfd.v1.GetStatsResponse.HandlersByStatusEntry
+	69, // 32: wfd.v1.GetStatsResponse.rehydrate_latency_p50:type_name -> google.protobuf.Duration
+	69, // 33: wfd.v1.GetStatsResponse.rehydrate_latency_p99:type_name -> google.protobuf.Duration
+	69, // 34: wfd.v1.GetStatsResponse.dispatch_latency_p50:type_name -> google.protobuf.Duration
+	69, // 35: wfd.v1.GetStatsResponse.dispatch_latency_p99:type_name -> google.protobuf.Duration
+	77, // 36: wfd.v1.ListTasksRequest.statuses:type_name -> wfd.v1.TaskStatus
+	0,  // 37: wfd.v1.ListTasksRequest.claim:type_name -> wfd.v1.TaskClaim
+	78, // 38: wfd.v1.ListTasksResponse.tasks:type_name -> wfd.v1.Task
+	78, // 39: wfd.v1.GetTaskResponse.task:type_name -> wfd.v1.Task
+	68, // 40: wfd.v1.CompleteTaskRequest.answer:type_name -> google.protobuf.Struct
+	78, // 41: wfd.v1.CompleteTaskResponse.task:type_name -> wfd.v1.Task
+	78, // 42: wfd.v1.CancelTaskResponse.task:type_name -> wfd.v1.Task
+	78, // 43: wfd.v1.ClaimTaskResponse.task:type_name -> wfd.v1.Task
+	78, // 44: wfd.v1.UnclaimTaskResponse.task:type_name -> wfd.v1.Task
+	78, // 45: wfd.v1.ReassignTaskResponse.task:type_name -> wfd.v1.Task
+	78, // 46: wfd.v1.CommentTaskResponse.task:type_name -> wfd.v1.Task
+	68, // 47: wfd.v1.PublishEventRequest.data:type_name -> google.protobuf.Struct
+	69, // 48: wfd.v1.WaitHandlerRequest.timeout:type_name -> google.protobuf.Duration
+	72, // 49: wfd.v1.WaitHandlerResponse.handler:type_name -> wfd.v1.Handler
+	70, // 50: wfd.v1.ListPublishedEventsRequest.since:type_name -> google.protobuf.Timestamp
+	50, // 51: wfd.v1.ListPublishedEventsResponse.events:type_name -> wfd.v1.PublishedEvent
+	68, // 52: wfd.v1.PublishedEvent.data:type_name -> google.protobuf.Struct
+	70, // 53: wfd.v1.PublishedEvent.published_at:type_name -> google.protobuf.Timestamp
+	55, // 54: wfd.v1.ListNamespacesResponse.namespaces:type_name -> wfd.v1.Namespace
+	69, // 55: wfd.v1.Namespace.retention:type_name -> google.protobuf.Duration
+	58, // 56: wfd.v1.ListReplicasResponse.replicas:type_name -> wfd.v1.Replica
+	70, // 57: wfd.v1.Replica.started_at:type_name -> google.protobuf.Timestamp
+	70, // 58: wfd.v1.Replica.expires_at:type_name -> google.protobuf.Timestamp
+	61, // 59: wfd.v1.UpgradeHandlersResponse.handlers:type_name -> wfd.v1.HandlerUpgrade
+	1,  // 60: wfd.v1.HandlerUpgrade.outcome:type_name -> wfd.v1.UpgradeOutcome
+	2,  // 61: wfd.v1.SetCurrentVersionResponse.workflow:type_name -> wfd.v1.Workflow
+	6,  // 62: wfd.v1.WorkflowService.ListWorkflows:input_type -> wfd.v1.ListWorkflowsRequest
+	8,  // 63: wfd.v1.WorkflowService.RunWorkflow:input_type -> wfd.v1.RunWorkflowRequest
+	10, // 64: wfd.v1.WorkflowService.GetHandler:input_type -> wfd.v1.GetHandlerRequest
+	12, // 65: wfd.v1.WorkflowService.ListHandlers:input_type -> wfd.v1.ListHandlersRequest
+	14, // 66: wfd.v1.WorkflowService.SendEvent:input_type -> wfd.v1.SendEventRequest
+	17, // 67: wfd.v1.WorkflowService.StreamEvents:input_type -> wfd.v1.StreamEventsRequest
+	20, // 68: wfd.v1.WorkflowService.CancelHandler:input_type -> wfd.v1.CancelHandlerRequest
+	22, // 69: wfd.v1.WorkflowService.ReleaseHandler:input_type -> wfd.v1.ReleaseHandlerRequest
+	26, // 70: wfd.v1.WorkflowService.ListTasks:input_type -> wfd.v1.ListTasksRequest
+	28, // 71: wfd.v1.WorkflowService.GetTask:input_type -> wfd.v1.GetTaskRequest
+	30, // 72: wfd.v1.WorkflowService.CompleteTask:input_type -> wfd.v1.CompleteTaskRequest
+	32, // 73: wfd.v1.WorkflowService.CancelTask:input_type -> wfd.v1.CancelTaskRequest
+	34, // 74: wfd.v1.WorkflowService.ClaimTask:input_type -> wfd.v1.ClaimTaskRequest
+	36, // 75: wfd.v1.WorkflowService.UnclaimTask:input_type -> wfd.v1.UnclaimTaskRequest
+	38, // 76: wfd.v1.WorkflowService.ReassignTask:input_type -> wfd.v1.ReassignTaskRequest
+	40, // 77: wfd.v1.WorkflowService.CommentTask:input_type -> wfd.v1.CommentTaskRequest
+	42, // 78: wfd.v1.WorkflowService.PublishEvent:input_type -> wfd.v1.PublishEventRequest
+	24, // 79: wfd.v1.WorkflowService.GetStats:input_type -> wfd.v1.GetStatsRequest
+	44, // 80: wfd.v1.WorkflowService.WaitHandler:input_type -> wfd.v1.WaitHandlerRequest
+	46, // 81: wfd.v1.WorkflowService.DeleteHandler:input_type -> wfd.v1.DeleteHandlerRequest
+	48, // 82: wfd.v1.WorkflowService.ListPublishedEvents:input_type -> wfd.v1.ListPublishedEventsRequest
+	51, // 83: wfd.v1.WorkflowService.GetIdentity:input_type -> wfd.v1.GetIdentityRequest
+	53, // 84: wfd.v1.WorkflowService.ListNamespaces:input_type -> wfd.v1.ListNamespacesRequest
+	56, // 85: wfd.v1.WorkflowService.ListReplicas:input_type -> wfd.v1.ListReplicasRequest
+	59, // 86: wfd.v1.WorkflowService.UpgradeHandlers:input_type -> wfd.v1.UpgradeHandlersRequest
+	62, // 87: wfd.v1.WorkflowService.SetCurrentVersion:input_type -> wfd.v1.SetCurrentVersionRequest
+	64, // 88: wfd.v1.WorkflowService.DeleteWorkflowVersion:input_type -> wfd.v1.DeleteWorkflowVersionRequest
+	79, // 89: wfd.v1.WorkflowService.CreateSchedule:input_type -> wfd.v1.CreateScheduleRequest
+	80, // 90: wfd.v1.WorkflowService.GetSchedule:input_type -> wfd.v1.GetScheduleRequest
+	81, // 91: wfd.v1.WorkflowService.ListSchedules:input_type -> wfd.v1.ListSchedulesRequest
+	82, // 92: wfd.v1.WorkflowService.UpdateSchedule:input_type -> wfd.v1.UpdateScheduleRequest
+	83, // 93: wfd.v1.WorkflowService.DeleteSchedule:input_type -> wfd.v1.DeleteScheduleRequest
+	84, // 94: wfd.v1.WorkflowService.TriggerSchedule:input_type -> wfd.v1.TriggerScheduleRequest
+	7,  // 95: wfd.v1.WorkflowService.ListWorkflows:output_type -> wfd.v1.ListWorkflowsResponse
+	9,  // 96: wfd.v1.WorkflowService.RunWorkflow:output_type -> wfd.v1.RunWorkflowResponse
+	11, // 97: wfd.v1.WorkflowService.GetHandler:output_type -> wfd.v1.GetHandlerResponse
+	13, // 98: wfd.v1.WorkflowService.ListHandlers:output_type -> wfd.v1.ListHandlersResponse
+	16, // 99: wfd.v1.WorkflowService.SendEvent:output_type -> wfd.v1.SendEventResponse
+	18, // 100: wfd.v1.WorkflowService.StreamEvents:output_type -> wfd.v1.StreamEventsResponse
+	21, // 101: wfd.v1.WorkflowService.CancelHandler:output_type -> wfd.v1.CancelHandlerResponse
+	23, // 102: wfd.v1.WorkflowService.ReleaseHandler:output_type -> wfd.v1.ReleaseHandlerResponse
+	27, // 103: wfd.v1.WorkflowService.ListTasks:output_type -> wfd.v1.ListTasksResponse
+	29, // 104: wfd.v1.WorkflowService.GetTask:output_type -> wfd.v1.GetTaskResponse
+	31, // 105: wfd.v1.WorkflowService.CompleteTask:output_type -> wfd.v1.CompleteTaskResponse
+	33, // 106: wfd.v1.WorkflowService.CancelTask:output_type -> wfd.v1.CancelTaskResponse
+	35, // 107: wfd.v1.WorkflowService.ClaimTask:output_type -> wfd.v1.ClaimTaskResponse
+	37, // 108: wfd.v1.WorkflowService.UnclaimTask:output_type -> wfd.v1.UnclaimTaskResponse
+	39, // 109: wfd.v1.WorkflowService.ReassignTask:output_type -> wfd.v1.ReassignTaskResponse
+	41, // 110: wfd.v1.WorkflowService.CommentTask:output_type -> wfd.v1.CommentTaskResponse
+	43, // 111: wfd.v1.WorkflowService.PublishEvent:output_type -> wfd.v1.PublishEventResponse
+	25, // 112: wfd.v1.WorkflowService.GetStats:output_type -> wfd.v1.GetStatsResponse
+	45, // 113: wfd.v1.WorkflowService.WaitHandler:output_type -> wfd.v1.WaitHandlerResponse
+	47, // 114: wfd.v1.WorkflowService.DeleteHandler:output_type -> wfd.v1.DeleteHandlerResponse
+	49, // 115: wfd.v1.WorkflowService.ListPublishedEvents:output_type -> wfd.v1.ListPublishedEventsResponse
+	52, // 116: wfd.v1.WorkflowService.GetIdentity:output_type -> wfd.v1.GetIdentityResponse
+	54, // 117: wfd.v1.WorkflowService.ListNamespaces:output_type -> wfd.v1.ListNamespacesResponse
+	57, // 118: wfd.v1.WorkflowService.ListReplicas:output_type -> wfd.v1.ListReplicasResponse
+	60, // 119: wfd.v1.WorkflowService.UpgradeHandlers:output_type -> wfd.v1.UpgradeHandlersResponse
+	63, // 120: wfd.v1.WorkflowService.SetCurrentVersion:output_type -> wfd.v1.SetCurrentVersionResponse
+	65, // 121: wfd.v1.WorkflowService.DeleteWorkflowVersion:output_type -> wfd.v1.DeleteWorkflowVersionResponse
+	85, // 122: wfd.v1.WorkflowService.CreateSchedule:output_type -> wfd.v1.CreateScheduleResponse
+	86, // 123: wfd.v1.WorkflowService.GetSchedule:output_type -> wfd.v1.GetScheduleResponse
+	87, // 124: wfd.v1.WorkflowService.ListSchedules:output_type -> wfd.v1.ListSchedulesResponse
+	88, // 125: wfd.v1.WorkflowService.UpdateSchedule:output_type -> wfd.v1.UpdateScheduleResponse
+	89, // 126: wfd.v1.WorkflowService.DeleteSchedule:output_type -> wfd.v1.DeleteScheduleResponse
+	90, // 127: wfd.v1.WorkflowService.TriggerSchedule:output_type -> wfd.v1.TriggerScheduleResponse
+	95, // [95:128] is the sub-list for method output_type
+	62, // [62:95] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_service_proto_init() }
@@ -4733,7 +4809,7 @@ func file_wfd_v1_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_service_proto_rawDesc), len(file_wfd_v1_service_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,

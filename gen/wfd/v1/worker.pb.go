@@ -1450,8 +1450,10 @@ type AskHuman struct {
 	Deadline     *durationpb.Duration   `protobuf:"bytes,5,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	// What the person is to look at (HumanTask.input), and its optional
 	// schema, which input must match.
-	Input         *structpb.Struct `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
-	InputSchema   *structpb.Struct `protobuf:"bytes,7,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	Input       *structpb.Struct `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	InputSchema *structpb.Struct `protobuf:"bytes,7,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// What happens when nobody has answered it in time.
+	Escalation    *TaskEscalation `protobuf:"bytes,8,opt,name=escalation,proto3" json:"escalation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1535,6 +1537,76 @@ func (x *AskHuman) GetInputSchema() *structpb.Struct {
 	return nil
 }
 
+func (x *AskHuman) GetEscalation() *TaskEscalation {
+	if x != nil {
+		return x.Escalation
+	}
+	return nil
+}
+
+// TaskEscalation acts on a task still pending `after` its asking: it is
+// reassigned (reassign: a person or "group:<role>") and/or an event is
+// published under the key notify. The task stays pending.
+type TaskEscalation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	After         *durationpb.Duration   `protobuf:"bytes,1,opt,name=after,proto3" json:"after,omitempty"`
+	Reassign      string                 `protobuf:"bytes,2,opt,name=reassign,proto3" json:"reassign,omitempty"`
+	Notify        string                 `protobuf:"bytes,3,opt,name=notify,proto3" json:"notify,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskEscalation) Reset() {
+	*x = TaskEscalation{}
+	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskEscalation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskEscalation) ProtoMessage() {}
+
+func (x *TaskEscalation) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskEscalation.ProtoReflect.Descriptor instead.
+func (*TaskEscalation) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TaskEscalation) GetAfter() *durationpb.Duration {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *TaskEscalation) GetReassign() string {
+	if x != nil {
+		return x.Reassign
+	}
+	return ""
+}
+
+func (x *TaskEscalation) GetNotify() string {
+	if x != nil {
+		return x.Notify
+	}
+	return ""
+}
+
 // WaitForKey waits for an event published under a key.
 type WaitForKey struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1547,7 +1619,7 @@ type WaitForKey struct {
 
 func (x *WaitForKey) Reset() {
 	*x = WaitForKey{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	mi := &file_wfd_v1_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1631,7 @@ func (x *WaitForKey) String() string {
 func (*WaitForKey) ProtoMessage() {}
 
 func (x *WaitForKey) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[15]
+	mi := &file_wfd_v1_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1644,7 @@ func (x *WaitForKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForKey.ProtoReflect.Descriptor instead.
 func (*WaitForKey) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WaitForKey) GetKey() string {
@@ -1607,7 +1679,7 @@ type StartChild struct {
 
 func (x *StartChild) Reset() {
 	*x = StartChild{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[16]
+	mi := &file_wfd_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1691,7 @@ func (x *StartChild) String() string {
 func (*StartChild) ProtoMessage() {}
 
 func (x *StartChild) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[16]
+	mi := &file_wfd_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1704,7 @@ func (x *StartChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartChild.ProtoReflect.Descriptor instead.
 func (*StartChild) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StartChild) GetWorkflow() string {
@@ -1660,7 +1732,7 @@ type WaitForChildren struct {
 
 func (x *WaitForChildren) Reset() {
 	*x = WaitForChildren{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[17]
+	mi := &file_wfd_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1744,7 @@ func (x *WaitForChildren) String() string {
 func (*WaitForChildren) ProtoMessage() {}
 
 func (x *WaitForChildren) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[17]
+	mi := &file_wfd_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1757,7 @@ func (x *WaitForChildren) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForChildren.ProtoReflect.Descriptor instead.
 func (*WaitForChildren) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WaitForChildren) GetHandlerIds() []string {
@@ -1729,7 +1801,7 @@ type StepCallResponse struct {
 
 func (x *StepCallResponse) Reset() {
 	*x = StepCallResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[18]
+	mi := &file_wfd_v1_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1813,7 @@ func (x *StepCallResponse) String() string {
 func (*StepCallResponse) ProtoMessage() {}
 
 func (x *StepCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[18]
+	mi := &file_wfd_v1_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1826,7 @@ func (x *StepCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepCallResponse.ProtoReflect.Descriptor instead.
 func (*StepCallResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StepCallResponse) GetWaiting() bool {
@@ -1833,7 +1905,7 @@ type ChildrenState struct {
 
 func (x *ChildrenState) Reset() {
 	*x = ChildrenState{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[19]
+	mi := &file_wfd_v1_worker_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +1917,7 @@ func (x *ChildrenState) String() string {
 func (*ChildrenState) ProtoMessage() {}
 
 func (x *ChildrenState) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[19]
+	mi := &file_wfd_v1_worker_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +1930,7 @@ func (x *ChildrenState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildrenState.ProtoReflect.Descriptor instead.
 func (*ChildrenState) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ChildrenState) GetCompleted() []string {
@@ -1901,7 +1973,7 @@ type ChildResult struct {
 
 func (x *ChildResult) Reset() {
 	*x = ChildResult{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[20]
+	mi := &file_wfd_v1_worker_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +1985,7 @@ func (x *ChildResult) String() string {
 func (*ChildResult) ProtoMessage() {}
 
 func (x *ChildResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[20]
+	mi := &file_wfd_v1_worker_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +1998,7 @@ func (x *ChildResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildResult.ProtoReflect.Descriptor instead.
 func (*ChildResult) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{20}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ChildResult) GetStatus() HandlerStatus {
@@ -1970,7 +2042,7 @@ type FinishRunRequest struct {
 
 func (x *FinishRunRequest) Reset() {
 	*x = FinishRunRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[21]
+	mi := &file_wfd_v1_worker_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1982,7 +2054,7 @@ func (x *FinishRunRequest) String() string {
 func (*FinishRunRequest) ProtoMessage() {}
 
 func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[21]
+	mi := &file_wfd_v1_worker_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1995,7 +2067,7 @@ func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunRequest.ProtoReflect.Descriptor instead.
 func (*FinishRunRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{21}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FinishRunRequest) GetRunId() string {
@@ -2055,7 +2127,7 @@ type FinishRunResponse struct {
 
 func (x *FinishRunResponse) Reset() {
 	*x = FinishRunResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[22]
+	mi := &file_wfd_v1_worker_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2139,7 @@ func (x *FinishRunResponse) String() string {
 func (*FinishRunResponse) ProtoMessage() {}
 
 func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[22]
+	mi := &file_wfd_v1_worker_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2152,7 @@ func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunResponse.ProtoReflect.Descriptor instead.
 func (*FinishRunResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{22}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{23}
 }
 
 type FinishRunsRequest struct {
@@ -2093,7 +2165,7 @@ type FinishRunsRequest struct {
 
 func (x *FinishRunsRequest) Reset() {
 	*x = FinishRunsRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	mi := &file_wfd_v1_worker_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2177,7 @@ func (x *FinishRunsRequest) String() string {
 func (*FinishRunsRequest) ProtoMessage() {}
 
 func (x *FinishRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[23]
+	mi := &file_wfd_v1_worker_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2190,7 @@ func (x *FinishRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunsRequest.ProtoReflect.Descriptor instead.
 func (*FinishRunsRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{23}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *FinishRunsRequest) GetRuns() []*FinishRunRequest {
@@ -2138,7 +2210,7 @@ type FinishRunsResponse struct {
 
 func (x *FinishRunsResponse) Reset() {
 	*x = FinishRunsResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[24]
+	mi := &file_wfd_v1_worker_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2222,7 @@ func (x *FinishRunsResponse) String() string {
 func (*FinishRunsResponse) ProtoMessage() {}
 
 func (x *FinishRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[24]
+	mi := &file_wfd_v1_worker_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2235,7 @@ func (x *FinishRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunsResponse.ProtoReflect.Descriptor instead.
 func (*FinishRunsResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{24}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FinishRunsResponse) GetResults() []*FinishRunResult {
@@ -2186,7 +2258,7 @@ type FinishRunResult struct {
 
 func (x *FinishRunResult) Reset() {
 	*x = FinishRunResult{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[25]
+	mi := &file_wfd_v1_worker_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2270,7 @@ func (x *FinishRunResult) String() string {
 func (*FinishRunResult) ProtoMessage() {}
 
 func (x *FinishRunResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[25]
+	mi := &file_wfd_v1_worker_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2283,7 @@ func (x *FinishRunResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunResult.ProtoReflect.Descriptor instead.
 func (*FinishRunResult) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{25}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *FinishRunResult) GetCode() uint32 {
@@ -2236,7 +2308,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[26]
+	mi := &file_wfd_v1_worker_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2320,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[26]
+	mi := &file_wfd_v1_worker_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2333,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{26}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{27}
 }
 
 type ListWorkersResponse struct {
@@ -2273,7 +2345,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[27]
+	mi := &file_wfd_v1_worker_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2285,7 +2357,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[27]
+	mi := &file_wfd_v1_worker_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2298,7 +2370,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{27}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -2325,7 +2397,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[28]
+	mi := &file_wfd_v1_worker_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2337,7 +2409,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[28]
+	mi := &file_wfd_v1_worker_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2350,7 +2422,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{28}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WorkerInfo) GetWorkerId() string {
@@ -2415,7 +2487,7 @@ type RunInfo struct {
 
 func (x *RunInfo) Reset() {
 	*x = RunInfo{}
-	mi := &file_wfd_v1_worker_proto_msgTypes[29]
+	mi := &file_wfd_v1_worker_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2427,7 +2499,7 @@ func (x *RunInfo) String() string {
 func (*RunInfo) ProtoMessage() {}
 
 func (x *RunInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_worker_proto_msgTypes[29]
+	mi := &file_wfd_v1_worker_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2440,7 +2512,7 @@ func (x *RunInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunInfo.ProtoReflect.Descriptor instead.
 func (*RunInfo) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{29}
+	return file_wfd_v1_worker_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RunInfo) GetRunId() string {
@@ -2585,7 +2657,7 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\"D\n" +
 	"\aCollect\x12#\n" +
 	"\x05event\x18\x01 \x01(\v2\r.wfd.v1.EventR\x05event\x12\x14\n" +
-	"\x05types\x18\x02 \x03(\tR\x05types\"\xbe\x02\n" +
+	"\x05types\x18\x02 \x03(\tR\x05types\"\xf6\x02\n" +
 	"\bAskHuman\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12<\n" +
@@ -2593,7 +2665,14 @@ const file_wfd_v1_worker_proto_rawDesc = "" +
 	"\bassignee\x18\x04 \x01(\tR\bassignee\x125\n" +
 	"\bdeadline\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bdeadline\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
-	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\x85\x01\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x126\n" +
+	"\n" +
+	"escalation\x18\b \x01(\v2\x16.wfd.v1.TaskEscalationR\n" +
+	"escalation\"u\n" +
+	"\x0eTaskEscalation\x12/\n" +
+	"\x05after\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x05after\x12\x1a\n" +
+	"\breassign\x18\x02 \x01(\tR\breassign\x12\x16\n" +
+	"\x06notify\x18\x03 \x01(\tR\x06notify\"\x85\x01\n" +
 	"\n" +
 	"WaitForKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
@@ -2691,7 +2770,7 @@ func file_wfd_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_wfd_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_wfd_v1_worker_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: wfd.v1.Outcome
 	(*WorkflowDefinition)(nil),    // 1: wfd.v1.WorkflowDefinition
@@ -2709,112 +2788,115 @@ var file_wfd_v1_worker_proto_goTypes = []any{
 	(*SetValue)(nil),              // 13: wfd.v1.SetValue
 	(*Collect)(nil),               // 14: wfd.v1.Collect
 	(*AskHuman)(nil),              // 15: wfd.v1.AskHuman
-	(*WaitForKey)(nil),            // 16: wfd.v1.WaitForKey
-	(*StartChild)(nil),            // 17: wfd.v1.StartChild
-	(*WaitForChildren)(nil),       // 18: wfd.v1.WaitForChildren
-	(*StepCallResponse)(nil),      // 19: wfd.v1.StepCallResponse
-	(*ChildrenState)(nil),         // 20: wfd.v1.ChildrenState
-	(*ChildResult)(nil),           // 21: wfd.v1.ChildResult
-	(*FinishRunRequest)(nil),      // 22: wfd.v1.FinishRunRequest
-	(*FinishRunResponse)(nil),     // 23: wfd.v1.FinishRunResponse
-	(*FinishRunsRequest)(nil),     // 24: wfd.v1.FinishRunsRequest
-	(*FinishRunsResponse)(nil),    // 25: wfd.v1.FinishRunsResponse
-	(*FinishRunResult)(nil),       // 26: wfd.v1.FinishRunResult
-	(*ListWorkersRequest)(nil),    // 27: wfd.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),   // 28: wfd.v1.ListWorkersResponse
-	(*WorkerInfo)(nil),            // 29: wfd.v1.WorkerInfo
-	(*RunInfo)(nil),               // 30: wfd.v1.RunInfo
-	nil,                           // 31: wfd.v1.WorkflowDefinition.SearchAttributesEntry
-	nil,                           // 32: wfd.v1.ChildrenState.ResultsEntry
-	(*EventType)(nil),             // 33: wfd.v1.EventType
-	(*structpb.Struct)(nil),       // 34: google.protobuf.Struct
-	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
-	(*Concurrency)(nil),           // 36: wfd.v1.Concurrency
-	(*Heartbeat)(nil),             // 37: wfd.v1.Heartbeat
-	(*Event)(nil),                 // 38: wfd.v1.Event
-	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 40: google.protobuf.Value
-	(HandlerStatus)(0),            // 41: wfd.v1.HandlerStatus
+	(*TaskEscalation)(nil),        // 16: wfd.v1.TaskEscalation
+	(*WaitForKey)(nil),            // 17: wfd.v1.WaitForKey
+	(*StartChild)(nil),            // 18: wfd.v1.StartChild
+	(*WaitForChildren)(nil),       // 19: wfd.v1.WaitForChildren
+	(*StepCallResponse)(nil),      // 20: wfd.v1.StepCallResponse
+	(*ChildrenState)(nil),         // 21: wfd.v1.ChildrenState
+	(*ChildResult)(nil),           // 22: wfd.v1.ChildResult
+	(*FinishRunRequest)(nil),      // 23: wfd.v1.FinishRunRequest
+	(*FinishRunResponse)(nil),     // 24: wfd.v1.FinishRunResponse
+	(*FinishRunsRequest)(nil),     // 25: wfd.v1.FinishRunsRequest
+	(*FinishRunsResponse)(nil),    // 26: wfd.v1.FinishRunsResponse
+	(*FinishRunResult)(nil),       // 27: wfd.v1.FinishRunResult
+	(*ListWorkersRequest)(nil),    // 28: wfd.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),   // 29: wfd.v1.ListWorkersResponse
+	(*WorkerInfo)(nil),            // 30: wfd.v1.WorkerInfo
+	(*RunInfo)(nil),               // 31: wfd.v1.RunInfo
+	nil,                           // 32: wfd.v1.WorkflowDefinition.SearchAttributesEntry
+	nil,                           // 33: wfd.v1.ChildrenState.ResultsEntry
+	(*EventType)(nil),             // 34: wfd.v1.EventType
+	(*structpb.Struct)(nil),       // 35: google.protobuf.Struct
+	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
+	(*Concurrency)(nil),           // 37: wfd.v1.Concurrency
+	(*Heartbeat)(nil),             // 38: wfd.v1.Heartbeat
+	(*Event)(nil),                 // 39: wfd.v1.Event
+	(*timestamppb.Timestamp)(nil), // 40: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 41: google.protobuf.Value
+	(HandlerStatus)(0),            // 42: wfd.v1.HandlerStatus
 }
 var file_wfd_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: wfd.v1.WorkflowDefinition.steps:type_name -> wfd.v1.StepDefinition
-	33, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
-	34, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
-	35, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
-	31, // 4: wfd.v1.WorkflowDefinition.search_attributes:type_name -> wfd.v1.WorkflowDefinition.SearchAttributesEntry
-	36, // 5: wfd.v1.WorkflowDefinition.concurrency:type_name -> wfd.v1.Concurrency
+	34, // 1: wfd.v1.WorkflowDefinition.event_types:type_name -> wfd.v1.EventType
+	35, // 2: wfd.v1.WorkflowDefinition.input_schema:type_name -> google.protobuf.Struct
+	36, // 3: wfd.v1.WorkflowDefinition.timeout:type_name -> google.protobuf.Duration
+	32, // 4: wfd.v1.WorkflowDefinition.search_attributes:type_name -> wfd.v1.WorkflowDefinition.SearchAttributesEntry
+	37, // 5: wfd.v1.WorkflowDefinition.concurrency:type_name -> wfd.v1.Concurrency
 	3,  // 6: wfd.v1.StepDefinition.retry:type_name -> wfd.v1.RetryPolicy
-	35, // 7: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
-	35, // 8: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
-	35, // 9: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
+	36, // 7: wfd.v1.StepDefinition.timeout:type_name -> google.protobuf.Duration
+	36, // 8: wfd.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
+	36, // 9: wfd.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
 	1,  // 10: wfd.v1.ConnectRequest.workflows:type_name -> wfd.v1.WorkflowDefinition
 	7,  // 11: wfd.v1.ConnectResponse.connected:type_name -> wfd.v1.Connected
 	8,  // 12: wfd.v1.ConnectResponse.dispatch:type_name -> wfd.v1.Dispatch
-	37, // 13: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
+	38, // 13: wfd.v1.ConnectResponse.heartbeat:type_name -> wfd.v1.Heartbeat
 	6,  // 14: wfd.v1.ConnectResponse.dispatches:type_name -> wfd.v1.Dispatches
 	8,  // 15: wfd.v1.Dispatches.dispatches:type_name -> wfd.v1.Dispatch
-	38, // 16: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
-	39, // 17: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
+	39, // 16: wfd.v1.Dispatch.input:type_name -> wfd.v1.Event
+	40, // 17: wfd.v1.Dispatch.deadline:type_name -> google.protobuf.Timestamp
 	9,  // 18: wfd.v1.Dispatch.resolved:type_name -> wfd.v1.ResolvedWait
-	38, // 19: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
+	39, // 19: wfd.v1.ResolvedWait.event:type_name -> wfd.v1.Event
 	12, // 20: wfd.v1.LocalWait.wait_for:type_name -> wfd.v1.WaitFor
-	35, // 21: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
+	36, // 21: wfd.v1.LocalWait.sleep:type_name -> google.protobuf.Duration
 	10, // 22: wfd.v1.StepCallRequest.local_waits:type_name -> wfd.v1.LocalWait
 	12, // 23: wfd.v1.StepCallRequest.wait_for:type_name -> wfd.v1.WaitFor
-	35, // 24: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
+	36, // 24: wfd.v1.StepCallRequest.sleep:type_name -> google.protobuf.Duration
 	13, // 25: wfd.v1.StepCallRequest.set:type_name -> wfd.v1.SetValue
 	14, // 26: wfd.v1.StepCallRequest.collect:type_name -> wfd.v1.Collect
 	13, // 27: wfd.v1.StepCallRequest.once_put:type_name -> wfd.v1.SetValue
 	15, // 28: wfd.v1.StepCallRequest.ask_human:type_name -> wfd.v1.AskHuman
-	16, // 29: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
-	17, // 30: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
-	18, // 31: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
-	34, // 32: wfd.v1.StepCallRequest.set_attributes:type_name -> google.protobuf.Struct
-	34, // 33: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
-	35, // 34: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
-	40, // 35: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
-	38, // 36: wfd.v1.Collect.event:type_name -> wfd.v1.Event
-	34, // 37: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
-	35, // 38: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
-	34, // 39: wfd.v1.AskHuman.input:type_name -> google.protobuf.Struct
-	34, // 40: wfd.v1.AskHuman.input_schema:type_name -> google.protobuf.Struct
-	39, // 41: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
-	35, // 42: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
-	34, // 43: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
-	35, // 44: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
-	38, // 45: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
-	40, // 46: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
-	38, // 47: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
-	20, // 48: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
-	32, // 49: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
-	41, // 50: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
-	34, // 51: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
-	38, // 52: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
-	38, // 53: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
-	0,  // 54: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
-	10, // 55: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
-	22, // 56: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
-	26, // 57: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
-	29, // 58: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
-	30, // 59: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
-	39, // 60: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
-	39, // 61: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
-	21, // 62: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
-	4,  // 63: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
-	11, // 64: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
-	22, // 65: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
-	24, // 66: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
-	27, // 67: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
-	5,  // 68: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
-	19, // 69: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
-	23, // 70: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
-	25, // 71: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
-	28, // 72: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
-	68, // [68:73] is the sub-list for method output_type
-	63, // [63:68] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	17, // 29: wfd.v1.StepCallRequest.wait_for_key:type_name -> wfd.v1.WaitForKey
+	18, // 30: wfd.v1.StepCallRequest.start_child:type_name -> wfd.v1.StartChild
+	19, // 31: wfd.v1.StepCallRequest.wait_for_children:type_name -> wfd.v1.WaitForChildren
+	35, // 32: wfd.v1.StepCallRequest.set_attributes:type_name -> google.protobuf.Struct
+	35, // 33: wfd.v1.WaitFor.match:type_name -> google.protobuf.Struct
+	36, // 34: wfd.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
+	41, // 35: wfd.v1.SetValue.value:type_name -> google.protobuf.Value
+	39, // 36: wfd.v1.Collect.event:type_name -> wfd.v1.Event
+	35, // 37: wfd.v1.AskHuman.answer_schema:type_name -> google.protobuf.Struct
+	36, // 38: wfd.v1.AskHuman.deadline:type_name -> google.protobuf.Duration
+	35, // 39: wfd.v1.AskHuman.input:type_name -> google.protobuf.Struct
+	35, // 40: wfd.v1.AskHuman.input_schema:type_name -> google.protobuf.Struct
+	16, // 41: wfd.v1.AskHuman.escalation:type_name -> wfd.v1.TaskEscalation
+	36, // 42: wfd.v1.TaskEscalation.after:type_name -> google.protobuf.Duration
+	40, // 43: wfd.v1.WaitForKey.since:type_name -> google.protobuf.Timestamp
+	36, // 44: wfd.v1.WaitForKey.timeout:type_name -> google.protobuf.Duration
+	35, // 45: wfd.v1.StartChild.input:type_name -> google.protobuf.Struct
+	36, // 46: wfd.v1.WaitForChildren.timeout:type_name -> google.protobuf.Duration
+	39, // 47: wfd.v1.StepCallResponse.event:type_name -> wfd.v1.Event
+	41, // 48: wfd.v1.StepCallResponse.value:type_name -> google.protobuf.Value
+	39, // 49: wfd.v1.StepCallResponse.events:type_name -> wfd.v1.Event
+	21, // 50: wfd.v1.StepCallResponse.children:type_name -> wfd.v1.ChildrenState
+	33, // 51: wfd.v1.ChildrenState.results:type_name -> wfd.v1.ChildrenState.ResultsEntry
+	42, // 52: wfd.v1.ChildResult.status:type_name -> wfd.v1.HandlerStatus
+	35, // 53: wfd.v1.ChildResult.result:type_name -> google.protobuf.Struct
+	39, // 54: wfd.v1.FinishRunRequest.sent:type_name -> wfd.v1.Event
+	39, // 55: wfd.v1.FinishRunRequest.written:type_name -> wfd.v1.Event
+	0,  // 56: wfd.v1.FinishRunRequest.outcome:type_name -> wfd.v1.Outcome
+	10, // 57: wfd.v1.FinishRunRequest.local_waits:type_name -> wfd.v1.LocalWait
+	23, // 58: wfd.v1.FinishRunsRequest.runs:type_name -> wfd.v1.FinishRunRequest
+	27, // 59: wfd.v1.FinishRunsResponse.results:type_name -> wfd.v1.FinishRunResult
+	30, // 60: wfd.v1.ListWorkersResponse.workers:type_name -> wfd.v1.WorkerInfo
+	31, // 61: wfd.v1.WorkerInfo.runs:type_name -> wfd.v1.RunInfo
+	40, // 62: wfd.v1.WorkerInfo.connected_at:type_name -> google.protobuf.Timestamp
+	40, // 63: wfd.v1.RunInfo.since:type_name -> google.protobuf.Timestamp
+	22, // 64: wfd.v1.ChildrenState.ResultsEntry.value:type_name -> wfd.v1.ChildResult
+	4,  // 65: wfd.v1.WorkerService.Connect:input_type -> wfd.v1.ConnectRequest
+	11, // 66: wfd.v1.WorkerService.StepCall:input_type -> wfd.v1.StepCallRequest
+	23, // 67: wfd.v1.WorkerService.FinishRun:input_type -> wfd.v1.FinishRunRequest
+	25, // 68: wfd.v1.WorkerService.FinishRuns:input_type -> wfd.v1.FinishRunsRequest
+	28, // 69: wfd.v1.WorkerService.ListWorkers:input_type -> wfd.v1.ListWorkersRequest
+	5,  // 70: wfd.v1.WorkerService.Connect:output_type -> wfd.v1.ConnectResponse
+	20, // 71: wfd.v1.WorkerService.StepCall:output_type -> wfd.v1.StepCallResponse
+	24, // 72: wfd.v1.WorkerService.FinishRun:output_type -> wfd.v1.FinishRunResponse
+	26, // 73: wfd.v1.WorkerService.FinishRuns:output_type -> wfd.v1.FinishRunsResponse
+	29, // 74: wfd.v1.WorkerService.ListWorkers:output_type -> wfd.v1.ListWorkersResponse
+	70, // [70:75] is the sub-list for method output_type
+	65, // [65:70] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_worker_proto_init() }
@@ -2855,7 +2937,7 @@ func file_wfd_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_worker_proto_rawDesc), len(file_wfd_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,8 @@ func EncodeTask(t *persistence.Task) ([]byte, error) {
 		CancelReason: t.CancelReason,
 		ClaimedBy:    t.ClaimedBy,
 		ClaimedAt:    timestamp(t.ClaimedAt),
+		Due:          timestamp(t.Due),
+		Escalated:    t.Escalated,
 	}
 	for _, c := range t.Comments {
 		m.Comments = append(m.Comments, &storagev1.TaskComment{By: c.By, At: timestamp(c.At), Text: c.Text})
@@ -76,8 +78,12 @@ func DecodeTask(b []byte) (persistence.Task, error) {
 		InputSchema:  m.InputSchema,
 		CancelReason: m.CancelReason,
 		ClaimedBy:    m.ClaimedBy,
+		Escalated:    m.Escalated,
 	}
 	var err error
+	if t.Due, err = fromTimestamp(m.Due); err != nil {
+		return persistence.Task{}, corruptTask(m.Id, "due", err)
+	}
 	if t.ClaimedAt, err = fromTimestamp(m.ClaimedAt); err != nil {
 		return persistence.Task{}, corruptTask(m.Id, "claimed_at", err)
 	}

@@ -100,6 +100,14 @@ func TaskFilters(q *persistence.TaskQuery) []byte {
 		b = append(b, 1)
 		b = append(b, a...)
 	}
+	// Only when set, so the tokens of listings without them stay as they
+	// were.
+	if q.Claim != persistence.ClaimAny {
+		b = append(b, 2, byte(q.Claim))
+	}
+	if q.Overdue {
+		b = append(b, 3)
+	}
 	return b
 }
 

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -149,7 +150,8 @@ func MetaFromChange(c *engine.Change, residency persistence.Residency) (persiste
 		if err != nil {
 			return h, err
 		}
-		pw := persistence.Waiter{ID: w.ID, Step: w.Step, EventType: w.EventType, Deadline: w.Deadline, Match: b, Key: w.Key}
+		// A task's escalation is a timer too: the handler is loaded for it.
+		pw := persistence.Waiter{ID: w.ID, Step: w.Step, EventType: w.EventType, Deadline: earliest(w.Deadline, w.EscalateAt), Match: b, Key: w.Key}
 		if w.Children != nil {
 			pw.Key = ChildrenKey
 		}
@@ -392,4 +394,12 @@ func ConcurrencyFromProto(p *wfdv1.Concurrency) *engine.Concurrency {
 		return nil
 	}
 	return &engine.Concurrency{Key: p.GetKey(), Max: int(p.GetMax()), Rate: int(p.GetRate()), Per: p.GetPer().AsDuration(), Refuse: p.GetRefuse()}
+}
+
+// earliest is the earlier of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }

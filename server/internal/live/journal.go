@@ -48,6 +48,10 @@ type Journal struct {
 	// Ownership.Fence); ok false: this replica holds no lease of the handler and
 	// must not commit its change. Set before the first Append.
 	Fence func(id string) (f persistence.Fence, ok bool)
+	// OnPublished is told of each publication an escalation made, once
+	// the change that records it is committed (it wakes the handlers
+	// waiting for its key). Set before the first Append.
+	OnPublished func(*persistence.Published)
 	// failures throttles the "checkpoint failed" lines.
 	failures *observe.LogThrottle
 
@@ -75,6 +79,8 @@ type pending struct {
 	ec      *engine.Change
 	change  persistence.Change
 	records []*wfdv1.Record
+	// notices are published before the change commits (notify.go).
+	notices []persistence.Published
 	err     error // encoding failed
 }
 
@@ -139,6 +145,9 @@ func (j *Journal) encode(c *engine.Change, p *pending) error {
 	if p.change.Tasks, err = TasksFromChange(c); err != nil {
 		return err
 	}
+	if p.notices, err = escalationNotices(c); err != nil {
+		return err
+	}
 	snap, err := proto.Marshal(c.Snapshot())
 	if err != nil {
 		return err
@@ -186,12 +195,7 @@ func (j *Journal) commitLoop() {
 
 func (j *Journal) commit(batch []*pending) {
 	dropLost(batch)
-	changes := make([]persistence.Change, 0, len(batch))
-	for _, p := range batch {
-		if p.err == nil {
-			changes = append(changes, p.change)
-		}
-	}
+	changes := j.changesOf(batch)
 	var err error
 	if len(changes) > 0 {
 		// The handlers' ids only when tracing wants them: a commit is
@@ -230,6 +234,7 @@ func (j *Journal) commit(batch []*pending) {
 		if j.onCommit != nil {
 			j.onCommit(p.ec)
 		}
+		j.published(p)
 		j.hub.Publish(p.ec.HandlerID, p.records, int64(recordsSize(&p.change)))
 		p.ec.Done(nil)
 	}

@@ -106,6 +106,13 @@ func New(opts Options) (*Runtime, error) {
 	r.journal = NewJournal(opts.Store, r.hub, opts.Logger, opts.Stats, r.Committed, r.Lost, opts.Health.Committed)
 	r.journal.Tracing = opts.Tracing
 	r.journal.Fence = r.owners.Fence
+	r.journal.OnPublished = func(p *persistence.Published) {
+		r.Go(func() {
+			if _, err := r.Wake(r.background, p); err != nil {
+				r.log.Warn("escalation: waking the handlers waiting for its key", "key", p.Key, "err", err)
+			}
+		})
+	}
 	eopts := opts.Engine
 	eopts.Journal, eopts.EventLog, eopts.Starter = r.journal, eventLog{r}, starter{r}
 	if opts.Tracing.On {

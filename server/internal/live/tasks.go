@@ -65,8 +65,11 @@ func taskOf(c *engine.Change, w *engine.WaiterInfo, st persistence.TaskStatus) (
 		ID: w.Task.ID, HandlerID: c.HandlerID, Workflow: c.Workflow, Step: w.Step, Title: w.Task.Title,
 		Description: w.Task.Description, Assignee: w.Task.Assignee, Status: st, Deadline: w.Deadline, CreatedAt: w.Created,
 	}
+	if e := w.Task.Escalation; e != nil {
+		t.Due = w.Created.Add(e.After)
+	}
 	if l := w.Life; l != nil {
-		t.ClaimedBy, t.ClaimedAt = l.ClaimedBy, l.ClaimedAt
+		t.ClaimedBy, t.ClaimedAt, t.Escalated = l.ClaimedBy, l.ClaimedAt, l.Escalated
 		for _, n := range l.Comments {
 			t.Comments = append(t.Comments, persistence.TaskComment{By: n.By, At: n.At, Text: n.Text})
 		}

@@ -33,7 +33,10 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 	p.AnswerSchema, p.Answer = jsonStruct(t.Schema), jsonStruct(t.Answer)
 	p.Input, p.InputSchema = jsonStruct(t.Input), jsonStruct(t.InputSchema)
 	p.CancelReason = t.CancelReason
-	p.ClaimedBy = t.ClaimedBy
+	p.ClaimedBy, p.Escalated = t.ClaimedBy, t.Escalated
+	if !t.Due.IsZero() {
+		p.Due = timestamppb.New(t.Due)
+	}
 	if !t.ClaimedAt.IsZero() {
 		p.ClaimedAt = timestamppb.New(t.ClaimedAt)
 	}
@@ -48,6 +51,7 @@ func (v *Service) ListTasks(ctx context.Context, req *wfdv1.ListTasksRequest) (*
 		return nil, err
 	}
 	q := persistence.TaskQuery{Assignee: req.GetAssignee(), Workflow: req.GetWorkflow(), HandlerID: req.GetHandlerId(),
+		Claim: persistence.ClaimFilter(req.GetClaim()), Overdue: req.GetOverdue(), Now: v.now(),
 		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken()}
 	if req.GetMine() {
 		id, ok := auth.FromContext(ctx)

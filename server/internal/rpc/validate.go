@@ -194,6 +194,9 @@ func checkTaskID(id string) error {
 }
 
 func validateListTasks(r *wfdv1.ListTasksRequest) error {
+	if _, ok := wfdv1.TaskClaim_name[int32(r.GetClaim())]; !ok {
+		return fmt.Errorf("%w: claim: unknown value %d", apierr.ErrInvalid, r.GetClaim())
+	}
 	for _, s := range r.GetStatuses() {
 		if _, ok := wfdv1.TaskStatus_name[int32(s)]; !ok || s == wfdv1.TaskStatus_TASK_STATUS_UNSPECIFIED {
 			return fmt.Errorf("%w: statuses: unknown task status %d", apierr.ErrInvalid, s)

@@ -104,7 +104,11 @@ func childrenToProto(c engine.Children) *wfdv1.ChildrenState {
 // askHuman is a remote step's AskHuman: the answer (or the cancellation,
 // with its reason) comes back as the task event it arrived as.
 func askHuman(sc *engine.StepContext, a *wfdv1.AskHuman) (*wfdv1.Event, error) {
-	ans, err := sc.AskHuman(engine.Task{Title: a.GetTitle(), Description: a.GetDescription(), Schema: a.GetAnswerSchema(),
+	var esc *engine.Escalation
+	if e := a.GetEscalation(); e != nil {
+		esc = &engine.Escalation{After: e.GetAfter().AsDuration(), Reassign: e.GetReassign(), Notify: e.GetNotify()}
+	}
+	ans, err := sc.AskHuman(engine.Task{Escalation: esc, Title: a.GetTitle(), Description: a.GetDescription(), Schema: a.GetAnswerSchema(),
 		Assignee: a.GetAssignee(), Deadline: a.GetDeadline().AsDuration(), Input: a.GetInput(), InputSchema: a.GetInputSchema()})
 	if err != nil {
 		return nil, err

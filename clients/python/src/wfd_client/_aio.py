@@ -305,13 +305,15 @@ class AsyncClient:
         mine: bool = False,
         workflow: str | None = None,
         handler_id: str | None = None,
+        claim: str | None = None,
+        overdue: bool = False,
         page_size: int | None = None,
         page_token: str | None = None,
         timeout: float | None = _DEFAULT,
     ) -> tuple[list[c.Task], str]:
         """One page of human tasks and the next page's token; see :meth:`wfd_client.Client.tasks`."""
         req = c.list_tasks_request(
-            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id,
+            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id, claim=claim, overdue=overdue,
             page_size=page_size, page_token=page_token,
         )
         res = await self._unary(self._stub.ListTasks, req, timeout)

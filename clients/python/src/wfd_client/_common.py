@@ -395,6 +395,8 @@ def list_tasks_request(
     page_size: int | None,
     page_token: str | None,
     mine: bool = False,
+    claim: str | None = None,
+    overdue: bool = False,
 ) -> service_pb2.ListTasksRequest:
     _check_page_size(page_size)
     if isinstance(statuses, (str, int)):
@@ -405,9 +407,22 @@ def list_tasks_request(
         mine=bool(mine),
         workflow=workflow or "",
         handler_id=handler_id or "",
+        claim=_task_claim(claim),
+        overdue=bool(overdue),
         page_size=page_size or 0,
         page_token=page_token or "",
     )
+
+
+def _task_claim(claim: str | None) -> service_pb2.TaskClaim.ValueType:
+    """"claimed", "unclaimed" or None (either) as a TaskClaim."""
+    if claim is None:
+        return service_pb2.TASK_CLAIM_UNSPECIFIED
+    if claim == "claimed":
+        return service_pb2.TASK_CLAIM_CLAIMED
+    if claim == "unclaimed":
+        return service_pb2.TASK_CLAIM_UNCLAIMED
+    raise ValueError(f'claim must be "claimed", "unclaimed" or None, not {claim!r}')
 
 
 def complete_task_request(

@@ -410,6 +410,8 @@ class Client:
         mine: bool = False,
         workflow: str | None = None,
         handler_id: str | None = None,
+        claim: str | None = None,
+        overdue: bool = False,
         page_size: int | None = None,
         page_token: str | None = None,
         timeout: float | None = _DEFAULT,
@@ -423,11 +425,13 @@ class Client:
         person's inbox); ``mine`` (the caller's own tasks: those assigned
         to its authenticated subject or to "group:<role>" for one of its
         roles; FailedPrecondition without authentication, InvalidArgument
-        together with ``assignee``); ``workflow``; ``handler_id``.
+        together with ``assignee``); ``workflow``; ``handler_id``; ``claim``
+        ("claimed": someone holds it, "unclaimed": nobody does); ``overdue``
+        (pending past their due time; such pages may hold fewer tasks).
         ``page_size`` defaults to the server's (100).
         """
         req = c.list_tasks_request(
-            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id,
+            statuses=statuses, assignee=assignee, mine=mine, workflow=workflow, handler_id=handler_id, claim=claim, overdue=overdue,
             page_size=page_size, page_token=page_token,
         )
         res = self._unary(self._stub.ListTasks, req, timeout)

@@ -349,11 +349,25 @@ def _sleep(seconds: Seconds) -> worker_pb2.StepCallRequest:
     return _req(sleep=duration(seconds) or duration(1e-9))
 
 
+@dataclasses.dataclass(frozen=True)
+class Escalation:
+    """What happens to a task nobody answered ``after`` seconds: it goes to
+    ``reassign`` (a person or "group:<role>"; its claim ends) and/or an
+    event is published under the key ``notify``. The task stays pending."""
+
+    after: float
+    reassign: str = ""
+    notify: str = ""
+
+
 def _ask(
     title: str, description: str, schema: StructLike, assignee: str, deadline: Seconds | None,
-    input: StructLike = None, input_schema: StructLike = None,
+    input: StructLike = None, input_schema: StructLike = None, escalation: Escalation | None = None,
 ) -> worker_pb2.StepCallRequest:
     a = worker_pb2.AskHuman(title=title, description=description, assignee=assignee, deadline=duration(deadline))
+    if escalation is not None:
+        a.escalation.CopyFrom(worker_pb2.TaskEscalation(
+            after=duration(escalation.after), reassign=escalation.reassign, notify=escalation.notify))
     if schema is not None:
         a.answer_schema.CopyFrom(to_struct(schema, "answer schema"))
     if input is not None:
@@ -511,12 +525,14 @@ class StepContext(_Base):
     def ask_human(
         self, title: str, *, description: str = "", schema: StructLike = None, assignee: str = "",
         deadline: Seconds | None = None, input: StructLike = None, input_schema: StructLike = None,
+        escalation: Escalation | None = None,
     ) -> TaskAnswer:
         """Opens a task for a person and returns the answer (WaitTimeout once
         ``deadline`` passes). ``input`` is what the person is to look at
         (shown as a table in the console), ``input_schema`` a JSON Schema it
-        must match."""
-        req = _ask(title, description, schema, assignee, deadline, input, input_schema)
+        must match. ``escalation`` acts if nobody answered in time: the task
+        is reassigned and/or an event published; it stays pending."""
+        req = _ask(title, description, schema, assignee, deadline, input, input_schema, escalation)
         return _answer(self._run.call_sync(req, f"task {title!r}"))
 
     def wait_for_key(self, key: str, *, since: datetime.datetime | None = None, timeout: Seconds | None = None) -> Published:
@@ -579,8 +595,9 @@ class AsyncStepContext(_Base):
     async def ask_human(
         self, title: str, *, description: str = "", schema: StructLike = None, assignee: str = "",
         deadline: Seconds | None = None, input: StructLike = None, input_schema: StructLike = None,
+        escalation: Escalation | None = None,
     ) -> TaskAnswer:
-        req = _ask(title, description, schema, assignee, deadline, input, input_schema)
+        req = _ask(title, description, schema, assignee, deadline, input, input_schema, escalation)
         return _answer(await self._run.call(req, f"task {title!r}"))
 
     async def wait_for_key(

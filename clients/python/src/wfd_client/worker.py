@@ -58,6 +58,7 @@ from ._worker_context import (
     AsyncStepContext,
     Children,
     ChildResult,
+    Escalation,
     Event,
     OperationError,
     Published,
@@ -74,6 +75,7 @@ from ._worker_defs import Concurrency, EventType, Retry, Workflow
 __all__ = [
     "Workflow",
     "Concurrency",
+    "Escalation",
     "EventType",
     "Retry",
     "Worker",

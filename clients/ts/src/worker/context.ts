@@ -49,6 +49,12 @@ export interface HumanTask {
   input?: JsonObject;
   /** JSON Schema `input` must match (its titles label the display). */
   inputSchema?: JsonObject;
+  /**
+   * If nobody answered after `afterMs`, the task is reassigned (`reassign`,
+   * a person or `group:<role>`) and/or an event is published under the key
+   * `notify`; it stays pending.
+   */
+  escalation?: { afterMs: number; reassign?: string; notify?: string };
 }
 
 /** An event published under a key, as {@link StepContext.waitForKey} returns it. */
@@ -285,6 +291,11 @@ export class RemoteContext implements StepContext {
         deadline: ms(t.deadlineMs),
         input: t.input,
         inputSchema: t.inputSchema,
+        escalation: t.escalation && {
+          after: ms(t.escalation.afterMs),
+          reassign: t.escalation.reassign ?? "",
+          notify: t.escalation.notify ?? "",
+        },
       },
     });
     const f = r.event?.data ?? {};

@@ -37,6 +37,7 @@ class TaskChange(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TASK_CHANGE_UNCLAIMED: _ClassVar[TaskChange]
     TASK_CHANGE_REASSIGNED: _ClassVar[TaskChange]
     TASK_CHANGE_COMMENTED: _ClassVar[TaskChange]
+    TASK_CHANGE_ESCALATED: _ClassVar[TaskChange]
 
 class TaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -63,6 +64,7 @@ TASK_CHANGE_CLAIMED: TaskChange
 TASK_CHANGE_UNCLAIMED: TaskChange
 TASK_CHANGE_REASSIGNED: TaskChange
 TASK_CHANGE_COMMENTED: TaskChange
+TASK_CHANGE_ESCALATED: TaskChange
 TASK_STATUS_UNSPECIFIED: TaskStatus
 TASK_STATUS_PENDING: TaskStatus
 TASK_STATUS_COMPLETED: TaskStatus
@@ -308,7 +310,7 @@ class RunWaitingForWorker(_message.Message):
     def __init__(self, step: _Optional[str] = ..., attempt: _Optional[int] = ..., waiting: _Optional[bool] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workflow_version: _Optional[str] = ..., none_connected: _Optional[bool] = ..., lost_worker: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer", "input", "input_schema", "cancel_reason", "claimed_by", "claimed_at", "comments")
+    __slots__ = ("task_id", "handler_id", "workflow", "step", "title", "description", "answer_schema", "assignee", "status", "created_at", "deadline", "completed_at", "completed_by", "answer", "input", "input_schema", "cancel_reason", "claimed_by", "claimed_at", "comments", "due", "escalated")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
@@ -329,6 +331,8 @@ class Task(_message.Message):
     CLAIMED_BY_FIELD_NUMBER: _ClassVar[int]
     CLAIMED_AT_FIELD_NUMBER: _ClassVar[int]
     COMMENTS_FIELD_NUMBER: _ClassVar[int]
+    DUE_FIELD_NUMBER: _ClassVar[int]
+    ESCALATED_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     handler_id: str
     workflow: str
@@ -349,7 +353,9 @@ class Task(_message.Message):
     claimed_by: str
     claimed_at: _timestamp_pb2.Timestamp
     comments: _containers.RepeatedCompositeFieldContainer[TaskComment]
-    def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., claimed_by: _Optional[str] = ..., claimed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., comments: _Optional[_Iterable[_Union[TaskComment, _Mapping]]] = ...) -> None: ...
+    due: _timestamp_pb2.Timestamp
+    escalated: bool
+    def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., claimed_by: _Optional[str] = ..., claimed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., comments: _Optional[_Iterable[_Union[TaskComment, _Mapping]]] = ..., due: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., escalated: _Optional[bool] = ...) -> None: ...
 
 class TaskComment(_message.Message):
     __slots__ = ("by", "at", "text")

@@ -14,6 +14,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class TaskClaim(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TASK_CLAIM_UNSPECIFIED: _ClassVar[TaskClaim]
+    TASK_CLAIM_CLAIMED: _ClassVar[TaskClaim]
+    TASK_CLAIM_UNCLAIMED: _ClassVar[TaskClaim]
+
 class UpgradeOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     UPGRADE_OUTCOME_UNSPECIFIED: _ClassVar[UpgradeOutcome]
@@ -21,6 +27,9 @@ class UpgradeOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     UPGRADE_OUTCOME_MOVED: _ClassVar[UpgradeOutcome]
     UPGRADE_OUTCOME_REFUSED: _ClassVar[UpgradeOutcome]
     UPGRADE_OUTCOME_BUSY: _ClassVar[UpgradeOutcome]
+TASK_CLAIM_UNSPECIFIED: TaskClaim
+TASK_CLAIM_CLAIMED: TaskClaim
+TASK_CLAIM_UNCLAIMED: TaskClaim
 UPGRADE_OUTCOME_UNSPECIFIED: UpgradeOutcome
 UPGRADE_OUTCOME_CAN_MOVE: UpgradeOutcome
 UPGRADE_OUTCOME_MOVED: UpgradeOutcome
@@ -332,7 +341,7 @@ class GetStatsResponse(_message.Message):
     def __init__(self, handlers_active: _Optional[int] = ..., handlers_idle_in_memory: _Optional[int] = ..., handlers_released: _Optional[int] = ..., handlers_by_status: _Optional[_Mapping[str, int]] = ..., releases_total: _Optional[int] = ..., rehydrations_total: _Optional[int] = ..., rehydrate_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., rehydrate_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., streams: _Optional[int] = ..., commits_total: _Optional[int] = ..., changes_total: _Optional[int] = ..., workers_connected: _Optional[int] = ..., dispatches_total: _Optional[int] = ..., redispatches_total: _Optional[int] = ..., dispatch_latency_p50: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., dispatch_latency_p99: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., tasks_pending: _Optional[int] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
-    __slots__ = ("statuses", "assignee", "workflow", "handler_id", "page_size", "page_token", "mine")
+    __slots__ = ("statuses", "assignee", "workflow", "handler_id", "page_size", "page_token", "mine", "claim", "overdue")
     STATUSES_FIELD_NUMBER: _ClassVar[int]
     ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
@@ -340,6 +349,8 @@ class ListTasksRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     MINE_FIELD_NUMBER: _ClassVar[int]
+    CLAIM_FIELD_NUMBER: _ClassVar[int]
+    OVERDUE_FIELD_NUMBER: _ClassVar[int]
     statuses: _containers.RepeatedScalarFieldContainer[_handler_pb2.TaskStatus]
     assignee: str
     workflow: str
@@ -347,7 +358,9 @@ class ListTasksRequest(_message.Message):
     page_size: int
     page_token: str
     mine: bool
-    def __init__(self, statuses: _Optional[_Iterable[_Union[_handler_pb2.TaskStatus, str]]] = ..., assignee: _Optional[str] = ..., workflow: _Optional[str] = ..., handler_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., mine: _Optional[bool] = ...) -> None: ...
+    claim: TaskClaim
+    overdue: bool
+    def __init__(self, statuses: _Optional[_Iterable[_Union[_handler_pb2.TaskStatus, str]]] = ..., assignee: _Optional[str] = ..., workflow: _Optional[str] = ..., handler_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., mine: _Optional[bool] = ..., claim: _Optional[_Union[TaskClaim, str]] = ..., overdue: _Optional[bool] = ...) -> None: ...
 
 class ListTasksResponse(_message.Message):
     __slots__ = ("tasks", "next_page_token")

@@ -235,7 +235,7 @@ class Collect(_message.Message):
     def __init__(self, event: _Optional[_Union[_handler_pb2.Event, _Mapping]] = ..., types: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AskHuman(_message.Message):
-    __slots__ = ("title", "description", "answer_schema", "assignee", "deadline", "input", "input_schema")
+    __slots__ = ("title", "description", "answer_schema", "assignee", "deadline", "input", "input_schema", "escalation")
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     ANSWER_SCHEMA_FIELD_NUMBER: _ClassVar[int]
@@ -243,6 +243,7 @@ class AskHuman(_message.Message):
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    ESCALATION_FIELD_NUMBER: _ClassVar[int]
     title: str
     description: str
     answer_schema: _struct_pb2.Struct
@@ -250,7 +251,18 @@ class AskHuman(_message.Message):
     deadline: _duration_pb2.Duration
     input: _struct_pb2.Struct
     input_schema: _struct_pb2.Struct
-    def __init__(self, title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., deadline: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    escalation: TaskEscalation
+    def __init__(self, title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., deadline: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., escalation: _Optional[_Union[TaskEscalation, _Mapping]] = ...) -> None: ...
+
+class TaskEscalation(_message.Message):
+    __slots__ = ("after", "reassign", "notify")
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    REASSIGN_FIELD_NUMBER: _ClassVar[int]
+    NOTIFY_FIELD_NUMBER: _ClassVar[int]
+    after: _duration_pb2.Duration
+    reassign: str
+    notify: str
+    def __init__(self, after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., reassign: _Optional[str] = ..., notify: _Optional[str] = ...) -> None: ...
 
 class WaitForKey(_message.Message):
     __slots__ = ("key", "since", "timeout")

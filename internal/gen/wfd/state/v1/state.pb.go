@@ -526,7 +526,14 @@ type HumanTask struct {
 	ClaimedBy string `protobuf:"bytes,8,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
 	ClaimedAt int64  `protobuf:"varint,9,opt,name=claimed_at,json=claimedAt,proto3" json:"claimed_at,omitempty"`
 	// Its comments, oldest first.
-	Comments      []*TaskNote `protobuf:"bytes,10,rep,name=comments,proto3" json:"comments,omitempty"`
+	Comments []*TaskNote `protobuf:"bytes,10,rep,name=comments,proto3" json:"comments,omitempty"`
+	// Its escalation (flow.Escalation): after this long pending (nanoseconds;
+	// 0: none) it is reassigned to escalate_to and/or notify_key is
+	// published; escalated says it happened.
+	EscalateAfter int64  `protobuf:"varint,11,opt,name=escalate_after,json=escalateAfter,proto3" json:"escalate_after,omitempty"`
+	EscalateTo    string `protobuf:"bytes,12,opt,name=escalate_to,json=escalateTo,proto3" json:"escalate_to,omitempty"`
+	NotifyKey     string `protobuf:"bytes,13,opt,name=notify_key,json=notifyKey,proto3" json:"notify_key,omitempty"`
+	Escalated     bool   `protobuf:"varint,14,opt,name=escalated,proto3" json:"escalated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -629,6 +636,34 @@ func (x *HumanTask) GetComments() []*TaskNote {
 		return x.Comments
 	}
 	return nil
+}
+
+func (x *HumanTask) GetEscalateAfter() int64 {
+	if x != nil {
+		return x.EscalateAfter
+	}
+	return 0
+}
+
+func (x *HumanTask) GetEscalateTo() string {
+	if x != nil {
+		return x.EscalateTo
+	}
+	return ""
+}
+
+func (x *HumanTask) GetNotifyKey() string {
+	if x != nil {
+		return x.NotifyKey
+	}
+	return ""
+}
+
+func (x *HumanTask) GetEscalated() bool {
+	if x != nil {
+		return x.Escalated
+	}
+	return false
 }
 
 // TaskNote is a comment on a human task.
@@ -1179,7 +1214,7 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\vChildResult\x123\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1b.wfd.state.v1.HandlerStatusR\x06status\x12/\n" +
 	"\x06result\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06result\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\x93\x03\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\x98\x04\n" +
 	"\tHumanTask\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -1193,7 +1228,13 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"claimed_at\x18\t \x01(\x03R\tclaimedAt\x122\n" +
 	"\bcomments\x18\n" +
-	" \x03(\v2\x16.wfd.state.v1.TaskNoteR\bcomments\">\n" +
+	" \x03(\v2\x16.wfd.state.v1.TaskNoteR\bcomments\x12%\n" +
+	"\x0eescalate_after\x18\v \x01(\x03R\rescalateAfter\x12\x1f\n" +
+	"\vescalate_to\x18\f \x01(\tR\n" +
+	"escalateTo\x12\x1d\n" +
+	"\n" +
+	"notify_key\x18\r \x01(\tR\tnotifyKey\x12\x1c\n" +
+	"\tescalated\x18\x0e \x01(\bR\tescalated\">\n" +
 	"\bTaskNote\x12\x0e\n" +
 	"\x02by\x18\x01 \x01(\tR\x02by\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x03R\x02at\x12\x12\n" +

@@ -606,7 +606,11 @@ type TaskMeta struct {
 	ClaimedBy string                 `protobuf:"bytes,19,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
 	ClaimedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=claimed_at,json=claimedAt,proto3" json:"claimed_at,omitempty"`
 	// Its comments, oldest first.
-	Comments      []*TaskComment `protobuf:"bytes,21,rep,name=comments,proto3" json:"comments,omitempty"`
+	Comments []*TaskComment `protobuf:"bytes,21,rep,name=comments,proto3" json:"comments,omitempty"`
+	// When it is due (its escalation; unset: never), and whether it was
+	// escalated.
+	Due           *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=due,proto3" json:"due,omitempty"`
+	Escalated     bool                   `protobuf:"varint,23,opt,name=escalated,proto3" json:"escalated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -786,6 +790,20 @@ func (x *TaskMeta) GetComments() []*TaskComment {
 		return x.Comments
 	}
 	return nil
+}
+
+func (x *TaskMeta) GetDue() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Due
+	}
+	return nil
+}
+
+func (x *TaskMeta) GetEscalated() bool {
+	if x != nil {
+		return x.Escalated
+	}
+	return false
 }
 
 // TaskComment is a comment on a task (persistence.TaskComment).
@@ -1134,7 +1152,7 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"event_type\x18\x03 \x01(\tR\teventType\x12\x14\n" +
 	"\x05match\x18\x04 \x01(\fR\x05match\x126\n" +
 	"\bdeadline\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\tR\x03key\"\x81\x06\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\"\xcd\x06\n" +
 	"\bTaskMeta\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
@@ -1161,7 +1179,9 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"claimed_by\x18\x13 \x01(\tR\tclaimedBy\x129\n" +
 	"\n" +
 	"claimed_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\x127\n" +
-	"\bcomments\x18\x15 \x03(\v2\x1b.wfd.storage.v1.TaskCommentR\bcomments\"]\n" +
+	"\bcomments\x18\x15 \x03(\v2\x1b.wfd.storage.v1.TaskCommentR\bcomments\x12,\n" +
+	"\x03due\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\x03due\x12\x1c\n" +
+	"\tescalated\x18\x17 \x01(\bR\tescalated\"]\n" +
 	"\vTaskComment\x12\x0e\n" +
 	"\x02by\x18\x01 \x01(\tR\x02by\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
@@ -1252,15 +1272,16 @@ var file_wfd_storage_v1_storage_proto_depIdxs = []int32{
 	10, // 13: wfd.storage.v1.TaskMeta.completed_at:type_name -> google.protobuf.Timestamp
 	10, // 14: wfd.storage.v1.TaskMeta.claimed_at:type_name -> google.protobuf.Timestamp
 	7,  // 15: wfd.storage.v1.TaskMeta.comments:type_name -> wfd.storage.v1.TaskComment
-	10, // 16: wfd.storage.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
-	10, // 17: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
-	10, // 18: wfd.storage.v1.WorkflowDef.created_at:type_name -> google.protobuf.Timestamp
-	10, // 19: wfd.storage.v1.WorkflowDef.updated_at:type_name -> google.protobuf.Timestamp
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	10, // 16: wfd.storage.v1.TaskMeta.due:type_name -> google.protobuf.Timestamp
+	10, // 17: wfd.storage.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
+	10, // 18: wfd.storage.v1.PublishedEvent.at:type_name -> google.protobuf.Timestamp
+	10, // 19: wfd.storage.v1.WorkflowDef.created_at:type_name -> google.protobuf.Timestamp
+	10, // 20: wfd.storage.v1.WorkflowDef.updated_at:type_name -> google.protobuf.Timestamp
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_wfd_storage_v1_storage_proto_init() }

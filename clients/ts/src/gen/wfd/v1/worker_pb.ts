@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/worker.proto.
  */
 export const file_wfd_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChN3ZmQvdjEvd29ya2VyLnByb3RvEgZ3ZmQudjEi1gMKEldvcmtmbG93RGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYud2ZkLnYxLlN0ZXBEZWZpbml0aW9uEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAQgAygJEiYKC2V2ZW50X3R5cGVzGAUgAygLMhEud2ZkLnYxLkV2ZW50VHlwZRItCgxpbnB1dF9zY2hlbWEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHdmVyc2lvbhgIIAEoCRIUCgxtYWtlX2N1cnJlbnQYCSABKAgSSwoRc2VhcmNoX2F0dHJpYnV0ZXMYCiADKAsyMC53ZmQudjEuV29ya2Zsb3dEZWZpbml0aW9uLlNlYXJjaEF0dHJpYnV0ZXNFbnRyeRIoCgtjb25jdXJyZW5jeRgLIAEoCzITLndmZC52MS5Db25jdXJyZW5jeRo3ChVTZWFyY2hBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKfAQoOU3RlcERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRIPCgdhY2NlcHRzGAIgAygJEg0KBWVtaXRzGAMgAygJEg8KB3dvcmtlcnMYBCABKAUSIgoFcmV0cnkYBSABKAsyEy53ZmQudjEuUmV0cnlQb2xpY3kSKgoHdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKbAQoLUmV0cnlQb2xpY3kSFAoMbWF4X2F0dGVtcHRzGAEgASgFEjIKD2luaXRpYWxfYmFja29mZhgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIuCgttYXhfYmFja29mZhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgptdWx0aXBsaWVyGAQgASgBInkKDkNvbm5lY3RSZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIbWF4X3J1bnMYAiABKAUSLQoJd29ya2Zsb3dzGAMgAygLMhoud2ZkLnYxLldvcmtmbG93RGVmaW5pdGlvbhIYChBkaXNwYXRjaF9iYXRjaGVzGAQgASgIItIBCg9Db25uZWN0UmVzcG9uc2USJgoJY29ubmVjdGVkGAEgASgLMhEud2ZkLnYxLkNvbm5lY3RlZEgAEiQKCGRpc3BhdGNoGAIgASgLMhAud2ZkLnYxLkRpc3BhdGNoSAASFwoNY2FuY2VsX3J1bl9pZBgDIAEoCUgAEiYKCWhlYXJ0YmVhdBgEIAEoCzIRLndmZC52MS5IZWFydGJlYXRIABIoCgpkaXNwYXRjaGVzGAUgASgLMhIud2ZkLnYxLkRpc3BhdGNoZXNIAEIGCgRraW5kIjIKCkRpc3BhdGNoZXMSJAoKZGlzcGF0Y2hlcxgBIAMoCzIQLndmZC52MS5EaXNwYXRjaCIwCglDb25uZWN0ZWQSEQoJd29ya2VyX2lkGAEgASgJEhAKCHZlcnNpb25zGAIgAygJIoICCghEaXNwYXRjaBIOCgZydW5faWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRIMCgRzdGVwGAQgASgJEhwKBWlucHV0GAUgASgLMg0ud2ZkLnYxLkV2ZW50Eg8KB2F0dGVtcHQYBiABKAUSLAoIZGVhZGxpbmUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKCHJlc29sdmVkGAggAygLMhQud2ZkLnYxLlJlc29sdmVkV2FpdBITCgtsb2NhbF93YWl0cxgJIAEoCBIYChB3b3JrZmxvd192ZXJzaW9uGAogASgJIlEKDFJlc29sdmVkV2FpdBIQCghwb3NpdGlvbhgBIAEoDRIcCgVldmVudBgCIAEoCzINLndmZC52MS5FdmVudBIRCgl0aW1lZF9vdXQYAyABKAgiiAEKCUxvY2FsV2FpdBIQCghwb3NpdGlvbhgBIAEoDRIjCgh3YWl0X2ZvchgCIAEoCzIPLndmZC52MS5XYWl0Rm9ySAASKgoFc2xlZXAYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABIQCghyZXNvbHZlZBgEIAEoCEIGCgRraW5kIrwECg9TdGVwQ2FsbFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCXdvcmtlcl9pZBgNIAEoCRILCgNzZXEYDiABKAQSJgoLbG9jYWxfd2FpdHMYDyADKAsyES53ZmQudjEuTG9jYWxXYWl0EiMKCHdhaXRfZm9yGAIgASgLMg8ud2ZkLnYxLldhaXRGb3JIABIqCgVzbGVlcBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkgAEg0KA2dldBgEIAEoCUgAEh8KA3NldBgFIAEoCzIQLndmZC52MS5TZXRWYWx1ZUgAEiIKB2NvbGxlY3QYBiABKAsyDy53ZmQudjEuQ29sbGVjdEgAEhIKCG9uY2VfZ2V0GAcgASgJSAASJAoIb25jZV9wdXQYCCABKAsyEC53ZmQudjEuU2V0VmFsdWVIABIlCglhc2tfaHVtYW4YCSABKAsyEC53ZmQudjEuQXNrSHVtYW5IABIqCgx3YWl0X2Zvcl9rZXkYCiABKAsyEi53ZmQudjEuV2FpdEZvcktleUgAEikKC3N0YXJ0X2NoaWxkGAsgASgLMhIud2ZkLnYxLlN0YXJ0Q2hpbGRIABI0ChF3YWl0X2Zvcl9jaGlsZHJlbhgMIAEoCzIXLndmZC52MS5XYWl0Rm9yQ2hpbGRyZW5IABIxCg5zZXRfYXR0cmlidXRlcxgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAEILCglvcGVyYXRpb24iawoHV2FpdEZvchIMCgR0eXBlGAEgASgJEiYKBW1hdGNoGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIj4KCFNldFZhbHVlEgsKA2tleRgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSI2CgdDb2xsZWN0EhwKBWV2ZW50GAEgASgLMg0ud2ZkLnYxLkV2ZW50Eg0KBXR5cGVzGAIgAygJIvQBCghBc2tIdW1hbhINCgV0aXRsZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIuCg1hbnN3ZXJfc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghhc3NpZ25lZRgEIAEoCRIrCghkZWFkbGluZRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhImCgVpbnB1dBgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLQoMaW5wdXRfc2NoZW1hGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJwCgpXYWl0Rm9yS2V5EgsKA2tleRgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJGCgpTdGFydENoaWxkEhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJSCg9XYWl0Rm9yQ2hpbGRyZW4SEwoLaGFuZGxlcl9pZHMYASADKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiLzAQoQU3RlcENhbGxSZXNwb25zZRIPCgd3YWl0aW5nGAEgASgIEhEKCXRpbWVkX291dBgCIAEoCBIcCgVldmVudBgDIAEoCzINLndmZC52MS5FdmVudBIlCgV2YWx1ZRgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVmb3VuZBgFIAEoCBIdCgZldmVudHMYBiADKAsyDS53ZmQudjEuRXZlbnQSEAoIY2hpbGRfaWQYByABKAkSJwoIY2hpbGRyZW4YCCABKAsyFS53ZmQudjEuQ2hpbGRyZW5TdGF0ZRINCgVlcnJvchgJIAEoCSK9AQoNQ2hpbGRyZW5TdGF0ZRIRCgljb21wbGV0ZWQYASADKAkSDgoGZmFpbGVkGAIgAygJEg8KB3BlbmRpbmcYAyADKAkSMwoHcmVzdWx0cxgEIAMoCzIiLndmZC52MS5DaGlsZHJlblN0YXRlLlJlc3VsdHNFbnRyeRpDCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEiIKBXZhbHVlGAIgASgLMhMud2ZkLnYxLkNoaWxkUmVzdWx0OgI4ASJsCgtDaGlsZFJlc3VsdBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJItMBChBGaW5pc2hSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYBiABKAkSGwoEc2VudBgCIAMoCzINLndmZC52MS5FdmVudBIeCgd3cml0dGVuGAMgAygLMg0ud2ZkLnYxLkV2ZW50EiAKB291dGNvbWUYBCABKA4yDy53ZmQudjEuT3V0Y29tZRIVCg1lcnJvcl9tZXNzYWdlGAUgASgJEiYKC2xvY2FsX3dhaXRzGAcgAygLMhEud2ZkLnYxLkxvY2FsV2FpdCITChFGaW5pc2hSdW5SZXNwb25zZSI7ChFGaW5pc2hSdW5zUmVxdWVzdBImCgRydW5zGAEgAygLMhgud2ZkLnYxLkZpbmlzaFJ1blJlcXVlc3QiPgoSRmluaXNoUnVuc1Jlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy53ZmQudjEuRmluaXNoUnVuUmVzdWx0IjAKD0ZpbmlzaFJ1blJlc3VsdBIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAkiFAoSTGlzdFdvcmtlcnNSZXF1ZXN0IjoKE0xpc3RXb3JrZXJzUmVzcG9uc2USIwoHd29ya2VycxgBIAMoCzISLndmZC52MS5Xb3JrZXJJbmZvIrUBCgpXb3JrZXJJbmZvEhEKCXdvcmtlcl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCXdvcmtmbG93cxgDIAMoCRIQCghtYXhfcnVucxgEIAEoBRIdCgRydW5zGAUgAygLMg8ud2ZkLnYxLlJ1bkluZm8SMAoMY29ubmVjdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCgh2ZXJzaW9ucxgHIAMoCSJmCgdSdW5JbmZvEg4KBnJ1bl9pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEgwKBHN0ZXAYAyABKAkSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKloKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg4KCk9VVENPTUVfT0sQARITCg9PVVRDT01FX1dBSVRJTkcQAhIRCg1PVVRDT01FX0VSUk9SEAMy4AIKDVdvcmtlclNlcnZpY2USPAoHQ29ubmVjdBIWLndmZC52MS5Db25uZWN0UmVxdWVzdBoXLndmZC52MS5Db25uZWN0UmVzcG9uc2UwARI9CghTdGVwQ2FsbBIXLndmZC52MS5TdGVwQ2FsbFJlcXVlc3QaGC53ZmQudjEuU3RlcENhbGxSZXNwb25zZRJACglGaW5pc2hSdW4SGC53ZmQudjEuRmluaXNoUnVuUmVxdWVzdBoZLndmZC52MS5GaW5pc2hSdW5SZXNwb25zZRJDCgpGaW5pc2hSdW5zEhkud2ZkLnYxLkZpbmlzaFJ1bnNSZXF1ZXN0Ghoud2ZkLnYxLkZpbmlzaFJ1bnNSZXNwb25zZRJLCgtMaXN0V29ya2VycxIaLndmZC52MS5MaXN0V29ya2Vyc1JlcXVlc3QaGy53ZmQudjEuTGlzdFdvcmtlcnNSZXNwb25zZSIDkAIBQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_service]);
+  fileDesc("ChN3ZmQvdjEvd29ya2VyLnByb3RvEgZ3ZmQudjEi1gMKEldvcmtmbG93RGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYud2ZkLnYxLlN0ZXBEZWZpbml0aW9uEhwKFGV4dGVybmFsX2V2ZW50X3R5cGVzGAQgAygJEiYKC2V2ZW50X3R5cGVzGAUgAygLMhEud2ZkLnYxLkV2ZW50VHlwZRItCgxpbnB1dF9zY2hlbWEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHdmVyc2lvbhgIIAEoCRIUCgxtYWtlX2N1cnJlbnQYCSABKAgSSwoRc2VhcmNoX2F0dHJpYnV0ZXMYCiADKAsyMC53ZmQudjEuV29ya2Zsb3dEZWZpbml0aW9uLlNlYXJjaEF0dHJpYnV0ZXNFbnRyeRIoCgtjb25jdXJyZW5jeRgLIAEoCzITLndmZC52MS5Db25jdXJyZW5jeRo3ChVTZWFyY2hBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKfAQoOU3RlcERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRIPCgdhY2NlcHRzGAIgAygJEg0KBWVtaXRzGAMgAygJEg8KB3dvcmtlcnMYBCABKAUSIgoFcmV0cnkYBSABKAsyEy53ZmQudjEuUmV0cnlQb2xpY3kSKgoHdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKbAQoLUmV0cnlQb2xpY3kSFAoMbWF4X2F0dGVtcHRzGAEgASgFEjIKD2luaXRpYWxfYmFja29mZhgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIuCgttYXhfYmFja29mZhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgptdWx0aXBsaWVyGAQgASgBInkKDkNvbm5lY3RSZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIbWF4X3J1bnMYAiABKAUSLQoJd29ya2Zsb3dzGAMgAygLMhoud2ZkLnYxLldvcmtmbG93RGVmaW5pdGlvbhIYChBkaXNwYXRjaF9iYXRjaGVzGAQgASgIItIBCg9Db25uZWN0UmVzcG9uc2USJgoJY29ubmVjdGVkGAEgASgLMhEud2ZkLnYxLkNvbm5lY3RlZEgAEiQKCGRpc3BhdGNoGAIgASgLMhAud2ZkLnYxLkRpc3BhdGNoSAASFwoNY2FuY2VsX3J1bl9pZBgDIAEoCUgAEiYKCWhlYXJ0YmVhdBgEIAEoCzIRLndmZC52MS5IZWFydGJlYXRIABIoCgpkaXNwYXRjaGVzGAUgASgLMhIud2ZkLnYxLkRpc3BhdGNoZXNIAEIGCgRraW5kIjIKCkRpc3BhdGNoZXMSJAoKZGlzcGF0Y2hlcxgBIAMoCzIQLndmZC52MS5EaXNwYXRjaCIwCglDb25uZWN0ZWQSEQoJd29ya2VyX2lkGAEgASgJEhAKCHZlcnNpb25zGAIgAygJIoICCghEaXNwYXRjaBIOCgZydW5faWQYASABKAkSEgoKaGFuZGxlcl9pZBgCIAEoCRIQCgh3b3JrZmxvdxgDIAEoCRIMCgRzdGVwGAQgASgJEhwKBWlucHV0GAUgASgLMg0ud2ZkLnYxLkV2ZW50Eg8KB2F0dGVtcHQYBiABKAUSLAoIZGVhZGxpbmUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKCHJlc29sdmVkGAggAygLMhQud2ZkLnYxLlJlc29sdmVkV2FpdBITCgtsb2NhbF93YWl0cxgJIAEoCBIYChB3b3JrZmxvd192ZXJzaW9uGAogASgJIlEKDFJlc29sdmVkV2FpdBIQCghwb3NpdGlvbhgBIAEoDRIcCgVldmVudBgCIAEoCzINLndmZC52MS5FdmVudBIRCgl0aW1lZF9vdXQYAyABKAgiiAEKCUxvY2FsV2FpdBIQCghwb3NpdGlvbhgBIAEoDRIjCgh3YWl0X2ZvchgCIAEoCzIPLndmZC52MS5XYWl0Rm9ySAASKgoFc2xlZXAYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABIQCghyZXNvbHZlZBgEIAEoCEIGCgRraW5kIrwECg9TdGVwQ2FsbFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCXdvcmtlcl9pZBgNIAEoCRILCgNzZXEYDiABKAQSJgoLbG9jYWxfd2FpdHMYDyADKAsyES53ZmQudjEuTG9jYWxXYWl0EiMKCHdhaXRfZm9yGAIgASgLMg8ud2ZkLnYxLldhaXRGb3JIABIqCgVzbGVlcBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkgAEg0KA2dldBgEIAEoCUgAEh8KA3NldBgFIAEoCzIQLndmZC52MS5TZXRWYWx1ZUgAEiIKB2NvbGxlY3QYBiABKAsyDy53ZmQudjEuQ29sbGVjdEgAEhIKCG9uY2VfZ2V0GAcgASgJSAASJAoIb25jZV9wdXQYCCABKAsyEC53ZmQudjEuU2V0VmFsdWVIABIlCglhc2tfaHVtYW4YCSABKAsyEC53ZmQudjEuQXNrSHVtYW5IABIqCgx3YWl0X2Zvcl9rZXkYCiABKAsyEi53ZmQudjEuV2FpdEZvcktleUgAEikKC3N0YXJ0X2NoaWxkGAsgASgLMhIud2ZkLnYxLlN0YXJ0Q2hpbGRIABI0ChF3YWl0X2Zvcl9jaGlsZHJlbhgMIAEoCzIXLndmZC52MS5XYWl0Rm9yQ2hpbGRyZW5IABIxCg5zZXRfYXR0cmlidXRlcxgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAEILCglvcGVyYXRpb24iawoHV2FpdEZvchIMCgR0eXBlGAEgASgJEiYKBW1hdGNoGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIj4KCFNldFZhbHVlEgsKA2tleRgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSI2CgdDb2xsZWN0EhwKBWV2ZW50GAEgASgLMg0ud2ZkLnYxLkV2ZW50Eg0KBXR5cGVzGAIgAygJIqACCghBc2tIdW1hbhINCgV0aXRsZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIuCg1hbnN3ZXJfc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghhc3NpZ25lZRgEIAEoCRIrCghkZWFkbGluZRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhImCgVpbnB1dBgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLQoMaW5wdXRfc2NoZW1hGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIqCgplc2NhbGF0aW9uGAggASgLMhYud2ZkLnYxLlRhc2tFc2NhbGF0aW9uIlwKDlRhc2tFc2NhbGF0aW9uEigKBWFmdGVyGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhAKCHJlYXNzaWduGAIgASgJEg4KBm5vdGlmeRgDIAEoCSJwCgpXYWl0Rm9yS2V5EgsKA2tleRgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJGCgpTdGFydENoaWxkEhAKCHdvcmtmbG93GAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJSCg9XYWl0Rm9yQ2hpbGRyZW4SEwoLaGFuZGxlcl9pZHMYASADKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiLzAQoQU3RlcENhbGxSZXNwb25zZRIPCgd3YWl0aW5nGAEgASgIEhEKCXRpbWVkX291dBgCIAEoCBIcCgVldmVudBgDIAEoCzINLndmZC52MS5FdmVudBIlCgV2YWx1ZRgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVmb3VuZBgFIAEoCBIdCgZldmVudHMYBiADKAsyDS53ZmQudjEuRXZlbnQSEAoIY2hpbGRfaWQYByABKAkSJwoIY2hpbGRyZW4YCCABKAsyFS53ZmQudjEuQ2hpbGRyZW5TdGF0ZRINCgVlcnJvchgJIAEoCSK9AQoNQ2hpbGRyZW5TdGF0ZRIRCgljb21wbGV0ZWQYASADKAkSDgoGZmFpbGVkGAIgAygJEg8KB3BlbmRpbmcYAyADKAkSMwoHcmVzdWx0cxgEIAMoCzIiLndmZC52MS5DaGlsZHJlblN0YXRlLlJlc3VsdHNFbnRyeRpDCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEiIKBXZhbHVlGAIgASgLMhMud2ZkLnYxLkNoaWxkUmVzdWx0OgI4ASJsCgtDaGlsZFJlc3VsdBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJItMBChBGaW5pc2hSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYBiABKAkSGwoEc2VudBgCIAMoCzINLndmZC52MS5FdmVudBIeCgd3cml0dGVuGAMgAygLMg0ud2ZkLnYxLkV2ZW50EiAKB291dGNvbWUYBCABKA4yDy53ZmQudjEuT3V0Y29tZRIVCg1lcnJvcl9tZXNzYWdlGAUgASgJEiYKC2xvY2FsX3dhaXRzGAcgAygLMhEud2ZkLnYxLkxvY2FsV2FpdCITChFGaW5pc2hSdW5SZXNwb25zZSI7ChFGaW5pc2hSdW5zUmVxdWVzdBImCgRydW5zGAEgAygLMhgud2ZkLnYxLkZpbmlzaFJ1blJlcXVlc3QiPgoSRmluaXNoUnVuc1Jlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy53ZmQudjEuRmluaXNoUnVuUmVzdWx0IjAKD0ZpbmlzaFJ1blJlc3VsdBIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAkiFAoSTGlzdFdvcmtlcnNSZXF1ZXN0IjoKE0xpc3RXb3JrZXJzUmVzcG9uc2USIwoHd29ya2VycxgBIAMoCzISLndmZC52MS5Xb3JrZXJJbmZvIrUBCgpXb3JrZXJJbmZvEhEKCXdvcmtlcl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCXdvcmtmbG93cxgDIAMoCRIQCghtYXhfcnVucxgEIAEoBRIdCgRydW5zGAUgAygLMg8ud2ZkLnYxLlJ1bkluZm8SMAoMY29ubmVjdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCgh2ZXJzaW9ucxgHIAMoCSJmCgdSdW5JbmZvEg4KBnJ1bl9pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEgwKBHN0ZXAYAyABKAkSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKloKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg4KCk9VVENPTUVfT0sQARITCg9PVVRDT01FX1dBSVRJTkcQAhIRCg1PVVRDT01FX0VSUk9SEAMy4AIKDVdvcmtlclNlcnZpY2USPAoHQ29ubmVjdBIWLndmZC52MS5Db25uZWN0UmVxdWVzdBoXLndmZC52MS5Db25uZWN0UmVzcG9uc2UwARI9CghTdGVwQ2FsbBIXLndmZC52MS5TdGVwQ2FsbFJlcXVlc3QaGC53ZmQudjEuU3RlcENhbGxSZXNwb25zZRJACglGaW5pc2hSdW4SGC53ZmQudjEuRmluaXNoUnVuUmVxdWVzdBoZLndmZC52MS5GaW5pc2hSdW5SZXNwb25zZRJDCgpGaW5pc2hSdW5zEhkud2ZkLnYxLkZpbmlzaFJ1bnNSZXF1ZXN0Ghoud2ZkLnYxLkZpbmlzaFJ1bnNSZXNwb25zZRJLCgtMaXN0V29ya2VycxIaLndmZC52MS5MaXN0V29ya2Vyc1JlcXVlc3QaGy53ZmQudjEuTGlzdFdvcmtlcnNSZXNwb25zZSIDkAIBQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_wfd_v1_handler, file_wfd_v1_service]);
 
 /**
  * WorkflowDefinition is a workflow served by a worker; it maps 1:1 onto the
@@ -749,6 +749,13 @@ export type AskHuman = Message<"wfd.v1.AskHuman"> & {
    * @generated from field: google.protobuf.Struct input_schema = 7;
    */
   inputSchema?: JsonObject | undefined;
+
+  /**
+   * What happens when nobody has answered it in time.
+   *
+   * @generated from field: wfd.v1.TaskEscalation escalation = 8;
+   */
+  escalation?: TaskEscalation | undefined;
 };
 
 /**
@@ -757,6 +764,37 @@ export type AskHuman = Message<"wfd.v1.AskHuman"> & {
  */
 export const AskHumanSchema: GenMessage<AskHuman> = /*@__PURE__*/
   messageDesc(file_wfd_v1_worker, 14);
+
+/**
+ * TaskEscalation acts on a task still pending `after` its asking: it is
+ * reassigned (reassign: a person or "group:<role>") and/or an event is
+ * published under the key notify. The task stays pending.
+ *
+ * @generated from message wfd.v1.TaskEscalation
+ */
+export type TaskEscalation = Message<"wfd.v1.TaskEscalation"> & {
+  /**
+   * @generated from field: google.protobuf.Duration after = 1;
+   */
+  after?: Duration | undefined;
+
+  /**
+   * @generated from field: string reassign = 2;
+   */
+  reassign: string;
+
+  /**
+   * @generated from field: string notify = 3;
+   */
+  notify: string;
+};
+
+/**
+ * Describes the message wfd.v1.TaskEscalation.
+ * Use `create(TaskEscalationSchema)` to create a new message.
+ */
+export const TaskEscalationSchema: GenMessage<TaskEscalation> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_worker, 15);
 
 /**
  * WaitForKey waits for an event published under a key.
@@ -785,7 +823,7 @@ export type WaitForKey = Message<"wfd.v1.WaitForKey"> & {
  * Use `create(WaitForKeySchema)` to create a new message.
  */
 export const WaitForKeySchema: GenMessage<WaitForKey> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 15);
+  messageDesc(file_wfd_v1_worker, 16);
 
 /**
  * StartChild starts a child handler.
@@ -809,7 +847,7 @@ export type StartChild = Message<"wfd.v1.StartChild"> & {
  * Use `create(StartChildSchema)` to create a new message.
  */
 export const StartChildSchema: GenMessage<StartChild> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 16);
+  messageDesc(file_wfd_v1_worker, 17);
 
 /**
  * WaitForChildren waits until children end.
@@ -833,7 +871,7 @@ export type WaitForChildren = Message<"wfd.v1.WaitForChildren"> & {
  * Use `create(WaitForChildrenSchema)` to create a new message.
  */
 export const WaitForChildrenSchema: GenMessage<WaitForChildren> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 17);
+  messageDesc(file_wfd_v1_worker, 18);
 
 /**
  * StepCallResponse is the operation's answer. waiting: the run parks; the
@@ -907,7 +945,7 @@ export type StepCallResponse = Message<"wfd.v1.StepCallResponse"> & {
  * Use `create(StepCallResponseSchema)` to create a new message.
  */
 export const StepCallResponseSchema: GenMessage<StepCallResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 18);
+  messageDesc(file_wfd_v1_worker, 19);
 
 /**
  * ChildrenState is where a set of children stands.
@@ -941,7 +979,7 @@ export type ChildrenState = Message<"wfd.v1.ChildrenState"> & {
  * Use `create(ChildrenStateSchema)` to create a new message.
  */
 export const ChildrenStateSchema: GenMessage<ChildrenState> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 19);
+  messageDesc(file_wfd_v1_worker, 20);
 
 /**
  * ChildResult is how a child ended.
@@ -970,7 +1008,7 @@ export type ChildResult = Message<"wfd.v1.ChildResult"> & {
  * Use `create(ChildResultSchema)` to create a new message.
  */
 export const ChildResultSchema: GenMessage<ChildResult> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 20);
+  messageDesc(file_wfd_v1_worker, 21);
 
 /**
  * @generated from message wfd.v1.FinishRunRequest
@@ -1026,7 +1064,7 @@ export type FinishRunRequest = Message<"wfd.v1.FinishRunRequest"> & {
  * Use `create(FinishRunRequestSchema)` to create a new message.
  */
 export const FinishRunRequestSchema: GenMessage<FinishRunRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 21);
+  messageDesc(file_wfd_v1_worker, 22);
 
 /**
  * @generated from message wfd.v1.FinishRunResponse
@@ -1039,7 +1077,7 @@ export type FinishRunResponse = Message<"wfd.v1.FinishRunResponse"> & {
  * Use `create(FinishRunResponseSchema)` to create a new message.
  */
 export const FinishRunResponseSchema: GenMessage<FinishRunResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 22);
+  messageDesc(file_wfd_v1_worker, 23);
 
 /**
  * @generated from message wfd.v1.FinishRunsRequest
@@ -1058,7 +1096,7 @@ export type FinishRunsRequest = Message<"wfd.v1.FinishRunsRequest"> & {
  * Use `create(FinishRunsRequestSchema)` to create a new message.
  */
 export const FinishRunsRequestSchema: GenMessage<FinishRunsRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 23);
+  messageDesc(file_wfd_v1_worker, 24);
 
 /**
  * FinishRunsResponse answers each run of the request, in its order.
@@ -1077,7 +1115,7 @@ export type FinishRunsResponse = Message<"wfd.v1.FinishRunsResponse"> & {
  * Use `create(FinishRunsResponseSchema)` to create a new message.
  */
 export const FinishRunsResponseSchema: GenMessage<FinishRunsResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 24);
+  messageDesc(file_wfd_v1_worker, 25);
 
 /**
  * FinishRunResult is how FinishRun would have answered one run.
@@ -1105,7 +1143,7 @@ export type FinishRunResult = Message<"wfd.v1.FinishRunResult"> & {
  * Use `create(FinishRunResultSchema)` to create a new message.
  */
 export const FinishRunResultSchema: GenMessage<FinishRunResult> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 25);
+  messageDesc(file_wfd_v1_worker, 26);
 
 /**
  * @generated from message wfd.v1.ListWorkersRequest
@@ -1118,7 +1156,7 @@ export type ListWorkersRequest = Message<"wfd.v1.ListWorkersRequest"> & {
  * Use `create(ListWorkersRequestSchema)` to create a new message.
  */
 export const ListWorkersRequestSchema: GenMessage<ListWorkersRequest> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 26);
+  messageDesc(file_wfd_v1_worker, 27);
 
 /**
  * @generated from message wfd.v1.ListWorkersResponse
@@ -1135,7 +1173,7 @@ export type ListWorkersResponse = Message<"wfd.v1.ListWorkersResponse"> & {
  * Use `create(ListWorkersResponseSchema)` to create a new message.
  */
 export const ListWorkersResponseSchema: GenMessage<ListWorkersResponse> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 27);
+  messageDesc(file_wfd_v1_worker, 28);
 
 /**
  * WorkerInfo is a connected worker.
@@ -1186,7 +1224,7 @@ export type WorkerInfo = Message<"wfd.v1.WorkerInfo"> & {
  * Use `create(WorkerInfoSchema)` to create a new message.
  */
 export const WorkerInfoSchema: GenMessage<WorkerInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 28);
+  messageDesc(file_wfd_v1_worker, 29);
 
 /**
  * RunInfo is a run in progress on a worker.
@@ -1220,7 +1258,7 @@ export type RunInfo = Message<"wfd.v1.RunInfo"> & {
  * Use `create(RunInfoSchema)` to create a new message.
  */
 export const RunInfoSchema: GenMessage<RunInfo> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_worker, 29);
+  messageDesc(file_wfd_v1_worker, 30);
 
 /**
  * Outcome is how a step run ended.
