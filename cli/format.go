@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -188,6 +189,8 @@ func recordLine(r *wfdv1.Record) string {
 		return prefix + "admitted: got a slot of its concurrency key"
 	case *wfdv1.Record_TaskChanged:
 		return prefix + taskChangeText(k.TaskChanged)
+	case *wfdv1.Record_MemoSet:
+		return prefix + "memo of step " + k.MemoSet.GetStep() + ": " + k.MemoSet.GetKey() + " = " + valueText(k.MemoSet.GetValue())
 	case *wfdv1.Record_HandlerUpgraded:
 		u := k.HandlerUpgraded
 		return prefix + "upgraded from " + orDash(u.GetFromVersion()) + " to " + u.GetToVersion()
@@ -511,6 +514,12 @@ func handlerAtFields(a *wfdv1.HandlerAt) [][2]string {
 		out = append(out, [2]string{key, line})
 	}
 	out = append(out, [2]string{"written", fmt.Sprintf("%d events", a.GetWrittenTotal())})
+	for _, m := range a.GetMemos() {
+		out = append(out, [2]string{"memo", m.GetStep() + ": " + m.GetKey() + " = " + valueText(m.GetValue())})
+	}
+	for _, t := range a.GetTasks() {
+		out = append(out, [2]string{"task", taskAtText(t)})
+	}
 	if a.GetStatus() == wfdv1.HandlerStatus_HANDLER_STATUS_COMPLETED {
 		out = append(out, [2]string{"result", jsonText(a.GetResult())})
 	}
@@ -541,4 +550,33 @@ func taskChangeText(t *wfdv1.TaskChanged) string {
 		s += ": " + strconv.Quote(t.GetText())
 	}
 	return s
+}
+
+// taskAtText is a task as a look back shows it: "task-1 "Approve
+// expense" (ada): answered by ada, 1 comment, answer {...}".
+func taskAtText(t *wfdv1.TaskAt) string {
+	s := fmt.Sprintf("%s %q (%s): %s", t.GetTaskId(), t.GetTitle(), assigneeText(t.GetAssignee()),
+		strings.ToLower(strings.TrimPrefix(t.GetChange().String(), "TASK_CHANGE_")))
+	if t.GetBy() != "" {
+		s += " by " + t.GetBy()
+	}
+	if c := t.GetClaimedBy(); c != "" && t.GetChange() != wfdv1.TaskChange_TASK_CHANGE_CLAIMED {
+		s += ", held by " + c
+	}
+	if n := t.GetComments(); n > 0 {
+		s += fmt.Sprintf(", %d comments", n)
+	}
+	if a := t.GetAnswer(); a != nil {
+		s += ", answer " + jsonText(a)
+	}
+	return s
+}
+
+// valueText is a Value as compact JSON.
+func valueText(v *structpb.Value) string {
+	b, err := protojson.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
 }

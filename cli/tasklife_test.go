@@ -53,3 +53,23 @@ func TestTaskLifeCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestLookBackCLI: wfd get --at shows the memos and tasks of then.
+func TestLookBackCLI(t *testing.T) {
+	addr := serve(t)
+	h := field(ok(t, "run", "order", "--input", `{"order_id": "A7"}`, "--addr", addr))
+	var seq string
+	eventually(t, "the order is idle", func() bool {
+		out := ok(t, "get", h, "--addr", addr)
+		for _, l := range strings.Split(out, "\n") {
+			if rest, ok := strings.CutPrefix(l, "last seq:"); ok {
+				seq = strings.TrimSpace(rest)
+			}
+		}
+		return strings.Contains(out, "idle:") && seq != ""
+	})
+	out := ok(t, "get", h, "--at", seq, "--addr", addr)
+	if !strings.Contains(out, `await_payment: reference = "ord-`) {
+		t.Fatalf("get --at %s:\n%s", seq, out)
+	}
+}

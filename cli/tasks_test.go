@@ -126,7 +126,7 @@ func TestPublishWakesOrder(t *testing.T) {
 	if out != "published payment:A1: seq 2, woke 1 handler (event pay-1)\n" {
 		t.Errorf("publish printed %q", out)
 	}
-	matchLines(t, ok(t, "stream", h, "--internal", "--addr", addr), []string{`^#\d+ released$`, `^#\d+ restored$`, `completed \{"order_id":"A1",.*"payment":\{"amount":9.5\}\}$`})
+	matchLines(t, ok(t, "stream", h, "--internal", "--addr", addr), []string{`^#\d+ released$`, `^#\d+ restored$`, `completed \{"order_id":"A1",.*"payment":\{"amount":9.5\},"reference":"ord-[^"]+"\}$`})
 	// The same id again publishes nothing.
 	if out := ok(t, "publish", "payment:A1", `{"amount": 1}`, "--id", "pay-1", "--addr", addr); out != "published payment:A1: seq 2, woke 0 handlers (event pay-1)\n" {
 		t.Errorf("publish again printed %q", out)

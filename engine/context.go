@@ -307,13 +307,26 @@ func (sc *stepContext) Set(key string, v *structpb.Value) error {
 
 // set stores v under key (shown as name in errors).
 func (sc *stepContext) set(key, name string, v *structpb.Value) error {
+	return sc.setKV(key, name, v, nil)
+}
+
+// setMemo is set of Once's value under its key k (memo, the step's
+// name for it), recorded on the stream (RecordMemo).
+func (sc *stepContext) setMemo(k, memo string, v *structpb.Value) error {
+	return sc.setKV(k, "Once "+memo, v, &Memo{Step: sc.Step(), Key: memo, Value: v})
+}
+
+func (sc *stepContext) setKV(key, name string, v *structpb.Value, memo *Memo) error {
 	if v != nil {
 		if err := pl.CheckValue(sc.x.h.e.lim.payload(), "value", v); err != nil {
 			return sc.refuse(fmt.Errorf("step %q sets %q: %w", sc.Step(), name, err))
 		}
 		v = proto.Clone(v).(*structpb.Value)
 	}
-	_, err := sc.roundTrip(msg{kind: msgSet, p: &payload{key: key, val: v}})
+	if memo != nil {
+		memo.Value = v
+	}
+	_, err := sc.roundTrip(msg{kind: msgSet, p: &payload{key: key, val: v, memo: memo}})
 	if errors.Is(err, ErrLimit) {
 		return sc.refuse(fmt.Errorf("step %q sets %q: %w", sc.Step(), name, err))
 	}
@@ -350,7 +363,7 @@ func (sc *stepContext) Once(key string, fn func() (*structpb.Value, error)) (*st
 	if v == nil {
 		v = structpb.NewNullValue()
 	}
-	if err := sc.set(k, "Once "+key, v); err != nil {
+	if err := sc.setMemo(k, key, v); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -136,6 +136,8 @@ type payload struct {
 	initial []InitialEvent
 	// attrs is a step's update of the search attributes (msgSetAttrs).
 	attrs attrs.Set
+	// memo, with msgSet, records the value as a Once memo (RecordMemo).
+	memo *Memo
 }
 
 type reply struct {

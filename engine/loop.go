@@ -269,7 +269,11 @@ func (r *runner) handleRare(m msg) {
 		v, ok := s.rare().kv[m.p.key]
 		m.reply <- reply{val: v, ok: ok}
 	case msgSet:
-		m.reply <- reply{err: s.setKV(m.p.key, m.p.val, r.h.e.lim.MaxStoreBytes)}
+		err := s.setKV(m.p.key, m.p.val, r.h.e.lim.MaxStoreBytes)
+		if err == nil && m.p.memo != nil {
+			r.record(Record{Kind: RecordMemo, Memo: m.p.memo})
+		}
+		m.reply <- reply{err: err}
 	case msgAddChild:
 		m.reply <- reply{err: r.addChild(m.p.key)}
 	case msgChildren:

@@ -53,6 +53,8 @@ const (
 	// RecordTask: a human task of the handler changed: asked, answered,
 	// cancelled (CancelTask) or expired (Record.Task).
 	RecordTask
+	// RecordMemo: a step run memoized a value (Once).
+	RecordMemo
 )
 
 // Record is one entry of a handler's stream. Records are values with few
@@ -74,6 +76,13 @@ type Record struct {
 	Blocked  *Blocked    // RecordBlocked
 	Upgraded *Upgraded   // RecordUpgraded
 	Task     *TaskChange // RecordTask
+	Memo     *Memo       // RecordMemo
+}
+
+// Memo is what a RecordMemo says: a step run's Once value under its key.
+type Memo struct {
+	Step, Key string
+	Value     *structpb.Value
 }
 
 // TaskChange is what a RecordTask says: which task, what happened to it,

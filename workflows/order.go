@@ -7,13 +7,14 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/google/uuid"
 	"github.com/wfd-dev/wfd/flow"
 )
 
 // Order waits for the payment of its input's "order_id": an event published
 // with the key "payment:<order id>" (PublishEvent). A payment published
 // after the order started is taken even if it came first. It completes with
-// the payment's data.
+// the payment's data and the reference it made once (a memo).
 func Order() flow.Workflow {
 	return flow.Workflow{
 		Name:        "order",
@@ -34,14 +35,23 @@ func Order() flow.Workflow {
 				if err != nil {
 					return err
 				}
+				// The order's reference is made once: a re-run of the step
+				// (after the payment arrives, or a restart) gets the same.
+				ref, err := sc.Once("reference", func() (*structpb.Value, error) {
+					return structpb.NewStringValue("ord-" + uuid.NewString()), nil
+				})
+				if err != nil {
+					return err
+				}
 				p, err := sc.WaitForKey(PaymentKey(id), flow.KeyOptions{})
 				if err != nil {
 					return err
 				}
 				return sc.Send(flow.StopEvent, &structpb.Struct{Fields: map[string]*structpb.Value{
-					"order_id": structpb.NewStringValue(id),
-					"payment":  structpb.NewStructValue(p.Data),
-					"paid_at":  structpb.NewStringValue(p.At.UTC().Format(time.RFC3339Nano)),
+					"order_id":  structpb.NewStringValue(id),
+					"reference": ref,
+					"payment":   structpb.NewStructValue(p.Data),
+					"paid_at":   structpb.NewStringValue(p.At.UTC().Format(time.RFC3339Nano)),
 				}})
 			},
 		}},

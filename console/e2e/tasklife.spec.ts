@@ -39,6 +39,13 @@ test("claim, comment, let go and reassign a task", async ({ page, wfd, consoleEr
   for (const text of [`claimed by ${approver}`, `commented by ${approver}: "the receipt is attached"`, `unclaimed by ${approver}`, "reassigned by"]) {
     await expect(page.getByText(text).first()).toBeVisible();
   }
+  // Looking back at the comment: the task as it stood then.
+  const timeline = page.getByTestId("timeline");
+  await timeline.locator('[data-kind="task"]').filter({ hasText: "commented" }).locator("button").click();
+  const tasksThen = page.getByTestId("handler-at-tasks");
+  await expect(tasksThen).toContainText(`commented by ${approver}`);
+  await expect(tasksThen).toContainText(`held by ${approver}`);
+  await expect(tasksThen).toContainText("1 comment");
   expect(consoleErrors).toEqual([]);
 });
 
@@ -71,5 +78,21 @@ test("an escalated task: overdue in the inbox, its new assignee, its due time", 
   await expect(page.getByTestId("task-due")).toContainText("escalated");
   await page.goto(`${wfd.origin}/ui/handlers/${run.handler.handlerId}`);
   await expect(page.getByText("escalated to group:managers").first()).toBeVisible();
+  expect(consoleErrors).toEqual([]);
+});
+
+test("look back: the memos a step run held then", async ({ page, wfd, consoleErrors }) => {
+  const order = uid("o");
+  const run = await wfd.call<{ handler: { handlerId: string } }>("RunWorkflow", { workflow: "order", input: { order_id: order } });
+  const id = run.handler.handlerId;
+  await expect(async () => {
+    const h = await wfd.call<{ handler: { idle?: object } }>("GetHandler", { handlerId: id });
+    expect(h.handler.idle).toBeDefined();
+  }).toPass({ timeout: 30_000 });
+  await page.goto(`${wfd.origin}/ui/handlers/${id}`);
+  const timeline = page.getByTestId("timeline");
+  await expect(timeline.getByText("memo of step await_payment: reference")).toBeVisible();
+  await timeline.locator('[data-kind="idle"] button').first().click();
+  await expect(page.getByTestId("handler-at-memos")).toContainText('await_payment: reference = "ord-');
   expect(consoleErrors).toEqual([]);
 });

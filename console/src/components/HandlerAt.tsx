@@ -1,5 +1,9 @@
 // The look back: a handler as its stream shows it at one record (GetHandler
 // with at_seq), folded by the server from the records, not re-executed.
+import { toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { TaskChange } from "@wfd/client/web";
+
 import { jsonText, statusName, structJson, when } from "../format";
 import { useSession } from "../session";
 import { ErrorNote, useLoad } from "./common";
@@ -41,6 +45,32 @@ export function HandlerAt({ id, seq }: { id: string; seq: bigint }) {
             {a.writtenTotal} event{a.writtenTotal === 1 ? "" : "s"}
             {a.written.length > 0 && `, latest: ${a.written[a.written.length - 1].type}`}
           </dd>
+          {a.memos.length > 0 && (
+            <>
+              <dt>Memos</dt>
+              <dd>
+                <ul className="plain" data-testid="handler-at-memos">
+                  {a.memos.map((m) => (
+                    <li key={`${m.step}/${m.key}`}>
+                      {m.step}: {m.key} = {compactValue(m.value)}
+                    </li>
+                  ))}
+                </ul>
+              </dd>
+            </>
+          )}
+          {a.tasks.length > 0 && (
+            <>
+              <dt>Tasks</dt>
+              <dd>
+                <ul className="plain" data-testid="handler-at-tasks">
+                  {a.tasks.map((t) => (
+                    <li key={t.taskId}>{taskAtText(t)}</li>
+                  ))}
+                </ul>
+              </dd>
+            </>
+          )}
           {a.result && (
             <>
               <dt>Result</dt>
@@ -59,6 +89,22 @@ export function HandlerAt({ id, seq }: { id: string; seq: bigint }) {
       )}
     </section>
   );
+}
+
+type TaskAt = At["tasks"][number];
+
+/** A task as it stood: "Approve expense (ada): claimed by ada, 1 comment". */
+function taskAtText(t: TaskAt): string {
+  let s = `"${t.title}" (${t.assignee || "anyone"}): ${(TaskChange[t.change] ?? "changed").toLowerCase()}`;
+  if (t.by) s += ` by ${t.by}`;
+  if (t.claimedBy && t.change !== TaskChange.CLAIMED) s += `, held by ${t.claimedBy}`;
+  if (t.comments > 0) s += `, ${t.comments} comment${t.comments === 1 ? "" : "s"}`;
+  if (t.answer) s += `, answer ${jsonText(structJson(t.answer)).replace(/\s*\n\s*/g, " ")}`;
+  return s;
+}
+
+function compactValue(v: At["memos"][number]["value"]): string {
+  return v ? JSON.stringify(toJson(ValueSchema, v)) : "null";
 }
 
 type At = NonNullable<Awaited<ReturnType<ReturnType<typeof useSession>["client"]["getAt"]>>>;
@@ -89,6 +135,11 @@ export function diffAt(a: At, b: At): string[] {
   if (written > 0) {
     const types = b.written.slice(-Math.min(written, b.written.length)).map((e) => e.type);
     out.push(`${written} event${written === 1 ? "" : "s"} written: ${types.join(", ")}`);
+  }
+  const taskWas = new Map(a.tasks.map((t) => [t.taskId, taskAtText(t)]));
+  for (const t of b.tasks) {
+    const now = taskAtText(t);
+    if (taskWas.get(t.taskId) !== now) out.push(`task ${now}`);
   }
   if (b.result && !a.result) out.push(`result: ${jsonText(structJson(b.result)).replace(/\s*\n\s*/g, " ")}`);
   if (b.error && b.error !== a.error) out.push(`error: ${b.error}`);

@@ -1,6 +1,8 @@
 // A handler's live timeline: every record of StreamEvents (internal ones
 // included: step runs, idle periods, releases and restores), virtualized
 // so that tens of thousands of records scroll smoothly.
+import { toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 
@@ -153,6 +155,10 @@ export function recordRow(r: Record): Row {
       if (v.reason) text += `: ${v.reason}`;
       if (v.text) text += `: "${v.text}"`;
       return { ...base, kind: "task", text };
+    }
+    case "memoSet": {
+      const v = k.value;
+      return { ...base, kind: "memo", text: `memo of step ${v.step}: ${v.key} = ${v.value ? JSON.stringify(toJson(ValueSchema, v.value)) : "null"}` };
     }
     case "handlerAdmitted":
       return { ...base, kind: "admitted", text: "admitted: got a slot of its concurrency key, and runs the events it held" };

@@ -916,6 +916,7 @@ type Record struct {
 	//	*Record_HandlerUpgraded
 	//	*Record_HandlerAdmitted
 	//	*Record_TaskChanged
+	//	*Record_MemoSet
 	Kind          isRecord_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1062,6 +1063,15 @@ func (x *Record) GetTaskChanged() *TaskChanged {
 	return nil
 }
 
+func (x *Record) GetMemoSet() *MemoSet {
+	if x != nil {
+		if x, ok := x.Kind.(*Record_MemoSet); ok {
+			return x.MemoSet
+		}
+	}
+	return nil
+}
+
 type isRecord_Kind interface {
 	isRecord_Kind()
 }
@@ -1107,6 +1117,10 @@ type Record_TaskChanged struct {
 	TaskChanged *TaskChanged `protobuf:"bytes,12,opt,name=task_changed,json=taskChanged,proto3,oneof"`
 }
 
+type Record_MemoSet struct {
+	MemoSet *MemoSet `protobuf:"bytes,13,opt,name=memo_set,json=memoSet,proto3,oneof"`
+}
+
 func (*Record_StepStateChanged) isRecord_Kind() {}
 
 func (*Record_EventWritten) isRecord_Kind() {}
@@ -1126,6 +1140,71 @@ func (*Record_HandlerUpgraded) isRecord_Kind() {}
 func (*Record_HandlerAdmitted) isRecord_Kind() {}
 
 func (*Record_TaskChanged) isRecord_Kind() {}
+
+func (*Record_MemoSet) isRecord_Kind() {}
+
+// MemoSet: a step run memoized a value (StepContext.Once: what a re-run
+// of the run gets instead of doing it again), under its key. The memo is
+// the run's until it ends.
+type MemoSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          string                 `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Value         *structpb.Value        `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoSet) Reset() {
+	*x = MemoSet{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoSet) ProtoMessage() {}
+
+func (x *MemoSet) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoSet.ProtoReflect.Descriptor instead.
+func (*MemoSet) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MemoSet) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *MemoSet) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *MemoSet) GetValue() *structpb.Value {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
 
 // TaskChanged: a human task of the handler was asked, answered, cancelled
 // (CancelTask, with its reason) or expired (its deadline passed).
@@ -1150,7 +1229,7 @@ type TaskChanged struct {
 
 func (x *TaskChanged) Reset() {
 	*x = TaskChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1241,7 @@ func (x *TaskChanged) String() string {
 func (*TaskChanged) ProtoMessage() {}
 
 func (x *TaskChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[7]
+	mi := &file_wfd_v1_handler_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1254,7 @@ func (x *TaskChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskChanged.ProtoReflect.Descriptor instead.
 func (*TaskChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{7}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TaskChanged) GetTaskId() string {
@@ -1244,7 +1323,7 @@ type HandlerAdmitted struct {
 
 func (x *HandlerAdmitted) Reset() {
 	*x = HandlerAdmitted{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1335,7 @@ func (x *HandlerAdmitted) String() string {
 func (*HandlerAdmitted) ProtoMessage() {}
 
 func (x *HandlerAdmitted) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[8]
+	mi := &file_wfd_v1_handler_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1348,7 @@ func (x *HandlerAdmitted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerAdmitted.ProtoReflect.Descriptor instead.
 func (*HandlerAdmitted) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{8}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
 }
 
 // HandlerUpgraded: the handler moved to another version of its workflow
@@ -1284,7 +1363,7 @@ type HandlerUpgraded struct {
 
 func (x *HandlerUpgraded) Reset() {
 	*x = HandlerUpgraded{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1375,7 @@ func (x *HandlerUpgraded) String() string {
 func (*HandlerUpgraded) ProtoMessage() {}
 
 func (x *HandlerUpgraded) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[9]
+	mi := &file_wfd_v1_handler_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1388,7 @@ func (x *HandlerUpgraded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerUpgraded.ProtoReflect.Descriptor instead.
 func (*HandlerUpgraded) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{9}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HandlerUpgraded) GetFromVersion() string {
@@ -1347,7 +1426,7 @@ type StepStateChanged struct {
 
 func (x *StepStateChanged) Reset() {
 	*x = StepStateChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1438,7 @@ func (x *StepStateChanged) String() string {
 func (*StepStateChanged) ProtoMessage() {}
 
 func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[10]
+	mi := &file_wfd_v1_handler_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1451,7 @@ func (x *StepStateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStateChanged.ProtoReflect.Descriptor instead.
 func (*StepStateChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{10}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StepStateChanged) GetStep() string {
@@ -1443,7 +1522,7 @@ type IdleChanged struct {
 
 func (x *IdleChanged) Reset() {
 	*x = IdleChanged{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1534,7 @@ func (x *IdleChanged) String() string {
 func (*IdleChanged) ProtoMessage() {}
 
 func (x *IdleChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[11]
+	mi := &file_wfd_v1_handler_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1547,7 @@ func (x *IdleChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdleChanged.ProtoReflect.Descriptor instead.
 func (*IdleChanged) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{11}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *IdleChanged) GetIdle() bool {
@@ -1497,7 +1576,7 @@ type HandlerFinished struct {
 
 func (x *HandlerFinished) Reset() {
 	*x = HandlerFinished{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1588,7 @@ func (x *HandlerFinished) String() string {
 func (*HandlerFinished) ProtoMessage() {}
 
 func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[12]
+	mi := &file_wfd_v1_handler_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1601,7 @@ func (x *HandlerFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerFinished.ProtoReflect.Descriptor instead.
 func (*HandlerFinished) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{12}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HandlerFinished) GetStatus() HandlerStatus {
@@ -1556,7 +1635,7 @@ type HandlerReleased struct {
 
 func (x *HandlerReleased) Reset() {
 	*x = HandlerReleased{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[13]
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1647,7 @@ func (x *HandlerReleased) String() string {
 func (*HandlerReleased) ProtoMessage() {}
 
 func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[13]
+	mi := &file_wfd_v1_handler_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1660,7 @@ func (x *HandlerReleased) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerReleased.ProtoReflect.Descriptor instead.
 func (*HandlerReleased) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{13}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{14}
 }
 
 // HandlerRestored: the handler was loaded into memory from its last
@@ -1594,7 +1673,7 @@ type HandlerRestored struct {
 
 func (x *HandlerRestored) Reset() {
 	*x = HandlerRestored{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1685,7 @@ func (x *HandlerRestored) String() string {
 func (*HandlerRestored) ProtoMessage() {}
 
 func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[14]
+	mi := &file_wfd_v1_handler_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1698,7 @@ func (x *HandlerRestored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerRestored.ProtoReflect.Descriptor instead.
 func (*HandlerRestored) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{14}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{15}
 }
 
 // RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -1652,7 +1731,7 @@ type RunWaitingForWorker struct {
 
 func (x *RunWaitingForWorker) Reset() {
 	*x = RunWaitingForWorker{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	mi := &file_wfd_v1_handler_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1743,7 @@ func (x *RunWaitingForWorker) String() string {
 func (*RunWaitingForWorker) ProtoMessage() {}
 
 func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[15]
+	mi := &file_wfd_v1_handler_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1756,7 @@ func (x *RunWaitingForWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunWaitingForWorker.ProtoReflect.Descriptor instead.
 func (*RunWaitingForWorker) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{15}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunWaitingForWorker) GetStep() string {
@@ -1771,7 +1850,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[16]
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1783,7 +1862,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[16]
+	mi := &file_wfd_v1_handler_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1796,7 +1875,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{16}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Task) GetTaskId() string {
@@ -1965,7 +2044,7 @@ type TaskComment struct {
 
 func (x *TaskComment) Reset() {
 	*x = TaskComment{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	mi := &file_wfd_v1_handler_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2056,7 @@ func (x *TaskComment) String() string {
 func (*TaskComment) ProtoMessage() {}
 
 func (x *TaskComment) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[17]
+	mi := &file_wfd_v1_handler_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2069,7 @@ func (x *TaskComment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskComment.ProtoReflect.Descriptor instead.
 func (*TaskComment) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{17}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TaskComment) GetBy() string {
@@ -2038,14 +2117,21 @@ type HandlerAt struct {
 	// (empty: the version it started on).
 	WorkflowVersion string `protobuf:"bytes,10,opt,name=workflow_version,json=workflowVersion,proto3" json:"workflow_version,omitempty"`
 	// Released then (from a HandlerReleased record to the next restore).
-	Released      bool `protobuf:"varint,11,opt,name=released,proto3" json:"released,omitempty"`
+	Released bool `protobuf:"varint,11,opt,name=released,proto3" json:"released,omitempty"`
+	// The memos its step runs in progress or parked held then (MemoSet
+	// records, until the run ended), by step and key.
+	Memos []*MemoSet `protobuf:"bytes,12,rep,name=memos,proto3" json:"memos,omitempty"`
+	// Its human tasks by then, in the order they were asked: as the last
+	// TaskChanged up to seq left them, with the answer if it was answered
+	// by then (from the task, whose answer never changes).
+	Tasks         []*TaskAt `protobuf:"bytes,13,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HandlerAt) Reset() {
 	*x = HandlerAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[18]
+	mi := &file_wfd_v1_handler_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2057,7 +2143,7 @@ func (x *HandlerAt) String() string {
 func (*HandlerAt) ProtoMessage() {}
 
 func (x *HandlerAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[18]
+	mi := &file_wfd_v1_handler_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2070,7 +2156,7 @@ func (x *HandlerAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerAt.ProtoReflect.Descriptor instead.
 func (*HandlerAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{18}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HandlerAt) GetSeq() uint64 {
@@ -2150,6 +2236,125 @@ func (x *HandlerAt) GetReleased() bool {
 	return false
 }
 
+func (x *HandlerAt) GetMemos() []*MemoSet {
+	if x != nil {
+		return x.Memos
+	}
+	return nil
+}
+
+func (x *HandlerAt) GetTasks() []*TaskAt {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+// TaskAt is a human task as the stream shows it at a record.
+type TaskAt struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Title  string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// Whom it was assigned to then.
+	Assignee string `protobuf:"bytes,3,opt,name=assignee,proto3" json:"assignee,omitempty"`
+	// Its last change by then (asked, claimed, answered, ...), and by whom.
+	Change TaskChange `protobuf:"varint,4,opt,name=change,proto3,enum=wfd.v1.TaskChange" json:"change,omitempty"`
+	By     string     `protobuf:"bytes,5,opt,name=by,proto3" json:"by,omitempty"`
+	// Who held it then ("": nobody), and how many comments it had.
+	ClaimedBy string `protobuf:"bytes,6,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	Comments  uint32 `protobuf:"varint,7,opt,name=comments,proto3" json:"comments,omitempty"`
+	// Its answer, once answered by then.
+	Answer        *structpb.Struct `protobuf:"bytes,8,opt,name=answer,proto3" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskAt) Reset() {
+	*x = TaskAt{}
+	mi := &file_wfd_v1_handler_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskAt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskAt) ProtoMessage() {}
+
+func (x *TaskAt) ProtoReflect() protoreflect.Message {
+	mi := &file_wfd_v1_handler_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskAt.ProtoReflect.Descriptor instead.
+func (*TaskAt) Descriptor() ([]byte, []int) {
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TaskAt) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TaskAt) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *TaskAt) GetAssignee() string {
+	if x != nil {
+		return x.Assignee
+	}
+	return ""
+}
+
+func (x *TaskAt) GetChange() TaskChange {
+	if x != nil {
+		return x.Change
+	}
+	return TaskChange_TASK_CHANGE_UNSPECIFIED
+}
+
+func (x *TaskAt) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *TaskAt) GetClaimedBy() string {
+	if x != nil {
+		return x.ClaimedBy
+	}
+	return ""
+}
+
+func (x *TaskAt) GetComments() uint32 {
+	if x != nil {
+		return x.Comments
+	}
+	return 0
+}
+
+func (x *TaskAt) GetAnswer() *structpb.Struct {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
 // StepAt is one step as the stream shows it at a record.
 type StepAt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2172,7 +2377,7 @@ type StepAt struct {
 
 func (x *StepAt) Reset() {
 	*x = StepAt{}
-	mi := &file_wfd_v1_handler_proto_msgTypes[19]
+	mi := &file_wfd_v1_handler_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2184,7 +2389,7 @@ func (x *StepAt) String() string {
 func (*StepAt) ProtoMessage() {}
 
 func (x *StepAt) ProtoReflect() protoreflect.Message {
-	mi := &file_wfd_v1_handler_proto_msgTypes[19]
+	mi := &file_wfd_v1_handler_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2197,7 +2402,7 @@ func (x *StepAt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepAt.ProtoReflect.Descriptor instead.
 func (*StepAt) Descriptor() ([]byte, []int) {
-	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{19}
+	return file_wfd_v1_handler_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StepAt) GetStep() string {
@@ -2320,7 +2525,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\ranswer_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fanswerSchema\x12\x1a\n" +
 	"\bassignee\x18\x05 \x01(\tR\bassignee\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12:\n" +
-	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xf8\x05\n" +
+	"\finput_schema\x18\a \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xa6\x06\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12H\n" +
@@ -2334,8 +2539,13 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\x10handler_upgraded\x18\n" +
 	" \x01(\v2\x17.wfd.v1.HandlerUpgradedH\x00R\x0fhandlerUpgraded\x12D\n" +
 	"\x10handler_admitted\x18\v \x01(\v2\x17.wfd.v1.HandlerAdmittedH\x00R\x0fhandlerAdmitted\x128\n" +
-	"\ftask_changed\x18\f \x01(\v2\x13.wfd.v1.TaskChangedH\x00R\vtaskChangedB\x06\n" +
-	"\x04kind\"\xd0\x01\n" +
+	"\ftask_changed\x18\f \x01(\v2\x13.wfd.v1.TaskChangedH\x00R\vtaskChanged\x12,\n" +
+	"\bmemo_set\x18\r \x01(\v2\x0f.wfd.v1.MemoSetH\x00R\amemoSetB\x06\n" +
+	"\x04kind\"]\n" +
+	"\aMemoSet\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\tR\x04step\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x05value\"\xd0\x01\n" +
 	"\vTaskChanged\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1a\n" +
@@ -2408,7 +2618,7 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\vTaskComment\x12\x0e\n" +
 	"\x02by\x18\x01 \x01(\tR\x02by\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"\xa4\x03\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xf1\x03\n" +
 	"\tHandlerAt\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12-\n" +
@@ -2421,7 +2631,19 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"\rwritten_total\x18\t \x01(\rR\fwrittenTotal\x12)\n" +
 	"\x10workflow_version\x18\n" +
 	" \x01(\tR\x0fworkflowVersion\x12\x1a\n" +
-	"\breleased\x18\v \x01(\bR\breleased\"\xf0\x01\n" +
+	"\breleased\x18\v \x01(\bR\breleased\x12%\n" +
+	"\x05memos\x18\f \x03(\v2\x0f.wfd.v1.MemoSetR\x05memos\x12$\n" +
+	"\x05tasks\x18\r \x03(\v2\x0e.wfd.v1.TaskAtR\x05tasks\"\xfb\x01\n" +
+	"\x06TaskAt\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1a\n" +
+	"\bassignee\x18\x03 \x01(\tR\bassignee\x12*\n" +
+	"\x06change\x18\x04 \x01(\x0e2\x12.wfd.v1.TaskChangeR\x06change\x12\x0e\n" +
+	"\x02by\x18\x05 \x01(\tR\x02by\x12\x1d\n" +
+	"\n" +
+	"claimed_by\x18\x06 \x01(\tR\tclaimedBy\x12\x1a\n" +
+	"\bcomments\x18\a \x01(\rR\bcomments\x12/\n" +
+	"\x06answer\x18\b \x01(\v2\x17.google.protobuf.StructR\x06answer\"\xf0\x01\n" +
 	"\x06StepAt\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\tR\x04step\x12\x18\n" +
 	"\arunning\x18\x02 \x01(\rR\arunning\x12\x18\n" +
@@ -2475,7 +2697,7 @@ func file_wfd_v1_handler_proto_rawDescGZIP() []byte {
 }
 
 var file_wfd_v1_handler_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_wfd_v1_handler_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_wfd_v1_handler_proto_goTypes = []any{
 	(HandlerStatus)(0),            // 0: wfd.v1.HandlerStatus
 	(Residency)(0),                // 1: wfd.v1.Residency
@@ -2488,82 +2710,91 @@ var file_wfd_v1_handler_proto_goTypes = []any{
 	(*WaiterInfo)(nil),            // 8: wfd.v1.WaiterInfo
 	(*HumanTask)(nil),             // 9: wfd.v1.HumanTask
 	(*Record)(nil),                // 10: wfd.v1.Record
-	(*TaskChanged)(nil),           // 11: wfd.v1.TaskChanged
-	(*HandlerAdmitted)(nil),       // 12: wfd.v1.HandlerAdmitted
-	(*HandlerUpgraded)(nil),       // 13: wfd.v1.HandlerUpgraded
-	(*StepStateChanged)(nil),      // 14: wfd.v1.StepStateChanged
-	(*IdleChanged)(nil),           // 15: wfd.v1.IdleChanged
-	(*HandlerFinished)(nil),       // 16: wfd.v1.HandlerFinished
-	(*HandlerReleased)(nil),       // 17: wfd.v1.HandlerReleased
-	(*HandlerRestored)(nil),       // 18: wfd.v1.HandlerRestored
-	(*RunWaitingForWorker)(nil),   // 19: wfd.v1.RunWaitingForWorker
-	(*Task)(nil),                  // 20: wfd.v1.Task
-	(*TaskComment)(nil),           // 21: wfd.v1.TaskComment
-	(*HandlerAt)(nil),             // 22: wfd.v1.HandlerAt
-	(*StepAt)(nil),                // 23: wfd.v1.StepAt
-	(*structpb.Struct)(nil),       // 24: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*MemoSet)(nil),               // 11: wfd.v1.MemoSet
+	(*TaskChanged)(nil),           // 12: wfd.v1.TaskChanged
+	(*HandlerAdmitted)(nil),       // 13: wfd.v1.HandlerAdmitted
+	(*HandlerUpgraded)(nil),       // 14: wfd.v1.HandlerUpgraded
+	(*StepStateChanged)(nil),      // 15: wfd.v1.StepStateChanged
+	(*IdleChanged)(nil),           // 16: wfd.v1.IdleChanged
+	(*HandlerFinished)(nil),       // 17: wfd.v1.HandlerFinished
+	(*HandlerReleased)(nil),       // 18: wfd.v1.HandlerReleased
+	(*HandlerRestored)(nil),       // 19: wfd.v1.HandlerRestored
+	(*RunWaitingForWorker)(nil),   // 20: wfd.v1.RunWaitingForWorker
+	(*Task)(nil),                  // 21: wfd.v1.Task
+	(*TaskComment)(nil),           // 22: wfd.v1.TaskComment
+	(*HandlerAt)(nil),             // 23: wfd.v1.HandlerAt
+	(*TaskAt)(nil),                // 24: wfd.v1.TaskAt
+	(*StepAt)(nil),                // 25: wfd.v1.StepAt
+	(*structpb.Struct)(nil),       // 26: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 28: google.protobuf.Value
 }
 var file_wfd_v1_handler_proto_depIdxs = []int32{
-	24, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
+	26, // 0: wfd.v1.Event.data:type_name -> google.protobuf.Struct
 	0,  // 1: wfd.v1.Handler.status:type_name -> wfd.v1.HandlerStatus
 	1,  // 2: wfd.v1.Handler.residency:type_name -> wfd.v1.Residency
-	25, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
-	25, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
-	25, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
+	27, // 3: wfd.v1.Handler.created_at:type_name -> google.protobuf.Timestamp
+	27, // 4: wfd.v1.Handler.updated_at:type_name -> google.protobuf.Timestamp
+	27, // 5: wfd.v1.Handler.completed_at:type_name -> google.protobuf.Timestamp
 	7,  // 6: wfd.v1.Handler.idle:type_name -> wfd.v1.IdleInfo
-	24, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
-	19, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	25, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
-	24, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
+	26, // 7: wfd.v1.Handler.result:type_name -> google.protobuf.Struct
+	20, // 8: wfd.v1.Handler.waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	27, // 9: wfd.v1.Handler.schedule_tick:type_name -> google.protobuf.Timestamp
+	26, // 10: wfd.v1.Handler.attributes:type_name -> google.protobuf.Struct
 	6,  // 11: wfd.v1.Handler.slot:type_name -> wfd.v1.HandlerSlot
-	25, // 12: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
+	27, // 12: wfd.v1.IdleInfo.since:type_name -> google.protobuf.Timestamp
 	8,  // 13: wfd.v1.IdleInfo.waiters:type_name -> wfd.v1.WaiterInfo
-	24, // 14: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
-	25, // 15: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
+	26, // 14: wfd.v1.WaiterInfo.match:type_name -> google.protobuf.Struct
+	27, // 15: wfd.v1.WaiterInfo.deadline:type_name -> google.protobuf.Timestamp
 	9,  // 16: wfd.v1.WaiterInfo.task:type_name -> wfd.v1.HumanTask
-	24, // 17: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
-	24, // 18: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
-	24, // 19: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
-	25, // 20: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
-	14, // 21: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
+	26, // 17: wfd.v1.HumanTask.answer_schema:type_name -> google.protobuf.Struct
+	26, // 18: wfd.v1.HumanTask.input:type_name -> google.protobuf.Struct
+	26, // 19: wfd.v1.HumanTask.input_schema:type_name -> google.protobuf.Struct
+	27, // 20: wfd.v1.Record.time:type_name -> google.protobuf.Timestamp
+	15, // 21: wfd.v1.Record.step_state_changed:type_name -> wfd.v1.StepStateChanged
 	4,  // 22: wfd.v1.Record.event_written:type_name -> wfd.v1.Event
-	15, // 23: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
-	16, // 24: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
-	17, // 25: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
-	18, // 26: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
-	19, // 27: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
-	13, // 28: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
-	12, // 29: wfd.v1.Record.handler_admitted:type_name -> wfd.v1.HandlerAdmitted
-	11, // 30: wfd.v1.Record.task_changed:type_name -> wfd.v1.TaskChanged
-	2,  // 31: wfd.v1.TaskChanged.change:type_name -> wfd.v1.TaskChange
-	7,  // 32: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
-	0,  // 33: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
-	24, // 34: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
-	25, // 35: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
-	24, // 36: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
-	3,  // 37: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
-	25, // 38: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	25, // 39: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
-	25, // 40: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
-	24, // 41: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
-	24, // 42: wfd.v1.Task.input:type_name -> google.protobuf.Struct
-	24, // 43: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
-	25, // 44: wfd.v1.Task.claimed_at:type_name -> google.protobuf.Timestamp
-	21, // 45: wfd.v1.Task.comments:type_name -> wfd.v1.TaskComment
-	25, // 46: wfd.v1.Task.due:type_name -> google.protobuf.Timestamp
-	25, // 47: wfd.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
-	25, // 48: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
-	0,  // 49: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
-	24, // 50: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
-	7,  // 51: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
-	23, // 52: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
-	4,  // 53: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	16, // 23: wfd.v1.Record.idle_changed:type_name -> wfd.v1.IdleChanged
+	17, // 24: wfd.v1.Record.handler_finished:type_name -> wfd.v1.HandlerFinished
+	18, // 25: wfd.v1.Record.handler_released:type_name -> wfd.v1.HandlerReleased
+	19, // 26: wfd.v1.Record.handler_restored:type_name -> wfd.v1.HandlerRestored
+	20, // 27: wfd.v1.Record.run_waiting_for_worker:type_name -> wfd.v1.RunWaitingForWorker
+	14, // 28: wfd.v1.Record.handler_upgraded:type_name -> wfd.v1.HandlerUpgraded
+	13, // 29: wfd.v1.Record.handler_admitted:type_name -> wfd.v1.HandlerAdmitted
+	12, // 30: wfd.v1.Record.task_changed:type_name -> wfd.v1.TaskChanged
+	11, // 31: wfd.v1.Record.memo_set:type_name -> wfd.v1.MemoSet
+	28, // 32: wfd.v1.MemoSet.value:type_name -> google.protobuf.Value
+	2,  // 33: wfd.v1.TaskChanged.change:type_name -> wfd.v1.TaskChange
+	7,  // 34: wfd.v1.IdleChanged.info:type_name -> wfd.v1.IdleInfo
+	0,  // 35: wfd.v1.HandlerFinished.status:type_name -> wfd.v1.HandlerStatus
+	26, // 36: wfd.v1.HandlerFinished.result:type_name -> google.protobuf.Struct
+	27, // 37: wfd.v1.RunWaitingForWorker.since:type_name -> google.protobuf.Timestamp
+	26, // 38: wfd.v1.Task.answer_schema:type_name -> google.protobuf.Struct
+	3,  // 39: wfd.v1.Task.status:type_name -> wfd.v1.TaskStatus
+	27, // 40: wfd.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	27, // 41: wfd.v1.Task.deadline:type_name -> google.protobuf.Timestamp
+	27, // 42: wfd.v1.Task.completed_at:type_name -> google.protobuf.Timestamp
+	26, // 43: wfd.v1.Task.answer:type_name -> google.protobuf.Struct
+	26, // 44: wfd.v1.Task.input:type_name -> google.protobuf.Struct
+	26, // 45: wfd.v1.Task.input_schema:type_name -> google.protobuf.Struct
+	27, // 46: wfd.v1.Task.claimed_at:type_name -> google.protobuf.Timestamp
+	22, // 47: wfd.v1.Task.comments:type_name -> wfd.v1.TaskComment
+	27, // 48: wfd.v1.Task.due:type_name -> google.protobuf.Timestamp
+	27, // 49: wfd.v1.TaskComment.at:type_name -> google.protobuf.Timestamp
+	27, // 50: wfd.v1.HandlerAt.time:type_name -> google.protobuf.Timestamp
+	0,  // 51: wfd.v1.HandlerAt.status:type_name -> wfd.v1.HandlerStatus
+	26, // 52: wfd.v1.HandlerAt.result:type_name -> google.protobuf.Struct
+	7,  // 53: wfd.v1.HandlerAt.idle:type_name -> wfd.v1.IdleInfo
+	25, // 54: wfd.v1.HandlerAt.steps:type_name -> wfd.v1.StepAt
+	4,  // 55: wfd.v1.HandlerAt.written:type_name -> wfd.v1.Event
+	11, // 56: wfd.v1.HandlerAt.memos:type_name -> wfd.v1.MemoSet
+	24, // 57: wfd.v1.HandlerAt.tasks:type_name -> wfd.v1.TaskAt
+	2,  // 58: wfd.v1.TaskAt.change:type_name -> wfd.v1.TaskChange
+	26, // 59: wfd.v1.TaskAt.answer:type_name -> google.protobuf.Struct
+	60, // [60:60] is the sub-list for method output_type
+	60, // [60:60] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_wfd_v1_handler_proto_init() }
@@ -2582,6 +2813,7 @@ func file_wfd_v1_handler_proto_init() {
 		(*Record_HandlerUpgraded)(nil),
 		(*Record_HandlerAdmitted)(nil),
 		(*Record_TaskChanged)(nil),
+		(*Record_MemoSet)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2589,7 +2821,7 @@ func file_wfd_v1_handler_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wfd_v1_handler_proto_rawDesc), len(file_wfd_v1_handler_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

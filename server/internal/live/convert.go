@@ -100,6 +100,10 @@ func RecordToProto(r *engine.Record) *wfdv1.Record {
 			p.Kind = &wfdv1.Record_TaskChanged{TaskChanged: &wfdv1.TaskChanged{TaskId: t.TaskID, Title: t.Title, Assignee: t.Assignee,
 				Change: wfdv1.TaskChange(t.Change), By: t.By, Reason: t.Reason, To: t.To, Text: t.Text}}
 		}
+	case engine.RecordMemo:
+		if m := r.Memo; m != nil {
+			p.Kind = &wfdv1.Record_MemoSet{MemoSet: &wfdv1.MemoSet{Step: m.Step, Key: m.Key, Value: m.Value}}
+		}
 	case engine.RecordBlocked:
 		b := r.Blocked
 		if b == nil {

@@ -7,6 +7,7 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -35,7 +36,7 @@ func (s *Service) handlerAt(ctx context.Context, h *wfdv1.Handler, seq uint64) (
 		}
 		for _, raw := range recs {
 			if raw.Seq > seq {
-				return f.at, nil
+				return s.withAnswers(ctx, f.at), nil
 			}
 			var r wfdv1.Record
 			if err := proto.Unmarshal(raw.Data, &r); err != nil {
@@ -45,7 +46,22 @@ func (s *Service) handlerAt(ctx context.Context, h *wfdv1.Handler, seq uint64) (
 			after = raw.Seq
 		}
 	}
-	return f.at, nil
+	return s.withAnswers(ctx, f.at), nil
+}
+
+// withAnswers fills in the answers of the tasks answered by then, from
+// the tasks themselves (an answer never changes once given); a task
+// that cannot be read keeps none.
+func (s *Service) withAnswers(ctx context.Context, at *wfdv1.HandlerAt) *wfdv1.HandlerAt {
+	for _, t := range at.Tasks {
+		if t.GetChange() != wfdv1.TaskChange_TASK_CHANGE_ANSWERED {
+			continue
+		}
+		if task, err := s.store.GetTask(ctx, t.GetTaskId()); err == nil {
+			t.Answer = jsonStruct(task.Answer)
+		}
+	}
+	return at
 }
 
 // fold is a HandlerAt being built record by record.
@@ -54,6 +70,8 @@ type fold struct {
 	steps map[string]*wfdv1.StepAt
 	// running counts each step's runs in progress by worker slot.
 	running map[string]map[uint32]bool
+	// tasks are at.Tasks by id.
+	tasks map[string]*wfdv1.TaskAt
 }
 
 func newFold() *fold {
@@ -61,6 +79,7 @@ func newFold() *fold {
 		at:      &wfdv1.HandlerAt{Status: wfdv1.HandlerStatus_HANDLER_STATUS_RUNNING},
 		steps:   map[string]*wfdv1.StepAt{},
 		running: map[string]map[uint32]bool{},
+		tasks:   map[string]*wfdv1.TaskAt{},
 	}
 }
 
@@ -102,6 +121,44 @@ func (f *fold) add(r *wfdv1.Record) {
 		at.Released = false
 	case *wfdv1.Record_HandlerUpgraded:
 		at.WorkflowVersion = k.HandlerUpgraded.GetToVersion()
+	case *wfdv1.Record_MemoSet:
+		f.memo(k.MemoSet)
+	case *wfdv1.Record_TaskChanged:
+		f.task(k.TaskChanged)
+	}
+}
+
+// memo keeps a step run's memo (the latest under its step and key).
+func (f *fold) memo(m *wfdv1.MemoSet) {
+	for i, old := range f.at.Memos {
+		if old.GetStep() == m.GetStep() && old.GetKey() == m.GetKey() {
+			f.at.Memos[i] = m
+			return
+		}
+	}
+	f.at.Memos = append(f.at.Memos, m)
+}
+
+// task applies a task's change.
+func (f *fold) task(c *wfdv1.TaskChanged) {
+	t := f.tasks[c.GetTaskId()]
+	if t == nil {
+		t = &wfdv1.TaskAt{TaskId: c.GetTaskId(), Title: c.GetTitle(), Assignee: c.GetAssignee()}
+		f.tasks[c.GetTaskId()] = t
+		f.at.Tasks = append(f.at.Tasks, t)
+	}
+	t.Change, t.By = c.GetChange(), c.GetBy()
+	switch c.GetChange() {
+	case wfdv1.TaskChange_TASK_CHANGE_CLAIMED:
+		t.ClaimedBy = c.GetBy()
+	case wfdv1.TaskChange_TASK_CHANGE_UNCLAIMED:
+		t.ClaimedBy = ""
+	case wfdv1.TaskChange_TASK_CHANGE_REASSIGNED, wfdv1.TaskChange_TASK_CHANGE_ESCALATED:
+		if c.GetTo() != "" {
+			t.Assignee, t.ClaimedBy = c.GetTo(), ""
+		}
+	case wfdv1.TaskChange_TASK_CHANGE_COMMENTED:
+		t.Comments++
 	}
 }
 
@@ -122,6 +179,10 @@ func (f *fold) step(c *wfdv1.StepStateChanged) {
 		delete(runs, c.GetWorker())
 		s.Ended++
 		s.EmittedEventTypes, s.Error, s.Waiting = c.GetEmittedEventTypes(), c.GetError(), c.GetWaiting()
+		if !c.GetWaiting() && len(runs) == 0 {
+			// The run finished: its memos are gone (the engine drops them).
+			f.at.Memos = slices.DeleteFunc(f.at.Memos, func(m *wfdv1.MemoSet) bool { return m.GetStep() == c.GetStep() })
+		}
 	}
 	s.Running = uint32(len(runs))
 }

@@ -186,7 +186,7 @@ class HumanTask(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Record(_message.Message):
-    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker", "handler_upgraded", "handler_admitted", "task_changed")
+    __slots__ = ("seq", "time", "step_state_changed", "event_written", "idle_changed", "handler_finished", "handler_released", "handler_restored", "run_waiting_for_worker", "handler_upgraded", "handler_admitted", "task_changed", "memo_set")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     STEP_STATE_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -199,6 +199,7 @@ class Record(_message.Message):
     HANDLER_UPGRADED_FIELD_NUMBER: _ClassVar[int]
     HANDLER_ADMITTED_FIELD_NUMBER: _ClassVar[int]
     TASK_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    MEMO_SET_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     step_state_changed: StepStateChanged
@@ -211,7 +212,18 @@ class Record(_message.Message):
     handler_upgraded: HandlerUpgraded
     handler_admitted: HandlerAdmitted
     task_changed: TaskChanged
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ..., handler_admitted: _Optional[_Union[HandlerAdmitted, _Mapping]] = ..., task_changed: _Optional[_Union[TaskChanged, _Mapping]] = ...) -> None: ...
+    memo_set: MemoSet
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_state_changed: _Optional[_Union[StepStateChanged, _Mapping]] = ..., event_written: _Optional[_Union[Event, _Mapping]] = ..., idle_changed: _Optional[_Union[IdleChanged, _Mapping]] = ..., handler_finished: _Optional[_Union[HandlerFinished, _Mapping]] = ..., handler_released: _Optional[_Union[HandlerReleased, _Mapping]] = ..., handler_restored: _Optional[_Union[HandlerRestored, _Mapping]] = ..., run_waiting_for_worker: _Optional[_Union[RunWaitingForWorker, _Mapping]] = ..., handler_upgraded: _Optional[_Union[HandlerUpgraded, _Mapping]] = ..., handler_admitted: _Optional[_Union[HandlerAdmitted, _Mapping]] = ..., task_changed: _Optional[_Union[TaskChanged, _Mapping]] = ..., memo_set: _Optional[_Union[MemoSet, _Mapping]] = ...) -> None: ...
+
+class MemoSet(_message.Message):
+    __slots__ = ("step", "key", "value")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    step: str
+    key: str
+    value: _struct_pb2.Value
+    def __init__(self, step: _Optional[str] = ..., key: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class TaskChanged(_message.Message):
     __slots__ = ("task_id", "title", "assignee", "change", "by", "reason", "to", "text")
@@ -368,7 +380,7 @@ class TaskComment(_message.Message):
     def __init__(self, by: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
 
 class HandlerAt(_message.Message):
-    __slots__ = ("seq", "time", "status", "result", "error", "idle", "steps", "written", "written_total", "workflow_version", "released")
+    __slots__ = ("seq", "time", "status", "result", "error", "idle", "steps", "written", "written_total", "workflow_version", "released", "memos", "tasks")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -380,6 +392,8 @@ class HandlerAt(_message.Message):
     WRITTEN_TOTAL_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_VERSION_FIELD_NUMBER: _ClassVar[int]
     RELEASED_FIELD_NUMBER: _ClassVar[int]
+    MEMOS_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     status: HandlerStatus
@@ -391,7 +405,29 @@ class HandlerAt(_message.Message):
     written_total: int
     workflow_version: str
     released: bool
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[StepAt, _Mapping]]] = ..., written: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., written_total: _Optional[int] = ..., workflow_version: _Optional[str] = ..., released: _Optional[bool] = ...) -> None: ...
+    memos: _containers.RepeatedCompositeFieldContainer[MemoSet]
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskAt]
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[HandlerStatus, str]] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ..., idle: _Optional[_Union[IdleInfo, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[StepAt, _Mapping]]] = ..., written: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., written_total: _Optional[int] = ..., workflow_version: _Optional[str] = ..., released: _Optional[bool] = ..., memos: _Optional[_Iterable[_Union[MemoSet, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskAt, _Mapping]]] = ...) -> None: ...
+
+class TaskAt(_message.Message):
+    __slots__ = ("task_id", "title", "assignee", "change", "by", "claimed_by", "comments", "answer")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    CLAIMED_BY_FIELD_NUMBER: _ClassVar[int]
+    COMMENTS_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    title: str
+    assignee: str
+    change: TaskChange
+    by: str
+    claimed_by: str
+    comments: int
+    answer: _struct_pb2.Struct
+    def __init__(self, task_id: _Optional[str] = ..., title: _Optional[str] = ..., assignee: _Optional[str] = ..., change: _Optional[_Union[TaskChange, str]] = ..., by: _Optional[str] = ..., claimed_by: _Optional[str] = ..., comments: _Optional[int] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class StepAt(_message.Message):
     __slots__ = ("step", "running", "attempt", "input_event_type", "ended", "emitted_event_types", "error", "waiting")

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file wfd/v1/handler.proto.
  */
 export const file_wfd_v1_handler: GenFile = /*@__PURE__*/
-  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QilwUKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiEKBHNsb3QYFCABKAsyEy53ZmQudjEuSGFuZGxlclNsb3QiPAoLSGFuZGxlclNsb3QSCwoDa2V5GAEgASgJEg4KBnF1ZXVlZBgCIAEoCBIQCghwb3NpdGlvbhgDIAEoDSKIAQoISWRsZUluZm8SKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKB3dhaXRlcnMYAiADKAsyEi53ZmQudjEuV2FpdGVySW5mbxIcChRleHRlcm5hbF9ldmVudF90eXBlcxgDIAMoCRIOCgZxdWV1ZWQYBCABKAgi1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiyQQKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIABIzChBoYW5kbGVyX2FkbWl0dGVkGAsgASgLMhcud2ZkLnYxLkhhbmRsZXJBZG1pdHRlZEgAEisKDHRhc2tfY2hhbmdlZBgMIAEoCzITLndmZC52MS5UYXNrQ2hhbmdlZEgAQgYKBGtpbmQimQEKC1Rhc2tDaGFuZ2VkEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEAoIYXNzaWduZWUYAyABKAkSIgoGY2hhbmdlGAQgASgOMhIud2ZkLnYxLlRhc2tDaGFuZ2USCgoCYnkYBSABKAkSDgoGcmVhc29uGAYgASgJEgoKAnRvGAcgASgJEgwKBHRleHQYCCABKAkiEQoPSGFuZGxlckFkbWl0dGVkIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAkiuQUKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFQoNY2FuY2VsX3JlYXNvbhgRIAEoCRISCgpjbGFpbWVkX2J5GBIgASgJEi4KCmNsYWltZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiUKCGNvbW1lbnRzGBQgAygLMhMud2ZkLnYxLlRhc2tDb21tZW50EicKA2R1ZRgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZXNjYWxhdGVkGBYgASgIIk8KC1Rhc2tDb21tZW50EgoKAmJ5GAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZXh0GAMgASgJIsMCCglIYW5kbGVyQXQSCwoDc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiUKBnN0YXR1cxgDIAEoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEicKBnJlc3VsdBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYBSABKAkSHgoEaWRsZRgGIAEoCzIQLndmZC52MS5JZGxlSW5mbxIdCgVzdGVwcxgHIAMoCzIOLndmZC52MS5TdGVwQXQSHgoHd3JpdHRlbhgIIAMoCzINLndmZC52MS5FdmVudBIVCg13cml0dGVuX3RvdGFsGAkgASgNEhgKEHdvcmtmbG93X3ZlcnNpb24YCiABKAkSEAoIcmVsZWFzZWQYCyABKAgingEKBlN0ZXBBdBIMCgRzdGVwGAEgASgJEg8KB3J1bm5pbmcYAiABKA0SDwoHYXR0ZW1wdBgDIAEoDRIYChBpbnB1dF9ldmVudF90eXBlGAQgASgJEg0KBWVuZGVkGAUgASgNEhsKE2VtaXR0ZWRfZXZlbnRfdHlwZXMYBiADKAkSDQoFZXJyb3IYByABKAkSDwoHd2FpdGluZxgIIAEoCCq9AQoNSGFuZGxlclN0YXR1cxIeChpIQU5ETEVSX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFkhBTkRMRVJfU1RBVFVTX1JVTk5JTkcQARIcChhIQU5ETEVSX1NUQVRVU19DT01QTEVURUQQAhIZChVIQU5ETEVSX1NUQVRVU19GQUlMRUQQAxIcChhIQU5ETEVSX1NUQVRVU19DQU5DRUxMRUQQBBIZChVIQU5ETEVSX1NUQVRVU19RVUVVRUQQBSpUCglSZXNpZGVuY3kSGQoVUkVTSURFTkNZX1VOU1BFQ0lGSUVEEAASFAoQUkVTSURFTkNZX0FDVElWRRABEhYKElJFU0lERU5DWV9SRUxFQVNFRBACKpQCCgpUYXNrQ2hhbmdlEhsKF1RBU0tfQ0hBTkdFX1VOU1BFQ0lGSUVEEAASFQoRVEFTS19DSEFOR0VfQVNLRUQQARIYChRUQVNLX0NIQU5HRV9BTlNXRVJFRBACEhkKFVRBU0tfQ0hBTkdFX0NBTkNFTExFRBADEhcKE1RBU0tfQ0hBTkdFX0VYUElSRUQQBBIXChNUQVNLX0NIQU5HRV9DTEFJTUVEEAUSGQoVVEFTS19DSEFOR0VfVU5DTEFJTUVEEAYSGgoWVEFTS19DSEFOR0VfUkVBU1NJR05FRBAHEhkKFVRBU0tfQ0hBTkdFX0NPTU1FTlRFRBAIEhkKFVRBU0tfQ0hBTkdFX0VTQ0FMQVRFRBAJKpEBCgpUYXNrU3RhdHVzEhsKF1RBU0tfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTVEFTS19TVEFUVVNfUEVORElORxABEhkKFVRBU0tfU1RBVFVTX0NPTVBMRVRFRBACEhcKE1RBU0tfU1RBVFVTX0VYUElSRUQQAxIZChVUQVNLX1NUQVRVU19DQU5DRUxMRUQQBEIpWidnaXRodWIuY29tL3dmZC1kZXYvd2ZkL2dlbi93ZmQvdjE7d2ZkdjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChR3ZmQvdjEvaGFuZGxlci5wcm90bxIGd2ZkLnYxIkgKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QilwUKB0hhbmRsZXISEgoKaGFuZGxlcl9pZBgBIAEoCRIQCgh3b3JrZmxvdxgCIAEoCRIlCgZzdGF0dXMYAyABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxIkCglyZXNpZGVuY3kYBCABKA4yES53ZmQudjEuUmVzaWRlbmN5Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoEaWRsZRgIIAEoCzIQLndmZC52MS5JZGxlSW5mbxInCgZyZXN1bHQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEhAKCGxhc3Rfc2VxGAsgASgEEhEKCXBhcmVudF9pZBgMIAEoCRIQCghjaGlsZHJlbhgNIAMoCRI3ChJ3YWl0aW5nX2Zvcl93b3JrZXIYDiADKAsyGy53ZmQudjEuUnVuV2FpdGluZ0ZvcldvcmtlchINCgVvd25lchgPIAEoCRIYChB3b3JrZmxvd192ZXJzaW9uGBAgASgJEhMKC3NjaGVkdWxlX2lkGBEgASgJEjEKDXNjaGVkdWxlX3RpY2sYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCmF0dHJpYnV0ZXMYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiEKBHNsb3QYFCABKAsyEy53ZmQudjEuSGFuZGxlclNsb3QiPAoLSGFuZGxlclNsb3QSCwoDa2V5GAEgASgJEg4KBnF1ZXVlZBgCIAEoCBIQCghwb3NpdGlvbhgDIAEoDSKIAQoISWRsZUluZm8SKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKB3dhaXRlcnMYAiADKAsyEi53ZmQudjEuV2FpdGVySW5mbxIcChRleHRlcm5hbF9ldmVudF90eXBlcxgDIAMoCRIOCgZxdWV1ZWQYBCABKAgi1wEKCldhaXRlckluZm8SEQoJd2FpdGVyX2lkGAEgASgJEgwKBHN0ZXAYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRImCgVtYXRjaBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KBHRhc2sYBiABKAsyES53ZmQudjEuSHVtYW5UYXNrEgsKA2tleRgHIAEoCRIQCghjaGlsZHJlbhgIIAMoCSLZAQoJSHVtYW5UYXNrEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoNYW5zd2VyX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi7gQKBlJlY29yZBILCgNzZXEYASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RlcF9zdGF0ZV9jaGFuZ2VkGAMgASgLMhgud2ZkLnYxLlN0ZXBTdGF0ZUNoYW5nZWRIABImCg1ldmVudF93cml0dGVuGAQgASgLMg0ud2ZkLnYxLkV2ZW50SAASKwoMaWRsZV9jaGFuZ2VkGAUgASgLMhMud2ZkLnYxLklkbGVDaGFuZ2VkSAASMwoQaGFuZGxlcl9maW5pc2hlZBgGIAEoCzIXLndmZC52MS5IYW5kbGVyRmluaXNoZWRIABIzChBoYW5kbGVyX3JlbGVhc2VkGAcgASgLMhcud2ZkLnYxLkhhbmRsZXJSZWxlYXNlZEgAEjMKEGhhbmRsZXJfcmVzdG9yZWQYCCABKAsyFy53ZmQudjEuSGFuZGxlclJlc3RvcmVkSAASPQoWcnVuX3dhaXRpbmdfZm9yX3dvcmtlchgJIAEoCzIbLndmZC52MS5SdW5XYWl0aW5nRm9yV29ya2VySAASMwoQaGFuZGxlcl91cGdyYWRlZBgKIAEoCzIXLndmZC52MS5IYW5kbGVyVXBncmFkZWRIABIzChBoYW5kbGVyX2FkbWl0dGVkGAsgASgLMhcud2ZkLnYxLkhhbmRsZXJBZG1pdHRlZEgAEisKDHRhc2tfY2hhbmdlZBgMIAEoCzITLndmZC52MS5UYXNrQ2hhbmdlZEgAEiMKCG1lbW9fc2V0GA0gASgLMg8ud2ZkLnYxLk1lbW9TZXRIAEIGCgRraW5kIksKB01lbW9TZXQSDAoEc3RlcBgBIAEoCRILCgNrZXkYAiABKAkSJQoFdmFsdWUYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUimQEKC1Rhc2tDaGFuZ2VkEg8KB3Rhc2tfaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEAoIYXNzaWduZWUYAyABKAkSIgoGY2hhbmdlGAQgASgOMhIud2ZkLnYxLlRhc2tDaGFuZ2USCgoCYnkYBSABKAkSDgoGcmVhc29uGAYgASgJEgoKAnRvGAcgASgJEgwKBHRleHQYCCABKAkiEQoPSGFuZGxlckFkbWl0dGVkIjsKD0hhbmRsZXJVcGdyYWRlZBIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCSKpAQoQU3RlcFN0YXRlQ2hhbmdlZBIMCgRzdGVwGAEgASgJEg4KBndvcmtlchgCIAEoDRIPCgdydW5uaW5nGAMgASgIEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSGwoTZW1pdHRlZF9ldmVudF90eXBlcxgFIAMoCRIPCgdhdHRlbXB0GAYgASgNEg8KB3dhaXRpbmcYByABKAgSDQoFZXJyb3IYCCABKAkiOwoLSWRsZUNoYW5nZWQSDAoEaWRsZRgBIAEoCBIeCgRpbmZvGAIgASgLMhAud2ZkLnYxLklkbGVJbmZvInAKD0hhbmRsZXJGaW5pc2hlZBIlCgZzdGF0dXMYASABKA4yFS53ZmQudjEuSGFuZGxlclN0YXR1cxInCgZyZXN1bHQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAMgASgJIhEKD0hhbmRsZXJSZWxlYXNlZCIRCg9IYW5kbGVyUmVzdG9yZWQitwEKE1J1bldhaXRpbmdGb3JXb3JrZXISDAoEc3RlcBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNEg8KB3dhaXRpbmcYAyABKAgSKQoFc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHdvcmtmbG93X3ZlcnNpb24YBSABKAkSFgoObm9uZV9jb25uZWN0ZWQYBiABKAgSEwoLbG9zdF93b3JrZXIYByABKAkiuQUKBFRhc2sSDwoHdGFza19pZBgBIAEoCRISCgpoYW5kbGVyX2lkGAIgASgJEhAKCHdvcmtmbG93GAMgASgJEgwKBHN0ZXAYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLgoNYW5zd2VyX3NjaGVtYRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIYXNzaWduZWUYCCABKAkSIgoGc3RhdHVzGAkgASgOMhIud2ZkLnYxLlRhc2tTdGF0dXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGVhZGxpbmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY29tcGxldGVkX2J5GA0gASgJEicKBmFuc3dlchgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei0KDGlucHV0X3NjaGVtYRgQIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFQoNY2FuY2VsX3JlYXNvbhgRIAEoCRISCgpjbGFpbWVkX2J5GBIgASgJEi4KCmNsYWltZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiUKCGNvbW1lbnRzGBQgAygLMhMud2ZkLnYxLlRhc2tDb21tZW50EicKA2R1ZRgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZXNjYWxhdGVkGBYgASgIIk8KC1Rhc2tDb21tZW50EgoKAmJ5GAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZXh0GAMgASgJIoIDCglIYW5kbGVyQXQSCwoDc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiUKBnN0YXR1cxgDIAEoDjIVLndmZC52MS5IYW5kbGVyU3RhdHVzEicKBnJlc3VsdBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYBSABKAkSHgoEaWRsZRgGIAEoCzIQLndmZC52MS5JZGxlSW5mbxIdCgVzdGVwcxgHIAMoCzIOLndmZC52MS5TdGVwQXQSHgoHd3JpdHRlbhgIIAMoCzINLndmZC52MS5FdmVudBIVCg13cml0dGVuX3RvdGFsGAkgASgNEhgKEHdvcmtmbG93X3ZlcnNpb24YCiABKAkSEAoIcmVsZWFzZWQYCyABKAgSHgoFbWVtb3MYDCADKAsyDy53ZmQudjEuTWVtb1NldBIdCgV0YXNrcxgNIAMoCzIOLndmZC52MS5UYXNrQXQiuQEKBlRhc2tBdBIPCgd0YXNrX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEhAKCGFzc2lnbmVlGAMgASgJEiIKBmNoYW5nZRgEIAEoDjISLndmZC52MS5UYXNrQ2hhbmdlEgoKAmJ5GAUgASgJEhIKCmNsYWltZWRfYnkYBiABKAkSEAoIY29tbWVudHMYByABKA0SJwoGYW5zd2VyGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKeAQoGU3RlcEF0EgwKBHN0ZXAYASABKAkSDwoHcnVubmluZxgCIAEoDRIPCgdhdHRlbXB0GAMgASgNEhgKEGlucHV0X2V2ZW50X3R5cGUYBCABKAkSDQoFZW5kZWQYBSABKA0SGwoTZW1pdHRlZF9ldmVudF90eXBlcxgGIAMoCRINCgVlcnJvchgHIAEoCRIPCgd3YWl0aW5nGAggASgIKr0BCg1IYW5kbGVyU3RhdHVzEh4KGkhBTkRMRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSEFORExFUl9TVEFUVVNfUlVOTklORxABEhwKGEhBTkRMRVJfU1RBVFVTX0NPTVBMRVRFRBACEhkKFUhBTkRMRVJfU1RBVFVTX0ZBSUxFRBADEhwKGEhBTkRMRVJfU1RBVFVTX0NBTkNFTExFRBAEEhkKFUhBTkRMRVJfU1RBVFVTX1FVRVVFRBAFKlQKCVJlc2lkZW5jeRIZChVSRVNJREVOQ1lfVU5TUEVDSUZJRUQQABIUChBSRVNJREVOQ1lfQUNUSVZFEAESFgoSUkVTSURFTkNZX1JFTEVBU0VEEAIqlAIKClRhc2tDaGFuZ2USGwoXVEFTS19DSEFOR0VfVU5TUEVDSUZJRUQQABIVChFUQVNLX0NIQU5HRV9BU0tFRBABEhgKFFRBU0tfQ0hBTkdFX0FOU1dFUkVEEAISGQoVVEFTS19DSEFOR0VfQ0FOQ0VMTEVEEAMSFwoTVEFTS19DSEFOR0VfRVhQSVJFRBAEEhcKE1RBU0tfQ0hBTkdFX0NMQUlNRUQQBRIZChVUQVNLX0NIQU5HRV9VTkNMQUlNRUQQBhIaChZUQVNLX0NIQU5HRV9SRUFTU0lHTkVEEAcSGQoVVEFTS19DSEFOR0VfQ09NTUVOVEVEEAgSGQoVVEFTS19DSEFOR0VfRVNDQUxBVEVEEAkqkQEKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAISFwoTVEFTS19TVEFUVVNfRVhQSVJFRBADEhkKFVRBU0tfU1RBVFVTX0NBTkNFTExFRBAEQilaJ2dpdGh1Yi5jb20vd2ZkLWRldi93ZmQvZ2VuL3dmZC92MTt3ZmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one event of a handler: a type name and a JSON object payload.
@@ -477,6 +477,12 @@ export type Record = Message<"wfd.v1.Record"> & {
      */
     value: TaskChanged;
     case: "taskChanged";
+  } | {
+    /**
+     * @generated from field: wfd.v1.MemoSet memo_set = 13;
+     */
+    value: MemoSet;
+    case: "memoSet";
   } | { case: undefined; value?: undefined };
 };
 
@@ -486,6 +492,37 @@ export type Record = Message<"wfd.v1.Record"> & {
  */
 export const RecordSchema: GenMessage<Record> = /*@__PURE__*/
   messageDesc(file_wfd_v1_handler, 6);
+
+/**
+ * MemoSet: a step run memoized a value (StepContext.Once: what a re-run
+ * of the run gets instead of doing it again), under its key. The memo is
+ * the run's until it ends.
+ *
+ * @generated from message wfd.v1.MemoSet
+ */
+export type MemoSet = Message<"wfd.v1.MemoSet"> & {
+  /**
+   * @generated from field: string step = 1;
+   */
+  step: string;
+
+  /**
+   * @generated from field: string key = 2;
+   */
+  key: string;
+
+  /**
+   * @generated from field: google.protobuf.Value value = 3;
+   */
+  value?: Value | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.MemoSet.
+ * Use `create(MemoSetSchema)` to create a new message.
+ */
+export const MemoSetSchema: GenMessage<MemoSet> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 7);
 
 /**
  * TaskChanged: a human task of the handler was asked, answered, cancelled
@@ -549,7 +586,7 @@ export type TaskChanged = Message<"wfd.v1.TaskChanged"> & {
  * Use `create(TaskChangedSchema)` to create a new message.
  */
 export const TaskChangedSchema: GenMessage<TaskChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 7);
+  messageDesc(file_wfd_v1_handler, 8);
 
 /**
  * HandlerAdmitted: the handler, queued for a slot of its concurrency key,
@@ -565,7 +602,7 @@ export type HandlerAdmitted = Message<"wfd.v1.HandlerAdmitted"> & {
  * Use `create(HandlerAdmittedSchema)` to create a new message.
  */
 export const HandlerAdmittedSchema: GenMessage<HandlerAdmitted> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 8);
+  messageDesc(file_wfd_v1_handler, 9);
 
 /**
  * HandlerUpgraded: the handler moved to another version of its workflow
@@ -590,7 +627,7 @@ export type HandlerUpgraded = Message<"wfd.v1.HandlerUpgraded"> & {
  * Use `create(HandlerUpgradedSchema)` to create a new message.
  */
 export const HandlerUpgradedSchema: GenMessage<HandlerUpgraded> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 9);
+  messageDesc(file_wfd_v1_handler, 10);
 
 /**
  * StepStateChanged: a step run started (running) or ended.
@@ -652,7 +689,7 @@ export type StepStateChanged = Message<"wfd.v1.StepStateChanged"> & {
  * Use `create(StepStateChangedSchema)` to create a new message.
  */
 export const StepStateChangedSchema: GenMessage<StepStateChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 10);
+  messageDesc(file_wfd_v1_handler, 11);
 
 /**
  * IdleChanged: the handler became idle, or busy again.
@@ -678,7 +715,7 @@ export type IdleChanged = Message<"wfd.v1.IdleChanged"> & {
  * Use `create(IdleChangedSchema)` to create a new message.
  */
 export const IdleChangedSchema: GenMessage<IdleChanged> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 11);
+  messageDesc(file_wfd_v1_handler, 12);
 
 /**
  * HandlerFinished is the terminal record; the stream ends after it.
@@ -707,7 +744,7 @@ export type HandlerFinished = Message<"wfd.v1.HandlerFinished"> & {
  * Use `create(HandlerFinishedSchema)` to create a new message.
  */
 export const HandlerFinishedSchema: GenMessage<HandlerFinished> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 12);
+  messageDesc(file_wfd_v1_handler, 13);
 
 /**
  * HandlerReleased: the idle handler was written to the store and left
@@ -723,7 +760,7 @@ export type HandlerReleased = Message<"wfd.v1.HandlerReleased"> & {
  * Use `create(HandlerReleasedSchema)` to create a new message.
  */
 export const HandlerReleasedSchema: GenMessage<HandlerReleased> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 13);
+  messageDesc(file_wfd_v1_handler, 14);
 
 /**
  * HandlerRestored: the handler was loaded into memory from its last
@@ -739,7 +776,7 @@ export type HandlerRestored = Message<"wfd.v1.HandlerRestored"> & {
  * Use `create(HandlerRestoredSchema)` to create a new message.
  */
 export const HandlerRestoredSchema: GenMessage<HandlerRestored> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 14);
+  messageDesc(file_wfd_v1_handler, 15);
 
 /**
  * RunWaitingForWorker: a step run of a workflow that step workers serve
@@ -806,7 +843,7 @@ export type RunWaitingForWorker = Message<"wfd.v1.RunWaitingForWorker"> & {
  * Use `create(RunWaitingForWorkerSchema)` to create a new message.
  */
 export const RunWaitingForWorkerSchema: GenMessage<RunWaitingForWorker> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 15);
+  messageDesc(file_wfd_v1_handler, 16);
 
 /**
  * Task is a human task in the inbox.
@@ -947,7 +984,7 @@ export type Task = Message<"wfd.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 16);
+  messageDesc(file_wfd_v1_handler, 17);
 
 /**
  * TaskComment is a note a person left on a task.
@@ -976,7 +1013,7 @@ export type TaskComment = Message<"wfd.v1.TaskComment"> & {
  * Use `create(TaskCommentSchema)` to create a new message.
  */
 export const TaskCommentSchema: GenMessage<TaskComment> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 17);
+  messageDesc(file_wfd_v1_handler, 18);
 
 /**
  * HandlerAt is a handler as its stream shows it at one of its records
@@ -1056,6 +1093,23 @@ export type HandlerAt = Message<"wfd.v1.HandlerAt"> & {
    * @generated from field: bool released = 11;
    */
   released: boolean;
+
+  /**
+   * The memos its step runs in progress or parked held then (MemoSet
+   * records, until the run ended), by step and key.
+   *
+   * @generated from field: repeated wfd.v1.MemoSet memos = 12;
+   */
+  memos: MemoSet[];
+
+  /**
+   * Its human tasks by then, in the order they were asked: as the last
+   * TaskChanged up to seq left them, with the answer if it was answered
+   * by then (from the task, whose answer never changes).
+   *
+   * @generated from field: repeated wfd.v1.TaskAt tasks = 13;
+   */
+  tasks: TaskAt[];
 };
 
 /**
@@ -1063,7 +1117,69 @@ export type HandlerAt = Message<"wfd.v1.HandlerAt"> & {
  * Use `create(HandlerAtSchema)` to create a new message.
  */
 export const HandlerAtSchema: GenMessage<HandlerAt> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 18);
+  messageDesc(file_wfd_v1_handler, 19);
+
+/**
+ * TaskAt is a human task as the stream shows it at a record.
+ *
+ * @generated from message wfd.v1.TaskAt
+ */
+export type TaskAt = Message<"wfd.v1.TaskAt"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * Whom it was assigned to then.
+   *
+   * @generated from field: string assignee = 3;
+   */
+  assignee: string;
+
+  /**
+   * Its last change by then (asked, claimed, answered, ...), and by whom.
+   *
+   * @generated from field: wfd.v1.TaskChange change = 4;
+   */
+  change: TaskChange;
+
+  /**
+   * @generated from field: string by = 5;
+   */
+  by: string;
+
+  /**
+   * Who held it then ("": nobody), and how many comments it had.
+   *
+   * @generated from field: string claimed_by = 6;
+   */
+  claimedBy: string;
+
+  /**
+   * @generated from field: uint32 comments = 7;
+   */
+  comments: number;
+
+  /**
+   * Its answer, once answered by then.
+   *
+   * @generated from field: google.protobuf.Struct answer = 8;
+   */
+  answer?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message wfd.v1.TaskAt.
+ * Use `create(TaskAtSchema)` to create a new message.
+ */
+export const TaskAtSchema: GenMessage<TaskAt> = /*@__PURE__*/
+  messageDesc(file_wfd_v1_handler, 20);
 
 /**
  * StepAt is one step as the stream shows it at a record.
@@ -1125,7 +1241,7 @@ export type StepAt = Message<"wfd.v1.StepAt"> & {
  * Use `create(StepAtSchema)` to create a new message.
  */
 export const StepAtSchema: GenMessage<StepAt> = /*@__PURE__*/
-  messageDesc(file_wfd_v1_handler, 19);
+  messageDesc(file_wfd_v1_handler, 21);
 
 /**
  * HandlerStatus is where a handler is in its life.
