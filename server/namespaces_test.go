@@ -319,3 +319,43 @@ func TestWorkerServesOneNamespace(t *testing.T) {
 		t.Fatal("Dial with a malformed namespace succeeded")
 	}
 }
+
+// TestNamespaceSchedulesAndEvents: a schedule and a published event live
+// in their namespace: the same schedule id in two namespaces is two
+// schedules, a trigger starts its run in its own namespace, and an event
+// published in one is not in the other's log.
+func TestNamespaceSchedulesAndEvents(t *testing.T) {
+	ts := startServer(t, serverConfig{options: withNamespaces(t, nil, "acme")})
+	ctx := ctxT(t)
+	def, acme := ts.client(), ts.client(inNamespace("acme"))
+	if _, err := acme.CreateSchedule(ctx, &wfdv1.CreateScheduleRequest{Schedule: everyMinute("nightly", "echo", wfdv1.OverlapPolicy_OVERLAP_POLICY_ALLOW)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := def.GetSchedule(ctx, &wfdv1.GetScheduleRequest{ScheduleId: "nightly"})
+	wantCode(t, err, connect.CodeNotFound, "nightly")
+	if _, err := def.CreateSchedule(ctx, &wfdv1.CreateScheduleRequest{Schedule: everyMinute("nightly", "approval", 0)}); err != nil {
+		t.Fatalf("the same schedule id in default: %v", err)
+	}
+	tr, err := acme.TriggerSchedule(ctx, &wfdv1.TriggerScheduleRequest{ScheduleId: "nightly"})
+	if err != nil || len(tr.GetStarted()) != 1 {
+		t.Fatalf("TriggerSchedule in acme = %v, %v", tr.GetStarted(), err)
+	}
+	if _, err := acme.GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: tr.GetStarted()[0]}); err != nil {
+		t.Fatalf("the triggered run in acme: %v", err)
+	}
+	_, err = def.GetHandler(ctx, &wfdv1.GetHandlerRequest{HandlerId: tr.GetStarted()[0]})
+	wantCode(t, err, connect.CodeNotFound, "")
+	if _, err := acme.PublishEvent(ctx, &wfdv1.PublishEventRequest{Key: "k", Data: st(t, map[string]any{"n": 1.0})}); err != nil {
+		t.Fatal(err)
+	}
+	for c, want := range map[wfdv1connect.WorkflowServiceClient]int{acme: 1, def: 0} {
+		res, err := c.ListPublishedEvents(ctx, &wfdv1.ListPublishedEventsRequest{Key: "k"})
+		if err != nil || len(res.GetEvents()) != want {
+			t.Fatalf("published under k: %v, %v; want %d", res.GetEvents(), err, want)
+		}
+	}
+	list, err := def.ListSchedules(ctx, &wfdv1.ListSchedulesRequest{})
+	if err != nil || len(list.GetSchedules()) != 1 || list.GetSchedules()[0].GetAction().GetWorkflow() != "approval" {
+		t.Fatalf("default's schedules = %v, %v", list.GetSchedules(), err)
+	}
+}
