@@ -40,16 +40,18 @@ const (
 )
 
 // TaskUpdate is one change to a pending task: By does Action at At; To is
-// a reassignment's new assignee, Text a comment's. Override lets By act on
+// a reassignment's new assignee, Text a comment's and CommentID its id (a
+// comment whose id the task has already is not added again). Override lets By act on
 // a task someone else holds (the server sets it for those who may answer
 // others' tasks).
 type TaskUpdate struct {
 	TaskID   string
 	Action   TaskAction
 	By, To   string
-	Text     string
-	At       time.Time
-	Override bool
+	Text      string
+	CommentID string
+	At        time.Time
+	Override  bool
 }
 
 // Event is the TaskUpdateEvent that carries u.
@@ -67,6 +69,9 @@ func (u TaskUpdate) Event() Event {
 	if u.Text != "" {
 		f["text"] = structpb.NewStringValue(u.Text)
 	}
+	if u.CommentID != "" {
+		f["comment_id"] = structpb.NewStringValue(u.CommentID)
+	}
 	return Event{Type: TaskUpdateEvent, Data: &structpb.Struct{Fields: f}}
 }
 
@@ -74,7 +79,8 @@ func taskUpdateOf(ev Event) TaskUpdate {
 	f := ev.Data.GetFields()
 	at, _ := time.Parse(time.RFC3339Nano, f["at"].GetStringValue())
 	return TaskUpdate{TaskID: f["task_id"].GetStringValue(), Action: TaskAction(f["action"].GetStringValue()), By: f["by"].GetStringValue(),
-		To: f["to"].GetStringValue(), Text: f["text"].GetStringValue(), At: at, Override: f["override"].GetBoolValue()}
+		To: f["to"].GetStringValue(), Text: f["text"].GetStringValue(), CommentID: f["comment_id"].GetStringValue(), At: at,
+		Override: f["override"].GetBoolValue()}
 }
 
 // TaskLife is what happened to a pending task since it was asked: who
@@ -88,11 +94,17 @@ type TaskLife struct {
 	Escalated bool
 }
 
-// TaskNote is a comment on a task.
+// TaskNote is a comment on a task; ID is its CommentID ("": none).
 type TaskNote struct {
+	ID   string
 	By   string
 	At   time.Time
 	Text string
+}
+
+// hasComment reports whether the task has a comment with id ("": never).
+func (l *TaskLife) hasComment(id string) bool {
+	return l != nil && id != "" && slices.ContainsFunc(l.Comments, func(n TaskNote) bool { return n.ID == id })
 }
 
 // ErrTaskNotPending: the task a TaskUpdate names is not pending in the
@@ -135,7 +147,7 @@ func (s *state) checkTaskUpdate(u TaskUpdate) error {
 			return &TaskHeldError{TaskID: u.TaskID, ClaimedBy: life.ClaimedBy, Action: u.Action}
 		}
 	case TaskComment:
-		if life != nil && len(life.Comments) >= MaxTaskComments {
+		if life != nil && len(life.Comments) >= MaxTaskComments && !life.hasComment(u.CommentID) {
 			return fmt.Errorf("%w: task %q has %d comments, the most it may have", ErrLimit, u.TaskID, MaxTaskComments)
 		}
 	default:
@@ -178,7 +190,10 @@ func (r *runner) applyTaskUpdate(ev Event) {
 		life.ClaimedBy, life.ClaimedAt = "", time.Time{}
 		c.Change, c.To = TaskReassigned, u.To
 	case TaskComment:
-		life.Comments = append(slices.Clip(life.Comments), TaskNote{By: u.By, At: u.At, Text: u.Text})
+		if life.hasComment(u.CommentID) {
+			return // a retry of a comment the task has
+		}
+		life.Comments = append(slices.Clip(life.Comments), TaskNote{ID: u.CommentID, By: u.By, At: u.At, Text: u.Text})
 		c.Change, c.Text = TaskCommented, u.Text
 	}
 	r.record(Record{Kind: RecordTask, Task: c})
@@ -194,7 +209,7 @@ func lifeToProto(l *TaskLife, p *statev1.HumanTask) {
 		p.ClaimedAt = l.ClaimedAt.UnixNano()
 	}
 	for _, n := range l.Comments {
-		p.Comments = append(p.Comments, &statev1.TaskNote{By: n.By, At: n.At.UnixNano(), Text: n.Text})
+		p.Comments = append(p.Comments, &statev1.TaskNote{Id: n.ID, By: n.By, At: n.At.UnixNano(), Text: n.Text})
 	}
 	p.Escalated = l.Escalated
 }
@@ -208,7 +223,7 @@ func lifeFromProto(p *statev1.HumanTask) *TaskLife {
 		l.ClaimedAt = time.Unix(0, p.GetClaimedAt()).UTC()
 	}
 	for _, n := range p.GetComments() {
-		l.Comments = append(l.Comments, TaskNote{By: n.GetBy(), At: time.Unix(0, n.GetAt()).UTC(), Text: n.GetText()})
+		l.Comments = append(l.Comments, TaskNote{ID: n.GetId(), By: n.GetBy(), At: time.Unix(0, n.GetAt()).UTC(), Text: n.GetText()})
 	}
 	return l
 }

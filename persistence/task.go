@@ -100,8 +100,10 @@ type Task struct {
 	Escalated bool
 }
 
-// TaskComment is a comment on a task.
+// TaskComment is a comment on a task; ID is the one its author gave ("":
+// none).
 type TaskComment struct {
+	ID   string
 	By   string
 	At   time.Time
 	Text string

@@ -34,9 +34,13 @@ func (c *Client) ReassignTask(ctx context.Context, id, assignee, by string) (*wf
 }
 
 // CommentTask adds a comment (1 to 4096 bytes) to a pending task; a task
-// holds at most 100 (then codes.ResourceExhausted). A retry after a lost
-// response adds it again.
+// holds at most 100 (then codes.ResourceExhausted). The comment gets an
+// id (a UUIDv7), so a retry after a lost response adds it once.
 func (c *Client) CommentTask(ctx context.Context, id, text, by string) (*wfdv1.Task, error) {
-	res, err := c.svc.CommentTask(ctx, &wfdv1.CommentTaskRequest{TaskId: id, Text: text, By: by})
+	var commentID string
+	if err := defaultID(&commentID, "comment id"); err != nil {
+		return nil, err
+	}
+	res, err := c.svc.CommentTask(ctx, &wfdv1.CommentTaskRequest{TaskId: id, Text: text, By: by, CommentId: commentID})
 	return res.GetTask(), err
 }

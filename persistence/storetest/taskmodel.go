@@ -251,7 +251,7 @@ func diffTask(got, want persistence.Task) string {
 		{"ClaimedBy", got.ClaimedBy, want.ClaimedBy, got.ClaimedBy == want.ClaimedBy},
 		{"ClaimedAt", got.ClaimedAt, want.ClaimedAt, got.ClaimedAt.Equal(want.ClaimedAt)},
 		{"Comments", got.Comments, want.Comments, slices.EqualFunc(got.Comments, want.Comments, func(a, b persistence.TaskComment) bool {
-			return a.By == b.By && a.Text == b.Text && a.At.Equal(b.At)
+			return a.ID == b.ID && a.By == b.By && a.Text == b.Text && a.At.Equal(b.At)
 		})},
 	} {
 		if !f.equal {

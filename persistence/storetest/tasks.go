@@ -30,7 +30,7 @@ func testTaskUpsertGet(t *testing.T, open OpenFunc) {
 	// A pending task's life: claimed, commented on, then handed to
 	// another assignee (the listings by assignee follow).
 	task.ClaimedBy, task.ClaimedAt = "alice", now.Add(time.Minute)
-	task.Comments = []persistence.TaskComment{{By: "carol", At: now.Add(2 * time.Minute), Text: "receipt?"}, {By: "alice", At: now.Add(3 * time.Minute), Text: "attached"}}
+	task.Comments = []persistence.TaskComment{{ID: "c1", By: "carol", At: now.Add(2 * time.Minute), Text: "receipt?"}, {By: "alice", At: now.Add(3 * time.Minute), Text: "attached"}}
 	write(t, s, persistence.Change{Handler: h, Tasks: []persistence.Task{task}})
 	checkTask(t, getTask(t, s, task.ID), task)
 	task.Assignee, task.ClaimedBy, task.ClaimedAt = "group:finance", "", time.Time{}

@@ -520,9 +520,13 @@ export class WfdClient {
     return mustTask(res.task);
   }
 
-  /** Adds a comment (1 to 4096 bytes; at most 100 per task) to a pending task. */
+  /**
+   * Adds a comment (1 to 4096 bytes; at most 100 per task) to a pending
+   * task. It gets an id (a UUIDv7), so a retry adds it once.
+   */
   async commentTask(id: string, text: string, opts: TaskActionOptions = {}): Promise<Task> {
-    const res = await this.unary((o) => this.service.commentTask({ taskId: id, text, by: opts.by ?? "" }, o), opts);
+    const req = { taskId: id, text, by: opts.by ?? "", commentId: uuidv7() };
+    const res = await this.unary((o) => this.service.commentTask(req, o), opts);
     return mustTask(res.task);
   }
 

@@ -2034,10 +2034,12 @@ func (x *Task) GetEscalated() bool {
 
 // TaskComment is a note a person left on a task.
 type TaskComment struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	By            string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
-	At            *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
-	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	By    string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
+	At    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	Text  string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// Its id (CommentTaskRequest.comment_id).
+	CommentId     string `protobuf:"bytes,4,opt,name=comment_id,json=commentId,proto3" json:"comment_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2089,6 +2091,13 @@ func (x *TaskComment) GetAt() *timestamppb.Timestamp {
 func (x *TaskComment) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *TaskComment) GetCommentId() string {
+	if x != nil {
+		return x.CommentId
 	}
 	return ""
 }
@@ -2614,11 +2623,13 @@ const file_wfd_v1_handler_proto_rawDesc = "" +
 	"claimed_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\x12/\n" +
 	"\bcomments\x18\x14 \x03(\v2\x13.wfd.v1.TaskCommentR\bcomments\x12,\n" +
 	"\x03due\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\x03due\x12\x1c\n" +
-	"\tescalated\x18\x16 \x01(\bR\tescalated\"]\n" +
+	"\tescalated\x18\x16 \x01(\bR\tescalated\"|\n" +
 	"\vTaskComment\x12\x0e\n" +
 	"\x02by\x18\x01 \x01(\tR\x02by\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"\xf1\x03\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"comment_id\x18\x04 \x01(\tR\tcommentId\"\xf1\x03\n" +
 	"\tHandlerAt\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12-\n" +

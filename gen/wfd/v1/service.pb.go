@@ -2721,8 +2721,11 @@ type CommentTaskRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// 1 to 4096 bytes.
-	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	By            string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	By   string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	// Optional: makes the call idempotent, a retry adding nothing (the
+	// clients make up a UUIDv7); at most 128 bytes.
+	CommentId     string `protobuf:"bytes,4,opt,name=comment_id,json=commentId,proto3" json:"comment_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2774,6 +2777,13 @@ func (x *CommentTaskRequest) GetText() string {
 func (x *CommentTaskRequest) GetBy() string {
 	if x != nil {
 		return x.By
+	}
+	return ""
+}
+
+func (x *CommentTaskRequest) GetCommentId() string {
+	if x != nil {
+		return x.CommentId
 	}
 	return ""
 }
@@ -4398,11 +4408,13 @@ const file_wfd_v1_service_proto_rawDesc = "" +
 	"\bassignee\x18\x02 \x01(\tR\bassignee\x12\x0e\n" +
 	"\x02by\x18\x03 \x01(\tR\x02by\"8\n" +
 	"\x14ReassignTaskResponse\x12 \n" +
-	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"Q\n" +
+	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"p\n" +
 	"\x12CommentTaskRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x0e\n" +
-	"\x02by\x18\x03 \x01(\tR\x02by\"7\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\x12\x1d\n" +
+	"\n" +
+	"comment_id\x18\x04 \x01(\tR\tcommentId\"7\n" +
 	"\x13CommentTaskResponse\x12 \n" +
 	"\x04task\x18\x01 \x01(\v2\f.wfd.v1.TaskR\x04task\"\x8e\x01\n" +
 	"\x13PublishEventRequest\x12\x10\n" +

@@ -39,7 +39,7 @@ func EncodeTask(t *persistence.Task) ([]byte, error) {
 		Escalated:    t.Escalated,
 	}
 	for _, c := range t.Comments {
-		m.Comments = append(m.Comments, &storagev1.TaskComment{By: c.By, At: timestamp(c.At), Text: c.Text})
+		m.Comments = append(m.Comments, &storagev1.TaskComment{Id: c.ID, By: c.By, At: timestamp(c.At), Text: c.Text})
 	}
 	// Deterministic, so that an unchanged task encodes to the same bytes
 	// and its rewrite can be skipped.
@@ -92,7 +92,7 @@ func DecodeTask(b []byte) (persistence.Task, error) {
 		if err != nil {
 			return persistence.Task{}, corruptTask(m.Id, fmt.Sprintf("comments[%d].at", i), err)
 		}
-		t.Comments = append(t.Comments, persistence.TaskComment{By: c.GetBy(), At: at, Text: c.GetText()})
+		t.Comments = append(t.Comments, persistence.TaskComment{ID: c.GetId(), By: c.GetBy(), At: at, Text: c.GetText()})
 	}
 	if t.CreatedAt, err = fromTimestamp(m.CreatedAt); err != nil {
 		return persistence.Task{}, corruptTask(m.Id, "created_at", err)

@@ -71,7 +71,7 @@ func taskOf(c *engine.Change, w *engine.WaiterInfo, st persistence.TaskStatus) (
 	if l := w.Life; l != nil {
 		t.ClaimedBy, t.ClaimedAt, t.Escalated = l.ClaimedBy, l.ClaimedAt, l.Escalated
 		for _, n := range l.Comments {
-			t.Comments = append(t.Comments, persistence.TaskComment{By: n.By, At: n.At, Text: n.Text})
+			t.Comments = append(t.Comments, persistence.TaskComment{ID: n.ID, By: n.By, At: n.At, Text: n.Text})
 		}
 	}
 	var err error

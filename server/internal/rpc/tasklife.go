@@ -52,7 +52,15 @@ func (v *Service) CommentTask(ctx context.Context, req *wfdv1.CommentTaskRequest
 	if n := len(req.GetText()); n == 0 || n > maxCommentBytes || !utf8.ValidString(req.GetText()) {
 		return nil, fmt.Errorf("%w: text: want 1 to %d bytes of UTF-8, got %d", apierr.ErrInvalid, maxCommentBytes, n)
 	}
-	t, err := v.updateTask(ctx, req.GetTaskId(), req.GetBy(), engine.TaskUpdate{Action: engine.TaskComment, Text: req.GetText()})
+	if id := req.GetCommentId(); id != "" {
+		if err := checkName("comment_id", id); err != nil {
+			return nil, err
+		}
+		if len(id) > maxHandlerIDLen {
+			return nil, fmt.Errorf("%w: comment_id is longer than %d bytes", apierr.ErrInvalid, maxHandlerIDLen)
+		}
+	}
+	t, err := v.updateTask(ctx, req.GetTaskId(), req.GetBy(), engine.TaskUpdate{Action: engine.TaskComment, Text: req.GetText(), CommentID: req.GetCommentId()})
 	if err != nil {
 		return nil, err
 	}

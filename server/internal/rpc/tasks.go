@@ -41,7 +41,7 @@ func taskToProto(t *persistence.Task) *wfdv1.Task {
 		p.ClaimedAt = timestamppb.New(t.ClaimedAt)
 	}
 	for _, c := range t.Comments {
-		p.Comments = append(p.Comments, &wfdv1.TaskComment{By: c.By, At: timestamppb.New(c.At), Text: c.Text})
+		p.Comments = append(p.Comments, &wfdv1.TaskComment{By: c.By, At: timestamppb.New(c.At), Text: c.Text, CommentId: c.ID})
 	}
 	return p
 }

@@ -16,6 +16,7 @@ from wfd.v1 import handler_pb2, schedule_pb2, service_pb2, service_pb2_grpc
 from . import _common as c
 from . import _schedules as sch
 from ._tls import with_namespace, with_token
+from ._uuid import uuid7
 from .errors import Cancelled, FailedPrecondition, Unavailable, WfdError, from_rpc_error
 
 __all__ = ["Client", "RecordStream"]
@@ -497,7 +498,7 @@ class Client:
 
     def comment_task(self, id: str, text: str, *, by: str | None = None, timeout: float | None = _DEFAULT) -> c.Task:
         """Adds a comment (1 to 4096 bytes; at most 100 per task) to a pending task."""
-        req = service_pb2.CommentTaskRequest(task_id=id, text=text, by=by or "")
+        req = service_pb2.CommentTaskRequest(task_id=id, text=text, by=by or "", comment_id=str(uuid7()))
         res: service_pb2.CommentTaskResponse = self._unary(self._stub.CommentTask, req, timeout)
         return res.task
 

@@ -370,14 +370,16 @@ class Task(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., handler_id: _Optional[str] = ..., workflow: _Optional[str] = ..., step: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., answer_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., assignee: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_by: _Optional[str] = ..., answer: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., claimed_by: _Optional[str] = ..., claimed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., comments: _Optional[_Iterable[_Union[TaskComment, _Mapping]]] = ..., due: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., escalated: _Optional[bool] = ...) -> None: ...
 
 class TaskComment(_message.Message):
-    __slots__ = ("by", "at", "text")
+    __slots__ = ("by", "at", "text", "comment_id")
     BY_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_ID_FIELD_NUMBER: _ClassVar[int]
     by: str
     at: _timestamp_pb2.Timestamp
     text: str
-    def __init__(self, by: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
+    comment_id: str
+    def __init__(self, by: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., text: _Optional[str] = ..., comment_id: _Optional[str] = ...) -> None: ...
 
 class HandlerAt(_message.Message):
     __slots__ = ("seq", "time", "status", "result", "error", "idle", "steps", "written", "written_total", "workflow_version", "released", "memos", "tasks")

@@ -459,14 +459,16 @@ class ReassignTaskResponse(_message.Message):
     def __init__(self, task: _Optional[_Union[_handler_pb2.Task, _Mapping]] = ...) -> None: ...
 
 class CommentTaskRequest(_message.Message):
-    __slots__ = ("task_id", "text", "by")
+    __slots__ = ("task_id", "text", "by", "comment_id")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     BY_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_ID_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     text: str
     by: str
-    def __init__(self, task_id: _Optional[str] = ..., text: _Optional[str] = ..., by: _Optional[str] = ...) -> None: ...
+    comment_id: str
+    def __init__(self, task_id: _Optional[str] = ..., text: _Optional[str] = ..., by: _Optional[str] = ..., comment_id: _Optional[str] = ...) -> None: ...
 
 class CommentTaskResponse(_message.Message):
     __slots__ = ("task",)

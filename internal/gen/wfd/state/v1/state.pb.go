@@ -672,6 +672,7 @@ type TaskNote struct {
 	By            string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
 	At            int64                  `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"` // unix nanoseconds
 	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Id            string                 `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"` // CommentTaskRequest.comment_id ("": none)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -723,6 +724,13 @@ func (x *TaskNote) GetAt() int64 {
 func (x *TaskNote) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *TaskNote) GetId() string {
+	if x != nil {
+		return x.Id
 	}
 	return ""
 }
@@ -1234,11 +1242,12 @@ const file_wfd_state_v1_state_proto_rawDesc = "" +
 	"escalateTo\x12\x1d\n" +
 	"\n" +
 	"notify_key\x18\r \x01(\tR\tnotifyKey\x12\x1c\n" +
-	"\tescalated\x18\x0e \x01(\bR\tescalated\">\n" +
+	"\tescalated\x18\x0e \x01(\bR\tescalated\"N\n" +
 	"\bTaskNote\x12\x0e\n" +
 	"\x02by\x18\x01 \x01(\tR\x02by\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x03R\x02at\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"\xea\x01\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\"\xea\x01\n" +
 	"\tStepState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05queue\x18\x02 \x03(\v2\x16.wfd.state.v1.WorkItemR\x05queue\x128\n" +

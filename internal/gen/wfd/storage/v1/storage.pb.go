@@ -812,6 +812,7 @@ type TaskComment struct {
 	By            string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
 	At            *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
 	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Id            string                 `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -863,6 +864,13 @@ func (x *TaskComment) GetAt() *timestamppb.Timestamp {
 func (x *TaskComment) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *TaskComment) GetId() string {
+	if x != nil {
+		return x.Id
 	}
 	return ""
 }
@@ -1181,11 +1189,12 @@ const file_wfd_storage_v1_storage_proto_rawDesc = "" +
 	"claimed_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\x127\n" +
 	"\bcomments\x18\x15 \x03(\v2\x1b.wfd.storage.v1.TaskCommentR\bcomments\x12,\n" +
 	"\x03due\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\x03due\x12\x1c\n" +
-	"\tescalated\x18\x17 \x01(\bR\tescalated\"]\n" +
+	"\tescalated\x18\x17 \x01(\bR\tescalated\"m\n" +
 	"\vTaskComment\x12\x0e\n" +
 	"\x02by\x18\x01 \x01(\tR\x02by\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"\xe0\x01\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\"\xe0\x01\n" +
 	"\x0ePublishedEvent\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
