@@ -45,9 +45,9 @@ const (
 // a task someone else holds (the server sets it for those who may answer
 // others' tasks).
 type TaskUpdate struct {
-	TaskID   string
-	Action   TaskAction
-	By, To   string
+	TaskID    string
+	Action    TaskAction
+	By, To    string
 	Text      string
 	CommentID string
 	At        time.Time
