@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +19,9 @@ import (
 	"github.com/wfd-dev/wfd/gen/wfd/v1/wfdv1connect"
 	"github.com/wfd-dev/wfd/internal/testwait"
 	"github.com/wfd-dev/wfd/namespace"
+	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/persistence/bolt"
+	"github.com/wfd-dev/wfd/persistence/faultstore"
 	"github.com/wfd-dev/wfd/server"
 )
 
@@ -358,4 +362,27 @@ func TestNamespaceSchedulesAndEvents(t *testing.T) {
 	if err != nil || len(list.GetSchedules()) != 1 || list.GetSchedules()[0].GetAction().GetWorkflow() != "approval" {
 		t.Fatalf("default's schedules = %v, %v", list.GetSchedules(), err)
 	}
+}
+
+// TestReadyzNamespaceStore: /readyz answers 503 naming the namespace
+// whose store does not answer, and 200 again once it does.
+func TestReadyzNamespaceStore(t *testing.T) {
+	inner, err := bolt.Open(filepath.Join(t.TempDir(), "acme.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := faultstore.New(inner)
+	t.Cleanup(func() { _ = inner.Close() })
+	ts := startServer(t, serverConfig{options: func(o *server.Options) {
+		o.Namespaces = []server.Namespace{{Name: "acme", Store: fs}}
+	}})
+	wantProbe(t, ts.addr, "/readyz", http.StatusOK, "ok")
+	fs.Update(func(f *faultstore.Funcs) {
+		f.CountFunc = func(context.Context) (persistence.Counts, error) {
+			return persistence.Counts{}, fmt.Errorf("%w: connection refused", persistence.ErrUnavailable)
+		}
+	})
+	wantProbe(t, ts.addr, "/readyz", http.StatusServiceUnavailable, "namespace acme: store unavailable")
+	fs.Reset()
+	wantProbe(t, ts.addr, "/readyz", http.StatusOK, "ok")
 }

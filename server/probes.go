@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/wfd-dev/wfd/namespace"
 	"github.com/wfd-dev/wfd/persistence"
 	"github.com/wfd-dev/wfd/server/internal/observe"
 )
@@ -19,15 +20,17 @@ const metricsPath = "/metrics"
 // gRPC health: they say nothing about handlers.
 //
 //   - GET /healthz: 200 "ok" while the process serves HTTP (liveness).
-//   - GET /readyz: 200 "ok" while the store can commit (the state gRPC
-//     health follows) and the server is not draining; 503 with
-//     the reason otherwise (readiness).
+//   - GET /readyz: 200 "ok" while the stores (every namespace's) can
+//     commit (the state gRPC health follows) and the server is not
+//     draining; 503 with the reason otherwise (readiness).
 //   - GET /metrics: the Prometheus metrics (internal/observe).
 type probes struct {
 	shutdown *shutdown
 	health   *observe.Health
-	store    persistence.Store
-	metrics  *observe.Metrics
+	// stores are the namespaces' stores, in the order of names.
+	stores  []persistence.Store
+	names   []string
+	metrics *observe.Metrics
 }
 
 func (s probes) handle(mux *http.ServeMux) {
@@ -56,8 +59,13 @@ func (s probes) notReady(ctx context.Context) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, observe.HealthProbeTimeout)
 	defer cancel()
-	if _, err := s.store.Count(ctx); err != nil && (errors.Is(err, persistence.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)) {
-		return fmt.Sprintf("store unavailable: %v", err)
+	for i, store := range s.stores {
+		if _, err := store.Count(ctx); err != nil && (errors.Is(err, persistence.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)) {
+			if s.names[i] != namespace.Default {
+				return fmt.Sprintf("namespace %s: store unavailable: %v", s.names[i], err)
+			}
+			return fmt.Sprintf("store unavailable: %v", err)
+		}
 	}
 	return ""
 }

@@ -194,7 +194,11 @@ func (s *Server) handler(sameOrigin bool) http.Handler {
 		mux.Handle(grpcreflect.NewHandlerV1(reflector))
 		mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	}
-	probes{shutdown: s.shutdown, health: s.health, store: s.store, metrics: s.metrics}.handle(mux)
+	p := probes{shutdown: s.shutdown, health: s.health, metrics: s.metrics}
+	for _, name := range s.order {
+		p.stores, p.names = append(p.stores, s.spaces[name].store), append(p.names, name)
+	}
+	p.handle(mux)
 	// Malformed message frames are the client's fault: InvalidArgument
 	// (checkFrames).
 	h := checkFrames(mux)
