@@ -9,8 +9,6 @@ import (
 
 	"github.com/wfd-dev/wfd/namespace"
 	"github.com/wfd-dev/wfd/persistence"
-	"github.com/wfd-dev/wfd/persistence/bolt"
-	"github.com/wfd-dev/wfd/persistence/postgres"
 	"github.com/wfd-dev/wfd/server"
 )
 
@@ -83,24 +81,9 @@ func openNamespaces(ctx context.Context, flags namespaceFlags, data, store strin
 		}
 	}()
 	for _, f := range flags {
-		var s persistence.Store
-		if store == "" {
-			path := namespaceFile(data, f.name)
-			b, oerr := bolt.Open(path, bolt.Options{})
-			if oerr != nil {
-				return ns, explainStore(filepath.Dir(path), fmt.Errorf("namespace %s: open store: %w", f.name, oerr))
-			}
-			s = b
-		} else {
-			opts := postgres.Options{Shared: leaseTTL > 0, Schema: namespaceSchema(f.name)}
-			if leaseTTL > 0 {
-				opts.SessionTimeout = server.SessionTimeout(leaseTTL)
-			}
-			p, oerr := postgres.Open(ctx, store, opts)
-			if oerr != nil {
-				return ns, fmt.Errorf("namespace %s: open store: %w", f.name, oerr)
-			}
-			s = p
+		s, _, oerr := openStoreAt(ctx, namespaceFile(data, f.name), store, namespaceSchema(f.name), leaseTTL)
+		if oerr != nil {
+			return ns, fmt.Errorf("namespace %s: %w", f.name, oerr)
 		}
 		ns = append(ns, server.Namespace{Name: f.name, Store: s, Retention: f.retention})
 	}

@@ -19,16 +19,22 @@ import (
 // database other replicas share (no advisory lock), with sessions that
 // hold no lock or transaction past its leases (server.SessionTimeout).
 func openServeStore(ctx context.Context, data, store string, leaseTTL time.Duration) (persistence.Store, string, error) {
+	return openStoreAt(ctx, filepath.Join(data, "wfd.db"), store, "", leaseTTL)
+}
+
+// openStoreAt is openServeStore with the bbolt file at path, or the
+// PostgreSQL store in schema ("": the database's own): the default
+// namespace's store or another's (openNamespaces).
+func openStoreAt(ctx context.Context, path, store, schema string, leaseTTL time.Duration) (persistence.Store, string, error) {
 	switch {
 	case store == "":
-		path := filepath.Join(data, "wfd.db")
 		s, err := bolt.Open(path, bolt.Options{})
 		if err != nil {
-			return nil, "", explainStore(data, fmt.Errorf("open store: %w", err))
+			return nil, "", explainStore(filepath.Dir(path), fmt.Errorf("open store: %w", err))
 		}
 		return s, path, nil
 	case postgres.IsURL(store):
-		opts := postgres.Options{Shared: leaseTTL > 0}
+		opts := postgres.Options{Shared: leaseTTL > 0, Schema: schema}
 		if leaseTTL > 0 {
 			opts.SessionTimeout = server.SessionTimeout(leaseTTL)
 		}

@@ -166,11 +166,7 @@ func (r *runner) applyTaskUpdate(ev Event) {
 	if w == nil {
 		return
 	}
-	t := w.on.task
-	if w.on.life == nil {
-		w.on.life = &TaskLife{}
-	}
-	life := w.on.life
+	t, life := w.on.task, w.on.lifeMut()
 	c := &TaskChange{TaskID: t.ID, Title: t.Title, Assignee: t.Assignee, By: u.By}
 	switch u.Action {
 	case TaskClaim:
@@ -184,10 +180,7 @@ func (r *runner) applyTaskUpdate(ev Event) {
 		}
 		life.ClaimedBy, life.ClaimedAt, c.Change = "", time.Time{}, TaskUnclaimed
 	case TaskReassign:
-		nt := *t
-		nt.Assignee = u.To
-		w.on.task = &nt
-		life.ClaimedBy, life.ClaimedAt = "", time.Time{}
+		w.on.reassign(u.To)
 		c.Change, c.To = TaskReassigned, u.To
 	case TaskComment:
 		if life.hasComment(u.CommentID) {
@@ -196,8 +189,32 @@ func (r *runner) applyTaskUpdate(ev Event) {
 		life.Comments = append(slices.Clip(life.Comments), TaskNote{ID: u.CommentID, By: u.By, At: u.At, Text: u.Text})
 		c.Change, c.Text = TaskCommented, u.Text
 	}
+	r.taskChanged(w, c)
+}
+
+// taskChanged records change c of w's task and marks the task for the
+// change's commit (Change.ChangedTasks).
+func (r *runner) taskChanged(w *waiter, c *TaskChange) {
 	r.record(Record{Kind: RecordTask, Task: c})
 	r.changedTasks = append(r.changedTasks, w.info(r.wf.def.Steps))
+}
+
+// lifeMut returns the task's life, made if it had none.
+func (on *waitOn) lifeMut() *TaskLife {
+	if on.life == nil {
+		on.life = &TaskLife{}
+	}
+	return on.life
+}
+
+// reassign gives the task to assignee and ends its claim. The task is
+// copied: the one the step asked with stays as it was.
+func (on *waitOn) reassign(assignee string) {
+	nt := *on.task
+	nt.Assignee = assignee
+	on.task = &nt
+	life := on.lifeMut()
+	life.ClaimedBy, life.ClaimedAt = "", time.Time{}
 }
 
 func lifeToProto(l *TaskLife, p *statev1.HumanTask) {
@@ -297,20 +314,13 @@ func (r *runner) escalateDue() {
 				continue
 			}
 			t, e := w.on.task, w.on.task.Escalation
-			if w.on.life == nil {
-				w.on.life = &TaskLife{}
-			}
-			w.on.life.Escalated = true
+			w.on.lifeMut().Escalated = true
 			c := &TaskChange{TaskID: t.ID, Title: t.Title, Assignee: t.Assignee, Change: TaskEscalated, Text: e.Notify}
 			if e.Reassign != "" && e.Reassign != t.Assignee {
-				nt := *t
-				nt.Assignee = e.Reassign
-				w.on.task = &nt
-				w.on.life.ClaimedBy, w.on.life.ClaimedAt = "", time.Time{}
+				w.on.reassign(e.Reassign)
 				c.To = e.Reassign
 			}
-			r.record(Record{Kind: RecordTask, Task: c})
-			r.changedTasks = append(r.changedTasks, w.info(r.wf.def.Steps))
+			r.taskChanged(w, c)
 		}
 	}
 }

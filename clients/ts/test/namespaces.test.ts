@@ -8,7 +8,7 @@ import { Code, ConnectError, HandlerStatus, type WfdClient } from "@wfd/client";
 import { step, workflow } from "@wfd/client/worker";
 
 import { nodeClient, startServer, webClient, type TestServer } from "./helpers.js";
-import { startWorker, waitEnded } from "./worker-helpers.js";
+import { startWorker, waitEnded, waitForWorkers } from "./worker-helpers.js";
 
 let server: TestServer;
 before(async () => {
@@ -64,17 +64,9 @@ test("a worker serves its namespace only", async () => {
   const acme = nodeClient(server.addr, { namespace: "acme" });
   const def = nodeClient(server.addr);
   try {
-    let h;
-    for (;;) {
-      try {
-        h = await acme.run("ns-ts", {}, { handlerId: "ns-ts-1" });
-        break;
-      } catch (e) {
-        // Until the worker has connected, the workflow is unknown.
-        if (code(e) !== Code.NotFound) throw e;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    }
+    // Until the worker has connected, the workflow is unknown in acme.
+    await waitForWorkers(server.addr, "ns-ts", 1, "acme");
+    const h = await acme.run("ns-ts", {}, { handlerId: "ns-ts-1" });
     assert.equal((await waitEnded(acme, h.handlerId)).status, HandlerStatus.COMPLETED);
     await assert.rejects(def.run("ns-ts", {}), (e) => code(e) === Code.NotFound);
   } finally {

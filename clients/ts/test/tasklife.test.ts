@@ -54,7 +54,7 @@ for (const [name, make] of clients) {
 
 test("a worker's task escalates; the inbox filters by claim and overdue", async () => {
   const { step, workflow } = await import("@wfd/client/worker");
-  const { startWorker } = await import("./worker-helpers.js");
+  const { startWorker, waitForWorkers } = await import("./worker-helpers.js");
   const c = nodeClient(server.addr);
   const wf = workflow({
     name: "escalate-ts",
@@ -67,14 +67,8 @@ test("a worker's task escalates; the inbox filters by claim and overdue", async 
   });
   const w = startWorker(server.addr, [wf]);
   try {
-    const h = await waitFor("the worker's workflow", async () => {
-      try {
-        return await c.run("escalate-ts", {});
-      } catch (e) {
-        if (code(e) === Code.NotFound) return undefined; // the worker has not connected yet
-        throw e;
-      }
-    });
+    await waitForWorkers(server.addr, "escalate-ts");
+    const h = await c.run("escalate-ts", {});
     const task: Task = await waitFor("its task", async () => (await c.tasks({ handlerId: h.handlerId })).tasks[0]);
     assert.ok(task.due);
     assert.equal((await c.tasks({ handlerId: h.handlerId, claim: "claimed" })).tasks.length, 0);

@@ -35,9 +35,9 @@ export function startWorker(addr: string, workflows: WorkflowSpec[], opts: Parti
   };
 }
 
-/** The workers connected to the server at addr. */
-export async function listWorkers(addr: string): Promise<WorkerInfo[]> {
-  const { transport, close } = nodeTransport(addr);
+/** The workers connected to the server at addr (in namespace, if given). */
+export async function listWorkers(addr: string, namespace?: string): Promise<WorkerInfo[]> {
+  const { transport, close } = nodeTransport(addr, { namespace });
   try {
     const res = await createClient(WorkerService, transport).listWorkers({}, { timeoutMs: 60_000 });
     return res.workers;
@@ -46,13 +46,13 @@ export async function listWorkers(addr: string): Promise<WorkerInfo[]> {
   }
 }
 
-/** Waits until the server lists n workers serving workflow. */
-export async function waitForWorkers(addr: string, workflow: string, n = 1): Promise<WorkerInfo[]> {
+/** Waits until the server lists n workers serving workflow (in namespace, if given). */
+export async function waitForWorkers(addr: string, workflow: string, n = 1, namespace?: string): Promise<WorkerInfo[]> {
   let last: WorkerInfo[] = [];
   return waitFor(
     () => `${n} worker(s) serving ${workflow}; listed: ${JSON.stringify(last.map((w) => [w.name, w.workflows]))}`,
     async () => {
-      last = await listWorkers(addr);
+      last = await listWorkers(addr, namespace);
       const serving = last.filter((w) => w.workflows.includes(workflow));
       return serving.length >= n && serving;
     },

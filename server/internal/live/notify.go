@@ -20,6 +20,9 @@ import (
 // escalationNotices are the publications the escalations recorded in c
 // ask for.
 func escalationNotices(c *engine.Change) ([]persistence.Published, error) {
+	if len(c.ChangedTasks) == 0 {
+		return nil, nil // an escalation changes a task: most changes skip the records
+	}
 	var out []persistence.Published
 	for i := range c.Records {
 		t := c.Records[i].Task

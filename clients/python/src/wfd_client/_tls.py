@@ -1,4 +1,4 @@
-"""TLS credentials from PEM files, and bearer tokens as call metadata."""
+"""TLS credentials from PEM files, and the call metadata of bearer tokens and namespaces."""
 
 from __future__ import annotations
 
